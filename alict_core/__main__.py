@@ -1,0 +1,3 @@
+from alict_core.cli import main
+
+raise SystemExit(main())

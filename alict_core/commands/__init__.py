@@ -1,0 +1,1 @@
+"""CLI commands: one module each, exposing ``register(subparsers)`` that sets ``handler``."""

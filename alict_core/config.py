@@ -1,0 +1,74 @@
+"""Where data is read from and where built artefacts and caches are written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alict_core.errors import DataNotFoundError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SPECS_DIR = REPO_ROOT / "specs"
+DATA_ENV = "ALICT_DATA_DIR"
+CACHE_ENV = "ALICT_CACHE_DIR"
+
+# The files whose presence marks a usable data directory.
+DATA_MARKERS = ("sst/train.txt", "hatexplain/hatexplain.csv", "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz")
+
+
+def data_dir_candidates() -> list[tuple[str, Path]]:
+    """Candidate data directories in priority order, each with how it was found."""
+    candidates: list[tuple[str, Path]] = []
+    if os.environ.get(DATA_ENV):
+        candidates.append((f"${DATA_ENV}", Path(os.environ[DATA_ENV]).expanduser()))
+    candidates.append(("../shared/data beside the checkout", REPO_ROOT.parent / "shared" / "data"))
+    candidates.append(("../shared/data from the working directory", Path.cwd().parent / "shared" / "data"))
+    candidates.append(("download cache", cache_dir() / "data"))
+    return candidates
+
+
+def data_dir() -> Path:
+    """The data directory: $ALICT_DATA_DIR, then ../shared/data, then the download cache.
+
+    Raises DataNotFoundError naming every place looked at and how to fix it.
+    """
+    looked = []
+    for how, path in data_dir_candidates():
+        if path.is_dir() and any((path / marker).exists() for marker in DATA_MARKERS):
+            return path
+        looked.append(f"  - {path} ({how})")
+    raise DataNotFoundError(
+        "ALiCT data directory not found. Looked in:\n" + "\n".join(looked) + "\n"
+        f"Fix: set {DATA_ENV}=/path/to/data (the folder holding sst/, hatexplain/, sentiwordnet/ ...), "
+        "or run `python -m alict_core data download` when online."
+    )
+
+
+def data_file(relative: str) -> Path:
+    """Path of one data file under the data directory, downloading it when online and missing."""
+    base = data_dir()
+    path = base / relative
+    if path.exists():
+        return path
+    from alict_core.data.download import download_file
+
+    return download_file(relative, cache_dir() / "data")
+
+
+def cache_dir() -> Path:
+    """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def artefact_dir(kind: str) -> Path:
+    """Directory for one kind of cached artefact (e.g. 'annotations', 'parses', 'predictions')."""
+    path = cache_dir() / kind
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def models_dir() -> Path:
+    """Where the project's own build scripts put trained offline models."""
+    return artefact_dir("models")

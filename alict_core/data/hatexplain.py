@@ -1,0 +1,33 @@
+"""HateXplain: hate speech vs not (offensive counts as not hateful; undecided dropped), official split."""
+
+from __future__ import annotations
+
+import csv
+
+from alict_core.config import data_file
+from alict_core.data.records import LabelledText
+from alict_core.jsonl import read_json
+
+CATEGORY_UNDECIDED = "3"
+SPLIT_NAMES = {"train": "train", "val": "dev", "test": "test"}
+
+
+def load_hatexplain() -> list[LabelledText]:
+    """Posts with label ``hateful`` / ``non-hateful`` and split train/dev/test from post_id_divisions.json."""
+    divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
+    split_of = {pid: SPLIT_NAMES[name] for name, ids in divisions.items() for pid in ids}
+    rows = []
+    with open(data_file("hatexplain/hatexplain.csv"), encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        text_col, label_col, category_col = header.index("text"), header.index("label"), header.index("category")
+        for record in reader:
+            post_id = record[0]
+            if record[category_col] == CATEGORY_UNDECIDED or post_id not in split_of:
+                continue
+            tokens = tuple(record[text_col].split())
+            if not tokens:
+                continue
+            label = "hateful" if record[label_col] == "1" else "non-hateful"
+            rows.append(LabelledText(f"hx-{post_id}", " ".join(tokens), label, split_of[post_id], tokens))
+    return rows

@@ -1,0 +1,42 @@
+"""The model protocol every adapter implements, and the boundary check of its outputs."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from alict_core.errors import ModelError
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A text classifier: ``predict_proba(texts)`` returns an (n, len(labels)) array of probabilities."""
+
+    name: str
+    labels: tuple[str, ...]
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def model_fingerprint(model: Model) -> str:
+    """A stable id of a model's behaviour, used to key prediction caches (adapters may define ``fingerprint``)."""
+    return str(getattr(model, "fingerprint", None) or f"{type(model).__name__}:{model.name}")
+
+
+def checked_proba(model: Model, texts: Sequence[str], atol: float = 1e-3) -> np.ndarray:
+    """Call ``model.predict_proba`` and check shape, finiteness and that rows sum to 1."""
+    try:
+        proba = np.asarray(model.predict_proba(list(texts)), dtype=np.float64)
+    except ModelError:
+        raise
+    except Exception as exc:  # any adapter failure becomes one clear message naming the model
+        raise ModelError(f"model {model.name!r} failed on a batch of {len(texts)} texts: {exc}") from exc
+    expected = (len(texts), len(model.labels))
+    if proba.shape != expected:
+        raise ModelError(f"model {model.name!r} returned shape {proba.shape}, expected {expected} (labels {model.labels})")
+    if len(texts) and not np.isfinite(proba).all():
+        raise ModelError(f"model {model.name!r} returned non-finite probabilities")
+    if len(texts) and (np.abs(proba.sum(axis=1) - 1.0) > atol).any() or (proba < -atol).any():
+        raise ModelError(f"model {model.name!r} returned rows that are not probability distributions")
+    return proba
