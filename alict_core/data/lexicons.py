@@ -1,9 +1,9 @@
 """Term lists: HateCheck identity terms and slurs, pronouns, HurtLex, and the profanity list.
 
-Profanity list: ``better-profanity``'s bundled word list (``profanity_wordlist.txt``, 835 entries), plus
-the HurtLex English entries of the categories ``asf`` (female genitalia), ``asm`` (male genitalia),
-``pr`` (words related to prostitution) and ``om`` (homosexuality slurs) when their level is
-``conservative`` — so the profanity predicate matches real swear words, not every HurtLex term.
+Profanity list: ``better-profanity``'s bundled word list (``profanity_wordlist.txt``) minus
+``NOT_PROFANITY``: identity words and ordinary words that list also carries (``gay``, ``god``,
+``kill``, ``stupid``, ``sex`` ...), so the predicate matches swear words, not topics. HurtLex is
+loaded separately (``hurtlex()``) for its categories; it is not mixed into the profanity list.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ PRONOUNS = {
     "male": ("he", "him", "his", "himself"),
     "female": ("she", "her", "hers", "herself"),
 }
-PROFANITY_HURTLEX_CATEGORIES = ("asf", "asm", "pr", "om")
+NOT_PROFANITY = frozenset({
+    "gay", "gays", "lesbian", "lesbians", "homosexual", "transsexual", "god", "kill", "killed", "stupid",
+    "nazi", "nazis", "fat", "sex", "sexy", "sexual", "hell", "lmao", "lmfao", "rape", "raped", "rapist",
+    "drunk", "ugly", "kinky", "dope", "idiot", "dumb", "crazy", "hate", "muslim", "jew", "jews", "black",
+    "white", "weed", "naked", "nude", "strip", "hardcore", "porn", "vagina", "penis", "breasts", "boobs",
+})
 
 
 def split_terms(value: str) -> list[str]:
@@ -86,15 +91,12 @@ def hurtlex() -> dict[str, frozenset[str]]:
 
 @lru_cache(maxsize=1)
 def profanity_terms() -> frozenset[str]:
-    """better-profanity's word list plus conservative HurtLex sexual/slur categories (see module doc)."""
-    words: set[str] = set()
+    """better-profanity's word list without the ordinary words in NOT_PROFANITY (see module doc)."""
     try:
         text = resources.files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8")
-        words.update(line.strip().lower() for line in text.splitlines() if line.strip())
-    except (ModuleNotFoundError, FileNotFoundError):
-        pass
-    with open(data_file("hurtlex/hurtlex_EN.tsv"), encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            if row["category"] in PROFANITY_HURTLEX_CATEGORIES and row["level"] == "conservative":
-                words.add(row["lemma"].lower())
-    return frozenset(words)
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        from alict_core.errors import AlictError
+
+        raise AlictError("the profanity list needs the better-profanity package: pip install -r requirements.txt") from exc
+    words = {line.strip().lower() for line in text.splitlines() if line.strip()}
+    return frozenset(words - NOT_PROFANITY - set(identity_terms()))

@@ -21,7 +21,8 @@ SWN_POS = {"a": "adj", "s": "adj", "n": "noun", "v": "verb", "r": "adv"}
 POLARITIES = ("positive", "negative", "neutral")
 COARSE_POS = ("adj", "noun", "verb", "adv")
 # spaCy universal POS -> SentiWordNet coarse POS
-UPOS_TO_SWN = {"ADJ": "adj", "NOUN": "noun", "PROPN": "noun", "VERB": "verb", "AUX": "verb", "ADV": "adv"}
+# (auxiliaries are function words: "is" must not count as a polar verb)
+UPOS_TO_SWN = {"ADJ": "adj", "NOUN": "noun", "PROPN": "noun", "VERB": "verb", "ADV": "adv"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,69 @@
+"""``seeds``: find the seed tests of each LC spec on the task's corpus."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "seeds",
+        help="find seed tests for the LC specs of a task (table of LC -> matches, seeds; JSONL files)",
+        description="Search the task's corpus (SST for sentiment, HateXplain for hate_speech) with each LC spec, "
+        "apply its generative rules and write one JSONL file of seeds per LC.",
+    )
+    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    parser.add_argument("--lc", action="append", help="LC id (e.g. sentiment-lc04, lc4 or 4); repeatable; default: all")
+    parser.add_argument("--spec", type=Path, action="append", help="a spec YAML file to use instead of the shipped ones")
+    parser.add_argument("--max", type=int, default=None, help="cap on seeds per LC (default: the spec's sampling.max_seeds)")
+    parser.add_argument("--all", action="store_true", help="no cap: every candidate seed (cross-products can reach 10^5)")
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed (default: the spec's)")
+    parser.add_argument("--out", type=Path, default=Path("out/seeds"), help="output directory for <lc>.jsonl (default out/seeds)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable counts instead of a table")
+    parser.set_defaults(handler=run)
+
+
+def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
+    from alict_core.spec import get_spec, load_spec, load_task_specs
+
+    if spec_files:
+        return [load_spec(p) for p in spec_files]
+    if lc_ids:
+        return [get_spec(task, lc) for lc in lc_ids]
+    return load_task_specs(task)
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.data.corpus import load_corpus
+    from alict_core.seeds import find_seeds
+
+    specs = selected_specs(args.task, args.lc, args.spec)
+    bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json, file=sys.stderr)
+
+    def annotate_progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    corpus = load_corpus(args.task, progress=annotate_progress)
+    bar.close()
+    cap = None if args.all else (args.max if args.max is not None else "spec")
+    rows = []
+    for spec in tqdm(specs, desc="seeds", disable=args.json, file=sys.stderr):
+        seed_set = find_seeds(spec, corpus, max_seeds=cap, seed=args.seed)
+        seed_set.write(args.out / f"{spec.id}.jsonl")
+        rows.append(seed_set.counts())
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'LC':<18} {'matches':>8} {'candidates':>11} {'seeds':>7}  title")
+    titles = {s.id: s.title for s in specs}
+    for row in rows:
+        print(f"{row['lc_id']:<18} {row['matches']:>8} {row['candidates']:>11} {row['seeds']:>7}  {titles[row['lc_id']]}")
+    print(f"seeds written to {args.out}/<lc>.jsonl")
+    return 0

@@ -1,0 +1,272 @@
+"""``find_seeds``: search a corpus with an LC spec and apply its generative rules, with sampling caps."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from alict_core.data.corpus import Corpus, CorpusItem
+from alict_core.hashing import hash_json, hash_text
+from alict_core.seeds.types import Seed, SeedSet, Segment
+from alict_core.spec.predicates import group_matches, tokenize
+from alict_core.spec.schema import Expected, GroupPart, LCSpec, Rule
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One filled concat part: its text and, for group parts, the corpus item."""
+
+    text: str
+    item: CorpusItem | None = None
+    group: str | None = None
+
+
+def match_groups(spec: LCSpec, corpus: Corpus) -> dict[str, list[CorpusItem]]:
+    """Corpus items matched by each search group, in corpus order."""
+    return {group.name: [item for item in corpus if group_matches(group, item)] for group in spec.search}
+
+
+def normalise_fixed(text: str) -> str:
+    """Fixed rule strings are tokenised like the corpus (PTB style) so every seed is space-tokenised."""
+    return " ".join(tokenize(text))
+
+
+def expected_for(expected: Expected, sources: dict[str, CorpusItem]) -> dict:
+    if expected.label is not None:
+        return {"kind": "label", "labels": [expected.label], "tolerance": None}
+    if expected.one_of is not None:
+        return {"kind": "one_of", "labels": list(expected.one_of), "tolerance": None}
+    if expected.not_label is not None:
+        return {"kind": "not_label", "labels": [expected.not_label], "tolerance": None}
+    if expected.invariance is not None:
+        return {"kind": "invariance", "labels": [], "tolerance": expected.invariance}
+    label = sources[expected.same_as_source].label
+    labels = (expected.source_map or {}).get(label, [label])
+    return {"kind": "label" if len(labels) == 1 else "one_of", "labels": list(labels), "tolerance": None}
+
+
+SENTENCE_END = (" .", " !", " ?")
+
+
+def inner_sentence(text: str) -> str:
+    """A corpus sentence followed by more text loses its final punctuation ("good ." -> "good")."""
+    for end in SENTENCE_END:
+        if text.endswith(end):
+            return text[: -len(end)]
+    return text
+
+
+def _fit_sentence(item: CorpusItem, first: bool, last: bool) -> str:
+    """A corpus sentence placed inside a template: lower-case its first word unless it starts the
+    test or is a proper noun / "I"; drop its final punctuation unless it ends the test."""
+    text = item.text if last else inner_sentence(item.text)
+    tags = item.annotation.tags
+    head = item.tokens[0] if item.tokens else ""
+    if not first and head[:1].isupper() and head != "I" and tags and tags[0] not in ("NNP", "NNPS"):
+        text = head.lower() + text[len(head):]
+    return text
+
+
+def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list[list[Piece]]:
+    parts = []
+    concat = rule.concat or []
+    for position, part in enumerate(concat):
+        if isinstance(part, GroupPart):
+            last = position == len(concat) - 1
+            first = position == 0
+            parts.append([Piece(_fit_sentence(item, first, last), item, part.group) for item in matches[part.group]])
+        else:
+            parts.append([Piece(normalise_fixed(text)) for text in part])
+    return parts
+
+
+def _mixed_radix(index: int, sizes: list[int]) -> list[int]:
+    digits = []
+    for size in reversed(sizes):
+        index, digit = divmod(index, size)
+        digits.append(digit)
+    return digits[::-1]
+
+
+def _candidate_indices(total: int, budget: int | None, rng: random.Random) -> Iterator[int]:
+    """All indices when affordable, else a seeded random sample without replacement (lazy on huge totals)."""
+    if budget is None or total <= budget * 4:
+        order = list(range(total))
+        if budget is not None:
+            rng.shuffle(order)
+        yield from order
+        return
+    yield from rng.sample(range(total), min(total, budget * 4))
+
+
+def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: list[str]) -> Seed | None:
+    items = [p.item for p in pieces if p.item is not None]
+    if len({i.id for i in items}) != len(items):
+        return None  # the same sentence twice in one test
+    text, protected, segments, cursor = [], [], [], 0
+    for piece in pieces:
+        start = cursor + (1 if text else 0)
+        end = start + len(piece.text)
+        if piece.item is None:
+            protected.append([start, end])
+        else:
+            segments.append(Segment(piece.group, piece.item.id, start, end))
+        text.append(piece.text)
+        cursor = end
+    joined = " ".join(text)
+    sources = {p.group: p.item for p in pieces if p.item is not None}
+    slots = {name: p.text for name, p in zip(slot_names, pieces) if p.item is None}
+    return _seed(spec, rule, joined, sources, slots, protected, segments)
+
+
+def _apply_replace(spec: LCSpec, rule: Rule, item: CorpusItem) -> Seed | None:
+    tokens = list(item.tokens)
+    lower = [t.lower() for t in tokens]
+    protected_tokens: list[tuple[int, int]] = []
+    changed = False
+    for pair in rule.replace.pairs:
+        src, tgt = list(tokenize(pair.src.lower())), list(tokenize(pair.tgt))
+        i = 0
+        while i <= len(lower) - len(src):
+            if lower[i : i + len(src)] == src:
+                tokens[i : i + len(src)] = tgt
+                lower[i : i + len(src)] = [t.lower() for t in tgt]
+                protected_tokens.append((i, i + len(tgt)))
+                changed = True
+                if rule.replace.occurrence == "first":
+                    break
+                i += len(tgt)
+            else:
+                i += 1
+        if changed and rule.replace.occurrence == "first":
+            break
+    if not changed:
+        return None
+    text = " ".join(tokens)
+    starts = [0]
+    for token in tokens:
+        starts.append(starts[-1] + len(token) + 1)
+    protected = [[starts[a], starts[b] - 1] for a, b in protected_tokens]
+    slots = {"replace": ", ".join(f"{p.src} -> {p.tgt}" for p in rule.replace.pairs)}
+    segments = [Segment(rule.replace.group, item.id, 0, len(text))]
+    return _seed(spec, rule, text, {rule.replace.group: item}, slots, protected, segments)
+
+
+def _rule_kind(rule: Rule) -> str:
+    return "select" if rule.select is not None else "replace" if rule.replace is not None else "concat"
+
+
+def _seed(spec, rule, text, sources, slots, protected, segments) -> Seed:
+    return Seed(
+        id=f"{spec.id}-{hash_text(rule.name + '|' + text, 12)}",
+        lc_id=spec.id, task=spec.task, text=text, test_type=spec.test_type,
+        expected=expected_for(rule.expected, sources),
+        source_ids=[item.id for item in sources.values()], rule=rule.name, rule_kind=_rule_kind(rule),
+        slots=slots, protected_spans=protected, segments=segments,
+        source_labels=[item.label for item in sources.values()],
+    )
+
+
+def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng: random.Random) -> tuple[int, Iterator[Seed]]:
+    """(number of candidates, lazy iterator of candidate seeds in sampling order)."""
+    if rule.kind == "select":
+        items = matches[rule.select]
+
+        def gen_select():
+            for i in _candidate_indices(len(items), budget, rng):
+                item = items[i]
+                segment = Segment(rule.select, item.id, 0, len(item.text))
+                yield _seed(spec, rule, item.text, {rule.select: item}, {}, [], [segment])
+
+        return len(items), gen_select()
+    if rule.kind == "replace":
+        items = matches[rule.replace.group]
+
+        def gen_replace():
+            for i in _candidate_indices(len(items), budget, rng):
+                seed = _apply_replace(spec, rule, items[i])
+                if seed is not None:
+                    yield seed
+
+        return len(items), gen_replace()
+    parts = _concat_parts(rule, matches)
+    sizes = [len(p) for p in parts]
+    total = 1
+    for size in sizes:
+        total *= size
+    slot_names = [f"part{i + 1}" for i in range(len(parts))]
+
+    def gen_concat():
+        if total == 0:
+            return
+        for index in _candidate_indices(total, budget, rng):
+            pieces = [parts[k][d] for k, d in enumerate(_mixed_radix(index, sizes))]
+            seed = _build_concat(spec, rule, pieces, slot_names)
+            if seed is not None:
+                yield seed
+
+    return total, gen_concat()
+
+
+def _share_cap(cap: int | None, totals: list[int]) -> list[int | None]:
+    """Split a seed cap evenly over rules; a rule with fewer candidates leaves its share to the others."""
+    if cap is None:
+        return [None] * len(totals)
+    quotas = [0] * len(totals)
+    remaining = cap
+    order = sorted(range(len(totals)), key=lambda i: totals[i])
+    for position, index in enumerate(order):
+        share = remaining // (len(order) - position)
+        quotas[index] = min(totals[index], share)
+        remaining -= quotas[index]
+    return quotas
+
+
+def find_seeds(
+    spec: LCSpec,
+    corpus: Corpus,
+    *,
+    max_seeds: int | None | str = "spec",
+    max_per_source: int | None = None,
+    seed: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SeedSet:
+    """Seeds of one LC: match search groups, apply rules, sample deterministically under caps.
+
+    ``max_seeds``: "spec" uses the spec's sampling.max_seeds; None takes every candidate.
+    The cap is shared evenly by the rules; a rule with fewer candidates leaves its share to the others.
+    """
+    if corpus.task != spec.task:
+        from alict_core.errors import SpecError
+
+        raise SpecError(f"spec {spec.id} is for task {spec.task}, corpus {corpus.name} for {corpus.task}")
+    cap = spec.sampling.max_seeds if max_seeds == "spec" else max_seeds
+    per_source = max_per_source or spec.sampling.max_per_source
+    rng_seed = spec.sampling.seed if seed is None else seed
+    matches = match_groups(spec, corpus)
+    if progress:
+        progress(f"{spec.id}: matched " + ", ".join(f"{k}={len(v)}" for k, v in matches.items()))
+    matched_ids = {item.id for items in matches.values() for item in items}
+    chosen: list[Seed] = []
+    seen_texts: set[str] = set()
+    source_uses: Counter[str] = Counter()
+    generators = []
+    for rule in spec.rules:
+        rng = random.Random(hash_json([rng_seed, spec.id, rule.name]))
+        generators.append(_rule_candidates(spec, rule, matches, None if cap is None else cap, rng))
+    n_candidates = sum(total for total, _ in generators)
+    for (total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators])):
+        taken = 0
+        for candidate in candidates:
+            if quota is not None and taken >= quota:
+                break
+            if candidate.text in seen_texts or any(source_uses[s] >= per_source for s in candidate.source_ids):
+                continue
+            seen_texts.add(candidate.text)
+            source_uses.update(candidate.source_ids)
+            chosen.append(candidate)
+            taken += 1
+    key = hash_json([spec.model_dump(mode="json"), corpus.content_hash, cap, per_source, rng_seed])
+    return SeedSet(spec.id, spec.task, chosen, len(matched_ids), n_candidates, {k: len(v) for k, v in matches.items()}, key)

@@ -1,0 +1,240 @@
+"""The LC spec language: pydantic models (``extra="forbid"``) for ``specs/<task>/*.yaml``.
+
+A spec has search groups (each an AND of predicates; several groups are OR'ed into one pool unless a
+rule names a group), generative rules (``select``, ``concat``, ``replace``) each with its expected
+outcome, sampling caps and an expansion policy. Specs are pure data: no code, no eval.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from alict_core.data.annotate import LEXICON_CLASSES
+from alict_core.data.records import TASK_LABELS
+
+SCHEMA_VERSION = 1
+ALL_LABELS = tuple(sorted({label for labels in TASK_LABELS.values() for label in labels}))
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LengthPredicate(Strict):
+    """Number of tokens compared with bounds, e.g. ``length: {lt: 20}``."""
+
+    lt: int | None = None
+    le: int | None = None
+    gt: int | None = None
+    ge: int | None = None
+    eq: int | None = None
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> "LengthPredicate":
+        if all(v is None for v in (self.lt, self.le, self.gt, self.ge, self.eq)):
+            raise ValueError("length needs at least one of lt, le, gt, ge, eq")
+        return self
+
+
+class ClassSet(Strict):
+    """Token classes to include or exclude, with explicit any/all semantics.
+
+    include+any: some token has one of the classes; include+all: every class occurs;
+    exclude+any: no token has any of the classes; exclude+all: not every class occurs.
+    """
+
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    mode: Literal["any", "all"] = "any"
+
+    @model_validator(mode="after")
+    def _one_side(self) -> "ClassSet":
+        if (self.include is None) == (self.exclude is None):
+            raise ValueError("give exactly one of include or exclude")
+        if not (self.include or self.exclude):
+            raise ValueError("the include/exclude list is empty")
+        return self
+
+    @property
+    def values(self) -> list[str]:
+        return list(self.include or self.exclude or [])
+
+
+class LexiconPredicate(ClassSet):
+    @field_validator("include", "exclude")
+    @classmethod
+    def _known_classes(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if name not in LEXICON_CLASSES:
+                raise ValueError(f"unknown lexicon class {name!r}; valid names: {', '.join(LEXICON_CLASSES)}")
+        return value
+
+
+class Predicate(Strict):
+    """Exactly one of the fields is set; each is one structural test on a corpus sentence."""
+
+    length: LengthPredicate | None = None
+    label: list[str] | None = None
+    lexicon: LexiconPredicate | None = None
+    words: ClassSet | None = None
+    phrases: ClassSet | None = None
+    starts_with: list[str] | None = None
+    ends_with: list[str] | None = None
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label_list(cls, value):
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("label")
+    @classmethod
+    def _known_labels(cls, value: list[str] | None) -> list[str] | None:
+        for label in value or []:
+            if label not in ALL_LABELS:
+                raise ValueError(f"unknown label {label!r}; valid names: {', '.join(ALL_LABELS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Predicate":
+        set_fields = [name for name in type(self).model_fields if getattr(self, name) is not None]
+        if len(set_fields) != 1:
+            raise ValueError(
+                f"a predicate has exactly one of {', '.join(type(self).model_fields)}; got {set_fields or 'none'}"
+            )
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(name for name in type(self).model_fields if getattr(self, name) is not None)
+
+
+class SearchGroup(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    predicates: list[Predicate] = Field(min_length=1)
+    split: list[Literal["train", "dev", "test"]] | None = None
+
+
+class GroupPart(Strict):
+    """A concat part filled by a sentence matched by a search group."""
+
+    group: str
+
+
+class Replacement(Strict):
+    src: str = Field(min_length=1)
+    tgt: str
+
+
+class ReplaceRule(Strict):
+    group: str
+    pairs: list[Replacement] = Field(min_length=1)
+    occurrence: Literal["first", "all"] = "first"
+
+
+class Expected(Strict):
+    """Expected outcome: exactly one of label / one_of / not_label / invariance / same_as_source."""
+
+    label: str | None = None
+    one_of: list[str] | None = None
+    not_label: str | None = None
+    invariance: float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
+    same_as_source: str | None = Field(default=None, description="group whose sentence's label the test keeps")
+    source_map: dict[str, list[str]] | None = Field(default=None, description="with same_as_source: source label -> expected labels")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Expected":
+        kinds = [k for k in ("label", "one_of", "not_label", "invariance", "same_as_source") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"expected needs exactly one of label, one_of, not_label, invariance, same_as_source; got {kinds or 'none'}")
+        if self.source_map is not None and self.same_as_source is None:
+            raise ValueError("source_map is only allowed with same_as_source")
+        labels = [self.label, self.not_label, *(self.one_of or [])]
+        labels += [x for values in (self.source_map or {}).values() for x in values] + list(self.source_map or {})
+        for label in labels:
+            if label is not None and label not in ALL_LABELS:
+                raise ValueError(f"unknown label {label!r}; valid names: {', '.join(ALL_LABELS)}")
+        return self
+
+
+class Rule(Strict):
+    """One generative rule: exactly one of select / concat / replace, with its expected outcome."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    select: str | None = Field(default=None, description="group whose sentences are the seeds as they are")
+    concat: list[Union[list[str], GroupPart]] | None = None
+    replace: ReplaceRule | None = None
+    expected: Expected
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Rule":
+        kinds = [k for k in ("select", "concat", "replace") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"a rule needs exactly one of select, concat, replace; got {kinds or 'none'}")
+        if self.concat is not None and not any(isinstance(p, GroupPart) for p in self.concat):
+            raise ValueError("a concat rule needs at least one {group: NAME} part")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("select", "concat", "replace") if getattr(self, k) is not None)
+
+    def groups(self) -> list[str]:
+        if self.select is not None:
+            return [self.select]
+        if self.replace is not None:
+            return [self.replace.group]
+        return [p.group for p in self.concat or [] if isinstance(p, GroupPart)]
+
+
+class Sampling(Strict):
+    max_seeds: int | None = Field(default=1000, ge=1, description="cap on seeds per LC (null: all)")
+    max_per_source: int = Field(default=3, ge=1, description="cap on seeds sharing one source sentence")
+    seed: int = 0
+
+
+class ExpansionPolicy(Strict):
+    allowed_polarity: list[Literal["neutral", "positive", "negative"]] = ["neutral"]
+    max_per_seed: int = Field(default=5, ge=1)
+
+
+class LCSpec(Strict):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str = Field(pattern=r"^[a-z0-9_\-]+$")
+    task: Literal["sentiment", "hate_speech"]
+    capability: str
+    title: str
+    description: str
+    test_type: Literal["MFT", "INV", "DIR"] = "MFT"
+    search: list[SearchGroup] = Field(min_length=1)
+    rules: list[Rule] = Field(min_length=1)
+    sampling: Sampling = Sampling()
+    expansion: ExpansionPolicy = ExpansionPolicy()
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _references(self) -> "LCSpec":
+        names = [g.name for g in self.search]
+        if len(set(names)) != len(names):
+            raise ValueError(f"search group names must be unique; got {names}")
+        labels = TASK_LABELS[self.task]
+        for rule in self.rules:
+            for group in rule.groups() + ([rule.expected.same_as_source] if rule.expected.same_as_source else []):
+                if group not in names:
+                    raise ValueError(f"rule {rule.name!r} names unknown search group {group!r}; valid names: {', '.join(names)}")
+            exp = rule.expected
+            for label in [exp.label, exp.not_label, *(exp.one_of or [])]:
+                if label is not None and label not in labels:
+                    raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
+            if exp.invariance is not None and self.test_type != "INV":
+                raise ValueError("an invariance outcome needs test_type: INV")
+        for group in self.search:
+            for predicate in group.predicates:
+                for label in predicate.label or []:
+                    if label not in labels:
+                        raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
+        return self
+
+    def group(self, name: str) -> SearchGroup:
+        return next(g for g in self.search if g.name == name)
