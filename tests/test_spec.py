@@ -1,0 +1,126 @@
+"""Spec language: every shipped spec validates; malformed specs give file, line and field."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from alict_core.errors import SpecError
+from alict_core.spec import LCSpec, SpecValidationError, get_spec, load_spec, load_task_specs, parse_spec_text
+from alict_core.spec.predicates import tokenize
+
+MINIMAL = textwrap.dedent(
+    """\
+    schema_version: 1
+    id: demo
+    task: sentiment
+    capability: Negation
+    title: demo
+    description: a demo spec
+    search:
+      - name: neutral
+        predicates:
+          - label: neutral
+          - length: {lt: 10}
+    rules:
+      - name: as_is
+        select: neutral
+        expected: {label: neutral}
+    """
+)
+
+
+def test_shipped_specs_cover_both_paper_tables():
+    sentiment, hate = load_task_specs("sentiment"), load_task_specs("hate_speech")
+    assert len(sentiment) == 11 and len(hate) == 14
+    assert all(isinstance(s, LCSpec) and s.description.strip() for s in sentiment + hate)
+    assert get_spec("sentiment", "LC11").test_type == "INV"
+
+
+def test_minimal_spec_parses():
+    spec = parse_spec_text(MINIMAL, "demo.yaml")
+    assert spec.search[0].predicates[0].label == ["neutral"]
+    assert spec.rules[0].kind == "select"
+
+
+@pytest.mark.parametrize(
+    "broken, line, field, words",
+    [
+        (MINIMAL.replace("capability: Negation\n", ""), None, None, "missing required field 'capability'"),
+        (MINIMAL.replace("lexicon", "x").replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}"), 11, "search.0.predicates.1.lexicon.include", "valid names"),
+        (MINIMAL.replace("{lt: 10}", "{lt: ten}"), 11, "search.0.predicates.1.length.lt", "integer"),
+        (MINIMAL.replace("select: neutral", "select: nowhere"), None, None, "unknown search group 'nowhere'"),
+        (MINIMAL.replace("label: neutral}", "label: hateful}"), None, None, "not a sentiment label"),
+        (MINIMAL + "colour: blue\n", 16, "colour", "unknown field 'colour'"),
+        (MINIMAL.replace("  - name: as_is", "  - name: as_is\n    eval: __import__('os')"), 14, "rules.0.eval", "unknown field"),
+    ],
+)
+def test_malformed_specs_name_file_line_and_field(broken, line, field, words):
+    with pytest.raises(SpecValidationError) as err:
+        parse_spec_text(broken, "specs/demo.yaml")
+    message = str(err.value)
+    assert message.startswith("specs/demo.yaml") and words in message
+    if line is not None:
+        assert err.value.line == line and f"line {line}" in message
+    if field is not None:
+        assert err.value.field == field
+
+
+def test_unknown_lexicon_lists_valid_names():
+    broken = MINIMAL.replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}")
+    with pytest.raises(SpecValidationError) as err:
+        parse_spec_text(broken, "x.yaml")
+    assert "happy_adj" in str(err.value) and "positive_adj" in str(err.value) and err.value.line == 11
+
+
+def test_invalid_yaml_and_missing_file(tmp_path):
+    with pytest.raises(SpecValidationError) as err:
+        parse_spec_text("id: [unclosed\n", "bad.yaml")
+    assert "invalid YAML" in str(err.value)
+    with pytest.raises(SpecError, match="cannot read spec file"):
+        load_spec(tmp_path / "absent.yaml")
+
+
+def test_unknown_lc_lists_valid_ids():
+    with pytest.raises(SpecError, match="valid names: sentiment-lc01"):
+        get_spec("sentiment", "lc42")
+
+
+def test_tokenize_matches_sst_conventions():
+    assert tokenize("now I don't like it.") == ("now", "I", "do", "n't", "like", "it", ".")
+    assert tokenize("Previously, I") == ("Previously", ",", "I")
+
+
+yaml_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 50), st.text(max_size=8))
+yaml_values = st.recursive(
+    yaml_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(
+        ["id", "task", "search", "rules", "name", "predicates", "label", "length", "lt", "select", "expected",
+         "concat", "group", "lexicon", "include", "mode", "capability", "title", "description", "schema_version"]), inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(yaml_values)
+def test_random_yaml_gives_spec_or_clean_error(value):
+    text = yaml.safe_dump(value)
+    try:
+        spec = parse_spec_text(text, "random.yaml")
+    except SpecValidationError as err:
+        assert str(err).startswith("random.yaml")
+    else:
+        assert isinstance(spec, LCSpec)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=60))
+def test_random_text_gives_spec_or_clean_error(text):
+    try:
+        parse_spec_text(text, "t.yaml")
+    except SpecValidationError:
+        pass
