@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from alict_core.data.corpus import Corpus, CorpusItem
 from alict_core.hashing import hash_json, hash_text
 from alict_core.seeds.types import Seed, SeedSet, Segment
-from alict_core.spec.predicates import group_matches, tokenize
+from alict_core.spec.predicates import group_matcher, tokenize
 from alict_core.spec.schema import Expected, GroupPart, LCSpec, Rule
 
 
@@ -23,9 +23,30 @@ class Piece:
     group: str | None = None
 
 
+@dataclass(frozen=True)
+class GroupSlot:
+    """A concat part filled by a group's items; pieces are made only for drawn candidates."""
+
+    group: str
+    items: list[CorpusItem]
+    first: bool
+    last: bool
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> Piece:
+        item = self.items[index]
+        return Piece(_fit_sentence(item, self.first, self.last), item, self.group)
+
+
 def match_groups(spec: LCSpec, corpus: Corpus) -> dict[str, list[CorpusItem]]:
     """Corpus items matched by each search group, in corpus order."""
-    return {group.name: [item for item in corpus if group_matches(group, item)] for group in spec.search}
+    matches = {}
+    for group in spec.search:
+        matcher = group_matcher(group)
+        matches[group.name] = [item for item in corpus if matcher(item)]
+    return matches
 
 
 def normalise_fixed(text: str) -> str:
@@ -69,14 +90,13 @@ def _fit_sentence(item: CorpusItem, first: bool, last: bool) -> str:
     return text
 
 
-def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list[list[Piece]]:
+def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list:
     parts = []
     concat = rule.concat or []
     for position, part in enumerate(concat):
         if isinstance(part, GroupPart):
             last = position == len(concat) - 1
-            first = position == 0
-            parts.append([Piece(_fit_sentence(item, first, last), item, part.group) for item in matches[part.group]])
+            parts.append(GroupSlot(part.group, matches[part.group], position == 0, last))
         else:
             parts.append([Piece(normalise_fixed(text)) for text in part])
     return parts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 from alict_core.spec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
@@ -81,11 +81,37 @@ def predicate_holds(
     raise AssertionError(kind)
 
 
+def compile_predicate(predicate: Predicate) -> Callable[[Sequence[str], frozenset[str], str | None], bool]:
+    """A fast closure for one predicate (kind dispatch and phrase tokenisation done once)."""
+    kind = predicate.kind
+    if kind == "label":
+        labels = frozenset(predicate.label)
+        return lambda lower, classes, label: label is None or label in labels
+    if kind == "length":
+        bounds = predicate.length
+        return lambda lower, classes, label: length_holds(bounds, len(lower))
+    if kind == "lexicon":
+        spec = predicate.lexicon
+        return lambda lower, classes, label: set_semantics(spec, classes)
+    return lambda lower, classes, label: predicate_holds(predicate, lower, classes, label)
+
+
+def group_matcher(group: SearchGroup) -> Callable[[object], bool]:
+    """``matches(item)``: whether a corpus item satisfies the group's split filter and every predicate."""
+    checks = [compile_predicate(p) for p in group.predicates]
+    splits = frozenset(group.split) if group.split is not None else None
+
+    def matches(item) -> bool:
+        if splits is not None and item.split not in splits:
+            return False
+        return all(check(item.lower, item.class_set, item.label) for check in checks)
+
+    return matches
+
+
 def group_matches(group: SearchGroup, item) -> bool:
     """Whether a corpus item satisfies every predicate of a search group (and its split filter)."""
-    if group.split is not None and item.split not in group.split:
-        return False
-    return all(predicate_holds(p, item.lower, item.class_set, item.label) for p in group.predicates)
+    return group_matcher(group)(item)
 
 
 def first_failing(group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = ()) -> Predicate | None:

@@ -1,0 +1,70 @@
+"""Seed-generation benchmark: cold annotation of both corpora, warm seed generation for all 25 LCs.
+
+Usage: python benchmarks/seeds.py [--cold]
+  --cold  also time the one-off spaCy annotation (in a temporary cache directory).
+Prints per-LC seed counts next to TOSEM Table 8/9 and the timings (goal: warm < 10 s for all 25 LCs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+PAPER_SENTIMENT_SEEDS = {1: 19, 2: 160, 3: 75159, 4: 67, 5: 26, 6: 18576, 7: 24328, 8: 68284, 9: 15465, 10: 15483, 11: 2356}
+
+WARM = """
+import time
+t0 = time.perf_counter()
+from alict_core.data.corpus import load_corpus
+from alict_core.seeds import find_seeds
+from alict_core.spec import load_task_specs
+total = 0
+for task in ("sentiment", "hate_speech"):
+    corpus = load_corpus(task)
+    for spec in load_task_specs(task):
+        total += len(find_seeds(spec, corpus).seeds)
+print(f"{time.perf_counter() - t0:.2f} {total}")
+"""
+
+
+def cold_annotation_seconds() -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "ALICT_CACHE_DIR": tmp}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from alict_core.data.corpus import load_corpus; load_corpus('sentiment'); load_corpus('hate_speech')"], env=env, check=True)
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cold", action="store_true")
+    args = parser.parse_args()
+    if args.cold:
+        print(f"cold annotation of SST + HateXplain: {cold_annotation_seconds():.1f} s")
+    subprocess.run([sys.executable, "-c", "from alict_core.data.corpus import load_corpus; load_corpus('sentiment'); load_corpus('hate_speech')"], check=True)
+    out = subprocess.run([sys.executable, "-c", WARM], check=True, capture_output=True, text=True).stdout.split()
+    print(f"warm seed generation, all 25 LCs, fresh process (imports + cache reads included): {out[0]} s, {out[1]} seeds (goal < 10 s)")
+
+    from alict_core.data.corpus import load_corpus
+    from alict_core.seeds import find_seeds
+    from alict_core.spec import load_task_specs
+
+    corpus = load_corpus("sentiment")
+    print(f"\n{'LC':<16}{'matches':>9}{'candidates (all)':>18}{'paper seeds':>13}")
+    for number, spec in enumerate(load_task_specs("sentiment"), start=1):
+        result = find_seeds(spec, corpus, max_seeds=1)
+        print(f"{spec.id:<16}{result.n_matches:>9}{result.n_candidates:>18}{PAPER_SENTIMENT_SEEDS.get(number, '-'):>13}")
+    corpus = load_corpus("hate_speech")
+    for spec in load_task_specs("hate_speech"):
+        result = find_seeds(spec, corpus, max_seeds=1)
+        print(f"{spec.id:<16}{result.n_matches:>9}{result.n_candidates:>18}{'-':>13}")
+
+
+if __name__ == "__main__":
+    main()
