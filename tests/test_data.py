@@ -119,3 +119,31 @@ def test_annotation_cache_is_reused(sentiment_corpus):
     assert cached[0].stat().st_mtime_ns == mtime  # read, not rewritten
     assert [i.id for i in again.items[:50]] == [i.id for i in sentiment_corpus.items[:50]]
     assert again.items[0].annotation == sentiment_corpus.items[0].annotation
+
+
+def test_download_converters_produce_the_bundle_layout():
+    import gzip
+    import json
+
+    from alict_core.data.download import hatexplain_csv, sentiwordnet_nogloss
+
+    post = {"p1": {"post_tokens": ["Some", "Text"], "annotators": [{"label": "hatespeech"}, {"label": "hatespeech"}, {"label": "normal"}]},
+            "p2": {"post_tokens": ["x"], "annotators": [{"label": "normal"}, {"label": "offensive"}, {"label": "hatespeech"}]}}
+    rows = hatexplain_csv(json.dumps(post).encode()).decode().splitlines()
+    assert rows[1].startswith("p1,some text,1,1") and rows[2].startswith("p2,x,0,3")
+    swn = sentiwordnet_nogloss(b"# comment\na\t1\t0.5\t0\tgood#1\tgloss text\n")
+    assert gzip.decompress(swn).decode() == "a\t1\t0.5\t0\tgood#1\n"
+
+
+def test_missing_file_offline_names_the_file(monkeypatch, tmp_path):
+    import urllib.request
+
+    from alict_core.data.download import download_file
+
+    def offline(*args, **kwargs):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(DataNotFoundError, match="hurtlex/hurtlex_EN.tsv"):
+        download_file("hurtlex/hurtlex_EN.tsv", tmp_path)
+    assert not (tmp_path / "hurtlex").exists() or not any((tmp_path / "hurtlex").iterdir())
