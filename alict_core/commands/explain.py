@@ -1,0 +1,143 @@
+"""``explain``: token contributions and the masking template of a text, or of an LC's pass-to-fail pairs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="explain a prediction (SHAP / LEMNA / LIME contributions + masking template) or an LC's failures",
+        description="Either --model NAME --text TEXT (contributions and the Algorithm 2 masking template), "
+        "or --results RUN --lc ID (both sides of that LC's pass-to-fail pairs and the recurring template tokens).",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the sentence to explain (needs --model)")
+    source.add_argument("--results", help="a saved run: its directory, or a run id under the cache's runs/")
+    parser.add_argument("--model", help="model name (see the models registry); default with --results: the run's model")
+    parser.add_argument("--lc", help="LC id whose pass-to-fail pairs to explain (with --results)")
+    parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
+    parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--samples", type=int, default=None, help="perturbations for the explainer (default per method)")
+    parser.add_argument("--template-samples", type=int, default=1000, help="N for Algorithm 2 (default 1000)")
+    parser.add_argument("--p-thresh", type=float, default=0.9, help="fidelity threshold of Algorithm 2 (default 0.9)")
+    parser.add_argument("--same-pos", action="store_true", help="G fills a masked word only with words of its POS")
+    parser.add_argument("--no-template", action="store_true", help="contributions only")
+    parser.add_argument("--max-pairs", type=int, default=10, help="pairs to explain with --results (default 10)")
+    parser.add_argument("--json", dest="json_out", default=None, help="also write the full result as JSON here")
+    parser.set_defaults(handler=run)
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr, created on the first progress report (nothing is drawn for instant work)."""
+
+    def __init__(self) -> None:
+        self.bar = None
+
+    def __call__(self, done: int, total: int, stage: str) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, leave=False, unit="step")
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.set_description(stage[:60])
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _print_contributions(contrib, template, inserted: set[int] | None = None, title: str = "") -> None:
+    probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba))
+    print(f"{title}{contrib.text}")
+    print(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
+    kept = set(template.kept_positions) if template else set()
+    for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores)):
+        marks = ("+inserted " if inserted and i in inserted else "") + ("kept" if i in kept else "")
+        print(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
+    if template:
+        curve = " ".join(f"{f:.2f}" for f in template.fidelity_curve)
+        print(f"  template: {template.template}")
+        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, seed {template.seed})")
+
+
+def _resolve_run(value: str) -> Path:
+    path = Path(value)
+    if path.exists():
+        return path
+    from alict_core.config import artefact_dir
+
+    candidate = artefact_dir("runs") / value
+    if candidate.exists():
+        return candidate
+    raise AlictError(f"run {value!r} not found: neither a directory nor a run id under {artefact_dir('runs')}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.explain import (
+        CachedModel,
+        compare_pair,
+        explain,
+        explain_lc_failures,
+        masking_template,
+        recurring_template_tokens,
+    )
+    from alict_core.models import get_model
+
+    template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
+                        "same_pos": args.same_pos}
+    progress = _ProgressBar()
+    try:
+        if args.text is not None:
+            if not args.model:
+                raise AlictError("--text needs --model NAME")
+            model = CachedModel(get_model(args.model))
+            contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
+                              n_samples=args.samples, progress=progress)
+            template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
+                                                                      **template_options)
+            progress.close()
+            _print_contributions(contrib, template)
+            result = {"contributions": contrib.to_dict(), "template": template.to_dict() if template else None}
+        else:
+            if not args.lc:
+                raise AlictError("--results needs --lc ID")
+            model = get_model(args.model) if args.model else None
+            pairs = explain_lc_failures(
+                _resolve_run(args.results), args.lc, model=model, max_pairs=args.max_pairs, progress=progress,
+                method=args.method, seed=args.seed, n_samples=args.samples, label=args.label,
+                templates=not args.no_template, p_thresh=args.p_thresh, template_samples=args.template_samples,
+                same_pos=args.same_pos,
+            )
+            progress.close()
+            if not pairs:
+                print(f"LC {args.lc}: no pass-to-fail pairs in this run")
+            for number, pair in enumerate(pairs, 1):
+                print(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
+                      f"expansion {pair.meta.get('predicted')} (expected {pair.meta.get('expected')})")
+                _print_contributions(pair.seed, pair.seed_template, title="  seed:      ")
+                _print_contributions(pair.expansion, pair.expansion_template, set(pair.inserted), title="  expansion: ")
+            templates = [p.expansion_template for p in pairs if p.expansion_template]
+            table = recurring_template_tokens(templates)
+            if len(table):
+                print(f"== tokens kept in the templates of {len(templates)} failing expansions of {args.lc}")
+                print(table[["token", "templates", "share", "occurrences"]].to_string(index=False))
+            result = {"lc_id": args.lc, "pairs": [p.to_dict() for p in pairs],
+                      "recurring_tokens": table.drop(columns=["examples"]).to_dict(orient="records")}
+    finally:
+        progress.close()
+    if args.json_out:
+        from alict_core.jsonl import write_json
+
+        write_json(Path(args.json_out), result)
+        print(f"wrote {args.json_out}")
+    return 0
+
