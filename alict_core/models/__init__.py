@@ -1,5 +1,9 @@
-"""Models under test: one narrow protocol (``labels``, ``predict_proba``) and adapters behind it."""
+"""Models under test: one narrow protocol (``labels``, ``predict_proba``) and adapters behind it.
 
-from alict_core.models.protocol import Model, checked_proba
+``MODELS`` (a Registry, entries tagged ``task`` and ``offline``) and ``get_model(name, **kw)``.
+"""
 
-__all__ = ["Model", "checked_proba"]
+from alict_core.models.protocol import Model, checked_proba, model_fingerprint
+from alict_core.models.registry import MODELS, clear_model_cache, get_model, model_task
+
+__all__ = ["MODELS", "Model", "checked_proba", "clear_model_cache", "get_model", "model_fingerprint", "model_task"]

@@ -1,0 +1,148 @@
+"""Figures and HTML snippets: parse trees, fail-rate heatmaps and bars, token contributions."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+
+def tree_layout(tree: Any) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """Node positions of an nltk.Tree: leaves evenly spaced, parents centred over children."""
+    nodes: list[dict[str, Any]] = []
+    edges: list[tuple[int, int]] = []
+    next_leaf = [0]
+
+    def visit(node: Any, depth: int) -> int:
+        index = len(nodes)
+        if isinstance(node, str):
+            nodes.append({"label": node, "x": float(next_leaf[0]), "y": -depth, "leaf": True})
+            next_leaf[0] += 1
+            return index
+        nodes.append({"label": node.label(), "x": 0.0, "y": -depth, "leaf": False})
+        children = [visit(child, depth + 1) for child in node]
+        for child in children:
+            edges.append((index, child))
+        if children:
+            nodes[index]["x"] = sum(nodes[c]["x"] for c in children) / len(children)
+        return index
+
+    visit(tree, 0)
+    max_depth = max(-n["y"] for n in nodes)
+    for n in nodes:  # put all words on the bottom row
+        if n["leaf"]:
+            n["y"] = -max_depth
+    return nodes, edges
+
+
+def parse_tree_figure(tree: Any, highlight: Sequence[str] = ()):
+    """A plotly figure of a constituency tree (labels in boxes, words at the bottom)."""
+    import plotly.graph_objects as go
+
+    nodes, edges = tree_layout(tree)
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for parent, child in edges:
+        edge_x += [nodes[parent]["x"], nodes[child]["x"], None]
+        edge_y += [nodes[parent]["y"], nodes[child]["y"], None]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line={"color": "#9aa4b8", "width": 1}, hoverinfo="skip"))
+    colours = ["#2f7d32" if n["leaf"] else ("#d35400" if n["label"] in highlight else "#3558d4") for n in nodes]
+    fig.add_trace(go.Scatter(
+        x=[n["x"] for n in nodes], y=[n["y"] for n in nodes], mode="markers+text",
+        text=[n["label"] for n in nodes], textposition="middle center",
+        marker={"size": 30, "color": "white", "line": {"color": colours, "width": 1.5}},
+        textfont={"color": colours, "size": 12}, hovertext=[n["label"] for n in nodes], hoverinfo="text",
+    ))
+    width = max(n["x"] for n in nodes) + 1
+    fig.update_layout(
+        showlegend=False, height=120 + 55 * (1 - min(n["y"] for n in nodes)), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        xaxis={"visible": False, "range": [-0.7, width - 0.3]}, yaxis={"visible": False},
+        plot_bgcolor="white", meta={"kind": "parse-tree"},
+    )
+    return fig
+
+
+def heatmap_figure(frame, row: str, col: str, value: str, title: str = ""):
+    """A fail-rate heatmap (rows × columns) with the values printed in the cells."""
+    import plotly.express as px
+
+    pivot = frame.pivot_table(index=row, columns=col, values=value, aggfunc="mean")
+    fig = px.imshow(
+        pivot.values, x=[str(c) for c in pivot.columns], y=[str(r) for r in pivot.index],
+        color_continuous_scale="Reds", zmin=0, zmax=1, text_auto=".0%", aspect="auto",
+        labels={"color": value.replace("_", " ")},
+    )
+    fig.update_layout(title=title, height=140 + 36 * len(pivot.index), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      meta={"kind": "heatmap"})
+    return fig
+
+
+def wilson_interval(failures: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a fail rate."""
+    if total <= 0:
+        return 0.0, 0.0
+    p = failures / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * ((p * (1 - p) / total + z * z / (4 * total * total)) ** 0.5) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "kind"):
+    """Grouped bars of fail rate (seeds vs expansions) per LC and model, with 95% intervals.
+
+    ``frame`` has one row per case with columns lc, model, kind and a boolean ``failed``.
+    """
+    import plotly.express as px
+
+    grouped = frame.groupby([lc, model, kind])["failed"].agg(["sum", "count"]).reset_index()
+    bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"])]
+    grouped["fail_rate"] = grouped["sum"] / grouped["count"].clip(lower=1)
+    grouped["err_plus"] = [hi - r for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
+    grouped["err_minus"] = [r - lo for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
+    fig = px.bar(
+        grouped, x=lc, y="fail_rate", color=kind, barmode="group", facet_row=model if grouped[model].nunique() > 1 else None,
+        error_y="err_plus", error_y_minus="err_minus", hover_data={"sum": True, "count": True},
+        labels={"fail_rate": "fail rate", lc: "LC"}, range_y=[0, 1],
+    )
+    fig.update_layout(height=260 * max(1, grouped[model].nunique()), margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      meta={"kind": "fail-bars"})
+    return fig
+
+
+def contributions_html(tokens: Sequence[str], scores: Sequence[float], kept: Sequence[bool] | None = None) -> str:
+    """Tokens coloured by contribution (red pushes towards the predicted label, blue away)."""
+    peak = max((abs(float(s)) for s in scores), default=0.0) or 1.0
+    spans = []
+    for i, (token, score) in enumerate(zip(tokens, scores)):
+        alpha = min(1.0, abs(float(score)) / peak)
+        rgb = "214,39,40" if score >= 0 else "31,119,180"
+        border = "border-bottom:2px solid #222;" if kept is not None and kept[i] else ""
+        spans.append(
+            f'<span title="{float(score):+.3f}" style="background:rgba({rgb},{alpha:.2f});padding:2px 3px;'
+            f'margin:1px;border-radius:3px;{border}">{html.escape(str(token))}</span>'
+        )
+    return '<div class="alict-contrib" style="line-height:2.1">' + " ".join(spans) + "</div>"
+
+
+def contributions_bar(tokens: Sequence[str], scores: Sequence[float]):
+    import plotly.graph_objects as go
+
+    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    fig = go.Figure(go.Bar(x=list(scores), y=labels, orientation="h",
+                           marker_color=["#d62728" if s >= 0 else "#1f77b4" for s in scores]))
+    fig.update_layout(height=80 + 22 * len(tokens), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      yaxis={"autorange": "reversed"}, meta={"kind": "contributions"})
+    return fig
+
+
+def fidelity_figure(curve: Sequence[float], p_thresh: float | None = None):
+    """The masking template's fidelity curve: fidelity after unmasking 0, 1, 2, ... tokens."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(x=list(range(len(curve))), y=list(curve), mode="lines+markers", name="fidelity"))
+    if p_thresh is not None:
+        fig.add_hline(y=p_thresh, line_dash="dash", line_color="#d35400", annotation_text=f"p_thresh {p_thresh:g}")
+    fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis={"range": [0, 1.02]},
+                      xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity", meta={"kind": "fidelity"})
+    return fig

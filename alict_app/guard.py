@@ -1,0 +1,44 @@
+"""Turn every error into a friendly message on the page (never a raw traceback)."""
+
+from __future__ import annotations
+
+import traceback
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import streamlit as st
+
+from alict_core.errors import AlictError, ArtefactMissingError
+from alict_app.core import Unavailable
+
+
+def show_error(exc: BaseException, what: str) -> None:
+    """Render one error: Unavailable → info, AlictError → error, anything else → summary + details."""
+    if isinstance(exc, ArtefactMissingError):
+        st.warning(f"Waiting for a model while {what}: {exc}", icon=":material/hourglass_top:")
+    elif isinstance(exc, Unavailable):
+        st.info(f"Not available yet while {what}: {exc}", icon=":material/hourglass_top:")
+    elif isinstance(exc, AlictError):
+        st.error(f"Problem while {what}: {exc}", icon=":material/warning:")
+    else:
+        st.error(f"Unexpected error while {what}: {type(exc).__name__}: {str(exc)[:300]}", icon=":material/error:")
+        with st.expander("Technical details"):
+            st.code("".join(traceback.format_exception(exc)), language="text")
+
+
+@contextmanager
+def guarded(what: str) -> Iterator[None]:
+    """Run a block; show any error on the page and carry on with the rest of the page.
+
+    Streamlit's own control-flow exceptions (rerun, stop) derive from BaseException and pass through.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - this is the app's error boundary
+        show_error(exc, what)
+
+
+def run_page(main: Callable[[], None], what: str) -> None:
+    """Run a page's main function inside the error boundary."""
+    with guarded(what):
+        main()

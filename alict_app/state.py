@@ -1,0 +1,76 @@
+"""Page state (task, LC, model, case, run) kept in session state and mirrored in the URL query.
+
+A link carrying ``?task=hate_speech&lc=...&model=...&case=...&run=...`` reopens the same view.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import streamlit as st
+
+QUERY_KEYS = ("task", "lc", "seed", "model", "case", "run")
+# widget-backed keys that must survive page switches (streamlit drops keys of widgets not drawn)
+PERSISTENT_KEYS = (*QUERY_KEYS, "models", "max_seeds", "sample_seed", "parser_name", "mlm_name")
+DEFAULTS: dict[str, Any] = {"task": "sentiment"}
+_INIT_FLAG = "_alict_state_ready"
+
+
+def init_state() -> None:
+    """On a session's first run read the query; on every run keep persistent keys alive."""
+    if not st.session_state.get(_INIT_FLAG):
+        for key, value in DEFAULTS.items():
+            st.session_state.setdefault(key, value)
+        for key in QUERY_KEYS:
+            if key in st.query_params and st.query_params[key]:
+                st.session_state[key] = st.query_params[key]
+        st.session_state[_INIT_FLAG] = True
+    for key in PERSISTENT_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def get(key: str, default: Any = None) -> Any:
+    return st.session_state.get(key, default)
+
+
+def put(key: str, value: Any) -> None:
+    """Set a state value (call before the widget with this key is drawn in the run)."""
+    st.session_state[key] = value
+
+
+def ensure_choice(key: str, options: Sequence[Any]) -> Any:
+    """Make the stored value one of ``options`` (falling back to the first) and return it."""
+    options = list(options)
+    if not options:
+        st.session_state.pop(key, None)
+        return None
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    return st.session_state[key]
+
+
+def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> list[Any]:
+    """Multiselect flavour of :func:`ensure_choice`: drop stale values, fall back to ``default``."""
+    current = [v for v in st.session_state.get(key, []) or [] if v in options]
+    if not current and key not in st.session_state:
+        current = [v for v in default if v in options]
+    st.session_state[key] = current
+    return current
+
+
+def query_state() -> dict[str, str]:
+    """The query parameters that describe the current view."""
+    return {k: str(st.session_state[k]) for k in QUERY_KEYS if st.session_state.get(k) not in (None, "")}
+
+
+def sync_query_params() -> None:
+    """Write the current view into the URL (only when it changed, to avoid extra reruns)."""
+    desired = query_state()
+    if {k: st.query_params.get(k) for k in st.query_params} != desired:
+        st.query_params.from_dict(desired)
+
+
+def clear(*keys: str) -> None:
+    for key in keys:
+        st.session_state.pop(key, None)

@@ -1,0 +1,62 @@
+"""Small shared widgets: LC picker, page header, download buttons."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import streamlit as st
+
+from alict_app import services, state
+
+
+def header(title: str, caption: str) -> None:
+    st.title(title)
+    st.caption(caption)
+
+
+def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any:
+    """Select one LC (state key ``lc``, shared by pages and the URL); return its spec."""
+    ids = [s.id for s in specs]
+    by_id = {s.id: s for s in specs}
+    state.ensure_choice("lc", ids)
+
+    def describe(lc_id: str) -> str:
+        spec = by_id[lc_id]
+        text = getattr(spec, "title", "") or getattr(spec, "description", "") or getattr(spec, "capability", "")
+        return f"{lc_id} — {text[:90]}" if text else lc_id
+
+    st.selectbox(label, ids, key="lc", format_func=describe)
+    return by_id[state.get("lc")]
+
+
+def task_specs_or_stop(task: str) -> list[Any]:
+    """The task's specs, or a warning and an empty list."""
+    specs = services.task_specs(task)
+    if not specs:
+        dirs = ", ".join(str(d) for d in services.spec_dirs(task))
+        st.warning(f"No LC specs found for task {task!r} (looked in {dirs}).")
+    return specs
+
+
+def spec_table(specs: Sequence[Any]):
+    import pandas as pd
+
+    rows = []
+    for spec in specs:
+        rows.append({
+            "id": spec.id,
+            "capability": getattr(spec, "capability", ""),
+            "test type": getattr(spec, "test_type", "") or getattr(getattr(spec, "expected", None), "kind", ""),
+            "title": getattr(spec, "title", ""),
+            "description": " ".join(str(getattr(spec, "description", "")).split()),
+        })
+    return pd.DataFrame(rows)
+
+
+def download_frame(frame, stem: str, key: str) -> None:
+    """CSV and JSONL download buttons for a DataFrame (generated only when clicked)."""
+    cols = st.columns(2)
+    cols[0].download_button("⬇ CSV", lambda: frame.to_csv(index=False), f"{stem}.csv", "text/csv", key=f"{key}-csv",
+                            on_click="ignore")
+    cols[1].download_button("⬇ JSONL", lambda: frame.to_json(orient="records", lines=True, force_ascii=False),
+                            f"{stem}.jsonl", "application/jsonl", key=f"{key}-jsonl", on_click="ignore")

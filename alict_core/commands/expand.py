@@ -1,0 +1,84 @@
+"""``expand``: syntax-based expansion of the seeds of one or more LCs (masked-LM fills, validated)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "expand",
+        help="expand LC seeds with masked-LM fills of grammar-derived slots; writes JSONL",
+        description="Find the seeds of each LC, parse them, build masked sentences from the reference grammar, "
+        "fill the masks with a masked LM and validate every fill (POS, polarity, LC predicates, protected "
+        "spans). Every candidate is written (accepted or not) with its verdicts.",
+    )
+    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    parser.add_argument("--lc", action="append", default=None, metavar="ID",
+                        help="LC id (repeatable); default: every LC of the task")
+    parser.add_argument("--max-seeds", type=int, default=None, help="expand only the first N seeds of each LC")
+    parser.add_argument("--parser", default=None, help="parser name (default: the offline benepar parser)")
+    parser.add_argument("--mlm", default="minilm-offline",
+                        help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder")
+    parser.add_argument("--out", default=None, help="output directory (default: the expansions cache directory)")
+    parser.add_argument("--top-k-words", type=int, default=10)
+    parser.add_argument("--top-k-productions", type=int, default=5)
+    parser.add_argument("--max-masks", type=int, default=2)
+    parser.add_argument("--max-per-seed", type=int, default=None, help="accepted expansions per seed (default: the spec's)")
+    parser.add_argument("--no-cache", action="store_true", help="recompute even if the artefact exists")
+    parser.set_defaults(handler=run)
+
+
+def load_suggester(name: str):
+    """A registered suggester, or any local fill-mask model folder through the ``hf`` entry."""
+    from alict_core.mlm import SUGGESTERS, get_suggester
+
+    if name in SUGGESTERS or not Path(name).expanduser().is_dir():
+        return get_suggester(name)
+    return get_suggester("hf", model=name)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from alict_core.data.corpus import load_corpus
+    from alict_core.expansion import expand
+    from alict_core.parsing import DEFAULT_PARSER, get_parser
+    from alict_core.seeds import find_seeds
+    from alict_core.spec import get_spec, load_task_specs
+
+    specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
+    corpus = load_corpus(args.task)
+    parser = get_parser(args.parser or DEFAULT_PARSER)
+    suggester = load_suggester(args.mlm)
+    out_dir = Path(args.out) if args.out else None
+    print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
+    for spec in specs:
+        seeds = find_seeds(spec, corpus).seeds
+        if args.max_seeds is not None:
+            seeds = seeds[: args.max_seeds]
+        bars: dict[str, tqdm] = {}
+
+        def progress(done: int, total: int, stage: str) -> None:
+            bar = bars.get(stage)
+            if bar is None:
+                for other in bars.values():
+                    other.close()
+                bar = bars[stage] = tqdm(total=total, desc=f"{spec.id} {stage}", leave=False)
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        result = expand(seeds, spec, parser, suggester, top_k_productions=args.top_k_productions,
+                        max_masks=args.max_masks, top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
+                        progress=progress, use_cache=not args.no_cache, out_dir=out_dir)
+        for bar in bars.values():
+            bar.close()
+        if result.path is None:
+            result.to_jsonl((out_dir or Path(".")) / f"{result.key}.jsonl")
+        c = result.counts.get(spec.id, {"seeds": len(seeds), "masked": 0, "suggestions": 0, "accepted": 0,
+                                        "seeds_expanded": 0})
+        print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
+              f"{c.get('seeds_expanded', 0):>6}  {result.path}")
+    return 0

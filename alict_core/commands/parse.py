@@ -1,0 +1,55 @@
+"""``parse``: constituency-parse sentences and show their productions (and optionally Algorithm 1's masks)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from alict_core.parsing import DEFAULT_PARSER
+
+    parser = subparsers.add_parser(
+        "parse",
+        help="parse sentences (PTB-style tokens separated by spaces) and print trees and productions",
+        description="Parse with a registered parser backend. Text is split on whitespace into tokens "
+        "(PTB style: n't, 's, -LRB- as separate tokens).",
+    )
+    parser.add_argument("--text", action="append", required=True, help="a sentence; repeat for several")
+    parser.add_argument("--parser", default=DEFAULT_PARSER, help=f"parser backend (default {DEFAULT_PARSER})")
+    parser.add_argument("--masks", action="store_true", help="also list Algorithm 1's masked sentences")
+    parser.add_argument("--top-k", type=int, default=5, help="reference productions kept per node (with --masks)")
+    parser.add_argument("--max-masks", type=int, default=2, help="masks per sentence at most (with --masks)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.parsing import get_parser, productions
+    from alict_core.parsing.trees import to_json
+
+    backend = get_parser(args.parser)
+    token_lists = [text.split() for text in args.text]
+    trees = backend.parse_batch(token_lists)
+    grammar = None
+    if args.masks:
+        from alict_core.grammar import load_reference_grammar
+
+        grammar = load_reference_grammar()
+    for i, tree in enumerate(trees):
+        masked = []
+        if grammar is not None:
+            from alict_core.grammar import masked_sentences
+
+            masked = masked_sentences(f"cli-{i}", tree, grammar, top_k=args.top_k, max_masks=args.max_masks)
+        if args.json:
+            print(json.dumps({"text": args.text[i], "tree": to_json(tree), "productions": productions(tree),
+                              "masked": [m.to_dict() for m in masked]}))
+            continue
+        print(tree.pformat(margin=100))
+        for lhs, rhs in productions(tree):
+            print(f"  {lhs} -> {' '.join(rhs)}")
+        for m in masked:
+            print(f"  [{m.reference_probability:.4f}] {m.text}   ({' '.join(m.mask_tags)}; "
+                  f"{m.seed_production[0]} -> {' '.join(m.seed_production[1])}  =>  {' '.join(m.reference_production[1])})")
+    return 0

@@ -1,0 +1,182 @@
+"""``run``: run ALiCT LCs (and/or imported suites) through models; gate CI with ``--fail-threshold``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run", help="run LC tests (seeds + expansions, or imported suites) through models",
+        description="Run linguistic-capability tests through models, store per-case and per-LC results, "
+        "and optionally fail (exit 1) when an LC's fail rate exceeds a threshold.",
+    )
+    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    parser.add_argument("--models", required=True, help="comma-separated registered model names")
+    parser.add_argument("--lc", action="append", default=None, help="LC id to run (repeatable; default: every LC of the task)")
+    parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
+    parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
+    parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
+    parser.add_argument("--expansions", action="append", default=[], help="expansions JSONL file(s) (accepted rows become cases)")
+    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
+    parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
+    parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
+                        help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def parse_thresholds(items: list[str]) -> dict[str, float]:
+    out = {}
+    for item in items:
+        lc, sep, rate = item.rpartition("=")
+        try:
+            value = float(rate)
+        except ValueError:
+            value = -1.0
+        if not sep or not lc or not 0.0 <= value <= 1.0:
+            raise AlictError(f"--fail-threshold {item!r}: expected LC=RATE with RATE in [0, 1], e.g. LC1=0.25 or '*=0.5'")
+        out[lc] = value
+    return out
+
+
+def check_thresholds(summary, thresholds: dict[str, float]) -> list[str]:
+    """Messages for every (LC, model) whose fail rate exceeds its threshold ('*' applies to all LCs)."""
+    problems = []
+    known = set(summary.lc_id) if len(summary) else set()
+    for lc in thresholds:
+        if lc != "*" and lc not in known:
+            raise AlictError(f"--fail-threshold names LC {lc!r}, which was not run; LCs run: {', '.join(sorted(known))}")
+    for _, row in summary.iterrows():
+        limit = thresholds.get(row.lc_id, thresholds.get("*"))
+        if limit is not None and row.fail_rate > limit:
+            problems.append(f"{row.lc_id} × {row.model}: fail rate {row.fail_rate:.3f} > threshold {limit:.3f}")
+    return problems
+
+
+def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files: list[str]) -> list[dict]:
+    """Seed dicts (with capability and description from the specs) of the selected LCs."""
+    from alict_core.spec import load_task_specs
+
+    specs = {s.id: s for s in load_task_specs(task)}
+    if lcs:
+        unknown = [lc for lc in lcs if lc not in specs]
+        if unknown:
+            raise AlictError(f"--lc {unknown[0]!r} is not an LC of task {task}; known: {', '.join(specs)}")
+        specs = {k: v for k, v in specs.items() if k in lcs}
+    rows: list[dict] = []
+    if seed_files:
+        from alict_core.jsonl import iter_jsonl
+
+        for file in seed_files:
+            if not Path(file).is_file():
+                raise AlictError(f"--seeds file {file} not found")
+            rows.extend(r for r in iter_jsonl(Path(file)) if r.get("lc_id") in specs)
+    else:
+        from alict_core.data.corpus import load_corpus
+        from alict_core.seeds import find_seeds
+
+        corpus = load_corpus(task)
+        for spec in specs.values():
+            seed_set = find_seeds(spec, corpus, max_seeds=max_seeds if max_seeds is not None else "spec")
+            rows.extend(s.to_dict() for s in seed_set.seeds)
+    for row in rows:
+        spec = specs.get(row["lc_id"])
+        if spec is not None:
+            row.setdefault("capability", spec.capability)
+            row.setdefault("description", spec.description)
+    return rows
+
+
+def collect_cases(args: argparse.Namespace) -> list:
+    from alict_core.runner import build_cases
+    from alict_core.suites import import_suite
+
+    cases = []
+    if not args.no_lcs:
+        seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds)
+        expansions = []
+        from alict_core.jsonl import iter_jsonl
+
+        for file in args.expansions:
+            if not Path(file).is_file():
+                raise AlictError(f"--expansions file {file} not found")
+            expansions.extend(iter_jsonl(Path(file)))
+        cases.extend(build_cases(seeds, expansions, max_seeds=args.max_seeds))
+    for suite in args.suite:
+        imported = import_suite(suite, args.task)
+        if args.max_seeds is not None:
+            per_lc: dict[str, int] = {}
+            kept = []
+            for case in imported:
+                per_lc[case.lc_id] = per_lc.get(case.lc_id, 0) + 1
+                if per_lc[case.lc_id] <= args.max_seeds:
+                    kept.append(case)
+            imported = kept
+        cases.extend(imported)
+    if not cases:
+        raise AlictError("no test cases: give LCs of the task (default), --seeds, or --suite files")
+    return cases
+
+
+def resolve_models(names: str, task: str) -> list:
+    from alict_core.models import MODELS, get_model
+
+    models = []
+    for name in [n.strip() for n in names.split(",") if n.strip()]:
+        model_task = MODELS.entry(name).tags.get("task")
+        if model_task not in (None, task):
+            raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "
+                             + ", ".join(MODELS.names(task=task)))
+        models.append(get_model(name))
+    if not models:
+        raise AlictError("--models is empty")
+    return models
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.runner import run_suite
+
+    thresholds = parse_thresholds(args.fail_threshold)
+    models = resolve_models(args.models, args.task)
+    cases = collect_cases(args)
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=0, unit="pred", file=sys.stderr)
+
+    def progress(done: int, total: int, message: str) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.n = done
+            bar.set_description(message.split(":")[0][:30])
+            bar.refresh()
+
+    try:
+        result = run_suite(cases, models, batch_size=args.batch_size, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    out = result.save(args.out)
+    summary = result.summary()
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
+        cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
+        print(summary[cols].round(3).to_string(index=False))
+    print(f"run {result.run_id}: {len(cases)} cases × {len(models)} models in {result.seconds:.1f}s, saved to {out}")
+    if args.report:
+        from alict_core.report import write_report
+
+        print(f"report written to {write_report(result, args.report)}")
+    problems = check_thresholds(summary, thresholds)
+    for problem in problems:
+        print(f"FAIL: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,0 +1,23 @@
+"""Syntax-based expansion of seeds (ALiCT §3.3): masked-LM fills of grammar-derived slots, validated.
+
+``expand(seeds, spec, parser, suggester, ...) -> ExpansionSet``; ``validate_fill(...)`` runs the four
+checks (POS in context, SentiWordNet polarity, LC predicates, protected spans) on one fill.
+"""
+
+from alict_core.expansion.pipeline import ExpansionSet, expand, expansion_key, fill_combinations
+from alict_core.expansion.validation import (
+    CHECKS,
+    ExpansionError,
+    FillVerdict,
+    Tagged,
+    check_pos,
+    check_polarity,
+    check_predicates,
+    check_protected,
+    tag_token_lists,
+    validate_fill,
+)
+
+__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "FillVerdict", "Tagged", "check_pos", "check_polarity",
+           "check_predicates", "check_protected", "expand", "expansion_key", "fill_combinations",
+           "tag_token_lists", "validate_fill"]

@@ -1,0 +1,301 @@
+"""``expand()``: seeds → parse → masked sentences (reference grammar) → masked-LM fills → validation.
+
+Every candidate fill is kept as a row (accepted or not, with its four verdicts and reasons) so the
+UI can show why a fill was rejected. Artefact: JSONL under ``artefact_dir("expansions")`` keyed by
+a content hash of (seeds, spec, parser, grammar, suggester, settings), plus a ``.meta.json`` sidecar
+with the per-LC counts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from alict_core.config import artefact_dir
+from alict_core.expansion.validation import (
+    CHECKS,
+    check_predicates,
+    ExpansionError,
+    PredicateCheck,
+    allowed_polarity_of,
+    field_of,
+    fill_tokens,
+    masked_tokens,
+    tag_token_lists,
+    validate_fill,
+)
+from alict_core.hashing import hash_json
+from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
+
+EXPANSION_VERSION = "2"
+ProgressFn = Callable[[int, int, str], None]
+"""``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
+Masker = Callable[[str, Any, int, int], list]
+"""``masker(seed_id, tree, top_k_productions, max_masks) -> list[MaskedSentence]``."""
+
+
+@dataclass
+class ExpansionSet:
+    """All candidate expansions of a set of seeds (accepted and rejected) and per-LC counts."""
+
+    rows: list[dict[str, Any]]
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    key: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    path: Path | None = None
+
+    def accepted(self, seed_id: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["accepted"] and (seed_id is None or r["seed_id"] == seed_id)]
+
+    def for_seed(self, seed_id: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["seed_id"] == seed_id]
+
+    def to_jsonl(self, path: Path) -> Path:
+        path = Path(path)
+        write_jsonl(path, self.rows)
+        write_json(meta_path(path), {"key": self.key, "counts": self.counts, "settings": self.settings,
+                                     "timings": self.timings, "version": EXPANSION_VERSION})
+        self.path = path
+        return path
+
+    @classmethod
+    def from_jsonl(cls, path: Path) -> "ExpansionSet":
+        path = Path(path)
+        rows = read_jsonl(path)
+        meta = read_json(meta_path(path)) if meta_path(path).exists() else {}
+        counts = meta.get("counts") or counts_from_rows(rows)
+        return cls(rows, counts, meta.get("key", path.stem), meta.get("settings", {}), meta.get("timings", {}), path)
+
+
+def meta_path(path: Path) -> Path:
+    return Path(path).with_suffix(".meta.json")
+
+
+def counts_from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        c = counts.setdefault(row["lc_id"], {"seeds": set(), "masked": set(), "suggestions": 0, "accepted": 0,
+                                             "seeds_expanded": set()})
+        c["seeds"].add(row["seed_id"])
+        c["masked"].add((row["seed_id"], row["masked"].get("text")))
+        c["suggestions"] += 1
+        if row["accepted"]:
+            c["accepted"] += 1
+            c["seeds_expanded"].add(row["seed_id"])
+    return {lc: {k: (len(v) if isinstance(v, set) else v) for k, v in c.items()} for lc, c in counts.items()}
+
+
+# ------------------------------------------------------------------------------------ pieces
+
+
+def fingerprint_of(obj: Any) -> str:
+    """A backend's fingerprint attribute, else its name, else its class name."""
+    return str(getattr(obj, "fingerprint", None) or getattr(obj, "name", None) or type(obj).__name__)
+
+
+def as_dict(obj: Any) -> Any:
+    for method in ("to_dict", "model_dump"):
+        if hasattr(obj, method):
+            return getattr(obj, method)()
+    if isinstance(obj, dict):
+        return obj
+    return vars(obj) if hasattr(obj, "__dict__") else str(obj)
+
+
+def fill_combinations(per_mask: Sequence[Sequence[tuple[str, float]]], limit: int) -> list[tuple[list[str], float]]:
+    """The ``limit`` best word combinations over the masks, scored by the product of probabilities."""
+    if not per_mask or any(not options for options in per_mask):
+        return []
+    if len(per_mask) == 1:
+        return [([w], p) for w, p in per_mask[0][:limit]]
+    combos = ((list(w for w, _ in combo), _product(p for _, p in combo)) for combo in itertools.product(*per_mask))
+    return heapq.nlargest(limit, combos, key=lambda c: c[1])
+
+
+def _product(values: Iterable[float]) -> float:
+    out = 1.0
+    for v in values:
+        out *= v
+    return out
+
+
+def default_masker(grammar: Any = None) -> Masker:
+    """Algorithm 1 of the grammar package: ``masked_sentences(seed_id, tree, grammar, top_k, max_masks)``."""
+    from alict_core.grammar import load_reference_grammar, masked_sentences
+
+    grammar = grammar if grammar is not None else load_reference_grammar()
+
+    def masker(seed_id: str, tree: Any, top_k: int, max_masks: int) -> list:
+        return masked_sentences(seed_id, tree, grammar, top_k=top_k, max_masks=max_masks)
+
+    from alict_core.grammar.reference import GRAMMAR_VERSION
+
+    source = getattr(grammar, "source", "") or fingerprint_of(grammar)
+    masker.fingerprint = hash_json(["algorithm1", GRAMMAR_VERSION, source, len(grammar)])  # type: ignore[attr-defined]
+    return masker
+
+
+def expansion_key(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, masker: Any,
+                  settings: dict[str, Any]) -> str:
+    return hash_json({
+        "version": EXPANSION_VERSION,
+        "seeds": [as_dict(s) for s in seeds],
+        "spec": as_dict(spec),
+        "parser": fingerprint_of(parser),
+        "grammar": getattr(masker, "fingerprint", "custom"),
+        "suggester": fingerprint_of(suggester),
+        "settings": settings,
+    }, length=20)
+
+
+# ------------------------------------------------------------------------------------ expand
+
+
+def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_k_productions: int = 5,
+           max_masks: int = 2, top_k_words: int = 10, max_per_seed: int | None = 5,
+           progress: ProgressFn | None = None, masker: Masker | None = None, grammar: Any = None,
+           predicate_check: PredicateCheck | None = None, use_cache: bool = True,
+           out_dir: Path | None = None, batch_size: int = 64) -> ExpansionSet:
+    """Expand every seed of one LC; keep every candidate with its verdicts, accept up to
+    ``max_per_seed`` valid fills per seed (best MLM score first; ``None`` → the spec's cap).
+
+    Cached: a second call with the same inputs reads the JSONL artefact instead of recomputing.
+    """
+    seeds = list(seeds)
+    if max_per_seed is None:
+        max_per_seed = int(field_of(field_of(spec, "expansion"), "max_per_seed", 5) or 5)
+    for name, value in {"top_k_productions": top_k_productions, "max_masks": max_masks,
+                        "top_k_words": top_k_words, "max_per_seed": max_per_seed}.items():
+        if int(value) < 1:
+            raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
+    masker = masker or default_masker(grammar)
+    settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
+                "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec))}
+    key = expansion_key(seeds, spec, parser, suggester, masker, settings)
+    path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
+    if use_cache and path.exists():
+        return ExpansionSet.from_jsonl(path)
+
+    report = progress or (lambda done, total, stage: None)
+    lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
+    task = str(field_of(spec, "task", "") or (field_of(seeds[0], "task") if seeds else ""))
+    timings: dict[str, float] = {}
+
+    # 1. parse
+    started = time.perf_counter()
+    trees: list[Any] = []
+    token_lists = [str(field_of(s, "text")).split() for s in seeds]
+    for start in range(0, len(seeds), batch_size):
+        trees.extend(parser.parse_batch(token_lists[start:start + batch_size]))
+        report(min(start + batch_size, len(seeds)), len(seeds), "parse")
+    timings["parse"] = time.perf_counter() - started
+
+    # 2. masked sentences
+    started = time.perf_counter()
+    masked_by_seed: list[list[Any]] = []
+    for i, (seed, tree) in enumerate(zip(seeds, trees)):
+        masked_by_seed.append(list(masker(str(field_of(seed, "id")), tree, top_k_productions, max_masks)))
+        report(i + 1, len(seeds), "mask")
+    flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms]
+    timings["mask"] = time.perf_counter() - started
+
+    # 3. suggestions, batched across all masked sentences
+    started = time.perf_counter()
+    prepared = [(si, m, *masked_tokens(m)) for si, m in flat]
+    texts = [" ".join(tokens) for _, _, tokens, _, _ in prepared]
+    suggestions: list[Any] = []
+    for start in range(0, len(texts), batch_size):
+        suggestions.extend(suggester.suggest(texts[start:start + batch_size], top_k=top_k_words))
+        report(min(start + batch_size, len(texts)), len(texts), "suggest")
+    timings["suggest"] = time.perf_counter() - started
+
+    # 4. candidates, each distinct text tagged once (one spaCy pass), validated; per seed and text the
+    #    best-judged candidate is kept (the same text can come from slots with different tags)
+    started = time.perf_counter()
+    candidates: list[dict[str, Any]] = []
+    for (si, m, tokens, positions, tags), fills in zip(prepared, suggestions):
+        seed_text = str(field_of(seeds[si], "text"))
+        for words, score in fill_combinations(fills, top_k_words):
+            expanded = fill_tokens(tokens, positions, words)
+            if " ".join(expanded) != seed_text:
+                candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded})
+    unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates))
+    tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]))) if unique else {}
+    allowed = allowed_polarity_of(spec)
+    predicate_memo: dict[tuple[int, str], tuple[bool, str]] = {}
+    verdicts = []
+    for i, cand in enumerate(candidates):
+        text = " ".join(cand["tokens"])
+        tagged = tagged_by_text[text]
+        memo_key = (cand["si"], text)
+        if memo_key not in predicate_memo:
+            predicate_memo[memo_key] = check_predicates(spec, seeds[cand["si"]], text, predicate_check,
+                                                        tagged.annotation)
+        verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
+                                      allowed_polarity=allowed,
+                                      predicate_check=lambda _spec, _seed, _text, k=memo_key: predicate_memo[k]))
+        if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
+            report(i + 1, len(candidates), "validate")
+    candidates, verdicts = best_per_text(candidates, verdicts)
+    timings["validate"] = time.perf_counter() - started
+
+    rows = _rows(seeds, candidates, verdicts, max_per_seed, lc_id, task)
+    counts = {lc_id: {"seeds": len(seeds), "masked": len(flat), "suggestions": len(rows),
+                      "accepted": sum(r["accepted"] for r in rows),
+                      "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]})}}
+    result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
+    if use_cache:
+        result.to_jsonl(path)
+    return result
+
+
+def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """One candidate per (seed, expanded text): the one passing most checks, then the best score."""
+    best: dict[tuple[int, str], int] = {}
+    for i, (cand, verdict) in enumerate(zip(candidates, verdicts)):
+        key = (cand["si"], verdict.text)
+        rank = (verdict.ok, sum(verdict.verdicts.values()), cand["score"])
+        j = best.get(key)
+        if j is None or rank > (verdicts[j].ok, sum(verdicts[j].verdicts.values()), candidates[j]["score"]):
+            best[key] = i
+    keep = sorted(best.values())
+    return [candidates[i] for i in keep], [verdicts[i] for i in keep]
+
+
+def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list[Any], max_per_seed: int,
+          lc_id: str, task: str) -> list[dict[str, Any]]:
+    order = sorted(range(len(candidates)), key=lambda i: (candidates[i]["si"], -candidates[i]["score"]))
+    accepted_per_seed: dict[int, int] = {}
+    rows = []
+    for i in order:
+        cand, verdict = candidates[i], verdicts[i]
+        seed = seeds[cand["si"]]
+        reasons = dict(verdict.reasons)
+        accepted = verdict.ok
+        if accepted:
+            if accepted_per_seed.get(cand["si"], 0) >= max_per_seed:
+                accepted = False
+                reasons["cap"] = f"valid, but the seed already has {max_per_seed} accepted expansions"
+            else:
+                accepted_per_seed[cand["si"]] = accepted_per_seed.get(cand["si"], 0) + 1
+        seed_id = str(field_of(seed, "id"))
+        rows.append({
+            "id": f"{seed_id}-x{hash_json([seed_id, verdict.text], 10)}",
+            "seed_id": seed_id,
+            "lc_id": str(field_of(seed, "lc_id", lc_id) or lc_id),
+            "task": str(field_of(seed, "task", task) or task),
+            "seed_text": str(field_of(seed, "text")),
+            "text": verdict.text,
+            "accepted": accepted,
+            "words": list(cand["words"]),
+            "score": float(cand["score"]),
+            "verdicts": {check: bool(verdict.verdicts[check]) for check in CHECKS},
+            "reasons": reasons,
+            "masked": as_dict(cand["masked"]),
+        })
+    return rows

@@ -1,0 +1,53 @@
+"""Embedded offline classifiers: MiniLM sentence embeddings + a softmax head stored as npz/JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from alict_core.errors import ArtefactMissingError, ModelError
+from alict_core.hashing import hash_files
+from alict_core.jsonl import read_json
+from alict_core.models.labels import softmax
+
+
+class EmbeddingHeadModel:
+    """``softmax(W · minilm(text) + b)``; the head lives in ``<dir>/head.npz`` + ``<dir>/meta.json``."""
+
+    def __init__(self, name: str, head_dir: Path, encoder=None) -> None:
+        head_dir = Path(head_dir)
+        meta_path, head_path = head_dir / "meta.json", head_dir / "head.npz"
+        if not meta_path.exists() or not head_path.exists():
+            raise ArtefactMissingError(
+                f"embedded model {name!r} is not built (looked in {head_dir}); fix: python -m alict_core build models"
+            )
+        self.name = name
+        self.meta = read_json(meta_path)
+        self.labels = tuple(self.meta["labels"])
+        with np.load(head_path) as data:
+            self.weight = np.asarray(data["weight"], dtype=np.float32)
+            self.bias = np.asarray(data["bias"], dtype=np.float32)
+        if self.weight.shape[0] != len(self.labels):
+            raise ModelError(f"model {name!r}: head has {self.weight.shape[0]} rows, labels {self.labels}")
+        if encoder is None:
+            from alict_core.models.encoder import shared_encoder
+
+            encoder = shared_encoder()
+        self.encoder = encoder
+        self.fingerprint = f"embedded:{name}:{hash_files([meta_path, head_path])}:{encoder.fingerprint}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encoder.encode(texts)
+
+    def proba_from_embeddings(self, emb: np.ndarray) -> np.ndarray:
+        return softmax(emb @ self.weight.T + self.bias)
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return self.proba_from_embeddings(self.embed(texts))
+
+    @property
+    def torch_module(self):
+        """The torch encoder (for neuron coverage)."""
+        return self.encoder.model

@@ -1,0 +1,156 @@
+"""``MODELS``: every model adapter by name, tagged with ``task`` and ``offline``; ``get_model`` caches."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from alict_core.errors import AlictError, ModelError
+from alict_core.hashing import hash_json
+from alict_core.models.protocol import Model
+from alict_core.registry import Registry
+
+MODELS: Registry[Model] = Registry("model")
+
+# The paper's models (need internet once to fetch from the hub, or pass model_id=<local dir>).
+HUB_MODELS = {
+    "distilbert-base-uncased-finetuned-sst-2-english": ("sentiment", "DistilBERT fine-tuned on SST-2 (binary → 3-class rule)"),
+    "textattack/bert-base-uncased-SST-2": ("sentiment", "BERT-base fine-tuned on SST-2 (binary → 3-class rule)"),
+    "textattack/roberta-base-SST-2": ("sentiment", "RoBERTa-base fine-tuned on SST-2 (binary → 3-class rule)"),
+    "cardiffnlp/twitter-roberta-base-hate": ("hate_speech", "Twitter RoBERTa fine-tuned on SemEval-2019 hate"),
+    "Hate-speech-CNERG/dehatebert-mono-english": ("hate_speech", "dehateBERT, English"),
+}
+# Native labels of checkpoints whose config only says LABEL_0/LABEL_1.
+HUB_LABEL_MAPS = {
+    "textattack/bert-base-uncased-SST-2": {"LABEL_0": "negative", "LABEL_1": "positive"},
+    "textattack/roberta-base-SST-2": {"LABEL_0": "negative", "LABEL_1": "positive"},
+    "cardiffnlp/twitter-roberta-base-hate": {"LABEL_0": "non-hateful", "LABEL_1": "hateful", "non-hate": "non-hateful", "hate": "hateful"},
+    "Hate-speech-CNERG/dehatebert-mono-english": {"NON_HATE": "non-hateful", "HATE": "hateful"},
+}
+
+
+def _embedded(name: str):
+    def factory(head_dir: str | None = None, **_: Any) -> Model:
+        from pathlib import Path
+
+        from alict_core.models.build import default_path
+        from alict_core.models.embedded import EmbeddingHeadModel
+
+        return EmbeddingHeadModel(name, Path(head_dir) if head_dir else default_path() / name)
+
+    return factory
+
+
+MODELS.add("minilm-sst", _embedded("minilm-sst"), "MiniLM-L6 embeddings + logistic head, SST 3-class (built offline)",
+           task="sentiment", offline=True, kind="embedded")
+MODELS.add("minilm-hatexplain", _embedded("minilm-hatexplain"),
+           "MiniLM-L6 embeddings + logistic head, HateXplain train split (built offline)",
+           task="hate_speech", offline=True, kind="embedded")
+
+
+@MODELS.register("vader", "VADER lexicon sentiment (compound score; |c| < 0.05 neutral)", task="sentiment", offline=True, kind="lexicon")
+def _vader(**kw: Any) -> Model:
+    from alict_core.models.lexicon import VaderModel
+
+    return VaderModel(**kw)
+
+
+@MODELS.register("textblob", "TextBlob pattern polarity (|p| < 0.05 neutral)", task="sentiment", offline=True, kind="lexicon")
+def _textblob(**kw: Any) -> Model:
+    from alict_core.models.lexicon import TextBlobModel
+
+    return TextBlobModel(**kw)
+
+
+@MODELS.register("hatesonar", "HateSonar (ONNX; hate_speech → hateful)", task="hate_speech", offline=True, kind="classic")
+def _hatesonar(**kw: Any) -> Model:
+    from alict_core.models.offensive import HateSonarModel
+
+    return HateSonarModel(**kw)
+
+
+@MODELS.register("profanity-check", "alt-profanity-check (profane → hateful)", task="hate_speech", offline=True, kind="classic")
+def _profanity(**kw: Any) -> Model:
+    from alict_core.models.offensive import ProfanityCheckModel
+
+    return ProfanityCheckModel(**kw)
+
+
+def _hub(model_id: str, task: str):
+    def factory(**kw: Any) -> Model:
+        from alict_core.models.hf import HFClassifier
+
+        kw.setdefault("label_map", HUB_LABEL_MAPS.get(model_id))
+        source = kw.pop("model_id", model_id)
+        return HFClassifier(source, task, name=kw.pop("name", model_id), **kw)
+
+    return factory
+
+
+for _id, (_task, _desc) in HUB_MODELS.items():
+    MODELS.add(_id, _hub(_id, _task), _desc + " [needs the hub, or model_id=<local dir>]", task=_task, offline=False, kind="hf")
+
+
+@MODELS.register("hf", "any Hugging Face sequence classifier: model_id=<hub id or local dir>, task=...", task=None, offline=False, kind="hf")
+def _hf(model_id: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.hf import HFClassifier
+
+    return HFClassifier(model_id, task, **kw)
+
+
+@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True", task=None, offline=True, kind="sklearn")
+def _sklearn(path: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.sklearn_model import SklearnPipelineModel
+
+    return SklearnPipelineModel(path, task, **kw)
+
+
+@MODELS.register("http", "JSON HTTP endpoint: url=..., task=...", task=None, offline=False, kind="remote")
+def _http(url: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.remote import HttpJsonModel
+
+    return HttpJsonModel(url, task, **kw)
+
+
+@MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None, offline=False, kind="remote")
+def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.remote import OpenAIChatModel
+
+    return OpenAIChatModel(base_url, model, task, **kw)
+
+
+@MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...", task=None, offline=True, kind="static")
+def _static(path: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.static import StaticPredictionsModel
+
+    return StaticPredictionsModel(path, task, **kw)
+
+
+_CACHE: dict[str, Model] = {}
+_LOCK = threading.Lock()
+
+
+def get_model(name: str, /, **kwargs: Any) -> Model:
+    """Create (once per process, per name and arguments) the registered model ``name``."""
+    key = hash_json({"name": name, "kwargs": kwargs})
+    with _LOCK:
+        if key not in _CACHE:
+            entry = MODELS.entry(name)
+            try:
+                model = entry.factory(**kwargs)
+            except AlictError:
+                raise
+            except TypeError as exc:
+                raise ModelError(f"model {name!r}: bad arguments {sorted(kwargs)}: {exc}") from exc
+            except ImportError as exc:
+                raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
+            _CACHE[key] = model
+        return _CACHE[key]
+
+
+def clear_model_cache() -> None:
+    _CACHE.clear()
+
+
+def model_task(name: str) -> str | None:
+    return MODELS.entry(name).tags.get("task")

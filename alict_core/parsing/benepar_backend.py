@@ -1,0 +1,137 @@
+"""A benepar ChartParser behind the project's ``Parser`` protocol: batched, with an on-disk parse cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+from typing import Callable
+
+import nltk
+
+from alict_core import config
+from alict_core.errors import ModelError
+from alict_core.hashing import hash_files, hash_json, hash_text
+from alict_core.jsonl import iter_jsonl, write_jsonl
+from alict_core.parsing import compat
+from alict_core.parsing.trees import from_json, to_json, unwrap_root
+
+Progress = Callable[[int, int], None]
+CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
+MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
+
+
+class ParseCache:
+    """Parses keyed by (parser fingerprint, hash of the token list); JSONL shards written atomically."""
+
+    def __init__(self, fingerprint: str, root: Path | None = None) -> None:
+        self.dir = (root or config.artefact_dir("parses")) / fingerprint
+        self._trees: dict[str, list] | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(tokens: list[str]) -> str:
+        return hash_json(list(tokens), 20)
+
+    def _load(self) -> dict[str, list]:
+        if self._trees is None:
+            trees: dict[str, list] = {}
+            if self.dir.is_dir():
+                for shard in sorted(self.dir.glob("*.jsonl")):
+                    for row in iter_jsonl(shard):
+                        trees[row["key"]] = row["tree"]
+            self._trees = trees
+        return self._trees
+
+    def get(self, tokens: list[str]) -> nltk.Tree | None:
+        data = self._load().get(self.key(tokens))
+        return from_json(data) if data is not None else None
+
+    def put_many(self, items: list[tuple[list[str], nltk.Tree]]) -> None:
+        if not items:
+            return
+        rows = [{"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items]
+        with self._lock:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            write_jsonl(self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl", rows)
+            store = self._load()
+            for row in rows:
+                store[row["key"]] = row["tree"]
+
+
+class BeneparParser:
+    """A trained benepar model (our offline one or benepar_en3); ``parse_batch`` takes PTB-style token lists."""
+
+    def __init__(self, name: str, model_path: str | Path, fingerprint: str | None = None,
+                 cache_root: Path | None = None, batch_sentences: int = CHUNK) -> None:
+        import torch
+        from benepar.integrations.downloader import load_trained_model
+
+        compat.ensure()
+        self.name = name
+        self.model_path = str(model_path)
+        try:
+            self._model = load_trained_model(self.model_path)
+        except Exception as exc:  # noqa: BLE001 - report any loading failure with the model name
+            raise ModelError(f"parser {name!r}: cannot load benepar model from {self.model_path}: {exc}") from exc
+        self._model.eval()
+        self._torch = torch
+        self.batch_sentences = batch_sentences
+        self.fingerprint = fingerprint or _fingerprint(Path(self.model_path))
+        self.cache = ParseCache(self.fingerprint, cache_root)
+
+    # -- network ------------------------------------------------------------------------------
+    def _parse_uncached(self, token_lists: list[list[str]]) -> list[nltk.Tree]:
+        from alict_core.parsing.build import example_from_tokens, parse_examples
+
+        out: list[nltk.Tree | None] = [None] * len(token_lists)
+        todo = [(i, toks) for i, toks in enumerate(token_lists) if toks and len(toks) <= MAX_WORDS]
+        for i, toks in enumerate(token_lists):
+            if not toks:
+                out[i] = nltk.Tree("S", [])
+            elif len(toks) > MAX_WORDS:
+                pieces = [toks[j : j + MAX_WORDS] for j in range(0, len(toks), MAX_WORDS)]
+                out[i] = nltk.Tree("S", list(self._parse_uncached(pieces)))
+        if todo:
+            examples = [dataclasses.replace(example_from_tokens(toks), tree=None) for _, toks in todo]
+            # no torch.inference_mode(): benepar's CKY decoder (torch-struct) needs autograd
+            trees = parse_examples(self._model, examples)
+            for (i, _), tree in zip(todo, trees):
+                out[i] = unwrap_root(tree)
+        return out  # type: ignore[return-value]
+
+    def parse_batch(self, token_lists: list[list[str]], progress: Progress | None = None) -> list[nltk.Tree]:
+        """Parse token lists (leaves of the trees = the tokens); cached parses are reused."""
+        token_lists = [[str(t) for t in toks] for toks in token_lists]
+        results: list[nltk.Tree | None] = [self.cache.get(toks) for toks in token_lists]
+        missing = [i for i, tree in enumerate(results) if tree is None]
+        # deduplicate identical inputs within the batch
+        unique: dict[str, list[int]] = {}
+        for i in missing:
+            unique.setdefault(ParseCache.key(token_lists[i]), []).append(i)
+        groups = list(unique.values())
+        total = len(token_lists)
+        done = total - len(missing)
+        if progress:
+            progress(done, total)
+        for start in range(0, len(groups), self.batch_sentences):
+            chunk = groups[start : start + self.batch_sentences]
+            trees = self._parse_uncached([token_lists[g[0]] for g in chunk])
+            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees)])
+            for group, tree in zip(chunk, trees):
+                for i in group:
+                    results[i] = tree.copy(deep=True)
+                done += len(group)
+            if progress:
+                progress(done, total)
+        return results  # type: ignore[return-value]
+
+    def parse_tokens(self, tokens: list[str]) -> nltk.Tree:
+        return self.parse_batch([tokens])[0]
+
+
+def _fingerprint(path: Path) -> str:
+    files = [p for p in (path / "config.json", path / "benepar_model.bin") if p.exists()]
+    if path.is_file():
+        files = [path]
+    return hash_files(files) if files else hash_text(str(path))

@@ -1,0 +1,140 @@
+"""Standalone HTML report of a run: per-LC table, inline-SVG fail-rate chart, example failures."""
+
+from __future__ import annotations
+
+import html
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alict_core.jsonl import atomic_path
+
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
+h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.88em;margin:.5em 0}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.bad{background:#fde2e1}.meta{color:#666;font-size:.9em}.ex{font-family:ui-monospace,monospace;font-size:.85em}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _pct(value: Any) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "–" if math.isnan(v) else f"{100 * v:.1f}%"
+
+
+def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int = 900) -> str:
+    """Horizontal grouped bars: one group per LC, one bar per model (fail rate in %)."""
+    if summary.empty:
+        return "<p>No results.</p>"
+    lcs = list(dict.fromkeys(summary.lc_id))
+    models = list(dict.fromkeys(summary.model))
+    bar, gap, left, right = 14, 10, 260, 70
+    height = len(lcs) * (len(models) * bar + gap) + 40
+    plot_w = width - left - right
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="fail rate per LC and model" font-family="sans-serif" font-size="11">']
+    for tick in range(0, 101, 25):
+        x = left + plot_w * tick / 100
+        parts.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{height - 15}" stroke="#eee"/>'
+                     f'<text x="{x:.1f}" y="14" text-anchor="middle" fill="#666">{tick}%</text>')
+    index = summary.set_index(["lc_id", "model"])
+    y = 24
+    for lc in lcs:
+        parts.append(f'<text x="{left - 6}" y="{y + len(models) * bar / 2 + 4:.1f}" text-anchor="end">{_e(lc[:40])}</text>')
+        for m, model in enumerate(models):
+            if (lc, model) in index.index:
+                rate = float(index.loc[(lc, model), column])
+                if not math.isnan(rate):
+                    w = plot_w * rate
+                    parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar - 2}" fill="{PALETTE[m % len(PALETTE)]}">'
+                                 f'<title>{_e(lc)} · {_e(model)}: {_pct(rate)}</title></rect>'
+                                 f'<text x="{left + w + 4:.1f}" y="{y + bar - 4}" fill="#333">{_pct(rate)}</text>')
+            y += bar
+        y += gap
+    legend_x = left
+    for m, model in enumerate(models):
+        parts.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="10" fill="{PALETTE[m % len(PALETTE)]}"/>'
+                     f'<text x="{legend_x + 14}" y="{height - 3}">{_e(model)}</text>')
+        legend_x += 20 + 7 * len(model)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(frame: pd.DataFrame, pct_cols: set[str] = frozenset(), bad_col: str | None = None, threshold: float = 0.5) -> str:
+    if frame.empty:
+        return "<p>None.</p>"
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for _, row in frame.iterrows():
+        cells = []
+        for c in frame.columns:
+            v = row[c]
+            if c in pct_cols:
+                cells.append(f'<td class="num">{_pct(v)}</td>')
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                cells.append(f'<td class="num">{_e(round(v, 4) if isinstance(v, float) else v)}</td>')
+            else:
+                cells.append(f'<td class="ex">{_e(v)}</td>' if c in ("text", "seed_text", "failing_variant") else f"<td>{_e(v)}</td>")
+        bad = bad_col is not None and isinstance(row.get(bad_col), float) and row[bad_col] > threshold
+        rows.append(f'<tr{" class=bad" if bad else ""}>' + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def render_report(result, title: str = "ALiCT linguistic-capability test report", metrics: pd.DataFrame | None = None,
+                  accuracies: dict | None = None, examples_per_lc: int = 3) -> str:
+    """The whole report as one self-contained HTML string (no scripts, no external files)."""
+    summary = result.summary()
+    cases = result.cases()
+    cols = ["lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds", "ci_low", "ci_high",
+            "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
+    table = summary[[c for c in cols if c in summary.columns]] if not summary.empty else summary
+    pct = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{_e(title)}</h1>",
+           f'<p class=meta>run {_e(result.run_id)} · {len(result.case_list)} cases · models: {_e(", ".join(result.models))} · '
+           f'generated {datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}</p>',
+           "<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
+           "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
+           "labelled corpus; expansions are syntax-based variants of the seeds. Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
+           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary),
+           "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate")]
+    if accuracies:
+        acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
+                             "test macro-F1": (v.get("test") or {}).get("macro_f1")} for k, v in accuracies.items()])
+        out += ["<h2>Model accuracy on the held-out test split</h2>", _table(acc, {"test accuracy", "test macro-F1"})]
+    if metrics is not None and not metrics.empty:
+        out += ["<h2>Diversity (Self-BLEU lower = more diverse; distinct phrasal productions)</h2>", _table(metrics)]
+    out.append("<h2>Example failures</h2>")
+    if cases.empty or cases.passed.all():
+        out.append("<p>No failures.</p>")
+    else:
+        fails = cases[~cases.passed]
+        picked = fails.groupby(["lc_id", "model"], sort=False).head(examples_per_lc)
+        picked = picked.assign(probabilities=picked.probabilities.map(lambda d: ", ".join(f"{k}={v:.2f}" for k, v in d.items())))
+        out.append(_table(picked[["lc_id", "model", "kind", "text", "expected", "predicted", "probabilities", "failing_variant"]]))
+    p2f = result.pass_to_fail()
+    out.append("<h2>Pass-to-fail pairs (seed passes, its expansion fails)</h2>")
+    out.append(_table(p2f.groupby(["lc_id", "model"], sort=False).head(examples_per_lc)[
+        ["lc_id", "model", "seed_text", "seed_predicted", "text", "predicted", "expected"]] if not p2f.empty else p2f))
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def write_report(result, path: Path | str, **kwargs: Any) -> Path:
+    """Render and write the report atomically; return the path."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(render_report(result, **kwargs), encoding="utf-8")
+    return path

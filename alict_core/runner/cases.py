@@ -1,0 +1,191 @@
+"""Test cases as data: one ``TestCase`` per seed or accepted expansion (MFT / INV / DIR)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from alict_core.errors import AlictError
+from alict_core.hashing import hash_json
+
+TEST_TYPES = ("MFT", "INV", "DIR")
+EXPECTED_KINDS = ("label", "one_of", "not_label", "invariance", "direction")
+DEFAULT_TOLERANCE = 0.1  # INV: share of changed predictions allowed (the paper's value)
+
+
+class CaseError(AlictError):
+    """A seed, expansion or imported test is malformed (the message names which)."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test input with its expected outcome.
+
+    ``variants``: for INV the perturbed texts (identity / pronoun swaps) whose predictions must match
+    ``text``'s; for DIR the texts whose ``expected["labels"][0]`` probability must move in
+    ``expected["direction"]`` ("up"/"down") relative to ``text``.
+    """
+
+    __test__ = False  # not a pytest class
+
+    case_id: str
+    lc_id: str
+    kind: str  # "seed" | "expansion"
+    seed_id: str
+    text: str
+    expected: dict
+    test_type: str
+    capability: str = ""
+    task: str | None = None
+    variants: tuple[str, ...] = ()
+    description: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def texts(self) -> list[str]:
+        return [self.text, *self.variants]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["variants"] = list(self.variants)
+        return out
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> "TestCase":
+        data = dict(row)
+        data["variants"] = tuple(data.get("variants") or ())
+        data.setdefault("meta", {})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def check_expected(expected: Mapping[str, Any], where: str) -> dict:
+    """Validate an ``expected`` dict; return a normalised copy."""
+    if not isinstance(expected, Mapping) or expected.get("kind") not in EXPECTED_KINDS:
+        raise CaseError(f"{where}: expected.kind must be one of {EXPECTED_KINDS}, got {expected!r}")
+    out = {"kind": expected["kind"], "labels": list(expected.get("labels") or []), "tolerance": expected.get("tolerance")}
+    if out["kind"] in ("label", "one_of", "not_label", "direction") and not out["labels"]:
+        raise CaseError(f"{where}: expected.kind {out['kind']!r} needs at least one label")
+    if out["kind"] == "direction":
+        direction = expected.get("direction", "up")
+        if direction not in ("up", "down"):
+            raise CaseError(f"{where}: expected.direction must be 'up' or 'down', got {direction!r}")
+        out["direction"] = direction
+    return out
+
+
+_PRONOUN_SWAPS = {"he": "she", "she": "he", "him": "her", "his": "her", "hers": "his", "himself": "herself",
+                  "herself": "himself", "man": "woman", "woman": "man", "men": "women", "women": "men"}
+
+
+def pronoun_swaps(text: str) -> list[str]:
+    """Fallback INV variants (used only when ``alict_core.seeds.identity_swaps`` is unavailable)."""
+    tokens = text.split(" ")
+    swapped = [_PRONOUN_SWAPS.get(t.lower(), t) for t in tokens]
+    return [" ".join(swapped)] if swapped != tokens else []
+
+
+def default_variants_fn() -> Callable[[str], list[str]]:
+    try:
+        from alict_core.seeds import identity_swaps  # type: ignore
+
+        return identity_swaps
+    except ImportError:
+        return pronoun_swaps
+
+
+def _as_dict(seed: Any) -> dict[str, Any]:
+    if isinstance(seed, Mapping):
+        return dict(seed)
+    if hasattr(seed, "to_dict"):
+        return dict(seed.to_dict())
+    raise CaseError(f"a seed must be a dict or have to_dict(), got {type(seed).__name__}")
+
+
+def _expansion_rows(expansions: Iterable[Mapping[str, Any]] | str | Path | None) -> list[dict[str, Any]]:
+    if expansions is None:
+        return []
+    if isinstance(expansions, (str, Path)):
+        from alict_core.jsonl import iter_jsonl
+
+        path = Path(expansions)
+        if not path.is_file():
+            raise CaseError(f"expansions file {path} not found")
+        return list(iter_jsonl(path))
+    return [dict(row) for row in expansions]
+
+
+def _variants(test_type: str, text: str, row: Mapping[str, Any], variants_fn: Callable[[str], list[str]]) -> tuple[str, ...]:
+    if row.get("variants"):
+        return tuple(row["variants"])
+    if test_type == "INV":
+        return tuple(v for v in variants_fn(text) if v != text)
+    return ()
+
+
+def build_cases(
+    seeds: Iterable[Any],
+    expansions: Iterable[Mapping[str, Any]] | str | Path | None = None,
+    *,
+    variants_fn: Callable[[str], list[str]] | None = None,
+    max_seeds: int | None = None,
+) -> list[TestCase]:
+    """Seeds (``Seed`` objects or their dicts) and accepted expansions → test cases.
+
+    An expansion inherits its seed's test type and expected outcome; rejected expansions
+    (``accepted`` false) and expansions of seeds not given are skipped. ``max_seeds`` caps seeds per LC.
+    INV cases get ``variants_fn(text)`` (default ``alict_core.seeds.identity_swaps``).
+    """
+    variants_fn = variants_fn or default_variants_fn()
+    cases: list[TestCase] = []
+    by_seed: dict[str, TestCase] = {}
+    per_lc: dict[str, int] = {}
+    for n, raw in enumerate(seeds):
+        seed = _as_dict(raw)
+        where = f"seed #{n} ({seed.get('id', '?')})"
+        for key in ("id", "lc_id", "text", "test_type", "expected"):
+            if key not in seed:
+                raise CaseError(f"{where}: missing field {key!r}")
+        if seed["test_type"] not in TEST_TYPES:
+            raise CaseError(f"{where}: test_type must be one of {TEST_TYPES}, got {seed['test_type']!r}")
+        if max_seeds is not None and per_lc.get(seed["lc_id"], 0) >= max_seeds:
+            continue
+        per_lc[seed["lc_id"]] = per_lc.get(seed["lc_id"], 0) + 1
+        case = TestCase(
+            case_id=str(seed["id"]), lc_id=str(seed["lc_id"]), kind="seed", seed_id=str(seed["id"]), text=str(seed["text"]),
+            expected=check_expected(seed["expected"], where), test_type=seed["test_type"],
+            capability=str(seed.get("capability") or seed["lc_id"]), task=seed.get("task"),
+            variants=_variants(seed["test_type"], str(seed["text"]), seed, variants_fn),
+            description=str(seed.get("description", "")),
+        )
+        cases.append(case)
+        by_seed[case.seed_id] = case
+    for n, row in enumerate(_expansion_rows(expansions)):
+        if not row.get("accepted", True):
+            continue
+        parent = by_seed.get(str(row.get("seed_id")))
+        if parent is None or "text" not in row:
+            continue
+        text = str(row["text"])
+        cases.append(TestCase(
+            case_id=str(row.get("id") or f"{parent.seed_id}-x{hash_json(text, 10)}"), lc_id=parent.lc_id, kind="expansion",
+            seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
+            capability=parent.capability, task=parent.task, variants=_variants(parent.test_type, text, row, variants_fn),
+            description=parent.description,
+        ))
+    ids = [c.case_id for c in cases]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})[:3] if len(ids) < 5000 else []
+        raise CaseError(f"duplicate case ids {dupes or ''}: every seed and expansion needs a unique id")
+    return cases
+
+
+
+
+def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:
+    """MFT outcome of one prediction (same semantics as ``alict_core.seeds.expected_passes``)."""
+    kind, labels = expected["kind"], list(expected.get("labels") or [])
+    if kind in ("label", "one_of"):
+        return predicted in labels
+    if kind == "not_label":
+        return predicted not in labels
+    raise CaseError(f"expected.kind {kind!r} is not an MFT expectation")

@@ -1,0 +1,363 @@
+"""Run test cases through models: batched, deduplicated, cached on disk, resumable, cancellable."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from alict_core.errors import AlictError
+from alict_core.hashing import hash_json
+from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.models.protocol import Model, checked_proba, model_fingerprint
+from alict_core.runner.cache import PredictionCache, text_hashes
+from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
+from alict_core.runner.stats import wilson_interval
+
+Progress = Callable[[int, int, str], None]
+
+
+class RunCancelled(AlictError):
+    """``should_stop()`` asked to stop; every finished batch is cached and a re-run resumes."""
+
+
+@dataclass
+class ModelOutcome:
+    """Per-case results of one model (arrays aligned with ``RunResult.case_list``)."""
+
+    name: str
+    fingerprint: str
+    labels: tuple[str, ...]
+    proba: np.ndarray  # (n_cases, k): probabilities of case.text
+    passed: np.ndarray  # (n_cases,) bool
+    n_variants: np.ndarray  # (n_cases,) int: INV/DIR variants evaluated
+    n_changed: np.ndarray  # (n_cases,) int: INV variants whose label changed / DIR variants moving the wrong way
+    changed_example: list[str | None]  # first failing variant per case (None if none)
+
+    @property
+    def predicted(self) -> list[str]:
+        return [self.labels[i] for i in self.proba.argmax(axis=1)] if len(self.proba) else []
+
+
+def evaluate_case(case: TestCase, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray) -> tuple[bool, int, int | None]:
+    """(passed, n_failing_variants, index of first failing variant) of one case given its predictions."""
+    exp = case.expected
+    kind = exp["kind"]
+    if kind == "invariance" or (case.test_type == "INV" and kind not in ("direction",)):
+        if not len(variant_proba):
+            return True, 0, None
+        base = int(np.argmax(proba))
+        changed = variant_proba.argmax(axis=1) != base
+        tolerance = DEFAULT_TOLERANCE if exp.get("tolerance") is None else float(exp["tolerance"])
+        first = int(np.argmax(changed)) if changed.any() else None
+        return bool(changed.mean() <= tolerance), int(changed.sum()), first
+    if kind == "direction":
+        k = list(labels).index(exp["labels"][0])
+        tolerance = 0.0 if exp.get("tolerance") is None else float(exp["tolerance"])
+        delta = variant_proba[:, k] - proba[k] if len(variant_proba) else np.zeros(0)
+        wrong = delta < -tolerance if exp.get("direction", "up") == "up" else delta > tolerance
+        first = int(np.argmax(wrong)) if wrong.any() else None
+        return bool(not wrong.any()), int(wrong.sum()), first
+    return expected_passes(exp, labels[int(np.argmax(proba))]), 0, None
+
+
+def _resolve(models: Iterable[Model | str]) -> list[Model]:
+    from alict_core.models.registry import get_model
+
+    out = [get_model(m) if isinstance(m, str) else m for m in models]
+    names = [m.name for m in out]
+    if len(set(names)) != len(names):
+        raise AlictError(f"two models share a name in {names}; give each a distinct name")
+    return out
+
+
+def predict_cached(
+    model: Model, texts: Sequence[str], *, batch_size: int = 64, cache_root: Path | None = None,
+    progress: Callable[[int], None] | None = None, should_stop: Callable[[], bool] | None = None,
+    hashes: dict[str, str] | None = None,
+) -> PredictionCache:
+    """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time."""
+    cache = PredictionCache(model_fingerprint(model), model.labels, cache_root)
+    texts = list(dict.fromkeys(texts))
+    hashes = hashes or text_hashes(texts)
+    todo = cache.missing(texts, hashes)
+    for start in range(0, len(todo), batch_size):
+        if should_stop is not None and should_stop():
+            raise RunCancelled(
+                f"run stopped before model {model.name!r} finished ({start} of {len(todo)} new texts predicted and cached); "
+                "run again to resume"
+            )
+        batch = todo[start : start + batch_size]
+        cache.put_batch(batch, checked_proba(model, batch), hashes)
+        if progress:
+            progress(len(batch))
+    return cache
+
+
+def run_suite(
+    cases: Sequence[TestCase],
+    models: Iterable[Model | str],
+    *,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    cache_root: Path | None = None,
+) -> "RunResult":
+    """Run every case through every model and evaluate MFT/INV/DIR expectations.
+
+    Identical texts are predicted once per model; predictions are cached on disk under
+    ``config.artefact_dir("predictions")`` keyed by (model fingerprint, text hash), so a killed or
+    cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
+    ``should_stop()`` is polled between batches and raises ``RunCancelled``.
+    """
+    if batch_size < 1:
+        raise AlictError(f"batch_size must be >= 1, got {batch_size}")
+    models = _resolve(models)
+    cases = list(cases)
+    texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
+    hashes = text_hashes(texts)
+    caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
+    missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
+    total = len(texts) * len(models)
+    done = total - sum(missing.values())
+    started = time.monotonic()
+    if progress:
+        progress(done, total, f"{done} of {total} predictions cached")
+    outcomes = []
+    for model in models:
+        def step(n: int, _name: str = model.name) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, total, f"{_name}: {done}/{total} predictions")
+
+        cache = predict_cached(model, texts, batch_size=batch_size, cache_root=cache_root, progress=step,
+                               should_stop=should_stop, hashes=hashes)
+        outcomes.append(_evaluate(model, cases, cache, hashes))
+    return RunResult(cases, outcomes, seconds=time.monotonic() - started)
+
+
+def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache, hashes: dict[str, str]) -> ModelOutcome:
+    """Vectorised for MFT cases (grouped by expectation); INV/DIR cases compare their variants one by one."""
+    n = len(cases)
+    labels = tuple(model.labels)
+    proba = cache.lookup([c.text for c in cases], hashes) if n else np.zeros((0, len(labels)))
+    predicted = proba.argmax(axis=1) if n else np.zeros(0, dtype=int)
+    passed = np.zeros(n, dtype=bool)
+    n_variants = np.array([len(c.variants) for c in cases], dtype=np.int32)
+    n_changed = np.zeros(n, dtype=np.int32)
+    examples: list[str | None] = [None] * n
+    mft: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        if case.expected["kind"] in ("label", "one_of", "not_label") and not case.variants:
+            key = case.expected["kind"] + "\x00" + "\x00".join(case.expected.get("labels") or [])
+            mft.setdefault(key, []).append(i)
+            continue
+        ok, n_bad, first = evaluate_case(case, labels, proba[i], cache.lookup(list(case.variants), hashes))
+        passed[i], n_changed[i] = ok, n_bad
+        examples[i] = case.variants[first] if first is not None else None
+    for key, rows in mft.items():
+        kind, *names = key.split("\x00")
+        allowed = np.zeros(len(labels), dtype=bool)
+        for name in names:
+            if name not in labels:
+                raise AlictError(f"expected label {name!r} is not one of model {model.name!r}'s labels {labels}")
+            allowed[labels.index(name)] = True
+        idx = np.array(rows)
+        hit = allowed[predicted[idx]]
+        passed[idx] = ~hit if kind == "not_label" else hit
+    return ModelOutcome(model.name, model_fingerprint(model), labels, proba, passed, n_variants, n_changed, examples)
+
+
+@dataclass
+class RunResult:
+    """Results of a suite × models run; tables as pandas DataFrames, stored as JSONL + Parquet."""
+
+    case_list: list[TestCase]
+    outcomes: list[ModelOutcome]
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def run_id(self) -> str:
+        """Content hash of the cases and the models' fingerprints."""
+        return hash_json({"cases": [hash_json(c.to_dict()) for c in self.case_list],
+                          "models": [o.fingerprint for o in self.outcomes]})
+
+    @property
+    def models(self) -> list[str]:
+        return [o.name for o in self.outcomes]
+
+    def cases(self) -> pd.DataFrame:
+        """One row per case × model: text, predicted label, probabilities, passed, kind, seed_id, ..."""
+        table = self._frame(probabilities=False).copy()
+        if len(table):
+            table.insert(table.columns.get_loc("passed"), "probabilities",
+                         [dict(zip(o.labels, row)) for o in self.outcomes for row in o.proba.tolist()])
+        return table
+
+    def _frame(self, probabilities: bool = False) -> pd.DataFrame:
+        """The case × model table without probabilities, built once (results are immutable)."""
+        if "frame" not in self._memo:
+            expected = [_expected_str(c.expected) for c in self.case_list]
+            self._memo["expected"] = expected
+            self._memo["frame"] = self._build_frame()
+        return self._memo["frame"]
+
+    def _build_frame(self) -> pd.DataFrame:
+        frames = []
+        for o in self.outcomes:
+            frames.append(pd.DataFrame({
+                "case_id": [c.case_id for c in self.case_list],
+                "lc_id": [c.lc_id for c in self.case_list],
+                "capability": [c.capability for c in self.case_list],
+                "test_type": [c.test_type for c in self.case_list],
+                "kind": [c.kind for c in self.case_list],
+                "seed_id": [c.seed_id for c in self.case_list],
+                "text": [c.text for c in self.case_list],
+                "expected": self._memo["expected"],
+                "model": o.name,
+                "predicted": o.predicted,
+                "passed": o.passed,
+                "n_variants": o.n_variants,
+                "n_failing_variants": o.n_changed,
+                "failing_variant": o.changed_example,
+            }))
+        if not frames:
+            return pd.DataFrame(columns=["case_id", "lc_id", "model", "text", "predicted", "passed", "kind", "seed_id"])
+        return pd.concat(frames, ignore_index=True)
+
+    def _index(self) -> dict[str, np.ndarray]:
+        """Per-case arrays shared by summary and pair queries: LC codes, seed flags, seed positions."""
+        if "index" not in self._memo:
+            lcs = list(dict.fromkeys(c.lc_id for c in self.case_list))
+            code = {lc: i for i, lc in enumerate(lcs)}
+            position = {c.case_id: i for i, c in enumerate(self.case_list) if c.kind == "seed"}
+            self._memo["index"] = {
+                "lcs": np.array(lcs, dtype=object),
+                "lc": np.array([code[c.lc_id] for c in self.case_list], dtype=np.int64),
+                "seed": np.array([c.kind == "seed" for c in self.case_list], dtype=bool),
+                "seed_pos": np.array([position.get(c.seed_id, -1) if c.kind != "seed" else -1 for c in self.case_list],
+                                     dtype=np.int64),
+            }
+        return self._memo["index"]
+
+    def _pair_mask(self, outcome: ModelOutcome, seed_passed: bool) -> np.ndarray:
+        idx = self._index()
+        has_seed = idx["seed_pos"] >= 0
+        seed_ok = np.zeros(len(self.case_list), dtype=bool)
+        seed_ok[has_seed] = outcome.passed[idx["seed_pos"][has_seed]]
+        if seed_passed:
+            return has_seed & seed_ok & ~outcome.passed
+        return has_seed & ~seed_ok & outcome.passed
+
+    def _pairs(self, seed_passed: bool) -> pd.DataFrame:
+        cols = ["lc_id", "model", "seed_id", "seed_text", "seed_predicted", "case_id", "text", "predicted", "expected"]
+        rows = []
+        idx = self._index()
+        for o in self.outcomes:
+            predicted = o.predicted
+            for i in np.flatnonzero(self._pair_mask(o, seed_passed)):
+                case, seed_i = self.case_list[i], int(idx["seed_pos"][i])
+                rows.append((case.lc_id, o.name, case.seed_id, self.case_list[seed_i].text, predicted[seed_i],
+                             case.case_id, case.text, predicted[i], _expected_str(case.expected)))
+        return pd.DataFrame(rows, columns=cols)
+
+    def pass_to_fail(self) -> pd.DataFrame:
+        """Expansions that fail while their seed passes (per model)."""
+        return self._pairs(True)
+
+    def fail_to_pass(self) -> pd.DataFrame:
+        """Expansions that pass while their seed fails (per model)."""
+        return self._pairs(False)
+
+    def summary(self) -> pd.DataFrame:
+        """Per LC × model: counts, fail rates of seeds and expansions with 95 % Wilson intervals, pair counts."""
+        columns = ["lc_id", "capability", "test_type", "model", "n_seeds", "n_expansions", "n_fail_seeds", "fail_rate_seeds",
+                   "ci_low", "ci_high", "n_fail_expansions", "fail_rate_expansions", "ci_low_expansions",
+                   "ci_high_expansions", "n_cases", "n_fail", "fail_rate", "ci_low_all", "ci_high_all",
+                   "n_pass_to_fail", "n_fail_to_pass"]
+        idx = self._index()
+        n_lc = len(idx["lcs"])
+        first = {}
+        for c in self.case_list:
+            first.setdefault(c.lc_id, c)
+        count = lambda mask: np.bincount(idx["lc"][mask], minlength=n_lc)  # noqa: E731
+        seeds, exps = count(idx["seed"]), count(~idx["seed"])
+        rows = []
+        for o in self.outcomes:
+            fail = ~o.passed
+            fs, fe = count(fail & idx["seed"]), count(fail & ~idx["seed"])
+            p2f, f2p = count(self._pair_mask(o, True)), count(self._pair_mask(o, False))
+            for k, lc in enumerate(idx["lcs"]):
+                ns, ne, a, b = int(seeds[k]), int(exps[k]), int(fs[k]), int(fe[k])
+                lo, hi = wilson_interval(a, ns)
+                elo, ehi = wilson_interval(b, ne)
+                alo, ahi = wilson_interval(a + b, ns + ne)
+                rows.append((lc, first[lc].capability, first[lc].test_type, o.name, ns, ne, a, a / ns if ns else np.nan,
+                             lo, hi, b, b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne), alo, ahi,
+                             int(p2f[k]), int(f2p[k])))
+        return pd.DataFrame(rows, columns=columns)
+
+    def save(self, directory: Path | str | None = None) -> Path:
+        """Write cases.jsonl, results.parquet, results.jsonl, summary.csv and meta.json; return the directory.
+
+        Default directory: ``config.artefact_dir("runs")/<run_id>``.
+        """
+        from alict_core.config import artefact_dir
+
+        directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
+        directory.mkdir(parents=True, exist_ok=True)
+        write_jsonl(directory / "cases.jsonl", (c.to_dict() for c in self.case_list))
+        rows = self.cases()
+        with atomic_path(directory / "results.parquet") as tmp:
+            flat = rows.copy()
+            flat["probabilities"] = flat["probabilities"].map(lambda d: [float(d[k]) for k in d])
+            flat.to_parquet(tmp, index=False)
+        write_jsonl(directory / "results.jsonl", rows.to_dict(orient="records"))
+        with atomic_path(directory / "summary.csv") as tmp:
+            self.summary().to_csv(tmp, index=False)
+        write_json(directory / "meta.json", {
+            "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
+            "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
+        })
+        return directory
+
+    @classmethod
+    def load(cls, directory: Path | str) -> "RunResult":
+        """Read a run written by ``save``."""
+        directory = Path(directory)
+        if not (directory / "meta.json").exists():
+            raise AlictError(f"{directory} is not a saved run (no meta.json); run `python -m alict_core run` first")
+        meta = read_json(directory / "meta.json")
+        cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
+        table = pd.read_parquet(directory / "results.parquet")
+        outcomes = []
+        for m in meta["models"]:
+            part = table[table.model == m["name"]].set_index("case_id").reindex([c.case_id for c in cases])
+            outcomes.append(ModelOutcome(
+                m["name"], m["fingerprint"], tuple(m["labels"]),
+                np.array([list(p) for p in part.probabilities], dtype=np.float64).reshape(len(cases), len(m["labels"])),
+                part.passed.to_numpy(dtype=bool), part.n_variants.to_numpy(dtype=np.int32),
+                part.n_failing_variants.to_numpy(dtype=np.int32),
+                [v if isinstance(v, str) else None for v in part.failing_variant],
+            ))
+        return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}))
+
+
+def _expected_str(expected: Mapping[str, Any]) -> str:
+    kind, labels = expected["kind"], expected.get("labels") or []
+    if kind == "label":
+        return labels[0]
+    if kind == "one_of":
+        return " or ".join(labels)
+    if kind == "not_label":
+        return "not " + " / ".join(labels)
+    if kind == "direction":
+        return f"p({labels[0]}) {expected.get('direction', 'up')}"
+    return "same prediction on variants"

@@ -1,0 +1,59 @@
+"""Export a suite and its results as JSONL and CSV tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from alict_core.jsonl import atomic_path, write_jsonl
+from alict_core.runner.cases import TestCase
+
+
+def export_cases_jsonl(cases: Sequence[TestCase], path: Path | str) -> Path:
+    write_jsonl(Path(path), (c.to_dict() for c in cases))
+    return Path(path)
+
+
+def import_cases_jsonl(path: Path | str) -> list[TestCase]:
+    from alict_core.jsonl import iter_jsonl
+    from alict_core.suites.checklist import SuiteFormatError
+
+    path = Path(path)
+    if not path.is_file():
+        raise SuiteFormatError(f"cases file {path} not found")
+    try:
+        return [TestCase.from_dict(row) for row in iter_jsonl(path)]
+    except (TypeError, KeyError, ValueError) as exc:
+        raise SuiteFormatError(f"{path}: not a cases JSONL written by this project: {exc}") from exc
+
+
+def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:
+    import pandas as pd
+
+    rows = [{"case_id": c.case_id, "lc_id": c.lc_id, "capability": c.capability, "test_type": c.test_type, "kind": c.kind,
+             "seed_id": c.seed_id, "text": c.text, "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
+             "variants": " ||| ".join(c.variants)} for c in cases]
+    with atomic_path(Path(path)) as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    return Path(path)
+
+
+def export_results(result, directory: Path | str) -> dict[str, Path]:
+    """results.jsonl / results.csv (case × model) and summary.csv / summary.jsonl (LC × model)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    table = result.cases()
+    flat = table.copy()
+    for label in sorted({k for d in table.probabilities for k in d}):
+        flat[f"p_{label}"] = table.probabilities.map(lambda d, _l=label: d.get(_l))
+    flat = flat.drop(columns=["probabilities"])
+    out = {"results.jsonl": directory / "results.jsonl", "results.csv": directory / "results.csv",
+           "summary.csv": directory / "summary.csv", "summary.jsonl": directory / "summary.jsonl"}
+    write_jsonl(out["results.jsonl"], table.to_dict(orient="records"))
+    with atomic_path(out["results.csv"]) as tmp:
+        flat.to_csv(tmp, index=False)
+    summary = result.summary()
+    with atomic_path(out["summary.csv"]) as tmp:
+        summary.to_csv(tmp, index=False)
+    write_jsonl(out["summary.jsonl"], summary.to_dict(orient="records"))
+    return out

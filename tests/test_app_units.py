@@ -1,0 +1,141 @@
+"""Unit tests of the app's plain helpers (no streamlit session needed)."""
+
+from __future__ import annotations
+
+import nltk
+import pandas as pd
+import pytest
+
+from alict_core.errors import SpecError
+from alict_app import charts, reporting, specs_io
+from alict_app.runs import RunRequest
+
+
+@pytest.mark.parametrize("name", ["sentiment-lc01", "my_spec", "A1", "x.yaml"])
+def test_safe_spec_name_accepts_plain_names(name):
+    assert specs_io.safe_spec_name(name) == name.removesuffix(".yaml")
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "..", "", " ", ".hidden", "a b", "x" * 81, "c:\\x", "-lead"])
+def test_safe_spec_name_rejects_traversal_and_odd_names(name):
+    with pytest.raises(SpecError, match="unsafe spec file name"):
+        specs_io.safe_spec_name(name)
+
+
+def test_save_spec_text_refuses_to_overwrite_without_confirmation(tmp_path):
+    path = specs_io.save_spec_text(tmp_path, "lc-x", "id: lc-x\n")
+    assert path == tmp_path.resolve() / "lc-x.yaml"
+    with pytest.raises(SpecError, match="already exists"):
+        specs_io.save_spec_text(tmp_path, "lc-x", "id: changed\n")
+    assert path.read_text() == "id: lc-x\n"
+    specs_io.save_spec_text(tmp_path, "lc-x", "id: changed", overwrite=True)
+    assert path.read_text() == "id: changed\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lc-x.yaml"]  # no temp files left
+
+
+def test_unified_diff_shows_changed_lines_only():
+    diff = specs_io.unified_diff("a: 1\nb: 2\n", "a: 1\nb: 3\n", "x.yaml")
+    assert "-b: 2" in diff and "+b: 3" in diff and "-a: 1" not in diff
+    assert specs_io.unified_diff("same\n", "same\n") == ""
+
+
+def test_error_line_reads_attribute_then_message():
+    exc = SpecError("bad")
+    exc.line = 7
+    assert specs_io.error_line(exc) == 7
+    assert specs_io.error_line(SpecError("spec.yaml, line 12, field 'x': bad")) == 12
+    assert specs_io.error_line(SpecError("no location")) is None
+
+
+def test_annotated_yaml_marks_the_error_line():
+    text = "\n".join(f"line{i}: {i}" for i in range(1, 21))
+    html = specs_io.annotated_yaml_html(text, 10, "oops <here>")
+    assert "  10 ▶ line10: 10" in html and "oops &lt;here&gt;" in html
+    assert "line3:" not in html and "line15:" not in html  # only the context window
+
+
+def test_tree_layout_centres_parents_over_children():
+    tree = nltk.Tree.fromstring("(S (NP (DT the) (NN film)) (VP (VBZ is) (JJ good)))")
+    nodes, edges = charts.tree_layout(tree)
+    leaves = [n for n in nodes if n["leaf"]]
+    assert [n["label"] for n in leaves] == ["the", "film", "is", "good"]
+    assert [n["x"] for n in leaves] == [0, 1, 2, 3]
+    assert nodes[0]["label"] == "S" and nodes[0]["x"] == pytest.approx(1.5)
+    assert len(edges) == len(nodes) - 1
+    fig = charts.parse_tree_figure(tree)
+    assert list(fig.data[1].text) == [n["label"] for n in nodes]
+
+
+def test_wilson_interval_matches_the_core():
+    from alict_core.runner import wilson_interval
+
+    for fails, total in [(0, 10), (3, 10), (10, 10), (50, 200)]:
+        assert charts.wilson_interval(fails, total) == pytest.approx(wilson_interval(fails, total), abs=1e-4)
+
+
+def test_fail_rate_bars_have_intervals_per_kind():
+    frame = pd.DataFrame({"lc_id": ["a"] * 4 + ["b"] * 2, "model": "m", "kind": ["seed", "seed", "expansion", "expansion", "seed", "seed"],
+                          "failed": [True, False, True, True, False, False]})
+    fig = charts.fail_rate_bars(frame)
+    by_kind = {trace.name: list(trace.y) for trace in fig.data}
+    assert by_kind["seed"] == [0.5, 0.0] and by_kind["expansion"] == [1.0]
+    assert all(trace.error_y.array is not None for trace in fig.data)
+
+
+def test_contributions_html_escapes_and_colours():
+    html = charts.contributions_html(["<b>", "good"], [-1.0, 0.5], kept=[False, True])
+    assert "&lt;b&gt;" in html and "rgba(31,119,180,1.00)" in html and "rgba(214,39,40,0.50)" in html
+    assert html.count("border-bottom") == 1
+
+
+def test_run_request_key_depends_on_content():
+    base = RunRequest(task="sentiment", lc_ids=["a"], models=[{"name": "vader", "kwargs": {}, "label": "vader"}])
+    same = RunRequest(task="sentiment", lc_ids=["a"], models=[{"name": "vader", "kwargs": {}, "label": "vader"}])
+    assert base.key() == same.key()
+    assert base.key() != RunRequest(task="sentiment", lc_ids=["a", "b"], models=base.models).key()
+    assert base.key() != RunRequest(task="sentiment", lc_ids=["a"], models=base.models, max_seeds=31).key()
+
+
+def test_side_by_side_joins_capabilities():
+    summary = pd.DataFrame({"capability": ["Negation", "Negation", "Temporal"], "n_cases": [10, 20, 5], "n_fail": [1, 9, 0]})
+    baseline = pd.DataFrame({"capability": ["Negation", "Vocabulary", "Vocabulary"]})
+    table = reporting.side_by_side(summary, baseline).set_index("capability")
+    assert table.loc["Negation", "alict_tests"] == 30 and table.loc["Negation", "baseline_tests"] == 1
+    assert table.loc["Negation", "alict_fail_rate"] == pytest.approx(10 / 30)
+    assert table.loc["Vocabulary", "baseline_tests"] == 2
+    assert pd.isna(table.loc["Temporal", "baseline_tests"]) and pd.isna(table.loc["Vocabulary", "alict_tests"])
+
+
+def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
+    from alict_app import fakes, runs, services
+
+    uninstall = fakes.install()
+    try:
+        monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
+        spec = next(s for s in services.task_specs("sentiment") if s.id == "sentiment-lc04")
+        request = RunRequest(task="sentiment", lc_ids=[spec.id], models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake"}],
+                             max_seeds=5)
+        messages = []
+        with pytest.raises(runs.RunCancelled):
+            runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)), should_stop=lambda: True)
+        assert not runs.is_done(request.key()) and not list(tmp_path.iterdir())
+        key = runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)))
+        assert runs.is_done(key) and key == request.key()
+        fractions = [f for _, f in messages]
+        assert all(0 <= f <= 1 for f in fractions) and any("sentiment-lc04" in m for m, _ in messages)
+    finally:
+        uninstall()
+
+
+def test_background_build_reports_its_log_and_exit_code(tmp_path, monkeypatch):
+    import time
+
+    from alict_app import builds
+
+    monkeypatch.setattr(builds, "log_path", lambda target: tmp_path / f"{target}.log")
+    assert builds.start_build("no-such-target")
+    deadline = time.time() + 60
+    while builds.is_running("no-such-target") and time.time() < deadline:
+        time.sleep(0.2)
+    assert builds.exit_code("no-such-target") == 2  # argparse rejects the target
+    assert "invalid choice" in builds.log_tail("no-such-target")

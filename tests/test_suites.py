@@ -1,0 +1,129 @@
+"""Suite import/export: CheckList-style JSON (plain and gzipped), HateCheck CSV, JSONL/CSV tables."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from alict_core.runner import build_cases, run_suite
+from alict_core.suites import (SuiteFormatError, export_cases_csv, export_cases_jsonl, export_checklist, export_results,
+                               import_checklist, import_hatecheck, import_suite, to_checklist)
+
+SUITE = {
+    "negation": {"type": "MFT", "capability": "Negation", "description": "negated positive",
+                 "data": ["not good", "never great"], "labels": 0},
+    "mixed": {"type": "mft", "capability": "Vocabulary", "description": "", "data": ["good", "bad", "ok"], "labels": [2, 0, [1, 2]]},
+    "names": {"type": "INV", "capability": "Fairness", "description": "swap names",
+              "data": [["John is good", "Mary is good"], ["He is bad", "She is bad", "They are bad"], ["alone"]], "labels": None},
+    "dir_code": {"type": "DIR", "capability": "Robustness", "description": "", "data": [["a", "b"]], "labels": None},
+}
+
+HATECHECK = (
+    ",functionality,case_id,test_case,label_gold,target_ident,direction,focus_words\n"
+    "0,derog_neg_emote_h,1,I hate women.,hateful,women,general,hate\n"
+    "1,derog_neg_emote_h,2,I really can't stand trans people.,hateful,trans people,general,\n"
+    "2,counter_quote_nh,3,\"Statements like \"\"women are scum\"\" are deeply hurtful.\",non-hateful,women,general,\n"
+)
+
+
+class FixedModel:
+    name, labels, fingerprint = "fixed", ("non-hateful", "hateful"), "fixed-hate-test"
+
+    def predict_proba(self, texts):
+        return np.array([[0.2, 0.8] if "hate" in t else [0.9, 0.1] for t in texts])
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_import_checklist_json(tmp_path, gz):
+    path = tmp_path / ("suite.json.gz" if gz else "suite.json")
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            json.dump(SUITE, handle)
+    else:
+        path.write_text(json.dumps(SUITE))
+    cases = import_suite(path, "sentiment")
+    by_lc = {}
+    for c in cases:
+        by_lc.setdefault(c.lc_id, []).append(c)
+    assert sorted(by_lc) == ["suite:mixed", "suite:names", "suite:negation"]  # DIR without expectations skipped
+    assert [c.expected for c in by_lc["suite:negation"]] == [{"kind": "label", "labels": ["negative"], "tolerance": None}] * 2
+    assert [c.expected["labels"] for c in by_lc["suite:mixed"]] == [["positive"], ["negative"], ["neutral", "positive"]]
+    assert by_lc["suite:mixed"][2].expected["kind"] == "one_of"
+    names = by_lc["suite:names"]
+    assert len(names) == 2 and names[1].variants == ("She is bad", "They are bad")  # the 1-element datum is dropped
+    assert names[0].expected == {"kind": "invariance", "labels": [], "tolerance": 0.0}
+    assert by_lc["suite:negation"][0].capability == "Negation"
+
+
+def test_checklist_errors_name_file_and_test(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"t1": {"type": "MFT", "data": ["x"], "labels": 7}}))
+    with pytest.raises(SuiteFormatError, match=r"bad.json: test 't1', datum 0: label index 7"):
+        import_checklist(bad, "sentiment")
+    bad.write_text("{not json")
+    with pytest.raises(SuiteFormatError, match="not valid JSON"):
+        import_checklist(bad, "sentiment")
+    with pytest.raises(SuiteFormatError, match="not found"):
+        import_checklist(tmp_path / "nope.json", "sentiment")
+
+
+def test_export_checklist_roundtrip(tmp_path):
+    seeds = [
+        {"id": "a1", "lc_id": "LC_A", "text": "good", "test_type": "MFT", "capability": "Vocab",
+         "expected": {"kind": "label", "labels": ["positive"]}},
+        {"id": "a2", "lc_id": "LC_A", "text": "great", "test_type": "MFT", "capability": "Vocab",
+         "expected": {"kind": "label", "labels": ["positive"]}},
+        {"id": "b1", "lc_id": "LC_B", "text": "he is nice", "test_type": "INV", "capability": "Fairness",
+         "expected": {"kind": "invariance", "labels": [], "tolerance": 0.1}, "variants": ["she is nice"]},
+        {"id": "c1", "lc_id": "LC_C", "text": "not bad", "test_type": "MFT",
+         "expected": {"kind": "not_label", "labels": ["negative"]}},
+    ]
+    cases = build_cases(seeds)
+    suite = to_checklist(cases, "sentiment")
+    a = suite["LC_A"]
+    assert (a["type"], a["capability"], a["data"], a["labels"]) == ("MFT", "Vocab", ["good", "great"], 2)
+    assert suite["LC_B"]["data"] == [["he is nice", "she is nice"]] and suite["LC_B"]["labels"] is None
+    assert suite["LC_C"]["labels"] is None  # not_label has no CheckList label; kept in "expected"
+    path = export_checklist(cases, "sentiment", tmp_path / "out.json.gz")
+    back = import_checklist(path, "sentiment", source="x")
+    assert [(c.text, c.variants, c.expected["kind"], c.expected["labels"]) for c in back] == \
+        [(c.text, c.variants, c.expected["kind"], c.expected["labels"]) for c in cases]
+
+
+def test_import_hatecheck_and_run(tmp_path):
+    path = tmp_path / "hatecheck.csv"
+    path.write_text(HATECHECK)
+    cases = import_hatecheck(path)
+    assert [c.lc_id for c in cases] == ["hatecheck:derog_neg_emote_h"] * 2 + ["hatecheck:counter_quote_nh"]
+    assert cases[2].text == 'Statements like "women are scum" are deeply hurtful.'
+    assert cases[2].expected["labels"] == ["non-hateful"] and cases[0].meta["target_ident"] == "women"
+    result = run_suite(cases, [FixedModel()], cache_root=tmp_path / "cache")
+    summary = result.summary().set_index("lc_id")
+    assert summary.loc["hatecheck:derog_neg_emote_h", "n_fail_seeds"] == 1  # "can't stand" has no 'hate'
+    assert summary.loc["hatecheck:counter_quote_nh", "n_fail_seeds"] == 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("functionality,case_id,test_case\nx,1,y\n")
+    with pytest.raises(SuiteFormatError, match="lacks columns \\['label_gold'\\]"):
+        import_hatecheck(bad)
+    bad.write_text("functionality,case_id,test_case,label_gold\nx,1,y,maybe\n")
+    with pytest.raises(SuiteFormatError, match="bad.csv:2: label_gold 'maybe'"):
+        import_hatecheck(bad)
+
+
+def test_export_tables(tmp_path):
+    path = tmp_path / "hatecheck.csv"
+    path.write_text(HATECHECK)
+    cases = import_hatecheck(path)
+    export_cases_jsonl(cases, tmp_path / "cases.jsonl")
+    assert [c.text for c in import_suite(tmp_path / "cases.jsonl", "hate_speech")] == [c.text for c in cases]
+    export_cases_csv(cases, tmp_path / "cases.csv")
+    assert list(pd.read_csv(tmp_path / "cases.csv").text) == [c.text for c in cases]
+    result = run_suite(cases, [FixedModel()], cache_root=tmp_path / "cache")
+    files = export_results(result, tmp_path / "export")
+    table = pd.read_csv(files["results.csv"])
+    assert list(table.p_hateful) == pytest.approx([0.8, 0.1, 0.1])
+    assert len(pd.read_csv(files["summary.csv"])) == 2

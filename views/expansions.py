@@ -1,0 +1,140 @@
+"""Expansions page: a seed's parse tree, productions, reference superstructures (Algorithm 1),
+masked sentences and the masked-LM suggestions with their four validation verdicts."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from alict_app import charts, services, state, widgets
+from alict_app.guard import guarded, run_page
+
+VERDICTS = ("pos", "polarity", "predicates", "protected")
+
+
+def verdict_frame(rows: list[dict]) -> pd.DataFrame:
+    """One row per candidate: text, filled words, score, the four verdicts and the reasons."""
+    records = []
+    for row in rows:
+        verdicts = row.get("verdicts") or {}
+        record = {
+            "accepted": bool(row.get("accepted")),
+            "text": row.get("text", ""),
+            "words": ", ".join(map(str, row.get("words") or [])),
+            "score": row.get("score"),
+        }
+        for name in VERDICTS:
+            value = verdicts.get(name)
+            record[name] = "✔" if value is True else ("✘" if value is False else ("—" if value is None else str(value)))
+        reasons = row.get("reasons") or []
+        if isinstance(reasons, dict):
+            record["reasons"] = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+        else:
+            record["reasons"] = "; ".join(map(str, reasons)) if isinstance(reasons, (list, tuple)) else str(reasons)
+        masked = row.get("masked") or {}
+        record["masked"] = masked.get("text") or masked.get("masked_text") or ""
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+def production_text(value) -> str:
+    """['S', ['NP', 'VP']] → 'S → NP VP' (other shapes as they are)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[1], (list, tuple)):
+        return f"{value[0]} → {' '.join(map(str, value[1]))}"
+    return str(value)
+
+
+def masked_frame(masked: list[dict]) -> pd.DataFrame:
+    """Masked sentences with the seed production and the reference superstructure it was found in."""
+    rows = []
+    for m in masked:
+        rows.append({
+            "masked sentence": m.get("text", ""),
+            "seed production": production_text(m.get("seed_production")),
+            "reference superstructure": production_text(m.get("reference_production")),
+            "probability": m.get("reference_probability"),
+            "mask tags": " ".join(map(str, m.get("mask_tags") or [])),
+        })
+    return pd.DataFrame(rows)
+
+
+def highlight(row: pd.Series) -> list[str]:
+    colour = "background-color: #e3f4e1" if row["accepted"] else "background-color: #fbe4e4"
+    return [colour] * len(row)
+
+
+def backend_picker(kind: str, key: str, label: str) -> str | None:
+    names = services.backend_names(kind, menu=True) if kind == "mlm" else services.backend_names(kind)
+    if kind == "mlm" and not names:
+        names = services.backend_names(kind)
+    if not names:
+        st.info(f"No {label.lower()} registered yet.")
+        return None
+    state.ensure_choice(key, names)
+    st.selectbox(label, names, key=key, help=services.backend_description(kind, state.get(key)))
+    return state.get(key)
+
+
+def main() -> None:
+    widgets.header("Expansions", "Syntax-based expansion: parse → reference superstructures → masked-LM fills → validation.")
+    task = state.get("task")
+    specs = widgets.task_specs_or_stop(task)
+    if not specs:
+        return
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        spec = widgets.lc_picker(specs)
+    with c2:
+        parser_name = backend_picker("parser", "parser_name", "Parser")
+    with c3:
+        mlm_name = backend_picker("mlm", "mlm_name", "Masked LM")
+    cap = int(state.get("max_seeds", 50) or 0) or "spec"
+    seedset = services.seed_set(spec, max_seeds=cap, seed=int(state.get("sample_seed", 0)))
+    if not seedset.seeds:
+        st.info("This LC has no seeds to expand.")
+        return
+    by_id = {s.id: s for s in seedset.seeds}
+    state.ensure_choice("seed", list(by_id))
+    st.selectbox("Seed", list(by_id), key="seed", format_func=lambda i: by_id[i].text[:140])
+    seed = by_id[state.get("seed")]
+    o1, o2, o3 = st.columns(3)
+    top_k_productions = o1.slider("Reference superstructures per production", 1, 10, 5, key="exp_top_prod")
+    max_masks = o2.slider("Max masks per sentence", 1, 3, 2, key="exp_max_masks")
+    top_k = o3.slider("Suggestions per mask (top-k)", 1, 20, 10, key="exp_top_k")
+    if parser_name is None:
+        return
+
+    tree = None
+    with guarded("parsing the seed"), st.spinner("Parsing …"):
+        tree = services.parse_seed(parser_name, seed)
+    if tree is not None:
+        st.subheader("Parse tree")
+        st.plotly_chart(charts.parse_tree_figure(tree), width="stretch", key="parse_tree")
+        with st.expander("Productions"):
+            st.code("\n".join(str(p) for p in services.productions_of(tree)), language="text")
+
+    if tree is None:
+        return
+    masked = []
+    with guarded("finding reference superstructures (Algorithm 1)"), st.spinner("Matching the reference grammar …"):
+        masked = services.masked_for_seed(parser_name, seed, top_k=top_k_productions, max_masks=max_masks)
+        st.subheader(f"Masked sentences ({len(masked)})")
+        if masked:
+            st.dataframe(masked_frame(masked), hide_index=True, width="stretch")
+        else:
+            st.caption("No production of this seed has a larger reference superstructure.")
+
+    if mlm_name is None:
+        return
+    with guarded("expanding the seed"), st.spinner("Asking the masked LM and validating …"):
+        rows = services.expand_seed(parser_name, mlm_name, spec, seed, top_k_productions=top_k_productions,
+                                    max_masks=max_masks, top_k_words=top_k, max_per_seed=top_k)
+        frame = verdict_frame(rows)
+        accepted = int(frame["accepted"].sum()) if len(frame) else 0
+        st.subheader(f"Suggestions: {accepted} accepted of {len(frame)}")
+        if len(frame):
+            st.dataframe(frame.style.apply(highlight, axis=1), hide_index=True, width="stretch")
+            st.caption("Green rows pass all four checks (POS in context, polarity, LC predicates, protected span).")
+
+
+run_page(main, "showing the expansions")

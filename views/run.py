@@ -1,0 +1,152 @@
+"""Run page: choose models (registered and user-added) and LCs; run with progress; cancel; summary."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from alict_app import runs, services, state, widgets
+from alict_app.guard import guarded, run_page, show_error
+
+USER_KINDS = {
+    "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
+    "http": ("JSON HTTP endpoint", {"url": "https://host/predict"}),
+    "openai-chat": ("OpenAI-compatible chat endpoint", {"base_url": "http://localhost:8000/v1", "model": "model name"}),
+    "static": ("stored predictions (CSV/JSONL)", {"path": "/path/to/predictions.jsonl"}),
+    "sklearn": ("scikit-learn/joblib pipeline (trusted)", {"path": "/path/to/pipeline.joblib"}),
+}
+
+
+def model_refs(task: str) -> list[dict]:
+    """Registered models chosen in the sidebar plus the user-added models ticked here."""
+    refs = [{"name": name, "kwargs": {}, "label": name} for name in state.get("models", []) or []]
+    for ref in st.session_state.get("user_models", []):
+        if ref["task"] == task and st.session_state.get(f"use::{ref['label']}", True):
+            refs.append(ref)
+    return refs
+
+
+def add_user_model(task: str) -> None:
+    kind = st.session_state["um_kind"]
+    kwargs = {field: st.session_state.get(f"um_{field}", "").strip() for field in USER_KINDS[kind][1]}
+    empty = [field for field, value in kwargs.items() if not value]
+    if empty:
+        st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {USER_KINDS[kind][0]}"
+        return
+    label = st.session_state.get("um_label", "").strip() or f"{kind}:{next(iter(kwargs.values()))}"
+    kwargs["task"] = task
+    if kind == "sklearn":
+        kwargs["trusted"] = True
+    st.session_state["um_pending"] = {"name": kind, "kwargs": {**kwargs, "name": label}, "label": label, "task": task}
+
+
+def user_model_form(task: str) -> None:
+    with st.expander("Add your own model (Hugging Face path/id, endpoint, stored predictions)"):
+        kinds = [k for k in USER_KINDS if k in services.backend_names("model")] or list(USER_KINDS)
+        kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
+        for field, hint in USER_KINDS[kind][1].items():
+            st.text_input(field, key=f"um_{field}", placeholder=hint)
+        st.text_input("Display name", key="um_label", placeholder="my-model")
+        st.button("Add model", on_click=add_user_model, args=(task,))
+        if st.session_state.get("um_problem"):
+            st.error(st.session_state.pop("um_problem"))
+        pending = st.session_state.pop("um_pending", None)
+        if pending:
+            with guarded(f"loading model {pending['label']}"):
+                services.model_from_ref(pending)  # fails here, with a clear message, if unusable
+                models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
+                st.session_state["user_models"] = [*models, pending]
+                st.success(f"Added {pending['label']}")
+        for ref in st.session_state.get("user_models", []):
+            if ref["task"] == task:
+                st.checkbox(f"use {ref['label']} ({ref['name']})", value=True, key=f"use::{ref['label']}")
+
+
+def show_result(key: str, cached: bool) -> None:
+    summary = runs.run_frames(key)["summary"]
+    st.success(f"Run finished{' (loaded from cache)' if cached else ''} — run id `{key}`. "
+               "Open **Failures** for the analysis.", icon=":material/check_circle:")
+    if len(summary):
+        st.dataframe(summary, hide_index=True, width="stretch")
+
+
+def request_cancel() -> None:
+    st.session_state["cancel_run"] = True
+
+
+def main() -> None:
+    widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.")
+    task = state.get("task")
+    specs = widgets.task_specs_or_stop(task)
+    if not specs:
+        return
+    ids = [s.id for s in specs]
+    state.ensure_choices("run_lcs", ids, default=ids)
+    st.multiselect("LCs to run", ids, key="run_lcs")
+    user_model_form(task)
+    refs = model_refs(task)
+    st.caption("Models: " + (", ".join(r["label"] for r in refs) or "none — pick models in the sidebar"))
+    c1, c2, c3, c4 = st.columns(4)
+    st.session_state.setdefault("max_seeds", 50)
+    c1.number_input("Max seeds per LC (0 = the spec's cap)", min_value=0, max_value=100_000, step=10, key="max_seeds")
+    c2.number_input("Batch size", min_value=1, max_value=1024, value=64, step=16, key="run_batch")
+    expand = c3.checkbox("Include expansions", key="run_expand",
+                         help="parse + masked LM; needs the parser and the MLM head to be built")
+    c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
+    parser_names, mlm_names = services.backend_names("parser"), services.backend_names("mlm", menu=True)
+    if expand:
+        e1, e2 = st.columns(2)
+        state.ensure_choice("parser_name", parser_names)
+        state.ensure_choice("mlm_name", mlm_names)
+        e1.selectbox("Parser", parser_names, key="parser_name")
+        e2.selectbox("Masked LM", mlm_names, key="mlm_name")
+    chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]
+    request = runs.RunRequest(
+        task=task, lc_ids=[s.id for s in chosen], models=refs, max_seeds=int(state.get("max_seeds")) or "spec",
+        sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),
+        parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
+        max_per_seed=int(st.session_state.get("run_per_seed", 3)), batch_size=int(st.session_state.get("run_batch", 64)),
+        spec_keys={s.id: services.spec_key(s) for s in chosen},
+    )
+    key = request.key()
+    b1, b2 = st.columns([1, 5])
+    go = b1.button("▶ Run", type="primary", disabled=not (chosen and refs), key="run_go")
+    b2.button("■ Cancel", on_click=request_cancel, key="run_cancel", help="stops between batches; finished batches stay cached")
+    if st.session_state.pop("cancel_run", False) and not go:
+        st.warning("Run cancelled. Finished batches are cached: running again resumes.")
+    if go:
+        if runs.is_done(key):
+            state.put("run", key)
+            show_result(key, cached=True)
+            return
+        bar = st.progress(0.0, text="starting …")
+        log = st.empty()
+
+        def progress(message: str, fraction: float) -> None:
+            bar.progress(fraction, text=message)
+
+        with st.status("Running …", expanded=True) as status:
+            try:
+                runs.execute(request, {s.id: s for s in chosen}, progress,
+                             should_stop=lambda: bool(st.session_state.get("cancel_run")))
+            except runs.RunCancelled as exc:
+                status.update(label="Cancelled", state="error")
+                log.warning(str(exc))
+                return
+            except Exception as exc:  # noqa: BLE001 - shown on the page, the status marked failed
+                status.update(label="Failed", state="error", expanded=True)
+                show_error(exc, "running the tests")
+                return
+            status.update(label="Done", state="complete", expanded=False)
+        if runs.is_done(key):
+            state.put("run", key)
+            show_result(key, cached=False)
+    elif runs.is_done(key):
+        state.put("run", key)
+        show_result(key, cached=True)
+    else:
+        previous = runs.list_runs(task)
+        if previous:
+            st.caption(f"{len(previous)} earlier run(s) of this task; the latest opens on the Failures page.")
+
+
+run_page(main, "running the tests")

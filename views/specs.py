@@ -1,0 +1,151 @@
+"""Specs page: list the task's LC specs, edit one (YAML + form), live counts, save, diff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+import yaml
+
+from alict_core.hashing import hash_text
+from alict_app import services, specs_io, state, widgets
+from alict_app.guard import guarded, run_page
+
+def common_fields(data: Any) -> list[dict[str, Any]]:
+    """The spec's common editable fields: each search group's predicates (one YAML item per line)
+    and each concat rule's fixed string lists (prefixes, connectives, postfixes; one string per line)."""
+    fields: list[dict[str, Any]] = []
+    if not isinstance(data, dict):
+        return fields
+    for i, group in enumerate(data.get("search") or []):
+        if isinstance(group, dict) and isinstance(group.get("predicates"), list):
+            lines = [yaml.safe_dump(p, default_flow_style=True, width=10_000).strip() for p in group["predicates"]]
+            fields.append({"path": ("search", i, "predicates"), "kind": "yaml",
+                           "label": f"predicates of search group '{group.get('name', i)}'", "text": "\n".join(lines)})
+    for i, rule in enumerate(data.get("rules") or []):
+        parts = rule.get("concat") if isinstance(rule, dict) else None
+        if not isinstance(parts, list):
+            continue
+        for j, part in enumerate(parts):
+            if isinstance(part, list) and all(isinstance(v, str) for v in part):
+                role = "prefixes" if j == 0 else ("postfixes" if j == len(parts) - 1 else f"part {j + 1} strings")
+                fields.append({"path": ("rules", i, "concat", j), "kind": "strings",
+                               "label": f"{role} of rule '{rule.get('name', i)}'", "text": "\n".join(part)})
+    return fields
+
+
+def set_path(data: Any, path: tuple, value: Any) -> None:
+    for step in path[:-1]:
+        data = data[step]
+    data[path[-1]] = value
+
+
+def field_key(editor_key: str, path: tuple, version: str) -> str:
+    """Widget key of one form field; ``version`` (a hash of the YAML) resets the form when the YAML changes."""
+    return f"form::{editor_key}::{version}::{'/'.join(map(str, path))}"
+
+
+def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
+    """Callback: write the form's fields back into the YAML editor text (comments are not kept)."""
+    data = yaml.safe_load(st.session_state[editor_key])
+    for item in fields:
+        lines = [line.strip() for line in st.session_state.get(field_key(editor_key, item["path"], version), "").splitlines()]
+        lines = [line for line in lines if line]
+        try:
+            value = [yaml.safe_load(line) for line in lines] if item["kind"] == "yaml" else lines
+        except yaml.YAMLError as exc:
+            st.session_state["form_error"] = f"{item['label']}: not valid YAML ({exc})"
+            return
+        set_path(data, item["path"], value)
+    st.session_state[editor_key] = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def reset_editor(editor_key: str, original: str) -> None:
+    st.session_state[editor_key] = original
+
+
+def main() -> None:
+    widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
+    task = state.get("task")
+    specs = widgets.task_specs_or_stop(task)
+    if not specs:
+        return
+    st.dataframe(widgets.spec_table(specs), hide_index=True, width="stretch", height=min(400, 38 + 35 * len(specs)))
+    spec = widgets.lc_picker(specs, "Edit LC spec")
+    original = services.spec_text(spec)
+    editor_key = f"spec_yaml::{task}::{spec.id}"
+    drafts = st.session_state.setdefault("spec_drafts", {})
+    if editor_key not in st.session_state:
+        st.session_state[editor_key] = drafts.get(editor_key, original)
+
+    left, right = st.columns([3, 2])
+    with left:
+        st.text_area("Spec YAML (Ctrl+Enter to apply)", key=editor_key, height=460)
+        text = st.session_state[editor_key]
+        drafts[editor_key] = text
+        source = services.spec_source(spec)
+        parsed, problem = None, None
+        try:
+            parsed = services.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
+        except Exception as exc:  # noqa: BLE001 - shown inline below
+            problem = exc
+        if problem is not None:
+            line = specs_io.error_line(problem)
+            where = f"line {line}" if line else "spec"
+            field = getattr(problem, "field", None)
+            st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}", icon=":material/warning:")
+            st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
+        else:
+            st.success("Spec is valid.", icon=":material/check_circle:")
+        st.button("Revert to the file on disk", on_click=reset_editor, args=(editor_key, original))
+    with right:
+        st.markdown("**Common fields**")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            data = None
+        fields = common_fields(data) if data else []
+        if fields:
+            version = hash_text(text, 10)
+            with st.form(f"form::{editor_key}"):
+                for item in fields:
+                    st.text_area(item["label"] + " (one per line)", item["text"], key=field_key(editor_key, item["path"], version),
+                                 height=68 + 20 * min(5, item["text"].count("\n")))
+                st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
+            if st.session_state.get("form_error"):
+                st.error(st.session_state.pop("form_error"))
+        else:
+            st.caption("No predicates or concat string lists here (or the YAML does not parse).")
+        st.markdown("**Live counts**")
+        if parsed is not None:
+            with guarded("counting matches and seeds"), st.spinner("Searching the corpus …"):
+                seedset = services.seed_set(parsed)
+                c1, c2 = st.columns(2)
+                c1.metric("matches", getattr(seedset, "n_matches", len(seedset.seeds)))
+                c2.metric("seeds", len(seedset.seeds))
+        else:
+            st.caption("Fix the spec to see counts.")
+
+    with st.expander("Diff against the shipped spec", expanded=text != original):
+        diff = specs_io.unified_diff(original, text, source.name if source else f"{spec.id}.yaml")
+        st.code(diff or "(no changes)", language="diff")
+
+    st.markdown("**Save**")
+    c1, c2, c3 = st.columns([2, 1, 1])
+    name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
+    directory = services.spec_dirs(task)[0]
+    overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")
+    if c3.button("💾 Save spec", disabled=problem is not None, key=f"save::{editor_key}"):
+        with guarded("saving the spec"):
+            target = specs_io.spec_target(directory, name)
+            if target.stem != parsed.id:
+                st.error(f"The file name must equal the spec's id ({parsed.id!r}): change `id:` in the YAML "
+                         f"to save it as a new LC, or save it as {parsed.id}.")
+            elif target.exists() and not overwrite:
+                st.warning(f"{target.name} exists — tick 'Overwrite if it exists' to replace it.")
+            else:
+                path = specs_io.save_spec_text(directory, name, text, overwrite=overwrite)
+                st.success(f"Saved {path}")
+
+
+run_page(main, "showing the specs")
