@@ -70,6 +70,16 @@ def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
 
 
+def describe_run(info: dict[str, Any]) -> str:
+    """One line naming a finished run: when, how many LCs, which models, short key."""
+    import datetime as dt
+
+    request = info["request"]
+    when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
+    models = ", ".join(m.get("label", m["name"]) for m in request["models"])
+    return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
+
+
 @st.cache_resource(show_spinner="Loading the run …", max_entries=8)
 def load_run(key: str) -> Any:
     run_result = core_attr(RUNNER, "RunResult", RUNNER_HINT)

@@ -11,7 +11,11 @@ sentences that (a) produced; and their ratio (goal: pipeline >= 70 % of raw). Bo
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
 
 def main() -> None:

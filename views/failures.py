@@ -24,18 +24,9 @@ def choose_run(task: str) -> str | None:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return None
     state.ensure_choice("run", keys)
-    labels = {r["key"]: describe_run(r) for r in available}
+    labels = {r["key"]: runs.describe_run(r) for r in available}
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     return state.get("run")
-
-
-def describe_run(info: dict[str, Any]) -> str:
-    import datetime as dt
-
-    request = info["request"]
-    when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
-    models = ", ".join(m.get("label", m["name"]) for m in request["models"])
-    return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
 
 
 def model_ref(run_key: str, model_name: str) -> dict[str, Any]:

@@ -95,7 +95,8 @@ def main() -> None:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return
     state.ensure_choice("run", keys)
-    st.selectbox("Run", keys, key="run")
+    labels = {r["key"]: runs.describe_run(r) for r in available}
+    st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     key = state.get("run")
     frames = runs.run_frames(key)
     cases, p2f, summary = frames["cases"], frames["pass_to_fail"], frames["summary"]
