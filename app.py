@@ -1,6 +1,6 @@
 """ALiCT Studio — Streamlit entry point: ``streamlit run app.py``.
 
-Navigation over six pages (files in ``views/`` — see docs/app.md for why not ``pages/``); the sidebar holds the task, corpus, models and
+Navigation over six pages (files in ``pages/``); the sidebar holds the task, corpus, models and
 backend status. Models load lazily on the pages that need them, so the first paint is fast.
 """
 
@@ -13,18 +13,18 @@ import time
 import streamlit as st
 
 from alict_app import services, state
-from alict_app.guard import guarded
+from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar
 
 st.set_page_config(page_title="ALiCT Studio", page_icon="🧪", layout="wide")
 
 PAGES = [
-    st.Page("views/specs.py", title="Specs", icon=":material/edit_note:", default=True),
-    st.Page("views/seeds.py", title="Seeds", icon=":material/grass:"),
-    st.Page("views/expansions.py", title="Expansions", icon=":material/account_tree:"),
-    st.Page("views/run.py", title="Run", icon=":material/play_arrow:"),
-    st.Page("views/failures.py", title="Failures", icon=":material/bug_report:"),
-    st.Page("views/report.py", title="Report", icon=":material/summarize:"),
+    st.Page("pages/specs.py", title="Specs", icon=":material/edit_note:", default=True),
+    st.Page("pages/seeds.py", title="Seeds", icon=":material/grass:"),
+    st.Page("pages/expansions.py", title="Expansions", icon=":material/account_tree:"),
+    st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
+    st.Page("pages/failures.py", title="Failures", icon=":material/bug_report:"),
+    st.Page("pages/report.py", title="Report", icon=":material/summarize:"),
 ]
 
 _started = time.perf_counter()
@@ -32,7 +32,11 @@ state.init_state()
 navigation = st.navigation(PAGES)
 with guarded("drawing the sidebar"):
     render_sidebar()
-navigation.run()
+st.session_state[NAVIGATION_FLAG] = True
+try:
+    navigation.run()
+finally:
+    st.session_state[NAVIGATION_FLAG] = False
 state.sync_query_params()
 services.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules
 if os.environ.get("ALICT_APP_TIMING"):  # per-run script time, for benchmarks

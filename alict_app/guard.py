@@ -38,7 +38,29 @@ def guarded(what: str) -> Iterator[None]:
         show_error(exc, what)
 
 
+NAVIGATION_FLAG = "_alict_inside_navigation"
+
+
 def run_page(main: Callable[[], None], what: str) -> None:
-    """Run a page's main function inside the error boundary."""
+    """Run a page's main function inside the error boundary.
+
+    Pages normally run under ``app.py``'s ``st.navigation`` (which draws the sidebar and keeps the URL
+    state). Streamlit also runs files of a ``pages/`` folder directly (its legacy multipage mode, e.g. on
+    a server's first session or in ``AppTest.switch_page``); then the page sets up that context itself.
+    """
+    import streamlit as st
+
+    standalone = not st.session_state.get(NAVIGATION_FLAG)
+    if standalone:
+        from alict_app import state
+        from alict_app.sidebar import render_sidebar
+
+        state.init_state()
+        with guarded("drawing the sidebar"):
+            render_sidebar()
     with guarded(what):
         main()
+    if standalone:
+        from alict_app import state
+
+        state.sync_query_params()

@@ -39,13 +39,13 @@ def main() -> None:
     first = time.perf_counter() - started
     if args.fake:
         at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
-        at.switch_page("views/expansions.py").run()
+        at.switch_page("pages/expansions.py").run()
         at.selectbox(key="parser_name").set_value("fake-parser")
         at.selectbox(key="mlm_name").set_value("fake-mlm")
     cold = {}
     for page in PAGES:
         t0 = time.perf_counter()
-        at.switch_page(f"views/{page}.py").run()
+        at.switch_page(f"pages/{page}.py").run()
         cold[page] = time.perf_counter() - t0
         if page == "run":
             at.multiselect(key="run_lcs").set_value(["sentiment-lc01", "sentiment-lc04"]).run()
@@ -55,7 +55,7 @@ def main() -> None:
     warm = {}
     for page in PAGES:
         t0 = time.perf_counter()
-        at.switch_page(f"views/{page}.py").run()
+        at.switch_page(f"pages/{page}.py").run()
         warm[page] = time.perf_counter() - t0
     problems = [e.value for e in at.exception]
     print(f"first run (Specs, corpus counts included): {first:6.2f} s  ratio to {FIRST_RUN_GOAL_S:g} s goal: {first / FIRST_RUN_GOAL_S:5.2f}")

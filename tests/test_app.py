@@ -144,7 +144,7 @@ def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_specs):
 # ------------------------------------------------------------------ Seeds
 def test_seeds_page_counts_filters_and_resamples():
     at = start({"lc": "sentiment-lc02"})
-    at.switch_page("views/seeds.py").run()
+    at.switch_page("pages/seeds.py").run()
     at.number_input(key="max_seeds").set_value(20).run()
     assert_clean(at)
     spec = next(s for s in sentiment_specs() if s.id == "sentiment-lc02")
@@ -168,7 +168,7 @@ def test_seeds_page_counts_filters_and_resamples():
 # ------------------------------------------------------------------ Expansions
 def test_expansions_page_draws_the_tree_and_verdicts_with_fake_backends():
     at = start({"lc": "sentiment-lc01"})
-    at.switch_page("views/expansions.py").run()
+    at.switch_page("pages/expansions.py").run()
     at.selectbox(key="parser_name").set_value("fake-parser")
     at.selectbox(key="mlm_name").set_value("fake-mlm")
     at.run()
@@ -190,7 +190,7 @@ def test_expansions_page_draws_the_tree_and_verdicts_with_fake_backends():
 # ------------------------------------------------------------------ Run → Failures → Report
 def run_with_fake_model(at: AppTest, lcs=("sentiment-lc01", "sentiment-lc04")) -> AppTest:
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
-    at.switch_page("views/run.py").run()
+    at.switch_page("pages/run.py").run()
     at.multiselect(key="run_lcs").set_value(list(lcs))
     at.number_input(key="max_seeds").set_value(15)
     at.run()
@@ -211,7 +211,7 @@ def test_run_failures_report_flow(tmp_runs, tmp_path):
     at.button(key="run_go").click().run()
     assert any("loaded from cache" in s.value for s in at.success)
 
-    at.switch_page("views/failures.py").run()
+    at.switch_page("pages/failures.py").run()
     assert_clean(at)
     charts = len(at.get("plotly_chart"))
     assert charts == 3  # heatmap, bars seeds vs expansions, fidelity curve of the chosen case
@@ -224,7 +224,7 @@ def test_run_failures_report_flow(tmp_runs, tmp_path):
     assert "[MASK]" in template or template.strip()
     assert at.query_params.get("case") and at.query_params.get("model") in ("fake-sentiment", ["fake-sentiment"])
 
-    at.switch_page("views/report.py").run()
+    at.switch_page("pages/report.py").run()
     assert_clean(at)
     assert "Most striking failures" in [s.value for s in at.subheader]
     assert any(m.value == "#### fake-sentiment" for m in at.markdown)
@@ -252,7 +252,7 @@ def test_run_failures_report_flow(tmp_runs, tmp_path):
 def test_failure_browser_filters_and_deep_link_to_a_case(tmp_runs):
     at = run_with_fake_model(start())
     key = at.session_state["run"]
-    at.switch_page("views/failures.py").run()
+    at.switch_page("pages/failures.py").run()
     at.multiselect(key="fb_lc").set_value(["sentiment-lc04"]).run()
     table = at.dataframe[0].value
     assert len(table) > 0 and set(table["lc_id"]) == {"sentiment-lc04"}
@@ -260,7 +260,7 @@ def test_failure_browser_filters_and_deep_link_to_a_case(tmp_runs):
     assert case.split("::")[0] in set(table["case_id"])
     # a fresh session opened from the link shows the same run and case
     again = start({"task": "sentiment", "run": key, "case": case})
-    again.switch_page("views/failures.py").run()
+    again.switch_page("pages/failures.py").run()
     assert_clean(again)
     assert again.selectbox(key="run").value == key
     assert again.selectbox(key="case").value == case
@@ -270,7 +270,7 @@ def test_deep_link_restores_task_and_lc():
     at = start({"task": "sentiment", "lc": "sentiment-lc05"})
     assert at.sidebar.selectbox(key="task").value == "sentiment"
     assert at.selectbox(key="lc").value == "sentiment-lc05"
-    at.switch_page("views/seeds.py").run()
+    at.switch_page("pages/seeds.py").run()
     assert at.selectbox(key="lc").value == "sentiment-lc05"
 
 
@@ -287,7 +287,7 @@ def test_a_failing_model_is_a_friendly_message(tmp_runs):
     try:
         at = start()
         at.sidebar.multiselect(key="models").set_value(["broken"]).run()
-        at.switch_page("views/run.py").run()
+        at.switch_page("pages/run.py").run()
         at.multiselect(key="run_lcs").set_value(["sentiment-lc04"]).run()
         at.button(key="run_go").click().run()
         assert not at.exception
@@ -308,7 +308,7 @@ def test_a_missing_parser_says_how_to_build_it(monkeypatch):
     PARSERS.add("not-built", missing, "a parser whose model is missing")
     try:
         at = start({"lc": "sentiment-lc01"})
-        at.switch_page("views/expansions.py").run()
+        at.switch_page("pages/expansions.py").run()
         at.selectbox(key="parser_name").set_value("not-built").run()
         assert_clean(at)
         assert any("python -m alict_core build parser" in w.value for w in at.warning)
@@ -318,10 +318,10 @@ def test_a_missing_parser_says_how_to_build_it(monkeypatch):
 
 def test_empty_pages_explain_what_to_do():
     at = start()
-    at.switch_page("views/failures.py").run()
+    at.switch_page("pages/failures.py").run()
     assert_clean(at)
     assert any("Run" in i.value for i in at.info)
-    at.switch_page("views/report.py").run()
+    at.switch_page("pages/report.py").run()
     assert any("Run" in i.value for i in at.info)
 
 
@@ -341,7 +341,7 @@ def test_corpus_and_models_load_once_per_process(monkeypatch):
     services.corpus_texts.clear()
     for _ in range(2):  # two sessions, each visiting two pages that need the corpus
         at = start({"lc": "sentiment-lc04"})
-        at.switch_page("views/seeds.py").run()
+        at.switch_page("pages/seeds.py").run()
         assert_clean(at)
     assert calls == ["sentiment"]
     first = services.model("fake-sentiment")
@@ -351,7 +351,7 @@ def test_corpus_and_models_load_once_per_process(monkeypatch):
 def test_run_with_expansions_finds_pass_to_fail_pairs(tmp_runs):
     at = start()
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
-    at.switch_page("views/run.py").run()
+    at.switch_page("pages/run.py").run()
     at.multiselect(key="run_lcs").set_value(["sentiment-lc01"])
     at.number_input(key="max_seeds").set_value(10)
     at.checkbox(key="run_expand").check().run()
@@ -363,7 +363,7 @@ def test_run_with_expansions_finds_pass_to_fail_pairs(tmp_runs):
     summary = at.dataframe[0].value.set_index("lc_id")
     assert summary.loc["sentiment-lc01", "n_expansions"] > 0
     pairs = int(summary.loc["sentiment-lc01", "n_pass_to_fail"])
-    at.switch_page("views/failures.py").run()
+    at.switch_page("pages/failures.py").run()
     assert_clean(at)
     if pairs:
         counts = at.dataframe[0].value
@@ -380,7 +380,7 @@ def test_hate_speech_task_renders_every_page():
     assert_clean(at)
     assert at.sidebar.selectbox(key="task").value == "hate_speech"
     for page in ("seeds", "expansions", "run", "failures", "report"):
-        at.switch_page(f"views/{page}.py").run()
+        at.switch_page(f"pages/{page}.py").run()
         assert_clean(at)
 
 
@@ -393,7 +393,7 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path):
     stored.write_text("".join(json.dumps({"text": t, "label": "positive"}) + "\n" for t in texts))
     at = start()
     at.sidebar.multiselect(key="models").set_value([]).run()
-    at.switch_page("views/run.py").run()
+    at.switch_page("pages/run.py").run()
     at.selectbox(key="um_kind").set_value("static").run()
     at.text_input(key="um_path").set_value(str(stored))
     at.text_input(key="um_label").set_value("stored")
@@ -429,7 +429,7 @@ def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
     services.corpus_texts.clear()
     try:
         at = start({"lc": "sentiment-lc04"})
-        at.switch_page("views/seeds.py").run()
+        at.switch_page("pages/seeds.py").run()
         assert not at.exception
         errors = [e.value for e in at.error]
         assert any("data directory not found" in e and str(empty) in e and "ALICT_DATA_DIR" in e for e in errors), errors

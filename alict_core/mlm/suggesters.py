@@ -143,17 +143,27 @@ class HFMaskedLMSuggester:
         return logits, counts
 
     def _compute(self, texts: list[str], top_k: int) -> list[list[list[tuple[str, float]]]]:
+        """Top-k whole words per mask, computed on each batch's stacked mask logits at once."""
         import torch
 
-        results = []
-        for logits in self.mask_logits(texts):
-            probs = torch.softmax(logits.float(), dim=-1)
-            probs = probs.masked_fill(~self._allowed[: probs.shape[-1]], -1.0)
-            values, indices = probs.topk(min(top_k, int(self._allowed.sum())), dim=-1)
-            results.append([
-                [(self._words[int(i)], float(v)) for v, i in zip(row_v, row_i) if float(v) >= 0]
-                for row_v, row_i in zip(values, indices)
-            ])
+        k = min(top_k, int(self._allowed.sum()))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        results: list[Any] = [None] * len(texts)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                logits, counts = self._forward([texts[i] for i in idx])
+                logits = logits.float()
+                log_norm = torch.logsumexp(logits, dim=-1, keepdim=True)  # softmax over the full vocabulary
+                allowed = self._allowed[: logits.shape[-1]]
+                values, indices = logits.masked_fill_(~allowed, float("-inf")).topk(k, dim=-1)
+                probs = (values - log_norm).exp().tolist()
+                indices = indices.tolist()
+                row = 0
+                for i, count in zip(idx, counts):
+                    results[i] = [[(self._words[w], p) for w, p in zip(indices[r], probs[r])]
+                                  for r in range(row, row + count)]
+                    row += count
         return results
 
 
