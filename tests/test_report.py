@@ -108,3 +108,24 @@ def test_cli_runs_real_lc_seeds(tmp_path):
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     summary = RunResult.load(tmp_path / "run").summary()
     assert list(summary.lc_id) == [lc] and 0 < summary.n_seeds.iloc[0] <= 5
+
+
+def test_cli_expansions_bring_their_seeds(tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    from alict_core.spec import load_task_specs
+
+    lc = next(s.id for s in load_task_specs("sentiment") if s.test_type == "MFT")
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": lc, "task": "sentiment", "text": text, "test_type": "MFT",
+                                         "expected": {"kind": "label", "labels": ["positive"]}}) + "\n"
+                             for i, text in enumerate(["A wonderful film.", "A great movie.", "I love it."])))
+    exps = tmp_path / "exp.jsonl"
+    exps.write_text(json.dumps({"id": "x1", "seed_id": "s2", "lc_id": lc, "text": "I really hate it.", "accepted": True}) + "\n"
+                    + json.dumps({"id": "x2", "seed_id": "s1", "lc_id": lc, "text": "rejected", "accepted": False}) + "\n")
+    out = tmp_path / "run"
+    assert main(["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--seeds", str(seeds), "--max-seeds", "1",
+                 "--expansions", str(exps), "--out", str(out), "--quiet"]) == 0
+    result = RunResult.load(out)
+    assert sorted(c.case_id for c in result.case_list) == ["s0", "s2", "x1"]  # s2 kept for its expansion
+    p2f = result.pass_to_fail()
+    assert list(p2f.case_id) == ["x1"] and p2f.seed_text[0] == "I love it."

@@ -60,8 +60,13 @@ def check_thresholds(summary, thresholds: dict[str, float]) -> list[str]:
     return problems
 
 
-def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files: list[str]) -> list[dict]:
-    """Seed dicts (with capability and description from the specs) of the selected LCs."""
+def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files: list[str],
+             wanted: dict[str, set[str]] | None = None) -> list[dict]:
+    """Seed dicts (with capability and description from the specs) of the selected LCs.
+
+    ``wanted`` (LC → seed ids referenced by expansions): such seeds are added even when the seed cap
+    sampled other ones, so every accepted expansion has its seed.
+    """
     from alict_core.spec import load_task_specs
 
     specs = {s.id: s for s in load_task_specs(task)}
@@ -78,6 +83,14 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
             if not Path(file).is_file():
                 raise AlictError(f"--seeds file {file} not found")
             rows.extend(r for r in iter_jsonl(Path(file)) if r.get("lc_id") in specs)
+        if max_seeds is not None:
+            per_lc: dict[str, int] = {}
+            kept = []
+            for r in rows:
+                per_lc[r["lc_id"]] = per_lc.get(r["lc_id"], 0) + 1
+                if per_lc[r["lc_id"]] <= max_seeds or r.get("id") in (wanted or {}).get(r["lc_id"], set()):
+                    kept.append(r)
+            rows = kept
     else:
         from alict_core.data.corpus import load_corpus
         from alict_core.seeds import find_seeds
@@ -86,6 +99,9 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
         for spec in specs.values():
             seed_set = find_seeds(spec, corpus, max_seeds=max_seeds if max_seeds is not None else "spec")
             rows.extend(s.to_dict() for s in seed_set.seeds)
+            missing = (wanted or {}).get(spec.id, set()) - {s.id for s in seed_set.seeds}
+            if missing:
+                rows.extend(s.to_dict() for s in find_seeds(spec, corpus, max_seeds=None).seeds if s.id in missing)
     for row in rows:
         spec = specs.get(row["lc_id"])
         if spec is not None:
@@ -100,15 +116,19 @@ def collect_cases(args: argparse.Namespace) -> list:
 
     cases = []
     if not args.no_lcs:
-        seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds)
-        expansions = []
         from alict_core.jsonl import iter_jsonl
 
+        expansions = []
         for file in args.expansions:
             if not Path(file).is_file():
                 raise AlictError(f"--expansions file {file} not found")
             expansions.extend(iter_jsonl(Path(file)))
-        cases.extend(build_cases(seeds, expansions, max_seeds=args.max_seeds))
+        wanted: dict[str, set[str]] = {}
+        for row in expansions:
+            if row.get("accepted", True) and "lc_id" in row:
+                wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
+        seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
+        cases.extend(build_cases(seeds, expansions))
     for suite in args.suite:
         imported = import_suite(suite, args.task)
         if args.max_seeds is not None:
