@@ -4,7 +4,7 @@
 
 Prints masked sentences per second for (a) ``expand()`` end to end (parse, Algorithm 1, suggest,
 tag + validate every candidate), uncached, and (b) the suggester's raw batched forward
-(``mask_logits``: tokenise + encoder + vocabulary head at the masks) on exactly the masked
+(``forward_only``: tokenise + encoder + vocabulary head at the masks, outputs discarded) on exactly the masked
 sentences that (a) produced; and their ratio (goal: pipeline >= 70 % of raw). Both in one run.
 """
 
@@ -66,16 +66,25 @@ def main() -> None:
         trees = parser.parse_batch([s.text.split() for s in seeds])
         for s, tree in zip(seeds, trees):
             texts += [" ".join(masked_tokens(m)[0]) for m in masker(s.id, tree, 5, 2)]
-    started = time.perf_counter()
-    suggester.mask_logits(texts)
-    raw = time.perf_counter() - started
+    unique = list(dict.fromkeys(texts))  # Algorithm 1 yields the same masked text for several slot tags
+    raw = raw_unique = float("inf")
+    for _ in range(2):  # best of two: the shared machine's noise should not flatter the ratio
+        started = time.perf_counter()
+        suggester.forward_only(texts)
+        raw = min(raw, time.perf_counter() - started)
+        started = time.perf_counter()
+        suggester.forward_only(unique)
+        raw_unique = min(raw_unique, time.perf_counter() - started)
 
     print(f"seeds: {sum(len(s) for _, s in jobs)}  masked sentences: {n_masked} (raw inputs {len(texts)})  "
           f"candidates: {n_rows}  accepted: {n_accepted}")
     print("pipeline stages (s): " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
     print(f"expand() end to end : {pipeline:7.2f} s  {n_masked / pipeline:7.1f} masked sentences/s")
     print(f"raw batched MLM     : {raw:7.2f} s  {len(texts) / raw:7.1f} masked sentences/s")
+    print(f"raw, distinct texts : {raw_unique:7.2f} s  ({len(unique)} distinct masked texts; "
+          f"{len(texts) / raw_unique:.1f} masked sentences/s)")
     print(f"pipeline / raw throughput: {(n_masked / pipeline) / (len(texts) / raw):.2f}  (goal >= 0.70)")
+    print(f"pipeline / raw-on-distinct-texts throughput: {raw_unique / pipeline:.2f}")
     mlm_only = stages.get("suggest", 0.0)
     print(f"suggest stage / raw throughput: {raw / mlm_only:.2f}" if mlm_only else "")
 

@@ -121,6 +121,18 @@ class HFMaskedLMSuggester:
                     out[i] = part
         return out
 
+    def forward_only(self, masked_texts: Sequence[str]) -> int:
+        """The raw batched forward (tokenise, encoder, head at the masks) with results discarded;
+        returns the number of masks. The benchmark's baseline."""
+        import torch
+
+        order = sorted(masked_texts, key=len)
+        masks = 0
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                masks += sum(self._forward(order[start:start + self.batch_size])[1])
+        return masks
+
     # -- internals ---------------------------------------------------------------------------
     def _encode_text(self, text: str) -> str:
         if MASK not in text:
