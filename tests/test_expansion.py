@@ -90,6 +90,13 @@ def test_polarity_positive_word_fails_unless_spec_allows_it():
     assert validate_fill(SLOT_JJ, ["good"], seed("the movie was fun ."), lenient, predicate_check=always).ok
 
 
+def test_negators_are_never_inserted_even_when_sentiwordnet_calls_them_neutral():
+    slot_rb = Masked("LC1-bbbb", ["the", "movie", "was", "[MASK]", "fun", "."], [3], ["RB"])
+    negated = validate_fill(slot_rb, ["not"], seed("the movie was fun ."), SPEC, predicate_check=always)
+    assert not negated.verdicts["polarity"] and "negator" in negated.reasons["polarity"]
+    assert validate_fill(slot_rb, ["also"], seed("the movie was fun ."), SPEC, predicate_check=always).verdicts["polarity"]
+
+
 def test_polarity_defaults_to_neutral_without_expansion_policy():
     v = validate_fill(SLOT_JJ, ["good"], seed("the movie was fun ."), {"id": "LC1"}, predicate_check=always)
     assert not v.verdicts["polarity"]

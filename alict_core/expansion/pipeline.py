@@ -31,7 +31,7 @@ from alict_core.expansion.validation import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
 
-EXPANSION_VERSION = "2"
+EXPANSION_VERSION = "3"
 ProgressFn = Callable[[int, int, str], None]
 """``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
 Masker = Callable[[str, Any, int, int], list]

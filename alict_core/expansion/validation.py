@@ -114,10 +114,21 @@ def check_pos(tagged: Tagged, positions: Sequence[int], slot_tags: Sequence[str]
     return True, "tags " + ", ".join(f"{w}/{t}" for w, t in zip(words, slot_tags))
 
 
+# Words SentiWordNet rates neutral that still flip or cancel a sentence's meaning: never inserted.
+NEGATORS = frozenset({
+    "not", "n't", "no", "never", "nothing", "none", "nobody", "nowhere", "neither", "nor", "without",
+    "hardly", "barely", "scarcely", "cannot", "nt", "nope", "lack", "lacks", "lacking", "fail", "fails",
+})
+
+
 def check_polarity(tagged: Tagged, positions: Sequence[int], words: Sequence[str],
                    allowed: Sequence[str]) -> tuple[bool, str]:
+    """SentiWordNet polarity in context is allowed by the LC's policy, and no negator is inserted."""
     from alict_core.data.sentiwordnet import token_polarity
 
+    negators = [w for w in words if w.lower() in NEGATORS]
+    if negators:
+        return False, f"{negators[0]!r} is a negator: inserting it would change the expected label"
     found = [(w, token_polarity(w, tagged.lemmas[p], tagged.upos[p])) for p, w in zip(positions, words)]
     bad = [f"{w!r} is {pol}" for w, pol in found if pol not in allowed]
     if bad:
