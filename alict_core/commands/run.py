@@ -46,6 +46,18 @@ def parse_thresholds(items: list[str]) -> dict[str, float]:
     return out
 
 
+def canonical_lc(task: str, lc: str) -> str:
+    """A shipped LC's full id for short names (LC4, lc04, 4); other names (imported suites, '*') as given."""
+    if lc == "*":
+        return lc
+    from alict_core.spec import get_spec
+
+    try:
+        return get_spec(task, lc).id
+    except AlictError:
+        return lc
+
+
 def check_thresholds(summary, thresholds: dict[str, float]) -> list[str]:
     """Messages for every (LC, model) whose fail rate exceeds its threshold ('*' applies to all LCs)."""
     problems = []
@@ -67,14 +79,12 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     ``wanted`` (LC → seed ids referenced by expansions): such seeds are added even when the seed cap
     sampled other ones, so every accepted expansion has its seed.
     """
-    from alict_core.spec import load_task_specs
+    from alict_core.spec import get_spec, load_task_specs
 
     specs = {s.id: s for s in load_task_specs(task)}
     if lcs:
-        unknown = [lc for lc in lcs if lc not in specs]
-        if unknown:
-            raise AlictError(f"--lc {unknown[0]!r} is not an LC of task {task}; known: {', '.join(specs)}")
-        specs = {k: v for k, v in specs.items() if k in lcs}
+        chosen = {get_spec(task, lc).id for lc in lcs}  # accepts sentiment-lc04, LC4, lc04 or 4
+        specs = {k: v for k, v in specs.items() if k in chosen}
     rows: list[dict] = []
     if seed_files:
         from alict_core.jsonl import iter_jsonl
@@ -163,7 +173,7 @@ def resolve_models(names: str, task: str) -> list:
 def run(args: argparse.Namespace) -> int:
     from alict_core.runner import run_suite
 
-    thresholds = parse_thresholds(args.fail_threshold)
+    thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     models = resolve_models(args.models, args.task)
     cases = collect_cases(args)
     bar = None
