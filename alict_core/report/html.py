@@ -83,6 +83,8 @@ def _table(frame: pd.DataFrame, pct_cols: set[str] = frozenset(), bad_col: str |
             v = row[c]
             if c in pct_cols:
                 cells.append(f'<td class="num">{_pct(v)}</td>')
+            elif v is None or (isinstance(v, float) and v != v):  # missing value (None / NaN): empty cell
+                cells.append("<td></td>")
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 cells.append(f'<td class="num">{_e(round(v, 4) if isinstance(v, float) else v)}</td>')
             else:
