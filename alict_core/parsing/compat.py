@@ -30,7 +30,12 @@ def ensure() -> None:
     global _DONE
     if _DONE:
         return
+    import warnings
+
     from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+
+    # torch-struct 0.5's TreeCRF predates torch's arg_constraints check: harmless, but noisy
+    warnings.filterwarnings("ignore", message=".*does not define `arg_constraints`.*")
 
     if "build_inputs_with_special_tokens" not in dir(PreTrainedTokenizerBase):
         PreTrainedTokenizerBase.build_inputs_with_special_tokens = _build_inputs_with_special_tokens
