@@ -30,12 +30,9 @@ def provenance_frame(seedset, task: str):
 
 
 def expected_label(expected) -> str:
-    try:
-        from alict_core.seeds import expected_text
+    from alict_core.seeds import expected_text
 
-        return expected_text(expected)
-    except ImportError:
-        return str(expected)
+    return expected_text(expected)
 
 
 def new_sample_seed() -> None:

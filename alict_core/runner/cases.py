@@ -182,10 +182,10 @@ def build_cases(
 
 
 def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:
-    """MFT outcome of one prediction (same semantics as ``alict_core.seeds.expected_passes``)."""
-    kind, labels = expected["kind"], list(expected.get("labels") or [])
-    if kind in ("label", "one_of"):
-        return predicted in labels
-    if kind == "not_label":
-        return predicted not in labels
-    raise CaseError(f"expected.kind {kind!r} is not an MFT expectation")
+    """MFT outcome of one prediction (``alict_core.seeds.expected_passes``, with the runner's error type)."""
+    from alict_core.seeds.types import expected_passes as seed_expected_passes
+
+    try:
+        return seed_expected_passes(dict(expected), predicted)
+    except ValueError as exc:
+        raise CaseError(str(exc)) from None

@@ -17,6 +17,7 @@ from alict_core.models.protocol import Model, checked_proba, model_fingerprint
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
 from alict_core.runner.stats import wilson_interval
+from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
 
@@ -204,7 +205,7 @@ class RunResult:
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:
         """The case × model table without probabilities, built once (results are immutable)."""
         if "frame" not in self._memo:
-            expected = [_expected_str(c.expected) for c in self.case_list]
+            expected = [expected_text(c.expected) for c in self.case_list]
             self._memo["expected"] = expected
             self._memo["frame"] = self._build_frame()
         return self._memo["frame"]
@@ -265,7 +266,7 @@ class RunResult:
             for i in np.flatnonzero(self._pair_mask(o, seed_passed)):
                 case, seed_i = self.case_list[i], int(idx["seed_pos"][i])
                 rows.append((case.lc_id, o.name, case.seed_id, self.case_list[seed_i].text, predicted[seed_i],
-                             case.case_id, case.text, predicted[i], _expected_str(case.expected)))
+                             case.case_id, case.text, predicted[i], expected_text(case.expected)))
         return pd.DataFrame(rows, columns=cols)
 
     def pass_to_fail(self) -> pd.DataFrame:
@@ -348,16 +349,3 @@ class RunResult:
                 [v if isinstance(v, str) else None for v in part.failing_variant],
             ))
         return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}))
-
-
-def _expected_str(expected: Mapping[str, Any]) -> str:
-    kind, labels = expected["kind"], expected.get("labels") or []
-    if kind == "label":
-        return labels[0]
-    if kind == "one_of":
-        return " or ".join(labels)
-    if kind == "not_label":
-        return "not " + " / ".join(labels)
-    if kind == "direction":
-        return f"p({labels[0]}) {expected.get('direction', 'up')}"
-    return "same prediction on variants"

@@ -84,14 +84,18 @@ class SeedSet:
 
 
 def expected_text(expected: dict[str, Any]) -> str:
+    """A short human-readable form of an expected outcome (MFT, DIR or INV)."""
     kind, labels = expected["kind"], expected.get("labels") or []
     if kind == "label":
         return labels[0]
     if kind == "one_of":
         return " or ".join(labels)
     if kind == "not_label":
-        return f"not {labels[0]}"
-    return f"invariant (tolerance {expected.get('tolerance')})"
+        return "not " + " / ".join(labels)
+    if kind == "direction":
+        return f"p({labels[0]}) {expected.get('direction', 'up')}"
+    tolerance = expected.get("tolerance")
+    return "same prediction on variants" + (f" (tolerance {tolerance})" if tolerance is not None else "")
 
 
 def expected_passes(expected: dict[str, Any], predicted_label: str) -> bool:
