@@ -183,3 +183,19 @@ def test_expansion_predicates_ignore_length_on_rule_text(sentiment_corpus):
     segment = seed.segments[0]
     inside = seed.text[: segment.end] + " really" + seed.text[segment.end :]
     assert expansion_predicates_hold(spec, seed, inside)[0]
+
+
+def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_corpus):
+    import json
+
+    from alict_core.cli import main
+    from alict_core.seeds import SeedSet
+
+    assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json", "--out", str(tmp_path)]) == 0
+    counts = json.loads(capsys.readouterr().out)
+    assert [c["lc_id"] for c in counts] == ["sentiment-lc04", "sentiment-lc11"]
+    assert counts[0]["matches"] == 24 and counts[0]["seeds"] == 5
+    seeds = SeedSet.read_seeds(tmp_path / "sentiment-lc04.jsonl")
+    assert len(seeds) == 5 and all(" is not " in s.text or " are not " in s.text for s in seeds)
+    assert main(["seeds", "--task", "sentiment", "--lc", "lc99", "--out", str(tmp_path)]) == 2
+    assert "valid names" in capsys.readouterr().err
