@@ -236,8 +236,8 @@ def evaluate(model, tokenizer, sentences: list[str], *, seed: int = 0, batch_siz
 
 
 def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float | None = None, *,
-          seed: int = 13, steps: int | None = None, batch_size: int = 16, top_layers: int = 6,
-          threads: int = 1, progress: Callable[[int, int, float], None] | None = None) -> Path:
+          seed: int = 13, steps: int | None = None, batch_size: int = 32, top_layers: int = 6,
+          threads: int = 2, progress: Callable[[int, int, float], None] | None = None) -> Path:
     """Fit the MLM head (+ top encoder layers) and save it; return the artefact folder.
 
     ``out_dir`` is the artefact folder (default ``models_dir()/"mlm"``).
