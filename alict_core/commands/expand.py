@@ -72,11 +72,13 @@ def run(args: argparse.Namespace) -> int:
 
         result = expand(seeds, spec, parser, suggester, top_k_productions=args.top_k_productions,
                         max_masks=args.max_masks, top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
-                        progress=progress, use_cache=not args.no_cache, out_dir=out_dir)
+                        progress=progress, use_cache=not args.no_cache)
         for bar in bars.values():
             bar.close()
-        if result.path is None:
-            result.to_jsonl((out_dir or Path(".")) / f"{result.key}.jsonl")
+        if out_dir is not None:  # a readable copy beside the content-hashed cache artefact
+            result.to_jsonl(out_dir / f"{spec.id}.jsonl")
+        elif result.path is None:
+            result.to_jsonl(Path(".") / f"{result.key}.jsonl")
         c = result.counts.get(spec.id, {"seeds": len(seeds), "masked": 0, "suggestions": 0, "accepted": 0,
                                         "seeds_expanded": 0})
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "

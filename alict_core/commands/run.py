@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
     parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
-    parser.add_argument("--expansions", action="append", default=[], help="expansions JSONL file(s) (accepted rows become cases)")
+    parser.add_argument("--expansions", action="extend", nargs="+", default=[], help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` (accepted rows become cases)")
     parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
@@ -129,10 +129,13 @@ def collect_cases(args: argparse.Namespace) -> list:
         from alict_core.jsonl import iter_jsonl
 
         expansions = []
-        for file in args.expansions:
-            if not Path(file).is_file():
-                raise AlictError(f"--expansions file {file} not found")
-            expansions.extend(iter_jsonl(Path(file)))
+        for given in args.expansions:
+            path = Path(given)
+            files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+            if not files or not all(f.is_file() for f in files):
+                raise AlictError(f"--expansions {given}: no such JSONL file (or folder of them)")
+            for file in files:
+                expansions.extend(iter_jsonl(file))
         wanted: dict[str, set[str]] = {}
         for row in expansions:
             if row.get("accepted", True) and "lc_id" in row:
