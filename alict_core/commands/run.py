@@ -110,8 +110,9 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
             seed_set = find_seeds(spec, corpus, max_seeds=max_seeds if max_seeds is not None else "spec")
             rows.extend(s.to_dict() for s in seed_set.seeds)
             missing = (wanted or {}).get(spec.id, set()) - {s.id for s in seed_set.seeds}
-            if missing:
-                rows.extend(s.to_dict() for s in find_seeds(spec, corpus, max_seeds=None).seeds if s.id in missing)
+            if missing:  # `expand` draws its seeds with the spec's own cap: look them up there (never all
+                # candidates: cross products reach 10^7)
+                rows.extend(s.to_dict() for s in find_seeds(spec, corpus).seeds if s.id in missing)
     for row in rows:
         spec = specs.get(row["lc_id"])
         if spec is not None:
