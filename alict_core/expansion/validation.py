@@ -124,7 +124,7 @@ NEGATORS = frozenset({
 def check_polarity(tagged: Tagged, positions: Sequence[int], words: Sequence[str],
                    allowed: Sequence[str]) -> tuple[bool, str]:
     """SentiWordNet polarity in context is allowed by the LC's policy, and no negator is inserted."""
-    from alict_core.data.sentiwordnet import token_polarity
+    from alict_core.data.polarity_lexicon import token_polarity
 
     negators = [w for w in words if w.lower() in NEGATORS]
     if negators:

@@ -1,4 +1,4 @@
-"""SentiWordNet 3.0: polarity class per (word, POS), senses aggregated with their sign kept.
+"""SentiWordNet 3.0 polarity lexicon: polarity class per (word, POS), senses aggregated with their sign kept.
 
 Aggregation: score(w, p) = Σ_i (PosScore_i − NegScore_i) / i  /  Σ_i 1/i over the senses i = 1..n of
 w with POS p (sense-rank weighted mean, the usual SentiWordNet recipe). The original ALiCT code raised
