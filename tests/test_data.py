@@ -110,9 +110,9 @@ def test_annotation_cache_is_reused(sentiment_corpus):
     cached = list(config.artefact_dir("annotations").glob(f"sst-{corpus_hash('sst')}.parquet"))
     assert len(cached) == 1
     mtime = cached[0].stat().st_mtime_ns
-    from alict_core.data.corpus import _load_corpus_cached
+    from alict_core.data.corpus import _LOADED
 
-    _load_corpus_cached.cache_clear()
+    _LOADED.clear()
     from alict_core.data.corpus import load_corpus
 
     again = load_corpus("sentiment")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable, Iterator
 
 from alict_core.config import artefact_dir, data_file
@@ -89,11 +88,15 @@ def load_corpus(task: str, progress: Callable[[int, int], None] | None = None) -
     """
     if task not in CORPUS_OF_TASK:
         raise AlictError(f"unknown task {task!r}; valid tasks: {', '.join(CORPUS_OF_TASK)}")
-    return _load_corpus_cached(task, progress)
+    if task not in _LOADED:  # once per process, whatever progress callback the caller passes
+        _LOADED[task] = _load_corpus(task, progress)
+    return _LOADED[task]
 
 
-@lru_cache(maxsize=2)
-def _load_corpus_cached(task: str, progress) -> Corpus:
+_LOADED: dict[str, Corpus] = {}
+
+
+def _load_corpus(task: str, progress) -> Corpus:
     import pandas as pd
 
     name = CORPUS_OF_TASK[task]
