@@ -158,12 +158,26 @@ def test_build_quick_trains_saves_small_delta_and_loads(tmp_path):
 
     meta = read_json(path / "meta.json")
     assert meta["quick"] and meta["steps"] >= 1
-    assert meta["held_out"]["top10"] > meta["held_out_before"]["top10"]  # a few steps already beat a random head
+    before, after = meta["held_out_before"], meta["held_out"]
+    assert after["top1"] > before["top1"] and after["top10"] >= before["top10"]  # a few steps already help
     base_size = (mlm_build.base_model_dir() / "model.safetensors").stat().st_size
     assert meta["size_bytes"] < 0.3 * base_size  # head + fp16 encoder layers, not the embeddings / whole model
     suggester = SUGGESTERS.create("minilm-offline", path=path)
     (slots,) = suggester.suggest(["the movie was [MASK] ."], top_k=10)
     assert len(slots[0]) == 10 and all(not w.startswith("##") and w.isalpha() for w, _ in slots[0])
+
+
+def test_build_again_resumes_from_the_saved_head_and_optimiser(tmp_path):
+    first = mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=4)
+    from alict_core.jsonl import read_json
+
+    assert (tmp_path / "mlm.train_state.pt").exists()
+    assert read_json(first / "meta.json")["steps"] == 4
+    mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=3)
+    meta = read_json(first / "meta.json")
+    assert meta["resumed"] and meta["steps"] == 7 and meta["steps_this_run"] == 3
+    mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=2, resume=False)
+    assert read_json(first / "meta.json")["steps"] == 2
 
 
 @pytest.mark.slow

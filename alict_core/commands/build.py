@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from alict_core.build_targets import BUILD_TARGETS, builder, is_built
 
@@ -17,6 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("target", choices=[*BUILD_TARGETS, "all", "missing"], help="what to build")
     parser.add_argument("--quick", action="store_true", help="tiny slice, for tests (minutes, not the real model)")
     parser.add_argument("--max-minutes", type=float, default=None, help="training time cap per target")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads for training (parser and mlm; default 2)")
     parser.add_argument("--out", default=None, help="output directory (default: the cache directory)")
     parser.set_defaults(handler=run)
 
@@ -30,7 +33,11 @@ def run(args: argparse.Namespace) -> int:
         targets = [args.target]
     for name in targets:
         print(f"== building {name}")
-        path = builder(name)(out_dir=args.out, quick=args.quick, max_minutes=args.max_minutes)
+        build = builder(name)
+        extra = {}
+        if args.threads is not None and "threads" in inspect.signature(build).parameters:
+            extra["threads"] = args.threads
+        path = build(out_dir=args.out, quick=args.quick, max_minutes=args.max_minutes, **extra)
         print(f"== {name} built at {path}")
     if not targets:
         print("every offline model is already built")

@@ -49,19 +49,33 @@ class Annotation:
         )
 
 
+def _upos_names() -> dict[int, str]:
+    from spacy.parts_of_speech import IDS
+
+    return {int(value): key for key, value in IDS.items() if key}
+
+
+_UPOS_NAMES: dict[int, str] = {}
+
+
 @lru_cache(maxsize=1)
 def get_nlp():
     """The spaCy pipeline (tagger, attribute ruler, lemmatizer), loaded once per process."""
     import spacy
 
     try:
-        return spacy.load(SPACY_MODEL, exclude=["parser", "ner", "senter"])
+        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "senter"])
     except OSError as exc:
         from alict_core.errors import AlictError
 
         raise AlictError(
             f"spaCy model {SPACY_MODEL!r} is not installed; run `pip install -r requirements.txt`"
         ) from exc
+    from alict_core.data.fast_ruler import speed_up_attribute_ruler
+
+    speed_up_attribute_ruler(nlp)  # same output, tested in tests/test_annotate.py
+    _UPOS_NAMES.update(_upos_names())
+    return nlp
 
 
 def annotator_version() -> str:
@@ -108,17 +122,22 @@ def term_classes(lower_tokens: Sequence[str]) -> list[set[str]]:
 
 
 def polarity_classes(token: str, lemma: str, upos: str) -> set[str]:
+    return set(_polarity_classes(token, lemma, upos))
+
+
+@lru_cache(maxsize=200_000)
+def _polarity_classes(token: str, lemma: str, upos: str) -> frozenset[str]:
     coarse = UPOS_TO_SWN.get(upos)
     if coarse is None:
-        return set()
+        return frozenset()
     table = load_sentiwordnet()
     entry = table.get((token.lower(), coarse)) or table.get((lemma.lower(), coarse))
     if entry is None:
-        return {f"neutral_{coarse}"}
+        return frozenset({f"neutral_{coarse}"})
     classes = {f"{entry.polarity}_{coarse}"}
     if entry.objective:
         classes.add(f"objective_{coarse}")
-    return classes
+    return frozenset(classes)
 
 
 def annotate_token_lists(
@@ -127,19 +146,32 @@ def annotate_token_lists(
     progress: Callable[[int], None] | None = None,
 ) -> list[Annotation]:
     """Annotate pre-tokenised texts; ``progress(n_done)`` is called after each batch."""
+    from spacy.attrs import LEMMA, POS, TAG
     from spacy.tokens import Doc
 
     nlp = get_nlp()
-    docs = (Doc(nlp.vocab, words=list(tokens) or [""]) for tokens in token_lists)
+    strings = nlp.vocab.strings
+    names: dict[int, str] = {}
+
+    def name(key: int) -> str:
+        text = names.get(key)
+        if text is None:
+            text = names[key] = strings[key] if key else ""
+        return text
+
+    pairs = ((Doc(nlp.vocab, words=words), tuple(words)) for words in (list(t) or [""] for t in token_lists))
     out = []
-    for doc in nlp.pipe(docs, batch_size=batch_size):
-        tokens = tuple(t.text for t in doc)
-        lower = [t.lower() for t in tokens]
-        terms = term_classes(lower)
+    for doc, tokens in nlp.pipe(pairs, batch_size=batch_size, as_tuples=True):
+        columns = doc.to_array([TAG, POS, LEMMA]).tolist()
+        tags = tuple(name(row[0]) for row in columns)
+        upos = tuple(_UPOS_NAMES.get(row[1], "") for row in columns)
+        lemmas = tuple(name(row[2]) for row in columns)
+        terms = term_classes([t.lower() for t in tokens])
         classes = tuple(
-            frozenset(polarity_classes(t.text, t.lemma_, t.pos_) | terms[i]) for i, t in enumerate(doc)
+            _polarity_classes(tok, lem, pos) | terms[i] if terms[i] else _polarity_classes(tok, lem, pos)
+            for i, (tok, lem, pos) in enumerate(zip(tokens, lemmas, upos))
         )
-        out.append(Annotation(tokens, tuple(t.tag_ for t in doc), tuple(t.pos_ for t in doc), tuple(t.lemma_ for t in doc), classes))
+        out.append(Annotation(tokens, tags, upos, lemmas, classes))
         if progress and len(out) % batch_size == 0:
             progress(len(out))
     if progress:

@@ -17,7 +17,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from alict_core.config import data_dir, models_dir
 from alict_core.errors import ArtefactMissingError, DataNotFoundError
@@ -26,6 +26,7 @@ from alict_core.jsonl import read_json, write_json
 
 WEIGHTS_FILE = "mlm_delta.safetensors"
 META_FILE = "meta.json"
+STATE_FILE = "train_state.pt"
 ZIP_NAMES = ("brown", "movie_reviews", "sentence_polarity", "subjectivity", "webtext")
 MASK_RATE = 0.2  # training
 EVAL_MASK_RATE = 0.15  # held-out scoring: the usual BERT rate
@@ -237,13 +238,19 @@ def evaluate(model, tokenizer, sentences: list[str], *, seed: int = 0, batch_siz
 
 def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float | None = None, *,
           seed: int = 13, steps: int | None = None, batch_size: int = 32, top_layers: int = 6,
-          threads: int = 2, progress: Callable[[int, int, float], None] | None = None) -> Path:
+          threads: int = 2, resume: bool = True,
+          progress: Callable[[int, int, float], None] | None = None) -> Path:
     """Fit the MLM head (+ top encoder layers) and save it; return the artefact folder.
 
     ``out_dir`` is the artefact folder (default ``models_dir()/"mlm"``).
     ``quick`` trains on a tiny slice for tests. Training stops at ``steps`` or ``max_minutes``
     (default 13 minutes), whichever comes first; the learning rate decays on the larger of the
     step and time fractions, so a time-capped run still anneals.
+
+    With ``resume`` (default) and a compatible artefact plus its optimiser state beside it
+    (``<out>.train_state.pt``), training continues from them: another cosine cycle at half the
+    peak learning rate over sentences the earlier runs have not seen yet. Steps, time and the
+    held-out figures in ``meta.json`` are then cumulative.
     """
     import torch
     from safetensors.torch import save_file
@@ -263,22 +270,39 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
     max_seconds = 60.0 * (max_minutes if max_minutes is not None else (1.5 if quick else 13.0))
     max_length = 32 if quick else 40
 
-    model, tokenizer = load_base_mlm()
-    init_bias_from_frequencies(model, tokenizer, train[:50_000])
+    state_path = target.parent / f"{target.name}.{STATE_FILE}"
+    previous = _resumable_state(target, state_path, quick=quick, seed=seed, top_layers=top_layers,
+                                batch_size=batch_size) if resume else None
+    if previous is not None:
+        model, tokenizer = load_trained_mlm(target)
+    else:
+        model, tokenizer = load_base_mlm()
+        init_bias_from_frequencies(model, tokenizer, train[:50_000])
     names = set(trainable_names(model, top_layers))
     for name, param in model.named_parameters():
         param.requires_grad = name in names
     head = [p for n, p in model.named_parameters() if n in names and n.startswith("cls.")]
     body = [p for n, p in model.named_parameters() if n in names and not n.startswith("cls.")]
-    optimiser = torch.optim.AdamW([{"params": head, "lr": 2e-3}, {"params": body, "lr": 3e-4}], weight_decay=0.01)
+    peak = 0.5 if previous is not None else 1.0
+    optimiser = torch.optim.AdamW([{"params": head, "lr": 2e-3 * peak}, {"params": body, "lr": 3e-4 * peak}],
+                                  weight_decay=0.01)
+    if previous is not None and previous["optimiser"] is not None:
+        optimiser.load_state_dict(previous["optimiser"])
+        for group, lr in zip(optimiser.param_groups, (2e-3 * peak, 3e-4 * peak)):
+            group["lr"] = lr
     base_lrs = [g["lr"] for g in optimiser.param_groups]
     before = evaluate(model, tokenizer, held[:64], seed=seed, max_length=max_length) if quick else None
+    steps_before = previous["meta"]["steps"] if previous is not None else 0
+    seconds_before = previous["meta"]["train_seconds"] if previous is not None else 0.0
+    if previous is not None:
+        print(f"resuming masked-LM training after {steps_before} steps "
+              f"(held-out top-1 {previous['meta']['held_out']['top1']:.3f})")
 
     model.eval()  # no dropout: with a few hundred steps on a shared CPU, noise-free updates converge faster
     warmup = max(1, min(20, steps // 10))
     done = 0
     losses: list[float] = []
-    order: list[str] = []
+    batches = _length_bucketed_batches(train, tokenizer, batch_size, seed, skip=steps_before)
     train_started = time.monotonic()
     while done < steps:
         elapsed = time.monotonic() - started
@@ -288,10 +312,7 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
         scale = (done + 1) / warmup if done < warmup else max(0.02, 0.5 * (1 + math.cos(math.pi * min(fraction, 1.0))))
         for group, lr in zip(optimiser.param_groups, base_lrs):
             group["lr"] = lr * scale
-        if len(order) < batch_size:
-            order = train[:]
-            rng.shuffle(order)
-        batch, order = order[:batch_size], order[batch_size:]
+        batch = next(batches)
         ids, attn, pos, targets = mask_batch(tokenizer, batch, rng, max_length)
         logits = masked_head_logits(model, ids, attn, pos)
         loss = torch.nn.functional.cross_entropy(logits, targets)
@@ -318,7 +339,9 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
         "top_layers": top_layers,
         "quick": quick,
         "seed": seed,
-        "steps": done,
+        "steps": steps_before + done,
+        "steps_this_run": done,
+        "resumed": previous is not None,
         "batch_size": batch_size,
         "max_length": max_length,
         "train_sentences": len(train),
@@ -326,7 +349,7 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
         "evaluated_sentences": len(evaluated),
         "mask_rate": MASK_RATE,
         "eval_mask_rate": EVAL_MASK_RATE,
-        "train_seconds": round(train_seconds, 1),
+        "train_seconds": round(seconds_before + train_seconds, 1),
         "final_loss": round(sum(losses[-50:]) / max(len(losses[-50:]), 1), 4),
         "held_out_before": before,
         "held_out": after,
@@ -343,7 +366,48 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+    tmp_state = state_path.with_name(state_path.name + ".tmp")
+    torch.save({"optimiser": optimiser.state_dict(), "meta": meta}, tmp_state)
+    tmp_state.replace(state_path)
     return target
+
+
+def _resumable_state(target: Path, state_path: Path, **expected) -> dict | None:
+    """Meta (and optimiser state, when saved by the same run) of an artefact that can be trained further."""
+    import torch
+
+    if not is_built(target):
+        return None
+    meta = read_json(target / META_FILE)
+    if not all(meta.get(k) == v for k, v in expected.items()) or meta.get("base_fingerprint") != _base_fingerprint():
+        return None
+    saved = torch.load(state_path, map_location="cpu", weights_only=False) if state_path.exists() else {}
+    optimiser = saved.get("optimiser") if saved.get("meta", {}).get("steps") == meta.get("steps") else None
+    return {"meta": meta, "optimiser": optimiser}  # no matching optimiser state: Adam restarts its moments
+
+
+def _length_bucketed_batches(train: list[str], tokenizer, batch_size: int, seed: int, skip: int = 0,
+                             pool_batches: int = 64) -> Iterator[list[str]]:
+    """Endless batches over shuffled epochs; sentences of similar length share a batch (less padding).
+
+    ``skip`` batches are passed over first, so a resumed run continues with unseen sentences.
+    """
+    epoch = 0
+    produced = 0
+    while True:
+        order = train[:]
+        random.Random(seed + epoch).shuffle(order)
+        for start in range(0, len(order), batch_size * pool_batches):
+            pool = order[start:start + batch_size * pool_batches]
+            lengths = [len(ids) for ids in tokenizer(pool, add_special_tokens=False)["input_ids"]]
+            ranked = [s for _, s in sorted(zip(lengths, pool), key=lambda pair: pair[0])]
+            chunk = [ranked[i:i + batch_size] for i in range(0, len(ranked), batch_size)]
+            random.Random(seed + epoch * 100_003 + start).shuffle(chunk)
+            for batch in chunk:
+                produced += 1
+                if produced > skip and len(batch) == batch_size:
+                    yield batch
+        epoch += 1
 
 
 def _base_fingerprint() -> str:
