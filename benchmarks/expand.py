@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,11 +36,14 @@ def main() -> None:
     from alict_core.expansion.validation import masked_tokens
     from alict_core.mlm import get_suggester
     from alict_core.parsing import get_parser
+    from alict_core.parsing.benepar_backend import BeneparParser
     from alict_core.seeds import find_seeds
     from alict_core.spec import load_task_specs
 
     corpus = load_corpus(opts.task)
-    parser = get_parser()
+    # an empty parse cache: the timed run parses every seed (the registry's parser would reuse parses)
+    parse_cache = tempfile.TemporaryDirectory()
+    parser = BeneparParser("bench", get_parser().model_path, cache_root=Path(parse_cache.name))
     suggester = get_suggester()
     masker = default_masker()
     jobs = []

@@ -71,9 +71,9 @@ def get_nlp():
         raise AlictError(
             f"spaCy model {SPACY_MODEL!r} is not installed; run `pip install -r requirements.txt`"
         ) from exc
-    from alict_core.data.fast_ruler import speed_up_attribute_ruler
+    from alict_core.data.fast_spacy import speed_up_pipeline
 
-    speed_up_attribute_ruler(nlp)  # same output, tested in tests/test_annotate.py
+    speed_up_pipeline(nlp)  # same output, tested in tests/test_fast_spacy.py
     _UPOS_NAMES.update(_upos_names())
     return nlp
 
@@ -110,15 +110,20 @@ def _terms_by_first_word() -> dict[str, list[tuple[tuple[str, ...], str]]]:
 
 def term_classes(lower_tokens: Sequence[str]) -> list[set[str]]:
     """Mark tokens covered by identity / pronoun / slur / profanity terms (multi-word terms included)."""
-    marks: list[set[str]] = [set() for _ in lower_tokens]
+    marks: list[set[str]] = [_NO_TERMS] * len(lower_tokens)  # type: ignore[list-item]
     index = _terms_by_first_word()
     for start, word in enumerate(lower_tokens):
         for words, name in index.get(word, ()):
             end = start + len(words)
             if tuple(lower_tokens[start:end]) == words:
                 for i in range(start, end):
+                    if marks[i] is _NO_TERMS:
+                        marks[i] = set()
                     marks[i].add(name)
     return marks
+
+
+_NO_TERMS: frozenset[str] = frozenset()  # shared by every unmarked token (never mutated)
 
 
 def polarity_classes(token: str, lemma: str, upos: str) -> set[str]:

@@ -113,8 +113,8 @@ def fill_combinations(per_mask: Sequence[Sequence[tuple[str, float]]], limit: in
         return []
     if len(per_mask) == 1:
         return [([w], p) for w, p in per_mask[0][:limit]]
-    combos = ((list(w for w, _ in combo), _product(p for _, p in combo)) for combo in itertools.product(*per_mask))
-    return heapq.nlargest(limit, combos, key=lambda c: c[1])
+    best = heapq.nlargest(limit, itertools.product(*per_mask), key=lambda combo: _product(p for _, p in combo))
+    return [([w for w, _ in combo], _product(p for _, p in combo)) for combo in best]
 
 
 def _product(values: Iterable[float]) -> float:
@@ -271,6 +271,7 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
           lc_id: str, task: str) -> list[dict[str, Any]]:
     order = sorted(range(len(candidates)), key=lambda i: (candidates[i]["si"], -candidates[i]["score"]))
     accepted_per_seed: dict[int, int] = {}
+    masked_dicts: dict[int, Any] = {}  # a masked sentence is shared by many candidates: convert it once
     rows = []
     for i in order:
         cand, verdict = candidates[i], verdicts[i]
@@ -296,6 +297,7 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
             "score": float(cand["score"]),
             "verdicts": {check: bool(verdict.verdicts[check]) for check in CHECKS},
             "reasons": reasons,
-            "masked": as_dict(cand["masked"]),
+            "masked": dict(masked_dicts.get(id(cand["masked"])) or masked_dicts.setdefault(
+                id(cand["masked"]), as_dict(cand["masked"]))),
         })
     return rows

@@ -31,6 +31,7 @@ class ReferenceGrammar:
     counts: dict[str, dict[tuple[str, ...], int]]
     pos_tags: frozenset[str] = field(default_factory=frozenset)
     source: str = ""
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # query results
 
     @classmethod
     def from_trees(cls, trees: list[nltk.Tree], source: str = "") -> "ReferenceGrammar":
@@ -54,9 +55,12 @@ class ReferenceGrammar:
 
     def rules(self, lhs: str) -> list[tuple[tuple[str, ...], float]]:
         """All productions of ``lhs`` with probabilities, most probable first (ties by RHS)."""
-        total = self.total(lhs)
-        rows = [(rhs, n / total) for rhs, n in self.counts.get(lhs, {}).items()]
-        return sorted(rows, key=lambda r: (-r[1], r[0]))
+        key = ("rules", lhs)
+        if key not in self._memo:
+            total = self.total(lhs)
+            rows = [(rhs, n / total) for rhs, n in self.counts.get(lhs, {}).items()]
+            self._memo[key] = sorted(rows, key=lambda r: (-r[1], r[0]))
+        return list(self._memo[key])
 
     def is_pos(self, symbol: str) -> bool:
         return symbol in self.pos_tags
@@ -74,6 +78,12 @@ class ReferenceGrammar:
         symbols are all fillable word-level POS tags (``is_word_slot``) are considered, before top-k.
         """
         rhs = tuple(rhs)
+        key = ("super", lhs, rhs, top_k, pos_only)
+        if key not in self._memo:
+            self._memo[key] = self._superstructures(lhs, rhs, top_k, pos_only)
+        return list(self._memo[key])
+
+    def _superstructures(self, lhs: str, rhs: tuple[str, ...], top_k: int, pos_only: bool):
         found = []
         for candidate, prob in self.rules(lhs):
             if len(candidate) <= len(rhs) or not is_subsequence(rhs, candidate):

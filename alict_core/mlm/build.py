@@ -303,6 +303,10 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
     done = 0
     losses: list[float] = []
     batches = _length_bucketed_batches(train, tokenizer, batch_size, seed, skip=steps_before)
+    from tqdm import tqdm
+
+    bar = tqdm(total=steps, desc="mlm training (stops at the time cap)", unit="step",
+               disable=None if progress is None else True)
     train_started = time.monotonic()
     while done < steps:
         elapsed = time.monotonic() - started
@@ -324,6 +328,10 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
         done += 1
         if progress:
             progress(done, steps, losses[-1])
+        else:
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+    bar.close()
     train_seconds = time.monotonic() - train_started
     evaluated = held[:: max(1, len(held) // EVAL_SENTENCES)][:EVAL_SENTENCES]  # spread over every source
     after = evaluate(model, tokenizer, evaluated, seed=seed, max_length=max_length)

@@ -69,7 +69,7 @@ def _en3_parser() -> Parser:
     return BeneparParser("benepar_en3", location)
 
 
-PARSERS.add(DEFAULT_PARSER, _offline_parser, "benepar ChartParser + fine-tuned MiniLM, trained on the PTB sample by this project", offline=True)
+PARSERS.add(DEFAULT_PARSER, _offline_parser, "benepar ChartParser on frozen MiniLM features, trained on the PTB sample by this project", offline=True)
 if _en3_location() is not None:
     PARSERS.add("benepar_en3", _en3_parser, "benepar's pretrained English model (T5-small encoder)", offline=False)
 

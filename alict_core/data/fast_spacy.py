@@ -1,4 +1,4 @@
-"""A drop-in speed-up for spaCy's ``attribute_ruler`` (same matches, same order, same attributes).
+"""Drop-in speed-ups for spaCy's ``attribute_ruler`` and rule ``lemmatizer`` (identical output).
 
 The English pipeline's attribute ruler holds ~180 patterns, almost all of one token (tag map,
 morph rules). Its ``Matcher`` tries every pattern at every token, which made it the slowest
@@ -7,6 +7,10 @@ once per distinct ``(TAG, LOWER, DEP, IS_SPACE)`` of a token and remembered; the
 patterns still go through a ``Matcher`` holding only them. The ruler then applies the matches
 exactly as before (sorted by rule index, later rules win). A pattern this module does not
 understand leaves the ruler untouched.
+
+The English rule lemmatizer caches its result only for inflected forms; base forms (most tokens)
+run ``is_base_form`` every time. Its result depends only on (word, POS, morphology), so
+``speed_up_lemmatizer`` memoises every call on that key.
 """
 
 from __future__ import annotations
@@ -173,3 +177,31 @@ def speed_up_attribute_ruler(nlp: Any, name: str = "attribute_ruler") -> bool:
     ruler.match = match
     ruler.set_annotations = MergedRulerAnnotations(ruler)
     return True
+
+
+def speed_up_lemmatizer(nlp: Any, name: str = "lemmatizer") -> bool:
+    """Memoise the rule lemmatizer on (ORTH, POS, MORPH); False when left as it was."""
+    if name not in nlp.pipe_names:
+        return False
+    lemmatizer = nlp.get_pipe(name)
+    if getattr(lemmatizer, "mode", None) != "rule" or not hasattr(lemmatizer, "lemmatize"):
+        return False
+    original = lemmatizer.lemmatize
+    memo: dict[tuple[int, int, int], list[str]] = {}
+
+    def lemmatize(token: Any) -> list[str]:
+        key = (token.orth, token.pos, token.morph.key)
+        forms = memo.get(key)
+        if forms is None:
+            forms = memo[key] = original(token)
+        return forms
+
+    lemmatizer.lemmatize = lemmatize  # instance attribute: Lemmatizer.__call__ calls self.lemmatize
+    return True
+
+
+def speed_up_pipeline(nlp: Any) -> bool:
+    """Both speed-ups; True when at least one was installed."""
+    ruler = speed_up_attribute_ruler(nlp)
+    lemmas = speed_up_lemmatizer(nlp)
+    return ruler or lemmas
