@@ -294,6 +294,28 @@ def test_same_text_from_slots_with_different_tags_keeps_the_valid_reading():
     assert row["masked"]["mask_tags"] == ["RB"]
 
 
+def test_fill_breaking_protected_text_is_not_tagged_and_left_unchecked(monkeypatch):
+    protected_seed = seed("i saw the movie here .", "LC1-0009", spans=[(6, 15)])  # "the movie" inserted by a rule
+    tagged_texts = []
+    from alict_core.expansion import pipeline
+
+    real_tagger = pipeline.tag_token_lists
+
+    def counting_tagger(token_lists, *args, **kwargs):
+        tagged_texts.extend(" ".join(t) for t in token_lists)
+        return real_tagger(token_lists, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "tag_token_lists", counting_tagger)
+    result = expand([protected_seed], SPEC, WordParser(), FixedSuggester(), masker=adjective_masker,
+                    predicate_check=always, top_k_words=3, use_cache=False)
+    assert len(result.rows) == 3 and not result.accepted()
+    for row in result.rows:  # "the [MASK] movie" splits the protected "the movie"
+        assert row["verdicts"] == {"pos": None, "polarity": None, "predicates": None, "protected": False}
+        assert "splits protected text" in row["reasons"]["protected"]
+        assert row["reasons"]["pos"].startswith("not checked")
+    assert tagged_texts == []
+
+
 def test_expand_reports_progress_per_stage(tmp_path):
     stages = []
     expand(SEEDS, SPEC, WordParser(), FixedSuggester(), masker=adjective_masker, predicate_check=always,

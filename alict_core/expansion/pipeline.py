@@ -25,13 +25,15 @@ from alict_core.expansion.validation import (
     field_of,
     fill_tokens,
     masked_tokens,
+    protected_verdict,
     tag_token_lists,
+    unchecked_verdict,
     validate_fill,
 )
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
 
-EXPANSION_VERSION = "3"
+EXPANSION_VERSION = "4"
 ProgressFn = Callable[[int, int, str], None]
 """``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
 Masker = Callable[[str, Any, int, int], list]
@@ -224,12 +226,17 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
             expanded = fill_tokens(tokens, positions, words)
             if " ".join(expanded) != seed_text:
                 candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded})
-    unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates))
+    for cand in candidates:  # check 4 first: it needs no tagging
+        cand["protected"] = protected_verdict(cand["masked"], cand["words"], seeds[cand["si"]])
+    unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
     tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]))) if unique else {}
     allowed = allowed_polarity_of(spec)
     predicate_memo: dict[tuple[int, str], tuple[bool, str]] = {}
     verdicts = []
     for i, cand in enumerate(candidates):
+        if not cand["protected"][0]:
+            verdicts.append(unchecked_verdict(cand["masked"], cand["words"], cand["protected"][1]))
+            continue
         text = " ".join(cand["tokens"])
         tagged = tagged_by_text[text]
         memo_key = (cand["si"], text)
@@ -259,12 +266,16 @@ def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tupl
     best: dict[tuple[int, str], int] = {}
     for i, (cand, verdict) in enumerate(zip(candidates, verdicts)):
         key = (cand["si"], verdict.text)
-        rank = (verdict.ok, sum(verdict.verdicts.values()), cand["score"])
+        rank = (verdict.ok, _passed(verdict), cand["score"])
         j = best.get(key)
-        if j is None or rank > (verdicts[j].ok, sum(verdicts[j].verdicts.values()), candidates[j]["score"]):
+        if j is None or rank > (verdicts[j].ok, _passed(verdicts[j]), candidates[j]["score"]):
             best[key] = i
     keep = sorted(best.values())
     return [candidates[i] for i in keep], [verdicts[i] for i in keep]
+
+
+def _passed(verdict: Any) -> int:
+    return sum(1 for value in verdict.verdicts.values() if value is True)
 
 
 def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list[Any], max_per_seed: int,
@@ -295,7 +306,8 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
             "accepted": accepted,
             "words": list(cand["words"]),
             "score": float(cand["score"]),
-            "verdicts": {check: bool(verdict.verdicts[check]) for check in CHECKS},
+            "verdicts": {check: (None if verdict.verdicts[check] is None else bool(verdict.verdicts[check]))
+                         for check in CHECKS},
             "reasons": reasons,
             "masked": dict(masked_dicts.get(id(cand["masked"])) or masked_dicts.setdefault(
                 id(cand["masked"]), as_dict(cand["masked"]))),

@@ -6,6 +6,9 @@
 3. ``predicates``: the LC's structural predicates still hold on the expanded sentence;
 4. ``protected``: text inserted by a generative rule (``seed.protected_spans``) is neither split by
    an insertion nor changed.
+
+Check 4 needs no tagging and is decided first in ``expand()``: a fill that fails it is not tagged,
+and its other three verdicts are ``None`` (not checked).
 """
 
 from __future__ import annotations
@@ -187,6 +190,27 @@ def allowed_polarity_of(spec: Any) -> tuple[str, ...]:
     expansion = field_of(spec, "expansion")
     allowed = field_of(expansion, "allowed_polarity") if expansion is not None else None
     return tuple(allowed) if allowed else DEFAULT_ALLOWED_POLARITY
+
+
+def protected_verdict(masked: Any, words: Sequence[str], seed: Any) -> tuple[bool, str]:
+    """Check 4 alone: it needs no tagging, so a fill failing it can skip the spaCy pass."""
+    tokens, positions, _ = masked_tokens(masked)
+    expanded = fill_tokens(tokens, positions, [str(w) for w in words])
+    return check_protected(str(field_of(seed, "text", "")), field_of(seed, "protected_spans") or [], expanded, positions)
+
+
+def unchecked_verdict(masked: Any, words: Sequence[str], protected_reason: str) -> FillVerdict:
+    """The verdict of a fill whose insertion breaks protected text: the other three checks are not
+    run (``None``, shown as "—" in the UI) because no fill at that position can be accepted."""
+    tokens, positions, _ = masked_tokens(masked)
+    words = [str(w) for w in words]
+    verdict = FillVerdict(fill_tokens(tokens, positions, words), words)
+    for check in CHECKS:
+        verdict.verdicts[check] = None  # type: ignore[assignment]
+        verdict.reasons[check] = "not checked: the insertion breaks protected text"
+    verdict.verdicts["protected"] = False
+    verdict.reasons["protected"] = protected_reason
+    return verdict
 
 
 def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, tagged: Tagged | None = None,
