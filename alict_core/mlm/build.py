@@ -247,10 +247,11 @@ def build(out_dir: Path | None = None, quick: bool = False, max_minutes: float |
     (default 13 minutes), whichever comes first; the learning rate decays on the larger of the
     step and time fractions, so a time-capped run still anneals.
 
-    With ``resume`` (default) and a compatible artefact plus its optimiser state beside it
-    (``<out>.train_state.pt``), training continues from them: another cosine cycle at half the
-    peak learning rate over sentences the earlier runs have not seen yet. Steps, time and the
-    held-out figures in ``meta.json`` are then cumulative.
+    With ``resume`` (default) and a compatible artefact at ``out_dir``, training continues from its
+    weights (and from the optimiser state in ``<out>.train_state.pt`` when that run saved one):
+    another cosine cycle at half the peak learning rate over sentences the earlier runs have not
+    seen yet. Steps and time in ``meta.json`` are then cumulative. The artefact is replaced only
+    when a run finishes, so a killed run leaves the previous model intact.
     """
     import torch
     from safetensors.torch import save_file
