@@ -126,12 +126,9 @@ def term_classes(lower_tokens: Sequence[str]) -> list[set[str]]:
 _NO_TERMS: frozenset[str] = frozenset()  # shared by every unmarked token (never mutated)
 
 
-def polarity_classes(token: str, lemma: str, upos: str) -> set[str]:
-    return set(_polarity_classes(token, lemma, upos))
-
-
 @lru_cache(maxsize=200_000)
-def _polarity_classes(token: str, lemma: str, upos: str) -> frozenset[str]:
+def polarity_classes(token: str, lemma: str, upos: str) -> frozenset[str]:
+    """SentiWordNet classes of a token in context (memoised: the same words recur in every candidate)."""
     coarse = UPOS_TO_SWN.get(upos)
     if coarse is None:
         return frozenset()
@@ -173,7 +170,7 @@ def annotate_token_lists(
         lemmas = tuple(name(row[2]) for row in columns)
         terms = term_classes([t.lower() for t in tokens])
         classes = tuple(
-            _polarity_classes(tok, lem, pos) | terms[i] if terms[i] else _polarity_classes(tok, lem, pos)
+            polarity_classes(tok, lem, pos) | terms[i] if terms[i] else polarity_classes(tok, lem, pos)
             for i, (tok, lem, pos) in enumerate(zip(tokens, lemmas, upos))
         )
         out.append(Annotation(tokens, tags, upos, lemmas, classes))

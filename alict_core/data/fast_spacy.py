@@ -60,7 +60,6 @@ class CachedRulerMatch:
         from spacy.matcher import Matcher
 
         self.strings = ruler.vocab.strings
-        self.single: list[tuple[int, int, dict[str, Any]]] = []
         self.multi = Matcher(ruler.vocab, validate=False)
         self.cache: dict[TokenKey, list[tuple[int, int]]] = {}
         # candidate patterns by literal TAG, else by literal LOWER, else checked for every key
@@ -78,7 +77,6 @@ class CachedRulerMatch:
                     token = pattern[0]
                     token_pattern_matches(token, ("", "", "", False))  # raises if unsupported
                     item = (attr_id, match_id, token)
-                    self.single.append(item)
                     if isinstance(token.get("TAG"), str):
                         self.by_tag.setdefault(token["TAG"], []).append(item)
                     elif isinstance(token.get("LOWER"), str):
