@@ -49,13 +49,12 @@ class Annotation:
         )
 
 
+@lru_cache(maxsize=1)
 def _upos_names() -> dict[int, str]:
+    """spaCy's universal POS ids → names (what ``Doc.to_array([POS])`` returns → ``Token.pos_``)."""
     from spacy.parts_of_speech import IDS
 
     return {int(value): key for key, value in IDS.items() if key}
-
-
-_UPOS_NAMES: dict[int, str] = {}
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +73,6 @@ def get_nlp():
     from alict_core.data.fast_spacy import speed_up_pipeline
 
     speed_up_pipeline(nlp)  # same output, tested in tests/test_fast_spacy.py
-    _UPOS_NAMES.update(_upos_names())
     return nlp
 
 
@@ -152,6 +150,7 @@ def annotate_token_lists(
     from spacy.tokens import Doc
 
     nlp = get_nlp()
+    upos_names = _upos_names()
     strings = nlp.vocab.strings
     names: dict[int, str] = {}
 
@@ -166,7 +165,7 @@ def annotate_token_lists(
     for doc, tokens in nlp.pipe(pairs, batch_size=batch_size, as_tuples=True):
         columns = doc.to_array([TAG, POS, LEMMA]).tolist()
         tags = tuple(name(row[0]) for row in columns)
-        upos = tuple(_UPOS_NAMES.get(row[1], "") for row in columns)
+        upos = tuple(upos_names.get(row[1], "") for row in columns)
         lemmas = tuple(name(row[2]) for row in columns)
         terms = term_classes([t.lower() for t in tokens])
         classes = tuple(

@@ -19,13 +19,13 @@ from alict_core.config import artefact_dir
 from alict_core.expansion.validation import (
     CHECKS,
     check_predicates,
+    check_protected,
     ExpansionError,
     PredicateCheck,
     allowed_polarity_of,
     field_of,
     fill_tokens,
     masked_tokens,
-    protected_verdict,
     tag_token_lists,
     unchecked_verdict,
     validate_fill,
@@ -222,12 +222,13 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     candidates: list[dict[str, Any]] = []
     for (si, m, tokens, positions, tags), fills in zip(prepared, suggestions):
         seed_text = str(field_of(seeds[si], "text"))
+        spans = field_of(seeds[si], "protected_spans") or []
         for words, score in fill_combinations(fills, top_k_words):
             expanded = fill_tokens(tokens, positions, words)
             if " ".join(expanded) != seed_text:
-                candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded})
-    for cand in candidates:  # check 4 first: it needs no tagging
-        cand["protected"] = protected_verdict(cand["masked"], cand["words"], seeds[cand["si"]])
+                candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded,
+                                   # check 4 first: it needs no tagging
+                                   "protected": check_protected(seed_text, spans, expanded, positions)})
     unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
     tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]))) if unique else {}
     allowed = allowed_polarity_of(spec)
@@ -235,7 +236,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     verdicts = []
     for i, cand in enumerate(candidates):
         if not cand["protected"][0]:
-            verdicts.append(unchecked_verdict(cand["masked"], cand["words"], cand["protected"][1]))
+            verdicts.append(unchecked_verdict(cand["tokens"], cand["words"], cand["protected"][1]))
             continue
         text = " ".join(cand["tokens"])
         tagged = tagged_by_text[text]
@@ -296,6 +297,8 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
             else:
                 accepted_per_seed[cand["si"]] = accepted_per_seed.get(cand["si"], 0) + 1
         seed_id = str(field_of(seed, "id"))
+        if id(cand["masked"]) not in masked_dicts:
+            masked_dicts[id(cand["masked"])] = as_dict(cand["masked"])
         rows.append({
             "id": f"{seed_id}-x{hash_json([seed_id, verdict.text], 10)}",
             "seed_id": seed_id,
@@ -309,7 +312,6 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
             "verdicts": {check: (None if verdict.verdicts[check] is None else bool(verdict.verdicts[check]))
                          for check in CHECKS},
             "reasons": reasons,
-            "masked": dict(masked_dicts.get(id(cand["masked"])) or masked_dicts.setdefault(
-                id(cand["masked"]), as_dict(cand["masked"]))),
+            "masked": dict(masked_dicts[id(cand["masked"])]),
         })
     return rows

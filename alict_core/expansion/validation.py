@@ -192,19 +192,10 @@ def allowed_polarity_of(spec: Any) -> tuple[str, ...]:
     return tuple(allowed) if allowed else DEFAULT_ALLOWED_POLARITY
 
 
-def protected_verdict(masked: Any, words: Sequence[str], seed: Any) -> tuple[bool, str]:
-    """Check 4 alone: it needs no tagging, so a fill failing it can skip the spaCy pass."""
-    tokens, positions, _ = masked_tokens(masked)
-    expanded = fill_tokens(tokens, positions, [str(w) for w in words])
-    return check_protected(str(field_of(seed, "text", "")), field_of(seed, "protected_spans") or [], expanded, positions)
-
-
-def unchecked_verdict(masked: Any, words: Sequence[str], protected_reason: str) -> FillVerdict:
+def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_reason: str) -> FillVerdict:
     """The verdict of a fill whose insertion breaks protected text: the other three checks are not
     run (``None``, shown as "—" in the UI) because no fill at that position can be accepted."""
-    tokens, positions, _ = masked_tokens(masked)
-    words = [str(w) for w in words]
-    verdict = FillVerdict(fill_tokens(tokens, positions, words), words)
+    verdict = FillVerdict(list(expanded), [str(w) for w in words])
     for check in CHECKS:
         verdict.verdicts[check] = None  # type: ignore[assignment]
         verdict.reasons[check] = "not checked: the insertion breaks protected text"
