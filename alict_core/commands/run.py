@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
 
 
@@ -194,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
             bar.refresh()
 
     try:
-        result = run_suite(cases, models, batch_size=args.batch_size, progress=progress)
+        result = run_suite(cases, models, batch_size=args.batch_size, progress=progress,
+                           include_rejected=args.include_rejected)
     finally:
         if bar is not None:
             bar.close()
@@ -205,7 +207,10 @@ def run(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
         print(summary[cols].round(3).to_string(index=False))
-    print(f"run {result.run_id}: {len(cases)} cases × {len(models)} models in {result.seconds:.1f}s, saved to {out}")
+    excluded = result.extra.get("review_excluded", 0)
+    print(f"run {result.run_id}: {len(result.case_list)} cases × {len(models)} models in {result.seconds:.1f}s, saved to {out}")
+    if excluded:
+        print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
     if args.report:
         from alict_core.report import write_report
 

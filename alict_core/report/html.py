@@ -103,6 +103,9 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
             "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
     table = summary[[c for c in cols if c in summary.columns]] if not summary.empty else summary
     pct = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
+    from alict_core.review.report import with_review  # human-reviewed validity beside each fail rate
+
+    table, review_note = with_review(result, table)
     out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{_e(title)}</h1>",
            f'<p class=meta>run {_e(result.run_id)} · {len(result.case_list)} cases · models: {_e(", ".join(result.models))} · '
@@ -111,7 +114,7 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
            "labelled corpus; expansions are syntax-based variants of the seeds. Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
            "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary),
-           "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate")]
+           "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate"), review_note]
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
                              "test macro-F1": (v.get("test") or {}).get("macro_f1")} for k, v in accuracies.items()])

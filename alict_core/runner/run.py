@@ -107,18 +107,25 @@ def run_suite(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
     cache_root: Path | None = None,
+    include_rejected: bool = False,
 ) -> "RunResult":
     """Run every case through every model and evaluate MFT/INV/DIR expectations.
 
     Identical texts are predicted once per model; predictions are cached on disk under
     ``config.artefact_dir("predictions")`` keyed by (model fingerprint, text hash), so a killed or
     cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
-    ``should_stop()`` is polled between batches and raises ``RunCancelled``.
+    ``should_stop()`` is polled between batches and raises ``RunCancelled``. Cases reviewers rejected
+    (``alict_core.review``) are left out unless ``include_rejected``; ``extra["review_excluded"]`` counts them.
     """
     if batch_size < 1:
         raise AlictError(f"batch_size must be >= 1, got {batch_size}")
     models = _resolve(models)
     cases = list(cases)
+    excluded = 0
+    if not include_rejected:
+        from alict_core.review.writeback import drop_rejected
+
+        cases, excluded = drop_rejected(cases)
     texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
     hashes = text_hashes(texts)
     caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
@@ -139,7 +146,8 @@ def run_suite(
         cache = predict_cached(model, texts, batch_size=batch_size, cache_root=cache_root, progress=step,
                                should_stop=should_stop, hashes=hashes)
         outcomes.append(_evaluate(model, cases, cache, hashes))
-    return RunResult(cases, outcomes, seconds=time.monotonic() - started)
+    return RunResult(cases, outcomes, seconds=time.monotonic() - started,
+                     extra={"review_excluded": excluded} if excluded else {})
 
 
 def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache, hashes: dict[str, str]) -> ModelOutcome:

@@ -1,0 +1,135 @@
+"""``review``: human review of generated cases — sample a review task, export / import, validity statistics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "review", help="human review of test cases: sample, export, import, stats",
+        description="Sample cases of a run for people to judge (LC relevance, label, expansion validity), "
+        "exchange them as CSV/JSONL and compute LabelCons / LCRel / ExpValidity with agreement. "
+        "Database: $ALICT_REVIEW_DB_URL or a SQLite file under the cache directory.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=None, help="SQLAlchemy URL of the review database "
+                        "(default: $ALICT_REVIEW_DB_URL or <cache>/review/review.sqlite)")
+    sub = parser.add_subparsers(dest="review_command", metavar="SUBCOMMAND", required=True)
+
+    sample = sub.add_parser("sample", parents=[common],
+                            help="draw a stratified, seeded sample of a run's cases into a new review task")
+    sample.add_argument("--name", required=True, help="name of the new review task")
+    sample.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
+    sample.add_argument("--confidence", type=float, default=0.95)
+    sample.add_argument("--margin", type=float, default=0.05)
+    sample.add_argument("--size", type=int, default=None, help="fixed number of seeds instead of the size rule")
+    sample.add_argument("--sets", type=int, default=10, help="number of sets the sample is split into")
+    sample.add_argument("--k", type=int, default=2, help="reviewers per case")
+    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--reviewers", default="", help="comma-separated reviewer names to assign sets to now")
+    sample.set_defaults(handler=run_sample)
+
+    export = sub.add_parser("export", parents=[common], help="write a task's cases (or its judgements) as CSV/JSONL")
+    export.add_argument("name", help="review task")
+    export.add_argument("--out", required=True, help="file to write (.csv or .jsonl)")
+    export.add_argument("--format", choices=["csv", "jsonl"], default=None)
+    export.add_argument("--judgements", action="store_true", help="export saved judgements instead of empty forms")
+    export.set_defaults(handler=run_export)
+
+    imp = sub.add_parser("import", parents=[common],
+                         help="read judgements from CSV/JSONL (columns as written by export)")
+    imp.add_argument("file")
+    imp.add_argument("--task", dest="name", default=None, help="review task (default: the file's task column)")
+    imp.add_argument("--format", choices=["csv", "jsonl"], default=None)
+    imp.set_defaults(handler=run_import)
+
+    stats = sub.add_parser("stats", parents=[common],
+                           help="LabelCons, LCRel, ExpValidity (95 %% intervals) and agreement of a task")
+    stats.add_argument("name", nargs="?", default=None, help="review task (default: every task)")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(handler=run_stats)
+
+
+def _store(args: argparse.Namespace):
+    from alict_core.review import ReviewStore
+
+    return ReviewStore(args.db)
+
+
+def run_sample(args: argparse.Namespace) -> int:
+    from alict_core.review import SamplingPlan, create_review_task, load_cases
+
+    if args.cases:
+        source = Path(args.cases)
+    else:
+        from alict_core.commands.report import latest_run
+
+        source = latest_run()
+    cases = load_cases(source)
+    plan = SamplingPlan(confidence=args.confidence, margin=args.margin, size=args.size, n_sets=args.sets, k=args.k,
+                        seed=args.seed)
+    reviewers = [r for r in args.reviewers.split(",") if r.strip()]
+    task, summary = create_review_task(_store(args), args.name, args.task, cases, plan, reviewers)
+    print(f"review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
+          f"from {summary['population']} seeds of {source}, {summary['n_sets']} sets × {args.k} reviewers")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from alict_core.review.interchange import export_task
+
+    n = export_task(_store(args), args.name, args.out, args.format, judgements=args.judgements)
+    print(f"wrote {n} rows to {args.out}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from alict_core.review.interchange import import_judgements
+
+    n = import_judgements(_store(args), args.file, args.format, task_name=args.name)
+    print(f"imported {n} judgements from {args.file}")
+    return 0
+
+
+def _fmt(metric: dict[str, Any]) -> str:
+    if metric["value"] is None:
+        return "–"
+    return f"{metric['value']:.3f} [{metric['ci_low']:.3f}, {metric['ci_high']:.3f}] n={metric['n']}"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    from alict_core.review import task_stats
+
+    store = _store(args)
+    tasks = [store.task(args.name)] if args.name else store.tasks()
+    if not tasks:
+        raise AlictError("no review tasks yet; create one with `review sample`")
+    out = {t.name: {"suite_task": t.suite_task, **task_stats(store.judgements(t.id), t.suite_task)} for t in tasks}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for name, stats in out.items():
+        agree = stats["agreement"]
+        print(f"{name} ({stats['suite_task']}): {stats['n_judgements']} judgements "
+              f"by {len(stats['reviewers'])} reviewer(s)")
+        for part in ("seed", "expansion", "overall"):
+            m = stats[part]
+            print(f"  {part:<9} LabelCons {_fmt(m['label_cons'])} | LCRel {_fmt(m['lc_rel'])} | "
+                  f"ExpValidity {_fmt(m['exp_validity'])}")
+        kappa, alpha = (_num(agree["cohen_kappa_label"]), _num(agree["krippendorff_alpha_label"]))
+        print(f"  agreement on {agree['n_shared']} shared cases: Cohen's kappa (label) {kappa}, "
+              f"Krippendorff's alpha (label) {alpha}")
+        for lc, m in stats["per_lc"].items():
+            print(f"  {lc:<22} LabelCons {_fmt(m['all']['label_cons'])} | LCRel {_fmt(m['all']['lc_rel'])}")
+    return 0

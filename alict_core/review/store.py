@@ -1,0 +1,448 @@
+"""The review store: reviewers, review tasks, their sampled cases, assignments and judgements.
+
+SQLAlchemy 2 over a SQLite file in WAL mode by default (``<cache dir>/review/review.sqlite``), or any URL
+in ``$ALICT_REVIEW_DB_URL`` (e.g. ``postgresql+psycopg://user@host/alict``). The schema is versioned:
+``schema_migrations`` records every applied step of ``MIGRATIONS``, and opening a store applies the
+missing ones. Every judgement is committed on its own (an upsert keyed by item × reviewer), so a killed
+app loses nothing that was saved and two sessions never duplicate a judgement.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    select,
+)
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from alict_core.errors import AlictError
+
+DB_URL_ENV = "ALICT_REVIEW_DB_URL"
+SCORE_RANGE = (1, 5)
+T = TypeVar("T")
+
+
+class ReviewError(AlictError):
+    """A review request is invalid (unknown task or reviewer, score out of range, bad import row ...)."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON}
+
+
+class SchemaMigration(Base):
+    __tablename__ = "schema_migrations"
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class Reviewer(Base):
+    __tablename__ = "reviewers"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ReviewTask(Base):
+    """One sampling plan over one suite (the cases of one NLP task)."""
+
+    __tablename__ = "review_tasks"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    suite_task: Mapped[str] = mapped_column(String(50), index=True)
+    plan: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class ReviewItem(Base):
+    """One sampled case (a seed or one expansion of it), in one set of a task."""
+
+    __tablename__ = "review_items"
+    __table_args__ = (UniqueConstraint("task_id", "case_id", "text_hash"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("review_tasks.id", ondelete="CASCADE"), index=True)
+    set_no: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer)
+    case_id: Mapped[str] = mapped_column(String(200), index=True)
+    text_hash: Mapped[str] = mapped_column(String(32))
+    lc_id: Mapped[str] = mapped_column(String(100), index=True)
+    kind: Mapped[str] = mapped_column(String(20))  # "seed" | "expansion"
+    seed_id: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    seed_text: Mapped[str | None] = mapped_column(Text, nullable=True)
+    expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    lc_title: Mapped[str] = mapped_column(Text, default="")
+    lc_description: Mapped[str] = mapped_column(Text, default="")
+
+
+class Assignment(Base):
+    """A reviewer's claim on one set of a task (each set gets ``plan["k"]`` reviewers)."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("task_id", "set_no", "reviewer_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("review_tasks.id", ondelete="CASCADE"), index=True)
+    set_no: Mapped[int] = mapped_column(Integer)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("reviewers.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+class Judgement(Base):
+    """One reviewer's 1–5 scores of one item: LC relevance, sentiment/hatefulness, (expansions) label holds."""
+
+    __tablename__ = "judgements"
+    __table_args__ = (UniqueConstraint("item_id", "reviewer_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("review_items.id", ondelete="CASCADE"), index=True)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("reviewers.id"), index=True)
+    relevance: Mapped[int] = mapped_column(Integer)
+    label_score: Mapped[int] = mapped_column(Integer)
+    validity: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+def _migration_1(conn: Connection) -> None:
+    tables = [Reviewer.__table__, ReviewTask.__table__, ReviewItem.__table__, Assignment.__table__, Judgement.__table__]
+    Base.metadata.create_all(conn, tables=tables)  # type: ignore[arg-type]
+
+
+# Append new steps (never edit applied ones): (version, name, function applying it on a connection).
+MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
+    (1, "reviewers, tasks, items, assignments, judgements", _migration_1),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def default_url() -> str:
+    """``$ALICT_REVIEW_DB_URL``, else a SQLite file under the cache directory."""
+    if os.environ.get(DB_URL_ENV):
+        return os.environ[DB_URL_ENV]
+    from alict_core.config import cache_dir
+
+    return f"sqlite:///{cache_dir() / 'review' / 'review.sqlite'}"
+
+
+def safe_url(url: str) -> str:
+    """The URL with any password masked (for messages)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url[:100])
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases or in-memory SQLite)."""
+    if not url.startswith("sqlite"):
+        return None
+    path = url.split(":///", 1)[1] if ":///" in url else ""
+    return Path(path) if path and path != ":memory:" else None
+
+
+def _make_engine(url: str) -> Engine:
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a kill keeps commits
+            cursor.execute("PRAGMA synchronous=NORMAL")  # durable across process kills in WAL mode
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        return engine
+    if url.startswith("sqlite"):
+        raise ReviewError(f"review database {url!r}: use a SQLite file URL (sqlite:///path/review.sqlite)")
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate(engine: Engine) -> int:
+    """Apply the missing steps of ``MIGRATIONS`` (each in its own transaction); return the schema version."""
+    SchemaMigration.__table__.create(engine, checkfirst=True)  # type: ignore[attr-defined]
+    with engine.begin() as conn:
+        done = set(conn.scalars(select(SchemaMigration.version)))
+    for version, name, apply in MIGRATIONS:
+        if version in done:
+            continue
+        try:
+            with engine.begin() as conn:
+                apply(conn)
+                conn.execute(SchemaMigration.__table__.insert().values(version=version, name=name, applied_at=_now()))  # type: ignore[attr-defined]
+        except IntegrityError:  # another process applied it first
+            continue
+    with engine.begin() as conn:
+        current = conn.scalar(select(func.max(SchemaMigration.version))) or 0
+    if current > SCHEMA_VERSION:
+        raise ReviewError(f"review database schema version {current} is newer than this ALiCT's "
+                          f"({SCHEMA_VERSION}); upgrade ALiCT")
+    return int(current)
+
+
+_ENGINES: dict[str, Engine] = {}
+_LOCK = threading.Lock()
+_MAX_ENGINES = 8
+
+
+def engine_for(url: str | None = None) -> Engine:
+    """The engine of ``url`` (default ``default_url()``), created and migrated once per process (bounded cache)."""
+    url = url or default_url()
+    with _LOCK:
+        if url not in _ENGINES:
+            if len(_ENGINES) >= _MAX_ENGINES:
+                _ENGINES.pop(next(iter(_ENGINES))).dispose()
+            try:
+                engine = _make_engine(url)
+                migrate(engine)
+            except (ArgumentError, NoSuchModuleError, DBAPIError, ImportError) as exc:
+                raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
+                                  f"{str(exc).splitlines()[0][:300]}") from None
+            _ENGINES[url] = engine
+        return _ENGINES[url]
+
+
+def dispose_engines() -> None:
+    """Close every cached engine (tests; switching databases)."""
+    with _LOCK:
+        for engine in _ENGINES.values():
+            engine.dispose()
+        _ENGINES.clear()
+
+
+def retrying(fn: Callable[[], T], attempts: int = 8) -> T:
+    """Run ``fn`` again when SQLite reports a busy/locked database (concurrent writers)."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def check_score(name: str, value: Any, *, optional: bool = False, where: str = "") -> int | None:
+    """A 1–5 score as int (None allowed when ``optional``); ReviewError naming the field otherwise."""
+    if value is None or value == "":
+        if optional:
+            return None
+        raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
+    try:
+        score = int(value)
+    except (TypeError, ValueError):
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}") from None
+    if score != float(value) or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
+    return score
+
+
+class ReviewStore:
+    """Operations on one review database; thread-safe (one short session per call)."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        self.engine = engine_for(self.url)
+
+    def session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    # reviewers -----------------------------------------------------------------------------------------
+    def reviewer(self, name: str) -> Reviewer:
+        """The reviewer of that name, created on first use (names only; no passwords)."""
+        name = (name or "").strip()
+        if not name or len(name) > 100:
+            raise ReviewError("reviewer name must be 1–100 characters")
+
+        def get_or_create() -> Reviewer:
+            with self.session() as s:
+                found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+                if found is not None:
+                    return found
+                try:
+                    s.add(Reviewer(name=name))
+                    s.commit()
+                except IntegrityError:
+                    s.rollback()
+                return s.scalars(select(Reviewer).where(Reviewer.name == name)).one()
+
+        return retrying(get_or_create)
+
+    # tasks ---------------------------------------------------------------------------------------------
+    def tasks(self, suite_task: str | None = None) -> list[ReviewTask]:
+        with self.session() as s:
+            query = select(ReviewTask).order_by(ReviewTask.id)
+            if suite_task:
+                query = query.where(ReviewTask.suite_task == suite_task)
+            return list(s.scalars(query))
+
+    def task(self, name: str) -> ReviewTask:
+        with self.session() as s:
+            found = s.scalar(select(ReviewTask).where(ReviewTask.name == name))
+        if found is None:
+            known = ", ".join(t.name for t in self.tasks()) or "none yet (run `review sample`)"
+            raise ReviewError(f"no review task named {name!r}; review tasks: {known}")
+        return found
+
+    def create_task(self, name: str, suite_task: str, plan: dict[str, Any], items: Sequence[dict[str, Any]],
+                    assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
+        """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
+        with self.session() as s:
+            if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
+                raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
+        reviewers = {r: self.reviewer(r).id for r in {r for _, r in assignments}}
+        with self.session() as s:
+            task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))
+            s.add(task)
+            s.flush()
+            s.add_all(ReviewItem(task_id=task.id, **item) for item in items)
+            s.add_all(Assignment(task_id=task.id, set_no=set_no, reviewer_id=reviewers[r]) for set_no, r in assignments)
+            s.commit()
+            return task
+
+    def items(self, task_id: int, set_nos: Iterable[int] | None = None) -> list[ReviewItem]:
+        with self.session() as s:
+            query = select(ReviewItem).where(ReviewItem.task_id == task_id)
+            if set_nos is not None:
+                query = query.where(ReviewItem.set_no.in_(list(set_nos)))
+            return list(s.scalars(query.order_by(ReviewItem.set_no, ReviewItem.position)))
+
+    # assignments ---------------------------------------------------------------------------------------
+    def assigned_sets(self, task_id: int, reviewer: str) -> list[int]:
+        rid = self.reviewer(reviewer).id
+        with self.session() as s:
+            return sorted(s.scalars(select(Assignment.set_no).where(Assignment.task_id == task_id,
+                                                                     Assignment.reviewer_id == rid)))
+
+    def claim_set(self, task_id: int, reviewer: str) -> int | None:
+        """Assign the reviewer the lowest set that still needs reviewers and is not theirs; None when none does."""
+        rid = self.reviewer(reviewer).id
+        with self.session() as s:
+            task = s.get(ReviewTask, task_id)
+            if task is None:
+                raise ReviewError(f"no review task with id {task_id}")
+            k, n_sets = int(task.plan.get("k", 2)), int(task.plan.get("n_sets", 1))
+
+        def claim() -> int | None:
+            with self.session() as s:
+                counts = dict(s.execute(select(Assignment.set_no, func.count()).where(Assignment.task_id == task_id)
+                                        .group_by(Assignment.set_no)).tuples().all())
+                mine = set(s.scalars(select(Assignment.set_no).where(Assignment.task_id == task_id,
+                                                                      Assignment.reviewer_id == rid)))
+                open_sets = [n for n in range(n_sets) if n not in mine and counts.get(n, 0) < k]
+                if not open_sets:
+                    return None
+                try:
+                    s.add(Assignment(task_id=task_id, set_no=open_sets[0], reviewer_id=rid))
+                    s.commit()
+                except IntegrityError:
+                    s.rollback()
+                    return claim()
+                return open_sets[0]
+
+        return retrying(claim)
+
+    # judgements ----------------------------------------------------------------------------------------
+    def judge(self, item_id: int, reviewer: str, *, relevance: Any, label_score: Any, validity: Any = None,
+              note: str = "") -> None:
+        """Save (or overwrite) one reviewer's judgement of one item, committed at once."""
+        with self.session() as s:
+            item = s.get(ReviewItem, item_id)
+        if item is None:
+            raise ReviewError(f"no review item with id {item_id}")
+        where = f"judgement of case {item.case_id}: "
+        values = {
+            "relevance": check_score("relevance", relevance, where=where),
+            "label_score": check_score("label score", label_score, where=where),
+            "validity": (check_score("validity", validity, optional=True, where=where)
+                         if item.kind == "expansion" else None),
+            "note": str(note or "")[:2000],
+        }
+        if item.kind == "expansion" and values["validity"] is None:
+            raise ReviewError(f"{where}an expansion needs a validity score (does the seed's label still hold?)")
+        rid = self.reviewer(reviewer).id
+        now = _now()
+        dialect = self.engine.dialect.name
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            insert: Any = sqlite_insert
+        elif dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            insert = pg_insert
+        else:
+            raise ReviewError(f"review database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+        statement = insert(Judgement).values(item_id=item_id, reviewer_id=rid, created_at=now, updated_at=now, **values)
+        statement = statement.on_conflict_do_update(index_elements=["item_id", "reviewer_id"],
+                                                    set_={**values, "updated_at": now})
+
+        def write() -> None:
+            with self.engine.begin() as conn:
+                conn.execute(statement)
+
+        retrying(write)
+
+    def judgements(self, task_id: int | None = None, *, suite_task: str | None = None,
+                   reviewer: str | None = None) -> list[dict[str, Any]]:
+        """Judgements joined with their items and reviewers, as plain dicts."""
+        query = (select(Judgement, ReviewItem, Reviewer.name, ReviewTask.name, ReviewTask.suite_task)
+                 .join(ReviewItem, Judgement.item_id == ReviewItem.id)
+                 .join(Reviewer, Judgement.reviewer_id == Reviewer.id)
+                 .join(ReviewTask, ReviewItem.task_id == ReviewTask.id)
+                 .order_by(ReviewItem.task_id, ReviewItem.set_no, ReviewItem.position, Reviewer.name))
+        if task_id is not None:
+            query = query.where(ReviewItem.task_id == task_id)
+        if suite_task is not None:
+            query = query.where(ReviewTask.suite_task == suite_task)
+        if reviewer is not None:
+            query = query.where(Reviewer.name == reviewer)
+        rows = []
+        with self.session() as s:
+            for j, item, name, task_name, suite in s.execute(query).tuples():
+                rows.append({
+                    "task": task_name, "suite_task": suite, "item_id": item.id, "set_no": item.set_no,
+                    "case_id": item.case_id, "text_hash": item.text_hash, "lc_id": item.lc_id, "kind": item.kind,
+                    "seed_id": item.seed_id, "text": item.text, "expected": item.expected, "reviewer": name,
+                    "relevance": j.relevance, "label_score": j.label_score, "validity": j.validity, "note": j.note,
+                    "updated_at": j.updated_at.isoformat() if j.updated_at else None,
+                })
+        return rows
+
+    def judged_item_ids(self, task_id: int, reviewer: str) -> set[int]:
+        rid = self.reviewer(reviewer).id
+        with self.session() as s:
+            return set(s.scalars(select(Judgement.item_id).join(ReviewItem, Judgement.item_id == ReviewItem.id)
+                                 .where(ReviewItem.task_id == task_id, Judgement.reviewer_id == rid)))
+
+    def judgement(self, item_id: int, reviewer: str) -> Judgement | None:
+        rid = self.reviewer(reviewer).id
+        with self.session() as s:
+            return s.scalar(select(Judgement).where(Judgement.item_id == item_id, Judgement.reviewer_id == rid))

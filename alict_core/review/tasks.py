@@ -1,0 +1,71 @@
+"""Create review tasks from a suite's cases and list a reviewer's queue (the page's and the CLI's calls)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
+from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask
+from alict_core.runner.cases import TestCase
+
+
+def load_cases(path: Path | str) -> list[TestCase]:
+    """Cases from a run directory (its cases.jsonl) or a cases JSONL file (``report --export``)."""
+    from alict_core.jsonl import iter_jsonl
+
+    path = Path(path)
+    file = path / "cases.jsonl" if path.is_dir() else path
+    if not file.is_file():
+        raise ReviewError(f"{file}: no cases file; give a run directory or a cases .jsonl")
+    return [TestCase.from_dict(row) for row in iter_jsonl(file)]
+
+
+def lc_titles(task: str) -> dict[str, tuple[str, str]]:
+    """LC id → (title, description) from the task's specs (empty when specs cannot be read)."""
+    try:
+        from alict_core.spec import load_task_specs
+
+        return {s.id: (s.title, s.description) for s in load_task_specs(task)}
+    except Exception:  # noqa: BLE001 - titles are a nicety; imported suites have no specs
+        return {}
+
+
+def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence[TestCase], plan: SamplingPlan,
+                       reviewers: Sequence[str] = ()) -> tuple[ReviewTask, dict[str, Any]]:
+    """Sample ``cases`` by ``plan`` and store the task; name reviewers to assign sets now (else they claim sets)."""
+    chosen = [c for c in cases if (c.task or task) == task]
+    items, summary = draw_sample(chosen, plan, lc_titles(task))
+    pairs = assign_sets(summary["n_sets"], plan.k, reviewers)
+    return store.create_task(name, task, summary, items, pairs), summary
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A reviewer's items in one task (their sets, in order) and which are judged."""
+
+    items: list[ReviewItem]
+    judged: set[int]
+
+    @property
+    def next_index(self) -> int:
+        """Index of the first unjudged item (len(items) when all are judged)."""
+        return next((i for i, item in enumerate(self.items) if item.id not in self.judged), len(self.items))
+
+    def progress_per_set(self) -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for item in self.items:
+            done, total = out.get(item.set_no, (0, 0))
+            out[item.set_no] = (done + (item.id in self.judged), total + 1)
+        return out
+
+
+def reviewer_queue(store: ReviewStore, task_name: str, reviewer: str, *, claim: bool = True) -> Queue:
+    """The reviewer's queue; with ``claim`` a reviewer without sets claims the next open one."""
+    task = store.task(task_name)
+    sets = store.assigned_sets(task.id, reviewer)
+    if not sets and claim:
+        got = store.claim_set(task.id, reviewer)
+        sets = [got] if got is not None else []
+    return Queue(store.items(task.id, sets), store.judged_item_ids(task.id, reviewer))

@@ -1,0 +1,226 @@
+"""Review page: people judge generated test cases one at a time (keys 1–5, ← back, → skip), resumably.
+
+No model prediction is shown (no anchoring). Each judgement is committed to the review database as
+soon as its last score is given; the page reopens at the reviewer's first unjudged case.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from alict_app import runs, state, widgets
+from alict_app.guard import guarded, run_page
+
+QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "relevance": ("How relevant is the sentence to this linguistic capability?",
+                  ("strongly not relevant", "not relevant", "unsure", "relevant", "strongly relevant")),
+    "label_sentiment": ("What is the sentiment of the sentence?",
+                        ("strongly negative", "negative", "neutral", "positive", "strongly positive")),
+    "label_hate_speech": ("How hateful is the sentence?",
+                          ("strongly normal", "normal", "unsure", "hateful", "strongly hateful")),
+    "validity": ("Does the seed's label still hold for this expanded sentence?",
+                 ("strongly not consistent", "not consistent", "unsure", "consistent", "strongly consistent")),
+}
+
+
+def store() -> Any:
+    from alict_core.review import ReviewStore
+
+    return ReviewStore()
+
+
+def steps(item: Any) -> list[str]:
+    """The questions of an item, in order (validity only for expansions)."""
+    return ["relevance", "label", *(["validity"] if item.kind == "expansion" else [])]
+
+
+def question(step: str, suite_task: str) -> tuple[str, tuple[str, ...]]:
+    return QUESTIONS[f"label_{suite_task}" if step == "label" else step]
+
+
+def reset_position(key: tuple[str, str]) -> None:
+    """Forget the position when the task or reviewer changed (the queue decides where to resume)."""
+    if st.session_state.get("review_for") != key:
+        st.session_state["review_for"] = key
+        for name in ("review_index", "review_draft"):
+            st.session_state.pop(name, None)
+
+
+def go(index: int) -> None:
+    st.session_state["review_index"] = index
+    st.session_state["review_draft"] = {}
+
+
+def score(step: str, value: int, item_id: int, reviewer: str, suite_steps: list[str], next_index: int) -> None:
+    """Button callback: record one score; the last one saves the judgement and moves on."""
+    draft = dict(st.session_state.get("review_draft") or {})
+    if draft.get("item") != item_id:
+        draft = {"item": item_id}
+    draft[step] = value
+    st.session_state["review_draft"] = draft
+    if all(s in draft for s in suite_steps):
+        note = st.session_state.get(f"review_note_{item_id}", "")
+        store().judge(item_id, reviewer, relevance=draft["relevance"], label_score=draft["label"],
+                      validity=draft.get("validity"), note=note)
+        st.session_state["review_saved"] = item_id
+        go(next_index)
+
+
+def create_task_form(suite_task: str) -> None:
+    """Sample a new review task from one of the app's finished runs."""
+    finished = runs.list_runs(suite_task)
+    if not finished:
+        st.caption("Finish a run on the Run page (or use `python -m alict_core review sample`) to sample cases.")
+        return
+    with st.form("review_create"):
+        keys = [r["key"] for r in finished]
+        labels = {r["key"]: runs.describe_run(r) for r in finished}
+        key = st.selectbox("Run to sample from", keys, format_func=lambda k: labels[k])
+        name = st.text_input("Review task name", max_chars=100)
+        c1, c2, c3, c4 = st.columns(4)
+        size = c1.number_input("Seeds (0 = 95 % / 5 % size rule)", min_value=0, max_value=100_000, value=0)
+        n_sets = c2.number_input("Sets", min_value=1, max_value=100, value=10)
+        k = c3.number_input("Reviewers per case", min_value=1, max_value=10, value=2)
+        seed = c4.number_input("Sampling seed", min_value=0, max_value=99_999, value=0)
+        if st.form_submit_button("Create review task") and key in labels:
+            from alict_core.review import SamplingPlan, create_review_task, load_cases
+
+            if not name.strip():
+                st.error("Give the review task a name.")
+                return
+            plan = SamplingPlan(size=int(size) or None, n_sets=int(n_sets), k=int(k), seed=int(seed))
+            task, summary = create_review_task(store(), name.strip(), suite_task, load_cases(runs.run_dir(key)), plan)
+            st.session_state["review"] = task.name
+            st.success(f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
+                       f"in {summary['n_sets']} sets.")
+
+
+def metrics_view(task: Any) -> None:
+    import pandas as pd
+
+    from alict_core.review import task_stats
+
+    stats = task_stats(store().judgements(task.id), task.suite_task)
+    if not stats["n_judgements"]:
+        st.caption("No judgements yet.")
+        return
+
+    def cells(m: dict[str, Any]) -> dict[str, Any]:
+        return {name: (None if m[key]["value"] is None else
+                       f"{m[key]['value']:.3f} [{m[key]['ci_low']:.3f}, {m[key]['ci_high']:.3f}] (n={m[key]['n']})")
+                for key, name in (("label_cons", "LabelCons"), ("lc_rel", "LCRel"), ("exp_validity", "ExpValidity"))}
+
+    st.dataframe(pd.DataFrame([{"cases": part, **cells(stats[part])} for part in ("seed", "expansion", "overall")]),
+                 hide_index=True)
+    st.dataframe(pd.DataFrame([{"lc": lc, **cells(m["all"])} for lc, m in stats["per_lc"].items()]), hide_index=True)
+    agree = stats["agreement"]
+    fmt = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
+    st.caption(f"{stats['n_judgements']} judgements by {len(stats['reviewers'])} reviewer(s). Agreement on "
+               f"{agree['n_shared']} shared cases: Cohen's κ (label) {fmt(agree['cohen_kappa_label'])}, "
+               f"Krippendorff's α (label) {fmt(agree['krippendorff_alpha_label'])}, "
+               f"(relevance) {fmt(agree['krippendorff_alpha_relevance'])}. Intervals: 95 % Wilson.")
+    from alict_core.review.writeback import rejected_cases
+
+    rejected = rejected_cases(task.suite_task)
+    st.markdown(f"**Rejected cases** ({len(rejected)}): left out of later {task.suite_task} runs "
+                "(label disagrees with the expectation by majority, or mean relevance ≤ 2); "
+                "`run --include-rejected` shows them.")
+    if rejected:
+        st.dataframe(pd.DataFrame(rejected), hide_index=True)
+
+
+def judge_view(task: Any, reviewer: str) -> None:
+    from alict_core.review import reviewer_queue
+
+    queue = reviewer_queue(store(), task.name, reviewer)
+    if not queue.items:
+        st.info("Every set of this task already has its reviewers; ask for another task.")
+        return
+    total, done = len(queue.items), len(queue.judged)
+    index = int(st.session_state.setdefault("review_index", queue.next_index))
+    st.progress(done / total, text=f"{reviewer}: {done} of {total} cases judged")
+    st.caption(" · ".join(f"set {s + 1}: {d}/{n}" for s, (d, n) in queue.progress_per_set().items()))
+    if index >= total:
+        c1, c2 = st.columns(2)
+        c1.button("← Back", on_click=go, args=(total - 1,), key="review_back_end", shortcut="Left")
+        if done < total:
+            st.info(f"End of your cases; {total - done} skipped case(s) still to judge.")
+            c2.button("Go to the first unjudged case", on_click=go, args=(queue.next_index,), key="review_first_open")
+            return
+        st.success("All your cases are judged — thank you.")
+        if c2.button("Take another set"):
+            got = store().claim_set(task.id, reviewer)
+            if got is None:
+                st.info("No set needs another reviewer.")
+            else:
+                st.session_state.pop("review_index", None)  # resume at the new set's first case
+                st.rerun()
+        return
+    item = queue.items[index]
+    item_steps = steps(item)
+    draft = st.session_state.get("review_draft") or {}
+    if draft.get("item") != item.id:
+        draft = {"item": item.id}
+    step = next((s for s in item_steps if s not in draft), item_steps[0])
+    next_index = next((i for i in range(index + 1, total) if queue.items[i].id not in queue.judged), total)
+
+    st.markdown(f"**Case {index + 1} of {total}** · set {item.set_no + 1} · {item.kind}")
+    left, right = st.columns([3, 2])
+    with left:
+        if item.kind == "expansion" and item.seed_text:
+            st.caption("Seed sentence")
+            st.markdown(f"> {item.seed_text}")
+            st.caption("Expanded sentence")
+        st.markdown(f"### {item.text}")
+    with right:
+        st.markdown(f"**{item.lc_title or item.lc_id}**")
+        st.caption(item.lc_description or "")
+    saved = store().judgement(item.id, reviewer)
+    if saved is not None:
+        st.caption(f"Saved: relevance {saved.relevance}, label {saved.label_score}"
+                   + (f", validity {saved.validity}" if saved.validity else "") + " — scoring again replaces it.")
+    text, options = question(step, task.suite_task)
+    st.markdown(f"**{text}** ({item_steps.index(step) + 1}/{len(item_steps)}; press 1–5)")
+    cols = st.columns(5)
+    for value, (col, caption) in enumerate(zip(cols, options, strict=True), start=1):
+        col.button(caption, key=f"review_{step}_{value}", shortcut=str(value), width="stretch", wrap=True,
+                   on_click=score, args=(step, value, item.id, reviewer, item_steps, next_index))
+    st.text_input("Note (optional)", key=f"review_note_{item.id}", max_chars=2000)
+    nav1, nav2, _ = st.columns([1, 1, 4])
+    nav1.button("← Back", on_click=go, args=(max(0, index - 1),), key="review_back", shortcut="Left",
+                disabled=index == 0)
+    nav2.button("Skip →", on_click=go, args=(min(total, index + 1),), key="review_next", shortcut="Right")
+
+
+def main() -> None:
+    widgets.header("Review", "Judge generated test cases: LC relevance, label and (for expansions) whether the seed's "
+                   "label still holds. Model predictions are not shown.")
+    suite_task = state.get("task") or "sentiment"
+    review_store = store()
+    tasks = review_store.tasks(suite_task)
+    with st.expander("New review task", expanded=not tasks):
+        with guarded("creating the review task"):
+            create_task_form(suite_task)
+    tasks = review_store.tasks(suite_task)
+    if not tasks:
+        st.info(f"No review tasks for {suite_task} yet.")
+        return
+    names = [t.name for t in tasks]
+    state.ensure_choice("review", names)
+    c1, c2 = st.columns(2)
+    name = c1.selectbox("Review task", names, key="review")
+    reviewer = c2.text_input("Your name", key="reviewer", max_chars=100).strip()
+    task = next(t for t in tasks if t.name == name)
+    with st.expander("Validity of this task so far"):
+        with guarded("computing the validity metrics"):
+            metrics_view(task)
+    if not reviewer:
+        st.info("Enter your name to start (or resume) reviewing.")
+        return
+    reset_position((task.name, reviewer))
+    judge_view(task, reviewer)
+
+
+run_page(main, "showing the review")

@@ -1,0 +1,110 @@
+"""AppTest of the Review page: judge five cases with the keyboard buttons, reload, resume at case six."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from alict_app import fakes
+from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+from alict_core.review.store import dispose_engines
+from alict_core.runner import build_cases
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 180
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fake_backends():
+    uninstall = fakes.install()
+    yield
+    uninstall()
+
+
+@pytest.fixture
+def review_task(tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a fine film number {i}",
+              "test_type": "MFT", "expected": expected} for i in range(6)]
+    expansions = [{"id": f"s{i}-x", "seed_id": f"s{i}", "text": f"a truly fine film number {i}"} for i in range(6)]
+    store = ReviewStore()
+    task, _ = create_review_task(store, "pilot", "sentiment", build_cases(seeds, expansions),
+                                 SamplingPlan(n_sets=1, k=2, size=6), reviewers=["ann", "bob"])
+    yield store, task
+    dispose_engines()
+
+
+def open_review(reviewer: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["review"] = "pilot"
+    at.query_params["reviewer"] = reviewer
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def case_header(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Case "))
+
+
+def test_judge_five_with_keys_reload_and_resume(review_task):
+    store, task = review_task
+    at = open_review("ann")
+    assert case_header(at).startswith("**Case 1 of 12**")
+    shown = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "probabilit" not in shown.lower() and "predicted" not in shown.lower()  # no model output (no anchoring)
+    assert "**Negated neutral should still be neutral**" in [m.value for m in at.markdown]  # the LC's title
+    for n in range(5):
+        item = store.items(task.id)[n]
+        keys = ["relevance", "label"] + (["validity"] if item.kind == "expansion" else [])
+        for step, value in zip(keys, (5, 4, 3), strict=False):
+            button = at.button(key=f"review_{step}_{value}")
+            assert button.proto.shortcut == str(value)  # the 1–5 keys press these buttons
+            button.click().run()
+            assert not at.exception, [e.value for e in at.exception]
+        assert case_header(at).startswith(f"**Case {n + 2} of 12**")
+    rows = store.judgements(task.id, reviewer="ann")
+    assert len(rows) == 5 and {r["relevance"] for r in rows} == {5} and {r["label_score"] for r in rows} == {4}
+    assert all((r["validity"] == 3) == (r["kind"] == "expansion") for r in rows)
+
+    again = open_review("ann")  # a reload: a new session with the same URL
+    assert case_header(again).startswith("**Case 6 of 12**")
+    assert [p.proto.text for p in again.get("progress")] == ["ann: 5 of 12 cases judged"]
+    overall = again.dataframe[0].value.set_index("cases")
+    assert overall.loc["overall", "LCRel"].startswith("1.000 [") and overall.loc["overall", "LCRel"].endswith("(n=5)")
+    assert any(m.value.startswith("**Rejected cases** (0)") for m in again.markdown)
+    again.button(key="review_back").click().run()  # ← back shows the saved judgement of case 5
+    assert case_header(again).startswith("**Case 5 of 12**")
+    assert any("Saved: relevance 5, label 4" in c.value for c in again.caption)
+
+    other = open_review("bob")  # the second reviewer starts at the beginning of the same set
+    assert case_header(other).startswith("**Case 1 of 12**")
+
+
+def test_skip_to_the_end_then_finish_and_take_another_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    expected = {"kind": "label", "labels": ["neutral"], "tolerance": None}
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"this is not a film {i}",
+              "test_type": "MFT", "expected": expected} for i in range(2)]
+    create_review_task(ReviewStore(), "pilot", "sentiment", build_cases(seeds), SamplingPlan(n_sets=2, k=1, size=2))
+    try:
+        at = open_review("ann")  # claims set 1 (one case)
+        assert case_header(at).startswith("**Case 1 of 1**")
+        at.button(key="review_next").click().run()
+        assert any("1 skipped case(s) still to judge" in i.value for i in at.info)
+        at.button(key="review_first_open").click().run()
+        at.button(key="review_relevance_4").click().run()
+        at.button(key="review_label_3").click().run()
+        assert any("All your cases are judged" in s.value for s in at.success)
+        at.button(key="review_back_end").click().run()  # ← from the end: the judged case with its scores
+        assert any("Saved: relevance 4, label 3" in c.value for c in at.caption)
+        at.button(key="review_next").click().run()
+        next(b for b in at.button if b.label == "Take another set").click().run()
+        assert case_header(at).startswith("**Case 2 of 2**")  # the second set, at its first case
+        assert not at.exception
+    finally:
+        dispose_engines()
