@@ -8,7 +8,7 @@ import streamlit as st
 import yaml
 
 from alict_core.hashing import hash_text
-from alict_app import services, specs_io, state, widgets
+from alict_app import artefacts, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
 
 def common_fields(data: Any) -> list[dict[str, Any]]:
@@ -72,7 +72,8 @@ def main() -> None:
         return
     st.dataframe(widgets.spec_table(specs), hide_index=True, width="stretch", height=min(400, 38 + 35 * len(specs)))
     spec = widgets.lc_picker(specs, "Edit LC spec")
-    original = services.spec_text(spec)
+    original = spec_store.spec_text(spec)
+    shipped = spec_store.builtin_text(spec)
     editor_key = f"spec_yaml::{task}::{spec.id}"
     drafts = st.session_state.setdefault("spec_drafts", {})
     if editor_key not in st.session_state:
@@ -83,10 +84,10 @@ def main() -> None:
         st.text_area("Spec YAML (Ctrl+Enter to apply)", key=editor_key, height=460)
         text = st.session_state[editor_key]
         drafts[editor_key] = text
-        source = services.spec_source(spec)
+        source = spec_store.spec_source(spec)
         parsed, problem = None, None
         try:
-            parsed = services.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
+            parsed = spec_store.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
         except Exception as exc:  # noqa: BLE001 - shown inline below
             problem = exc
         if problem is not None:
@@ -119,21 +120,24 @@ def main() -> None:
         st.markdown("**Live counts**")
         if parsed is not None:
             with guarded("counting matches and seeds"), st.spinner("Searching the corpus …"):
-                seedset = services.seed_set(parsed)
+                seedset = artefacts.seed_set(parsed)
                 c1, c2 = st.columns(2)
                 c1.metric("matches", getattr(seedset, "n_matches", len(seedset.seeds)))
                 c2.metric("seeds", len(seedset.seeds))
         else:
             st.caption("Fix the spec to see counts.")
 
-    with st.expander("Diff against the shipped spec", expanded=text != original):
-        diff = specs_io.unified_diff(original, text, source.name if source else f"{spec.id}.yaml")
+    with st.expander("Diff against the built-in spec", expanded=text != original):
+        diff = specs_io.unified_diff(shipped if shipped is not None else "", text, f"{spec.id}.yaml")
         st.code(diff or "(no changes)", language="diff")
 
     st.markdown("**Save**")
+    where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
+    st.caption(f"Showing {where}. Saving writes to your workspace `{spec_store.save_dir(task)}` "
+               "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
     c1, c2, c3 = st.columns([2, 1, 1])
     name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
-    directory = services.spec_dirs(task)[0]
+    directory = spec_store.save_dir(task)
     overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")
     if c3.button("💾 Save spec", disabled=problem is not None, key=f"save::{editor_key}"):
         with guarded("saving the spec"):

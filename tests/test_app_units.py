@@ -107,12 +107,12 @@ def test_side_by_side_joins_capabilities():
 
 
 def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
-    from alict_app import fakes, runs, services
+    from alict_app import fakes, runs, spec_store
 
     uninstall = fakes.install()
     try:
         monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
-        spec = next(s for s in services.task_specs("sentiment") if s.id == "sentiment-lc04")
+        spec = next(s for s in spec_store.task_specs("sentiment") if s.id == "sentiment-lc04")
         request = RunRequest(task="sentiment", lc_ids=[spec.id], models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake"}],
                              max_seeds=5)
         messages = []
@@ -120,7 +120,9 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
             runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)), should_stop=lambda: True)
         assert not runs.is_done(request.key()) and not list(tmp_path.iterdir())
         key = runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)))
-        assert runs.is_done(key) and key == request.key()
+        assert runs.is_done(key) and runs.is_done(request.key()) and runs.resolve(request.key()) == key
+        assert (tmp_path / key / "meta.json").exists()  # the run store of the CLI: one folder per run id
+        assert runs.list_runs("sentiment")[0]["key"] == key
         fractions = [f for _, f in messages]
         assert all(0 <= f <= 1 for f in fractions) and any("sentiment-lc04" in m for m, _ in messages)
     finally:
