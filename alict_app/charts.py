@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
+from alict_core.metrics.intervals import wilson_interval
+
 
 def tree_layout(tree: Any) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
     """Node positions of an nltk.Tree: leaves evenly spaced, parents centred over children."""
@@ -75,17 +77,6 @@ def heatmap_figure(frame, row: str, col: str, value: str, title: str = ""):
     fig.update_layout(title=title, height=140 + 36 * len(pivot.index), margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       meta={"kind": "heatmap"})
     return fig
-
-
-def wilson_interval(failures: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a fail rate."""
-    if total <= 0:
-        return 0.0, 0.0
-    p = failures / total
-    denom = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denom
-    half = z * ((p * (1 - p) / total + z * z / (4 * total * total)) ** 0.5) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "kind"):

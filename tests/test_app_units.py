@@ -66,13 +66,6 @@ def test_tree_layout_centres_parents_over_children():
     assert list(fig.data[1].text) == [n["label"] for n in nodes]
 
 
-def test_wilson_interval_matches_the_core():
-    from alict_core.runner import wilson_interval
-
-    for fails, total in [(0, 10), (3, 10), (10, 10), (50, 200)]:
-        assert charts.wilson_interval(fails, total) == pytest.approx(wilson_interval(fails, total), abs=1e-4)
-
-
 def test_fail_rate_bars_have_intervals_per_kind():
     frame = pd.DataFrame({"lc_id": ["a"] * 4 + ["b"] * 2, "model": "m", "kind": ["seed", "seed", "expansion", "expansion", "seed", "seed"],
                           "failed": [True, False, True, True, False, False]})

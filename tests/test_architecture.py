@@ -167,3 +167,21 @@ def test_the_app_reaches_the_core_by_import_not_by_string(folder):
     hits += [str(p) for p in [ROOT / "app.py"] if folder == "alict_app" and needle in p.read_text(encoding="utf-8")]
     assert hits == []
     assert not (ROOT / "alict_app" / "core.py").exists() and not (ROOT / "alict_app" / "services.py").exists()
+
+
+def definitions(name: str) -> list[str]:
+    """Modules (of the core, the app and the pages) that define a function called ``name``."""
+    found = []
+    for folder in ("alict_core", "alict_app", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.walk(tree)):
+                found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize("name, home", [
+    ("wilson_interval", "alict_core/metrics/intervals.py"),
+])
+def test_one_definition_of_each_shared_helper(name, home):
+    assert definitions(name) == [home]

@@ -13,7 +13,6 @@ Wilson confidence interval lies entirely on one side of ``p_thresh``.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -31,6 +30,7 @@ from alict_core.explain.base import (
     tokenize,
 )
 from alict_core.explain.vocabulary import SPACY_MODEL, Vocabulary, default_vocabulary
+from alict_core.metrics.intervals import wilson_interval
 from alict_core.models.protocol import Model
 
 MASK = "[MASK]"
@@ -90,17 +90,6 @@ class MaskingTemplate:
     def from_dict(cls, row: dict[str, Any]) -> "MaskingTemplate":
         fields = {k: v for k, v in row.items() if k != "kept_tokens"}
         return cls(**fields)
-
-
-def wilson_interval(successes: int, n: int, z: float) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return centre - half, centre + half
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, wri
 from alict_core.models.protocol import Model, checked_proba, model_fingerprint
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
