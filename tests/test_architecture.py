@@ -185,3 +185,12 @@ def definitions(name: str) -> list[str]:
 ])
 def test_one_definition_of_each_shared_helper(name, home):
     assert definitions(name) == [home]
+
+
+def test_one_spacy_loader():
+    callers = []
+    for folder in ("alict_core", "alict_app", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if "spacy.load(" in path.read_text(encoding="utf-8"):
+                callers.append(str(path.relative_to(ROOT)))
+    assert callers == ["alict_core/data/nlp.py"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,7 +28,7 @@ from alict_core.explain.base import (
     check_budget,
     tokenize,
 )
-from alict_core.explain.vocabulary import SPACY_MODEL, Vocabulary, default_vocabulary
+from alict_core.explain.vocabulary import Vocabulary, default_vocabulary
 from alict_core.metrics.intervals import wilson_interval
 from alict_core.models.protocol import Model
 
@@ -92,18 +91,13 @@ class MaskingTemplate:
         return cls(**fields)
 
 
-@lru_cache(maxsize=1)
-def _tagger():
-    import spacy
-
-    return spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
-
-
 def pos_tags(tokens: Sequence[str]) -> list[str]:
     """Universal POS tags of pre-tokenised words (spaCy)."""
     from spacy.tokens import Doc
 
-    nlp = _tagger()
+    from alict_core.data.nlp import get_nlp
+
+    nlp = get_nlp()
     return [t.pos_ for t in nlp(Doc(nlp.vocab, words=list(tokens)))]
 
 
