@@ -15,10 +15,6 @@ from importlib import resources
 
 from alict_core.config import data_file
 
-PRONOUNS = {
-    "male": ("he", "him", "his", "himself"),
-    "female": ("she", "her", "hers", "herself"),
-}
 NOT_PROFANITY = frozenset({
     "gay", "gays", "lesbian", "lesbians", "homosexual", "transsexual", "god", "kill", "killed", "stupid",
     "nazi", "nazis", "fat", "sex", "sexy", "sexual", "hell", "lmao", "lmfao", "rape", "raped", "rapist",
@@ -74,9 +70,44 @@ def slur_terms() -> frozenset[str]:
     return frozenset(t.lower() for t in table["SLUR_S"] + table["SLUR_P"])
 
 
+@dataclass(frozen=True)
+class PronounSwapTable:
+    """Gendered pronouns and their swaps (``pronoun_swaps.yaml``)."""
+
+    groups: dict[str, tuple[str, ...]]
+    swap: dict[str, str]
+    ambiguous: dict[str, dict[str, str]]  # word -> {"determiner": ..., "pronoun": ...}
+    not_noun_phrase_start: frozenset[str]
+
+    def counterpart(self, word: str, next_token: str | None) -> str | None:
+        """The swap of a lower-cased ``word`` given the token after it (None: not a gendered pronoun)."""
+        if word in self.swap:
+            return self.swap[word]
+        options = self.ambiguous.get(word)
+        if options is None:
+            return None
+        follows = (next_token or "").lower()
+        determiner = bool(follows) and any(c.isalnum() for c in follows) and follows not in self.not_noun_phrase_start
+        return options["determiner" if determiner else "pronoun"]
+
+
+@lru_cache(maxsize=1)
+def pronoun_swap_table() -> PronounSwapTable:
+    """The one pronoun table (package data ``alict_core/data/pronoun_swaps.yaml``)."""
+    import yaml
+
+    raw = yaml.safe_load(resources.files("alict_core.data").joinpath("pronoun_swaps.yaml").read_text(encoding="utf-8"))
+    return PronounSwapTable(
+        groups={name: tuple(words) for name, words in raw["groups"].items()},
+        swap=dict(raw["swap"]),
+        ambiguous={word: dict(options) for word, options in raw["ambiguous"].items()},
+        not_noun_phrase_start=frozenset(raw["not_noun_phrase_start"].lower().split()),
+    )
+
+
 @lru_cache(maxsize=1)
 def pronoun_terms() -> frozenset[str]:
-    return frozenset(p for group in PRONOUNS.values() for p in group)
+    return frozenset(p for group in pronoun_swap_table().groups.values() for p in group)
 
 
 @lru_cache(maxsize=1)
