@@ -160,9 +160,11 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             def on_expand(done: int, total: int, stage: str, _lc: str = lc_id, _i: int = i) -> None:
                 progress(f"expanding {_lc}: {stage} {done}/{total}", 0.3 * _i / max(1, n))
 
-            result = expand(found, spec, backends.parser(request.parser), backends.suggester(request.mlm),
-                            max_per_seed=request.max_per_seed, progress=on_expand)
-            expansions.extend(result.rows)
+            if not (request.parser and request.mlm):
+                raise AlictError("a run with expansions needs a parser and a masked LM: choose both")
+            expanded = expand(found, spec, backends.parser(request.parser), backends.suggester(request.mlm),
+                              max_per_seed=request.max_per_seed, progress=on_expand)
+            expansions.extend(expanded.rows)
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])

@@ -8,7 +8,9 @@ from alict_app import backends, state
 from alict_app.formatting import TASK_TITLES, TASKS
 
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
-STATE_ICONS = {"loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳"}
+STATE_ICONS = {
+    "loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳",
+}
 
 
 def build_controls(row: dict[str, str]) -> None:
@@ -40,12 +42,13 @@ def render_sidebar() -> None:
     with st.sidebar:
         st.markdown("### ALiCT Studio")
         state.ensure_choice("task", TASKS)
-        st.selectbox("Task", TASKS, key="task", format_func=TASK_TITLES.get)
+        st.selectbox("Task", list(TASKS), key="task", format_func=lambda task: TASK_TITLES[task])
         task = state.get("task")
         st.caption(f"Corpus: {CORPUS_NAMES[task]}")
         names = backends.backend_names("model", task=task)
         if names:
-            ready = [n for n in names if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
+            ready = [n for n in names
+                     if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
                            help="registered models for this task; offline models that are not built yet are marked")

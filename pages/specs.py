@@ -7,9 +7,10 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from alict_core.hashing import hash_text
 from alict_app import artefacts, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
+from alict_core.hashing import hash_text
+
 
 def common_fields(data: Any) -> list[dict[str, Any]]:
     """The spec's common editable fields: each search group's predicates (one YAML item per line)

@@ -27,7 +27,7 @@ def fake_backends():
 
 @pytest.fixture(autouse=True)
 def tmp_runs(tmp_path, monkeypatch):
-    root = tmp_path / "app-runs"
+    root = tmp_path / "runs"
     root.mkdir()
     monkeypatch.setattr(runs, "runs_root", lambda: root)
     return root

@@ -6,9 +6,9 @@ import nltk
 import pandas as pd
 import pytest
 
-from alict_core.errors import SpecError
 from alict_app import charts, reporting, specs_io
 from alict_app.runs import RunRequest
+from alict_core.errors import SpecError
 
 
 @pytest.mark.parametrize("name", ["sentiment-lc01", "my_spec", "A1", "x.yaml"])

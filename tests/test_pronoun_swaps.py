@@ -32,7 +32,7 @@ def test_the_table_is_symmetric_and_feeds_the_pronoun_class():
     male, female = set(table.groups["male"]), set(table.groups["female"])
     for word, other in table.swap.items():
         assert {word, other} & male and {word, other} & female
-    for word, options in table.ambiguous.items():
+    for options in table.ambiguous.values():
         assert set(options) == {"determiner", "pronoun"}
     assert pronoun_terms() == frozenset(male | female)
     assert {"no", "on", "off", "'s", "n't"} <= table.not_noun_phrase_start  # words YAML 1.1 would misread

