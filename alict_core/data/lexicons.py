@@ -12,6 +12,7 @@ import csv
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Sequence
 
 from alict_core.config import data_file
 
@@ -78,17 +79,23 @@ class PronounSwapTable:
     swap: dict[str, str]
     ambiguous: dict[str, dict[str, str]]  # word -> {"determiner": ..., "pronoun": ...}
     not_noun_phrase_start: frozenset[str]
+    skip_before_next: frozenset[str]  # opening brackets and quotes between the word and what follows
+    coordinated_determiners: frozenset[str]  # "his or her own": "or"/"and" + one of these
 
-    def counterpart(self, word: str, next_token: str | None) -> str | None:
-        """The swap of a lower-cased ``word`` given the token after it (None: not a gendered pronoun)."""
+    def counterpart(self, word: str, following: Sequence[str] = ()) -> str | None:
+        """The swap of a lower-cased ``word`` given the tokens after it (None: not a gendered pronoun)."""
         if word in self.swap:
             return self.swap[word]
         options = self.ambiguous.get(word)
         if options is None:
             return None
-        follows = (next_token or "").lower()
-        determiner = bool(follows) and any(c.isalnum() for c in follows) and follows not in self.not_noun_phrase_start
-        return options["determiner" if determiner else "pronoun"]
+        rest = [t.lower() for t in following]
+        while rest and rest[0] in self.skip_before_next:
+            rest = rest[1:]
+        follows = rest[0] if rest else ""
+        starts_noun_phrase = any(c.isalnum() for c in follows) and follows not in self.not_noun_phrase_start
+        coordinated = follows in ("and", "or") and len(rest) > 1 and rest[1] in self.coordinated_determiners
+        return options["determiner" if starts_noun_phrase or coordinated else "pronoun"]
 
 
 @lru_cache(maxsize=1)
@@ -103,6 +110,8 @@ def pronoun_swap_table() -> PronounSwapTable:
         swap=dict(raw["swap"]),
         ambiguous={word: dict(options) for word, options in raw["ambiguous"].items()},
         not_noun_phrase_start=frozenset(raw["not_noun_phrase_start"].lower().split()),
+        skip_before_next=frozenset(raw["skip_before_next"].split()),
+        coordinated_determiners=frozenset(raw["coordinated_determiners"].split()),
     )
 
 

@@ -44,7 +44,7 @@ def swap_pronouns(tokens: list[str]) -> list[str]:
     table = pronoun_swap_table()
     out = []
     for i, token in enumerate(tokens):
-        other = table.counterpart(token.lower(), tokens[i + 1] if i + 1 < len(tokens) else None)
+        other = table.counterpart(token.lower(), tokens[i + 1 : i + 4])
         out.append(token if other is None else _match_case(token, other))
     return out
 
