@@ -1,4 +1,4 @@
-"""Test runs for the app: request → seeds (+ expansions) → cases → run_suite → saved RunResult.
+"""Test runs for the app: request → seeds (+ expansions) → cases → one run_suite → saved RunResult.
 
 The only module of the app that talks to ``alict_core.runner``. Runs live in the one run store that
 the CLI writes too, ``artefact_dir("runs")/<run id>`` (run id: content hash of the cases and the
@@ -169,19 +169,12 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
     models = [backends.model_from_ref(ref) for ref in request.models]
-    try:
-        # one pass per LC, so progress names the LC and the model; predictions are cached on disk ...
-        for i, lc_id in enumerate(request.lc_ids):
-            lc_cases = [c for c in cases if c.lc_id == lc_id]
 
-            def on_run(done: int, total: int, message: str = "", _lc: str = lc_id, _i: int = i) -> None:
-                share = (float(done) / total) if total else 1.0
-                progress(f"{_lc} · {message or f'{done}/{total}'}", 0.3 + 0.7 * (_i + share) / max(1, n))
+    def on_run(done: int, total: int, message: str = "") -> None:
+        progress(message or f"{done}/{total} predictions", 0.3 + 0.7 * (done / total if total else 1.0))
 
-            if lc_cases:
-                run_suite(lc_cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
-        # ... so the final pass over every case only reads the cache
-        result = run_suite(cases, models, batch_size=request.batch_size, should_stop=should_stop)
+    try:  # predictions are cached on disk per batch: a cancelled run resumes where it stopped
+        result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
     folder = result.save(runs_root() / result.run_id)
