@@ -53,6 +53,17 @@ def is_user_spec(spec: LCSpec) -> bool:
     return source is not None and source.parent == save_dir(spec.task)
 
 
+def discard_user_copy(spec: LCSpec) -> Path | None:
+    """Delete the workspace copy of a spec (the built-in of the same id applies again); the deleted path."""
+    from alict_app.specs_io import spec_target
+
+    if not is_user_spec(spec):
+        return None
+    target = spec_target(save_dir(spec.task), spec.id)
+    target.unlink(missing_ok=True)
+    return target
+
+
 def builtin_text(spec: LCSpec) -> str | None:
     """The YAML text of the built-in spec of the same id ('None' for a spec the user created)."""
     path = core_spec.spec_dir(spec.task) / f"{spec.id}.yaml"

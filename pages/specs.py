@@ -65,6 +65,13 @@ def reset_editor(editor_key: str, original: str) -> None:
     st.session_state[editor_key] = original
 
 
+def discard_copy(spec: Any, editor_key: str) -> None:
+    """Delete the user's workspace copy; the editor shows the built-in again."""
+    spec_store.discard_user_copy(spec)
+    st.session_state.pop(editor_key, None)
+    st.session_state.get("spec_drafts", {}).pop(editor_key, None)
+
+
 def main() -> None:
     widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
     task = state.get("task")
@@ -136,6 +143,9 @@ def main() -> None:
     where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
     st.caption(f"Showing {where}. Saving writes to your workspace `{spec_store.save_dir(task)}` "
                "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
+    if spec_store.is_user_spec(spec):
+        st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
+                  on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
     c1, c2, c3 = st.columns([2, 1, 1])
     name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
     directory = spec_store.save_dir(task)

@@ -141,6 +141,10 @@ def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_workspace):
     assert any("your workspace copy" in c.value for c in at.caption)
     at.button(key=f"save::{key}").click().run()
     assert any("Overwrite if it exists" in w.value for w in at.warning)
+    # discarding the copy brings the built-in back
+    at.button(key=f"discard::{key}").click().run()
+    assert_clean(at)
+    assert not target.exists() and at.text_area(key=key).value.rstrip("\n") == builtin.rstrip("\n")
 
 
 def test_saving_an_edited_spec_leaves_the_checkout_clean(tmp_workspace):
