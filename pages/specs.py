@@ -50,7 +50,8 @@ def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> N
     """Callback: write the form's fields back into the YAML editor text (comments are not kept)."""
     data = yaml.safe_load(st.session_state[editor_key])
     for item in fields:
-        lines = [line.strip() for line in st.session_state.get(field_key(editor_key, item["path"], version), "").splitlines()]
+        entered = st.session_state.get(field_key(editor_key, item["path"], version), "")
+        lines = [line.strip() for line in entered.splitlines()]
         lines = [line for line in lines if line]
         try:
             value = [yaml.safe_load(line) for line in lines] if item["kind"] == "yaml" else lines
@@ -102,7 +103,8 @@ def main() -> None:
             line = specs_io.error_line(problem)
             where = f"line {line}" if line else "spec"
             field = getattr(problem, "field", None)
-            st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}", icon=":material/warning:")
+            st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}",
+                     icon=":material/warning:")
             st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
         else:
             st.success("Spec is valid.", icon=":material/check_circle:")
@@ -118,7 +120,8 @@ def main() -> None:
             version = hash_text(text, 10)
             with st.form(f"form::{editor_key}"):
                 for item in fields:
-                    st.text_area(item["label"] + " (one per line)", item["text"], key=field_key(editor_key, item["path"], version),
+                    st.text_area(item["label"] + " (one per line)", item["text"],
+                                 key=field_key(editor_key, item["path"], version),
                                  height=68 + 20 * min(5, item["text"].count("\n")))
                 st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
             if st.session_state.get("form_error"):
