@@ -18,13 +18,13 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import artefacts, backends
+from alict_app.formatting import TASKS
 from alict_core.config import artefact_dir
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json
 
 Progress = Callable[[str, float], None]
-TASKS = ("sentiment", "hate_speech")
 
 
 @dataclass
