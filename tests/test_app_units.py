@@ -122,6 +122,31 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
         uninstall()
 
 
+def test_runs_saved_by_the_cli_are_listed_by_the_app(tmp_path, monkeypatch):
+    from alict_app import fakes, runs
+    from alict_core.runner import build_cases, run_suite
+    from alict_core.seeds import Seed
+
+    uninstall = fakes.install()
+    try:
+        monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
+        seeds = [Seed.from_dict({"id": f"sentiment-lc04-{i}", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                 "text": text, "test_type": "MFT",
+                                 "expected": {"kind": "label", "labels": ["negative"]}, "source_ids": [],
+                                 "rule": "r", "rule_kind": "select", "slots": {}})
+                 for i, text in enumerate(["a bad film", "a great film"])]
+        result = run_suite(build_cases(seeds, []), ["fake-sentiment"])
+        folder = result.save(tmp_path / result.run_id)  # what `alict run` writes (no request.json)
+        assert runs.is_done(result.run_id) and runs.resolve(result.run_id) == result.run_id
+        listed = runs.list_runs("sentiment")
+        assert [r["key"] for r in listed] == [folder.name] and runs.list_runs("hate_speech") == []
+        assert listed[0]["request"]["lc_ids"] == ["sentiment-lc04"]
+        assert [m["name"] for m in listed[0]["request"]["models"]] == ["fake-sentiment"]
+        assert runs.run_frames(result.run_id)["cases"]["failed"].tolist() == [False, True]
+    finally:
+        uninstall()
+
+
 def test_background_build_reports_its_log_and_exit_code(tmp_path, monkeypatch):
     import time
 
