@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from alict_app import services, state
+from alict_app import backends, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar
 
@@ -39,6 +39,6 @@ try:
 finally:
     st.session_state[NAVIGATION_FLAG] = False
 state.sync_query_params()
-services.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules
+backends.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules
 if os.environ.get("ALICT_APP_TIMING"):  # per-run script time, for benchmarks
     print(f"[alict-app] {navigation.title}: {time.perf_counter() - _started:.3f}s", file=sys.stderr, flush=True)

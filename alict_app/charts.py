@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
+from alict_core.metrics.intervals import wilson_interval
+
 
 def tree_layout(tree: Any) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
     """Node positions of an nltk.Tree: leaves evenly spaced, parents centred over children."""
@@ -55,7 +57,8 @@ def parse_tree_figure(tree: Any, highlight: Sequence[str] = ()):
     ))
     width = max(n["x"] for n in nodes) + 1
     fig.update_layout(
-        showlegend=False, height=120 + 55 * (1 - min(n["y"] for n in nodes)), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        showlegend=False, height=120 + 55 * (1 - min(n["y"] for n in nodes)),
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
         xaxis={"visible": False, "range": [-0.7, width - 0.3]}, yaxis={"visible": False},
         plot_bgcolor="white", meta={"kind": "parse-tree"},
     )
@@ -77,17 +80,6 @@ def heatmap_figure(frame, row: str, col: str, value: str, title: str = ""):
     return fig
 
 
-def wilson_interval(failures: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a fail rate."""
-    if total <= 0:
-        return 0.0, 0.0
-    p = failures / total
-    denom = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denom
-    half = z * ((p * (1 - p) / total + z * z / (4 * total * total)) ** 0.5) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "kind"):
     """Grouped bars of fail rate (seeds vs expansions) per LC and model, with 95% intervals.
 
@@ -96,12 +88,13 @@ def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "
     import plotly.express as px
 
     grouped = frame.groupby([lc, model, kind])["failed"].agg(["sum", "count"]).reset_index()
-    bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"])]
+    bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"], strict=True)]
     grouped["fail_rate"] = grouped["sum"] / grouped["count"].clip(lower=1)
-    grouped["err_plus"] = [hi - r for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
-    grouped["err_minus"] = [r - lo for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
+    grouped["err_plus"] = [hi - r for (_lo, hi), r in zip(bounds, grouped["fail_rate"], strict=True)]
+    grouped["err_minus"] = [r - lo for (lo, _hi), r in zip(bounds, grouped["fail_rate"], strict=True)]
     fig = px.bar(
-        grouped, x=lc, y="fail_rate", color=kind, barmode="group", facet_row=model if grouped[model].nunique() > 1 else None,
+        grouped, x=lc, y="fail_rate", color=kind, barmode="group",
+        facet_row=model if grouped[model].nunique() > 1 else None,
         error_y="err_plus", error_y_minus="err_minus", hover_data={"sum": True, "count": True},
         labels={"fail_rate": "fail rate", lc: "LC"}, range_y=[0, 1],
     )
@@ -114,7 +107,7 @@ def contributions_html(tokens: Sequence[str], scores: Sequence[float], kept: Seq
     """Tokens coloured by contribution (red pushes towards the predicted label, blue away)."""
     peak = max((abs(float(s)) for s in scores), default=0.0) or 1.0
     spans = []
-    for i, (token, score) in enumerate(zip(tokens, scores)):
+    for i, (token, score) in enumerate(zip(tokens, scores, strict=True)):
         alpha = min(1.0, abs(float(score)) / peak)
         rgb = "214,39,40" if score >= 0 else "31,119,180"
         border = "border-bottom:2px solid #222;" if kept is not None and kept[i] else ""
@@ -144,5 +137,6 @@ def fidelity_figure(curve: Sequence[float], p_thresh: float | None = None):
     if p_thresh is not None:
         fig.add_hline(y=p_thresh, line_dash="dash", line_color="#d35400", annotation_text=f"p_thresh {p_thresh:g}")
     fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis={"range": [0, 1.02]},
-                      xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity", meta={"kind": "fidelity"})
+                      xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity",
+                      meta={"kind": "fidelity"})
     return fig

@@ -47,7 +47,7 @@ class FakeSuggester:
     def suggest(self, masked_texts: list[str], top_k: int = 10) -> list[list[list[tuple[str, float]]]]:
         words = FILL_WORDS[:top_k]
         probs = [round(0.5 / (i + 1), 4) for i in range(len(words))]
-        return [[list(zip(words, probs)) for _ in range(text.count("[MASK]"))] for text in masked_texts]
+        return [[list(zip(words, probs, strict=True)) for _ in range(text.count("[MASK]"))] for text in masked_texts]
 
 
 class KeywordModel:

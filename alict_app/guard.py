@@ -9,15 +9,12 @@ from typing import Callable, Iterator
 import streamlit as st
 
 from alict_core.errors import AlictError, ArtefactMissingError
-from alict_app.core import Unavailable
 
 
 def show_error(exc: BaseException, what: str) -> None:
-    """Render one error: Unavailable → info, AlictError → error, anything else → summary + details."""
+    """Render one error: missing artefact → warning, AlictError → error, anything else → summary + details."""
     if isinstance(exc, ArtefactMissingError):
         st.warning(f"Waiting for a model while {what}: {exc}", icon=":material/hourglass_top:")
-    elif isinstance(exc, Unavailable):
-        st.info(f"Not available yet while {what}: {exc}", icon=":material/hourglass_top:")
     elif isinstance(exc, AlictError):
         st.error(f"Problem while {what}: {exc}", icon=":material/warning:")
     else:

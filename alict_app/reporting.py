@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from alict_app.core import core_attr
-
-SUITES = "alict_core.suites"
-SUITES_HINT = "suite import/export (issue #4) has not landed"
-REPORT_HINT = "the HTML report (issue #4) has not landed"
+from alict_app.formatting import as_rows
+from alict_core.errors import DataNotFoundError
 
 
 def import_baseline(path: Path, task: str) -> pd.DataFrame:
     """A baseline suite (CheckList JSON / HateCheck CSV) as a DataFrame with a ``capability`` column."""
-    if not Path(path).exists():
-        from alict_core.errors import DataNotFoundError
+    from alict_core.suites import import_suite
 
+    if not Path(path).exists():
         raise DataNotFoundError(f"baseline suite {path} not found")
-    importer = core_attr(SUITES, "import_suite", SUITES_HINT)
-    suite = importer(path, task=task)
-    frame = suite if isinstance(suite, pd.DataFrame) else pd.DataFrame([_row(t) for t in suite])
+    frame = pd.DataFrame(as_rows(import_suite(path, task=task)))
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
     return frame
-
-
-def _row(item: Any) -> dict[str, Any]:
-    from alict_app.services import as_row
-
-    return as_row(item)
 
 
 def side_by_side(summary: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
@@ -53,25 +43,13 @@ def side_by_side(summary: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
 
 def checklist_json(result: Any, task: str) -> str:
     """The run's cases as a CheckList-style suite (JSON text)."""
-    import json
+    from alict_core.suites import to_checklist
 
-    to_checklist = core_attr(SUITES, "to_checklist", SUITES_HINT)
     return json.dumps(to_checklist(list(result.case_list), task), indent=2, ensure_ascii=False, default=str)
-
-
-HTML_RENDERERS = ("render_html", "html_report", "render_report")
-
-
-def html_available() -> bool:
-    from alict_app.core import has_core
-
-    return any(has_core("alict_core.report", name) for name in HTML_RENDERERS)
 
 
 def html_report(key: str, result: Any) -> str:
     """The standalone HTML report of a run."""
-    from alict_app.core import has_core
+    from alict_core.report import render_report
 
-    name = next((n for n in HTML_RENDERERS if has_core("alict_core.report", n)), HTML_RENDERERS[0])
-    render = core_attr("alict_core.report", name, REPORT_HINT)
-    return render(result, title=f"ALiCT Studio report {key}")
+    return render_report(result, title=f"ALiCT Studio report {key}")

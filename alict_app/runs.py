@@ -1,32 +1,35 @@
-"""Test runs for the app: request → seeds (+ expansions) → cases → run_suite → saved RunResult.
+"""Test runs for the app: request → seeds (+ expansions) → cases → one run_suite → saved RunResult.
 
-The only module of the app that talks to ``alict_core.runner``; runs are saved under
-``artefact_dir("app-runs")/<content hash of the request>`` so a link (``?run=<key>``) reopens one.
+The only module of the app that talks to ``alict_core.runner``. Runs live in the one run store that
+the CLI writes too, ``artefact_dir("runs")/<run id>`` (run id: content hash of the cases and the
+models' fingerprints). An app run also writes ``request.json`` beside the result, so the request's own
+hash (known before running) finds a finished run again; a link ``?run=<run id or request key>`` reopens it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
 import streamlit as st
 
+from alict_app import artefacts, backends
+from alict_app.formatting import TASKS
 from alict_core.config import artefact_dir
+from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json
-from alict_app import services
-from alict_app.core import core_attr
 
-RUNNER = "alict_core.runner"
-RUNNER_HINT = "the test runner (issue #4) has not landed"
 Progress = Callable[[str, float], None]
 
 
 @dataclass
 class RunRequest:
-    """Everything that determines a run's result (its hash is the run key)."""
+    """Everything that determines a run's result (its hash is the request key)."""
 
     task: str
     lc_ids: list[str]
@@ -44,36 +47,81 @@ class RunRequest:
         return hash_json(asdict(self), length=16)
 
 
+class RunCancelled(AlictError):
+    """The user stopped a run (between batches); nothing is saved, finished batches stay cached."""
+
+
 def runs_root() -> Path:
-    return artefact_dir("app-runs")
+    """The run store shared with the CLI (``alict run``)."""
+    return artefact_dir("runs")
 
 
-def run_dir(key: str) -> Path:
-    return runs_root() / key
+def _is_run(folder: Path) -> bool:
+    return (folder / "meta.json").exists()
 
 
-def is_done(key: str) -> bool:
-    meta = run_dir(key) / "request.json"
-    return meta.exists() and read_json(meta).get("status") == "done"
-
-
-def list_runs(task: str | None = None) -> list[dict[str, Any]]:
-    """Finished runs (newest first) with their request and when they finished."""
-    rows = []
+def _request_index() -> dict[str, str]:
+    """Request key → run id of every finished app run."""
+    index = {}
     for meta in runs_root().glob("*/request.json"):
         try:
             info = read_json(meta)
         except ValueError:
             continue
-        if info.get("status") == "done" and (task is None or info["request"]["task"] == task):
+        if info.get("status") == "done" and _is_run(meta.parent):
+            index[str(info["key"])] = meta.parent.name
+    return index
+
+
+def resolve(key: str) -> str:
+    """The run id of ``key`` (a run id, or the request key of an app run); ``key`` itself when unknown."""
+    if _is_run(runs_root() / key):
+        return key
+    return _request_index().get(key, key)
+
+
+def run_dir(key: str) -> Path:
+    return runs_root() / resolve(key)
+
+
+def is_done(key: str) -> bool:
+    """True when ``key`` names a finished run in the store."""
+    return bool(key) and "/" not in key and _is_run(run_dir(key))
+
+
+def _task_of(lc_ids: list[str]) -> str | None:
+    tasks = {task for task in TASKS for lc in lc_ids if lc.startswith(f"{task}-")}
+    return next(iter(tasks)) if len(tasks) == 1 else None
+
+
+def run_info(key: str) -> dict[str, Any]:
+    """{"key": run id, "request": {...}, "finished": time} of a run; CLI runs get a request built from meta.json."""
+    folder = run_dir(key)
+    if (folder / "request.json").exists():
+        return {**read_json(folder / "request.json"), "key": folder.name}
+    meta = read_json(folder / "meta.json")
+    summary = folder / "summary.csv"
+    lc_ids = sorted(set(pd.read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
+    models = [{"name": m["name"], "kwargs": {}, "label": m["name"]} for m in meta.get("models", [])]
+    return {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
+            "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}
+
+
+def list_runs(task: str | None = None) -> list[dict[str, Any]]:
+    """Finished runs of the store, app and CLI alike (newest first), with their request and finish time."""
+    rows = []
+    for meta in runs_root().glob("*/meta.json"):
+        try:
+            info = run_info(meta.parent.name)
+        except (ValueError, KeyError, OSError):
+            continue
+        if task is None or info["request"].get("task") == task:
             rows.append(info)
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
 
 
 def describe_run(info: dict[str, Any]) -> str:
     """One line naming a finished run: when, how many LCs, which models, short key."""
-    import datetime as dt
-
     request = info["request"]
     when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
     models = ", ".join(m.get("label", m["name"]) for m in request["models"])
@@ -81,117 +129,75 @@ def describe_run(info: dict[str, Any]) -> str:
 
 
 @st.cache_resource(show_spinner="Loading the run …", max_entries=8)
+def _load_run(run_id: str) -> Any:
+    from alict_core.runner import RunResult
+
+    return RunResult.load(runs_root() / run_id)
+
+
 def load_run(key: str) -> Any:
-    run_result = core_attr(RUNNER, "RunResult", RUNNER_HINT)
-    return run_result.load(run_dir(key))
-
-
-def run_info(key: str) -> dict[str, Any]:
-    return read_json(run_dir(key) / "request.json")
+    """The saved RunResult of a run id or request key (cached)."""
+    return _load_run(resolve(key))
 
 
 def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             should_stop: Callable[[], bool] = lambda: False) -> str:
-    """Run the request, save the result; return its key. ``progress(message, fraction)`` is called often."""
-    build_cases = core_attr(RUNNER, "build_cases", RUNNER_HINT)
-    run_suite = core_attr(RUNNER, "run_suite", RUNNER_HINT)
-    key = request.key()
+    """Run the request, save the result in the run store; return its run id. ``progress(message, fraction)``."""
+    from alict_core.expansion import expand
+    from alict_core.runner import RunCancelled as CoreCancelled
+    from alict_core.runner import build_cases, run_suite
+
     started = time.time()
     seeds: list[Any] = []
-    expansions: list[Any] = []
+    expansions: list[dict[str, Any]] = []
     n = len(request.lc_ids)
     for i, lc_id in enumerate(request.lc_ids):
         spec = specs[lc_id]
         progress(f"seeds of {lc_id}", 0.3 * i / max(1, n))
-        found = services.seed_set(spec, max_seeds=request.max_seeds, seed=request.sample_seed).seeds
+        found = artefacts.seed_set(spec, max_seeds=request.max_seeds, seed=request.sample_seed).seeds
         seeds.extend(found)
         if request.expand and found:
-            expand = core_attr("alict_core.expansion", "expand", "the expansion step (issue #3) has not landed")
+            def on_expand(done: int, total: int, stage: str, _lc: str = lc_id, _i: int = i) -> None:
+                progress(f"expanding {_lc}: {stage} {done}/{total}", 0.3 * _i / max(1, n))
 
-            def on_expand(done: int, total: int, stage: str, _lc=lc_id) -> None:
-                progress(f"expanding {_lc}: {stage} {done}/{total}", 0.3 * i / max(1, n))
-
-            result = expand(found, spec, services.parser(request.parser), services.suggester(request.mlm),
-                            max_per_seed=request.max_per_seed, progress=on_expand)
-            expansions.extend(services.expansion_rows(result))
+            if not (request.parser and request.mlm):
+                raise AlictError("a run with expansions needs a parser and a masked LM: choose both")
+            expanded = expand(found, spec, backends.parser(request.parser), backends.suggester(request.mlm),
+                              max_per_seed=request.max_per_seed, progress=on_expand)
+            expansions.extend(expanded.rows)
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
-    models = [services.model_from_ref(ref) for ref in request.models]
-    cancelled = core_attr(RUNNER, "RunCancelled", RUNNER_HINT)
-    try:
-        # one pass per LC, so progress names the LC and the model; predictions are cached on disk ...
-        for i, lc_id in enumerate(request.lc_ids):
-            lc_cases = [c for c in cases if c.lc_id == lc_id]
+    models = [backends.model_from_ref(ref) for ref in request.models]
 
-            def on_run(done: int, total: int, message: str = "", _lc=lc_id, _i=i) -> None:
-                share = (float(done) / total) if total else 1.0
-                progress(f"{_lc} · {message or f'{done}/{total}'}", 0.3 + 0.7 * (_i + share) / max(1, n))
+    def on_run(done: int, total: int, message: str = "") -> None:
+        progress(message or f"{done}/{total} predictions", 0.3 + 0.7 * (done / total if total else 1.0))
 
-            if lc_cases:
-                run_suite(lc_cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
-        # ... so the final pass over every case only reads the cache
-        result = run_suite(cases, models, batch_size=request.batch_size, should_stop=should_stop)
-    except cancelled as exc:
+    try:  # predictions are cached on disk per batch: a cancelled run resumes where it stopped
+        result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
+    except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
-    folder = run_dir(key)
-    result.save(folder)
-    write_json(folder / "request.json", {"key": key, "request": asdict(request), "status": "done",
+    folder = result.save(runs_root() / result.run_id)
+    write_json(folder / "request.json", {"key": request.key(), "request": asdict(request), "status": "done",
                                          "started": started, "finished": time.time()})
-    load_run.clear()
+    _load_run.clear()
     run_frames.clear()
     overview_figures.clear()
-    return key
-
-
-class RunCancelled(Exception):
-    """The user stopped a run (between batches)."""
+    return folder.name
 
 
 # ------------------------------------------------------------------ frames from a RunResult
-def _frame(result: Any, attr: str):
-    import pandas as pd
-
-    value = getattr(result, attr, None)
-    if value is None:
-        return pd.DataFrame()
-    value = value() if callable(value) else value
-    return value if isinstance(value, pd.DataFrame) else pd.DataFrame(value)
-
-
-def summary_frame(result: Any):
-    return _frame(result, "summary")
-
-
-def cases_frame(result: Any):
-    """One row per (case, model) with normalised columns lc_id, model, kind, text, expected, predicted, failed."""
-    frame = _frame(result, "cases").copy()
-    aliases = {
-        "lc": "lc_id", "model_name": "model", "case_kind": "kind", "source": "kind", "is_expansion": "kind",
-        "prediction": "predicted", "pred": "predicted", "predicted_label": "predicted",
-    }
-    frame = frame.rename(columns={k: v for k, v in aliases.items() if k in frame.columns and v not in frame.columns})
-    if "kind" in frame.columns and frame["kind"].dtype == bool:
-        frame["kind"] = frame["kind"].map({True: "expansion", False: "seed"})
-    if "failed" not in frame.columns:
-        if "passed" in frame.columns:
-            frame["failed"] = ~frame["passed"].astype(bool)
-        elif "fail" in frame.columns:
-            frame["failed"] = frame["fail"].astype(bool)
-    if "kind" not in frame.columns:
-        frame["kind"] = "seed"
-    return frame
-
-
-def pass_to_fail_frame(result: Any):
-    return _frame(result, "pass_to_fail")
+def cases_frame(result: Any) -> pd.DataFrame:
+    """One row per (case, model): RunResult.cases() plus ``failed`` (not passed)."""
+    frame = result.cases()
+    return frame.assign(failed=~frame["passed"].astype(bool))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def run_frames(key: str) -> dict[str, Any]:
     """The run's tables (cases, pass_to_fail, summary), computed once per run key."""
     result = load_run(key)
-    return {"cases": cases_frame(result), "pass_to_fail": pass_to_fail_frame(result), "summary": summary_frame(result)}
+    return {"cases": cases_frame(result), "pass_to_fail": result.pass_to_fail(), "summary": result.summary()}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import services, state
+from alict_app import backends, state
+from alict_app.formatting import TASK_TITLES, TASKS
 
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
-STATE_ICONS = {"loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳"}
+STATE_ICONS = {
+    "loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳",
+}
 
 
 def build_controls(row: dict[str, str]) -> None:
@@ -23,35 +26,36 @@ def build_controls(row: dict[str, str]) -> None:
     elif row["state"] == "missing":
         if st.button(f"Build {target} now", key=f"build::{target}", help=f"runs python -m alict_core build {target}"):
             builds.start_build(target)
-            services.refresh_status()
+            backends.refresh_status()
             st.rerun()
 
 
 def model_label(name: str) -> str:
-    tags = services.backend_tags("model", name)
+    tags = backends.backend_tags("model", name)
     if not tags.get("offline", True):
         return f"{name} (online)"
-    return name if services.model_ready(name) else f"{name} (not built)"
+    return name if backends.model_ready(name) else f"{name} (not built)"
 
 
 def render_sidebar() -> None:
     """Draw the sidebar widgets (they write to session state) and the backend status."""
     with st.sidebar:
         st.markdown("### ALiCT Studio")
-        state.ensure_choice("task", services.TASKS)
-        st.selectbox("Task", services.TASKS, key="task", format_func=services.TASK_TITLES.get)
+        state.ensure_choice("task", TASKS)
+        st.selectbox("Task", list(TASKS), key="task", format_func=lambda task: TASK_TITLES[task])
         task = state.get("task")
         st.caption(f"Corpus: {CORPUS_NAMES[task]}")
-        names = services.backend_names("model", task=task)
+        names = backends.backend_names("model", task=task)
         if names:
-            ready = [n for n in names if services.backend_tags("model", n).get("offline", True) and services.model_ready(n)]
+            ready = [n for n in names
+                     if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
                            help="registered models for this task; offline models that are not built yet are marked")
         else:
             st.caption("Models under test: none registered yet")
         with st.expander("Backends", expanded=False):
-            for row in services.backend_status(task):
+            for row in backends.backend_status():
                 st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"
                             f"<small>{row['note']}</small>", unsafe_allow_html=True)
                 build_controls(row)

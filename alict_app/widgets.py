@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-from alict_app import services, state
+from alict_app import spec_store, state
 
 
 def header(title: str, caption: str) -> None:
@@ -31,9 +31,9 @@ def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any
 
 def task_specs_or_stop(task: str) -> list[Any]:
     """The task's specs, or a warning and an empty list."""
-    specs = services.task_specs(task)
+    specs = spec_store.task_specs(task)
     if not specs:
-        dirs = ", ".join(str(d) for d in services.spec_dirs(task))
+        dirs = ", ".join(str(d) for d in spec_store.spec_dirs(task))
         st.warning(f"No LC specs found for task {task!r} (looked in {dirs}).")
     return specs
 

@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m alict_core COMMAND ...``.
+"""Command-line interface: ``alict COMMAND ...`` (the console command), same as ``python -m alict_core COMMAND ...``.
 
 Each command lives in its own module under ``alict_core/commands/`` and exposes
 ``register(subparsers)``; this file only discovers and dispatches them.
@@ -10,13 +10,14 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from pathlib import Path
 
 from alict_core.errors import AlictError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m alict_core",
+        prog="alict" if Path(sys.argv[0]).name == "alict" else "python -m alict_core",
         description="ALiCT Studio: linguistic-capability testing of sentiment and hate-speech classifiers.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -8,9 +8,10 @@ from pathlib import Path
 from alict_core.errors import DataNotFoundError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SPECS_DIR = REPO_ROOT / "specs"
+SPECS_DIR = Path(__file__).resolve().parent / "specs"  # built-in specs: package data, read-only defaults
 DATA_ENV = "ALICT_DATA_DIR"
 CACHE_ENV = "ALICT_CACHE_DIR"
+WORKSPACE_ENV = "ALICT_WORKSPACE_DIR"
 
 # The files whose presence marks a usable data directory.
 DATA_MARKERS = ("sst/train.txt", "hatexplain/hatexplain.csv", "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz")
@@ -67,6 +68,15 @@ def artefact_dir(kind: str) -> Path:
     path = cache_dir() / kind
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def workspace_dir() -> Path:
+    """The user's workspace (specs edited or created by the user): $ALICT_WORKSPACE_DIR or <cache_dir>/workspace.
+
+    Not created here: only saving a spec creates it.
+    """
+    configured = os.environ.get(WORKSPACE_ENV)
+    return Path(configured).expanduser() if configured else cache_dir() / "workspace"
 
 
 def models_dir() -> Path:

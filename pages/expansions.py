@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app import charts, services, state, widgets
+from alict_app import artefacts, backends, charts, state, widgets
 from alict_app.guard import guarded, run_page
 
 VERDICTS = ("pos", "polarity", "predicates", "protected")
@@ -64,14 +64,14 @@ def highlight(row: pd.Series) -> list[str]:
 
 
 def backend_picker(kind: str, key: str, label: str) -> str | None:
-    names = services.backend_names(kind, menu=True) if kind == "mlm" else services.backend_names(kind)
+    names = backends.backend_names(kind, menu=True) if kind == "mlm" else backends.backend_names(kind)
     if kind == "mlm" and not names:
-        names = services.backend_names(kind)
+        names = backends.backend_names(kind)
     if not names:
         st.info(f"No {label.lower()} registered yet.")
         return None
     state.ensure_choice(key, names)
-    st.selectbox(label, names, key=key, help=services.backend_description(kind, state.get(key)))
+    st.selectbox(label, names, key=key, help=backends.backend_description(kind, state.get(key)))
     return state.get(key)
 
 
@@ -89,7 +89,7 @@ def main() -> None:
     with c3:
         mlm_name = backend_picker("mlm", "mlm_name", "Masked LM")
     cap = int(state.get("max_seeds", 50) or 0) or "spec"
-    seedset = services.seed_set(spec, max_seeds=cap, seed=int(state.get("sample_seed", 0)))
+    seedset = artefacts.seed_set(spec, max_seeds=cap, seed=int(state.get("sample_seed", 0)))
     if not seedset.seeds:
         st.info("This LC has no seeds to expand.")
         return
@@ -106,18 +106,18 @@ def main() -> None:
 
     tree = None
     with guarded("parsing the seed"), st.spinner("Parsing …"):
-        tree = services.parse_seed(parser_name, seed)
+        tree = artefacts.parse_seed(parser_name, seed)
     if tree is not None:
         st.subheader("Parse tree")
         st.plotly_chart(charts.parse_tree_figure(tree), width="stretch", key="parse_tree")
         with st.expander("Productions"):
-            st.code("\n".join(str(p) for p in services.productions_of(tree)), language="text")
+            st.code("\n".join(str(p) for p in artefacts.productions_of(tree)), language="text")
 
     if tree is None:
         return
     masked = []
     with guarded("finding reference superstructures (Algorithm 1)"), st.spinner("Matching the reference grammar …"):
-        masked = services.masked_for_seed(parser_name, seed, top_k=top_k_productions, max_masks=max_masks)
+        masked = artefacts.masked_for_seed(parser_name, seed, top_k=top_k_productions, max_masks=max_masks)
         st.subheader(f"Masked sentences ({len(masked)})")
         if masked:
             st.dataframe(masked_frame(masked), hide_index=True, width="stretch")
@@ -127,7 +127,7 @@ def main() -> None:
     if mlm_name is None:
         return
     with guarded("expanding the seed"), st.spinner("Asking the masked LM and validating …"):
-        rows = services.expand_seed(parser_name, mlm_name, spec, seed, top_k_productions=top_k_productions,
+        rows = artefacts.expand_seed(parser_name, mlm_name, spec, seed, top_k_productions=top_k_productions,
                                     max_masks=max_masks, top_k_words=top_k, max_per_seed=top_k)
         frame = verdict_frame(rows)
         accepted = int(frame["accepted"].sum()) if len(frame) else 0

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import charts, runs, services, state, widgets
+from alict_app import artefacts, backends, charts, runs, state, widgets
 from alict_app.guard import guarded, run_page
 
 
@@ -79,7 +79,7 @@ def expected_text(expected: Any) -> str:
 
 def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
     ref_json = json.dumps(model_ref(run_key, row["model"]), sort_keys=True)
-    names = services.backend_names("explainer") or ["lemna", "shap", "lime"]
+    names = backends.backend_names("explainer") or ["lemna", "shap", "lime"]
     c1, c2, c3, c4 = st.columns(4)
     state.ensure_choice("explainer", names)
     method = c1.selectbox("Explainer", names, key="explainer")
@@ -89,14 +89,14 @@ def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
     st.markdown(f"**Case** `{row.get('case_id', '')}` · model **{row['model']}** · expected {expected_text(row.get('expected'))}"
                 f" · predicted **{row.get('predicted', '?')}**")
     with guarded("explaining the case"), st.spinner(f"Explaining with {method} …"):
-        contributions = services.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
+        contributions = artefacts.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
         st.markdown("**Token contributions** (towards the predicted label: red for, blue against)")
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]), unsafe_allow_html=True)
         if st.toggle("show as bars", key="contrib_as_bars"):
             st.plotly_chart(charts.contributions_bar(contributions["tokens"], contributions["scores"]),
                             width="stretch", key="contrib_bars")
     with guarded("building the masking template"), st.spinner("Building the masking template …"):
-        template = services.template_case(ref_json, row["text"], method, int(seed), int(n_samples), float(p_thresh))
+        template = artefacts.template_case(ref_json, row["text"], method, int(seed), int(n_samples), float(p_thresh))
         show_template(template, contributions)
     if row.get("kind") == "expansion":
         pair = cases[(cases["seed_id"] == row["seed_id"]) & (cases["kind"] == "seed") & (cases["model"] == row["model"])]
@@ -108,7 +108,7 @@ def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
                 with column, guarded(f"explaining the {title}"):
                     verdict = "❌ fails" if item["failed"] else "✅ passes"
                     st.markdown(f"*{title}* — predicted **{item.get('predicted', '?')}** {verdict}")
-                    contrib = services.explain_case(ref_json, item["text"], method, int(seed), int(n_samples))
+                    contrib = artefacts.explain_case(ref_json, item["text"], method, int(seed), int(n_samples))
                     st.markdown(charts.contributions_html(contrib["tokens"], contrib["scores"]), unsafe_allow_html=True)
 
 
@@ -147,17 +147,16 @@ def recurring(run_key: str, cases: pd.DataFrame, method: str, n_samples: int, p_
         st.caption("Builds the masking template of up to N failures of the LC (cached) and ranks the kept tokens.")
         return
     with guarded("collecting recurring template tokens"):
-        from alict_app.core import core_attr
+        from alict_core.explain import recurring_template_tokens
 
-        recurring_tokens = core_attr(services.EXPLAIN, "recurring_template_tokens", services.EXPLAIN_HINT)
         ref_json = json.dumps(model_ref(run_key, model_name), sort_keys=True)
         rows = failed[(failed["lc_id"] == lc) & (failed["model"] == model_name)].head(int(limit))
         bar = st.progress(0.0, text="templates …")
         templates = []
         for i, text in enumerate(rows["text"], 1):
-            templates.append(services.template_case(ref_json, text, method, seed, n_samples, p_thresh))
+            templates.append(artefacts.template_case(ref_json, text, method, seed, n_samples, p_thresh))
             bar.progress(i / len(rows), text=f"template {i}/{len(rows)}")
-        st.dataframe(recurring_tokens(templates), hide_index=True, width="stretch")
+        st.dataframe(recurring_template_tokens(templates), hide_index=True, width="stretch")
 
 
 def main() -> None:

@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import reporting, runs, state, widgets
-from alict_app.core import has_core
 from alict_app.guard import guarded, run_page
 
 
@@ -72,16 +71,10 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
     c1.download_button("⬇ results JSONL", lambda: cases.to_json(orient="records", lines=True, force_ascii=False),
                        f"alict-{key}.jsonl", "application/jsonl", on_click="ignore")
     c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv", on_click="ignore")
-    if has_core("alict_core.suites", "to_checklist"):
-        c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
-                           f"alict-{key}-checklist.json", "application/json", on_click="ignore")
-    else:
-        c3.caption("CheckList export: not available yet")
-    if reporting.html_available():
-        c4.download_button("⬇ HTML report", lambda: reporting.html_report(key, runs.load_run(key)),
-                           f"alict-{key}.html", "text/html", on_click="ignore")
-    else:
-        c4.caption("HTML report: not available yet (alict_core.report)")
+    c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
+                       f"alict-{key}-checklist.json", "application/json", on_click="ignore")
+    c4.download_button("⬇ HTML report", lambda: reporting.html_report(key, runs.load_run(key)),
+                       f"alict-{key}.html", "text/html", on_click="ignore")
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import runs, services, state, widgets
+from alict_app import backends, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 
 USER_KINDS = {
@@ -41,7 +41,7 @@ def add_user_model(task: str) -> None:
 
 def user_model_form(task: str) -> None:
     with st.expander("Add your own model (Hugging Face path/id, endpoint, stored predictions)"):
-        kinds = [k for k in USER_KINDS if k in services.backend_names("model")] or list(USER_KINDS)
+        kinds = [k for k in USER_KINDS if k in backends.backend_names("model")] or list(USER_KINDS)
         kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
         for field, hint in USER_KINDS[kind][1].items():
             st.text_input(field, key=f"um_{field}", placeholder=hint)
@@ -52,7 +52,7 @@ def user_model_form(task: str) -> None:
         pending = st.session_state.pop("um_pending", None)
         if pending:
             with guarded(f"loading model {pending['label']}"):
-                services.model_from_ref(pending)  # fails here, with a clear message, if unusable
+                backends.model_from_ref(pending)  # fails here, with a clear message, if unusable
                 models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
                 st.session_state["user_models"] = [*models, pending]
                 st.success(f"Added {pending['label']}")
@@ -63,7 +63,7 @@ def user_model_form(task: str) -> None:
 
 def show_result(key: str, cached: bool) -> None:
     summary = runs.run_frames(key)["summary"]
-    st.success(f"Run finished{' (loaded from cache)' if cached else ''} — run id `{key}`. "
+    st.success(f"Run finished{' (loaded from cache)' if cached else ''} — run id `{runs.resolve(key)}`. "
                "Open **Failures** for the analysis.", icon=":material/check_circle:")
     if len(summary):
         st.dataframe(summary, hide_index=True, width="stretch")
@@ -92,7 +92,7 @@ def main() -> None:
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
     c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
-    parser_names, mlm_names = services.backend_names("parser"), services.backend_names("mlm", menu=True)
+    parser_names, mlm_names = backends.backend_names("parser"), backends.backend_names("mlm", menu=True)
     if expand:
         e1, e2 = st.columns(2)
         state.ensure_choice("parser_name", parser_names)
@@ -105,7 +105,7 @@ def main() -> None:
         sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),
         parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
         max_per_seed=int(st.session_state.get("run_per_seed", 3)), batch_size=int(st.session_state.get("run_batch", 64)),
-        spec_keys={s.id: services.spec_key(s) for s in chosen},
+        spec_keys={s.id: spec_store.spec_key(s) for s in chosen},
     )
     key = request.key()
     b1, b2 = st.columns([1, 5])
@@ -115,7 +115,7 @@ def main() -> None:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
     if go:
         if runs.is_done(key):
-            state.put("run", key)
+            state.put("run", runs.resolve(key))
             show_result(key, cached=True)
             return
         bar = st.progress(0.0, text="starting …")
@@ -138,10 +138,10 @@ def main() -> None:
                 return
             status.update(label="Done", state="complete", expanded=False)
         if runs.is_done(key):
-            state.put("run", key)
+            state.put("run", runs.resolve(key))
             show_result(key, cached=False)
     elif runs.is_done(key):
-        state.put("run", key)
+        state.put("run", runs.resolve(key))
         show_result(key, cached=True)
     else:
         previous = runs.list_runs(task)

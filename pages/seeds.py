@@ -6,7 +6,7 @@ import random
 
 import streamlit as st
 
-from alict_app import services, state, widgets
+from alict_app import artefacts, state, widgets
 from alict_app.guard import guarded, run_page
 
 
@@ -16,7 +16,7 @@ def provenance_frame(seedset, task: str):
 
     texts: dict[str, str] = {}
     with guarded("looking up source sentences"):
-        texts = services.corpus_texts(task)
+        texts = artefacts.corpus_texts(task)
     rows = []
     for seed in seedset.seeds:
         rows.append({
@@ -54,7 +54,7 @@ def main() -> None:
     c3.button("🎲 Resample", on_click=new_sample_seed, help="draw another sample with a new random seed")
     cap = int(state.get("max_seeds")) or "spec"
     with st.spinner("Searching the corpus …"):
-        seedset = services.seed_set(spec, max_seeds=cap, seed=int(state.get("sample_seed")))
+        seedset = artefacts.seed_set(spec, max_seeds=cap, seed=int(state.get("sample_seed")))
     m1, m2, m3 = st.columns(3)
     m1.metric("corpus matches", getattr(seedset, "n_matches", len(seedset.seeds)))
     m2.metric("seeds", len(seedset.seeds))
@@ -86,7 +86,7 @@ def main() -> None:
             bar = st.progress(0.0, text="counting …")
             for i, other in enumerate(specs, 1):
                 with guarded(f"counting seeds of {other.id}"):
-                    found = services.seed_set(other)
+                    found = artefacts.seed_set(other)
                     rows.append({"lc": other.id, "matches": getattr(found, "n_matches", None), "seeds": len(found.seeds)})
                 bar.progress(i / len(specs), text=f"{other.id} ({i}/{len(specs)})")
             st.dataframe(rows, hide_index=True)

@@ -7,9 +7,10 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from alict_core.hashing import hash_text
-from alict_app import services, specs_io, state, widgets
+from alict_app import artefacts, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
+from alict_core.hashing import hash_text
+
 
 def common_fields(data: Any) -> list[dict[str, Any]]:
     """The spec's common editable fields: each search group's predicates (one YAML item per line)
@@ -49,7 +50,8 @@ def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> N
     """Callback: write the form's fields back into the YAML editor text (comments are not kept)."""
     data = yaml.safe_load(st.session_state[editor_key])
     for item in fields:
-        lines = [line.strip() for line in st.session_state.get(field_key(editor_key, item["path"], version), "").splitlines()]
+        entered = st.session_state.get(field_key(editor_key, item["path"], version), "")
+        lines = [line.strip() for line in entered.splitlines()]
         lines = [line for line in lines if line]
         try:
             value = [yaml.safe_load(line) for line in lines] if item["kind"] == "yaml" else lines
@@ -64,6 +66,13 @@ def reset_editor(editor_key: str, original: str) -> None:
     st.session_state[editor_key] = original
 
 
+def discard_copy(spec: Any, editor_key: str) -> None:
+    """Delete the user's workspace copy; the editor shows the built-in again."""
+    spec_store.discard_user_copy(spec)
+    st.session_state.pop(editor_key, None)
+    st.session_state.get("spec_drafts", {}).pop(editor_key, None)
+
+
 def main() -> None:
     widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
     task = state.get("task")
@@ -72,7 +81,8 @@ def main() -> None:
         return
     st.dataframe(widgets.spec_table(specs), hide_index=True, width="stretch", height=min(400, 38 + 35 * len(specs)))
     spec = widgets.lc_picker(specs, "Edit LC spec")
-    original = services.spec_text(spec)
+    original = spec_store.spec_text(spec)
+    shipped = spec_store.builtin_text(spec)
     editor_key = f"spec_yaml::{task}::{spec.id}"
     drafts = st.session_state.setdefault("spec_drafts", {})
     if editor_key not in st.session_state:
@@ -83,17 +93,18 @@ def main() -> None:
         st.text_area("Spec YAML (Ctrl+Enter to apply)", key=editor_key, height=460)
         text = st.session_state[editor_key]
         drafts[editor_key] = text
-        source = services.spec_source(spec)
+        source = spec_store.spec_source(spec)
         parsed, problem = None, None
         try:
-            parsed = services.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
+            parsed = spec_store.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
         except Exception as exc:  # noqa: BLE001 - shown inline below
             problem = exc
         if problem is not None:
             line = specs_io.error_line(problem)
             where = f"line {line}" if line else "spec"
             field = getattr(problem, "field", None)
-            st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}", icon=":material/warning:")
+            st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}",
+                     icon=":material/warning:")
             st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
         else:
             st.success("Spec is valid.", icon=":material/check_circle:")
@@ -109,7 +120,8 @@ def main() -> None:
             version = hash_text(text, 10)
             with st.form(f"form::{editor_key}"):
                 for item in fields:
-                    st.text_area(item["label"] + " (one per line)", item["text"], key=field_key(editor_key, item["path"], version),
+                    st.text_area(item["label"] + " (one per line)", item["text"],
+                                 key=field_key(editor_key, item["path"], version),
                                  height=68 + 20 * min(5, item["text"].count("\n")))
                 st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
             if st.session_state.get("form_error"):
@@ -119,21 +131,27 @@ def main() -> None:
         st.markdown("**Live counts**")
         if parsed is not None:
             with guarded("counting matches and seeds"), st.spinner("Searching the corpus …"):
-                seedset = services.seed_set(parsed)
+                seedset = artefacts.seed_set(parsed)
                 c1, c2 = st.columns(2)
                 c1.metric("matches", getattr(seedset, "n_matches", len(seedset.seeds)))
                 c2.metric("seeds", len(seedset.seeds))
         else:
             st.caption("Fix the spec to see counts.")
 
-    with st.expander("Diff against the shipped spec", expanded=text != original):
-        diff = specs_io.unified_diff(original, text, source.name if source else f"{spec.id}.yaml")
+    with st.expander("Diff against the built-in spec", expanded=text != original):
+        diff = specs_io.unified_diff(shipped if shipped is not None else "", text, f"{spec.id}.yaml")
         st.code(diff or "(no changes)", language="diff")
 
     st.markdown("**Save**")
+    where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
+    st.caption(f"Showing {where}. Saving writes to your workspace `{spec_store.save_dir(task)}` "
+               "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
+    if spec_store.is_user_spec(spec):
+        st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
+                  on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
     c1, c2, c3 = st.columns([2, 1, 1])
     name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
-    directory = services.spec_dirs(task)[0]
+    directory = spec_store.save_dir(task)
     overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")
     if c3.button("💾 Save spec", disabled=problem is not None, key=f"save::{editor_key}"):
         with guarded("saving the spec"):

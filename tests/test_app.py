@@ -7,7 +7,6 @@ are the instant fakes of ``alict_app.fakes``. Run artefacts go to a temporary fo
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -28,21 +27,18 @@ def fake_backends():
 
 @pytest.fixture(autouse=True)
 def tmp_runs(tmp_path, monkeypatch):
-    root = tmp_path / "app-runs"
+    root = tmp_path / "runs"
     root.mkdir()
     monkeypatch.setattr(runs, "runs_root", lambda: root)
     return root
 
 
 @pytest.fixture
-def tmp_specs(tmp_path, monkeypatch):
-    """A private copy of the shipped spec folders (the editor saves there)."""
-    import alict_core.spec.loader as loader
-
-    copy = tmp_path / "specs"
-    shutil.copytree(loader.SPECS_DIR, copy)
-    monkeypatch.setattr(loader, "SPECS_DIR", copy)
-    return copy
+def tmp_workspace(tmp_path, monkeypatch):
+    """A private user workspace (the editor saves its specs there)."""
+    workspace = tmp_path / "workspace"
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
+    return workspace
 
 
 def start(query: dict | None = None) -> AppTest:
@@ -120,7 +116,10 @@ def test_live_counts_follow_edits_and_the_form_writes_back():
     assert any("Spec is valid" in s.value for s in at.success)
 
 
-def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_specs):
+def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_workspace):
+    from alict_core.config import SPECS_DIR
+
+    builtin = (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text()
     at = start({"lc": "sentiment-lc04"})
     key = "spec_yaml::sentiment::sentiment-lc04"
     edited = at.text_area(key=key).value.replace("description:", "notes: edited in the app\ndescription:", 1)
@@ -128,17 +127,42 @@ def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_specs):
     at.text_input(key=f"save_name::{key}").set_value("../../etc/evil").run()
     at.button(key=f"save::{key}").click().run()
     assert any("unsafe spec file name" in e.value for e in at.error)
-    assert not (tmp_specs.parent / "etc").exists()
+    assert not (tmp_workspace / "etc").exists() and not (tmp_workspace.parent / "etc").exists()
     at.text_input(key=f"save_name::{key}").set_value("sentiment-lc04").run()
-    at.button(key=f"save::{key}").click().run()
-    assert any("Overwrite if it exists" in w.value for w in at.warning)
-    target = tmp_specs / "sentiment" / "sentiment-lc04.yaml"
-    assert "edited in the app" not in target.read_text()
-    at.checkbox(key=f"save_overwrite::{key}").check().run()
     at.button(key=f"save::{key}").click().run()
     assert_clean(at)
     assert any("Saved" in s.value for s in at.success)
+    target = tmp_workspace / "specs" / "sentiment" / "sentiment-lc04.yaml"
     assert target.read_text().rstrip("\n") == edited.rstrip("\n")
+    assert (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text() == builtin  # built-in untouched
+    # the workspace copy now replaces the built-in; saving again asks before overwriting it
+    at = start({"lc": "sentiment-lc04"})
+    assert "edited in the app" in at.text_area(key=key).value
+    assert any("your workspace copy" in c.value for c in at.caption)
+    at.button(key=f"save::{key}").click().run()
+    assert any("Overwrite if it exists" in w.value for w in at.warning)
+    # discarding the copy brings the built-in back
+    at.button(key=f"discard::{key}").click().run()
+    assert_clean(at)
+    assert not target.exists() and at.text_area(key=key).value.rstrip("\n") == builtin.rstrip("\n")
+
+
+def test_saving_an_edited_spec_leaves_the_checkout_clean(tmp_workspace):
+    import subprocess
+
+    root = Path(APP).parent
+    status = ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"]
+    if subprocess.run(["git", "-C", str(root), "rev-parse"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    before = subprocess.run(status, capture_output=True, text=True, check=True).stdout
+    at = start({"lc": "sentiment-lc02"})
+    key = "spec_yaml::sentiment::sentiment-lc02"
+    at.text_area(key=key).set_value(at.text_area(key=key).value + "\n# my note\n").run()
+    at.button(key=f"save::{key}").click().run()
+    assert_clean(at)
+    assert any("Saved" in s.value for s in at.success)
+    assert (tmp_workspace / "specs" / "sentiment" / "sentiment-lc02.yaml").exists()
+    assert subprocess.run(status, capture_output=True, text=True, check=True).stdout == before
 
 
 # ------------------------------------------------------------------ Seeds
@@ -327,7 +351,7 @@ def test_empty_pages_explain_what_to_do():
 
 def test_corpus_and_models_load_once_per_process(monkeypatch):
     import alict_core.data.corpus as corpus_module
-    from alict_app import services
+    from alict_app import artefacts, backends
 
     calls = []
     real = corpus_module.load_corpus
@@ -337,15 +361,15 @@ def test_corpus_and_models_load_once_per_process(monkeypatch):
         return real(task, *args, **kwargs)
 
     monkeypatch.setattr(corpus_module, "load_corpus", counting)
-    services.corpus.clear()
-    services.corpus_texts.clear()
+    artefacts.corpus.clear()
+    artefacts.corpus_texts.clear()
     for _ in range(2):  # two sessions, each visiting two pages that need the corpus
         at = start({"lc": "sentiment-lc04"})
         at.switch_page("pages/seeds.py").run()
         assert_clean(at)
     assert calls == ["sentiment"]
-    first = services.model("fake-sentiment")
-    assert services.model("fake-sentiment") is first
+    first = backends.model("fake-sentiment")
+    assert backends.model("fake-sentiment") is first
 
 
 def test_run_with_expansions_finds_pass_to_fail_pairs(tmp_runs):
@@ -418,15 +442,15 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path):
 def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
     import alict_core.config as config
     import alict_core.data.corpus as corpus_module
-    from alict_app import services
+    from alict_app import artefacts
 
     empty = tmp_path / "no-data"
     empty.mkdir()
     monkeypatch.setattr(config, "data_dir_candidates", lambda: [("$ALICT_DATA_DIR", empty)])
     # the corpus loader reads its files through config.data_file, which now finds no data directory
     monkeypatch.setattr(corpus_module, "load_corpus", lambda task: config.data_file("sst/train.txt"))
-    services.corpus.clear()
-    services.corpus_texts.clear()
+    artefacts.corpus.clear()
+    artefacts.corpus_texts.clear()
     try:
         at = start({"lc": "sentiment-lc04"})
         at.switch_page("pages/seeds.py").run()
@@ -435,5 +459,5 @@ def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
         assert any("data directory not found" in e and str(empty) in e and "ALICT_DATA_DIR" in e for e in errors), errors
         assert not any("Unexpected error" in e for e in errors)
     finally:
-        services.corpus.clear()
-        services.corpus_texts.clear()
+        artefacts.corpus.clear()
+        artefacts.corpus_texts.clear()

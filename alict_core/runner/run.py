@@ -10,13 +10,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from alict_core.batching import distinct
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.models.protocol import Model, checked_proba, model_fingerprint
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
@@ -83,7 +84,7 @@ def predict_cached(
 ) -> PredictionCache:
     """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time."""
     cache = PredictionCache(model_fingerprint(model), model.labels, cache_root)
-    texts = list(dict.fromkeys(texts))
+    texts = distinct(texts)
     hashes = hashes or text_hashes(texts)
     todo = cache.missing(texts, hashes)
     for start in range(0, len(todo), batch_size):
@@ -126,7 +127,7 @@ def run_suite(
         from alict_core.review.writeback import drop_rejected
 
         cases, excluded = drop_rejected(cases)
-    texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
+    texts = distinct(t for case in cases for t in case.texts())
     hashes = text_hashes(texts)
     caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from alict_core.data.lexicons import identity_groups
-
-PRONOUN_SWAP = {"he": "she", "she": "he", "him": "her", "his": "her", "her": "his", "hers": "his",
-                "himself": "herself", "herself": "himself"}
+from alict_core.data.lexicons import identity_groups, pronoun_swap_table
 
 
 @lru_cache(maxsize=1)
 def _identity_forms() -> dict[tuple[str, ...], tuple[int, str]]:
     """Term words -> (group index, form name) for every identity term."""
-    table = {}
+    table: dict[tuple[str, ...], tuple[int, str]] = {}
     for index, group in enumerate(identity_groups()):
         for form in ("plural", "singular", "adjective"):
             table.setdefault(tuple(getattr(group, form).split()), (index, form))
@@ -42,6 +39,16 @@ def find_identity_terms(tokens: list[str]) -> list[tuple[int, int, int, str]]:
     return found
 
 
+def swap_pronouns(tokens: list[str]) -> list[str]:
+    """The tokens with every gendered pronoun swapped ("treating her as" -> "treating him as")."""
+    table = pronoun_swap_table()
+    out = []
+    for i, token in enumerate(tokens):
+        other = table.counterpart(token.lower(), tokens[i + 1 : i + 4])
+        out.append(token if other is None else _match_case(token, other))
+    return out
+
+
 def identity_swaps(text: str) -> list[str]:
     """Variants of ``text`` with every identity term moved to each other group, plus a pronoun swap.
 
@@ -65,7 +72,7 @@ def identity_swaps(text: str) -> list[str]:
                 cursor = end
             out.extend(tokens[cursor:])
             variants.append(" ".join(out))
-    if any(t.lower() in PRONOUN_SWAP for t in tokens):
-        swapped = [_match_case(t, PRONOUN_SWAP[t.lower()]) if t.lower() in PRONOUN_SWAP else t for t in tokens]
+    swapped = swap_pronouns(tokens)
+    if swapped != tokens:
         variants.append(" ".join(swapped))
     return list(dict.fromkeys(v for v in variants if v != text))

@@ -7,7 +7,10 @@ from alict_core.spec.loader import (
     load_task_specs,
     parse_spec_text,
     spec_dir,
+    spec_dirs,
+    spec_files,
     spec_path,
+    workspace_spec_dir,
 )
 from alict_core.spec.schema import SCHEMA_VERSION, LCSpec
 
@@ -15,5 +18,5 @@ SPEC_DIRS = {"sentiment": spec_dir("sentiment"), "hate_speech": spec_dir("hate_s
 
 __all__ = [
     "LCSpec", "SCHEMA_VERSION", "SPEC_DIRS", "SpecValidationError", "get_spec", "load_spec",
-    "load_task_specs", "parse_spec_text", "spec_dir", "spec_path",
+    "load_task_specs", "parse_spec_text", "spec_dir", "spec_dirs", "spec_files", "spec_path", "workspace_spec_dir",
 ]

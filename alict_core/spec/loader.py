@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from alict_core.config import SPECS_DIR
+from alict_core import config
 from alict_core.errors import SpecError
 from alict_core.spec.schema import LCSpec
 
@@ -81,25 +81,48 @@ def load_spec(path: str | Path) -> LCSpec:
 
 
 def spec_dir(task: str) -> Path:
-    return SPECS_DIR / task
+    """The folder of a task's built-in specs (package data; read-only defaults)."""
+    return config.SPECS_DIR / task
+
+
+def workspace_spec_dir(task: str) -> Path:
+    """Where the user's specs of a task are saved: ``<workspace_dir>/specs/<task>`` (never the built-ins)."""
+    return config.workspace_dir() / "specs" / task
+
+
+def spec_dirs(task: str) -> list[Path]:
+    """Spec folders of a task, built-ins first; a workspace file overrides the built-in of the same name."""
+    return [spec_dir(task), workspace_spec_dir(task)]
+
+
+def spec_files(task: str) -> list[Path]:
+    """The spec files of a task in file-name order, workspace files replacing built-ins of the same name."""
+    by_name = {path.name: path for directory in spec_dirs(task) if directory.is_dir()
+               for path in sorted(directory.glob("*.yaml"))}
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def spec_path(task: str, lc_id: str) -> Path:
-    return spec_dir(task) / f"{lc_id}.yaml"
+    """The file a spec is read from: the user's workspace copy if there is one, else the built-in."""
+    user = workspace_spec_dir(task) / f"{lc_id}.yaml"
+    return user if user.exists() else spec_dir(task) / f"{lc_id}.yaml"
 
 
 @lru_cache(maxsize=8)
-def _load_task_specs_cached(task: str, stamp: tuple) -> tuple[LCSpec, ...]:
-    return tuple(load_spec(path) for path in sorted(spec_dir(task).glob("*.yaml")))
+def _load_specs_cached(paths: tuple[str, ...], stamp: tuple) -> tuple[LCSpec, ...]:
+    return tuple(load_spec(path) for path in paths)
 
 
 def load_task_specs(task: str) -> list[LCSpec]:
-    """All shipped specs of a task, in file-name order (re-read when a file changes)."""
+    """All specs of a task (built-in, overridden or extended by the workspace), in file-name order.
+
+    Re-read when a file changes."""
     directory = spec_dir(task)
     if not directory.is_dir():
         raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: sentiment, hate_speech")
-    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.yaml")))
-    return list(_load_task_specs_cached(task, stamp))
+    files = spec_files(task)
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in files)
+    return list(_load_specs_cached(tuple(str(p) for p in files), stamp))
 
 
 def _lc_number(name: str) -> str | None:

@@ -1,0 +1,204 @@
+"""Model access for the app: the core's backend registries, loaded once per process, and their build status.
+
+``st.cache_resource`` holds process-wide singletons (parser, masked LM, models, reference grammar): each
+is loaded once per process and shared by every browser session. Modules that import torch, spaCy or
+benepar are imported inside the functions, so the first paint stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import streamlit as st
+
+from alict_core.errors import AlictError
+from alict_core.registry import Registry
+
+BUILD_HINT = {
+    "parser": "build it with `python -m alict_core build parser`",
+    "mlm": "build it with `python -m alict_core build mlm`",
+    "models": "build them with `python -m alict_core build models`",
+}
+STATUS_TARGETS = (("models", "model"), ("mlm", "mlm"), ("parser", "parser"))
+
+_loaded_lock = threading.Lock()
+LOADED: dict[str, dict[str, Any]] = {}  # "kind:name" → {"kind","name","seconds"}: what this process holds
+
+
+def mark_loaded(kind: str, name: str, started: float) -> None:
+    """Record that this process now holds ``kind:name`` (shown in the sidebar)."""
+    with _loaded_lock:
+        LOADED[f"{kind}:{name}"] = {"kind": kind, "name": name, "seconds": round(time.perf_counter() - started, 2)}
+
+
+# ---------------------------------------------------------------- registries
+def registry(kind: str) -> Registry[Any]:
+    """The core registry of a backend kind: parser, mlm, model, explainer."""
+    if kind == "parser":
+        from alict_core.parsing import PARSERS
+
+        return PARSERS
+    if kind == "mlm":
+        from alict_core.mlm import SUGGESTERS
+
+        return SUGGESTERS
+    if kind == "model":
+        from alict_core.models import MODELS
+
+        return MODELS
+    if kind == "explainer":
+        from alict_core.explain import EXPLAINERS
+
+        return EXPLAINERS
+    raise AlictError(f"unknown backend kind {kind!r}; valid kinds: parser, mlm, model, explainer")
+
+
+def backend_names(kind: str, **tags: Any) -> list[str]:
+    """Names registered for a backend kind (optionally filtered by tags)."""
+    return registry(kind).names(**tags)
+
+
+def backend_description(kind: str, name: str) -> str:
+    try:
+        return registry(kind).entry(name).description
+    except AlictError:
+        return ""
+
+
+def backend_tags(kind: str, name: str) -> dict[str, Any]:
+    try:
+        return dict(registry(kind).entry(name).tags)
+    except AlictError:
+        return {}
+
+
+# ---------------------------------------------------------------- loaded once per process
+@st.cache_resource(show_spinner="Loading the parser (once per process) …")
+def parser(name: str) -> Any:
+    from alict_core.parsing import get_parser
+
+    started = time.perf_counter()
+    value = get_parser(name)
+    mark_loaded("parser", name, started)
+    return value
+
+
+@st.cache_resource(show_spinner="Loading the masked language model (once per process) …")
+def suggester(name: str) -> Any:
+    from alict_core.mlm import get_suggester
+
+    started = time.perf_counter()
+    value = get_suggester(name)
+    mark_loaded("mlm", name, started)
+    return value
+
+
+@st.cache_resource(show_spinner="Loading the model (once per process) …")
+def _model(name: str, kwargs_json: str) -> Any:
+    from alict_core.models import get_model
+
+    started = time.perf_counter()
+    value = get_model(name, **json.loads(kwargs_json))
+    mark_loaded("model", getattr(value, "name", name), started)
+    return value
+
+
+def model(registry_name: str, **kwargs: Any) -> Any:
+    """A registered model (with adapter arguments for user-added ones), loaded once per process."""
+    return _model(registry_name, json.dumps(kwargs, sort_keys=True))
+
+
+def model_from_ref(ref: dict[str, Any]) -> Any:
+    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models)."""
+    return model(ref["name"], **(ref.get("kwargs") or {}))
+
+
+@st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")
+def reference_grammar() -> Any:
+    from alict_core.grammar import load_reference_grammar
+
+    started = time.perf_counter()
+    value = load_reference_grammar()
+    mark_loaded("grammar", "reference", started)
+    return value
+
+
+def model_ready(name: str) -> bool:
+    """False when a registered model needs an offline build that is missing (embedded heads); else True."""
+    if backend_tags("model", name).get("kind") != "embedded":
+        return True
+    from alict_core.config import models_dir
+
+    return (models_dir() / "classifiers" / name / "head.npz").exists()
+
+
+# ---------------------------------------------------------------- build status (sidebar)
+_built: dict[str, bool | None] = {}
+_probe_started = threading.Event()
+_probe_done = threading.Event()
+
+
+def _probe_built() -> None:
+    from alict_core.build_targets import target_module
+
+    for target, kind in STATUS_TARGETS:
+        try:
+            _built[target] = bool(target_module(target).is_built())
+        except Exception:  # noqa: BLE001 - a status probe must never break the sidebar
+            _built[target] = None
+        try:
+            backend_names(kind)  # imports the registry module here, off the page's thread
+        except Exception:  # noqa: BLE001 - the page reports it when it needs the backend
+            pass
+    _probe_done.set()
+
+
+def start_status_probe() -> None:
+    """Check in a background thread which offline models are built (some modules import torch/benepar)."""
+    if not _probe_started.is_set():
+        _probe_started.set()
+        _probe_done.clear()
+        threading.Thread(target=_probe_built, name="alict-status-probe", daemon=True).start()
+
+
+def is_built(target: str, wait: float = 0.0) -> bool | None:
+    """Whether an offline build target exists: True/False, None when unknown (still checking or failed)."""
+    start_status_probe()
+    deadline = time.perf_counter() + wait
+    while target not in _built and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    return _built.get(target)
+
+
+def refresh_status() -> None:
+    """Forget the build probe (after a build) so the next status call checks again."""
+    _built.clear()
+    _probe_started.clear()
+
+
+def backend_status() -> list[dict[str, str]]:
+    """Rows (what, state, note) for the sidebar: loaded in this process, built on disk, or missing.
+
+    Never imports a backend module on the caller's thread (the probe thread, started by ``app.py`` after
+    the page is drawn, does), so it is instant.
+    """
+    rows = []
+    for target, kind in STATUS_TARGETS:
+        loaded = [v["name"] for v in LOADED.values() if v["kind"] == kind]
+        if target not in _built:
+            rows.append({"what": target, "state": "checking", "note": "looking for built artefacts …"})
+            continue
+        built = _built[target]
+        if loaded:
+            state, note = "loaded", ", ".join(loaded)
+        elif built:
+            state, note = "built", "loads on first use"
+        elif built is None:
+            state, note = "not available", "the build status could not be read"
+        else:
+            state, note = "missing", BUILD_HINT[target]
+        rows.append({"what": target, "state": state, "note": note})
+    return rows

@@ -1,0 +1,56 @@
+"""Packaging: pyproject declares requirements.txt's dependencies, the console command and the specs as data."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "playwright")
+
+
+def project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def requirement_name(line: str) -> str:
+    return re.split(r"[<>=!~\[; ]", line.strip(), maxsplit=1)[0].lower()
+
+
+def test_pyproject_declares_the_pinned_requirements():
+    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    runtime = sorted(line for line in lines if requirement_name(line) not in TEST_TOOLS)
+    declared = project()["project"]
+    assert sorted(declared["dependencies"]) == runtime
+    assert sorted(declared["optional-dependencies"]["test"]) == sorted(set(lines) - set(runtime))
+    assert "torch==2.13.0" in declared["dependencies"]
+
+
+def test_console_command_and_package_data():
+    config = project()
+    assert config["project"]["scripts"] == {"alict": "alict_core.cli:main"}
+    globs = config["tool"]["setuptools"]["package-data"]["alict_core"]
+    shipped = {p for pattern in globs for p in (ROOT / "alict_core").glob(pattern)}
+    specs = set((ROOT / "alict_core" / "specs").glob("*/*.yaml"))
+    assert len(specs) == 25 and specs <= shipped
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_specs_and_the_command(tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "tests"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(source),
+                    "-w", str(tmp_path / "dist")], check=True, timeout=300)
+    wheel = next((tmp_path / "dist").glob("alict_studio-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert sum(n.startswith("alict_core/specs/") and n.endswith(".yaml") for n in names) == 25
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "alict = alict_core.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
