@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 from alict_core.seeds.types import expected_passes
 
 LABEL_KINDS = ("label", "one_of", "not_label")
