@@ -203,8 +203,12 @@ def model(registry_name: str, **kwargs: Any) -> Any:
 
 
 def model_from_ref(ref: dict[str, Any]) -> Any:
-    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models)."""
-    return model(ref["name"], **(ref.get("kwargs") or {}))
+    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models).
+
+    References come from the browser: the trust model checks them here, on every use."""
+    from alict_core.trust import browser_model_kwargs
+
+    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}))
 
 
 @st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")

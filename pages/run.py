@@ -6,13 +6,15 @@ import streamlit as st
 
 from alict_app import runs, services, state, widgets
 from alict_app.guard import guarded, run_page, show_error
+from alict_core import trust
 
 USER_KINDS = {
     "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
     "http": ("JSON HTTP endpoint", {"url": "https://host/predict"}),
     "openai-chat": ("OpenAI-compatible chat endpoint", {"base_url": "http://localhost:8000/v1", "model": "model name"}),
-    "static": ("stored predictions (CSV/JSONL)", {"path": "/path/to/predictions.jsonl"}),
-    "sklearn": ("scikit-learn/joblib pipeline (trusted)", {"path": "/path/to/pipeline.joblib"}),
+    "static": ("stored predictions (CSV/JSONL)", {"path": "file under a workspace folder, or upload below"}),
+    "sklearn": ("scikit-learn/joblib pipeline (server folders in ALICT_PICKLE_DIRS only)",
+                {"path": "/path/to/pipeline.joblib"}),
 }
 
 
@@ -28,14 +30,15 @@ def model_refs(task: str) -> list[dict]:
 def add_user_model(task: str) -> None:
     kind = st.session_state["um_kind"]
     kwargs = {field: st.session_state.get(f"um_{field}", "").strip() for field in USER_KINDS[kind][1]}
+    upload = st.session_state.get("um_upload") if kind == "static" else None
+    if upload is not None:
+        kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
     empty = [field for field, value in kwargs.items() if not value]
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {USER_KINDS[kind][0]}"
         return
     label = st.session_state.get("um_label", "").strip() or f"{kind}:{next(iter(kwargs.values()))}"
-    kwargs["task"] = task
-    if kind == "sklearn":
-        kwargs["trusted"] = True
+    kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (services.model_from_ref)
     st.session_state["um_pending"] = {"name": kind, "kwargs": {**kwargs, "name": label}, "label": label, "task": task}
 
 
@@ -45,6 +48,8 @@ def user_model_form(task: str) -> None:
         kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
         for field, hint in USER_KINDS[kind][1].items():
             st.text_input(field, key=f"um_{field}", placeholder=hint)
+        if kind == "static":
+            st.file_uploader("… or upload the predictions file", type=["csv", "jsonl", "json"], key="um_upload")
         st.text_input("Display name", key="um_label", placeholder="my-model")
         st.button("Add model", on_click=add_user_model, args=(task,))
         if st.session_state.get("um_problem"):

@@ -13,8 +13,10 @@ import pandas as pd
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.models.protocol import Model, checked_proba, model_fingerprint
+from alict_core.models.protocol import Model, checked_proba, content_fingerprint, model_fingerprint
+from alict_core.models.run_scope import current_scope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
+from alict_core.runner.memory_cache import MemoryPredictionCache
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
 from alict_core.runner.stats import wilson_interval
 from alict_core.seeds.types import expected_text
@@ -76,13 +78,25 @@ def _resolve(models: Iterable[Model | str]) -> list[Model]:
     return out
 
 
+def prediction_cache(model: Model, cache_root: Path | None = None) -> PredictionCache | MemoryPredictionCache:
+    """The on-disk cache keyed by the model's content fingerprint; in memory only when it has none."""
+    fingerprint = content_fingerprint(model)
+    if fingerprint is None:
+        return MemoryPredictionCache(model.labels)
+    return PredictionCache(fingerprint, model.labels, cache_root)
+
+
 def predict_cached(
     model: Model, texts: Sequence[str], *, batch_size: int = 64, cache_root: Path | None = None,
     progress: Callable[[int], None] | None = None, should_stop: Callable[[], bool] | None = None,
-    hashes: dict[str, str] | None = None,
-) -> PredictionCache:
-    """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time."""
-    cache = PredictionCache(model_fingerprint(model), model.labels, cache_root)
+    hashes: dict[str, str] | None = None, cache: PredictionCache | MemoryPredictionCache | None = None,
+) -> PredictionCache | MemoryPredictionCache:
+    """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time.
+
+    Rows the model reports as unparsed answers (``run_scope``) are kept for this run only, never written.
+    """
+    cache = cache if cache is not None else prediction_cache(model, cache_root)
+    scope = current_scope()
     texts = list(dict.fromkeys(texts))
     hashes = hashes or text_hashes(texts)
     todo = cache.missing(texts, hashes)
@@ -93,7 +107,13 @@ def predict_cached(
                 "run again to resume"
             )
         batch = todo[start : start + batch_size]
-        cache.put_batch(batch, checked_proba(model, batch), hashes)
+        proba = checked_proba(model, batch)
+        unparsed = scope.take_unparsed(model.name) if scope is not None else set()
+        keep = [i for i, text in enumerate(batch) if text not in unparsed]
+        cache.put_batch([batch[i] for i in keep], proba[keep], hashes)
+        if len(keep) < len(batch):
+            volatile = [i for i, text in enumerate(batch) if text in unparsed]
+            cache.remember([batch[i] for i in volatile], proba[volatile], hashes)
         if progress:
             progress(len(batch))
     return cache
@@ -121,7 +141,7 @@ def run_suite(
     cases = list(cases)
     texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
     hashes = text_hashes(texts)
-    caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
+    caches = {m.name: prediction_cache(m, cache_root) for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
     total = len(texts) * len(models)
     done = total - sum(missing.values())
@@ -129,20 +149,23 @@ def run_suite(
     if progress:
         progress(done, total, f"{done} of {total} predictions cached")
     outcomes = []
-    for model in models:
-        def step(n: int, _name: str = model.name) -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress(done, total, f"{_name}: {done}/{total} predictions")
+    with run_scope() as scope:  # request caps and unparsed answers count per run (joins the caller's scope)
+        for model in models:
+            def step(n: int, _name: str = model.name) -> None:
+                nonlocal done
+                done += n
+                if progress:
+                    progress(done, total, f"{_name}: {done}/{total} predictions")
 
-        cache = predict_cached(model, texts, batch_size=batch_size, cache_root=cache_root, progress=step,
-                               should_stop=should_stop, hashes=hashes)
-        outcomes.append(_evaluate(model, cases, cache, hashes))
-    return RunResult(cases, outcomes, seconds=time.monotonic() - started)
+            cache = predict_cached(model, texts, batch_size=batch_size, progress=step, should_stop=should_stop,
+                                   hashes=hashes, cache=caches[model.name])
+            outcomes.append(_evaluate(model, cases, cache, hashes))
+    unparsed = scope.unparsed_counts()
+    extra = {"unparsed_answers": unparsed} if unparsed else {}
+    return RunResult(cases, outcomes, seconds=time.monotonic() - started, extra=extra)
 
 
-def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache, hashes: dict[str, str]) -> ModelOutcome:
+def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | MemoryPredictionCache, hashes: dict[str, str]) -> ModelOutcome:
     """Vectorised for MFT cases (grouped by expectation); INV/DIR cases compare their variants one by one."""
     n = len(cases)
     labels = tuple(model.labels)
