@@ -103,7 +103,8 @@ def test_allow_list_entries_and_bad_urls(monkeypatch):
     assert check_endpoint("http://127.0.0.1:8000/p") and check_endpoint("http://localhost:1/") and check_endpoint("http://[::1]/")
     monkeypatch.setenv(HOSTS_ENV, "10.0.0.0/8, 93.184.216.34")
     assert check_endpoint("http://10.1.2.3:8000/predict") and check_endpoint("https://93.184.216.34/v1")
-    for bad, why in [("ftp://127.0.0.1/x", "http"), ("file:///etc/passwd", "http"), ("http://u:p@127.0.0.1/", "credentials"),
+    for bad, why in [("ftp://127.0.0.1/x", "http"), ("file:///etc/passwd", "http"),
+                     ("http://u:p@127.0.0.1/", "credentials"),
                      ("http://no-such-host.invalid/", "cannot be resolved"), ("http://127.0.0.1:99999/", "port")]:
         with pytest.raises(TrustError, match=why):
             check_endpoint(bad)
@@ -145,7 +146,8 @@ def test_unparsed_answers_are_counted_and_never_cached(tmp_path):
     from alict_core.runner.cases import TestCase
 
     cases = [TestCase(case_id=f"c{i}", lc_id="lc-x", kind="seed", seed_id=f"c{i}", test_type="MFT", text=t,
-                      expected={"kind": "label", "labels": ["positive"]}) for i, t in enumerate(["good", "odd", "fine"])]
+                      expected={"kind": "label", "labels": ["positive"]})
+             for i, t in enumerate(["good", "odd", "fine"])]
     with chat_server({"odd": "I would rather not say"}) as server:
         model = OpenAIChatModel(server.url + "/v1", "llm", "sentiment", name="llm", max_requests=3)
         first = run_suite(cases, [model], cache_root=tmp_path)
@@ -233,7 +235,8 @@ def test_cli_refuses_pickles_without_trust_pickle(tmp_path, capsys):
     code = main(["run", "--task", "sentiment", "--models", f"sklearn:path={path}", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "--trust-pickle" in err and "Traceback" not in err
-    assert parse_model_refs(f"vader,sklearn:path={path},name=mine") == [("vader", {}), ("sklearn", {"path": str(path), "name": "mine"})]
+    refs = parse_model_refs(f"vader,sklearn:path={path},name=mine")
+    assert refs == [("vader", {}), ("sklearn", {"path": str(path), "name": "mine"})]
     assert parse_model_refs("http:url=http://127.0.0.1:8/p") == [("http", {"url": "http://127.0.0.1:8/p"})]
     (model,) = resolve_models(f"sklearn:path={path},name=mine", "sentiment", trust_pickle=True)
     assert model.name == "mine" and model.predict_proba(["good movie"]).argmax() == 2
