@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from test_trust import make_tiny_bert
 
 from alict_core.caching import LoadOnceCache
 from alict_core.models import MODELS, get_model
-from test_trust import make_tiny_bert
 
 
 def test_one_load_per_key_however_many_callers_wait():
