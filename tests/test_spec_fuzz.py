@@ -90,7 +90,8 @@ def text_mutants(draw) -> str:
     if kind == "cut":
         return text[:at]
     if kind == "splice":
-        return text[:at] + draw(st.sampled_from(["{", "[", ":", "- ", "\t", "&a ", "*a", "!!python/object:os.system ", "'", '"', "? "])) + text[at:]
+        junk = ["{", "[", ":", "- ", "\t", "&a ", "*a", "!!python/object:os.system ", "'", '"', "? "]
+        return text[:at] + draw(st.sampled_from(junk)) + text[at:]
     if kind == "dup":
         line = draw(st.sampled_from([ln for ln in text.splitlines() if ln and not ln.startswith(" ")]))
         return text + line + "\n"
@@ -139,7 +140,8 @@ def test_5000_generated_spec_documents(text):
     check_one(text)
 
 
-@pytest.mark.parametrize("data", [b"\xff\xfe\x00i\x00d", "id: caf\u00e9\n".encode("latin-1"), "id: x\n".encode("utf-16")])
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00i\x00d", "id: caf\u00e9\n".encode("latin-1"),
+                                  "id: x\n".encode("utf-16")])
 def test_non_utf8_spec_files_are_one_clear_error(tmp_path: Path, data: bytes):
     path = tmp_path / "bad.yaml"
     path.write_bytes(data)
@@ -151,7 +153,8 @@ def test_non_utf8_spec_files_are_one_clear_error(tmp_path: Path, data: bytes):
     ("id: a\nid: b\n", "duplicate key 'id'"),
     ("x: " + "[" * 5000 + "]" * 5000, "nested more than"),
     ("a: &a [1]\n" + "\n".join(f"b{i}: *a" for i in range(100)), "aliases"),
-])
+    ("id: x\x1f\n", "U\\+001F is not allowed"),
+], ids=["duplicate", "deep", "aliases", "control-character"])
 def test_loader_limits(text, expected):
     with pytest.raises(SpecValidationError, match=expected):
         parse_spec_text(text, SOURCE)
