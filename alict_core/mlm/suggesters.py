@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -57,6 +58,9 @@ def token_word(token: str) -> str | None:
     return token if _WORD.match(token) else None
 
 
+MAX_CACHED_TEXTS = 200_000  # masked texts whose suggestions a suggester keeps in memory
+
+
 class HFMaskedLMSuggester:
     """A Hugging Face masked LM (any fill-mask model) used as a suggester.
 
@@ -84,6 +88,7 @@ class HFMaskedLMSuggester:
         self._allowed[[i for i in allowed if i < vocab_size]] = True
         self._words = {i: token_word(t) for t, i in tokenizer.get_vocab().items()}
         self._cache: dict[tuple[str, str], tuple[int, list[list[tuple[str, float]]]]] = {}
+        self._lock = threading.RLock()  # shared by sessions: one tokenizer + forward (and cache update) at a time
         self.forward_calls = 0
 
     def _vocab_size(self) -> int:
@@ -94,15 +99,18 @@ class HFMaskedLMSuggester:
     def suggest(self, masked_texts: list[str], top_k: int = 10) -> Suggestions:
         if top_k < 1:
             raise ModelError(f"masked LM {self.name!r}: top_k must be >= 1, got {top_k}")
-        todo = []
-        for text in dict.fromkeys(masked_texts):
-            hit = self._cache.get((self.fingerprint, text))
-            if hit is None or hit[0] < top_k:
-                todo.append(text)
-        if todo:
-            for text, fills in zip(todo, self._compute(todo, top_k)):
-                self._cache[(self.fingerprint, text)] = (top_k, fills)
-        return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
+        with self._lock:
+            todo = []
+            for text in dict.fromkeys(masked_texts):
+                hit = self._cache.get((self.fingerprint, text))
+                if hit is None or hit[0] < top_k:
+                    todo.append(text)
+            if todo:
+                if len(self._cache) + len(todo) > MAX_CACHED_TEXTS:  # bounded: start afresh rather than grow
+                    self._cache.clear()
+                for text, fills in zip(todo, self._compute(todo, top_k)):
+                    self._cache[(self.fingerprint, text)] = (top_k, fills)
+            return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -113,7 +121,7 @@ class HFMaskedLMSuggester:
 
         order = sorted(range(len(masked_texts)), key=lambda i: len(masked_texts[i]))
         out: list[Any] = [None] * len(masked_texts)
-        with torch.inference_mode():
+        with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 idx = order[start:start + self.batch_size]
                 logits, counts = self._forward([masked_texts[i] for i in idx])
