@@ -73,24 +73,11 @@ def check_expected(expected: Mapping[str, Any], where: str) -> dict:
     return out
 
 
-_PRONOUN_SWAPS = {"he": "she", "she": "he", "him": "her", "his": "her", "hers": "his", "himself": "herself",
-                  "herself": "himself", "man": "woman", "woman": "man", "men": "women", "women": "men"}
-
-
-def pronoun_swaps(text: str) -> list[str]:
-    """Fallback INV variants (used only when ``alict_core.seeds.identity_swaps`` is unavailable)."""
-    tokens = text.split(" ")
-    swapped = [_PRONOUN_SWAPS.get(t.lower(), t) for t in tokens]
-    return [" ".join(swapped)] if swapped != tokens else []
-
-
 def default_variants_fn() -> Callable[[str], list[str]]:
-    try:
-        from alict_core.seeds import identity_swaps  # type: ignore
+    """INV variants: ``alict_core.seeds.identity_swaps`` (an import failure is an error, never a silent fallback)."""
+    from alict_core.seeds import identity_swaps
 
-        return identity_swaps
-    except ImportError:
-        return pronoun_swaps
+    return identity_swaps
 
 
 def _as_dict(seed: Any) -> dict[str, Any]:
