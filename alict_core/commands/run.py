@@ -246,6 +246,9 @@ def run(args: argparse.Namespace) -> int:
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
         print(summary[cols].round(3).to_string(index=False))
     print(f"run {result.run_id}: {len(cases)} cases × {len(models)} models in {result.seconds:.1f}s, saved to {out}")
+    for name, count in result.extra.get("unparsed_answers", {}).items():
+        print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
+              "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
     if args.report:
         from alict_core.report import write_report
 
