@@ -7,6 +7,7 @@ artefacts keyed by a content hash of their inputs. Heavy libraries are imported 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ import streamlit as st
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json, hash_text
 from alict_app.core import Unavailable, core_attr
+
+log = logging.getLogger(__name__)
 
 TASK_TITLES = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}
 TASKS = tuple(TASK_TITLES)
@@ -107,7 +110,7 @@ def spec_key(spec: Any) -> str:
 
 
 # ---------------------------------------------------------------- corpus and seeds
-@st.cache_resource(show_spinner="Loading the labelled corpus (once per process) …")
+@st.cache_resource(show_spinner="Loading the labelled corpus (once per process) …", max_entries=4)
 def corpus(task: str) -> Any:
     started = time.perf_counter()
     loader = core_attr("alict_core.data.corpus", "load_corpus", "the corpus loader (issue #2) has not landed")
@@ -173,17 +176,18 @@ def _create(kind: str, name: str, getter: tuple[str, str]) -> Any:
     return value
 
 
-@st.cache_resource(show_spinner="Loading the parser (once per process) …")
+@st.cache_resource(show_spinner="Loading the parser (once per process) …", max_entries=4)
 def parser(name: str) -> Any:
     return _create("parser", name, ("alict_core.parsing", "get_parser"))
 
 
-@st.cache_resource(show_spinner="Loading the masked language model (once per process) …")
+@st.cache_resource(show_spinner="Loading the masked language model (once per process) …",
+                   max_entries=4)
 def suggester(name: str) -> Any:
     return _create("mlm", name, ("alict_core.mlm", "get_suggester"))
 
 
-@st.cache_resource(show_spinner="Loading the model (once per process) …")
+@st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
 def _model(name: str, kwargs_json: str) -> Any:
     import json
 
@@ -233,7 +237,8 @@ def _probe_built() -> None:
             _built[target] = bool(target_module(target).is_built())
         except (ImportError, AttributeError):
             _built[target] = None
-        except Exception:  # noqa: BLE001 - a status probe must never break the sidebar
+        except Exception:  # noqa: BLE001 - a status probe must never break the sidebar: logged, shown as unknown
+            log.exception("checking whether %s is built failed", target)
             _built[target] = None
         backend_names(kind)  # imports the registry module here, off the page's thread
     _probe_done.set()
@@ -287,7 +292,7 @@ def backend_status(task: str) -> list[dict[str, str]]:
     return rows
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def corpus_texts(task: str) -> dict[str, str]:
     """Corpus id → text (for provenance columns)."""
     return {item.id: item.text for item in corpus(task)}
@@ -399,5 +404,6 @@ def model_ready(name: str) -> bool:
         from alict_core.models.build import default_path
 
         return (Path(default_path()) / name / "head.npz").exists()
-    except Exception:  # noqa: BLE001 - unknown layout: let loading report the problem
+    except (ImportError, AttributeError, OSError) as exc:  # unknown layout: loading reports the problem
+        log.warning("cannot check whether model %s is built: %s", name, exc)
         return True

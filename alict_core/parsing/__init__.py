@@ -55,7 +55,7 @@ def _en3_location() -> str | None:
         from benepar.integrations.downloader import locate_model
 
         return locate_model("benepar_en3")
-    except Exception:  # noqa: BLE001 - not installed (LookupError) or nltk refuses the path
+    except (ImportError, LookupError, OSError, ValueError):  # not installed, or nltk refuses the path
         return None
 
 
