@@ -50,3 +50,32 @@ def test_browser_cannot_add_a_pickle_model_without_the_server_setting(tmp_path, 
     assert not at.exception and any("Added pickled" in s.value for s in at.success)
     assert [m["label"] for m in at.session_state["user_models"]] == ["pickled"]
     assert "trusted" not in at.session_state["user_models"][0]["kwargs"]  # granted on the server, per use
+
+
+def run_lc_session(results: dict, name: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/run.py").run()
+    at.multiselect(key="run_lcs").set_value(["sentiment-lc04"])
+    at.number_input(key="max_seeds").set_value(15)
+    at.run()
+    at.button(key="run_go").click().run()
+    results[name] = (list(at.exception), [e.value for e in at.error], at.dataframe[0].value if at.dataframe else None)
+
+
+def test_two_sessions_run_the_same_lc_at_once():
+    import threading
+
+    results: dict = {}
+    threads = [threading.Thread(target=run_lc_session, args=(results, n)) for n in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert set(results) == {"a", "b"}
+    for exceptions, errors, summary in results.values():
+        assert not exceptions and not errors, (exceptions, errors)
+        assert summary is not None and list(summary["model"]) == ["fake-sentiment"]
+    run_lc_session(results, "serial")  # a third, alone, reads the finished run: same numbers
+    for name in ("a", "b"):
+        assert results[name][2].equals(results["serial"][2])
