@@ -14,7 +14,9 @@ class Model(Protocol):
     """A text classifier: ``predict_proba(texts)`` returns an (n, len(labels)) array of probabilities."""
 
     name: str
-    labels: tuple[str, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]: ...  # read-only, so adapters may declare a fixed-length tuple
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
 

@@ -107,9 +107,9 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
     try:
         root, data = _compose_and_load(text, source)
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters ...)
-        line = text[: max(0, exc.position)].count("\n") + 1
+        at_line = text[: max(0, exc.position)].count("\n") + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
-        raise SpecValidationError(source, f"invalid YAML: character U+{code:04X} is not allowed", line) from None
+        raise SpecValidationError(source, f"invalid YAML: character U+{code:04X} is not allowed", at_line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
