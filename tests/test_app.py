@@ -198,7 +198,8 @@ def run_with_fake_model(at: AppTest, lcs=("sentiment-lc01", "sentiment-lc04")) -
     return at
 
 
-def test_run_failures_report_flow(tmp_runs, tmp_path):
+def test_run_failures_report_flow(tmp_runs, tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))  # the baseline suite below is read from here
     at = run_with_fake_model(start())
     assert_clean(at)
     assert any("Run finished" in s.value for s in at.success)
