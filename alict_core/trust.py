@@ -31,8 +31,15 @@ MODEL_ROOTS_ENV = "ALICT_MODEL_ROOTS"
 PICKLE_DIRS_ENV = "ALICT_PICKLE_DIRS"
 WORKSPACE_ENV = "ALICT_WORKSPACE_ROOTS"
 UPLOADS = "uploads"
-# Model kinds a browser user may add with arguments (each checked below); every other model is used as registered.
-BROWSER_KINDS = ("hf", "http", "openai-chat", "static", "sklearn")
+# Model kinds a browser user may add, with the only arguments the browser may set (each checked below); every
+# other model is used as registered, without arguments.
+BROWSER_KINDS: dict[str, frozenset[str]] = {
+    "hf": frozenset({"model_id", "task", "name"}),
+    "http": frozenset({"url", "task", "name"}),
+    "openai-chat": frozenset({"base_url", "model", "task", "name"}),
+    "static": frozenset({"path", "task", "name"}),
+    "sklearn": frozenset({"path", "task", "name"}),
+}
 
 # Cloud instance-metadata services: never reachable, whatever the allow-list says.
 METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"))
@@ -205,6 +212,9 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
         return out
     if "trusted" in out:
         raise TrustError("the app cannot mark a model as trusted; the server operator sets " + PICKLE_DIRS_ENV)
+    extra = sorted(set(out) - BROWSER_KINDS[kind])
+    if extra:
+        raise TrustError(f"a {kind!r} model added in the app takes only {sorted(BROWSER_KINDS[kind])}, got {extra}")
     if kind == "hf":
         model_id = str(out.get("model_id", ""))
         if model_id not in HUB_MODELS:

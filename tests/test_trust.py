@@ -190,6 +190,7 @@ def test_browser_model_references(tmp_path, monkeypatch):
         ("http", {"url": "http://169.254.169.254/"}, "metadata"),
         ("openai-chat", {"base_url": "http://10.0.0.1/v1"}, HOSTS_ENV),
         ("vader", {"lexicon": "/tmp/x"}, "takes no arguments"),
+        ("http", {"url": "http://127.0.0.1:1/", "headers": {"Host": "internal"}}, "takes only"),
         ("no-such-kind", {}, "not registered"),
     ]
     for name, kwargs, named in refusals:
