@@ -47,12 +47,13 @@ def file_digest(path: str | Path) -> str:
 
 
 def folder_fingerprint(folder: str | Path, suffixes: Iterable[str] = MODEL_FILE_SUFFIXES) -> dict[str, str]:
-    """Relative path → digest of every model file under ``folder`` (weights, tokenizer, config)."""
+    """File name → digest of every model file directly in ``folder`` (weights, tokenizer, config; the files
+    ``from_pretrained`` reads; sub-folders are not walked)."""
     folder = Path(folder)
     wanted = tuple(suffixes)
     return {
-        str(p.relative_to(folder)): file_digest(p)
-        for p in sorted(folder.rglob("*"))
+        p.name: file_digest(p)
+        for p in sorted(folder.iterdir())
         if p.is_file() and p.name.endswith(wanted) and not p.name.startswith(".")
     }
 
