@@ -70,11 +70,9 @@ class HFMaskedLMSuggester:
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str, fingerprint: str, batch_size: int = 32,
-                 threads: int | None = None, bpe_word_initial: bool | None = None) -> None:
+                 bpe_word_initial: bool | None = None) -> None:
         import torch
 
-        if threads:
-            torch.set_num_threads(threads)
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.name = name
