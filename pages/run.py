@@ -7,6 +7,7 @@ import streamlit as st
 from alict_app import runs, services, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 from alict_core import trust
+from alict_core.models.run_scope import run_scope
 
 USER_KINDS = {
     "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
@@ -129,8 +130,8 @@ def main() -> None:
         def progress(message: str, fraction: float) -> None:
             bar.progress(fraction, text=message)
 
-        with st.status("Running …", expanded=True) as status:
-            try:
+        with st.status("Running …", expanded=True) as status, run_scope() as scope:
+            try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
                 runs.execute(request, {s.id: s for s in chosen}, progress,
                              should_stop=lambda: bool(st.session_state.get("cancel_run")))
             except runs.RunCancelled as exc:
@@ -142,6 +143,9 @@ def main() -> None:
                 show_error(exc, "running the tests")
                 return
             status.update(label="Done", state="complete", expanded=False)
+        for name, count in scope.unparsed_counts().items():
+            st.warning(f"Model {name} gave {count} answer(s) that could not be parsed: scored as its fallback label "
+                       "in this run and not cached, so running again asks again.")
         if runs.is_done(key):
             state.put("run", key)
             show_result(key, cached=False)

@@ -157,6 +157,21 @@ def test_unparsed_answers_are_counted_and_never_cached(tmp_path):
         assert first.outcomes[0].passed.tolist() == [True, False, True]  # the fallback (neutral) fails, visibly
 
 
+def test_an_unparsed_answer_is_asked_once_per_run_across_passes(tmp_path):
+    from alict_core.runner import run_suite
+    from alict_core.runner.cases import TestCase
+
+    cases = [TestCase(case_id=t, lc_id="lc-x", kind="seed", seed_id=t, test_type="MFT", text=t,
+                      expected={"kind": "label", "labels": ["positive"]}) for t in ["good", "odd", "fine"]]
+    with chat_server({"odd": "pass"}) as server:
+        model = OpenAIChatModel(server.url + "/v1", "llm", "sentiment", name="llm")
+        with run_scope() as scope:  # the app: one pass per LC, then a final pass over every case
+            run_suite(cases[:2], [model], cache_root=tmp_path)
+            final = run_suite(cases, [model], cache_root=tmp_path)
+        assert len(server.requests) == 3 and scope.unparsed_counts() == {"llm": 1}
+        assert final.extra["unparsed_answers"] == {"llm": 1}
+
+
 def test_request_cap_is_per_run_not_per_shared_object(tmp_path):
     with chat_server({}) as server:
         model = OpenAIChatModel(server.url + "/v1", "llm", "sentiment", name="llm", max_requests=2)

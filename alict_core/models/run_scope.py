@@ -45,9 +45,15 @@ class RunScope:
     def budget(self, key: int, model: str, max_requests: int | None) -> RequestBudget:
         return self.budgets.setdefault(key, RequestBudget(model, max_requests))
 
+    volatile: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # model → text → row, this run only
+
     def record_unparsed(self, model: str, text: str, answer: str) -> None:
         self.unparsed.setdefault(model, []).append((text, answer))
         self._pending.setdefault(model, set()).add(text)
+
+    def keep_volatile(self, model: str, texts: list[str], rows: list[list[float]]) -> None:
+        """Rows that must not be cached but are reused within this run (so a text is asked once per run)."""
+        self.volatile.setdefault(model, {}).update(zip(texts, rows, strict=True))
 
     def take_unparsed(self, model: str) -> set[str]:
         """Texts of ``model`` whose answers were unparsed since the last call (never to be cached)."""

@@ -14,7 +14,7 @@ from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.models.protocol import Model, checked_proba, content_fingerprint, model_fingerprint
-from alict_core.models.run_scope import current_scope, run_scope
+from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.memory_cache import MemoryPredictionCache
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
@@ -95,11 +95,24 @@ def predict_cached(
 
     Rows the model reports as unparsed answers (``run_scope``) are kept for this run only, never written.
     """
-    cache = cache if cache is not None else prediction_cache(model, cache_root)
-    scope = current_scope()
+    with run_scope() as scope:  # joins the caller's run, or is a run of its own
+        cache = cache if cache is not None else prediction_cache(model, cache_root)
+        return _predict_in_scope(model, texts, batch_size, cache, progress, should_stop, hashes, scope)
+
+
+def _predict_in_scope(
+    model: Model, texts: Sequence[str], batch_size: int, cache: PredictionCache | MemoryPredictionCache,
+    progress: Callable[[int], None] | None, should_stop: Callable[[], bool] | None,
+    hashes: dict[str, str] | None, scope: RunScope,
+) -> PredictionCache | MemoryPredictionCache:
     texts = list(dict.fromkeys(texts))
     hashes = hashes or text_hashes(texts)
     todo = cache.missing(texts, hashes)
+    volatile = scope.volatile.get(model.name, {})
+    reused = [t for t in todo if t in volatile]
+    if reused:  # unparsed answers of an earlier pass of this run: asked once per run, never cached
+        cache.remember(reused, np.array([volatile[t] for t in reused]), hashes)
+        todo = [t for t in todo if t not in volatile]
     for start in range(0, len(todo), batch_size):
         if should_stop is not None and should_stop():
             raise RunCancelled(
@@ -108,12 +121,13 @@ def predict_cached(
             )
         batch = todo[start : start + batch_size]
         proba = checked_proba(model, batch)
-        unparsed = scope.take_unparsed(model.name) if scope is not None else set()
+        unparsed = scope.take_unparsed(model.name)
         keep = [i for i, text in enumerate(batch) if text not in unparsed]
         cache.put_batch([batch[i] for i in keep], proba[keep], hashes)
         if len(keep) < len(batch):
-            volatile = [i for i, text in enumerate(batch) if text in unparsed]
-            cache.remember([batch[i] for i in volatile], proba[volatile], hashes)
+            redo = [i for i, text in enumerate(batch) if text in unparsed]
+            cache.remember([batch[i] for i in redo], proba[redo], hashes)
+            scope.keep_volatile(model.name, [batch[i] for i in redo], proba[redo].tolist())
         if progress:
             progress(len(batch))
     return cache
