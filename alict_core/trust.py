@@ -106,13 +106,13 @@ def inside(path: str | Path, roots: Iterable[Path]) -> Path | None:
     return resolved if any(resolved.is_relative_to(root) for root in roots) else None
 
 
-def require_inside(path: str | Path, roots: list[Path], what: str, setting: str) -> Path:
+def require_inside(path: str | Path, roots: list[Path], what: str, setting: str, uploadable: bool = False) -> Path:
     """``path`` resolved inside ``roots``, or a TrustError naming ``setting`` (the path itself is not echoed)."""
     resolved = inside(path, roots)
     if resolved is None:
         raise TrustError(
-            f"{what}: this file is outside the folders the app may read; the server operator can add its folder "
-            f"to {setting} (now {len(roots)} folder(s) allowed), or upload the file instead"
+            f"{what}: it is outside the folders the app may read; the server operator can allow its folder in "
+            f"{setting} (now {len(roots)} folder(s) allowed)" + (", or upload the file instead" if uploadable else "")
         )
     return resolved
 
@@ -218,7 +218,8 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
     if kind == "hf":
         model_id = str(out.get("model_id", ""))
         if model_id not in HUB_MODELS:
-            out["model_id"] = str(require_inside(model_id, model_roots(), "Hugging Face model", MODEL_ROOTS_ENV))
+            what = "Hugging Face model (not a registered hub id, so it must be a folder under a model root)"
+            out["model_id"] = str(require_inside(model_id, model_roots(), what, MODEL_ROOTS_ENV))
             out["local_files_only"] = True
     elif kind == "sklearn":
         path = str(out.get("path", ""))
@@ -226,7 +227,7 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
         out["trusted"] = True
     elif kind == "static":
         path = str(out.get("path", ""))
-        out["path"] = str(require_inside(path, workspace_roots(), "stored predictions", WORKSPACE_ENV))
+        out["path"] = str(require_inside(path, workspace_roots(), "stored predictions", WORKSPACE_ENV, uploadable=True))
     elif kind == "http":
         check_endpoint(str(out.get("url", "")))
     elif kind == "openai-chat":
@@ -238,7 +239,7 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
 
 def browser_suite_path(path: str | Path) -> Path:
     """A suite file named in the browser, resolved inside the workspace roots."""
-    return require_inside(path, workspace_roots(), "suite file", WORKSPACE_ENV)
+    return require_inside(path, workspace_roots(), "suite file", WORKSPACE_ENV, uploadable=True)
 
 
 def save_upload(name: str, data: bytes) -> Path:
