@@ -159,7 +159,8 @@ class HttpJsonModel(_RemoteBase):
         elif "labels" in answer:
             proba = np.array([np.eye(len(self.labels))[self.labels.index(self._label(v))] for v in answer["labels"]])
         else:
-            raise ModelError(f"model {self.name!r}: answer has neither 'probabilities' nor 'labels': {str(answer)[:200]}")
+            raise ModelError(
+                f"model {self.name!r}: answer has neither 'probabilities' nor 'labels': {str(answer)[:200]}")
         if proba.shape != (n, len(self.labels)):
             raise ModelError(f"model {self.name!r}: answer shape {proba.shape} for {n} texts, labels {self.labels}")
         return proba
@@ -232,7 +233,8 @@ class OpenAIChatModel(_RemoteBase):
         (budget or self._budget()).take()
         payload = {"model": self.model_id, "temperature": self.temperature,
                    "messages": [{"role": "user", "content": self.prompt.replace("{text}", text)}]}
-        answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name, self.retries, self.backoff)
+        answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name,
+                       self.retries, self.backoff)
         try:
             return str(answer["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError) as exc:
