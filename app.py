@@ -15,6 +15,9 @@ import streamlit as st
 from alict_app import backends, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar
+from alict_core.runtime import configure_torch
+
+configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)
 
 st.set_page_config(page_title="ALiCT Studio", page_icon="🧪", layout="wide")
 

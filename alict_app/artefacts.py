@@ -19,7 +19,7 @@ from alict_core.hashing import hash_json
 
 
 # ---------------------------------------------------------------- corpus and seeds
-@st.cache_resource(show_spinner="Loading the labelled corpus (once per process) …")
+@st.cache_resource(show_spinner="Loading the labelled corpus (once per process) …", max_entries=4)
 def corpus(task: str) -> Any:
     from alict_core.data.corpus import load_corpus
 
@@ -29,7 +29,7 @@ def corpus(task: str) -> Any:
     return value
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def corpus_texts(task: str) -> dict[str, str]:
     """Corpus id → text (for provenance columns)."""
     return {item.id: item.text for item in corpus(task)}

@@ -8,6 +8,7 @@ benepar are imported inside the functions, so the first paint stays fast.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from typing import Any
@@ -26,6 +27,8 @@ STATUS_TARGETS = (("models", "model"), ("mlm", "mlm"), ("parser", "parser"))
 
 _loaded_lock = threading.Lock()
 LOADED: dict[str, dict[str, Any]] = {}  # "kind:name" → {"kind","name","seconds"}: what this process holds
+
+log = logging.getLogger(__name__)
 
 
 def mark_loaded(kind: str, name: str, started: float) -> None:
@@ -76,7 +79,7 @@ def backend_tags(kind: str, name: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- loaded once per process
-@st.cache_resource(show_spinner="Loading the parser (once per process) …")
+@st.cache_resource(show_spinner="Loading the parser (once per process) …", max_entries=4)
 def parser(name: str) -> Any:
     from alict_core.parsing import get_parser
 
@@ -86,7 +89,7 @@ def parser(name: str) -> Any:
     return value
 
 
-@st.cache_resource(show_spinner="Loading the masked language model (once per process) …")
+@st.cache_resource(show_spinner="Loading the masked language model (once per process) …", max_entries=4)
 def suggester(name: str) -> Any:
     from alict_core.mlm import get_suggester
 
@@ -96,7 +99,7 @@ def suggester(name: str) -> Any:
     return value
 
 
-@st.cache_resource(show_spinner="Loading the model (once per process) …")
+@st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
 def _model(name: str, kwargs_json: str) -> Any:
     from alict_core.models import get_model
 
@@ -112,8 +115,12 @@ def model(registry_name: str, **kwargs: Any) -> Any:
 
 
 def model_from_ref(ref: dict[str, Any]) -> Any:
-    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models)."""
-    return model(ref["name"], **(ref.get("kwargs") or {}))
+    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models).
+
+    References come from the browser: the trust model checks them here, on every use."""
+    from alict_core.trust import browser_model_kwargs
+
+    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}))
 
 
 @st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")
@@ -147,12 +154,13 @@ def _probe_built() -> None:
     for target, kind in STATUS_TARGETS:
         try:
             _built[target] = bool(target_module(target).is_built())
-        except Exception:  # noqa: BLE001 - a status probe must never break the sidebar
+        except Exception:  # noqa: BLE001 - a status probe must never break the sidebar: logged, shown as unknown
+            log.exception("checking whether %s is built failed", target)
             _built[target] = None
         try:
             backend_names(kind)  # imports the registry module here, off the page's thread
-        except Exception:  # noqa: BLE001 - the page reports it when it needs the backend
-            pass
+        except Exception as exc:  # noqa: BLE001 - the page reports it when it needs the backend
+            log.warning("listing %s backends failed: %s", kind, exc)
     _probe_done.set()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from alict_app import backends, state
@@ -57,8 +60,8 @@ def render_sidebar() -> None:
         with st.expander("Backends", expanded=False):
             for row in backends.backend_status():
                 st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"
-                            f"<small>{row['note']}</small>", unsafe_allow_html=True)
+                            f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
                 build_controls(row)
-        link = "?" + "&".join(f"{k}={v}" for k, v in state.query_state().items())
+        link = "?" + urlencode(state.query_state())  # values come from the URL: encoded, never raw HTML
         st.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
                     help="the task, LC, seed, run, model and case of this view")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from alict_core.errors import AlictError
+from alict_core.runtime import configure_torch
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_torch()  # process-wide settings once, before any model loads
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
 from alict_app import reporting, runs, state, widgets
 from alict_app.guard import guarded, run_page
+from alict_core import trust
 
 
 def striking_failures(cases: pd.DataFrame, p2f: pd.DataFrame, per_model: int = 3) -> pd.DataFrame:
@@ -48,17 +46,14 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
     st.subheader("Compare with a baseline suite")
     upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"], key="baseline_upload")
     path_text = st.text_input("… or a path on the server", key="baseline_path")
-    source: Path | None = None
-    if upload is not None:
-        folder = Path(tempfile.mkdtemp(prefix="alict-baseline-"))
-        source = folder / Path(upload.name).name
-        source.write_bytes(upload.getvalue())
-    elif path_text.strip():
-        source = Path(path_text.strip()).expanduser()
-    if source is None:
+    if upload is None and not path_text.strip():
         st.caption("Import a suite to see its capabilities next to ALiCT's.")
         return
-    with guarded(f"importing {source.name}"):
+    with guarded("importing the baseline suite"):
+        if upload is not None:  # stored by content hash in the uploads folder; the user's file name is not a path
+            source = trust.save_upload(upload.name, upload.getvalue())
+        else:  # a server path only inside the workspace roots (trust model)
+            source = trust.browser_suite_path(path_text.strip())
         baseline = reporting.import_baseline(source, task)
         st.caption(f"{len(baseline)} baseline tests in {baseline['capability'].nunique()} capabilities")
         st.dataframe(reporting.side_by_side(summary, baseline), hide_index=True, width="stretch")

@@ -6,13 +6,16 @@ import streamlit as st
 
 from alict_app import backends, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
+from alict_core import trust
+from alict_core.models.run_scope import run_scope
 
 USER_KINDS = {
     "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
     "http": ("JSON HTTP endpoint", {"url": "https://host/predict"}),
     "openai-chat": ("OpenAI-compatible chat endpoint", {"base_url": "http://localhost:8000/v1", "model": "model name"}),
-    "static": ("stored predictions (CSV/JSONL)", {"path": "/path/to/predictions.jsonl"}),
-    "sklearn": ("scikit-learn/joblib pipeline (trusted)", {"path": "/path/to/pipeline.joblib"}),
+    "static": ("stored predictions (CSV/JSONL)", {"path": "file under a workspace folder, or upload below"}),
+    "sklearn": ("scikit-learn/joblib pipeline (server folders in ALICT_PICKLE_DIRS only)",
+                {"path": "/path/to/pipeline.joblib"}),
 }
 
 
@@ -28,14 +31,15 @@ def model_refs(task: str) -> list[dict]:
 def add_user_model(task: str) -> None:
     kind = st.session_state["um_kind"]
     kwargs = {field: st.session_state.get(f"um_{field}", "").strip() for field in USER_KINDS[kind][1]}
+    upload = st.session_state.get("um_upload") if kind == "static" else None
+    if upload is not None:
+        kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
     empty = [field for field, value in kwargs.items() if not value]
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {USER_KINDS[kind][0]}"
         return
     label = st.session_state.get("um_label", "").strip() or f"{kind}:{next(iter(kwargs.values()))}"
-    kwargs["task"] = task
-    if kind == "sklearn":
-        kwargs["trusted"] = True
+    kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
     st.session_state["um_pending"] = {"name": kind, "kwargs": {**kwargs, "name": label}, "label": label, "task": task}
 
 
@@ -45,6 +49,8 @@ def user_model_form(task: str) -> None:
         kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
         for field, hint in USER_KINDS[kind][1].items():
             st.text_input(field, key=f"um_{field}", placeholder=hint)
+        if kind == "static":
+            st.file_uploader("… or upload the predictions file", type=["csv", "jsonl", "json"], key="um_upload")
         st.text_input("Display name", key="um_label", placeholder="my-model")
         st.button("Add model", on_click=add_user_model, args=(task,))
         if st.session_state.get("um_problem"):
@@ -124,8 +130,8 @@ def main() -> None:
         def progress(message: str, fraction: float) -> None:
             bar.progress(fraction, text=message)
 
-        with st.status("Running …", expanded=True) as status:
-            try:
+        with st.status("Running …", expanded=True) as status, run_scope() as scope:
+            try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
                 runs.execute(request, {s.id: s for s in chosen}, progress,
                              should_stop=lambda: bool(st.session_state.get("cancel_run")))
             except runs.RunCancelled as exc:
@@ -137,6 +143,9 @@ def main() -> None:
                 show_error(exc, "running the tests")
                 return
             status.update(label="Done", state="complete", expanded=False)
+        for name, count in scope.unparsed_counts().items():
+            st.warning(f"Model {name} gave {count} answer(s) that could not be parsed: scored as its fallback label "
+                       "in this run and not cached, so running again asks again.")
         if runs.is_done(key):
             state.put("run", runs.resolve(key))
             show_result(key, cached=False)

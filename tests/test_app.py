@@ -222,7 +222,8 @@ def run_with_fake_model(at: AppTest, lcs=("sentiment-lc01", "sentiment-lc04")) -
     return at
 
 
-def test_run_failures_report_flow(tmp_runs, tmp_path):
+def test_run_failures_report_flow(tmp_runs, tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))  # the baseline suite below is read from here
     at = run_with_fake_model(start())
     assert_clean(at)
     assert any("Run finished" in s.value for s in at.success)
@@ -408,9 +409,10 @@ def test_hate_speech_task_renders_every_page():
         assert_clean(at)
 
 
-def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path):
+def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path, monkeypatch):
     import json
 
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))  # the trust model reads files only under such roots
     spec = next(s for s in sentiment_specs() if s.id == "sentiment-lc04")
     texts = [s.text for s in find(spec, max_seeds=15, seed=0).seeds]
     stored = tmp_path / "stored.jsonl"

@@ -16,6 +16,8 @@ from alict_core.errors import AlictError, ModelError
 from alict_core.models import MODELS, checked_proba, get_model
 from alict_core.models.labels import binary_to_three, map_columns, score_to_three
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel, parse_answer
+from alict_core.models.run_scope import run_scope
+from alict_core.trust import TrustError
 
 TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "the movie is good a bad film it ok".split()
 
@@ -131,7 +133,7 @@ def test_sklearn_requires_trust(tmp_path):
         ["good film", "great movie", "bad film", "awful movie"], ["positive", "positive", "negative", "negative"])
     path = tmp_path / "pipe.joblib"
     joblib.dump(pipe, path)
-    with pytest.raises(ModelError, match="refusing to unpickle"):
+    with pytest.raises(TrustError, match="refusing to load a pickle"):
         get_model("sklearn", path=str(path), task="sentiment")
     model = get_model("sklearn", path=str(path), task="sentiment", trusted=True)
     proba = checked_proba(model, ["good movie", "awful film"])
@@ -198,12 +200,13 @@ def test_http_json_endpoint():
     server = _Server(answer)
     try:
         model = HttpJsonModel(server.url + "/predict", "sentiment", batch_size=2, max_requests=3, name="endpoint")
-        proba = checked_proba(model, ["good", "bad", "good again"])
-        assert proba.argmax(axis=1).tolist() == [2, 0, 2] and len(server.requests) == 2
-        assert model.predict_proba(["labels"]).tolist() == [[0.0, 0.0, 1.0]]
-        with pytest.raises(ModelError, match="'endpoint': request cap of 3 reached"):
-            model.predict_proba(["one more"])
-        other = HttpJsonModel(server.url + "/predict", "sentiment", name="endpoint2")
+        with run_scope():  # the cap counts per run
+            proba = checked_proba(model, ["good", "bad", "good again"])
+            assert proba.argmax(axis=1).tolist() == [2, 0, 2] and len(server.requests) == 2
+            assert model.predict_proba(["labels"]).tolist() == [[0.0, 0.0, 1.0]]
+            with pytest.raises(ModelError, match="'endpoint': request cap of 3 per run reached"):
+                model.predict_proba(["one more"])
+        other = HttpJsonModel(server.url + "/predict", "sentiment", name="endpoint2", retries=0)
         with pytest.raises(ModelError, match="answered HTTP 500"):
             other.predict_proba(["broken"])
         assert len(server.requests) == 4  # the capped call sent nothing
@@ -237,13 +240,14 @@ def test_openai_chat_endpoint():
     server = _Server(answer)
     try:
         model = OpenAIChatModel(server.url + "/v1", "fake-llm", "sentiment", api_key="sk-test", max_requests=3)
-        proba = checked_proba(model, ["a", "b", "c"])
-        assert proba.argmax(axis=1).tolist() == [2, 0, 1]  # unparseable → neutral fallback
-        assert model.unparsed == ["no idea, sorry"]
-        assert "Sentence: a" in server.requests[0]["body"]["messages"][0]["content"]
-        assert server.requests[0]["auth"] == "Bearer sk-test"
-        with pytest.raises(ModelError, match="request cap of 3"):
-            model.predict_proba(["d"])
+        with run_scope() as scope:
+            proba = checked_proba(model, ["a", "b", "c"])
+            assert proba.argmax(axis=1).tolist() == [2, 0, 1]  # unparseable → neutral fallback
+            assert list(model.unparsed) == ["no idea, sorry"] and scope.unparsed_counts() == {model.name: 1}
+            assert "Sentence: a" in server.requests[0]["body"]["messages"][0]["content"]
+            assert server.requests[0]["auth"] == "Bearer sk-test"
+            with pytest.raises(ModelError, match="request cap of 3"):
+                model.predict_proba(["d"])
         assert len(server.requests) == 3
     finally:
         server.close()

@@ -16,7 +16,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and optionally fail (exit 1) when an LC's fail rate exceeds a threshold.",
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
-    parser.add_argument("--models", required=True, help="comma-separated registered model names")
+    parser.add_argument("--models", required=True,
+                        help="comma-separated registered model names; a model kind takes arguments after a colon, "
+                        "e.g. vader,sklearn:path=pipe.joblib,name=mine (task defaults to --task)")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="allow loading pickle/joblib models (sklearn:path=...): unpickling runs code; "
+                        "only for files you created or trust")
     parser.add_argument("--lc", action="append", default=None, help="LC id to run (repeatable; default: every LC of the task)")
     parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
@@ -160,16 +165,51 @@ def collect_cases(args: argparse.Namespace) -> list:
     return cases
 
 
-def resolve_models(names: str, task: str) -> list:
+def parse_model_refs(text: str) -> list[tuple[str, dict[str, str]]]:
+    """``vader,http:url=http://127.0.0.1:8000/p,name=mine`` → [("vader", {}), ("http", {"url": ..., "name": "mine"})].
+
+    A comma-separated part starts a new model unless it is a bare ``key=value`` (that continues the previous
+    model's arguments); ``name:key=value`` starts a model with arguments.
+    """
+    refs: list[tuple[str, dict[str, str]]] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        head, eq, _ = part.partition("=")
+        if eq and ":" not in head:
+            if not refs:
+                raise AlictError(f"--models {text!r}: {part!r} is an argument with no model before it")
+            key, _, value = part.partition("=")
+            refs[-1][1][key.strip()] = value.strip()
+            continue
+        name, colon, rest = part.partition(":") if eq else (part, "", "")
+        kwargs: dict[str, str] = {}
+        if colon:
+            key, _, value = rest.partition("=")
+            kwargs[key.strip()] = value.strip()
+        refs.append((name.strip(), kwargs))
+    return refs
+
+
+def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
     from alict_core.models import MODELS, get_model
+    from alict_core.trust import check_pickle_allowed
 
     models = []
-    for name in [n.strip() for n in names.split(",") if n.strip()]:
-        model_task = MODELS.entry(name).tags.get("task")
+    for name, kwargs in parse_model_refs(names):
+        entry = MODELS.entry(name)
+        model_task = entry.tags.get("task")
         if model_task not in (None, task):
             raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "
                              + ", ".join(MODELS.names(task=task)))
-        models.append(get_model(name))
+        if model_task is None:
+            kwargs.setdefault("task", task)
+        if "trusted" in kwargs:
+            raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")
+        if entry.tags.get("kind") == "sklearn":
+            check_pickle_allowed(trust_pickle, origin="cli")
+            kwargs["trusted"] = True  # type: ignore[assignment]
+        models.append(get_model(name, **kwargs))
     if not models:
         raise AlictError("--models is empty")
     return models
@@ -179,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.runner import run_suite
 
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
-    models = resolve_models(args.models, args.task)
+    models = resolve_models(args.models, args.task, trust_pickle=args.trust_pickle)
     cases = collect_cases(args)
     bar = None
     if not args.quiet:
@@ -208,9 +248,13 @@ def run(args: argparse.Namespace) -> int:
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
         print(summary[cols].round(3).to_string(index=False))
     excluded = result.extra.get("review_excluded", 0)
-    print(f"run {result.run_id}: {len(result.case_list)} cases × {len(models)} models in {result.seconds:.1f}s, saved to {out}")
+    print(f"run {result.run_id}: {len(result.case_list)} cases × {len(models)} models in {result.seconds:.1f}s, "
+          f"saved to {out}")
     if excluded:
         print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
+    for name, count in result.extra.get("unparsed_answers", {}).items():
+        print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
+              "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
     if args.report:
         from alict_core.report import write_report
 

@@ -13,7 +13,7 @@ import pandas as pd
 from alict_core.config import artefact_dir
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json
-from alict_core.models.protocol import model_fingerprint
+from alict_core.models.protocol import content_fingerprint
 from alict_core.explain.base import CachedModel, Contributions, ExplainError, ProgressFn, as_cached, tokenize
 from alict_core.explain.explainers import explain
 from alict_core.explain.template import MASK, MaskingTemplate, masking_template
@@ -103,9 +103,10 @@ def compare_pair(
     seed_tokens, expansion_tokens = tokenize(seed_text), tokenize(expansion_text)
     cached = as_cached(model)
     path = None
-    if cache:
+    fingerprint = content_fingerprint(cached.model)
+    if cache and fingerprint is not None:  # a model without a content fingerprint is never cached on disk
         key = hash_json({
-            "model": model_fingerprint(cached.model), "texts": [seed_text, expansion_text], "method": method,
+            "model": fingerprint, "texts": [seed_text, expansion_text], "method": method,
             "seed": seed, "n_samples": n_samples, "label": label, "templates": templates, "p_thresh": p_thresh,
             "template_samples": template_samples, "vocabulary": _vocabulary_key(vocabulary), "options": template_options,
         })

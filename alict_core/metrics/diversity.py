@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Iterable, Sequence
+
+log = logging.getLogger(__name__)
 
 
 def production_strings(tree: Any, lexical: bool = False) -> list[str]:
     """Phrasal productions of an nltk.Tree as "LHS -> RHS" (``alict_core.parsing.productions`` when
     available; POS → word productions only when ``lexical``)."""
     if not lexical:
-        try:
-            from alict_core.parsing import productions  # type: ignore
+        from alict_core.parsing import productions
 
-            return [f"{lhs} -> {' '.join(rhs)}" for lhs, rhs in productions(tree)]
-        except ImportError:
-            pass
+        return [f"{lhs} -> {' '.join(rhs)}" for lhs, rhs in productions(tree)]
     return [str(p) for p in tree.productions() if lexical or not p.is_lexical()]
 
 
@@ -29,14 +29,17 @@ def syntactic_diversity(trees: Iterable[Any], lexical: bool = False) -> dict[str
 
 
 def parse_texts(texts: Sequence[str], parser_name: str | None = None) -> list[Any] | None:
-    """Parse texts with the project's parser (``alict_core.parsing.get_parser``); None if not available."""
-    try:
-        from alict_core.parsing import get_parser  # type: ignore
+    """Parse texts with the project's parser (``alict_core.parsing.get_parser``); None (logged) when the parser
+    is not built. Any other failure raises: a metric must not silently disappear."""
+    from alict_core.errors import ArtefactMissingError
+    from alict_core.parsing import get_parser
 
+    try:
         parser = get_parser(parser_name) if parser_name else get_parser()
-        return list(parser.parse_batch([t.split() for t in texts]))
-    except Exception:  # parser module or built model missing: the metric is optional
+    except ArtefactMissingError as exc:
+        log.warning("syntactic diversity skipped: %s", exc)
         return None
+    return list(parser.parse_batch([t.split() for t in texts]))
 
 
 def texts_syntactic_diversity(texts: Sequence[str], parser_name: str | None = None) -> dict[str, float] | None:

@@ -7,9 +7,9 @@ and the menu shortcuts ``bert-base-uncased`` / ``roberta-base`` (need internet o
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
+from alict_core.caching import LoadOnceCache
 from alict_core.hashing import hash_json
 from alict_core.mlm.suggesters import MASK, HFMaskedLMSuggester, Suggester, load_hf_suggester, load_minilm_suggester
 from alict_core.registry import Registry
@@ -24,17 +24,14 @@ SUGGESTERS.add("roberta-base", lambda **kw: load_hf_suggester("roberta-base", na
 SUGGESTERS.add("hf", load_hf_suggester, "any fill-mask model: model=<hub id or local folder>", menu=False, offline=False)
 
 DEFAULT_SUGGESTER = "minilm-offline"
-_LOADED: dict[str, Suggester] = {}
-_LOCK = threading.Lock()
+_LOADED: LoadOnceCache[Suggester] = LoadOnceCache("suggesters", max_entries=4)
 
 
 def get_suggester(name: str = DEFAULT_SUGGESTER, **kw: Any) -> Suggester:
-    """The suggester ``name`` built with ``kw``; loaded once per process and reused."""
+    """The suggester ``name`` built with ``kw``; loaded once per process (per-key lock, bounded) and reused."""
+    SUGGESTERS.entry(name)  # unknown names fail here, listing the valid ones
     key = hash_json({"name": name, "kw": kw})
-    with _LOCK:
-        if key not in _LOADED:
-            _LOADED[key] = SUGGESTERS.create(name, **kw)
-        return _LOADED[key]
+    return _LOADED.get(key, lambda: SUGGESTERS.create(name, **kw))
 
 
 def menu_names() -> list[str]:

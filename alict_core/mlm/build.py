@@ -390,7 +390,7 @@ def _resumable_state(target: Path, state_path: Path, **expected) -> dict | None:
     meta = read_json(target / META_FILE)
     if not all(meta.get(k) == v for k, v in expected.items()) or meta.get("base_fingerprint") != _base_fingerprint():
         return None
-    saved = torch.load(state_path, map_location="cpu", weights_only=False) if state_path.exists() else {}
+    saved = torch.load(state_path, map_location="cpu", weights_only=True) if state_path.exists() else {}
     optimiser = saved.get("optimiser") if saved.get("meta", {}).get("steps") == meta.get("steps") else None
     return {"meta": meta, "optimiser": optimiser}  # no matching optimiser state: Adam restarts its moments
 

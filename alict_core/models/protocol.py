@@ -14,14 +14,26 @@ class Model(Protocol):
     """A text classifier: ``predict_proba(texts)`` returns an (n, len(labels)) array of probabilities."""
 
     name: str
-    labels: tuple[str, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]: ...  # read-only, so adapters may declare a fixed-length tuple
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def content_fingerprint(model: Model) -> str | None:
+    """The model's content fingerprint (weights, files, parameters), or None when it has none.
+
+    Only a content fingerprint may key an on-disk cache: a name alone would serve stale predictions after the
+    model is retrained in place.
+    """
+    value = getattr(model, "fingerprint", None)
+    return str(value) if value else None
+
+
 def model_fingerprint(model: Model) -> str:
-    """A stable id of a model's behaviour, used to key prediction caches (adapters may define ``fingerprint``)."""
-    return str(getattr(model, "fingerprint", None) or f"{type(model).__name__}:{model.name}")
+    """The content fingerprint, or ``unfingerprinted:<class>:<name>`` (for display only; never a cache key)."""
+    return content_fingerprint(model) or f"unfingerprinted:{type(model).__name__}:{model.name}"
 
 
 def checked_proba(model: Model, texts: Sequence[str], atol: float = 1e-3) -> np.ndarray:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import threading
+import os
 from typing import Any
 
+from alict_core.caching import LoadOnceCache
 from alict_core.errors import AlictError, ModelError
 from alict_core.hashing import hash_json
 from alict_core.models.protocol import Model
@@ -98,7 +99,7 @@ def _hf(model_id: str, task: str, **kw: Any) -> Model:
     return HFClassifier(model_id, task, **kw)
 
 
-@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True", task=None, offline=True, kind="sklearn")
+@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)", task=None, offline=True, kind="sklearn")
 def _sklearn(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.sklearn_model import SklearnPipelineModel
 
@@ -126,26 +127,31 @@ def _static(path: str, task: str, **kw: Any) -> Model:
     return StaticPredictionsModel(path, task, **kw)
 
 
-_CACHE: dict[str, Model] = {}
-_LOCK = threading.Lock()
+MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"
+_CACHE: LoadOnceCache[Model] = LoadOnceCache("models", max_entries=max(1, int(os.environ.get(MODEL_CACHE_ENV, "8"))))
+
+
+def _build(name: str, kwargs: dict[str, Any]) -> Model:
+    entry = MODELS.entry(name)
+    try:
+        return entry.factory(**kwargs)
+    except AlictError:
+        raise
+    except TypeError as exc:
+        raise ModelError(f"model {name!r}: bad arguments {sorted(kwargs)}: {exc}") from exc
+    except ImportError as exc:
+        raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
 
 
 def get_model(name: str, /, **kwargs: Any) -> Model:
-    """Create (once per process, per name and arguments) the registered model ``name``."""
+    """Create (once per process, per name and arguments) the registered model ``name``.
+
+    Loads take a per-model lock: a second caller of a model that is loading waits for that load, callers
+    of other models are not held up. At most ``ALICT_MODEL_CACHE_SIZE`` (default 8) models are kept.
+    """
+    MODELS.entry(name)  # unknown names fail here, listing the valid ones
     key = hash_json({"name": name, "kwargs": kwargs})
-    with _LOCK:
-        if key not in _CACHE:
-            entry = MODELS.entry(name)
-            try:
-                model = entry.factory(**kwargs)
-            except AlictError:
-                raise
-            except TypeError as exc:
-                raise ModelError(f"model {name!r}: bad arguments {sorted(kwargs)}: {exc}") from exc
-            except ImportError as exc:
-                raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
-            _CACHE[key] = model
-        return _CACHE[key]
+    return _CACHE.get(key, lambda: _build(name, kwargs))
 
 
 def clear_model_cache() -> None:

@@ -1,15 +1,28 @@
-"""Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier."""
+"""Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier.
+
+Both only reach hosts the trust model allows (``alict_core.trust.check_endpoint``, checked when the model is
+created and before every request; redirects are not followed), retry 429/5xx with back-off, and cap their
+requests per run (``run_scope``), not per cached object.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
+import time
+from collections import deque
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from alict_core.errors import ModelError
-from alict_core.hashing import hash_json
+from alict_core.fingerprint import combine
 from alict_core.models.labels import task_labels
+from alict_core.models.run_scope import RequestBudget, current_scope
+from alict_core.trust import check_endpoint
+
+log = logging.getLogger(__name__)
+MAX_UNPARSED_KEPT = 1000
 
 DEFAULT_PROMPTS = {
     "sentiment": (
@@ -32,26 +45,42 @@ SYNONYMS = {
 }
 
 
-class RequestBudget:
-    """Counts requests and refuses the one past ``max_requests`` (None: unlimited)."""
-
-    def __init__(self, model: str, max_requests: int | None) -> None:
-        self.model, self.max_requests, self.used = model, max_requests, 0
-
-    def take(self) -> None:
-        if self.max_requests is not None and self.used >= self.max_requests:
-            raise ModelError(
-                f"model {self.model!r}: request cap of {self.max_requests} reached; raise max_requests to go on "
-                "(finished batches are cached, a re-run resumes)"
-            )
-        self.used += 1
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_WAIT = 30.0  # seconds: a longer Retry-After is capped
 
 
-def _post(session, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str) -> Any:
+def _retry_wait(response: Any, attempt: int, backoff: float) -> float:
+    """Seconds to wait before the next attempt: the server's Retry-After when given, else exponential."""
+    header = getattr(response, "headers", {}).get("Retry-After") if response is not None else None
     try:
-        response = session.post(url, json=payload, headers=dict(headers), timeout=timeout)
-    except Exception as exc:
-        raise ModelError(f"model {model!r}: request to {url} failed: {exc}") from exc
+        wait = float(header) if header is not None else backoff * 2**attempt
+    except ValueError:
+        wait = backoff * 2**attempt
+    return max(0.0, min(wait, MAX_RETRY_WAIT))
+
+
+def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str,
+          retries: int = 3, backoff: float = 0.5) -> Any:
+    """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects."""
+    import requests
+
+    check_endpoint(url)  # every request: the host's addresses may have changed since the model was added
+    for attempt in range(retries + 1):
+        response = None
+        try:
+            response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            if attempt == retries:
+                raise ModelError(f"model {model!r}: request to {url} failed after {retries + 1} tries: {exc}") from exc
+        except requests.RequestException as exc:
+            raise ModelError(f"model {model!r}: request to {url} failed: {exc}") from exc
+        else:
+            if response.status_code not in RETRY_STATUS or attempt == retries:
+                break
+            log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, url, response.status_code,
+                        attempt + 1, retries)
+        time.sleep(_retry_wait(response, attempt, backoff))
+    assert response is not None
     if response.status_code != 200:
         raise ModelError(f"model {model!r}: {url} answered HTTP {response.status_code}: {response.text[:200]}")
     try:
@@ -60,25 +89,49 @@ def _post(session, url: str, payload: dict, headers: Mapping[str, str], timeout:
         raise ModelError(f"model {model!r}: {url} did not answer JSON: {response.text[:200]!r}") from exc
 
 
-class HttpJsonModel:
+class _RemoteBase:
+    """What both endpoint adapters share: an allowed URL, a closable session, a per-run request cap."""
+
+    name: str
+    max_requests: int | None
+    session: Any
+
+    def _budget(self) -> RequestBudget:
+        """This run's budget (per run scope; a call outside any run is a run of its own)."""
+        scope = current_scope()
+        if scope is None:
+            return RequestBudget(self.name, self.max_requests)
+        return scope.budget(id(self), self.name, self.max_requests)
+
+    def close(self) -> None:
+        """Close the HTTP session (its pooled connections)."""
+        self.session.close()
+
+    def __del__(self) -> None:
+        session = getattr(self, "session", None)
+        if session is not None:
+            session.close()
+
+
+class HttpJsonModel(_RemoteBase):
     """POST ``{"texts": [...]}`` to ``url``; the answer is ``{"probabilities": [[...], ...]}`` (columns in
     ``labels`` order, or rows as ``{label: p}``) or ``{"labels": [...]}`` (one-hot)."""
 
     def __init__(
         self, url: str, task: str, name: str | None = None, headers: Mapping[str, str] | None = None,
         batch_size: int = 32, timeout: float = 30.0, max_requests: int | None = 1000,
-        label_map: Mapping[str, str] | None = None,
+        label_map: Mapping[str, str] | None = None, retries: int = 3, backoff: float = 0.5,
     ) -> None:
         import requests
 
-        self.url, self.name = url, name or url
+        self.url, self.name = check_endpoint(url), name or url
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
         self.batch_size, self.timeout = batch_size, timeout
         self.label_map = dict(label_map or {})
-        self.budget = RequestBudget(self.name, max_requests)
+        self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = requests.Session()
-        self.fingerprint = "http:" + hash_json({"url": url, "task": task, "map": self.label_map})
+        self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
 
     def _label(self, value: Any) -> str:
         value = self.label_map.get(str(value), str(value))
@@ -106,17 +159,21 @@ class HttpJsonModel:
         elif "labels" in answer:
             proba = np.array([np.eye(len(self.labels))[self.labels.index(self._label(v))] for v in answer["labels"]])
         else:
-            raise ModelError(f"model {self.name!r}: answer has neither 'probabilities' nor 'labels': {str(answer)[:200]}")
+            raise ModelError(
+                f"model {self.name!r}: answer has neither 'probabilities' nor 'labels': {str(answer)[:200]}")
         if proba.shape != (n, len(self.labels)):
             raise ModelError(f"model {self.name!r}: answer shape {proba.shape} for {n} texts, labels {self.labels}")
         return proba
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         parts = []
+        budget = self._budget()
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start : start + self.batch_size])
-            self.budget.take()
-            parts.append(self._rows(_post(self.session, self.url, {"texts": chunk}, self.headers, self.timeout, self.name), len(chunk)))
+            budget.take()
+            answer = _post(self.session, self.url, {"texts": chunk}, self.headers, self.timeout, self.name,
+                           self.retries, self.backoff)
+            parts.append(self._rows(answer, len(chunk)))
         return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)))
 
 
@@ -141,40 +198,43 @@ def parse_answer(answer: str, labels: Sequence[str], task: str) -> str | None:
     return best[2]
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(_RemoteBase):
     """An OpenAI-compatible ``/chat/completions`` endpoint as a classifier (one request per text).
 
-    The answer is parsed into a label (one-hot row); an unparseable answer gets the ``fallback`` label
-    (default: the neutral / non-hateful one) and is counted in ``unparsed``. ``max_requests`` caps cost.
+    The answer is parsed into a label (one-hot row). An unparseable answer is recorded (``unparsed``, and in
+    the run scope, which the runner reads so that row is never cached) and scored as the ``fallback`` label
+    (default: the neutral / non-hateful one) for this run only. ``max_requests`` caps requests per run.
     """
 
     def __init__(
         self, base_url: str, model: str, task: str, name: str | None = None, api_key: str | None = None,
         prompt: str | None = None, max_requests: int | None = 500, timeout: float = 60.0,
-        fallback: str | None = None, temperature: float = 0.0,
+        fallback: str | None = None, temperature: float = 0.0, retries: int = 3, backoff: float = 0.5,
     ) -> None:
         import requests
 
         self.name = name or f"chat:{model}"
         self.task = task
         self.labels = task_labels(task)
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions")
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]
         if "{text}" not in self.prompt:
             raise ModelError(f"model {self.name!r}: the prompt template must contain {{text}}")
         self.fallback = fallback or self.labels[1 if task == "sentiment" else 0]
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.budget = RequestBudget(self.name, max_requests)
+        self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = requests.Session()
-        self.unparsed: list[str] = []
-        self.fingerprint = "chat:" + hash_json({"url": self.url, "model": model, "prompt": self.prompt, "t": temperature})
+        self.unparsed: deque[str] = deque(maxlen=MAX_UNPARSED_KEPT)  # latest unparsed answers (all sessions)
+        self.fingerprint = combine("chat", {"url": self.url, "model": model, "prompt": self.prompt, "t": temperature,
+                                            "fallback": self.fallback})
 
-    def ask(self, text: str) -> str:
-        self.budget.take()
+    def ask(self, text: str, budget: RequestBudget | None = None) -> str:
+        (budget or self._budget()).take()
         payload = {"model": self.model_id, "temperature": self.temperature,
-                   "messages": [{"role": "user", "content": self.prompt.format(text=text)}]}
-        answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name)
+                   "messages": [{"role": "user", "content": self.prompt.replace("{text}", text)}]}
+        answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name,
+                       self.retries, self.backoff)
         try:
             return str(answer["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError) as exc:
@@ -182,11 +242,16 @@ class OpenAIChatModel:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), len(self.labels)))
+        budget, scope = self._budget(), current_scope()
         for i, text in enumerate(texts):
-            content = self.ask(text)
+            content = self.ask(text, budget)
             label = parse_answer(content, self.labels, self.task)
             if label is None:
                 self.unparsed.append(content)
+                if scope is not None:
+                    scope.record_unparsed(self.name, text, content)
+                log.warning("model %r: unparsed answer %r (scored %s for this run, not cached)",
+                            self.name, content[:80], self.fallback)
                 label = self.fallback
             out[i, self.labels.index(label)] = 1.0
         return out

@@ -8,12 +8,14 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from alict_core.errors import ModelError
-from alict_core.hashing import hash_files
+from alict_core.fingerprint import combine, file_digest, package_versions
 from alict_core.models.labels import map_columns, task_labels
+from alict_core.trust import check_pickle_allowed
 
 
 class SklearnPipelineModel:
-    """A fitted pipeline saved with joblib. Unpickling runs code, so ``trusted=True`` is required."""
+    """A fitted pipeline saved with joblib. Unpickling runs code, so ``trusted=True`` is required
+    (the CLI sets it with ``--trust-pickle``; the app only for folders in ``ALICT_PICKLE_DIRS``)."""
 
     def __init__(
         self, path: str | Path, task: str, trusted: bool = False, name: str | None = None,
@@ -21,26 +23,23 @@ class SklearnPipelineModel:
     ) -> None:
         path = Path(path).expanduser()
         self.name = name or path.stem
-        if not trusted:
-            raise ModelError(
-                f"model {self.name!r}: refusing to unpickle {path}: joblib files can run arbitrary code. "
-                "Pass trusted=True (CLI: --trust-pickle) only for a file you created or trust."
-            )
+        check_pickle_allowed(trusted)
         if not path.is_file():
             raise ModelError(f"model {self.name!r}: no such file {path}")
         import joblib
 
         try:
             self.pipeline = joblib.load(path)
-        except Exception as exc:
-            raise ModelError(f"model {self.name!r}: could not load joblib file {path}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - unpickling can raise anything; reported, never swallowed
+            raise ModelError(f"model {self.name!r}: could not load joblib file {path.name}: {exc}") from exc
         if not hasattr(self.pipeline, "predict_proba"):
             raise ModelError(f"model {self.name!r}: {path} holds a {type(self.pipeline).__name__} without predict_proba")
         self.labels = task_labels(task)
         self.native = [str(c) for c in getattr(self.pipeline, "classes_", range(len(self.labels)))]
         default = {str(i): label for i, label in enumerate(self.labels)} | {label: label for label in self.labels}
         self.mapping = dict(label_map or default)
-        self.fingerprint = f"sklearn:{hash_files([path])}"
+        self.fingerprint = combine("sklearn", {"file": file_digest(path), "map": self.mapping, "native": self.native,
+                                               "versions": package_versions("scikit-learn", "joblib")})
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if not len(texts):

@@ -12,9 +12,10 @@ from typing import Callable, Protocol, runtime_checkable
 
 import nltk
 
+from alict_core.caching import LoadOnceCache
 from alict_core.errors import ArtefactMissingError
-from alict_core.registry import Registry
 from alict_core.parsing.trees import Production, productions
+from alict_core.registry import Registry
 
 __all__ = ["PARSERS", "Parser", "get_parser", "productions", "Production", "DEFAULT_PARSER", "clear_loaded"]
 
@@ -34,7 +35,7 @@ class Parser(Protocol):
 
 
 PARSERS: Registry[Parser] = Registry("parser")
-_LOADED: dict[str, Parser] = {}
+_LOADED: LoadOnceCache[Parser] = LoadOnceCache("parsers", max_entries=4)
 
 
 def _offline_parser(path: str | Path | None = None) -> Parser:
@@ -53,7 +54,7 @@ def _en3_location() -> str | None:
     """Where benepar's pretrained model is installed (found as benepar finds it, without importing benepar)."""
     try:
         return str(nltk.data.find("models/benepar_en3").path)
-    except Exception:  # noqa: BLE001 - not installed (LookupError) or nltk refuses the path
+    except (ImportError, LookupError, OSError, ValueError):  # not installed, or nltk refuses the path
         return None
 
 
@@ -74,10 +75,9 @@ if _en3_location() is not None:
 
 
 def get_parser(name: str = DEFAULT_PARSER) -> Parser:
-    """The named parser, loaded once per process."""
-    if name not in _LOADED:
-        _LOADED[name] = PARSERS.create(name)
-    return _LOADED[name]
+    """The named parser, loaded once per process (a second caller waits for an in-flight load)."""
+    PARSERS.entry(name)  # unknown names fail here, listing the valid ones
+    return _LOADED.get(name, lambda: PARSERS.create(name))
 
 
 def clear_loaded() -> None:

@@ -77,6 +77,7 @@ class BeneparParser:
         self._model.eval()
         self._torch = torch
         self.batch_sentences = batch_sentences
+        self._lock = threading.Lock()  # shared by sessions: one tokenizer + network pass at a time
         self.fingerprint = fingerprint or _fingerprint(Path(self.model_path))
         self.cache = ParseCache(self.fingerprint, cache_root)
 
@@ -95,7 +96,8 @@ class BeneparParser:
         if todo:
             examples = [dataclasses.replace(example_from_tokens(toks), tree=None) for _, toks in todo]
             # no torch.inference_mode(): benepar's CKY decoder (torch-struct) needs autograd
-            trees = parse_examples(self._model, examples)
+            with self._lock:
+                trees = parse_examples(self._model, examples)
             for (i, _), tree in zip(todo, trees):
                 out[i] = unwrap_root(tree)
         return out  # type: ignore[return-value]

@@ -74,7 +74,7 @@ def check_expected(expected: Mapping[str, Any], where: str) -> dict:
 
 
 def default_variants_fn() -> Callable[[str], list[str]]:
-    """INV variants: identity-group and pronoun swaps (``alict_core.seeds.identity_swaps``)."""
+    """INV variants: identity-group and pronoun swaps (an import failure is an error, never a silent fallback)."""
     from alict_core.seeds.fairness import identity_swaps
 
     return identity_swaps

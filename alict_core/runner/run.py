@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,10 +14,17 @@ from alict_core.batching import distinct
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.models.protocol import Model, checked_proba, model_fingerprint
+from alict_core.metrics.intervals import wilson_interval
+from alict_core.models.protocol import (
+    Model,
+    checked_proba,
+    content_fingerprint,
+    model_fingerprint,
+)
+from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.runner.memory_cache import MemoryPredictionCache
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
@@ -77,16 +84,41 @@ def _resolve(models: Iterable[Model | str]) -> list[Model]:
     return out
 
 
+def prediction_cache(model: Model, cache_root: Path | None = None) -> PredictionCache | MemoryPredictionCache:
+    """The on-disk cache keyed by the model's content fingerprint; in memory only when it has none."""
+    fingerprint = content_fingerprint(model)
+    if fingerprint is None:
+        return MemoryPredictionCache(model.labels)
+    return PredictionCache(fingerprint, model.labels, cache_root)
+
+
 def predict_cached(
     model: Model, texts: Sequence[str], *, batch_size: int = 64, cache_root: Path | None = None,
     progress: Callable[[int], None] | None = None, should_stop: Callable[[], bool] | None = None,
-    hashes: dict[str, str] | None = None,
-) -> PredictionCache:
-    """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time."""
-    cache = PredictionCache(model_fingerprint(model), model.labels, cache_root)
+    hashes: dict[str, str] | None = None, cache: PredictionCache | MemoryPredictionCache | None = None,
+) -> PredictionCache | MemoryPredictionCache:
+    """Predict every distinct text of ``texts`` not yet cached, one batch (and shard) at a time.
+
+    Rows the model reports as unparsed answers (``run_scope``) are kept for this run only, never written.
+    """
+    with run_scope() as scope:  # joins the caller's run, or is a run of its own
+        cache = cache if cache is not None else prediction_cache(model, cache_root)
+        return _predict_in_scope(model, texts, batch_size, cache, progress, should_stop, hashes, scope)
+
+
+def _predict_in_scope(
+    model: Model, texts: Sequence[str], batch_size: int, cache: PredictionCache | MemoryPredictionCache,
+    progress: Callable[[int], None] | None, should_stop: Callable[[], bool] | None,
+    hashes: dict[str, str] | None, scope: RunScope,
+) -> PredictionCache | MemoryPredictionCache:
     texts = distinct(texts)
     hashes = hashes or text_hashes(texts)
     todo = cache.missing(texts, hashes)
+    volatile = scope.volatile.get(model.name, {})
+    reused = [t for t in todo if t in volatile]
+    if reused:  # unparsed answers of an earlier pass of this run: asked once per run, never cached
+        cache.remember(reused, np.array([volatile[t] for t in reused]), hashes)
+        todo = [t for t in todo if t not in volatile]
     for start in range(0, len(todo), batch_size):
         if should_stop is not None and should_stop():
             raise RunCancelled(
@@ -94,7 +126,14 @@ def predict_cached(
                 "run again to resume"
             )
         batch = todo[start : start + batch_size]
-        cache.put_batch(batch, checked_proba(model, batch), hashes)
+        proba = checked_proba(model, batch)
+        unparsed = scope.take_unparsed(model.name)
+        keep = [i for i, text in enumerate(batch) if text not in unparsed]
+        cache.put_batch([batch[i] for i in keep], proba[keep], hashes)
+        if len(keep) < len(batch):
+            redo = [i for i, text in enumerate(batch) if text in unparsed]
+            cache.remember([batch[i] for i in redo], proba[redo], hashes)
+            scope.keep_volatile(model.name, [batch[i] for i in redo], proba[redo].tolist())
         if progress:
             progress(len(batch))
     return cache
@@ -129,7 +168,7 @@ def run_suite(
         cases, excluded = drop_rejected(cases)
     texts = distinct(t for case in cases for t in case.texts())
     hashes = text_hashes(texts)
-    caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
+    caches = {m.name: prediction_cache(m, cache_root) for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
     total = len(texts) * len(models)
     done = total - sum(missing.values())
@@ -137,21 +176,25 @@ def run_suite(
     if progress:
         progress(done, total, f"{done} of {total} predictions cached")
     outcomes = []
-    for model in models:
-        def step(n: int, _name: str = model.name) -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress(done, total, f"{_name}: {done}/{total} predictions")
+    with run_scope() as scope:  # request caps and unparsed answers count per run (joins the caller's scope)
+        for model in models:
+            def step(n: int, _name: str = model.name) -> None:
+                nonlocal done
+                done += n
+                if progress:
+                    progress(done, total, f"{_name}: {done}/{total} predictions")
 
-        cache = predict_cached(model, texts, batch_size=batch_size, cache_root=cache_root, progress=step,
-                               should_stop=should_stop, hashes=hashes)
-        outcomes.append(_evaluate(model, cases, cache, hashes))
-    return RunResult(cases, outcomes, seconds=time.monotonic() - started,
-                     extra={"review_excluded": excluded} if excluded else {})
+            cache = predict_cached(model, texts, batch_size=batch_size, progress=step, should_stop=should_stop,
+                                   hashes=hashes, cache=caches[model.name])
+            outcomes.append(_evaluate(model, cases, cache, hashes))
+    unparsed = scope.unparsed_counts()
+    extra: dict[str, Any] = {"unparsed_answers": unparsed} if unparsed else {}
+    if excluded:
+        extra["review_excluded"] = excluded
+    return RunResult(cases, outcomes, seconds=time.monotonic() - started, extra=extra)
 
 
-def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache, hashes: dict[str, str]) -> ModelOutcome:
+def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | MemoryPredictionCache, hashes: dict[str, str]) -> ModelOutcome:
     """Vectorised for MFT cases (grouped by expectation); INV/DIR cases compare their variants one by one."""
     n = len(cases)
     labels = tuple(model.labels)

@@ -43,17 +43,85 @@ def _key_line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
+MAX_SPEC_CHARS = 1_000_000  # a spec is a page of YAML; this bound keeps a hostile file from using the memory
+MAX_DEPTH = 32  # nesting of mappings/lists (the schema needs 6)
+MAX_ALIASES = 64  # YAML aliases (*name): each may repeat a large node ("billion laughs")
+
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: ~10x faster, same results
+
+
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """SafeLoader that refuses duplicate keys instead of keeping the last one silently."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)  # resolve merge keys (<<) first, as the base class does
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                continue  # an unhashable key: the base class reports it
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {seen[key]})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Refuse over-long, over-deep or alias-heavy YAML before building any object (no recursion)."""
+    if len(text) > MAX_SPEC_CHARS:
+        raise SpecValidationError(source, f"spec is {len(text):,} characters; the limit is {MAX_SPEC_CHARS:,}")
+    depth = aliases = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SpecValidationError(source, f"nested more than {MAX_DEPTH} levels deep",
+                                          event.start_mark.line + 1)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise SpecValidationError(source, f"more than {MAX_ALIASES} YAML aliases (*name)",
+                                          event.start_mark.line + 1)
+
+
+def _compose_and_load(text: str, source: str) -> tuple[yaml.Node | None, Any]:
+    _check_shape(text, source)
+    loader = _UniqueKeyLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return root, data
+
+
 def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
     """Parse YAML text into a validated LCSpec or raise SpecValidationError naming file, line and field."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = _compose_and_load(text, source)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters ...)
+        at_line = text[: max(0, exc.position)].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise SpecValidationError(source, f"invalid YAML: character U+{code:04X} is not allowed", at_line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
-        raise SpecValidationError(source, f"invalid YAML: {getattr(exc, 'problem', None) or exc}", line) from None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecValidationError(source, f"invalid YAML: {problem}", line) from None
+    except RecursionError:  # a last guard; _check_shape bounds the depth first
+        raise SpecValidationError(source, f"nested more than {MAX_DEPTH} levels deep") from None
     if not isinstance(data, dict):
         raise SpecValidationError(source, "a spec must be a YAML mapping (key: value lines)", 1)
+    bad_key = next((k for k in data if not isinstance(k, str)), None)
+    if bad_key is not None:
+        raise SpecValidationError(source, f"top-level keys must be text, got {bad_key!r}", _key_line(root, ()))
     try:
         return LCSpec.model_validate(data)
     except ValidationError as exc:
@@ -74,10 +142,17 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
 def load_spec(path: str | Path) -> LCSpec:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > 4 * MAX_SPEC_CHARS:
+            raise SpecValidationError(str(path), f"spec file is {size:,} bytes; the limit is {MAX_SPEC_CHARS:,} "
+                                      "characters")
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecValidationError(str(path), f"cannot read spec file ({exc.strerror})") from None
-    return parse_spec_text(text, str(path))
+    except UnicodeDecodeError as exc:
+        message = f"spec file is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        raise SpecValidationError(str(path), message) from None
+    return parse_spec_text(text.removeprefix("\ufeff"), str(path))
 
 
 def spec_dir(task: str) -> Path:

@@ -7,12 +7,17 @@ outcome, sampling caps and an expansion policy. Specs are pure data: no code, no
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Strict as StrictValue
 
 from alict_core.data.annotate import LEXICON_CLASSES
 from alict_core.data.records import TASK_LABELS
+
+# Numbers in specs are numbers: YAML booleans (and quoted digits) are refused, not read as 1/0.
+Int = Annotated[int, StrictValue()]
+Float = Annotated[float, StrictValue()]
 
 SCHEMA_VERSION = 1
 ALL_LABELS = tuple(sorted({label for labels in TASK_LABELS.values() for label in labels}))
@@ -25,11 +30,11 @@ class Strict(BaseModel):
 class LengthPredicate(Strict):
     """Number of tokens compared with bounds, e.g. ``length: {lt: 20}``."""
 
-    lt: int | None = None
-    le: int | None = None
-    gt: int | None = None
-    ge: int | None = None
-    eq: int | None = None
+    lt: Int | None = None
+    le: Int | None = None
+    gt: Int | None = None
+    ge: Int | None = None
+    eq: Int | None = None
 
     @model_validator(mode="after")
     def _some_bound(self) -> "LengthPredicate":
@@ -139,7 +144,7 @@ class Expected(Strict):
     label: str | None = None
     one_of: list[str] | None = None
     not_label: str | None = None
-    invariance: float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
+    invariance: Float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
     same_as_source: str | None = Field(default=None, description="group whose sentence's label the test keeps")
     source_map: dict[str, list[str]] | None = Field(default=None, description="with same_as_source: source label -> expected labels")
 
@@ -189,14 +194,14 @@ class Rule(Strict):
 
 
 class Sampling(Strict):
-    max_seeds: int | None = Field(default=1000, ge=1, description="cap on seeds per LC (null: all)")
-    max_per_source: int = Field(default=3, ge=1, description="cap on seeds sharing one source sentence")
-    seed: int = 0
+    max_seeds: Int | None = Field(default=1000, ge=1, description="cap on seeds per LC (null: all)")
+    max_per_source: Int = Field(default=3, ge=1, description="cap on seeds sharing one source sentence")
+    seed: Int = 0
 
 
 class ExpansionPolicy(Strict):
     allowed_polarity: list[Literal["neutral", "positive", "negative"]] = ["neutral"]
-    max_per_seed: int = Field(default=5, ge=1)
+    max_per_seed: Int = Field(default=5, ge=1)
 
 
 class LCSpec(Strict):
