@@ -306,14 +306,21 @@ class RunResult:
         return pd.DataFrame(rows, columns=columns)
 
     def save(self, directory: Path | str | None = None) -> Path:
-        """Write cases.jsonl, results.parquet, results.jsonl, summary.csv and meta.json; return the directory.
+        """Write cases.jsonl, results.parquet, results.jsonl, summary.csv, meta.json and manifest.json.
 
-        Default directory: ``config.artefact_dir("runs")/<run_id>``.
+        Default directory: ``config.artefact_dir("runs")/<run_id>``. The run is written into a temporary
+        folder and swapped into place whole: re-saving keeps the old run until the new one is complete.
         """
         from alict_core.config import artefact_dir
+        from alict_core.manifest import atomic_dir, write_manifest
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
-        directory.mkdir(parents=True, exist_ok=True)
+        with atomic_dir(directory) as tmp:
+            self._write_files(tmp)
+            write_manifest(tmp, "run", self.run_id, len(self.case_list) * len(self.outcomes))
+        return directory
+
+    def _write_files(self, directory: Path) -> None:
         write_jsonl(directory / "cases.jsonl", (c.to_dict() for c in self.case_list))
         rows = self.cases()
         with atomic_path(directory / "results.parquet") as tmp:
@@ -327,14 +334,18 @@ class RunResult:
             "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
         })
-        return directory
 
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
+        from alict_core.manifest import MANIFEST, recover_dir, verify_dir
+
         directory = Path(directory)
+        recover_dir(directory)
         if not (directory / "meta.json").exists():
-            raise AlictError(f"{directory} is not a saved run (no meta.json); run `python -m alict_core run` first")
+            raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); run `python -m alict_core run` first")
+        if (directory / MANIFEST).exists():  # runs saved before manifests existed are read unchecked
+            verify_dir(directory, "run", label=f"run {directory.name!r}")
         meta = read_json(directory / "meta.json")
         cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
         table = pd.read_parquet(directory / "results.parquet")
