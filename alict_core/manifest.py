@@ -255,20 +255,35 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
             continue
 
 
+def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
+    """Refuse to replace a folder holding anything this project did not write there."""
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
+    names = {p.name for p in target.iterdir()}
+    if MANIFEST in names or names <= set(owned):
+        return
+    raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
+                     "(an artefact folder is replaced as a whole)")
+
+
 @contextmanager
-def atomic_dir(target: Path) -> Iterator[Path]:
+def atomic_dir(target: Path, owned: tuple[str, ...] = ()) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
+
+    An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
+    the file names in ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
 
     Until the swap, ``target`` keeps its old content; a writer killed before it leaves only a hidden
     ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
     the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
     """
     target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         recover_dir(target)
+        _check_replaceable(target, owned)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     except OSError as exc:
         raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None

@@ -71,14 +71,11 @@ def _print_contributions(contrib, template, inserted: set[int] | None = None, ti
 
 def _resolve_run(value: str) -> Path:
     path = Path(value)
-    if path.exists():
+    if path.is_dir():
         return path
-    from alict_core.config import artefact_dir
+    from alict_core.runner.store import resolve_run_id
 
-    candidate = artefact_dir("runs") / value
-    if candidate.exists():
-        return candidate
-    raise AlictError(f"run {value!r} not found: neither a directory nor a run id under {artefact_dir('runs')}")
+    return resolve_run_id(value)  # a validated run id inside the run store
 
 
 def run(args: argparse.Namespace) -> int:

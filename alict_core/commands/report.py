@@ -24,9 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def latest_run() -> Path:
-    from alict_core.config import artefact_dir
+    from alict_core.runner.store import list_runs
 
-    runs = sorted((p for p in artefact_dir("runs").iterdir() if (p / "meta.json").exists()), key=lambda p: p.stat().st_mtime)
+    runs = list_runs()
     if not runs:
         raise AlictError("no saved runs; run `python -m alict_core run ...` first or pass a run directory")
     return runs[-1]
@@ -66,12 +66,8 @@ def run(args: argparse.Namespace) -> int:
     path = write_report(result, args.out, title=args.title, metrics=metrics, accuracies=accuracies)
     print(f"report written to {path}")
     if args.export:
-        from alict_core.suites import export_cases_csv, export_cases_jsonl, export_checklist, export_results
+        from alict_core.suites import export_bundle
 
-        out = Path(args.export)
-        files = export_results(result, out)
-        files["cases.jsonl"] = export_cases_jsonl(result.case_list, out / "cases.jsonl")
-        files["cases.csv"] = export_cases_csv(result.case_list, out / "cases.csv")
-        files["suite.json"] = export_checklist(result.case_list, _task_of(result, args.task), out / "suite.json")
+        files = export_bundle(result, Path(args.export), _task_of(result, args.task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
     return 0

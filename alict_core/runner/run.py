@@ -20,6 +20,7 @@ from alict_core.runner.stats import wilson_interval
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
+RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html")
 
 
 class RunCancelled(AlictError):
@@ -315,7 +316,7 @@ class RunResult:
         from alict_core.manifest import atomic_dir, write_manifest
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
-        with atomic_dir(directory) as tmp:
+        with atomic_dir(directory, owned=RUN_FILES) as tmp:
             self._write_files(tmp)
             write_manifest(tmp, "run", self.run_id, len(self.case_list) * len(self.outcomes))
         return directory

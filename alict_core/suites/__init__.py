@@ -4,7 +4,7 @@ from pathlib import Path
 
 from alict_core.suites.checklist import SuiteFormatError, export_checklist, import_checklist, to_checklist
 from alict_core.suites.hatecheck import import_hatecheck
-from alict_core.suites.tables import export_cases_csv, export_cases_jsonl, export_results, import_cases_jsonl
+from alict_core.suites.tables import export_bundle, export_cases_csv, export_cases_jsonl, export_results, import_cases_jsonl
 
 
 def import_suite(path: str | Path, task: str) -> list:
@@ -19,5 +19,5 @@ def import_suite(path: str | Path, task: str) -> list:
     raise SuiteFormatError(f"{path}: unknown suite format; use .json / .json.gz (CheckList), .csv (HateCheck) or .jsonl")
 
 
-__all__ = ["SuiteFormatError", "export_cases_csv", "export_cases_jsonl", "export_checklist", "export_results",
+__all__ = ["SuiteFormatError", "export_bundle", "export_cases_csv", "export_cases_jsonl", "export_checklist", "export_results",
            "import_cases_jsonl", "import_checklist", "import_hatecheck", "import_suite", "to_checklist"]

@@ -38,6 +38,28 @@ def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:
     return Path(path)
 
 
+EXPORT_FILES = ("results.jsonl", "results.csv", "summary.csv", "summary.jsonl", "cases.jsonl", "cases.csv", "suite.json")
+
+
+def export_bundle(result, directory: Path | str, task: str) -> dict[str, Path]:
+    """Every export of a run (results, summary, cases, CheckList suite) into one folder, written whole.
+
+    The folder is filled in a temporary sibling and swapped into place with a manifest, so a killed
+    export leaves the previous export (or nothing), never a mix.
+    """
+    from alict_core.manifest import atomic_dir, write_manifest
+    from alict_core.suites.checklist import export_checklist
+
+    directory = Path(directory)
+    with atomic_dir(directory, owned=EXPORT_FILES) as tmp:
+        export_results(result, tmp)
+        export_cases_jsonl(result.case_list, tmp / "cases.jsonl")
+        export_cases_csv(result.case_list, tmp / "cases.csv")
+        export_checklist(result.case_list, task, tmp / "suite.json")
+        write_manifest(tmp, "export", result.run_id, len(result.case_list))
+    return {name: directory / name for name in EXPORT_FILES}
+
+
 def export_results(result, directory: Path | str) -> dict[str, Path]:
     """results.jsonl / results.csv (case × model) and summary.csv / summary.jsonl (LC × model)."""
     directory = Path(directory)
