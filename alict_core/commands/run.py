@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from alict_core.cliargs import int_range
 from alict_core.errors import AlictError
 
 
@@ -22,8 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
     parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
     parser.add_argument("--expansions", action="extend", nargs="+", default=[], help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` (accepted rows become cases)")
-    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None, help="cap on seeds per LC")
+    parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=64)
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",

@@ -102,20 +102,10 @@ def load_task_specs(task: str) -> list[LCSpec]:
     return list(_load_task_specs_cached(task, stamp))
 
 
-def _lc_number(name: str) -> str | None:
-    digits = "".join(ch for ch in name.rsplit("lc", 1)[-1] if ch.isdigit())
-    return str(int(digits)) if digits else None
-
-
 def get_spec(task: str, lc_id: str) -> LCSpec:
     """A shipped spec by id, or by short name: ``sentiment-lc04``, ``LC4``, ``lc04`` and ``4`` all work."""
+    from alict_core.lcids import parse_lc_id
+
     specs = load_task_specs(task)
-    wanted = lc_id.strip().lower()
-    for spec in specs:
-        if spec.id == wanted:
-            return spec
-    number = _lc_number(wanted)
-    for spec in specs:
-        if number is not None and _lc_number(spec.id) == number:
-            return spec
-    raise SpecError(f"unknown LC {lc_id!r} for task {task}; valid names: {', '.join(s.id for s in specs)}")
+    wanted = parse_lc_id(task, lc_id, [s.id for s in specs])
+    return next(spec for spec in specs if spec.id == wanted)
