@@ -18,7 +18,7 @@ def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:
     """
     listing = ", ".join(known)
     if not isinstance(value, str) or not value.strip():
-        raise SpecError(f"empty LC id for task {task}; valid LCs: {listing}")
+        raise SpecError(f"empty LC id for task {task}; valid names: {listing}")
     wanted = value.strip().lower()
     if wanted in known:
         return wanted
@@ -27,5 +27,5 @@ def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:
         full = f"{task}-lc{int(match.group(1)):02d}"
         if full in known:
             return full
-    raise SpecError(f"unknown LC {value.strip()[:40]!r} for task {task}; valid LCs: {listing} "
+    raise SpecError(f"unknown LC {value.strip()[:40]!r} for task {task}; valid names: {listing} "
                     "(or their short forms lcNN / NN)")

@@ -19,6 +19,11 @@ ENV_PREFIX = "ALICT_LIMIT_"
 class LimitError(AlictError):
     """An input is over a configured limit (the message names the input, the limit and its setting)."""
 
+    def __init__(self, message: str, line: int | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.detail = detail or message
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -83,3 +88,38 @@ def check_text(text: object, what: str, name: str = "text_chars", allow_empty: b
     if len(text) > limit:
         raise LimitError(f"{what} has {len(text):,} characters, over the limit of {limit:,} (setting {setting(name)})")
     return text
+
+
+def check_yaml_shape(text: str, source: str) -> None:
+    """Refuse a YAML document over the size or nesting-depth limit *before* building it (no RecursionError).
+
+    Walks the parser's events (iterative), so a 10,000-deep ``[[[[...`` is refused at depth ``spec_depth``.
+    """
+    import yaml
+
+    limit = limits()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit.spec_bytes:
+        detail = f"{size:,} bytes, over the spec size limit of {limit.spec_bytes:,} (setting {setting('spec_bytes')})"
+        raise LimitError(f"{source}: {detail}", 1, detail)
+    items = limit.predicate_items
+    open_nodes: list[int | None] = []  # per open collection: items so far (sequences) or None (mappings)
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.NodeEvent) and open_nodes and open_nodes[-1] is not None:
+                open_nodes[-1] += 1
+                if open_nodes[-1] > items:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    detail = f"a list with more than {items:,} entries, over the limit (setting {setting('predicate_items')})"
+                    raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                open_nodes.append(0 if isinstance(event, yaml.SequenceStartEvent) else None)
+                if len(open_nodes) > limit.spec_depth:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    detail = f"nested deeper than {limit.spec_depth} levels (setting {setting('spec_depth')})"
+                    raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                open_nodes.pop()
+    except yaml.YAMLError:
+        return  # the loader reports syntax errors with their line
+

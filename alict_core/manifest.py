@@ -27,7 +27,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from alict_core.errors import AlictError
 
@@ -211,6 +211,46 @@ def report_bad(error: Exception, moved_to: Path | None) -> None:
     log.warning("%s%s; rebuilding it", error, where)
 
 
+T = TypeVar("T")
+READ_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError, EOFError)
+
+
+def load_checked(path: Path, kind: str, key: str | None, read: Callable[[Path], T], *, adopt_legacy: bool = False,
+                 quarantine_root: Path | None = None) -> T | None:
+    """``read(path)`` after verifying the file's manifest; None when absent or bad (then the caller rebuilds).
+
+    A bad entry (no/other manifest, wrong key, changed bytes, unreadable) is reported in one line and
+    quarantined, never served. ``adopt_legacy``: a file from before manifests that reads cleanly gets one.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        if adopt_legacy and not file_manifest_path(path).exists():
+            value = read(path)
+            write_file_manifest(path, kind, key or "", len(value) if hasattr(value, "__len__") else 0)
+            return value
+        verify_file(path, kind, key)
+        return read(path)
+    except CorruptArtefactError as exc:
+        error = exc
+    except READ_ERRORS as exc:
+        error = CorruptArtefactError(f"{kind} {path.name}: unreadable ({type(exc).__name__})")
+    report_bad(error, quarantine(path, kind, quarantine_root))
+    return None
+
+
+def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Path], Any]) -> Path:
+    """``write(tmp)`` then rename into place and record the manifest (a file without one is never served)."""
+    from alict_core.jsonl import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        write(tmp)
+    write_file_manifest(path, kind, key, rows)
+    return path
+
+
 # --- atomic folders -------------------------------------------------------------------------------------
 
 _RENAME_EXCHANGE = 2
@@ -269,11 +309,13 @@ def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
 
 
 @contextmanager
-def atomic_dir(target: Path, owned: tuple[str, ...] = ()) -> Iterator[Path]:
+def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
 
     An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
     the file names in ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
+    ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
+    are kept), for output folders that collect files over several commands.
 
     Until the swap, ``target`` keeps its old content; a writer killed before it leaves only a hidden
     ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
@@ -283,8 +325,13 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = ()) -> Iterator[Path]:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         recover_dir(target)
-        _check_replaceable(target, owned)
+        if not merge:
+            _check_replaceable(target, owned)
+        elif target.exists() and not target.is_dir():
+            raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        if merge and target.is_dir():
+            shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
     except OSError as exc:
         raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
     try:

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     parser = get_parser(args.parser or DEFAULT_PARSER)
     suggester = load_suggester(args.mlm)
     out_dir = Path(args.out) if args.out else None
+    done: list = []
     print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
     for spec in specs:
         seeds = find_seeds(spec, corpus).seeds
@@ -77,12 +78,25 @@ def run(args: argparse.Namespace) -> int:
                         progress=progress, use_cache=not args.no_cache)
         for bar in bars.values():
             bar.close()
-        if out_dir is not None:  # a readable copy beside the content-hashed cache artefact
-            result.to_jsonl(out_dir / f"{spec.id}.jsonl")
+        if out_dir is not None:  # a readable copy beside the content-hashed cache artefact, written at the end
+            done.append((spec.id, result))
         elif result.path is None:
             result.to_jsonl(Path(".") / f"{result.key}.jsonl")
         c = result.counts.get(spec.id, {"seeds": len(seeds), "masked": 0, "suggestions": 0, "accepted": 0,
                                         "seeds_expanded": 0})
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
-              f"{c.get('seeds_expanded', 0):>6}  {result.path}")
+              f"{c.get('seeds_expanded', 0):>6}  {out_dir / (spec.id + '.jsonl') if out_dir else result.path}")
+    if out_dir is not None:
+        write_out_folder(out_dir, done)
     return 0
+
+
+def write_out_folder(out_dir: Path, results: list) -> None:
+    """Every LC's expansions into ``out_dir`` at once: a killed run leaves the previous folder intact."""
+    from alict_core.manifest import atomic_dir
+
+    with atomic_dir(out_dir, merge=True) as tmp:
+        for lc_id, result in results:
+            result.to_jsonl(tmp / f"{lc_id}.jsonl")
+    for lc_id, result in results:
+        result.path = out_dir / f"{lc_id}.jsonl"

@@ -45,6 +45,12 @@ def _key_line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 
 def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
     """Parse YAML text into a validated LCSpec or raise SpecValidationError naming file, line and field."""
+    from alict_core.limits import LimitError, check_yaml_shape
+
+    try:
+        check_yaml_shape(text, source)
+    except LimitError as exc:
+        raise SpecValidationError(source, exc.detail, exc.line) from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -73,10 +79,18 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
 
 def load_spec(path: str | Path) -> LCSpec:
     path = Path(path)
+    from alict_core.limits import limits
+
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > limits().spec_bytes:
+            raise SpecValidationError(str(path), f"{size:,} bytes, over the spec size limit of {limits().spec_bytes:,} "
+                                      "(setting ALICT_LIMIT_SPEC_BYTES)")
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecValidationError(str(path), f"cannot read spec file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise SpecValidationError(str(path), f"not UTF-8 text (byte {exc.start}); save the spec as UTF-8") from None
     return parse_spec_text(text, str(path))
 
 
