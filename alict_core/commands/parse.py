@@ -30,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.parsing import get_parser, productions
     from alict_core.parsing.trees import to_json
 
+    from alict_core.limits import check_text
+
+    for i, text in enumerate(args.text, 1):
+        check_text(text, f"--text #{i}", "analysis_chars")
     backend = get_parser(args.parser)
     token_lists = [text.split() for text in args.text]
     trees = backend.parse_batch(token_lists)

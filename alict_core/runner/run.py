@@ -100,6 +100,15 @@ def predict_cached(
     return cache
 
 
+def _check_texts(cases: Sequence[TestCase]) -> None:
+    """Refuse, before any prediction, a case whose text or variant is not text or is over the length limit."""
+    from alict_core.limits import check_text
+
+    for case in cases:
+        for text in case.texts():
+            check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
+
+
 def run_suite(
     cases: Sequence[TestCase],
     models: Iterable[Model | str],
@@ -121,6 +130,7 @@ def run_suite(
     models = _resolve(models)
     cases = list(cases)
     texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
+    _check_texts(cases)
     hashes = text_hashes(texts)
     caches = {m.name: PredictionCache(model_fingerprint(m), m.labels, cache_root) for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
