@@ -127,9 +127,12 @@ def check_budget(name: str, value: int, minimum: int) -> int:
 
 def check_explain_text(text: object) -> str:
     """The text to explain, refused when empty or over the analysis length limit (before any work)."""
-    from alict_core.limits import check_text
+    from alict_core.limits import LimitError, check_text
 
-    return check_text(text, "text to explain", "analysis_chars")
+    try:
+        return check_text(text, "text to explain", "analysis_chars")
+    except LimitError as exc:
+        raise ExplainError(str(exc)) from None
 
 
 @dataclass
