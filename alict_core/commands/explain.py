@@ -74,6 +74,8 @@ def _resolve_run(value: str) -> Path:
     path = Path(value)
     if path.is_dir():
         return path
+    if "/" in value or "\\" in value:
+        raise AlictError(f"run folder {value!r} not found (give a saved run's folder or its run id)")
     from alict_core.runner.store import resolve_run_id
 
     return resolve_run_id(value)  # a validated run id inside the run store
