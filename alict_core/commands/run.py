@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--models", required=True, help="comma-separated registered model names")
     parser.add_argument("--lc", action="append", default=None, help="LC id to run (repeatable; default: every LC of the task)")
     parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a --suite with tests that cannot be imported (default: skip them, listed)")
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
     parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
     parser.add_argument("--expansions", action="extend", nargs="+", default=[], help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` (accepted rows become cases)")
@@ -122,9 +124,10 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     return rows
 
 
-def collect_cases(args: argparse.Namespace) -> list:
+def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list:
+    """The run's cases; tests of ``--suite`` files that cannot be represented are appended to ``skipped``."""
     from alict_core.runner import build_cases
-    from alict_core.suites import import_suite
+    from alict_core.suites import read_suite
 
     cases = []
     if not args.no_lcs:
@@ -145,7 +148,10 @@ def collect_cases(args: argparse.Namespace) -> list:
         seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
         cases.extend(build_cases(seeds, expansions))
     for suite in args.suite:
-        imported = import_suite(suite, args.task)
+        suite_import = read_suite(suite, args.task, strict=getattr(args, "strict", False))
+        imported = suite_import.cases
+        if skipped is not None:
+            skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         if args.max_seeds is not None:
             per_lc: dict[str, int] = {}
             kept = []
@@ -180,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
 
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     models = resolve_models(args.models, args.task)
-    cases = collect_cases(args)
+    skipped: list[dict] = []
+    cases = collect_cases(args, skipped)
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -199,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if skipped:
+        result.extra["skipped_tests"] = skipped
+        for item in skipped:
+            print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
     out = result.save(args.out)
     summary = result.summary()
     import pandas as pd
