@@ -7,7 +7,7 @@ from typing import Sequence
 
 from alict_core.errors import SpecError
 
-_SHORT = re.compile(r"^(?:lc)?0*(\d{1,3})$")
+_SHORT = re.compile(r"^(?:lc)?0*([0-9]{1,3})$", re.ASCII)
 
 
 def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:

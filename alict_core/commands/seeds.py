@@ -52,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
-    corpus = load_corpus(args.task, progress=annotate_progress)
-    bar.close()
+    try:
+        corpus = load_corpus(args.task, progress=annotate_progress)
+    finally:
+        bar.close()
     cap = None if args.all else (args.max if args.max is not None else "spec")
     rows = []
     for spec in tqdm(specs, desc="seeds", disable=args.json, file=sys.stderr):

@@ -1,0 +1,149 @@
+"""CLI robustness table: every bad option value, LC id and environment is one clean line with exit code 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+RANGES = [  # (command prefix, option, bad values)
+    (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000"]),
+    (["run", "--task", "sentiment", "--models", "vader"], "--batch-size", ["0", "-3", "99999999", "nan"]),
+    (["seeds", "--task", "sentiment"], "--max", ["-1", "0", "abc", "1e99", "10000000000"]),
+    (["seeds", "--task", "sentiment"], "--seed", ["-1", "x", "99999999999"]),
+    (["expand", "--task", "sentiment"], "--max-seeds", ["-1", "0", "2000000000"]),
+    (["expand", "--task", "sentiment"], "--top-k-words", ["0", "-2", "100000"]),
+    (["expand", "--task", "sentiment"], "--top-k-productions", ["0", "1000"]),
+    (["expand", "--task", "sentiment"], "--max-masks", ["0", "-1", "1000"]),
+    (["expand", "--task", "sentiment"], "--max-per-seed", ["0", "-5", "1e3"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--samples", ["0", "-10", "1000000000"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--template-samples", ["0", "100000000"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--p-thresh", ["-0.1", "1.5", "nan", "inf", "x"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--max-pairs", ["0", "-1"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--seed", ["-1", "1.5"]),
+    (["parse", "--text", "a good film"], "--top-k", ["0", "-1", "1000"]),
+    (["parse", "--text", "a good film"], "--max-masks", ["0", "500"]),
+    (["build", "models"], "--threads", ["0", "-1", "100000"]),
+    (["build", "models"], "--max-minutes", ["0", "-5", "nan", "inf"]),
+]
+RANGE_CASES = [(prefix, option, value) for prefix, option, values in RANGES for value in values]
+
+
+@pytest.mark.parametrize("prefix,option,value", RANGE_CASES, ids=[f"{p[0]}{o}={v}" for p, o, v in RANGE_CASES])
+def test_numeric_option_out_of_range(cli, prefix, option, value):
+    outcome = cli(*prefix, f"{option}={value}")
+    assert_clean_error(outcome, 2, option)
+    assert "out of range" in outcome.err or "not a whole number" in outcome.err or "not a number" in outcome.err
+
+
+BAD_LCS = ["1.4", "-4", "4x", "hate_speech-lc04", "lc99", "12", "0", "lc", "LC 4", "sentiment-lc4x", "+4", "４"]
+LC_COMMANDS = {
+    "seeds": ["seeds", "--task", "sentiment", "--out", "{tmp}/seeds"],
+    "expand": ["expand", "--task", "sentiment", "--out", "{tmp}/exp"],
+    "run": ["run", "--task", "sentiment", "--models", "vader", "--out", "{tmp}/run"],
+}
+LC_CASES = [(command, value) for command in LC_COMMANDS for value in BAD_LCS]
+
+
+@pytest.mark.parametrize("command,value", LC_CASES, ids=[f"{c}:{v}" for c, v in LC_CASES])
+def test_lc_ids_are_strict(cli, tmp_path, command, value):
+    argv = [a.format(tmp=tmp_path) for a in LC_COMMANDS[command]]
+    outcome = cli(*argv, "--lc", value)
+    assert_clean_error(outcome, 2, "valid names: sentiment-lc01")
+    assert not any(tmp_path.iterdir()), "nothing written"
+
+
+def test_hate_speech_lc_ids_are_listed_for_their_task(cli, tmp_path):
+    outcome = cli("seeds", "--task", "hate_speech", "--lc", "sentiment-lc01", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "hate_speech-lc01")
+
+
+@pytest.mark.parametrize("value", ["{missing}", "", "{file}", "{empty}"], ids=["missing", "blank", "file", "empty"])
+@pytest.mark.parametrize("command", [["seeds", "--task", "sentiment", "--lc", "4"],
+                                     ["run", "--task", "sentiment", "--models", "vader", "--lc", "4"]],
+                         ids=["seeds", "run"])
+def test_data_dir_variable_is_not_replaced(cli, tmp_path, monkeypatch, value, command):
+    import alict_core.data.corpus as corpus
+
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    path = value.format(missing=tmp_path / "nowhere", file=tmp_path / "a-file", empty=tmp_path / "empty")
+    monkeypatch.setenv("ALICT_DATA_DIR", path)
+    monkeypatch.setattr(corpus, "_LOADED", {})  # the corpus is really read again
+    outcome = cli(*command, "--out", str(tmp_path / "out"))
+    assert_clean_error(outcome, 2, "ALICT_DATA_DIR")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cache_dir_that_is_a_file(cli, tmp_path, monkeypatch):
+    (tmp_path / "cache").write_text("not a folder")
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--suite", str(tmp_path / "x.jsonl"))
+    assert outcome.code == 2 and "Traceback" not in outcome.err
+
+
+@pytest.mark.parametrize("argv,needles", [
+    (["parse", "--text", ""], ["--text #1 is empty"]),
+    (["parse", "--text", "   "], ["--text #1 is empty"]),
+    (["parse", "--text", "word " * 20000], ["100,000 characters", "ALICT_LIMIT_ANALYSIS_CHARS"]),
+    (["parse", "--text", "ok", "--text", "x" * 1001], ["--text #2", "1,001 characters"]),
+    (["explain", "--model", "vader", "--text", "word " * 20000], ["text to explain", "100,000 characters"]),
+    (["explain", "--model", "vader", "--text", " "], ["text to explain is empty"]),
+    (["explain", "--text", "good"], ["--text needs --model"]),
+    (["explain", "--results", "../../no-such-folder", "--lc", "1"], ["run folder '../../no-such-folder' not found"]),
+    (["explain", "--results", "no-such-run", "--lc", "1"], ["run id 'no-such-run' not found"]),
+    (["explain", "--results", ".hidden", "--lc", "1"], ["not a valid name"]),
+    (["run", "--task", "sentiment", "--models", "no-such-model", "--lc", "1"], ["no-such-model"]),
+    (["run", "--task", "sentiment", "--models", "hatesonar", "--lc", "1"], ["is for task hate_speech"]),
+    (["run", "--task", "sentiment", "--models", ",", "--lc", "1"], ["--models is empty"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--fail-threshold", "x"], ["--fail-threshold"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--fail-threshold", "*=1.5"], ["RATE in [0, 1]"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--fail-threshold", "=0.5"], ["--fail-threshold"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--no-lcs"], ["no test cases"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", "nope.json"], ["'nope.json' not found"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", "x.txt"], ["unknown suite format"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--expansions", "nope/"], ["--expansions nope/"]),
+    (["seeds", "--task", "sentiment", "--spec", "nope.yaml"], ["nope.yaml", "cannot read spec file"]),
+    (["report", "no/such/run"], ["saved run 'run' not found"]),
+    (["no-such-command"], ["invalid choice"]),
+    (["run", "--task", "movies", "--models", "vader"], ["invalid choice"]),
+    (["seeds"], ["--task"]),
+])
+def test_bad_input_is_one_clean_line(cli, argv, needles):
+    assert_clean_error(cli(*argv), 2, *needles)
+
+
+def test_internal_error_is_exit_3_with_traceback_only_under_debug(cli, monkeypatch):
+    import alict_core.commands.parse as parse_command
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(parse_command, "run", broken)
+    outcome = cli("parse", "--text", "fine")
+    assert_clean_error(outcome, 3, "internal error (RuntimeError: boom)", "--debug")
+    debug = cli("parse", "--text", "fine", "--debug")
+    assert debug.code == 3 and "Traceback" in debug.err and "RuntimeError: boom" in debug.err
+
+
+def test_invalid_limit_setting_names_the_variable(cli, monkeypatch):
+    monkeypatch.setenv("ALICT_LIMIT_MAX_SEEDS", "lots")
+    assert_clean_error(cli("seeds", "--task", "sentiment", "--max", "5"), 2, "ALICT_LIMIT_MAX_SEEDS")
+
+
+@pytest.mark.parametrize("make", ["file", "foreign-folder"])
+def test_output_path_that_cannot_be_replaced(cli, tmp_path, make):
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    target = tmp_path / "export"
+    if make == "file":
+        target.write_text("keep me")
+    else:
+        target.mkdir()
+        (target / "notes.txt").write_text("keep me")
+    outcome = cli("report", str(run_dir), "--out", str(tmp_path / "r.html"), "--export", str(target),
+                  "--task", "sentiment")
+    assert_clean_error(outcome, 2, "export")
+    assert (target.read_text() if make == "file" else (target / "notes.txt").read_text()) == "keep me"
