@@ -149,7 +149,8 @@ class CaseRow(BaseModel):
 def first_problem(exc: ValidationError) -> str:
     """``field 'x.y': message`` of the first validation error (and how many more)."""
     error = exc.errors()[0]
-    loc = ".".join(str(p) for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p[:1].isupper())))
+    parts = list(error["loc"])  # field, then item indices; union member tags ("int", "list[...]") are dropped
+    loc = (str(parts[0]) + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int))) if parts else ""
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "missing":
         message = "is missing"
@@ -157,6 +158,6 @@ def first_problem(exc: ValidationError) -> str:
         message = "is not a known field"
     elif error["type"].endswith("_type") or error["type"] in ("literal_error", "list_type"):
         message = f"{message} (got {type(error.get('input')).__name__})"
-    more = len(exc.errors()) - 1
+    more = len({e["loc"][:1] for e in exc.errors()}) - 1
     extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"field {loc!r}: {message}{extra}" if loc else f"{message}{extra}"
