@@ -47,7 +47,7 @@ class Limits:
         for f in fields(cls):
             variable = ENV_PREFIX + f.name.upper()
             raw = os.environ.get(variable)
-            if raw is None or raw == "":
+            if raw is None or not raw.strip():
                 continue
             try:
                 value = int(raw)
