@@ -15,7 +15,7 @@ import streamlit as st
 
 from alict_core.config import artefact_dir
 from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json
+from alict_core.jsonl import read_json
 from alict_app import services
 from alict_app.core import core_attr
 
@@ -49,12 +49,20 @@ def runs_root() -> Path:
 
 
 def run_dir(key: str) -> Path:
-    return runs_root() / key
+    """The folder of run ``key``: a validated name inside the run store (keys come from the URL)."""
+    from alict_core.refs import resolve_inside
+
+    return resolve_inside(runs_root(), key, "run", must_exist=False)
 
 
 def is_done(key: str) -> bool:
-    meta = run_dir(key) / "request.json"
-    return meta.exists() and read_json(meta).get("status") == "done"
+    from alict_core.errors import AlictError
+
+    try:
+        meta = run_dir(key) / "request.json"
+        return meta.exists() and read_json(meta).get("status") == "done"
+    except (AlictError, ValueError, OSError):
+        return False
 
 
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
@@ -134,10 +142,8 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         result = run_suite(cases, models, batch_size=request.batch_size, should_stop=should_stop)
     except cancelled as exc:
         raise RunCancelled(str(exc)) from exc
-    folder = run_dir(key)
-    result.save(folder)
-    write_json(folder / "request.json", {"key": key, "request": asdict(request), "status": "done",
-                                         "started": started, "finished": time.time()})
+    result.save(run_dir(key), extra_files={"request.json": {  # one swap: never a run without its request
+        "key": key, "request": asdict(request), "status": "done", "started": started, "finished": time.time()}})
     load_run.clear()
     run_frames.clear()
     overview_figures.clear()

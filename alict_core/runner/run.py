@@ -20,7 +20,8 @@ from alict_core.runner.stats import wilson_interval
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
-RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html")
+RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html",
+             "request.json")
 
 
 class RunCancelled(AlictError):
@@ -316,18 +317,22 @@ class RunResult:
                              int(p2f[k]), int(f2p[k])))
         return pd.DataFrame(rows, columns=columns)
 
-    def save(self, directory: Path | str | None = None) -> Path:
+    def save(self, directory: Path | str | None = None, extra_files: Mapping[str, Any] | None = None) -> Path:
         """Write cases.jsonl, results.parquet, results.jsonl, summary.csv, meta.json and manifest.json.
 
         Default directory: ``config.artefact_dir("runs")/<run_id>``. The run is written into a temporary
         folder and swapped into place whole: re-saving keeps the old run until the new one is complete.
+        ``extra_files`` (name -> JSON value, e.g. the app's ``request.json``) are written in the same swap.
         """
         from alict_core.config import artefact_dir
         from alict_core.manifest import atomic_dir, write_manifest
+        from alict_core.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
         with atomic_dir(directory, owned=RUN_FILES) as tmp:
             self._write_files(tmp)
+            for name, value in (extra_files or {}).items():
+                write_json(tmp / check_name(name, "run file"), value)
             write_manifest(tmp, "run", self.run_id, len(self.case_list) * len(self.outcomes))
         return directory
 
