@@ -147,3 +147,51 @@ def test_output_path_that_cannot_be_replaced(cli, tmp_path, make):
                   "--task", "sentiment")
     assert_clean_error(outcome, 2, "export")
     assert (target.read_text() if make == "file" else (target / "notes.txt").read_text()) == "keep me"
+
+
+def _data_copy(tmp_path, corrupt: str, content: bytes):
+    """A data folder of links to the real files, with one file replaced by ``content``."""
+    from alict_core.config import data_dir
+
+    real = data_dir()
+    copy = tmp_path / "data"
+    for path in real.rglob("*"):
+        if path.is_file():
+            target = copy / path.relative_to(real)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+    (copy / corrupt).unlink()
+    (copy / corrupt).write_bytes(content)
+    return copy
+
+
+CORRUPT_DATA = [
+    ("sst/train.txt", lambda real: real[: len(real) // 2] + b"\n(3 (2 broken", "sentiment", "sst/<split>.txt"),
+    ("sst/dev.txt", lambda real: b"\xff\xfe" + real[:100], "sentiment", "sst/<split>.txt"),
+    ("hatexplain/hatexplain.csv", lambda real: real[:200] + b"\xe9\xff" + real[200:400], "hate_speech", "hatexplain"),
+    ("hatexplain/hatexplain.csv", lambda real: b"", "hate_speech", "hatexplain"),
+    ("sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz", lambda real: b"plain text, not gzip", "sentiment",
+     "sentiwordnet"),
+]
+
+
+@pytest.mark.parametrize("relative,corrupt,task,needle", CORRUPT_DATA, ids=[f"{c[0]}-{i}" for i, c in enumerate(CORRUPT_DATA)])
+def test_corrupt_data_file_is_a_clean_error(cli, tmp_path, monkeypatch, relative, corrupt, task, needle):
+    import alict_core.data.corpus as corpus
+    import alict_core.data.polarity_lexicon as lexicon
+    import alict_core.data.sst as sst
+    from alict_core.config import data_dir
+
+    content = corrupt((data_dir() / relative).read_bytes())
+    monkeypatch.setenv("ALICT_DATA_DIR", str(_data_copy(tmp_path, relative, content)))
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus, "_LOADED", {})
+    sst._load_split.cache_clear()
+    lexicon.load_sentiwordnet.cache_clear()
+    try:
+        outcome = cli("seeds", "--task", task, "--lc", "1", "--out", str(tmp_path / "out"))
+    finally:
+        sst._load_split.cache_clear()
+        lexicon.load_sentiwordnet.cache_clear()
+    assert_clean_error(outcome, 2, needle, "cannot be read", limit_s=60)
+    assert not (tmp_path / "out").exists()
