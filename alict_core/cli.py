@@ -64,13 +64,20 @@ def _describe_os_error(exc: OSError) -> str:
     return f"cannot access{what}: {exc.strerror or type(exc).__name__}"
 
 
+class _StderrHandler(logging.Handler):
+    """Warnings as ``warning: ...`` lines on the current ``sys.stderr`` (looked up at each record)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"warning: {record.getMessage()}", file=sys.stderr)
+        except Exception:  # noqa: BLE001 - logging must never break the command
+            self.handleError(record)
+
+
 def _configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("warning: %(message)s"))
     logger = logging.getLogger("alict_core")
-    if not any(getattr(h, "_alict_cli", False) for h in logger.handlers):
-        handler._alict_cli = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
         logger.setLevel(logging.WARNING)
 
 

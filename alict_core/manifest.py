@@ -362,3 +362,36 @@ def _fsync_tree(directory: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_dir(path: Path | str | None, what: str) -> None:
+    """Refuse, before any work, an output folder that is a file or cannot be written (one clear line)."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} exists and is not a folder; choose another path")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
+def check_output_file(path: Path | str | None, what: str) -> None:
+    """Refuse, before any work, an output file path that is a folder or cannot be written."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable")
+    check_output_dir(path.parent, what + " folder")

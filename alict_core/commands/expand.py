@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
 
+    from alict_core.manifest import check_output_dir
+
+    check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
     parser = get_parser(args.parser or DEFAULT_PARSER)

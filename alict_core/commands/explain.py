@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from alict_core.models import get_model
 
+    from alict_core.manifest import check_output_file
+
+    check_output_file(args.json_out, "--json")
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
     progress = _ProgressBar()

@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.report import write_report
     from alict_core.runner import RunResult
 
+    from alict_core.manifest import check_output_dir, check_output_file
+
+    check_output_file(args.out, "--out")
+    check_output_dir(args.export, "--export")
     run_dir = Path(args.run_dir) if args.run_dir else latest_run()
     result = RunResult.load(run_dir)
     metrics = None

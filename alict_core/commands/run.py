@@ -184,6 +184,10 @@ def resolve_models(names: str, task: str) -> list:
 def run(args: argparse.Namespace) -> int:
     from alict_core.runner import run_suite
 
+    from alict_core.manifest import check_output_dir, check_output_file
+
+    check_output_dir(args.out, "--out")
+    check_output_file(args.report, "--report")
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     models = resolve_models(args.models, args.task)
     skipped: list[dict] = []

@@ -44,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
     from alict_core.seeds import find_seeds
 
+    from alict_core.manifest import check_output_dir
+
+    check_output_dir(args.out, "--out")
     specs = selected_specs(args.task, args.lc, args.spec)
     bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json, file=sys.stderr)
 

@@ -195,3 +195,38 @@ def test_corrupt_data_file_is_a_clean_error(cli, tmp_path, monkeypatch, relative
         lexicon.load_sentiwordnet.cache_clear()
     assert_clean_error(outcome, 2, needle, "cannot be read", limit_s=60)
     assert not (tmp_path / "out").exists()
+
+
+OUTPUTS = [  # (argv with {file} / {ro}, needle)
+    (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{file}"], "is not a folder"),
+    (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{file}/sub"], "is a file"),
+    (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{ro}/sub"], "not writable"),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "1", "--out", "{file}"], "is not a folder"),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "1", "--out", "{ro}/run"], "not writable"),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "1", "--report", "{dir}"], "is a folder"),
+    (["expand", "--task", "sentiment", "--lc", "1", "--out", "{file}"], "is not a folder"),
+    (["report", "--out", "{dir}"], "is a folder"),
+    (["report", "--out", "{ro}/r.html"], "not writable"),
+    (["report", "--export", "{file}"], "is not a folder"),
+    (["explain", "--model", "vader", "--text", "good", "--json", "{dir}"], "is a folder"),
+    (["explain", "--model", "vader", "--text", "good", "--json", "{file}/x.json"], "is not a folder"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", OUTPUTS, ids=[f"{a[0]}-{i}" for i, (a, _) in enumerate(OUTPUTS)])
+def test_output_path_checked_before_any_work(cli, tmp_path, argv, needle):
+    import os
+
+    (tmp_path / "a-file").write_text("keep")
+    (tmp_path / "a-dir").mkdir()
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    try:
+        if needle == "not writable" and os.access(ro, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        filled = [a.format(file=tmp_path / "a-file", dir=tmp_path / "a-dir", ro=ro) for a in argv]
+        assert_clean_error(cli(*filled), 2, needle, limit_s=5)
+    finally:
+        os.chmod(ro, 0o700)
+    assert (tmp_path / "a-file").read_text() == "keep"
