@@ -52,9 +52,11 @@ def _checked_env_data_dir(value: str) -> Path:
         raise DataNotFoundError(f"{DATA_ENV} is set but empty; unset it or set it to the data folder")
     path = Path(value).expanduser()
     if not path.exists():
-        raise DataNotFoundError(f"{DATA_ENV}={value!r} does not exist; set it to the folder holding sst/, hatexplain/ ...")
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} does not exist; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
     if not path.is_dir():
-        raise DataNotFoundError(f"{DATA_ENV}={value!r} is not a folder; set it to the folder holding sst/, hatexplain/ ...")
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} is not a folder; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
     if not any((path / marker).exists() for marker in DATA_MARKERS):
         raise DataNotFoundError(f"{DATA_ENV}={value!r} holds none of the data files ({', '.join(DATA_MARKERS)}); "
                                 "set it to the data folder, or unset it to use ../shared/data")

@@ -110,7 +110,8 @@ def check_yaml_shape(text: str, source: str) -> None:
                 open_nodes[-1] += 1
                 if open_nodes[-1] > items:
                     line = event.start_mark.line + 1 if event.start_mark else None
-                    detail = f"a list with more than {items:,} entries, over the limit (setting {setting('predicate_items')})"
+                    detail = (f"a list with more than {items:,} entries, over the limit "
+                              f"(setting {setting('predicate_items')})")
                     raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 open_nodes.append(0 if isinstance(event, yaml.SequenceStartEvent) else None)

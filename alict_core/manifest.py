@@ -68,7 +68,8 @@ class Manifest:
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptArtefactError(f"{where}: malformed manifest ({exc})") from None
         if manifest.format != FORMAT_VERSION:
-            raise CorruptArtefactError(f"{where}: manifest format {manifest.format}, this version reads {FORMAT_VERSION}")
+            raise CorruptArtefactError(f"{where}: manifest format {manifest.format}, "
+                                       f"this version reads {FORMAT_VERSION}")
         return manifest
 
 
@@ -150,7 +151,8 @@ def file_manifest_path(path: Path) -> Path:
 def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
     """Manifest of one file, written beside it (``<name>.manifest.json``)."""
     path = Path(path)
-    manifest = Manifest(kind=kind, key=key, rows=int(rows), files={path.name: sha256_file(path)}, extra=dict(extra or {}))
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files={path.name: sha256_file(path)},
+                        extra=dict(extra or {}))
     _write_bytes_atomic(file_manifest_path(path), _dump(manifest))
     return manifest
 

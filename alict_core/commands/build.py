@@ -18,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("target", choices=[*BUILD_TARGETS, "all", "missing"], help="what to build")
     parser.add_argument("--quick", action="store_true", help="tiny slice, for tests (minutes, not the real model)")
-    parser.add_argument("--max-minutes", type=float_range(0.01, 10_000), default=None, help="training time cap per target")
+    parser.add_argument("--max-minutes", type=float_range(0.01, 10_000), default=None,
+                        help="training time cap per target")
     parser.add_argument("--threads", type=int_range(1, 256), default=None,
                         help="CPU threads for training (parser and mlm; default 2)")
     parser.add_argument("--out", default=None, help="output directory (default: the cache directory)")

@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
                         help="LC id (repeatable); default: every LC of the task")
-    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None, help="expand only the first N seeds of each LC")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
+                        help="expand only the first N seeds of each LC")
     parser.add_argument("--parser", default=None, help="parser name (default: the offline benepar parser)")
     parser.add_argument("--mlm", default="minilm-offline",
                         help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder")
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--top-k-words", type=int_range(1, 1000), default=10)
     parser.add_argument("--top-k-productions", type=int_range(1, 100), default=5)
     parser.add_argument("--max-masks", type=int_range(1, 100), default=2)
-    parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None, help="accepted expansions per seed (default: the spec's)")
+    parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
+                        help="accepted expansions per seed (default: the spec's)")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if the artefact exists")
     parser.set_defaults(handler=run)
 

@@ -24,12 +24,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
     parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=0, help="random seed (default 0)")
-    parser.add_argument("--samples", type=int_range(1, "explain_samples"), default=None, help="perturbations for the explainer (default per method)")
-    parser.add_argument("--template-samples", type=int_range(1, "explain_samples"), default=1000, help="N for Algorithm 2 (default 1000)")
-    parser.add_argument("--p-thresh", type=float_range(0.0, 1.0), default=0.9, help="fidelity threshold of Algorithm 2 (default 0.9)")
+    parser.add_argument("--samples", type=int_range(1, "explain_samples"), default=None,
+                        help="perturbations for the explainer (default per method)")
+    parser.add_argument("--template-samples", type=int_range(1, "explain_samples"), default=1000,
+                        help="N for Algorithm 2 (default 1000)")
+    parser.add_argument("--p-thresh", type=float_range(0.0, 1.0), default=0.9,
+                        help="fidelity threshold of Algorithm 2 (default 0.9)")
     parser.add_argument("--same-pos", action="store_true", help="G fills a masked word only with words of its POS")
     parser.add_argument("--no-template", action="store_true", help="contributions only")
-    parser.add_argument("--max-pairs", type=int_range(1, 10_000), default=10, help="pairs to explain with --results (default 10)")
+    parser.add_argument("--max-pairs", type=int_range(1, 10_000), default=10,
+                        help="pairs to explain with --results (default 10)")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the full result as JSON here")
     parser.set_defaults(handler=run)
 

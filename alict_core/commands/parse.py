@@ -20,8 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--text", action="append", required=True, help="a sentence; repeat for several")
     parser.add_argument("--parser", default=DEFAULT_PARSER, help=f"parser backend (default {DEFAULT_PARSER})")
     parser.add_argument("--masks", action="store_true", help="also list Algorithm 1's masked sentences")
-    parser.add_argument("--top-k", type=int_range(1, 100), default=5, help="reference productions kept per node (with --masks)")
-    parser.add_argument("--max-masks", type=int_range(1, 100), default=2, help="masks per sentence at most (with --masks)")
+    parser.add_argument("--top-k", type=int_range(1, 100), default=5,
+                        help="reference productions kept per node (with --masks)")
+    parser.add_argument("--max-masks", type=int_range(1, 100), default=2,
+                        help="masks per sentence at most (with --masks)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
 

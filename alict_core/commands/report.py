@@ -18,8 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="alict-report.html", help="HTML file to write")
     parser.add_argument("--title", default="ALiCT linguistic-capability test report")
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
-    parser.add_argument("--export", default=None, help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
-    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"], help="task of the run (for the CheckList export)")
+    parser.add_argument("--export", default=None,
+                        help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
+    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"],
+                        help="task of the run (for the CheckList export)")
     parser.set_defaults(handler=run)
 
 

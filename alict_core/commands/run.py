@@ -18,13 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--models", required=True, help="comma-separated registered model names")
-    parser.add_argument("--lc", action="append", default=None, help="LC id to run (repeatable; default: every LC of the task)")
-    parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
+    parser.add_argument("--lc", action="append", default=None,
+                        help="LC id to run (repeatable; default: every LC of the task)")
+    parser.add_argument("--suite", action="append", default=[],
+                        help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
     parser.add_argument("--strict", action="store_true",
                         help="refuse a --suite with tests that cannot be imported (default: skip them, listed)")
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
-    parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
-    parser.add_argument("--expansions", action="extend", nargs="+", default=[], help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` (accepted rows become cases)")
+    parser.add_argument("--seeds", action="append", default=[],
+                        help="seed JSONL file(s) instead of searching the corpus")
+    parser.add_argument("--expansions", action="extend", nargs="+", default=[],
+                        help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` "
+                        "(accepted rows become cases)")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None, help="cap on seeds per LC")
     parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=64)
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")

@@ -21,11 +21,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", help="LC id (e.g. sentiment-lc04, lc4 or 4); repeatable; default: all")
-    parser.add_argument("--spec", type=Path, action="append", help="a spec YAML file to use instead of the shipped ones")
-    parser.add_argument("--max", type=int_range(1, "max_seeds"), default=None, help="cap on seeds per LC (default: the spec's sampling.max_seeds)")
-    parser.add_argument("--all", action="store_true", help="no cap: every candidate seed (cross-products can reach 10^5)")
-    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=None, help="sampling seed (default: the spec's)")
-    parser.add_argument("--out", type=Path, default=Path("out/seeds"), help="output directory for <lc>.jsonl (default out/seeds)")
+    parser.add_argument("--spec", type=Path, action="append",
+                        help="a spec YAML file to use instead of the shipped ones")
+    parser.add_argument("--max", type=int_range(1, "max_seeds"), default=None,
+                        help="cap on seeds per LC (default: the spec's sampling.max_seeds)")
+    parser.add_argument("--all", action="store_true",
+                        help="no cap: every candidate seed (cross-products can reach 10^5)")
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=None,
+                        help="sampling seed (default: the spec's)")
+    parser.add_argument("--out", type=Path, default=Path("out/seeds"),
+                        help="output directory for <lc>.jsonl (default out/seeds)")
     parser.add_argument("--json", action="store_true", help="print machine-readable counts instead of a table")
     parser.set_defaults(handler=run)
 

@@ -8,7 +8,8 @@ from typing import Callable, TypeVar
 from alict_core.errors import DataNotFoundError
 
 F = TypeVar("F", bound=Callable)
-CORRUPT = (UnicodeDecodeError, StopIteration, ValueError, IndexError, KeyError, EOFError, OSError, TypeError, AttributeError)
+CORRUPT = (UnicodeDecodeError, StopIteration, ValueError, IndexError, KeyError, EOFError, OSError, TypeError,
+           AttributeError)
 
 
 class CorruptDataError(DataNotFoundError):

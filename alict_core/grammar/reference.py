@@ -150,7 +150,8 @@ def load_reference_grammar(rebuild: bool = False) -> ReferenceGrammar:
     from alict_core.manifest import load_checked, save_checked
 
     key = path.stem
-    grammar = None if rebuild else load_checked(path, "grammar", key, lambda p: ReferenceGrammar.from_dict(read_json(p)))
+    grammar = None if rebuild else load_checked(path, "grammar", key,
+                                                lambda p: ReferenceGrammar.from_dict(read_json(p)))
     if grammar is None:
         grammar = ReferenceGrammar.from_trees(treebank.load_split(None), source=f"treebank {treebank.treebank_hash()}")
         data = grammar.to_dict()

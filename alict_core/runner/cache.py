@@ -71,7 +71,7 @@ class PredictionCache:
                     or not all(isinstance(v, (int, float)) and math.isfinite(v) and 0.0 <= v <= 1.0 for v in row)
                     or abs(sum(row) - 1.0) > 1e-3):
                 raise CorruptArtefactError(f"{where}: a row is not {width} finite probabilities summing to 1")
-        return dict(zip(keys, values))
+        return dict(zip(keys, values, strict=True))
 
     def _load(self) -> dict[str, list[float]]:
         if self._rows is None:
@@ -107,13 +107,14 @@ class PredictionCache:
         keys = [hashes[t] if hashes else hash_text(t) for t in texts]
         values = np.round(np.asarray(proba, dtype=np.float64), 7).tolist()
         if len(keys) != len(values):
-            raise CorruptArtefactError(f"model {self.fingerprint[:24]!r} returned {len(values)} rows for {len(keys)} texts")
+            raise CorruptArtefactError(f"model {self.fingerprint[:24]!r} returned {len(values)} rows "
+                                       f"for {len(keys)} texts")
         shard = {"format": FORMAT_VERSION, "key": self.key, "rows": len(keys), "sha256": _checksum(keys, values),
                  "h": keys, "p": values}
         with atomic_path(self.dir / f"b-{hash_json(keys)}.json") as tmp:
             with open(tmp, "w", encoding="utf-8") as handle:
                 json.dump(shard, handle)
-        self._load().update(zip(keys, values))
+        self._load().update(zip(keys, values, strict=True))
 
     def lookup(self, texts: Sequence[str], hashes: dict[str, str] | None = None) -> np.ndarray:
         """(len(texts), k) probabilities; every text must be cached."""

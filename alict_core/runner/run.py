@@ -361,7 +361,8 @@ class RunResult:
         if not directory.is_dir():
             raise AlictError(f"saved run {directory.name!r} not found")
         if not (directory / "meta.json").exists():
-            raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); run `python -m alict_core run` first")
+            raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
+                             "run `python -m alict_core run` first")
         if (directory / MANIFEST).exists():  # runs saved before manifests existed are read unchecked
             verify_dir(directory, "run", label=f"run {directory.name!r}")
         meta = read_json(directory / "meta.json")

@@ -58,7 +58,8 @@ def export_checklist(cases: Sequence[TestCase], task: str, path: Path | str) -> 
     """Write the suite as CheckList-style JSON (gzipped when the name ends in .gz), atomically."""
     path = Path(path)
     with atomic_path(path) as tmp:
-        with (gzip.open(tmp, "wt", encoding="utf-8") if path.suffix == ".gz" else open(tmp, "w", encoding="utf-8")) as handle:
+        opened = gzip.open(tmp, "wt", encoding="utf-8") if path.suffix == ".gz" else open(tmp, "w", encoding="utf-8")
+        with opened as handle:
             json.dump(to_checklist(cases, task), handle, ensure_ascii=False, indent=1)
     return path
 
@@ -97,7 +98,8 @@ def read_checklist(path: Path | str, task: str, source: str | None = None) -> Su
     path = Path(path)
     suite = _read_json(path)
     if not isinstance(suite, dict):
-        raise SuiteFormatError(f"{path.name}: top level must be an object {{test_name: test}}, got {type(suite).__name__}")
+        raise SuiteFormatError(f"{path.name}: top level must be an object {{test_name: test}}, "
+                               f"got {type(suite).__name__}")
     if not suite:
         raise SuiteFormatError(f"{path.name}: the suite has no tests")
     labels = TASK_LABELS[task]
@@ -159,6 +161,7 @@ def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequenc
     lc = f"{source}:{test_name}"
     cases: list[TestCase] = []
     no_variants = 0
+    variants: tuple[str, ...]
     for i, datum in enumerate(test.data):
         at = f"{where}, item {i}"
         if test.type == "MFT":

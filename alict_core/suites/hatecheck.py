@@ -55,7 +55,8 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
     if not out.cases:
         raise SuiteFormatError(f"{path.name}: no test cases")
     if len(out.cases) > limits().suite_cases:
-        raise SuiteFormatError(f"{path.name}: {len(out.cases):,} cases, over the limit (setting ALICT_LIMIT_SUITE_CASES)")
+        raise SuiteFormatError(f"{path.name}: {len(out.cases):,} cases, over the limit "
+                               "(setting ALICT_LIMIT_SUITE_CASES)")
     return out
 
 

@@ -68,8 +68,9 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
 def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:
     import pandas as pd
 
-    rows = [{"case_id": c.case_id, "lc_id": c.lc_id, "capability": c.capability, "test_type": c.test_type, "kind": c.kind,
-             "seed_id": c.seed_id, "text": c.text, "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
+    rows = [{"case_id": c.case_id, "lc_id": c.lc_id, "capability": c.capability, "test_type": c.test_type,
+             "kind": c.kind, "seed_id": c.seed_id, "text": c.text,
+             "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
              "variants": " ||| ".join(c.variants)} for c in cases]
     with atomic_path(Path(path)) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)

@@ -100,7 +100,8 @@ def test_cache_dir_that_is_a_file(cli, tmp_path, monkeypatch):
     (["run", "--task", "sentiment", "--models", "vader", "--fail-threshold", "*=1.5"], ["RATE in [0, 1]"]),
     (["run", "--task", "sentiment", "--models", "vader", "--fail-threshold", "=0.5"], ["--fail-threshold"]),
     (["run", "--task", "sentiment", "--models", "vader", "--no-lcs"], ["no test cases"]),
-    (["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", "nope.json"], ["'nope.json' not found"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", "nope.json"],
+     ["'nope.json' not found"]),
     (["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", "x.txt"], ["unknown suite format"]),
     (["run", "--task", "sentiment", "--models", "vader", "--expansions", "nope/"], ["--expansions nope/"]),
     (["seeds", "--task", "sentiment", "--spec", "nope.yaml"], ["nope.yaml", "cannot read spec file"]),
@@ -175,7 +176,8 @@ CORRUPT_DATA = [
 ]
 
 
-@pytest.mark.parametrize("relative,corrupt,task,needle", CORRUPT_DATA, ids=[f"{c[0]}-{i}" for i, c in enumerate(CORRUPT_DATA)])
+@pytest.mark.parametrize("relative,corrupt,task,needle", CORRUPT_DATA,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CORRUPT_DATA)])
 def test_corrupt_data_file_is_a_clean_error(cli, tmp_path, monkeypatch, relative, corrupt, task, needle):
     import alict_core.data.corpus as corpus
     import alict_core.data.polarity_lexicon as lexicon

@@ -86,7 +86,8 @@ KNOWN = [f"sentiment-lc{i:02d}" for i in range(1, 12)] + ["sentiment-x01"]
 
 
 @pytest.mark.parametrize("value,expected", [("sentiment-lc04", "sentiment-lc04"), ("lc04", "sentiment-lc04"),
-                                            ("LC4", "sentiment-lc04"), ("4", "sentiment-lc04"), ("04", "sentiment-lc04"),
+                                            ("LC4", "sentiment-lc04"), ("4", "sentiment-lc04"),
+                                            ("04", "sentiment-lc04"),
                                             (" lc11 ", "sentiment-lc11"), ("sentiment-x01", "sentiment-x01")])
 def test_lc_id_forms_accepted(value, expected):
     assert parse_lc_id("sentiment", value, KNOWN) == expected
