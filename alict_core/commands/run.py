@@ -95,12 +95,10 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
         specs = {k: v for k, v in specs.items() if k in chosen}
     rows: list[dict] = []
     if seed_files:
-        from alict_core.jsonl import iter_jsonl
-
         for file in seed_files:
             if not Path(file).is_file():
                 raise AlictError(f"--seeds file {file} not found")
-            rows.extend(r for r in iter_jsonl(Path(file)) if r.get("lc_id") in specs)
+            rows.extend(r for r in read_rows(Path(file), "--seeds") if r.get("lc_id") in specs)
         if max_seeds is not None:
             per_lc: dict[str, int] = {}
             kept = []
@@ -129,6 +127,28 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     return rows
 
 
+def read_rows(path: Path, option: str) -> list[dict]:
+    """The JSON objects of a JSONL file given to ``option``; a bad line is one error naming file and line."""
+    import json
+
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    raise AlictError(f"{option} {path.name}:{number}: not a JSON line") from None
+                if not isinstance(row, dict):
+                    raise AlictError(f"{option} {path.name}:{number}: expected a JSON object, got {type(row).__name__}")
+                rows.append(row)
+    except UnicodeDecodeError as exc:
+        raise AlictError(f"{option} {path.name}: not UTF-8 text (byte {exc.start})") from None
+    return rows
+
+
 def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list:
     """The run's cases; tests of ``--suite`` files that cannot be represented are appended to ``skipped``."""
     from alict_core.runner import build_cases
@@ -136,8 +156,6 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
 
     cases = []
     if not args.no_lcs:
-        from alict_core.jsonl import iter_jsonl
-
         expansions = []
         for given in args.expansions:
             path = Path(given)
@@ -145,7 +163,7 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
             if not files or not all(f.is_file() for f in files):
                 raise AlictError(f"--expansions {given}: no such JSONL file (or folder of them)")
             for file in files:
-                expansions.extend(iter_jsonl(file))
+                expansions.extend(read_rows(file, "--expansions"))
         wanted: dict[str, set[str]] = {}
         for row in expansions:
             if row.get("accepted", True) and "lc_id" in row:

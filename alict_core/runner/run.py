@@ -354,7 +354,7 @@ class RunResult:
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
-        from alict_core.manifest import MANIFEST, recover_dir, verify_dir
+        from alict_core.manifest import MANIFEST, READ_ERRORS, CorruptArtefactError, recover_dir, verify_dir
 
         directory = Path(directory)
         recover_dir(directory)
@@ -363,8 +363,16 @@ class RunResult:
         if not (directory / "meta.json").exists():
             raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
                              "run `python -m alict_core run` first")
-        if (directory / MANIFEST).exists():  # runs saved before manifests existed are read unchecked
+        if (directory / MANIFEST).exists():  # runs saved before manifests existed are checked by reading
             verify_dir(directory, "run", label=f"run {directory.name!r}")
+        try:
+            return cls._read(directory)
+        except READ_ERRORS as exc:
+            raise CorruptArtefactError(f"run {directory.name!r} cannot be read ({type(exc).__name__}); "
+                                       "run it again to replace it") from None
+
+    @classmethod
+    def _read(cls, directory: Path) -> "RunResult":
         meta = read_json(directory / "meta.json")
         cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
         table = pd.read_parquet(directory / "results.parquet")

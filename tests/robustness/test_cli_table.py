@@ -232,3 +232,47 @@ def test_output_path_checked_before_any_work(cli, tmp_path, argv, needle):
     finally:
         os.chmod(ro, 0o700)
     assert (tmp_path / "a-file").read_text() == "keep"
+
+
+JSONL_INPUTS = [  # (option, content, needles)
+    ("--seeds", b"not json\n", ["--seeds rows.jsonl:1", "not a JSON line"]),
+    ("--seeds", b"[1, 2]\n", ["expected a JSON object"]),
+    ("--seeds", b"\xff\xfe\x00", ["not UTF-8"]),
+    ("--seeds", b'{"lc_id": "sentiment-lc01", "id": "s1"}\n', ["missing field"]),
+    ("--expansions", b"{broken\n", ["--expansions rows.jsonl:1"]),
+    ("--expansions", b"42\n", ["expected a JSON object"]),
+]
+
+
+@pytest.mark.parametrize("option,content,needles", JSONL_INPUTS,
+                         ids=[f"{o}-{i}" for i, (o, _, _) in enumerate(JSONL_INPUTS)])
+def test_bad_jsonl_inputs_of_run(cli, tmp_path, option, content, needles):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes(content)
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "1", option, str(rows), "--quiet",
+                  "--out", str(tmp_path / "run"), *(["--seeds", str(rows)] if option == "--expansions" else []))
+    assert_clean_error(outcome, 2, *needles, limit_s=30)
+    assert not (tmp_path / "run").exists()
+
+
+def test_seeds_all_of_a_huge_lc_is_refused_quickly(cli, tmp_path, sentiment_corpus):
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "8", "--all", "--json", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "candidate seeds of sentiment-lc08", "ALICT_LIMIT_SPEC_CANDIDATES")
+
+
+@pytest.mark.parametrize("damage", ["truncate-parquet", "bad-meta", "no-cases"])
+def test_damaged_legacy_run_is_one_line(cli, tmp_path, damage):
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    (run_dir / "manifest.json").unlink()  # a run saved before manifests: checked by reading it
+    if damage == "truncate-parquet":
+        (run_dir / "results.parquet").write_bytes(b"PAR1")
+    elif damage == "bad-meta":
+        (run_dir / "meta.json").write_text('{"models": 5}')
+    else:
+        (run_dir / "cases.jsonl").unlink()
+    outcome = cli("report", str(run_dir), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "run 'run' cannot be read")
+    assert not (tmp_path / "r.html").exists()
