@@ -48,11 +48,10 @@ def run(args: argparse.Namespace) -> int:
 
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
+    from alict_core.manifest import check_output_dir
     from alict_core.parsing import DEFAULT_PARSER, get_parser
     from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
-
-    from alict_core.manifest import check_output_dir
 
     check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)

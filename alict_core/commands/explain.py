@@ -93,9 +93,8 @@ def run(args: argparse.Namespace) -> int:
         masking_template,
         recurring_template_tokens,
     )
-    from alict_core.models import get_model
-
     from alict_core.manifest import check_output_file
+    from alict_core.models import get_model
 
     check_output_file(args.json_out, "--json")
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,

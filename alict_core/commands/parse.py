@@ -29,10 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.limits import check_text
     from alict_core.parsing import get_parser, productions
     from alict_core.parsing.trees import to_json
-
-    from alict_core.limits import check_text
 
     for i, text in enumerate(args.text, 1):
         check_text(text, f"--text #{i}", "analysis_chars")

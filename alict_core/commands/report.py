@@ -47,10 +47,9 @@ def _task_of(result, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.manifest import check_output_dir, check_output_file
     from alict_core.report import write_report
     from alict_core.runner import RunResult
-
-    from alict_core.manifest import check_output_dir, check_output_file
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")

@@ -205,9 +205,8 @@ def resolve_models(names: str, task: str) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.runner import run_suite
-
     from alict_core.manifest import check_output_dir, check_output_file
+    from alict_core.runner import run_suite
 
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")

@@ -47,9 +47,8 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
-    from alict_core.seeds import find_seeds
-
     from alict_core.manifest import check_output_dir
+    from alict_core.seeds import find_seeds
 
     check_output_dir(args.out, "--out")
     specs = selected_specs(args.task, args.lc, args.spec)
