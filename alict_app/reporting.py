@@ -20,11 +20,13 @@ def import_baseline(path: Path, task: str) -> pd.DataFrame:
         from alict_core.errors import DataNotFoundError
 
         raise DataNotFoundError(f"baseline suite {path} not found")
-    importer = core_attr(SUITES, "import_suite", SUITES_HINT)
-    suite = importer(path, task=task)
-    frame = suite if isinstance(suite, pd.DataFrame) else pd.DataFrame([_row(t) for t in suite])
+    from alict_core.suites import read_suite
+
+    imported = read_suite(path, task)
+    frame = pd.DataFrame([_row(t) for t in imported.cases])
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
+    frame.attrs["skipped"] = [s.describe() for s in imported.skipped]  # shown by the page, never silent
     return frame
 
 

@@ -171,3 +171,13 @@ def test_mft_labels_forms_are_read_as_checklist_does(tmp_path):
                         ("suite:per", "label", ("positive",)), ("suite:per", "label", ("negative",)),
                         ("suite:names", "label", ("positive",)), ("suite:names", "one_of", ("negative", "neutral"))]
     assert cases
+
+
+def test_app_baseline_import_lists_skipped_tests(tmp_path):
+    from alict_app import reporting
+
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"mft": GOOD_MFT, "dir": {"type": "DIR", "data": [["a", "b"]]}}))
+    frame = reporting.import_baseline(path, "sentiment")
+    assert len(frame) == 2
+    assert frame.attrs["skipped"] == ["dir: DIR test whose expectation is Python code in CheckList (1 item)"]
