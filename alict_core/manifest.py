@@ -297,6 +297,15 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
             continue
 
 
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` is a manifest this module wrote (not some other program's manifest.json)."""
+    try:
+        Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name)
+        return True
+    except (OSError, ValueError, CorruptArtefactError):
+        return False
+
+
 def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
     """Refuse to replace a folder holding anything this project did not write there."""
     if not target.exists():
@@ -304,7 +313,7 @@ def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
     if not target.is_dir():
         raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
     names = {p.name for p in target.iterdir()}
-    if MANIFEST in names or names <= set(owned):
+    if names <= set(owned) or (MANIFEST in names and _is_ours(target / MANIFEST)):
         return
     raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
                      "(an artefact folder is replaced as a whole)")
@@ -327,6 +336,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         recover_dir(target)
+        clean_stale(target.parent)
         if not merge:
             _check_replaceable(target, owned)
         elif target.exists() and not target.is_dir():

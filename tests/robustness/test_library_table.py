@@ -281,3 +281,27 @@ def test_corrupt_manifest_json_is_one_line(tmp_path):
     path.with_name("x.json.manifest.json").write_text('{"format": 1, "kind": "vocabulary"}')
     with pytest.raises(CorruptArtefactError, match="malformed manifest"):
         verify_file(path, "vocabulary", "k")
+
+
+def test_a_foreign_manifest_json_does_not_make_a_folder_replaceable(tmp_path):
+    target = tmp_path / "web-app"
+    target.mkdir()
+    (target / "manifest.json").write_text('{"name": "my web app", "icons": []}')
+    (target / "index.html").write_text("precious")
+    with pytest.raises(AlictError, match="already holds other files"):
+        with atomic_dir(target) as tmp:
+            (tmp / "a.txt").write_text("new")
+    assert (target / "index.html").read_text() == "precious"
+
+
+def test_stale_temporary_folders_are_cleaned(tmp_path):
+    import os
+
+    stale = tmp_path / ".out.tmp-old"
+    stale.mkdir()
+    os.utime(stale, (0, 0))
+    fresh = tmp_path / ".other.tmp-new"
+    fresh.mkdir()
+    with atomic_dir(tmp_path / "out") as tmp:
+        (tmp / "a.txt").write_text("x")
+    assert not stale.exists() and fresh.exists(), "only old temporary folders are removed"
