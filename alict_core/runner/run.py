@@ -126,8 +126,11 @@ def run_suite(
     cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
     ``should_stop()`` is polled between batches and raises ``RunCancelled``.
     """
-    if batch_size < 1:
-        raise AlictError(f"batch_size must be >= 1, got {batch_size}")
+    from alict_core.limits import limits
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limits().batch_size:
+        raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
+                         f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
     models = _resolve(models)
     cases = list(cases)
     texts = list(dict.fromkeys(t for case in cases for t in case.texts()))

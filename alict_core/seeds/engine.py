@@ -249,8 +249,10 @@ def _check_candidates(lc_id: str, n_candidates: int, cap: int | None) -> None:
 
     With a cap the candidates are sampled lazily, so only an uncapped (or over-the-limit) request is refused.
     """
-    from alict_core.limits import check_count, limits
+    from alict_core.limits import LimitError, check_count, limits
 
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+        raise LimitError(f"max_seeds of {lc_id} must be a whole number >= 0 (or None for all), got {cap!r}")
     if cap is None or cap > limits().spec_candidates:
         check_count("spec_candidates", n_candidates, f"candidate seeds of {lc_id}",
                     "cap them (e.g. --max 1000) to sample instead of taking all")

@@ -305,3 +305,21 @@ def test_stale_temporary_folders_are_cleaned(tmp_path):
     with atomic_dir(tmp_path / "out") as tmp:
         (tmp / "a.txt").write_text("x")
     assert not stale.exists() and fresh.exists(), "only old temporary folders are removed"
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 10**9, 2.5, True, "64"])
+def test_run_suite_batch_size_is_range_checked(tmp_path, batch_size):
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    with pytest.raises(AlictError, match="batch_size must be a whole number"):
+        run_suite(small_cases(2), [KeywordModel()], batch_size=batch_size, cache_root=tmp_path)
+
+
+@pytest.mark.parametrize("cap", [-1, 2.5, True, "many"])
+def test_find_seeds_cap_is_checked(sentiment_corpus, cap):
+    from alict_core.seeds import find_seeds
+    from alict_core.spec import get_spec
+
+    with pytest.raises(LimitError, match="max_seeds of sentiment-lc04"):
+        find_seeds(get_spec("sentiment", "4"), sentiment_corpus, max_seeds=cap)
