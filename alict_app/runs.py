@@ -69,6 +69,8 @@ def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     """Finished runs (newest first) with their request and when they finished."""
     rows = []
     for meta in runs_root().glob("*/request.json"):
+        if meta.parent.name.startswith("."):  # a run being saved (or a killed save): not a run yet
+            continue
         try:
             info = read_json(meta)
         except ValueError:

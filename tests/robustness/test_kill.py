@@ -87,3 +87,14 @@ def test_listing_ignores_temporary_folders(tmp_path):
     _kill_at_random(proc, random.Random(3))
     names = [p.name for p in list_runs(tmp_path / "runs")]
     assert names in ([], ["r1"])
+
+
+def test_app_run_list_ignores_a_run_being_saved(tmp_path, monkeypatch):
+    from alict_app import runs
+
+    monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
+    done = {"key": "k1", "status": "done", "finished": 1, "request": {"task": "sentiment"}}
+    for folder in ("k1", ".k1.tmp-abc", ".k2.tmp-def"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "request.json").write_text(__import__("json").dumps(done))
+    assert [r["key"] for r in runs.list_runs()] == ["k1"]
