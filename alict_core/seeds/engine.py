@@ -244,7 +244,7 @@ def _share_cap(cap: int | None, totals: list[int]) -> list[int | None]:
     return quotas
 
 
-def _check_candidates(lc_id: str, n_candidates: int, cap: int | None) -> None:
+def _check_candidates(lc_id: str, n_candidates: int, cap: object) -> None:
     """Refuse to enumerate more candidates than the limit (counted from group sizes, nothing built yet).
 
     With a cap the candidates are sampled lazily, so only an uncapped (or over-the-limit) request is refused.
