@@ -18,9 +18,13 @@ def import_baseline(path: Path, task: str) -> pd.DataFrame:
 
     if not Path(path).exists():
         raise DataNotFoundError(f"baseline suite {path} not found")
-    frame = pd.DataFrame(as_rows(import_suite(path, task=task)))
+    from alict_core.suites import read_suite
+
+    imported = read_suite(path, task)
+    frame = pd.DataFrame([_row(t) for t in imported.cases])
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
+    frame.attrs["skipped"] = [s.describe() for s in imported.skipped]  # shown by the page, never silent
     return frame
 
 

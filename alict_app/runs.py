@@ -22,7 +22,7 @@ from alict_app.formatting import TASKS
 from alict_core.config import artefact_dir
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json
+from alict_core.jsonl import read_json
 
 Progress = Callable[[str, float], None]
 
@@ -57,7 +57,7 @@ def runs_root() -> Path:
 
 
 def _is_run(folder: Path) -> bool:
-    return (folder / "meta.json").exists()
+    return not folder.name.startswith(".") and (folder / "meta.json").exists()
 
 
 def _request_index() -> dict[str, str]:
@@ -74,19 +74,30 @@ def _request_index() -> dict[str, str]:
 
 
 def resolve(key: str) -> str:
-    """The run id of ``key`` (a run id, or the request key of an app run); ``key`` itself when unknown."""
+    """The run id of ``key`` (a run id, or the request key of an app run); ``key`` itself when unknown.
+
+    Keys come from the URL: they must be plain names (``alict_core.refs``), never paths."""
+    from alict_core.refs import check_name
+
+    check_name(key, "run")
     if _is_run(runs_root() / key):
         return key
     return _request_index().get(key, key)
 
 
 def run_dir(key: str) -> Path:
-    return runs_root() / resolve(key)
+    """The folder of run ``key``: a validated name inside the run store."""
+    from alict_core.refs import resolve_inside
+
+    return resolve_inside(runs_root(), resolve(key), "run", must_exist=False)
 
 
 def is_done(key: str) -> bool:
     """True when ``key`` names a finished run in the store."""
-    return bool(key) and "/" not in key and _is_run(run_dir(key))
+    try:
+        return bool(key) and _is_run(run_dir(key))
+    except (AlictError, OSError):
+        return False
 
 
 def _task_of(lc_ids: list[str]) -> str | None:
@@ -111,6 +122,8 @@ def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     """Finished runs of the store, app and CLI alike (newest first), with their request and finish time."""
     rows = []
     for meta in runs_root().glob("*/meta.json"):
+        if meta.parent.name.startswith("."):
+            continue  # a run being written (or left by a killed writer)
         try:
             info = run_info(meta.parent.name)
         except (ValueError, KeyError, OSError):
@@ -177,9 +190,9 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
-    folder = result.save(runs_root() / result.run_id)
-    write_json(folder / "request.json", {"key": request.key(), "request": asdict(request), "status": "done",
-                                         "started": started, "finished": time.time()})
+    result.save(runs_root() / result.run_id, extra_files={"request.json": {  # one swap: never a run without it
+        "key": request.key(), "request": asdict(request), "status": "done", "started": started,
+        "finished": time.time()}})
     _load_run.clear()
     run_frames.clear()
     overview_figures.clear()

@@ -1,27 +1,51 @@
 """Command-line interface: ``alict COMMAND ...`` (the console command), same as ``python -m alict_core COMMAND ...``.
 
 Each command lives in its own module under ``alict_core/commands/`` and exposes
-``register(subparsers)``; this file only discovers and dispatches them.
+``register(subparsers)``; this file only discovers and dispatches them, and is the one place that
+turns failures into exit codes (documented in docs/ROBUSTNESS.md):
+
+====  =======================================================================================
+0     success
+1     the run finished but an LC's fail rate exceeded its ``--fail-threshold``
+2     bad input or a failed check: usage errors, AlictError (one line naming what and how to fix)
+3     internal error (a bug): one line; the traceback only with ``--debug``
+130   interrupted (Ctrl-C); finished batches are kept and a re-run resumes
+====  =======================================================================================
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import pkgutil
 import sys
+import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from alict_core.errors import AlictError
 from alict_core.runtime import configure_torch
 
+EXIT_OK, EXIT_THRESHOLD, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT, f"error: {self.prog}: {message} (see --help)\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="alict" if Path(sys.argv[0]).name == "alict" else "python -m alict_core",
         description="ALiCT Studio: linguistic-capability testing of sentiment and hate-speech classifiers.",
+        epilog="exit codes: 0 ok, 1 fail threshold exceeded, 2 bad input, 3 internal error (--debug shows the "
+        "traceback), 130 interrupted",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true", help="print the full traceback of internal errors")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import alict_core.commands as commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -31,21 +55,66 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(message: object) -> str:
+    """A message folded into one line."""
+    return " ".join(str(message).split()) or "(no message)"
+
+
+def _describe_os_error(exc: OSError) -> str:
+    name = exc.filename if isinstance(exc.filename, str) else None
+    what = f" {name!r}" if name else ""
+    return f"cannot access{what}: {exc.strerror or type(exc).__name__}"
+
+
+class _StderrHandler(logging.Handler):
+    """Warnings as ``warning: ...`` lines on the current ``sys.stderr`` (looked up at each record)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"warning: {record.getMessage()}", file=sys.stderr)
+        except Exception:  # noqa: BLE001 - logging must never break the command
+            self.handleError(record)
+
+
+def _configure_logging() -> None:
+    logger = logging.getLogger("alict_core")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
+        logger.setLevel(logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    configure_torch()  # process-wide settings once, before any model loads
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return 0
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"] + (["--debug"] if debug and not argv[:1] == ["--debug"] else [])
+    if debug:
+        argv = ["--debug"] + [a for a in argv if a != "--debug"]
     try:
+        _configure_logging()
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        configure_torch()  # process-wide settings once, before any model loads
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return EXIT_OK
         return int(args.handler(args) or 0)
     except AlictError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("interrupted; finished batches are cached and a re-run resumes", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except (PermissionError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+        print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
+        if debug:
+            traceback.print_exc()
+        print(f"error: internal error ({type(exc).__name__}: {one_line(exc)[:300]}); "
+              "rerun with --debug for the traceback and please report it", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from alict_core.errors import DataNotFoundError
+from alict_core.errors import AlictError, DataNotFoundError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPECS_DIR = Path(__file__).resolve().parent / "specs"  # built-in specs: package data, read-only defaults
@@ -20,8 +20,8 @@ DATA_MARKERS = ("sst/train.txt", "hatexplain/hatexplain.csv", "sentiwordnet/sent
 def data_dir_candidates() -> list[tuple[str, Path]]:
     """Candidate data directories in priority order, each with how it was found."""
     candidates: list[tuple[str, Path]] = []
-    if os.environ.get(DATA_ENV):
-        candidates.append((f"${DATA_ENV}", Path(os.environ[DATA_ENV]).expanduser()))
+    if DATA_ENV in os.environ:
+        return [(f"${DATA_ENV}", Path(os.environ[DATA_ENV]).expanduser())]
     candidates.append(("../shared/data beside the checkout", REPO_ROOT.parent / "shared" / "data"))
     candidates.append(("../shared/data from the working directory", Path.cwd().parent / "shared" / "data"))
     candidates.append(("download cache", cache_dir() / "data"))
@@ -33,6 +33,8 @@ def data_dir() -> Path:
 
     Raises DataNotFoundError naming every place looked at and how to fix it.
     """
+    if DATA_ENV in os.environ:
+        return _checked_env_data_dir(os.environ[DATA_ENV])
     looked = []
     for how, path in data_dir_candidates():
         if path.is_dir() and any((path / marker).exists() for marker in DATA_MARKERS):
@@ -43,6 +45,23 @@ def data_dir() -> Path:
         f"Fix: set {DATA_ENV}=/path/to/data (the folder holding sst/, hatexplain/, sentiwordnet/ ...), "
         "or run `python -m alict_core data download` when online."
     )
+
+
+def _checked_env_data_dir(value: str) -> Path:
+    """$ALICT_DATA_DIR as set: it must be a folder holding the data (no silent fallback to another one)."""
+    if not value.strip():
+        raise DataNotFoundError(f"{DATA_ENV} is set but empty; unset it or set it to the data folder")
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} does not exist; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
+    if not path.is_dir():
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} is not a folder; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
+    if not any((path / marker).exists() for marker in DATA_MARKERS):
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} holds none of the data files ({', '.join(DATA_MARKERS)}); "
+                                "set it to the data folder, or unset it to use ../shared/data")
+    return path
 
 
 def data_file(relative: str) -> Path:
@@ -59,14 +78,22 @@ def data_file(relative: str) -> Path:
 def cache_dir() -> Path:
     """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AlictError(f"cache folder from {CACHE_ENV} (or ~/.cache/alict-studio) cannot be used: "
+                         f"{exc.strerror or exc}; set {CACHE_ENV} to a writable folder") from None
     return root
 
 
 def artefact_dir(kind: str) -> Path:
     """Directory for one kind of cached artefact (e.g. 'annotations', 'parses', 'predictions')."""
     path = cache_dir() / kind
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AlictError(f"cache folder {kind!r} cannot be created: {exc.strerror or exc}; "
+                         f"check {CACHE_ENV} points at a writable folder") from None
     return path
 
 

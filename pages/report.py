@@ -56,6 +56,8 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
             source = trust.browser_suite_path(path_text.strip())
         baseline = reporting.import_baseline(source, task)
         st.caption(f"{len(baseline)} baseline tests in {baseline['capability'].nunique()} capabilities")
+        for skipped in baseline.attrs.get("skipped", []):
+            st.warning(f"Skipped {skipped}")
         st.dataframe(reporting.side_by_side(summary, baseline), hide_index=True, width="stretch")
 
 

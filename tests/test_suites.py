@@ -62,7 +62,7 @@ def test_import_checklist_json(tmp_path, gz):
 def test_checklist_errors_name_file_and_test(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"t1": {"type": "MFT", "data": ["x"], "labels": 7}}))
-    with pytest.raises(SuiteFormatError, match=r"bad.json: test 't1', datum 0: label index 7"):
+    with pytest.raises(SuiteFormatError, match=r"bad.json: test 't1', item 0, field 'labels': label index 7"):
         import_checklist(bad, "sentiment")
     bad.write_text("{not json")
     with pytest.raises(SuiteFormatError, match="not valid JSON"):
@@ -110,7 +110,7 @@ def test_import_hatecheck_and_run(tmp_path):
     with pytest.raises(SuiteFormatError, match="lacks columns \\['label_gold'\\]"):
         import_hatecheck(bad)
     bad.write_text("functionality,case_id,test_case,label_gold\nx,1,y,maybe\n")
-    with pytest.raises(SuiteFormatError, match="bad.csv:2: label_gold 'maybe'"):
+    with pytest.raises(SuiteFormatError, match="bad.csv:2, column 'label_gold': 'maybe'"):
         import_hatecheck(bad)
 
 

@@ -6,6 +6,7 @@ import argparse
 import inspect
 
 from alict_core.build_targets import BUILD_TARGETS, builder, is_built
+from alict_core.cliargs import float_range, int_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("target", choices=[*BUILD_TARGETS, "all", "missing"], help="what to build")
     parser.add_argument("--quick", action="store_true", help="tiny slice, for tests (minutes, not the real model)")
-    parser.add_argument("--max-minutes", type=float, default=None, help="training time cap per target")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--max-minutes", type=float_range(0.01, 10_000), default=None,
+                        help="training time cap per target")
+    parser.add_argument("--threads", type=int_range(1, 256), default=None,
                         help="CPU threads for training (parser and mlm; default 2)")
     parser.add_argument("--out", default=None, help="output directory (default: the cache directory)")
     parser.set_defaults(handler=run)

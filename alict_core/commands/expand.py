@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from alict_core.cliargs import int_range
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -17,15 +19,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
                         help="LC id (repeatable); default: every LC of the task")
-    parser.add_argument("--max-seeds", type=int, default=None, help="expand only the first N seeds of each LC")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
+                        help="expand only the first N seeds of each LC")
     parser.add_argument("--parser", default=None, help="parser name (default: the offline benepar parser)")
     parser.add_argument("--mlm", default="minilm-offline",
                         help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder")
     parser.add_argument("--out", default=None, help="output directory (default: the expansions cache directory)")
-    parser.add_argument("--top-k-words", type=int, default=10)
-    parser.add_argument("--top-k-productions", type=int, default=5)
-    parser.add_argument("--max-masks", type=int, default=2)
-    parser.add_argument("--max-per-seed", type=int, default=None, help="accepted expansions per seed (default: the spec's)")
+    parser.add_argument("--top-k-words", type=int_range(1, 1000), default=10)
+    parser.add_argument("--top-k-productions", type=int_range(1, 100), default=5)
+    parser.add_argument("--max-masks", type=int_range(1, 100), default=2)
+    parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
+                        help="accepted expansions per seed (default: the spec's)")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if the artefact exists")
     parser.set_defaults(handler=run)
 
@@ -44,15 +48,18 @@ def run(args: argparse.Namespace) -> int:
 
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
+    from alict_core.manifest import check_output_dir
     from alict_core.parsing import DEFAULT_PARSER, get_parser
     from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
 
+    check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
     parser = get_parser(args.parser or DEFAULT_PARSER)
     suggester = load_suggester(args.mlm)
     out_dir = Path(args.out) if args.out else None
+    done: list = []
     print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
     for spec in specs:
         seeds = find_seeds(spec, corpus).seeds
@@ -75,12 +82,25 @@ def run(args: argparse.Namespace) -> int:
                         progress=progress, use_cache=not args.no_cache)
         for bar in bars.values():
             bar.close()
-        if out_dir is not None:  # a readable copy beside the content-hashed cache artefact
-            result.to_jsonl(out_dir / f"{spec.id}.jsonl")
+        if out_dir is not None:  # a readable copy beside the content-hashed cache artefact, written at the end
+            done.append((spec.id, result))
         elif result.path is None:
             result.to_jsonl(Path(".") / f"{result.key}.jsonl")
         c = result.counts.get(spec.id, {"seeds": len(seeds), "masked": 0, "suggestions": 0, "accepted": 0,
                                         "seeds_expanded": 0})
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
-              f"{c.get('seeds_expanded', 0):>6}  {result.path}")
+              f"{c.get('seeds_expanded', 0):>6}  {out_dir / (spec.id + '.jsonl') if out_dir else result.path}")
+    if out_dir is not None:
+        write_out_folder(out_dir, done)
     return 0
+
+
+def write_out_folder(out_dir: Path, results: list) -> None:
+    """Every LC's expansions into ``out_dir`` at once: a killed run leaves the previous folder intact."""
+    from alict_core.manifest import atomic_dir
+
+    with atomic_dir(out_dir, merge=True) as tmp:
+        for lc_id, result in results:
+            result.to_jsonl(tmp / f"{lc_id}.jsonl")
+    for lc_id, result in results:
+        result.path = out_dir / f"{lc_id}.jsonl"

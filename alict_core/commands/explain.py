@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from alict_core.cliargs import float_range, int_range
 from alict_core.errors import AlictError
 
 
@@ -22,13 +23,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--lc", help="LC id whose pass-to-fail pairs to explain (with --results)")
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--samples", type=int, default=None, help="perturbations for the explainer (default per method)")
-    parser.add_argument("--template-samples", type=int, default=1000, help="N for Algorithm 2 (default 1000)")
-    parser.add_argument("--p-thresh", type=float, default=0.9, help="fidelity threshold of Algorithm 2 (default 0.9)")
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=0, help="random seed (default 0)")
+    parser.add_argument("--samples", type=int_range(1, "explain_samples"), default=None,
+                        help="perturbations for the explainer (default per method)")
+    parser.add_argument("--template-samples", type=int_range(1, "explain_samples"), default=1000,
+                        help="N for Algorithm 2 (default 1000)")
+    parser.add_argument("--p-thresh", type=float_range(0.0, 1.0), default=0.9,
+                        help="fidelity threshold of Algorithm 2 (default 0.9)")
     parser.add_argument("--same-pos", action="store_true", help="G fills a masked word only with words of its POS")
     parser.add_argument("--no-template", action="store_true", help="contributions only")
-    parser.add_argument("--max-pairs", type=int, default=10, help="pairs to explain with --results (default 10)")
+    parser.add_argument("--max-pairs", type=int_range(1, 10_000), default=10,
+                        help="pairs to explain with --results (default 10)")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the full result as JSON here")
     parser.set_defaults(handler=run)
 
@@ -71,27 +76,27 @@ def _print_contributions(contrib, template, inserted: set[int] | None = None, ti
 
 def _resolve_run(value: str) -> Path:
     path = Path(value)
-    if path.exists():
+    if path.is_dir():
         return path
-    from alict_core.config import artefact_dir
+    if "/" in value or "\\" in value:
+        raise AlictError(f"run folder {value!r} not found (give a saved run's folder or its run id)")
+    from alict_core.runner.store import resolve_run_id
 
-    candidate = artefact_dir("runs") / value
-    if candidate.exists():
-        return candidate
-    raise AlictError(f"run {value!r} not found: neither a directory nor a run id under {artefact_dir('runs')}")
+    return resolve_run_id(value)  # a validated run id inside the run store
 
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.explain import (
         CachedModel,
-        compare_pair,
         explain,
         explain_lc_failures,
         masking_template,
         recurring_template_tokens,
     )
+    from alict_core.manifest import check_output_file
     from alict_core.models import get_model
 
+    check_output_file(args.json_out, "--json")
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
     progress = _ProgressBar()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from alict_core.cliargs import int_range
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -16,16 +18,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--text", action="append", required=True, help="a sentence; repeat for several")
     parser.add_argument("--parser", default=None, help="parser backend (default: benepar-offline)")
     parser.add_argument("--masks", action="store_true", help="also list Algorithm 1's masked sentences")
-    parser.add_argument("--top-k", type=int, default=5, help="reference productions kept per node (with --masks)")
-    parser.add_argument("--max-masks", type=int, default=2, help="masks per sentence at most (with --masks)")
+    parser.add_argument("--top-k", type=int_range(1, 100), default=5,
+                        help="reference productions kept per node (with --masks)")
+    parser.add_argument("--max-masks", type=int_range(1, 100), default=2,
+                        help="masks per sentence at most (with --masks)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.limits import check_text
     from alict_core.parsing import DEFAULT_PARSER, get_parser, productions
     from alict_core.parsing.trees import to_json
 
+    for i, text in enumerate(args.text, 1):
+        check_text(text, f"--text #{i}", "analysis_chars")
     backend = get_parser(args.parser or DEFAULT_PARSER)
     token_lists = [text.split() for text in args.text]
     trees = backend.parse_batch(token_lists)

@@ -19,15 +19,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="alict-report.html", help="HTML file to write")
     parser.add_argument("--title", default="ALiCT linguistic-capability test report")
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
-    parser.add_argument("--export", default=None, help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
-    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"], help="task of the run (for the CheckList export)")
+    parser.add_argument("--export", default=None,
+                        help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
+    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"],
+                        help="task of the run (for the CheckList export)")
     parser.set_defaults(handler=run)
 
 
 def latest_run() -> Path:
-    from alict_core.config import artefact_dir
+    from alict_core.runner.store import list_runs
 
-    runs = sorted((p for p in artefact_dir("runs").iterdir() if (p / "meta.json").exists()), key=lambda p: p.stat().st_mtime)
+    runs = list_runs()
     if not runs:
         raise AlictError("no saved runs; run `python -m alict_core run ...` first or pass a run directory")
     return runs[-1]
@@ -46,9 +48,12 @@ def _task_of(result, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.manifest import check_output_dir, check_output_file
     from alict_core.report import write_report
     from alict_core.runner import RunResult
 
+    check_output_file(args.out, "--out")
+    check_output_dir(args.export, "--export")
     run_dir = Path(args.run_dir) if args.run_dir else latest_run()
     result = RunResult.load(run_dir)
     metrics = None
@@ -68,12 +73,8 @@ def run(args: argparse.Namespace) -> int:
     path = write_report(result, args.out, title=args.title, metrics=metrics, accuracies=accuracies)
     print(f"report written to {path}")
     if args.export:
-        from alict_core.suites import export_cases_csv, export_cases_jsonl, export_checklist, export_results
+        from alict_core.suites import export_bundle
 
-        out = Path(args.export)
-        files = export_results(result, out)
-        files["cases.jsonl"] = export_cases_jsonl(result.case_list, out / "cases.jsonl")
-        files["cases.csv"] = export_cases_csv(result.case_list, out / "cases.csv")
-        files["suite.json"] = export_checklist(result.case_list, _task_of(result, args.task), out / "suite.json")
+        files = export_bundle(result, Path(args.export), _task_of(result, args.task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
     return 0

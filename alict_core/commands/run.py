@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from alict_core.cliargs import int_range
 from alict_core.errors import AlictError
 
 
@@ -22,13 +23,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trust-pickle", action="store_true",
                         help="allow loading pickle/joblib models (sklearn:path=...): unpickling runs code; "
                         "only for files you created or trust")
-    parser.add_argument("--lc", action="append", default=None, help="LC id to run (repeatable; default: every LC of the task)")
-    parser.add_argument("--suite", action="append", default=[], help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
+    parser.add_argument("--lc", action="append", default=None,
+                        help="LC id to run (repeatable; default: every LC of the task)")
+    parser.add_argument("--suite", action="append", default=[],
+                        help="suite file to add: CheckList .json/.json.gz, HateCheck .csv, cases .jsonl")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a --suite with tests that cannot be imported (default: skip them, listed)")
     parser.add_argument("--no-lcs", action="store_true", help="run only the --suite files, not the task's LC specs")
-    parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of searching the corpus")
-    parser.add_argument("--expansions", action="extend", nargs="+", default=[], help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` (accepted rows become cases)")
-    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seeds", action="append", default=[],
+                        help="seed JSONL file(s) instead of searching the corpus")
+    parser.add_argument("--expansions", action="extend", nargs="+", default=[],
+                        help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` "
+                        "(accepted rows become cases)")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None, help="cap on seeds per LC")
+    parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=64)
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
@@ -93,12 +101,10 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
         specs = {k: v for k, v in specs.items() if k in chosen}
     rows: list[dict] = []
     if seed_files:
-        from alict_core.jsonl import iter_jsonl
-
         for file in seed_files:
             if not Path(file).is_file():
                 raise AlictError(f"--seeds file {file} not found")
-            rows.extend(r for r in iter_jsonl(Path(file)) if r.get("lc_id") in specs)
+            rows.extend(r for r in read_rows(Path(file), "--seeds") if r.get("lc_id") in specs)
         if max_seeds is not None:
             per_lc: dict[str, int] = {}
             kept = []
@@ -127,14 +133,35 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     return rows
 
 
-def collect_cases(args: argparse.Namespace) -> list:
+def read_rows(path: Path, option: str) -> list[dict]:
+    """The JSON objects of a JSONL file given to ``option``; a bad line is one error naming file and line."""
+    import json
+
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    raise AlictError(f"{option} {path.name}:{number}: not a JSON line") from None
+                if not isinstance(row, dict):
+                    raise AlictError(f"{option} {path.name}:{number}: expected a JSON object, got {type(row).__name__}")
+                rows.append(row)
+    except UnicodeDecodeError as exc:
+        raise AlictError(f"{option} {path.name}: not UTF-8 text (byte {exc.start})") from None
+    return rows
+
+
+def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list:
+    """The run's cases; tests of ``--suite`` files that cannot be represented are appended to ``skipped``."""
     from alict_core.runner import build_cases
-    from alict_core.suites import import_suite
+    from alict_core.suites import read_suite
 
     cases = []
     if not args.no_lcs:
-        from alict_core.jsonl import iter_jsonl
-
         expansions = []
         for given in args.expansions:
             path = Path(given)
@@ -142,7 +169,7 @@ def collect_cases(args: argparse.Namespace) -> list:
             if not files or not all(f.is_file() for f in files):
                 raise AlictError(f"--expansions {given}: no such JSONL file (or folder of them)")
             for file in files:
-                expansions.extend(iter_jsonl(file))
+                expansions.extend(read_rows(file, "--expansions"))
         wanted: dict[str, set[str]] = {}
         for row in expansions:
             if row.get("accepted", True) and "lc_id" in row:
@@ -150,7 +177,10 @@ def collect_cases(args: argparse.Namespace) -> list:
         seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
         cases.extend(build_cases(seeds, expansions))
     for suite in args.suite:
-        imported = import_suite(suite, args.task)
+        suite_import = read_suite(suite, args.task, strict=getattr(args, "strict", False))
+        imported = suite_import.cases
+        if skipped is not None:
+            skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         if args.max_seeds is not None:
             per_lc: dict[str, int] = {}
             kept = []
@@ -216,11 +246,15 @@ def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.manifest import check_output_dir, check_output_file
     from alict_core.runner import run_suite
 
+    check_output_dir(args.out, "--out")
+    check_output_file(args.report, "--report")
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     models = resolve_models(args.models, args.task, trust_pickle=args.trust_pickle)
-    cases = collect_cases(args)
+    skipped: list[dict] = []
+    cases = collect_cases(args, skipped)
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -240,6 +274,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if skipped:
+        result.extra["skipped_tests"] = skipped
+        for item in skipped:
+            print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
     out = result.save(args.out)
     summary = result.summary()
     import pandas as pd

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from alict_core.cliargs import int_range
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -19,11 +21,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", help="LC id (e.g. sentiment-lc04, lc4 or 4); repeatable; default: all")
-    parser.add_argument("--spec", type=Path, action="append", help="a spec YAML file to use instead of the shipped ones")
-    parser.add_argument("--max", type=int, default=None, help="cap on seeds per LC (default: the spec's sampling.max_seeds)")
-    parser.add_argument("--all", action="store_true", help="no cap: every candidate seed (cross-products can reach 10^5)")
-    parser.add_argument("--seed", type=int, default=None, help="sampling seed (default: the spec's)")
-    parser.add_argument("--out", type=Path, default=Path("out/seeds"), help="output directory for <lc>.jsonl (default out/seeds)")
+    parser.add_argument("--spec", type=Path, action="append",
+                        help="a spec YAML file to use instead of the shipped ones")
+    parser.add_argument("--max", type=int_range(1, "max_seeds"), default=None,
+                        help="cap on seeds per LC (default: the spec's sampling.max_seeds)")
+    parser.add_argument("--all", action="store_true",
+                        help="no cap: every candidate seed (cross-products can reach 10^5)")
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=None,
+                        help="sampling seed (default: the spec's)")
+    parser.add_argument("--out", type=Path, default=Path("out/seeds"),
+                        help="output directory for <lc>.jsonl (default out/seeds)")
     parser.add_argument("--json", action="store_true", help="print machine-readable counts instead of a table")
     parser.set_defaults(handler=run)
 
@@ -40,8 +47,10 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
+    from alict_core.manifest import check_output_dir
     from alict_core.seeds import find_seeds
 
+    check_output_dir(args.out, "--out")
     specs = selected_specs(args.task, args.lc, args.spec)
     bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json, file=sys.stderr)
 
@@ -50,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
-    corpus = load_corpus(args.task, progress=annotate_progress)
-    bar.close()
+    try:
+        corpus = load_corpus(args.task, progress=annotate_progress)
+    finally:
+        bar.close()
     cap = None if args.all else (args.max if args.max is not None else "spec")
     rows = []
     for spec in tqdm(specs, desc="seeds", disable=args.json, file=sys.stderr):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterator
 
 from alict_core.config import artefact_dir, data_file
@@ -10,7 +11,6 @@ from alict_core.data.annotate import Annotation, annotate_token_lists, annotator
 from alict_core.data.records import TASK_LABELS, LabelledText
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_files, hash_json
-from alict_core.jsonl import atomic_path
 
 CACHE_FORMAT = 2  # bump when the Parquet columns change
 CORPUS_OF_TASK = {"sentiment": "sst", "hate_speech": "hatexplain"}
@@ -102,16 +102,18 @@ def _load_corpus(task: str, progress) -> Corpus:
     name = CORPUS_OF_TASK[task]
     key = corpus_hash(name)
     path = artefact_dir("annotations") / f"{name}-{key}.parquet"
-    if not path.exists():
+    from alict_core.manifest import load_checked, save_checked
+
+    frame = load_checked(path, "annotations", key, _read_annotations, adopt_legacy=True)
+    if frame is None:
         records = _records(name)
         total = len(records)
         annotations = annotate_token_lists(
             (r.tokens for r in records), progress=(lambda done: progress(done, total)) if progress else None
         )
         rows = [{"id": r.id, "text": r.text, "label": r.label, "split": r.split, **a.to_dict()} for r, a in zip(records, annotations)]
-        with atomic_path(path) as tmp:
-            pd.DataFrame(rows).to_parquet(tmp, index=False)
-    frame = pd.read_parquet(path)
+        save_checked(path, "annotations", key, len(rows), lambda tmp: pd.DataFrame(rows).to_parquet(tmp, index=False))
+        frame = pd.read_parquet(path)
     interned: dict[tuple[str, ...], frozenset[str]] = {}
 
     def as_set(classes) -> frozenset[str]:
@@ -130,6 +132,20 @@ def _load_corpus(task: str, progress) -> Corpus:
         record = LabelledText(rid, text, label, split, tokens)
         items.append(make_item(record, annotation))
     return Corpus(name, task, items, key)
+
+
+ANNOTATION_COLUMNS = ("id", "text", "label", "split", "tokens", "tags", "upos", "lemmas", "classes")
+
+
+def _read_annotations(path: Path):
+    """The annotation table, refusing an empty one or one without the expected columns."""
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    missing = [c for c in ANNOTATION_COLUMNS if c not in frame.columns]
+    if missing or not len(frame):
+        raise ValueError(f"annotation table lacks columns {missing}" if missing else "empty annotation table")
+    return frame
 
 
 def corpus_from_records(name: str, task: str, records: list[LabelledText]) -> Corpus:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 
 from alict_core.config import data_file
+from alict_core.data.checked import reads_data
 from alict_core.data.records import LabelledText
 from alict_core.jsonl import read_json
 
@@ -12,6 +13,7 @@ CATEGORY_UNDECIDED = "3"
 SPLIT_NAMES = {"train": "train", "val": "dev", "test": "test"}
 
 
+@reads_data("hatexplain/hatexplain.csv (or post_id_divisions.json)")
 def load_hatexplain() -> list[LabelledText]:
     """Posts with label ``hateful`` / ``non-hateful`` and split train/dev/test from post_id_divisions.json."""
     divisions = read_json(data_file("hatexplain/post_id_divisions.json"))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from alict_core.config import data_file
+from alict_core.data.checked import reads_data
 
 # SentiWordNet POS letters ('s' = adjective satellite) -> our coarse POS names.
 SWN_POS = {"a": "adj", "s": "adj", "n": "noun", "v": "verb", "r": "adv"}
@@ -33,6 +34,7 @@ class WordSentiment:
 
 
 @lru_cache(maxsize=1)
+@reads_data("sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz")
 def load_sentiwordnet() -> dict[tuple[str, str], WordSentiment]:
     """Map (lower-cased word, coarse POS) -> aggregated sentiment."""
     senses: dict[tuple[str, str], list[tuple[int, float, float]]] = defaultdict(list)

@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from alict_core.config import data_file
+from alict_core.data.checked import reads_data
 from alict_core.data.records import LabelledText
 
 SPLITS = ("train", "dev", "test")
@@ -75,6 +76,7 @@ def _iter_phrases(node: Node):
 
 
 @lru_cache(maxsize=4)
+@reads_data("sst/<split>.txt")
 def _load_split(path: Path) -> list[Node]:
     with open(path, encoding="utf-8") as handle:
         return [parse_tree(line) for line in handle if line.strip()]

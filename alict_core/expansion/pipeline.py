@@ -18,11 +18,11 @@ from typing import Any, Callable, Iterable, Sequence
 from alict_core.config import artefact_dir
 from alict_core.expansion.validation import (
     CHECKS,
-    check_predicates,
-    check_protected,
     ExpansionError,
     PredicateCheck,
     allowed_polarity_of,
+    check_predicates,
+    check_protected,
     field_of,
     fill_tokens,
     masked_tokens,
@@ -180,8 +180,12 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                 "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec))}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
-    if use_cache and path.exists():
-        return ExpansionSet.from_jsonl(path)
+    if use_cache:
+        from alict_core.manifest import load_checked
+
+        cached = load_checked(path, "expansions", key, ExpansionSet.from_jsonl)
+        if cached is not None:
+            return cached
 
     report = progress or (lambda done, total, stage: None)
     lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
@@ -258,7 +262,10 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                       "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]})}}
     result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
     if use_cache:
+        from alict_core.manifest import write_file_manifest
+
         result.to_jsonl(path)
+        write_file_manifest(path, "expansions", key, len(rows))
     return result
 
 

@@ -117,10 +117,23 @@ def sample_masks(n_tokens: int, n_samples: int, rng: np.random.Generator) -> np.
 
 
 def check_budget(name: str, value: int, minimum: int) -> int:
+    from alict_core.limits import check_count
+
     value = int(value)
     if value < minimum:
         raise ExplainError(f"{name} must be at least {minimum}, got {value}")
+    check_count("explain_samples", value, name)
     return value
+
+
+def check_explain_text(text: object) -> str:
+    """The text to explain, refused when empty or over the analysis length limit (before any work)."""
+    from alict_core.limits import LimitError, check_text
+
+    try:
+        return check_text(text, "text to explain", "analysis_chars")
+    except LimitError as exc:
+        raise ExplainError(str(exc)) from None
 
 
 @dataclass

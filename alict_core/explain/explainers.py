@@ -14,6 +14,7 @@ from alict_core.explain.base import (
     ProgressFn,
     as_cached,
     check_budget,
+    check_explain_text,
     render,
     resolve_label,
     sample_masks,
@@ -159,7 +160,7 @@ def explain(
 
     ``options`` go to the explainer's factory (e.g. ``n_components``, ``fused_lambda`` for LEMNA).
     """
-    tokens = tokenize(text)
+    tokens = tokenize(check_explain_text(text))
     explainer = EXPLAINERS.create(method, **options)
     n_samples = check_budget("n_samples", DEFAULT_SAMPLES.get(method, 500) if n_samples is None else n_samples, 10)
     cached = as_cached(model)

@@ -26,6 +26,7 @@ from alict_core.explain.base import (
     ProgressFn,
     as_cached,
     check_budget,
+    check_explain_text,
     tokenize,
 )
 from alict_core.explain.vocabulary import Vocabulary, default_vocabulary
@@ -165,7 +166,7 @@ def masking_template(
     ``batch_size`` and stop once the Wilson interval (``confidence_z``) clears ``p_thresh``.
     ``max_seconds`` caps the time. ``progress(step, n_tokens + 1, stage)`` after each step.
     """
-    tokens = tokenize(text)
+    tokens = tokenize(check_explain_text(text))
     text = " ".join(tokens)
     if not 0.0 < p_thresh <= 1.0:
         raise ExplainError(f"p_thresh must be in (0, 1], got {p_thresh}")

@@ -14,6 +14,7 @@ from alict_core.data.records import TASK_LABELS
 from alict_core.explain.base import ExplainError
 from alict_core.hashing import hash_files, hash_json
 from alict_core.jsonl import read_json, write_json
+from alict_core.manifest import load_checked, save_checked
 
 CORPUS_FILES = {
     "sentiment": ("sst/train.txt", "sst/dev.txt", "sst/test.txt"),
@@ -121,11 +122,10 @@ def corpus_vocabulary(task: str, size: int = 5000, weighting: str = "uniform", w
     files = [data_file(rel) for rel in CORPUS_FILES[task]]
     key = hash_json({"task": task, "with_pos": with_pos, "data": hash_files(files), "n_pos": POS_TAGGED_SENTENCES})
     path = artefact_dir("explain") / f"vocabulary-{task}-{key}.json"
-    if path.exists():
-        rows = read_json(path)
-    else:
+    rows = load_checked(path, "vocabulary", key, read_json)
+    if rows is None:
         rows = _count(task, with_pos)
-        write_json(path, rows)
+        save_checked(path, "vocabulary", key, len(rows), lambda tmp: write_json(tmp, rows))
     counts = Counter({(w, p) if with_pos else w: c for w, p, c in rows})
     return Vocabulary.from_counts(counts, size=size, weighting=weighting, source=f"{task} corpus")
 

@@ -147,11 +147,15 @@ def load_reference_grammar(rebuild: bool = False) -> ReferenceGrammar:
     if _CACHED is not None and not rebuild:
         return _CACHED
     path = grammar_path()
-    if path.exists() and not rebuild:
-        grammar = ReferenceGrammar.from_dict(read_json(path))
-    else:
+    from alict_core.manifest import load_checked, save_checked
+
+    key = path.stem
+    grammar = None if rebuild else load_checked(path, "grammar", key,
+                                                lambda p: ReferenceGrammar.from_dict(read_json(p)))
+    if grammar is None:
         grammar = ReferenceGrammar.from_trees(treebank.load_split(None), source=f"treebank {treebank.treebank_hash()}")
-        write_json(path, grammar.to_dict())
+        data = grammar.to_dict()
+        save_checked(path, "grammar", key, len(grammar), lambda tmp: write_json(tmp, data))
     _CACHED = grammar
     return grammar
 

@@ -13,12 +13,20 @@ from alict_core import config
 from alict_core.errors import ModelError
 from alict_core.hashing import hash_files, hash_json, hash_text
 from alict_core.jsonl import iter_jsonl, write_jsonl
+from alict_core.manifest import write_file_manifest
 from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
 Progress = Callable[[int, int], None]
 CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
 MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
+
+
+def _read_parse_shard(path: Path) -> list[dict]:
+    rows = list(iter_jsonl(path))
+    if not all(isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("tree"), list) for r in rows):
+        raise ValueError("a row lacks its key or tree")
+    return rows
 
 
 class ParseCache:
@@ -37,8 +45,11 @@ class ParseCache:
         if self._trees is None:
             trees: dict[str, list] = {}
             if self.dir.is_dir():
+                from alict_core.manifest import load_checked
+
                 for shard in sorted(self.dir.glob("*.jsonl")):
-                    for row in iter_jsonl(shard):
+                    rows = load_checked(shard, "parses", self.dir.name, _read_parse_shard)
+                    for row in rows or []:
                         trees[row["key"]] = row["tree"]
             self._trees = trees
         return self._trees
@@ -53,7 +64,9 @@ class ParseCache:
         rows = [{"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items]
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
-            write_jsonl(self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl", rows)
+            shard = self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl"
+            write_jsonl(shard, rows)
+            write_file_manifest(shard, "parses", self.dir.name, len(rows))
             store = self._load()
             for row in rows:
                 store[row["key"]] = row["tree"]

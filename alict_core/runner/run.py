@@ -28,6 +28,8 @@ from alict_core.runner.memory_cache import MemoryPredictionCache
 from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
+RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html",
+             "request.json")
 
 
 class RunCancelled(AlictError):
@@ -139,6 +141,15 @@ def _predict_in_scope(
     return cache
 
 
+def _check_texts(cases: Sequence[TestCase]) -> None:
+    """Refuse, before any prediction, a case whose text or variant is not text or is over the length limit."""
+    from alict_core.limits import check_text
+
+    for case in cases:
+        for text in case.texts():
+            check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
+
+
 def run_suite(
     cases: Sequence[TestCase],
     models: Iterable[Model | str],
@@ -157,8 +168,11 @@ def run_suite(
     ``should_stop()`` is polled between batches and raises ``RunCancelled``. Cases reviewers rejected
     (``alict_core.review``) are left out unless ``include_rejected``; ``extra["review_excluded"]`` counts them.
     """
-    if batch_size < 1:
-        raise AlictError(f"batch_size must be >= 1, got {batch_size}")
+    from alict_core.limits import limits
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limits().batch_size:
+        raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
+                         f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
     models = _resolve(models)
     cases = list(cases)
     excluded = 0
@@ -167,6 +181,7 @@ def run_suite(
 
         cases, excluded = drop_rejected(cases)
     texts = distinct(t for case in cases for t in case.texts())
+    _check_texts(cases)
     hashes = text_hashes(texts)
     caches = {m.name: prediction_cache(m, cache_root) for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
@@ -357,15 +372,26 @@ class RunResult:
                              int(p2f[k]), int(f2p[k])))
         return pd.DataFrame(rows, columns=columns)
 
-    def save(self, directory: Path | str | None = None) -> Path:
-        """Write cases.jsonl, results.parquet, results.jsonl, summary.csv and meta.json; return the directory.
+    def save(self, directory: Path | str | None = None, extra_files: Mapping[str, Any] | None = None) -> Path:
+        """Write cases.jsonl, results.parquet, results.jsonl, summary.csv, meta.json and manifest.json.
 
-        Default directory: ``config.artefact_dir("runs")/<run_id>``.
+        Default directory: ``config.artefact_dir("runs")/<run_id>``. The run is written into a temporary
+        folder and swapped into place whole: re-saving keeps the old run until the new one is complete.
+        ``extra_files`` (name -> JSON value, e.g. the app's ``request.json``) are written in the same swap.
         """
         from alict_core.config import artefact_dir
+        from alict_core.manifest import atomic_dir, write_manifest
+        from alict_core.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
-        directory.mkdir(parents=True, exist_ok=True)
+        with atomic_dir(directory, owned=RUN_FILES) as tmp:
+            self._write_files(tmp)
+            for name, value in (extra_files or {}).items():
+                write_json(tmp / check_name(name, "run file"), value)
+            write_manifest(tmp, "run", self.run_id, len(self.case_list) * len(self.outcomes))
+        return directory
+
+    def _write_files(self, directory: Path) -> None:
         write_jsonl(directory / "cases.jsonl", (c.to_dict() for c in self.case_list))
         rows = self.cases()
         with atomic_path(directory / "results.parquet") as tmp:
@@ -379,14 +405,29 @@ class RunResult:
             "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
         })
-        return directory
 
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
+        from alict_core.manifest import MANIFEST, READ_ERRORS, CorruptArtefactError, recover_dir, verify_dir
+
         directory = Path(directory)
+        recover_dir(directory)
+        if not directory.is_dir():
+            raise AlictError(f"saved run {directory.name!r} not found")
         if not (directory / "meta.json").exists():
-            raise AlictError(f"{directory} is not a saved run (no meta.json); run `python -m alict_core run` first")
+            raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
+                             "run `python -m alict_core run` first")
+        if (directory / MANIFEST).exists():  # runs saved before manifests existed are checked by reading
+            verify_dir(directory, "run", label=f"run {directory.name!r}")
+        try:
+            return cls._read(directory)
+        except READ_ERRORS as exc:
+            raise CorruptArtefactError(f"run {directory.name!r} cannot be read ({type(exc).__name__}); "
+                                       "run it again to replace it") from None
+
+    @classmethod
+    def _read(cls, directory: Path) -> "RunResult":
         meta = read_json(directory / "meta.json")
         cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
         table = pd.read_parquet(directory / "results.parquet")

@@ -244,6 +244,20 @@ def _share_cap(cap: int | None, totals: list[int]) -> list[int | None]:
     return quotas
 
 
+def _check_candidates(lc_id: str, n_candidates: int, cap: object) -> None:
+    """Refuse to enumerate more candidates than the limit (counted from group sizes, nothing built yet).
+
+    With a cap the candidates are sampled lazily, so only an uncapped (or over-the-limit) request is refused.
+    """
+    from alict_core.limits import LimitError, check_count, limits
+
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+        raise LimitError(f"max_seeds of {lc_id} must be a whole number >= 0 (or None for all), got {cap!r}")
+    if cap is None or cap > limits().spec_candidates:
+        check_count("spec_candidates", n_candidates, f"candidate seeds of {lc_id}",
+                    "cap them (e.g. --max 1000) to sample instead of taking all")
+
+
 def find_seeds(
     spec: LCSpec,
     corpus: Corpus,
@@ -277,6 +291,7 @@ def find_seeds(
         rng = random.Random(hash_json([rng_seed, spec.id, rule.name]))
         generators.append(_rule_candidates(spec, rule, matches, None if cap is None else cap, rng))
     n_candidates = sum(total for total, _ in generators)
+    _check_candidates(spec.id, n_candidates, cap)
     for (total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators])):
         taken = 0
         for candidate in candidates:

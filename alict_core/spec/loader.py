@@ -104,6 +104,12 @@ def _compose_and_load(text: str, source: str) -> tuple[yaml.Node | None, Any]:
 
 def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
     """Parse YAML text into a validated LCSpec or raise SpecValidationError naming file, line and field."""
+    from alict_core.limits import LimitError, check_yaml_shape
+
+    try:
+        check_yaml_shape(text, source)
+    except LimitError as exc:
+        raise SpecValidationError(source, exc.detail, exc.line) from None
     try:
         root, data = _compose_and_load(text, source)
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters ...)
@@ -141,17 +147,18 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
 
 def load_spec(path: str | Path) -> LCSpec:
     path = Path(path)
+    from alict_core.limits import limits
+
     try:
         size = path.stat().st_size
-        if size > 4 * MAX_SPEC_CHARS:
-            raise SpecValidationError(str(path), f"spec file is {size:,} bytes; the limit is {MAX_SPEC_CHARS:,} "
-                                      "characters")
+        if size > limits().spec_bytes:
+            raise SpecValidationError(str(path), f"{size:,} bytes, over the spec size limit of {limits().spec_bytes:,} "
+                                      "(setting ALICT_LIMIT_SPEC_BYTES)")
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecValidationError(str(path), f"cannot read spec file ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
-        message = f"spec file is not UTF-8 text (byte {exc.start}); save it as UTF-8"
-        raise SpecValidationError(str(path), message) from None
+        raise SpecValidationError(str(path), f"not UTF-8 text (byte {exc.start}); save the spec as UTF-8") from None
     return parse_spec_text(text.removeprefix("\ufeff"), str(path))
 
 
@@ -200,20 +207,10 @@ def load_task_specs(task: str) -> list[LCSpec]:
     return list(_load_specs_cached(tuple(str(p) for p in files), stamp))
 
 
-def _lc_number(name: str) -> str | None:
-    digits = "".join(ch for ch in name.rsplit("lc", 1)[-1] if ch.isdigit())
-    return str(int(digits)) if digits else None
-
-
 def get_spec(task: str, lc_id: str) -> LCSpec:
     """A shipped spec by id, or by short name: ``sentiment-lc04``, ``LC4``, ``lc04`` and ``4`` all work."""
+    from alict_core.lcids import parse_lc_id
+
     specs = load_task_specs(task)
-    wanted = lc_id.strip().lower()
-    for spec in specs:
-        if spec.id == wanted:
-            return spec
-    number = _lc_number(wanted)
-    for spec in specs:
-        if number is not None and _lc_number(spec.id) == number:
-            return spec
-    raise SpecError(f"unknown LC {lc_id!r} for task {task}; valid names: {', '.join(s.id for s in specs)}")
+    wanted = parse_lc_id(task, lc_id, [s.id for s in specs])
+    return next(spec for spec in specs if spec.id == wanted)

@@ -1,23 +1,49 @@
 """Suite import / export: CheckList-style JSON (also .gz), HateCheck CSV, JSONL/CSV tables."""
 
+import logging
 from pathlib import Path
 
-from alict_core.suites.checklist import SuiteFormatError, export_checklist, import_checklist, to_checklist
-from alict_core.suites.hatecheck import import_hatecheck
-from alict_core.suites.tables import export_cases_csv, export_cases_jsonl, export_results, import_cases_jsonl
+from alict_core.suites.checklist import export_checklist, import_checklist, read_checklist, to_checklist
+from alict_core.suites.hatecheck import import_hatecheck, read_hatecheck
+from alict_core.suites.schema import Skipped, SuiteFormatError, SuiteImport
+from alict_core.suites.tables import (
+    export_bundle,
+    export_cases_csv,
+    export_cases_jsonl,
+    export_results,
+    import_cases_jsonl,
+    read_cases_jsonl,
+)
+
+
+def read_suite(path: str | Path, task: str, strict: bool = False) -> SuiteImport:
+    """Import by file type (``.csv`` HateCheck, ``.jsonl`` this project's cases, ``.json``/``.json.gz``
+    CheckList), validated; ``strict`` turns any skipped test into an error."""
+    name = str(path).lower()
+    if name.endswith(".csv"):
+        if task != "hate_speech":
+            raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task hate_speech, not {task}")
+        imported = read_hatecheck(path)
+    elif name.endswith(".jsonl"):
+        imported = read_cases_jsonl(path)
+    elif name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
+        imported = read_checklist(path, task)
+    else:
+        raise SuiteFormatError(f"{Path(path).name}: unknown suite format; use .json / .json.gz (CheckList), "
+                               ".csv (HateCheck) or .jsonl")
+    if strict and imported.skipped:
+        raise SuiteFormatError(f"{Path(path).name}: --strict and {len(imported.skipped)} test(s) cannot be imported: "
+                               + "; ".join(s.describe() for s in imported.skipped))
+    return imported
 
 
 def import_suite(path: str | Path, task: str) -> list:
-    """Import by file type: ``.csv`` HateCheck, ``.jsonl`` this project's cases, ``.json``/``.json.gz`` CheckList."""
-    name = str(path).lower()
-    if name.endswith(".csv"):
-        return import_hatecheck(path)
-    if name.endswith(".jsonl"):
-        return import_cases_jsonl(path)
-    if name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
-        return import_checklist(path, task)
-    raise SuiteFormatError(f"{path}: unknown suite format; use .json / .json.gz (CheckList), .csv (HateCheck) or .jsonl")
+    """The cases of a suite (see :func:`read_suite`); skipped tests are logged as warnings."""
+    return read_suite(path, task).cases
 
 
-__all__ = ["SuiteFormatError", "export_cases_csv", "export_cases_jsonl", "export_checklist", "export_results",
-           "import_cases_jsonl", "import_checklist", "import_hatecheck", "import_suite", "to_checklist"]
+__all__ = ["Skipped", "SuiteFormatError", "SuiteImport", "export_bundle", "export_cases_csv", "export_cases_jsonl",
+           "export_checklist", "export_results", "import_cases_jsonl", "import_checklist", "import_hatecheck",
+           "import_suite", "read_cases_jsonl", "read_checklist", "read_hatecheck", "read_suite", "to_checklist"]
+
+logging.getLogger("alict_core").addHandler(logging.NullHandler())

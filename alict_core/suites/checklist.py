@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from pathlib import Path
 from typing import Any, Sequence
 
+from pydantic import ValidationError
+
 from alict_core.data.records import TASK_LABELS
-from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path
 from alict_core.runner.cases import TestCase
+from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
 
-
-class SuiteFormatError(AlictError):
-    """An imported suite file is malformed (the message names file and test)."""
+log = logging.getLogger("alict_core")
 
 
 def _open_text(path: Path, mode: str = "rt"):
@@ -57,7 +58,8 @@ def export_checklist(cases: Sequence[TestCase], task: str, path: Path | str) -> 
     """Write the suite as CheckList-style JSON (gzipped when the name ends in .gz), atomically."""
     path = Path(path)
     with atomic_path(path) as tmp:
-        with (gzip.open(tmp, "wt", encoding="utf-8") if path.suffix == ".gz" else open(tmp, "w", encoding="utf-8")) as handle:
+        opened = gzip.open(tmp, "wt", encoding="utf-8") if path.suffix == ".gz" else open(tmp, "w", encoding="utf-8")
+        with opened as handle:
             json.dump(to_checklist(cases, task), handle, ensure_ascii=False, indent=1)
     return path
 
@@ -80,61 +82,124 @@ def _expected_from_label(value: Any, labels: Sequence[str], where: str) -> dict:
 
 
 def import_checklist(path: Path | str, task: str, source: str | None = None) -> list[TestCase]:
-    """Read a CheckList-style suite (JSON or JSON.gz) into test cases; each test becomes an LC
-    ``<source>:<test name>``. MFT needs labels (int, list per datum, or list of allowed labels);
-    INV data are lists ``[text, variant, ...]`` (tolerance 0, as in CheckList); DIR needs an
-    ``expected`` entry per datum (as this project exports) and is otherwise skipped."""
+    """The cases of a CheckList-style suite (see :func:`read_checklist`); skipped tests are logged."""
+    return read_checklist(path, task, source).cases
+
+
+def read_checklist(path: Path | str, task: str, source: str | None = None) -> SuiteImport:
+    """Read and validate a CheckList-style suite (JSON or JSON.gz); each test becomes LC ``<source>:<test>``.
+
+    MFT needs ``labels`` (one label for all data, or exactly one per datum: an index, a name, or a list of
+    allowed ones) or an ``expected`` entry per datum; INV data are lists ``[text, variant, ...]``
+    (tolerance 0, as in CheckList); DIR needs an ``expected`` entry per datum (as this project exports).
+    Skipped, with the reason: DIR tests without expectations (Python code in CheckList) and INV items
+    without variants. Everything else that does not fit is one SuiteFormatError naming file, test, field.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise SuiteFormatError(f"suite file {path} not found")
-    try:
-        with _open_text(path) as handle:
-            suite = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise SuiteFormatError(f"{path}: not valid JSON{' (gzip)' if path.suffix == '.gz' else ''}: {exc}") from exc
+    suite = _read_json(path)
     if not isinstance(suite, dict):
-        raise SuiteFormatError(f"{path}: top level must be an object {{test_name: test}}")
+        raise SuiteFormatError(f"{path.name}: top level must be an object {{test_name: test}}, "
+                               f"got {type(suite).__name__}")
+    if not suite:
+        raise SuiteFormatError(f"{path.name}: the suite has no tests")
     labels = TASK_LABELS[task]
     source = source or path.name.split(".")[0]
+    out = SuiteImport(source)
+    seen_ids: set[str] = set()
+    for test_name, raw in suite.items():
+        where = f"{path.name}: test {test_name!r}"
+        if not isinstance(raw, dict):
+            raise SuiteFormatError(f"{where}: must be an object with 'data', got {type(raw).__name__}")
+        try:
+            test = CheckListTest.model_validate(raw)
+        except ValidationError as exc:
+            raise SuiteFormatError(f"{where}, {first_problem(exc)}") from None
+        out.cases.extend(_test_cases(test, test_name, where, labels, task, source, out, seen_ids))
+    if not out.cases:
+        raise SuiteFormatError(f"{path.name}: no test could be imported ("
+                               + "; ".join(s.describe() for s in out.skipped) + ")")
+    for skip in out.skipped:
+        log.warning("%s: skipped %s", path.name, skip.describe())
+    return out
+
+
+def _read_json(path: Path) -> Any:
+    from alict_core.limits import limits
+
+    if not path.is_file():
+        raise SuiteFormatError(f"suite file {path.name!r} not found")
+    if path.stat().st_size > limits().suite_bytes:
+        raise SuiteFormatError(f"{path.name}: {path.stat().st_size:,} bytes, over the suite size limit "
+                               f"(setting ALICT_LIMIT_SUITE_BYTES)")
+    gz = " (gzip)" if path.suffix == ".gz" else ""
+    try:
+        with _open_text(path) as handle:
+            return json.load(handle)
+    except UnicodeDecodeError as exc:
+        raise SuiteFormatError(f"{path.name}: not UTF-8 text{gz} (byte {exc.start})") from None
+    except (OSError, EOFError, ValueError) as exc:
+        reason = "truncated or not gzip" if gz and not isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise SuiteFormatError(f"{path.name}: not valid JSON{gz}: {reason}") from None
+
+
+def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequence[str], task: str, source: str,
+                out: SuiteImport, seen_ids: set[str]) -> list[TestCase]:
+    from alict_core.runner.cases import CaseError, check_expected
+
+    n = len(test.data)
+    for name, values in (("expected", test.expected), ("case_ids", test.case_ids)):
+        if values is not None and len(values) != n:
+            raise SuiteFormatError(f"{where}, field {name!r}: {len(values)} entries for {n} data items")
+    if isinstance(test.labels, list) and len(test.labels) != n:
+        raise SuiteFormatError(f"{where}, field 'labels': {len(test.labels)} labels for {n} data items "
+                               "(give one label for all items, or exactly one per item)")
+    if test.type == "DIR" and test.expected is None:
+        out.skipped.append(Skipped(test_name, "DIR test whose expectation is Python code in CheckList", n))
+        return []
+    if test.type == "MFT" and test.expected is None and test.labels is None:
+        raise SuiteFormatError(f"{where}, field 'labels': an MFT test needs labels (or 'expected')")
+    lc = f"{source}:{test_name}"
     cases: list[TestCase] = []
-    for test_name, test in suite.items():
-        where = f"{path}: test {test_name!r}"
-        if not isinstance(test, dict) or "data" not in test:
-            raise SuiteFormatError(f"{where}: needs 'data'")
-        test_type = str(test.get("type", "MFT")).upper()
-        if test_type not in ("MFT", "INV", "DIR"):
-            raise SuiteFormatError(f"{where}: type must be MFT, INV or DIR, got {test.get('type')!r}")
-        lc = f"{source}:{test_name}"
-        data, raw_labels = list(test["data"]), test.get("labels")
-        expected_list = test.get("expected")
-        for i, datum in enumerate(data):
-            at = f"{where}, datum {i}"
-            if test_type == "MFT":
-                if isinstance(datum, list):
-                    raise SuiteFormatError(f"{at}: MFT data must be strings")
-                if expected_list:
-                    expected = expected_list[i]
-                elif raw_labels is None:
-                    raise SuiteFormatError(f"{where}: MFT test without labels")
-                else:
-                    # CheckList: one label for all data, or one label (or list of allowed labels) per datum
-                    per_datum = isinstance(raw_labels, list) and len(raw_labels) == len(data)
-                    expected = _expected_from_label(raw_labels[i] if per_datum else raw_labels, labels, at)
-                texts, variants = str(datum), ()
+    no_variants = 0
+    variants: tuple[str, ...]
+    for i, datum in enumerate(test.data):
+        at = f"{where}, item {i}"
+        if test.type == "MFT":
+            if isinstance(datum, list):
+                raise SuiteFormatError(f"{at}, field 'data': an MFT item must be one text, got a list")
+            text, variants = datum, ()
+        else:
+            if not isinstance(datum, list):
+                raise SuiteFormatError(f"{at}, field 'data': an {test.type} item must be a list [text, variant, ...]")
+            if len(datum) < 2:
+                no_variants += 1
+                continue
+            text, variants = datum[0], tuple(datum[1:])
+        try:
+            if test.expected is not None:
+                expected = check_expected(test.expected[i], f"{at}, field 'expected'")
+            elif test.type == "INV":
+                expected = {"kind": "invariance", "labels": [], "tolerance": 0.0}
             else:
-                items = datum if isinstance(datum, list) else [datum]
-                if len(items) < 2 and test_type == "INV":
-                    continue  # nothing to compare
-                texts, variants = str(items[0]), tuple(str(v) for v in items[1:])
-                if test_type == "INV":
-                    expected = (expected_list[i] if expected_list else {"kind": "invariance", "labels": [], "tolerance": 0.0})
-                elif expected_list:
-                    expected = expected_list[i]
-                else:
-                    continue  # DIR expectations are code in CheckList (not serialisable): skip
-            case_id = (test.get("case_ids") or [None] * len(data))[i] or f"{lc}-{i}-{hash_json(datum, 8)}"
-            cases.append(TestCase(case_id=str(case_id), lc_id=lc, kind="seed", seed_id=str(case_id), text=texts,
-                                  expected=dict(expected), test_type=test_type,
-                                  capability=str(test.get("capability") or source), task=task, variants=variants,
-                                  description=str(test.get("description", "")), meta={"source": source}))
+                value = test.labels[i] if isinstance(test.labels, list) else test.labels
+                expected = _expected_from_label(value, labels, f"{at}, field 'labels'")
+            _check_labels(expected, labels, f"{at}, field 'expected'")
+        except CaseError as exc:
+            raise SuiteFormatError(str(exc)) from None
+        case_id = test.case_ids[i] if test.case_ids else f"{lc}-{i}-{hash_json(datum, 8)}"
+        if case_id in seen_ids:
+            raise SuiteFormatError(f"{at}, field 'case_ids': duplicate case id {case_id!r}")
+        seen_ids.add(case_id)
+        cases.append(TestCase(case_id=case_id, lc_id=lc, kind="seed", seed_id=case_id, text=text,
+                              expected=dict(expected), test_type=test.type, capability=test.capability or source,
+                              task=task, variants=variants, description=test.description or "",
+                              meta={"source": source}))
+    if no_variants:
+        out.skipped.append(Skipped(test_name, f"{test.type} item without variants (nothing to compare)", no_variants))
     return cases
+
+
+def _check_labels(expected: dict, labels: Sequence[str], where: str) -> None:
+    unknown = [name for name in expected.get("labels") or [] if name not in labels]
+    if unknown:
+        raise SuiteFormatError(f"{where}: label {unknown[0]!r} is not one of {tuple(labels)}")

@@ -1,12 +1,14 @@
-"""HateCheck CSV import (``functionality, case_id, test_case, label_gold, ...``)."""
+"""HateCheck CSV import (``functionality, case_id, test_case, label_gold, ...``), validated row by row."""
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from alict_core.runner.cases import TestCase
-from alict_core.suites.checklist import SuiteFormatError
+from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")
 GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-hateful", "nonhateful": "non-hateful",
@@ -14,33 +16,69 @@ GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-
 
 
 def import_hatecheck(path: Path | str, source: str = "hatecheck") -> list[TestCase]:
-    """Each row becomes an MFT seed case of LC ``hatecheck:<functionality>`` expecting ``label_gold``."""
+    """The cases of a HateCheck CSV (see :func:`read_hatecheck`)."""
+    return read_hatecheck(path, source).cases
+
+
+def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
+    """Each row becomes an MFT seed case of LC ``hatecheck:<functionality>`` expecting ``label_gold``.
+
+    Errors name the file, the line and the column: missing columns, empty or over-long texts, NUL bytes,
+    unknown gold labels, duplicate case ids, non-UTF-8 text.
+    """
+    from alict_core.limits import limits
+
     path = Path(path)
     if not path.is_file():
-        raise SuiteFormatError(f"HateCheck file {path} not found")
-    cases: list[TestCase] = []
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise SuiteFormatError(f"{path}: HateCheck CSV lacks columns {missing} (has {header})")
-        for line_no, row in enumerate(reader, 2):
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            gold = GOLD.get(row["label_gold"].lower())
-            if gold is None:
-                raise SuiteFormatError(f"{path}:{line_no}: label_gold {row['label_gold']!r} is not hateful / non-hateful")
-            if not row["test_case"]:
-                raise SuiteFormatError(f"{path}:{line_no}: empty test_case")
-            case_id = f"{source}-{row['case_id'] or line_no}"
-            lc = f"{source}:{row['functionality']}"
-            cases.append(TestCase(
-                case_id=case_id, lc_id=lc, kind="seed", seed_id=case_id, text=row["test_case"],
-                expected={"kind": "label", "labels": [gold], "tolerance": None}, test_type="MFT",
-                capability=row.get("functionality", source), task="hate_speech",
-                description=row.get("target_ident", "") and f"target: {row['target_ident']}",
-                meta={"source": source, **{k: row[k] for k in ("target_ident", "direction", "focus_words") if row.get(k)}},
-            ))
-    if not cases:
-        raise SuiteFormatError(f"{path}: no test cases")
-    return cases
+        raise SuiteFormatError(f"HateCheck file {path.name!r} not found")
+    if path.stat().st_size > limits().suite_bytes:
+        raise SuiteFormatError(f"{path.name}: over the suite size limit (setting ALICT_LIMIT_SUITE_BYTES)")
+    out = SuiteImport(source)
+    seen: set[str] = set()
+    line_no = 1
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise SuiteFormatError(f"{path.name}: HateCheck CSV lacks columns {missing} (has {header[:12]})")
+            for line_no, raw in enumerate(reader, 2):
+                if None in raw:
+                    raise SuiteFormatError(f"{path.name}:{line_no}: more fields than the header has")
+                row = {(k or "").strip(): (v if v is not None else None) for k, v in raw.items()}
+                out.cases.append(_case(row, f"{path.name}:{line_no}", source, line_no, seen))
+    except UnicodeDecodeError as exc:
+        raise SuiteFormatError(f"{path.name}: not UTF-8 text (near line {line_no + 1}, byte {exc.start})") from None
+    except csv.Error as exc:
+        raise SuiteFormatError(f"{path.name}:{line_no + 1}: malformed CSV ({exc})") from None
+    if not out.cases:
+        raise SuiteFormatError(f"{path.name}: no test cases")
+    if len(out.cases) > limits().suite_cases:
+        raise SuiteFormatError(f"{path.name}: {len(out.cases):,} cases, over the limit "
+                               "(setting ALICT_LIMIT_SUITE_CASES)")
+    return out
+
+
+def _case(row: dict, where: str, source: str, line_no: int, seen: set[str]) -> TestCase:
+    if any(v is None for k, v in row.items() if k in REQUIRED):
+        raise SuiteFormatError(f"{where}: fewer fields than the header has")
+    try:
+        checked = HateCheckRow.model_validate({k: row[k].strip() if k != "test_case" else row[k] for k in REQUIRED})
+    except ValidationError as exc:
+        raise SuiteFormatError(f"{where}, {first_problem(exc).replace('field ', 'column ', 1)}") from None
+    gold = GOLD.get(checked.label_gold.lower())
+    if gold is None:
+        raise SuiteFormatError(f"{where}, column 'label_gold': {checked.label_gold!r} is not hateful / non-hateful")
+    case_id = f"{source}-{checked.case_id or line_no}"
+    if case_id in seen:
+        raise SuiteFormatError(f"{where}, column 'case_id': duplicate case id {checked.case_id!r}")
+    seen.add(case_id)
+    extra = {k: (row.get(k) or "").strip() for k in ("target_ident", "direction", "focus_words")}
+    return TestCase(
+        case_id=case_id, lc_id=f"{source}:{checked.functionality}", kind="seed", seed_id=case_id,
+        text=checked.test_case.strip(), expected={"kind": "label", "labels": [gold], "tolerance": None},
+        test_type="MFT", capability=checked.functionality, task="hate_speech",
+        description=extra["target_ident"] and f"target: {extra['target_ident']}",
+        meta={"source": source, **{k: v for k, v in extra.items() if v}},
+    )

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from alict_core.jsonl import atomic_path, write_jsonl
 from alict_core.runner.cases import TestCase
+from alict_core.suites.schema import SuiteImport
 
 
 def export_cases_jsonl(cases: Sequence[TestCase], path: Path | str) -> Path:
@@ -15,27 +16,88 @@ def export_cases_jsonl(cases: Sequence[TestCase], path: Path | str) -> Path:
 
 
 def import_cases_jsonl(path: Path | str) -> list[TestCase]:
-    from alict_core.jsonl import iter_jsonl
-    from alict_core.suites.checklist import SuiteFormatError
+    """The cases of a cases JSONL (see :func:`read_cases_jsonl`)."""
+    return read_cases_jsonl(path).cases
+
+
+def read_cases_jsonl(path: Path | str) -> SuiteImport:
+    """Cases written by ``export_cases_jsonl``, each row validated (errors name file, line and field)."""
+    import json
+
+    from pydantic import ValidationError
+
+    from alict_core.limits import limits
+    from alict_core.runner.cases import CaseError, check_expected
+    from alict_core.suites.schema import CaseRow, SuiteFormatError, first_problem
 
     path = Path(path)
     if not path.is_file():
-        raise SuiteFormatError(f"cases file {path} not found")
+        raise SuiteFormatError(f"cases file {path.name!r} not found")
+    if path.stat().st_size > limits().suite_bytes:
+        raise SuiteFormatError(f"{path.name}: over the suite size limit (setting ALICT_LIMIT_SUITE_BYTES)")
+    out = SuiteImport(path.name)
+    seen: set[str] = set()
+    line_no = 0
     try:
-        return [TestCase.from_dict(row) for row in iter_jsonl(path)]
-    except (TypeError, KeyError, ValueError) as exc:
-        raise SuiteFormatError(f"{path}: not a cases JSONL written by this project: {exc}") from exc
+        with open(path, encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                where = f"{path.name}:{line_no}"
+                try:
+                    row = CaseRow.model_validate(json.loads(line))
+                    expected = check_expected(row.expected, f"{where}, field 'expected'")
+                except ValueError as exc:
+                    detail = first_problem(exc) if isinstance(exc, ValidationError) else f"not JSON ({exc})"
+                    raise SuiteFormatError(f"{where}, {detail}") from None
+                except CaseError as exc:
+                    raise SuiteFormatError(str(exc)) from None
+                if row.case_id in seen:
+                    raise SuiteFormatError(f"{where}, field 'case_id': duplicate case id {row.case_id!r}")
+                seen.add(row.case_id)
+                data = row.model_dump()
+                data["expected"] = expected
+                out.cases.append(TestCase.from_dict(data))
+    except UnicodeDecodeError as exc:
+        raise SuiteFormatError(f"{path.name}: not UTF-8 text (near line {line_no + 1}, byte {exc.start})") from None
+    if not out.cases:
+        raise SuiteFormatError(f"{path.name}: no test cases")
+    return out
 
 
 def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:
     import pandas as pd
 
-    rows = [{"case_id": c.case_id, "lc_id": c.lc_id, "capability": c.capability, "test_type": c.test_type, "kind": c.kind,
-             "seed_id": c.seed_id, "text": c.text, "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
+    rows = [{"case_id": c.case_id, "lc_id": c.lc_id, "capability": c.capability, "test_type": c.test_type,
+             "kind": c.kind, "seed_id": c.seed_id, "text": c.text,
+             "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
              "variants": " ||| ".join(c.variants)} for c in cases]
     with atomic_path(Path(path)) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)
     return Path(path)
+
+
+EXPORT_FILES = ("results.jsonl", "results.csv", "summary.csv", "summary.jsonl", "cases.jsonl", "cases.csv",
+                "suite.json")
+
+
+def export_bundle(result, directory: Path | str, task: str) -> dict[str, Path]:
+    """Every export of a run (results, summary, cases, CheckList suite) into one folder, written whole.
+
+    The folder is filled in a temporary sibling and swapped into place with a manifest, so a killed
+    export leaves the previous export (or nothing), never a mix.
+    """
+    from alict_core.manifest import atomic_dir, write_manifest
+    from alict_core.suites.checklist import export_checklist
+
+    directory = Path(directory)
+    with atomic_dir(directory, owned=EXPORT_FILES) as tmp:
+        export_results(result, tmp)
+        export_cases_jsonl(result.case_list, tmp / "cases.jsonl")
+        export_cases_csv(result.case_list, tmp / "cases.csv")
+        export_checklist(result.case_list, task, tmp / "suite.json")
+        write_manifest(tmp, "export", result.run_id, len(result.case_list))
+    return {name: directory / name for name in EXPORT_FILES}
 
 
 def export_results(result, directory: Path | str) -> dict[str, Path]:

@@ -1,0 +1,409 @@
+"""Verified artefacts: manifests, atomic folders and quarantine, in one place.
+
+Every stored artefact carries a small manifest (``manifest.json`` in a folder, or ``<file>.manifest.json``
+beside a single file)::
+
+    {"format": 1, "kind": "run", "key": "<content key it was built for>", "rows": 120,
+     "files": {"cases.jsonl": "<sha256>", ...}}
+
+Reads call :func:`verify_dir` / :func:`verify_file`; a mismatch raises :class:`CorruptArtefactError` (one
+line naming the artefact and what is wrong). Callers that can rebuild move the entry aside with
+:func:`quarantine` (never delete) and rebuild it. Folders are written whole with :func:`atomic_dir`: a
+temporary sibling is filled and swapped into place only when complete, so a killed writer leaves the old
+state or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from alict_core.errors import AlictError
+
+log = logging.getLogger("alict_core")
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+FILE_MANIFEST_SUFFIX = ".manifest.json"
+QUARANTINE = "quarantine"
+
+
+class CorruptArtefactError(AlictError):
+    """A stored artefact fails its manifest check (missing, wrong key, wrong size, wrong checksum)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What an artefact was built for and how to check it."""
+
+    kind: str
+    key: str
+    rows: int
+    files: dict[str, str] = field(default_factory=dict)
+    format: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> "Manifest":
+        if not isinstance(data, dict):
+            raise CorruptArtefactError(f"{where}: manifest is not a JSON object")
+        try:
+            manifest = cls(kind=str(data["kind"]), key=str(data["key"]), rows=int(data["rows"]),
+                           files={str(k): str(v) for k, v in dict(data.get("files") or {}).items()},
+                           format=int(data["format"]), extra=dict(data.get("extra") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptArtefactError(f"{where}: malformed manifest ({exc})") from None
+        if manifest.format != FORMAT_VERSION:
+            raise CorruptArtefactError(f"{where}: manifest format {manifest.format}, "
+                                       f"this version reads {FORMAT_VERSION}")
+        return manifest
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _dump(manifest: Manifest) -> bytes:
+    return json.dumps(manifest.to_dict(), indent=1, sort_keys=True).encode("utf-8")
+
+
+def _read_manifest(path: Path, where: str) -> Manifest:
+    if not path.is_file():
+        raise CorruptArtefactError(f"{where}: no manifest (written by an older version, or interrupted)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorruptArtefactError(f"{where}: unreadable manifest ({type(exc).__name__})") from None
+    return Manifest.from_dict(data, where)
+
+
+# --- folders ----------------------------------------------------------------------------------------
+
+def write_manifest(directory: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
+    """Hash every regular file of ``directory`` (recursively, but no manifest) and write its manifest."""
+    directory = Path(directory)
+    files = {p.relative_to(directory).as_posix(): sha256_file(p)
+             for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")}
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files=files, extra=dict(extra or {}))
+    _write_bytes_atomic(directory / MANIFEST, _dump(manifest))
+    return manifest
+
+
+def verify_dir(directory: Path, kind: str, key: str | None = None, label: str | None = None) -> Manifest:
+    """Check a folder against its manifest: kind, key (when given), presence and checksum of every file."""
+    directory = Path(directory)
+    where = label or f"{kind} {directory.name}"
+    manifest = _read_manifest(directory / MANIFEST, where)
+    if manifest.kind != kind:
+        raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")
+    if key is not None and manifest.key != key:
+        raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
+    for name, digest in manifest.files.items():
+        path = directory / name
+        if not path.is_file():
+            raise CorruptArtefactError(f"{where}: file {name} is missing")
+        if sha256_file(path) != digest:
+            raise CorruptArtefactError(f"{where}: file {name} does not match its checksum (changed or truncated)")
+    return manifest
+
+
+# --- single files ------------------------------------------------------------------------------------
+
+def file_manifest_path(path: Path) -> Path:
+    return Path(path).with_name(Path(path).name + FILE_MANIFEST_SUFFIX)
+
+
+def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
+    """Manifest of one file, written beside it (``<name>.manifest.json``)."""
+    path = Path(path)
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files={path.name: sha256_file(path)},
+                        extra=dict(extra or {}))
+    _write_bytes_atomic(file_manifest_path(path), _dump(manifest))
+    return manifest
+
+
+def verify_file(path: Path, kind: str, key: str | None = None, label: str | None = None) -> Manifest:
+    """Check one file against the manifest beside it."""
+    path = Path(path)
+    where = label or f"{kind} {path.name}"
+    if not path.is_file():
+        raise CorruptArtefactError(f"{where}: file is missing")
+    manifest = _read_manifest(file_manifest_path(path), where)
+    if manifest.kind != kind:
+        raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")
+    if key is not None and manifest.key != key:
+        raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
+    if manifest.files.get(path.name) != sha256_file(path):
+        raise CorruptArtefactError(f"{where}: does not match its checksum (changed or truncated)")
+    return manifest
+
+
+# --- quarantine ---------------------------------------------------------------------------------------
+
+def quarantine_root() -> Path:
+    from alict_core.config import artefact_dir
+
+    return artefact_dir(QUARANTINE)
+
+
+def quarantine(path: Path, kind: str, root: Path | None = None) -> Path | None:
+    """Move a bad artefact (file, its manifest, or folder) aside under ``<cache>/quarantine/<kind>/``.
+
+    Never deletes; returns the new location (None when there was nothing to move).
+    """
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return None
+    target_dir = Path(root or quarantine_root()) / kind
+    target_dir.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = target_dir / f"{path.name}.{stamp}.{os.getpid()}"
+    n = 0
+    while target.exists():
+        n += 1
+        target = target_dir / f"{path.name}.{stamp}.{os.getpid()}.{n}"
+    try:
+        os.replace(path, target)
+    except OSError:  # another filesystem: copy then remove the original
+        shutil.move(str(path), str(target))
+    side = file_manifest_path(path)
+    if side.exists():
+        os.replace(side, target.with_name(target.name + FILE_MANIFEST_SUFFIX))
+    return target
+
+
+def report_bad(error: Exception, moved_to: Path | None) -> None:
+    """One warning line for a quarantined artefact (the CLI prints warnings to stderr)."""
+    where = f"; moved aside to {moved_to.parent.name}/{moved_to.name}" if moved_to is not None else ""
+    log.warning("%s%s; rebuilding it", error, where)
+
+
+T = TypeVar("T")
+READ_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError, EOFError)
+
+
+def load_checked(path: Path, kind: str, key: str | None, read: Callable[[Path], T], *, adopt_legacy: bool = False,
+                 quarantine_root: Path | None = None) -> T | None:
+    """``read(path)`` after verifying the file's manifest; None when absent or bad (then the caller rebuilds).
+
+    A bad entry (no/other manifest, wrong key, changed bytes, unreadable) is reported in one line and
+    quarantined, never served. ``adopt_legacy``: a file from before manifests that reads cleanly gets one.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        if adopt_legacy and not file_manifest_path(path).exists():
+            value = read(path)
+            write_file_manifest(path, kind, key or "", len(value) if hasattr(value, "__len__") else 0)
+            return value
+        verify_file(path, kind, key)
+        return read(path)
+    except CorruptArtefactError as exc:
+        error = exc
+    except READ_ERRORS as exc:
+        error = CorruptArtefactError(f"{kind} {path.name}: unreadable ({type(exc).__name__})")
+    report_bad(error, quarantine(path, kind, quarantine_root))
+    return None
+
+
+def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Path], Any]) -> Path:
+    """``write(tmp)`` then rename into place and record the manifest (a file without one is never served)."""
+    from alict_core.jsonl import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        write(tmp)
+    write_file_manifest(path, kind, key, rows)
+    return path
+
+
+# --- atomic folders -------------------------------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False when not supported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    result = renameat2(_AT_FDCWD, os.fsencode(str(a)), _AT_FDCWD, os.fsencode(str(b)), _RENAME_EXCHANGE)
+    return result == 0
+
+
+def _old_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_dir(target: Path) -> None:
+    """Finish an interrupted swap: if ``target`` is missing but its old copy is beside it, put it back."""
+    target = Path(target)
+    old = _old_name(target)
+    if old.is_dir():
+        if not target.exists():
+            os.replace(old, target)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
+    """Remove temporary folders of killed writers (``.<name>.tmp-*``) older than ``max_age_s``."""
+    now = time.time()
+    for tmp in Path(parent).glob(".*.tmp-*"):
+        try:
+            if tmp.is_dir() and now - tmp.stat().st_mtime > max_age_s:
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` is a manifest this module wrote (not some other program's manifest.json)."""
+    try:
+        Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name)
+        return True
+    except (OSError, ValueError, CorruptArtefactError):
+        return False
+
+
+def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
+    """Refuse to replace a folder holding anything this project did not write there."""
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
+    names = {p.name for p in target.iterdir()}
+    if names <= set(owned) or (MANIFEST in names and _is_ours(target / MANIFEST)):
+        return
+    raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
+                     "(an artefact folder is replaced as a whole)")
+
+
+@contextmanager
+def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
+
+    An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
+    the file names in ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
+    ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
+    are kept), for output folders that collect files over several commands.
+
+    Until the swap, ``target`` keeps its old content; a writer killed before it leaves only a hidden
+    ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
+    the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
+    """
+    target = Path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        recover_dir(target)
+        clean_stale(target.parent)
+        if not merge:
+            _check_replaceable(target, owned)
+        elif target.exists() and not target.is_dir():
+            raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        if merge and target.is_dir():
+            shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+    except OSError as exc:
+        raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
+    try:
+        yield tmp
+        _fsync_tree(tmp)
+        if target.exists():
+            if _exchange(tmp, target):
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                old = _old_name(target)
+                if old.exists():
+                    shutil.rmtree(old)
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fsync_tree(directory: Path) -> None:
+    for path in directory.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_dir(path: Path | str | None, what: str) -> None:
+    """Refuse, before any work, an output folder that is a file or cannot be written (one clear line)."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} exists and is not a folder; choose another path")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
+def check_output_file(path: Path | str | None, what: str) -> None:
+    """Refuse, before any work, an output file path that is a folder or cannot be written."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable")
+    check_output_dir(path.parent, what + " folder")

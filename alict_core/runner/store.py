@@ -1,0 +1,30 @@
+"""The run store: saved runs under ``artefact_dir("runs")``, listed and resolved safely."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alict_core.manifest import recover_dir
+from alict_core.refs import resolve_inside
+
+
+def runs_root() -> Path:
+    from alict_core.config import artefact_dir
+
+    return artefact_dir("runs")
+
+
+def list_runs(root: Path | None = None) -> list[Path]:
+    """Complete saved runs, oldest first; temporary folders of killed writers are never listed."""
+    root = Path(root) if root is not None else runs_root()
+    if not root.is_dir():
+        return []
+    for old in root.glob(".*.old"):  # a swap interrupted between its two renames
+        recover_dir(old.with_name(old.name[1:-4]))
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()]
+    return sorted(runs, key=lambda p: p.stat().st_mtime)
+
+
+def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
+    """The folder of a saved run by id (a validated name inside the run store)."""
+    return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")

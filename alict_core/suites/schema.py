@@ -1,0 +1,163 @@
+"""Schemas of imported suites (pydantic), checked before anything runs.
+
+Every problem becomes one :class:`SuiteFormatError` naming the file, the test (or line) and the field.
+Nothing is reinterpreted: a string where a list is expected, a label list of the wrong length, numbers
+or ``None`` as texts, unknown types or expectation kinds and duplicate case ids are all refused. Tests
+that cannot be represented (CheckList DIR tests whose expectation was Python code, INV items without
+variants) are skipped only with a :class:`Skipped` entry naming the test and the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
+
+from alict_core.errors import AlictError
+
+
+class SuiteFormatError(AlictError):
+    """An imported suite file is malformed (the message names file, test and field)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A test (or item) left out of an import, with why."""
+
+    test: str
+    reason: str
+    items: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"test": self.test, "reason": self.reason, "items": self.items}
+
+    def describe(self) -> str:
+        return f"{self.test}: {self.reason} ({self.items} item{'s' if self.items != 1 else ''})"
+
+
+@dataclass
+class SuiteImport:
+    """The cases of an imported suite and what was skipped."""
+
+    source: str
+    cases: list = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def check_text_value(value: str) -> str:
+    """A test text: non-empty, no NUL, within the text length limit."""
+    from alict_core.limits import limits
+
+    if "\x00" in value:
+        raise ValueError("contains a NUL character")
+    if not value.strip():
+        raise ValueError("is an empty text")
+    if len(value) > limits().text_chars:
+        raise ValueError(f"has {len(value):,} characters, over the limit of {limits().text_chars:,} "
+                         "(setting ALICT_LIMIT_TEXT_CHARS)")
+    return value
+
+
+Text = Annotated[StrictStr, "text"]
+LabelValue = Union[StrictInt, StrictStr]
+
+
+class CheckListTest(BaseModel):
+    """One CheckList test: ``{type, capability, description, data, labels | expected, case_ids}``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["MFT", "INV", "DIR"] = "MFT"
+    capability: StrictStr | None = None
+    description: StrictStr | None = None
+    data: list[Union[StrictStr, list[StrictStr]]]
+    labels: Union[LabelValue, list[Union[LabelValue, list[LabelValue], None]], None] = None
+    expected: list[dict[str, Any]] | None = None
+    case_ids: list[StrictStr] | None = None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("data")
+    @classmethod
+    def _texts(cls, value: list) -> list:
+        if not value:
+            raise ValueError("has no items")
+        for item in value:
+            for text in item if isinstance(item, list) else [item]:
+                check_text_value(text)
+        return value
+
+
+class HateCheckRow(BaseModel):
+    """One HateCheck CSV row (other columns are kept as metadata)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    functionality: StrictStr
+    case_id: StrictStr
+    test_case: StrictStr
+    label_gold: StrictStr
+
+    @field_validator("functionality")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is empty")
+        return value
+
+    @field_validator("test_case")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        return check_text_value(value)
+
+
+class CaseRow(BaseModel):
+    """One row of this project's cases JSONL (``export_cases_jsonl``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case_id: StrictStr
+    lc_id: StrictStr
+    kind: Literal["seed", "expansion"]
+    seed_id: StrictStr
+    text: StrictStr
+    expected: dict[str, Any]
+    test_type: Literal["MFT", "INV", "DIR"]
+    capability: StrictStr = ""
+    task: StrictStr | None = None
+    variants: list[StrictStr] = []
+    description: StrictStr = ""
+    meta: dict[str, Any] = {}
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        return check_text_value(value)
+
+    @field_validator("variants")
+    @classmethod
+    def _variants(cls, value: list[str]) -> list[str]:
+        for text in value:
+            check_text_value(text)
+        return value
+
+
+def first_problem(exc: ValidationError) -> str:
+    """``field 'x.y': message`` of the first validation error (and how many more)."""
+    error = exc.errors()[0]
+    parts = list(error["loc"])  # field, then item indices; union member tags ("int", "list[...]") are dropped
+    loc = (str(parts[0]) + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int))) if parts else ""
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "missing":
+        message = "is missing"
+    elif error["type"] == "extra_forbidden":
+        message = "is not a known field"
+    elif error["type"].endswith("_type") or error["type"] in ("literal_error", "list_type"):
+        message = f"{message} (got {type(error.get('input')).__name__})"
+    more = len({e["loc"][:1] for e in exc.errors()}) - 1
+    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"field {loc!r}: {message}{extra}" if loc else f"{message}{extra}"

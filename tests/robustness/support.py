@@ -1,0 +1,42 @@
+"""Small real fixtures shared by the robustness tables: a keyword model and a handful of cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from alict_core.runner import build_cases
+
+
+class KeywordModel:
+    """negative if 'bad' in text, positive if 'good', else neutral; counts the texts it predicts."""
+
+    labels = ("negative", "neutral", "positive")
+
+    def __init__(self, name: str = "kw") -> None:
+        self.name = name
+        self.fingerprint = f"kw-robustness:{name}"
+        self.seen: list[str] = []
+
+    def predict_proba(self, texts):
+        self.seen.extend(texts)
+        out = np.full((len(texts), 3), 0.1)
+        for i, t in enumerate(texts):
+            out[i, 0 if "bad" in t else 2 if "good" in t else 1] = 0.8
+        return out
+
+
+TEXTS = ["a good film", "a bad film", "a film", "good and bad", "truly good", "so bad it hurts", "plain", "good grief"]
+
+
+def small_cases(n: int = 8, label: str = "positive"):
+    """``n`` MFT seed cases of one LC expecting ``label`` (some pass, some fail with KeywordModel)."""
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"{TEXTS[i % len(TEXTS)]} {i}", "test_type": "MFT",
+              "expected": {"kind": "label", "labels": [label]}, "capability": "Vocabulary"} for i in range(n)]
+    return build_cases(seeds)
+
+
+def tree_snapshot(root: Path) -> dict[str, bytes]:
+    """relative path -> bytes of every file under ``root`` (to compare artefacts before and after)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(Path(root).rglob("*")) if p.is_file()}
