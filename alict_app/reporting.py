@@ -14,14 +14,12 @@ from alict_core.errors import DataNotFoundError
 
 def import_baseline(path: Path, task: str) -> pd.DataFrame:
     """A baseline suite (CheckList JSON / HateCheck CSV) as a DataFrame with a ``capability`` column."""
-    from alict_core.suites import import_suite
-
     if not Path(path).exists():
         raise DataNotFoundError(f"baseline suite {path} not found")
     from alict_core.suites import read_suite
 
     imported = read_suite(path, task)
-    frame = pd.DataFrame([_row(t) for t in imported.cases])
+    frame = pd.DataFrame(as_rows(imported.cases))
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
     frame.attrs["skipped"] = [s.describe() for s in imported.skipped]  # shown by the page, never silent

@@ -190,7 +190,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
-    result.save(runs_root() / result.run_id, extra_files={"request.json": {  # one swap: never a run without it
+    folder = result.save(runs_root() / result.run_id, extra_files={"request.json": {  # one swap: never a run without it
         "key": request.key(), "request": asdict(request), "status": "done", "started": started,
         "finished": time.time()}})
     _load_run.clear()

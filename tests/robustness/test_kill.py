@@ -97,4 +97,5 @@ def test_app_run_list_ignores_a_run_being_saved(tmp_path, monkeypatch):
     for folder in ("k1", ".k1.tmp-abc", ".k2.tmp-def"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "request.json").write_text(__import__("json").dumps(done))
+        (tmp_path / folder / "meta.json").write_text("{}")
     assert [r["key"] for r in runs.list_runs()] == ["k1"]

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from alict_core.config import SPECS_DIR
 from alict_core.errors import AlictError, SpecError
 from alict_core.lcids import parse_lc_id
 from alict_core.limits import LimitError, limits
@@ -20,7 +21,7 @@ from alict_core.manifest import (
 from alict_core.refs import ReferenceError_, check_name, resolve_inside
 from alict_core.spec import SpecValidationError, load_spec, parse_spec_text
 
-BASE_SPEC = open("specs/sentiment/sentiment-lc04.yaml", encoding="utf-8").read()
+BASE_SPEC = (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text(encoding="utf-8")
 
 SPEC_BAD = [  # (YAML text or bytes, needles)
     ("a: " + "[" * 5000 + "]" * 5000, ["nested deeper than 32"]),
