@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from alict_core.commands.run import add_export_options
 from alict_core.errors import AlictError
 
 
@@ -20,6 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
     parser.add_argument("--export", default=None, help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
     parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"], help="task of the run (for the CheckList export)")
+    parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
+                        help="threshold for --junit/--summary-json; exit 1 when an LC × model exceeds it "
+                        "('*': every LC)")
+    add_export_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -74,4 +79,18 @@ def run(args: argparse.Namespace) -> int:
         files["cases.csv"] = export_cases_csv(result.case_list, out / "cases.csv")
         files["suite.json"] = export_checklist(result.case_list, _task_of(result, args.task), out / "suite.json")
         print("exported: " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return exports_and_gate(result, args)
+
+
+def exports_and_gate(result, args: argparse.Namespace) -> int:
+    """Write --junit/--summary-json; 1 when an LC × model exceeds its --fail-threshold."""
+    import sys
+
+    from alict_core.commands.run import check_thresholds, parse_thresholds, write_exports
+
+    thresholds = parse_thresholds(args.fail_threshold)
+    write_exports(result, args, thresholds)
+    problems = check_thresholds(result.summary(), thresholds)
+    for problem in problems:
+        print(f"FAIL: {problem}", file=sys.stderr)
+    return 1 if problems else 0
