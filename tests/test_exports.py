@@ -108,3 +108,12 @@ def test_cli_run_report_and_compare_write_ci_files(tmp_path, monkeypatch, capsys
     assert {row["lc_id"] for row in compared["lcs"]} == {"sentiment-lc06", "sentiment-lc02"}
     assert main(["compare", str(out)]) == 2  # two models: which one?
     assert "name the one to compare" in capsys.readouterr().err
+
+
+def test_html_report_names_lcs_by_capability_and_title(result):
+    from alict_core.report import render_report
+
+    page = render_report(result)
+    assert "Negation · Negation of negative at the end should be positive or neutral" in page
+    assert "<title>sentiment-lc06</title>" in page  # the id on hover
+    assert page.index("Vocabulary · Short sentences") < page.index("Negation · Negation of negative")  # group order

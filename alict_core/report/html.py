@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from alict_core.capabilities import group_order, lc_catalog
 from alict_core.jsonl import atomic_path
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
@@ -34,13 +35,18 @@ def _pct(value: Any) -> str:
     return "–" if math.isnan(v) else f"{100 * v:.1f}%"
 
 
-def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int = 900) -> str:
-    """Horizontal grouped bars: one group per LC, one bar per model (fail rate in %)."""
+def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int = 900,
+                  labels: dict[str, str] | None = None) -> str:
+    """Horizontal grouped bars: one group per LC, one bar per model (fail rate in %).
+
+    ``labels``: LC id -> the text shown beside its bars (capability and title); the id shows on hover.
+    """
     if summary.empty:
         return "<p>No results.</p>"
     lcs = list(dict.fromkeys(summary.lc_id))
+    labels = labels or {}
     models = list(dict.fromkeys(summary.model))
-    bar, gap, left, right = 14, 10, 260, 70
+    bar, gap, left, right = 14, 10, (380 if labels else 260), 70
     height = len(lcs) * (len(models) * bar + gap) + 40
     plot_w = width - left - right
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -52,14 +58,18 @@ def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int =
     index = summary.set_index(["lc_id", "model"])
     y = 24
     for lc in lcs:
-        parts.append(f'<text x="{left - 6}" y="{y + len(models) * bar / 2 + 4:.1f}" text-anchor="end">{_e(lc[:40])}</text>')
+        shown = labels.get(lc, lc)
+        shown = shown if len(shown) <= 62 else shown[:61] + "…"
+        parts.append(f'<text x="{left - 6}" y="{y + len(models) * bar / 2 + 4:.1f}" text-anchor="end">'
+                     f'<title>{_e(lc)}</title>{_e(shown)}</text>')
         for m, model in enumerate(models):
             if (lc, model) in index.index:
                 rate = float(index.loc[(lc, model), column])
                 if not math.isnan(rate):
                     w = plot_w * rate
                     parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar - 2}" fill="{PALETTE[m % len(PALETTE)]}">'
-                                 f'<title>{_e(lc)} · {_e(model)}: {_pct(rate)}</title></rect>'
+                                 f'<title>{_e(labels.get(lc, lc))} ({_e(lc)}) · {_e(model)}: {_pct(rate)}'
+                                 '</title></rect>'
                                  f'<text x="{left + w + 4:.1f}" y="{y + bar - 4}" fill="#333">{_pct(rate)}</text>')
             y += bar
         y += gap
@@ -99,8 +109,16 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
     """The whole report as one self-contained HTML string (no scripts, no external files)."""
     summary = result.summary()
     cases = result.cases()
-    cols = ["lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds", "ci_low", "ci_high",
-            "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
+    labels: dict[str, str] = {}
+    if not summary.empty:  # capability-first: order by group, name each LC by its title
+        catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary["capability"], strict=True)))
+        summary = summary.assign(capability=summary["lc_id"].map(lambda lc: catalog[lc].capability),
+                                 title=summary["lc_id"].map(lambda lc: catalog[lc].title))
+        order = {g: i for i, g in enumerate(group_order(summary["capability"]))}
+        summary = summary.sort_values("capability", key=lambda s: s.map(order), kind="stable")
+        labels = {lc: info.label for lc, info in catalog.items()}
+    cols = ["capability", "title", "lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds", "ci_low",
+            "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
     table = summary[[c for c in cols if c in summary.columns]] if not summary.empty else summary
     pct = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
     out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title><style>{CSS}</style></head><body>",
@@ -110,7 +128,7 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            "<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
            "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
            "labelled corpus; expansions are syntax-based variants of the seeds. Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
-           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary),
+           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
            "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate")]
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
