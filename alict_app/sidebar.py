@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import services, state
+from alict_app import demo, services, state
 
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
 STATE_ICONS = {"loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳"}
@@ -54,7 +54,8 @@ def render_sidebar() -> None:
             for row in services.backend_status(task):
                 st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"
                             f"<small>{row['note']}</small>", unsafe_allow_html=True)
-                build_controls(row)
+                if not demo.enabled():  # demo mode builds nothing
+                    build_controls(row)
         link = "?" + "&".join(f"{k}={v}" for k, v in state.query_state().items())
         st.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
                     help="the task, LC, seed, run, model and case of this view")
