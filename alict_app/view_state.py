@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import streamlit as st
 
 # URL keys (added to alict_app.state.QUERY_KEYS)
-VIEW_KEYS = ("cap", "lcs", "models_f", "ttype", "kind", "outcome", "tpl", "word", "group",
+VIEW_KEYS = ("cap", "lcs", "models_f", "ttype", "kind", "outcome", "tpl", "word", "p2f", "group",
              "run_b", "model_a", "model_b")
 OUTCOMES = ("fails", "passes", "all")
 
@@ -59,6 +59,16 @@ def single(container: Any, label: str, options: Sequence[str], key: str, default
     chosen = draw(label, options, key=widget, format_func=format_func, **extra, **kwargs)
     st.session_state[key] = chosen if chosen is not None else ""
     return chosen
+
+
+def flag(container: Any, label: str, key: str, **kwargs: Any) -> bool:
+    """A checkbox whose value is stored under URL key ``key`` ("1" or absent)."""
+    widget = _widget_key(key)
+    if widget not in st.session_state:
+        st.session_state[widget] = st.session_state.get(key) in ("1", "true", True)
+    value = bool(container.checkbox(label, key=widget, **kwargs))
+    st.session_state[key] = "1" if value else ""
+    return value
 
 
 def get(key: str, default: str = "") -> str:

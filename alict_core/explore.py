@@ -3,8 +3,8 @@ inserted words; filters; fail rates per group with a plain headline; the most st
 
 Pure pandas over a :class:`~alict_core.runner.RunResult` (no UI). Columns of :func:`explorer_frame`:
 ``case_id, lc_id, lc_title, lc_label, capability, test_type, kind, seed_id, text, expected, model,
-predicted, confidence, passed, failed, template, inserted_word, seed_text`` (plus ``validity``, filled
-by a review store when one is given).
+predicted, confidence, passed, failed, template, inserted_word, seed_text, pass_to_fail`` (plus
+``validity``, filled by a review store when one is given).
 """
 
 from __future__ import annotations
@@ -66,8 +66,19 @@ def explorer_frame(result: Any, validity: ValidityLookup | None = None) -> pd.Da
     frame["failed"] = ~frame["passed"].astype(bool)
     frame["confidence"] = [max(p.values()) if isinstance(p, Mapping) and p else np.nan for p in frame["probabilities"]]
     frame["seed_text"] = frame["seed_id"].map(seed_text).fillna("")
+    frame["pass_to_fail"] = _pass_to_fail(frame)
     frame["validity"] = frame["lc_id"].map(dict(validity(sorted(catalog)))) if validity else np.nan
     return frame
+
+
+def _pass_to_fail(frame: pd.DataFrame) -> pd.Series:
+    """True for an expansion that fails while its seed passes (same model)."""
+    passing_seed = (frame["kind"] == "seed") & ~frame["failed"]
+    passed = set(zip(frame.loc[passing_seed, "case_id"], frame.loc[passing_seed, "model"], strict=True))
+    keys = zip(frame["seed_id"], frame["model"], strict=True)
+    flags = [bool(f) and k == "expansion" and key in passed for f, k, key in zip(frame["failed"], frame["kind"], keys,
+                                                                                strict=True)]
+    return pd.Series(flags, index=frame.index, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,7 @@ class Filters:
     outcome: str = "fails"  # "fails" | "passes" | "all"
     template: str = ""
     word: str = ""
+    pass_to_fail: bool = False  # only expansions that fail while their seed passes
 
 
 def apply_filters(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
@@ -99,6 +111,8 @@ def apply_filters(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
         mask &= frame["template"] == filters.template
     if filters.word:
         mask &= frame["inserted_word"] == filters.word
+    if filters.pass_to_fail:
+        mask &= frame["pass_to_fail"]
     return frame[mask]
 
 
@@ -158,11 +172,7 @@ def striking_failures(frame: pd.DataFrame, per_model: int = 3) -> pd.DataFrame:
     failed = frame[frame["failed"]]
     if failed.empty:
         return failed
-    passing_seed = (frame["kind"] == "seed") & ~frame["failed"]
-    passed_seeds = set(zip(frame.loc[passing_seed, "case_id"], frame.loc[passing_seed, "model"], strict=True))
-    flip = [kind == "expansion" and (seed, model) in passed_seeds
-            for kind, seed, model in zip(failed["kind"], failed["seed_id"], failed["model"], strict=True)]
-    ranked = failed.assign(pass_to_fail=flip).sort_values(["model", "pass_to_fail", "confidence"],
+    ranked = failed.sort_values(["model", "pass_to_fail", "confidence"],
                                                           ascending=[True, False, False])
     picked = ranked.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False).head(per_model)
     return picked.reset_index(drop=True)

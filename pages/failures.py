@@ -22,7 +22,7 @@ from alict_core.explore import GROUP_BY, Filters, apply_filters, distinct_values
 
 MAX_ROWS = 1000  # cases listed (the filters narrow the rest)
 CASE_COLUMNS = ["capability", "lc_title", "model", "kind", "text", "seed_text", "inserted_word", "expected",
-                "predicted", "confidence", "passed", "lc_id", "case_id"]
+                "predicted", "confidence", "passed", "pass_to_fail", "lc_id", "case_id"]
 KIND_NAMES = {"seed": "seeds", "expansion": "expansions"}
 OUTCOME_NAMES = {"fails": "failing cases", "passes": "passing cases", "all": "all cases"}
 
@@ -60,14 +60,15 @@ def filter_bar(data: pd.DataFrame) -> Filters:
                                 help="see the passing cases next to the failing ones") or "fails"
     scope = apply_filters(data, Filters(capabilities=tuple(caps), lcs=tuple(lcs), models=tuple(models),
                                         test_types=tuple(types), kinds=tuple(kinds), outcome="all"))
-    c7, c8, c9 = st.columns([3, 2, 2])
+    c7, c8, c9, c10 = st.columns([3, 2, 2, 1])
     template = view_state.single(c7, "Template (rule and its literals)", ["", *distinct_values(scope, "template")],
                                  "tpl", format_func=lambda t: t or "(any)")
     word = view_state.single(c8, "Inserted word (expansions)", ["", *distinct_values(scope, "inserted_word")], "word",
                              format_func=lambda w: w or "(any)")
     view_state.single(c9, "Group by", ["", *GROUP_BY], "group", format_func=lambda g: g or "(no grouping)")
+    p2f = view_state.flag(c10, "pass-to-fail only", "p2f", help="expansions that fail while their seed passes")
     return Filters(tuple(caps), tuple(lcs), tuple(models), tuple(types), tuple(kinds), outcome,
-                   template or "", word or "")
+                   template or "", word or "", p2f)
 
 
 def overview(key: str, scope: pd.DataFrame, filtered: bool) -> None:
@@ -76,6 +77,9 @@ def overview(key: str, scope: pd.DataFrame, filtered: bool) -> None:
     if rates.empty:
         return
     st.plotly_chart(charts.lc_heatmap(rates), width="stretch", key="heatmap")
+    flips = int(scope["pass_to_fail"].sum())
+    st.caption(f"{flips} pass-to-fail pairs (the seed passes, its expansion fails)" if flips else
+               "no pass-to-fail pairs here (run with expansions to find them)")
     if rates["validity"].notna().any():
         st.caption("Reviewed validity per LC (share of its cases judged valid):")
         st.dataframe(rates[["lc_title", "model", "fail_rate", "validity"]], hide_index=True, width="stretch")
@@ -181,7 +185,8 @@ def show_template(template: dict[str, Any], contributions: dict[str, Any] | None
         st.caption("underlined: the tokens the template keeps")
     reached = "reached" if template.get("reached") else "not reached"
     st.caption(f"label kept: {template.get('label', '?')} · fidelity threshold {template.get('p_thresh', '?')} "
-               f"{reached} · {template.get('samples_used', '?')} samples, {template.get('model_calls', '?')} model calls")
+               f"{reached} · {template.get('samples_used', '?')} samples, "
+               f"{template.get('model_calls', '?')} model calls")
     curve = template.get("fidelity_curve") or []
     if curve:
         st.plotly_chart(charts.fidelity_figure(curve, template.get("p_thresh")), width="stretch", key="fidelity")
@@ -231,9 +236,10 @@ def main() -> None:
         st.info("This run has no cases.")
         return
     filters = filter_bar(data)
-    scope = apply_filters(data, replace(filters, outcome="all"))
+    scope = apply_filters(data, replace(filters, outcome="all", pass_to_fail=False))
     narrowed = bool(filters.capabilities or filters.lcs or filters.models or filters.test_types or filters.kinds)
-    overview(key, apply_filters(data, replace(filters, outcome="all", template="", word="")), filtered=narrowed)
+    overview(key, apply_filters(data, replace(filters, outcome="all", template="", word="", pass_to_fail=False)),
+             filtered=narrowed)
     grouping(scope, filters.models)
     st.subheader("Cases")
     shown = apply_filters(data, filters)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from alict_app import demo, reporting, runs, state, widgets
+from alict_app import demo as demo_mode
+from alict_app import reporting, runs, state, widgets
 from alict_app.core import has_core
 from alict_app.guard import guarded, run_page
 
@@ -106,7 +107,7 @@ def main() -> None:
     with full:
         st.dataframe(summary, hide_index=True, width="stretch")
         downloads(key, cases, task)
-        if not demo.enabled():  # the baseline import writes an upload and reads server paths
+        if not demo_mode.enabled():  # the baseline import writes an upload and reads server paths
             baseline_section(summary, task)
 
 
