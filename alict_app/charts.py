@@ -164,7 +164,7 @@ def lc_heatmap(rates, title: str = "Fail rate per linguistic capability × model
                f"({int(cell[(lc, m)].n_fail)} of {int(cell[(lc, m)].n_cases)})") if (lc, m) in cell else ""
               for m in models] for lc in lcs]
     text = [[f"{v:.0%}" if v is not None else "" for v in row] for row in z]
-    short = [_short(labels[lc]) for lc in lcs]
+    short = [_short(labels[lc], 90) for lc in lcs]
     fig = go.Figure(go.Heatmap(z=z, x=models, y=short, text=text, texttemplate="%{text}", hovertext=hover,
                                hoverinfo="text", colorscale="Reds", zmin=0, zmax=1,
                                colorbar={"title": {"text": "fail rate"}, "tickformat": ".0%"}))
