@@ -116,7 +116,8 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     spec_file = specs / "sentiment" / "sentiment-lc04.yaml"
     original = spec_file.read_text(encoding="utf-8")
     assert "expected: {label: neutral}" in original
-    spec_file.write_text(original.replace("expected: {label: neutral}", "expected: {label: negative}"), encoding="utf-8")
+    changed = original.replace("expected: {label: neutral}", "expected: {label: negative}")
+    spec_file.write_text(changed, encoding="utf-8")
     at = start()
     before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04"))
     spec_file.write_text(original, encoding="utf-8")  # the change under test: lc04 expects neutral again
@@ -132,8 +133,8 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     assert lcs.loc["sentiment-lc01", "difference"] == 0 and lcs.loc["sentiment-lc01", "significance"] == ""
     assert lcs.loc["sentiment-lc04", "difference"] > 0.5 and lcs.loc["sentiment-lc04", "significance"] == "***"
     newly_failing = at.dataframe[2].value
-    changed = lcs.loc["sentiment-lc04"]
-    assert changed["n_a"] == changed["n_b"] and len(newly_failing) == round(changed["difference"] * changed["n_a"])
+    lc04 = lcs.loc["sentiment-lc04"]
+    assert lc04["n_a"] == changed["n_b"] and len(newly_failing) == round(lc04["difference"] * lc04["n_a"])
     assert set(newly_failing["lc_id"]) == {"sentiment-lc04"} and len(at.dataframe[3].value) == 0
     assert any("fail significantly more" in m.value for m in at.markdown)
     assert query(at)["run_b"] == after
