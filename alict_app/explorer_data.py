@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import runs
+from alict_core.compare import SIDE_COLUMNS, Comparison, compare_frames
 from alict_core.explore import explorer_frame, lc_model_rates
 
 
@@ -27,6 +28,17 @@ def heat_rates(key: str) -> pd.DataFrame:
     return lc_model_rates(frame(key))
 
 
+@st.cache_resource(show_spinner="Comparing …", max_entries=8)
+def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison:
+    """Model ``model_a`` of run ``key_a`` against ``model_b`` of run ``key_b`` (read-only, cached)."""
+    frame_a, frame_b = frame(key_a), frame(key_b)
+    side_a = frame_a.loc[frame_a["model"] == model_a, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
+    side_b = frame_b.loc[frame_b["model"] == model_b, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
+    same = model_a == model_b
+    label_a, label_b = (f"{model_a} (A)", f"{model_b} (B)") if same else (model_a, model_b)
+    return compare_frames(side_a, side_b, label_a, label_b)
+
+
 def model_ref(key: str, model_name: str) -> dict[str, Any]:
     """How to load a run's model again (registry name and arguments), for explanations."""
     for ref in runs.run_info(key)["request"]["models"]:
@@ -38,3 +50,4 @@ def model_ref(key: str, model_name: str) -> dict[str, Any]:
 def clear() -> None:
     frame.clear()
     heat_rates.clear()
+    comparison.clear()

@@ -10,7 +10,6 @@ import streamlit as st
 
 from alict_app import charts, explorer_data, runs, state, view_state, widgets
 from alict_app.guard import run_page
-from alict_core.compare import SIDE_COLUMNS, compare_frames
 
 PERCENT = ("rate_a", "rate_b", "difference", "diff_low", "diff_high", "ci_low_a", "ci_high_a", "ci_low_b", "ci_high_b")
 
@@ -48,12 +47,8 @@ def main() -> None:
     if (key_a, model_a) == (key_b, model_b):
         st.info("Choose two different runs or models to compare.")
         return
-    frame_a, frame_b = explorer_data.frame(key_a), explorer_data.frame(key_b)
-    same = model_a == model_b
-    label_a, label_b = (f"{model_a} (A)", f"{model_b} (B)") if same else (model_a, model_b)
-    side_a = frame_a.loc[frame_a["model"] == model_a, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
-    side_b = frame_b.loc[frame_b["model"] == model_b, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
-    comparison = compare_frames(side_a, side_b, label_a, label_b)
+    comparison = explorer_data.comparison(key_a, model_a, key_b, model_b)
+    label_a, label_b = comparison.label_a, comparison.label_b
     st.markdown(f"**{comparison.headline()}**")
     st.plotly_chart(charts.comparison_figure(comparison.lcs, label_a, label_b), width="stretch", key="comparison")
     percent = {c: st.column_config.NumberColumn(format="percent") for c in PERCENT}
