@@ -134,7 +134,7 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     assert lcs.loc["sentiment-lc04", "difference"] > 0.5 and lcs.loc["sentiment-lc04", "significance"] == "***"
     newly_failing = at.dataframe[2].value
     lc04 = lcs.loc["sentiment-lc04"]
-    assert lc04["n_a"] == changed["n_b"] and len(newly_failing) == round(lc04["difference"] * lc04["n_a"])
+    assert lc04["n_a"] == lc04["n_b"] and len(newly_failing) == round(lc04["difference"] * lc04["n_a"])
     assert set(newly_failing["lc_id"]) == {"sentiment-lc04"} and len(at.dataframe[3].value) == 0
     assert any("fail significantly more" in m.value for m in at.markdown)
     assert query(at)["run_b"] == after
