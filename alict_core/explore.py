@@ -20,8 +20,15 @@ from alict_core.runner.stats import wilson_interval
 
 GROUP_BY = {"inserted word": "inserted_word", "template": "template", "LC": "lc_label", "capability": "capability",
             "model": "model", "test type": "test_type"}
-# LC id -> reviewed validity (share of cases a reviewer judged valid); filled by the review store when present
+# LC ids -> reviewed validity per LC (share of its cases a reviewer judged valid); LCs without reviews are left out
 ValidityLookup = Callable[[Sequence[str]], Mapping[str, float]]
+_validity_lookup: ValidityLookup | None = None
+
+
+def set_validity_lookup(lookup: ValidityLookup | None) -> None:
+    """Hook for the review store: where the ``validity`` column comes from (None: left empty)."""
+    global _validity_lookup
+    _validity_lookup = lookup
 
 
 def case_template(meta: Mapping[str, Any] | None) -> str:
@@ -42,7 +49,11 @@ def inserted_word(meta: Mapping[str, Any] | None) -> str:
 
 
 def explorer_frame(result: Any, validity: ValidityLookup | None = None) -> pd.DataFrame:
-    """The case × model table of a run with everything the explorer filters, groups and shows."""
+    """The case × model table of a run with everything the explorer filters, groups and shows.
+
+    ``validity`` (default: the lookup given to :func:`set_validity_lookup`) fills the ``validity`` column.
+    """
+    validity = validity or _validity_lookup
     table = result.cases()
     if table.empty:
         return table.assign(failed=pd.Series(dtype=bool))

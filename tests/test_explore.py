@@ -140,3 +140,16 @@ def test_compare_two_models_of_one_run_names_unknown_models(run):
         compare_runs(result, result, "kw", "nope")
     with pytest.raises(Exception, match="name the one to compare"):
         compare_runs(result, result)
+
+
+def test_validity_hook_fills_the_column_for_every_frame(run):
+    from alict_core import explore
+
+    explore.set_validity_lookup(lambda lcs: {lc: 0.5 for lc in lcs if lc.endswith("lc01")})
+    try:
+        frame = explorer_frame(run([Keyword("kw")]))
+    finally:
+        explore.set_validity_lookup(None)
+    assert set(frame.loc[frame["lc_id"] == "sentiment-lc01", "validity"]) == {0.5}
+    assert frame.loc[frame["lc_id"] == "sentiment-lc05", "validity"].isna().all()
+    assert explorer_frame(run([Keyword("kw")]))["validity"].isna().all()
