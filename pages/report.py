@@ -10,28 +10,17 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import demo as demo_mode
-from alict_app import reporting, runs, state, widgets
+from alict_app import explorer_data, reporting, runs, state, widgets
 from alict_app.core import has_core
 from alict_app.guard import guarded, run_page
+from alict_core.explore import striking_failures
 
 
-def striking_failures(cases: pd.DataFrame, p2f: pd.DataFrame, per_model: int = 3) -> pd.DataFrame:
-    """Per model, the failures the model is most confident about (pass-to-fail expansions first)."""
-    failed = cases[cases["failed"]].copy()
-    if not len(failed):
-        return failed
-    failed["confidence"] = [max(p.values()) if isinstance(p, dict) and p else float("nan")
-                            for p in failed.get("probabilities", pd.Series([None] * len(failed), index=failed.index))]
-    flips = set(p2f["case_id"]) if len(p2f) and "case_id" in p2f else set()
-    failed["pass_to_fail"] = failed["case_id"].isin(flips)
-    failed = failed.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
-    return failed.groupby("model", sort=False).head(per_model)
-
-
-def demo_view(cases: pd.DataFrame, p2f: pd.DataFrame) -> None:
+def demo_view(key: str) -> None:
     st.subheader("Most striking failures")
-    st.caption("For stakeholders: per model, the three failures it is most sure about (seed-passes/expansion-fails first).")
-    top = striking_failures(cases, p2f)
+    st.caption("For stakeholders: per model, the three failures it is most sure about (seed-passes/expansion-fails "
+               "first, one per LC).")
+    top = striking_failures(explorer_data.frame(key))
     if not len(top):
         st.success("No failures in this run.")
         return
@@ -41,14 +30,16 @@ def demo_view(cases: pd.DataFrame, p2f: pd.DataFrame) -> None:
             flag = " · 🔁 pass-to-fail" if row.get("pass_to_fail") else ""
             confidence = f"{row['confidence']:.0%}" if pd.notna(row.get("confidence")) else "?"
             st.markdown(
-                f"> {row['text']}\n\n**{row['lc_id']}** — expected *{row.get('expected', '?')}*, "
+                f"> {row['text']}\n\n**{row['lc_title']}** ({row['capability']}) — "
+                f"expected *{row.get('expected', '?')}*, "
                 f"predicted **{row.get('predicted', '?')}** ({confidence}){flag}"
             )
 
 
 def baseline_section(summary: pd.DataFrame, task: str) -> None:
     st.subheader("Compare with a baseline suite")
-    upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"], key="baseline_upload")
+    upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"],
+                              key="baseline_upload")
     path_text = st.text_input("… or a path on the server", key="baseline_path")
     source: Path | None = None
     if upload is not None:
@@ -72,7 +63,8 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.download_button("⬇ results JSONL", lambda: cases.to_json(orient="records", lines=True, force_ascii=False),
                        f"alict-{key}.jsonl", "application/jsonl", on_click="ignore")
-    c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv", on_click="ignore")
+    c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv",
+                       on_click="ignore")
     if has_core("alict_core.suites", "to_checklist"):
         c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
                            f"alict-{key}-checklist.json", "application/json", on_click="ignore")
@@ -100,10 +92,10 @@ def main() -> None:
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     key = state.get("run")
     frames = runs.run_frames(key)
-    cases, p2f, summary = frames["cases"], frames["pass_to_fail"], frames["summary"]
+    cases, summary = frames["cases"], frames["summary"]
     demo, full = st.tabs(["Demo view", "Full report"])
     with demo:
-        demo_view(cases, p2f)
+        demo_view(key)
     with full:
         st.dataframe(summary, hide_index=True, width="stretch")
         downloads(key, cases, task)
