@@ -55,7 +55,8 @@ def parse_tree_figure(tree: Any, highlight: Sequence[str] = ()):
     ))
     width = max(n["x"] for n in nodes) + 1
     fig.update_layout(
-        showlegend=False, height=120 + 55 * (1 - min(n["y"] for n in nodes)), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        showlegend=False, height=120 + 55 * (1 - min(n["y"] for n in nodes)),
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
         xaxis={"visible": False, "range": [-0.7, width - 0.3]}, yaxis={"visible": False},
         plot_bgcolor="white", meta={"kind": "parse-tree"},
     )
@@ -96,12 +97,13 @@ def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "
     import plotly.express as px
 
     grouped = frame.groupby([lc, model, kind])["failed"].agg(["sum", "count"]).reset_index()
-    bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"])]
+    bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"], strict=True)]
     grouped["fail_rate"] = grouped["sum"] / grouped["count"].clip(lower=1)
-    grouped["err_plus"] = [hi - r for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
-    grouped["err_minus"] = [r - lo for (lo, hi), r in zip(bounds, grouped["fail_rate"])]
+    grouped["err_plus"] = [hi - r for (_, hi), r in zip(bounds, grouped["fail_rate"], strict=True)]
+    grouped["err_minus"] = [r - lo for (lo, _), r in zip(bounds, grouped["fail_rate"], strict=True)]
     fig = px.bar(
-        grouped, x=lc, y="fail_rate", color=kind, barmode="group", facet_row=model if grouped[model].nunique() > 1 else None,
+        grouped, x=lc, y="fail_rate", color=kind, barmode="group",
+        facet_row=model if grouped[model].nunique() > 1 else None,
         error_y="err_plus", error_y_minus="err_minus", hover_data={"sum": True, "count": True},
         labels={"fail_rate": "fail rate", lc: "LC"}, range_y=[0, 1],
     )
@@ -114,7 +116,7 @@ def contributions_html(tokens: Sequence[str], scores: Sequence[float], kept: Seq
     """Tokens coloured by contribution (red pushes towards the predicted label, blue away)."""
     peak = max((abs(float(s)) for s in scores), default=0.0) or 1.0
     spans = []
-    for i, (token, score) in enumerate(zip(tokens, scores)):
+    for i, (token, score) in enumerate(zip(tokens, scores, strict=False)):
         alpha = min(1.0, abs(float(score)) / peak)
         rgb = "214,39,40" if score >= 0 else "31,119,180"
         border = "border-bottom:2px solid #222;" if kept is not None and kept[i] else ""
@@ -144,7 +146,8 @@ def fidelity_figure(curve: Sequence[float], p_thresh: float | None = None):
     if p_thresh is not None:
         fig.add_hline(y=p_thresh, line_dash="dash", line_color="#d35400", annotation_text=f"p_thresh {p_thresh:g}")
     fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis={"range": [0, 1.02]},
-                      xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity", meta={"kind": "fidelity"})
+                      xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity",
+                      meta={"kind": "fidelity"})
     return fig
 
 

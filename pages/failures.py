@@ -54,7 +54,7 @@ def filter_bar(data: pd.DataFrame) -> Filters:
     models = view_state.multi(c3, "Model", sorted(data["model"].unique()), "models_f")
     c4, c5, c6 = st.columns([2, 3, 2])
     types = view_state.multi(c4, "Test type", sorted(data["test_type"].unique()), "ttype")
-    kinds = view_state.multi(c5, "Seed vs expansion", ["seed", "expansion"], "kind", format_func=KIND_NAMES.get)
+    kinds = view_state.multi(c5, "Seed vs expansion", ["seed", "expansion"], "kind", format_func=lambda k: KIND_NAMES[k])
     outcome = view_state.single(c6, "Show", list(view_state.OUTCOMES), "outcome", default="fails", radio=True,
                                 format_func=lambda o: {"fails": "fails", "passes": "passes", "all": "both"}[o],
                                 help="see the passing cases next to the failing ones") or "fails"
