@@ -13,6 +13,7 @@ from alict_app import demo as demo_mode
 from alict_app import explorer_data, reporting, runs, state, widgets
 from alict_app.core import has_core
 from alict_app.guard import guarded, run_page
+from alict_core.capabilities import lc_catalog
 from alict_core.explore import striking_failures
 
 
@@ -34,6 +35,18 @@ def demo_view(key: str) -> None:
                 f"expected *{row.get('expected', '?')}*, "
                 f"predicted **{row.get('predicted', '?')}** ({confidence}){flag}"
             )
+
+
+def capability_first(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with each LC's capability group and title in front (the id stays as a column)."""
+    if summary.empty or "lc_id" not in summary:
+        return summary
+    catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary.get("capability", summary["lc_id"]),
+                                                    strict=True)))
+    named = summary.drop(columns=[c for c in ("capability",) if c in summary])
+    named.insert(0, "title", named["lc_id"].map(lambda lc: catalog[lc].title))
+    named.insert(0, "capability", named["lc_id"].map(lambda lc: catalog[lc].capability))
+    return named
 
 
 def baseline_section(summary: pd.DataFrame, task: str) -> None:
@@ -97,7 +110,7 @@ def main() -> None:
     with demo:
         demo_view(key)
     with full:
-        st.dataframe(summary, hide_index=True, width="stretch")
+        st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         downloads(key, cases, task)
         if not demo_mode.enabled():  # the baseline import writes an upload and reads server paths
             baseline_section(summary, task)
