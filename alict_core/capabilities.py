@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Iterable, Mapping
 
 GROUPS = ("Vocabulary", "Negation", "Temporal", "SRL", "Questions", "Opinion", "Coreference", "Taxonomy",
@@ -59,38 +58,37 @@ def capability_group(capability: str | None) -> str:
     return name
 
 
-@lru_cache(maxsize=4)
-def _spec_infos(task: str) -> dict[str, LCInfo]:
-    from alict_core.spec import load_task_specs
-
-    return {s.id: LCInfo(s.id, s.title, capability_group(s.capability)) for s in load_task_specs(task)}
-
-
 def spec_infos() -> dict[str, LCInfo]:
-    """Title and group of every shipped LC of both tasks (empty if the specs cannot be read)."""
+    """Title and group of every LC spec of both tasks (empty if the specs cannot be read).
+
+    The spec loader caches by the spec files' stamps, so an edited spec shows its new title.
+    """
     from alict_core.errors import AlictError
+    from alict_core.spec import load_task_specs
 
     out: dict[str, LCInfo] = {}
     for task in ("sentiment", "hate_speech"):
         try:
-            out.update(_spec_infos(task))
+            out.update({s.id: LCInfo(s.id, s.title, capability_group(s.capability)) for s in load_task_specs(task)})
         except (AlictError, OSError, ValueError):
             continue
     return out
 
 
+def _fallback(lc_id: str, capability: str | None) -> LCInfo:
+    return LCInfo(lc_id, lc_id, capability_group(capability if capability and capability != lc_id else None))
+
+
 def lc_info(lc_id: str, capability: str | None = None) -> LCInfo:
     """Title and group of one LC: from its spec when shipped, else from the case's ``capability``."""
-    known = spec_infos().get(lc_id)
-    if known is not None:
-        return known
-    return LCInfo(lc_id, lc_id, capability_group(capability if capability and capability != lc_id else None))
+    return spec_infos().get(lc_id) or _fallback(lc_id, capability)
 
 
 def lc_catalog(lc_ids: Iterable[str], capabilities: Mapping[str, str] | None = None) -> dict[str, LCInfo]:
     """:func:`lc_info` for many LCs (``capabilities``: LC id -> the capability its cases carry)."""
     capabilities = capabilities or {}
-    return {lc: lc_info(lc, capabilities.get(lc)) for lc in dict.fromkeys(lc_ids)}
+    known = spec_infos()
+    return {lc: known.get(lc) or _fallback(lc, capabilities.get(lc)) for lc in dict.fromkeys(lc_ids)}
 
 
 def group_order(groups: Iterable[str]) -> list[str]:

@@ -63,8 +63,9 @@ def explorer_frame(result: Any, validity: ValidityLookup | None = None) -> pd.Da
         "template": [case_template(c.meta) for c in cases],
         "inserted_word": [inserted_word(c.meta) for c in cases],
     })
+    per_case = per_case.drop_duplicates("case_id")  # imported suites may repeat an id; the first wins
     seed_template = dict(zip(per_case["case_id"], per_case["template"], strict=True))
-    seed_of = {c.case_id: c.seed_id for c in cases}
+    seed_of = {c.case_id: c.seed_id for c in reversed(cases)}
     # an expansion belongs to its seed's template
     per_case["template"] = [t or seed_template.get(seed_of[i], "")
                             for i, t in zip(per_case["case_id"], per_case["template"], strict=True)]
