@@ -43,9 +43,10 @@ def case_template(meta: Mapping[str, Any] | None) -> str:
 
 
 def inserted_word(meta: Mapping[str, Any] | None) -> str:
-    """The word(s) an expansion inserted (joined by a space; "" for seeds)."""
-    words = (meta or {}).get("words") or []
-    return " ".join(str(w) for w in words)
+    """The word(s) an expansion inserted (joined by a space; "" for seeds); for HateCheck cases the focus words."""
+    meta = meta or {}
+    words = meta.get("words") or meta.get("focus_words") or []
+    return str(words) if isinstance(words, str) else " ".join(str(w) for w in words)
 
 
 def explorer_frame(result: Any, validity: ValidityLookup | None = None) -> pd.DataFrame:

@@ -54,7 +54,8 @@ def filter_bar(data: pd.DataFrame) -> Filters:
     models = view_state.multi(c3, "Model", sorted(data["model"].unique()), "models_f")
     c4, c5, c6 = st.columns([2, 3, 2])
     types = view_state.multi(c4, "Test type", sorted(data["test_type"].unique()), "ttype")
-    kinds = view_state.multi(c5, "Seed vs expansion", ["seed", "expansion"], "kind", format_func=lambda k: KIND_NAMES[k])
+    kinds = view_state.multi(c5, "Seed vs expansion", ["seed", "expansion"], "kind",
+                             format_func=lambda k: KIND_NAMES[k])
     outcome = view_state.single(c6, "Show", list(view_state.OUTCOMES), "outcome", default="fails", radio=True,
                                 format_func=lambda o: {"fails": "fails", "passes": "passes", "all": "both"}[o],
                                 help="see the passing cases next to the failing ones") or "fails"
@@ -114,6 +115,7 @@ def choose_case(shown: pd.DataFrame) -> pd.Series | None:
     """The selected case (URL key ``case`` = "case_id::model") among the listed ones."""
     listed = shown.head(MAX_ROWS)
     if listed.empty:
+        state.put("case", "")  # no stale case in the link
         return None
     picks = (listed["case_id"].astype(str) + "::" + listed["model"].astype(str)).tolist()
     texts = dict(zip(picks, listed["text"], strict=True))

@@ -70,6 +70,15 @@ def test_shipped_lcs_are_named_by_title_and_capability():
     assert capability_group("") == "Other" and capability_group("Weird thing") == "Weird thing"
 
 
+def test_templates_and_inserted_words_from_case_meta():
+    from alict_core.explore import case_template, inserted_word
+
+    slots = {"prefix": "They think that", "infix": "but I think that"}
+    assert case_template({"rule": "mine_positive", "slots": slots}) == "mine_positive: They think that … but I think that"
+    assert case_template({}) == "" and inserted_word({"words": ["not", "really"]}) == "not really"
+    assert inserted_word({"source": "hatecheck.csv", "focus_words": "vermin"}) == "vermin"  # imported HateCheck case
+
+
 def test_explorer_frame_templates_inserted_words_filters_and_groups(run):
     frame = explorer_frame(run([Keyword("kw")]))
     assert set(frame["lc_title"]) == {"Negated positive should be negative",
