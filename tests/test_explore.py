@@ -74,7 +74,8 @@ def test_templates_and_inserted_words_from_case_meta():
     from alict_core.explore import case_template, inserted_word
 
     slots = {"prefix": "They think that", "infix": "but I think that"}
-    assert case_template({"rule": "mine_positive", "slots": slots}) == "mine_positive: They think that … but I think that"
+    expected = "mine_positive: They think that … but I think that"
+    assert case_template({"rule": "mine_positive", "slots": slots}) == expected
     assert case_template({}) == "" and inserted_word({"words": ["not", "really"]}) == "not really"
     assert inserted_word({"source": "hatecheck.csv", "focus_words": "vermin"}) == "vermin"  # imported HateCheck case
 
