@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from alict_app import backends, state
+from alict_app import backends, demo, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar
 from alict_core.runtime import configure_torch
@@ -27,9 +27,13 @@ PAGES = [
     st.Page("pages/expansions.py", title="Expansions", icon=":material/account_tree:"),
     st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/bug_report:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:"),
     st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
 ]
+if demo.enabled():  # read-only: open on the story, no page that edits, builds or runs
+    PAGES = [st.Page("pages/story.py", title="Story", icon=":material/auto_stories:", default=True),
+             *(p for p in PAGES if p.title in ("Failures", "Compare", "Report"))]
 
 _started = time.perf_counter()
 state.init_state()

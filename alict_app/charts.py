@@ -140,3 +140,81 @@ def fidelity_figure(curve: Sequence[float], p_thresh: float | None = None):
                       xaxis_title="tokens unmasked (most important first)", yaxis_title="fidelity",
                       meta={"kind": "fidelity"})
     return fig
+
+
+def lc_heatmap(rates, title: str = "Fail rate per linguistic capability × model"):
+    """Fail-rate heatmap with capability-first row labels (``lc_label``) and the LC id on hover.
+
+    ``rates``: rows of ``alict_core.explore.lc_model_rates`` (lc_id, lc_label, model, fail_rate, n_cases, ...).
+    """
+    import plotly.graph_objects as go
+
+    lcs = list(dict.fromkeys(rates["lc_id"]))
+    models = list(dict.fromkeys(rates["model"]))
+    labels = dict(zip(rates["lc_id"], rates["lc_label"], strict=True))
+    cell = {(r.lc_id, r.model): r for r in rates.itertuples(index=False)}
+    z = [[float(cell[(lc, m)].fail_rate) if (lc, m) in cell else None for m in models] for lc in lcs]
+    hover = [[(f"{labels[lc]}<br>id: {lc}<br>model: {m}<br>fail rate {cell[(lc, m)].fail_rate:.0%} "
+               f"({int(cell[(lc, m)].n_fail)} of {int(cell[(lc, m)].n_cases)})") if (lc, m) in cell else ""
+              for m in models] for lc in lcs]
+    text = [[f"{v:.0%}" if v is not None else "" for v in row] for row in z]
+    short = [_short(labels[lc], 90) for lc in lcs]
+    fig = go.Figure(go.Heatmap(z=z, x=models, y=short, text=text, texttemplate="%{text}", hovertext=hover,
+                               hoverinfo="text", colorscale="Reds", zmin=0, zmax=1,
+                               colorbar={"title": {"text": "fail rate"}, "tickformat": ".0%"}))
+    fig.update_layout(title=title, height=140 + 30 * len(lcs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      yaxis={"autorange": "reversed", "automargin": True}, meta={"kind": "heatmap", "lc_ids": lcs})
+    return fig
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def group_rate_bars(rates, by: str, limit: int = 25):
+    """Horizontal bars of the fail rate per group (inserted word, template, ...) with 95 % intervals."""
+    import plotly.graph_objects as go
+
+    top = rates.head(limit)
+    fig = go.Figure(go.Bar(
+        x=top["fail_rate"], y=[_short(str(v), 50) for v in top[by]], orientation="h", marker_color="#d62728",
+        error_x={"type": "data", "symmetric": False, "array": top["ci_high"] - top["fail_rate"],
+                 "arrayminus": top["fail_rate"] - top["ci_low"]},
+        customdata=top[["n_fail", "n_cases"]].to_numpy(),
+        hovertemplate="%{y}: %{x:.0%} (%{customdata[0]} of %{customdata[1]})<extra></extra>",
+    ))
+    fig.update_layout(height=80 + 24 * len(top), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      xaxis={"range": [0, 1], "tickformat": ".0%", "title": "fail rate"},
+                      yaxis={"autorange": "reversed", "automargin": True}, meta={"kind": "group-rates", "by": by})
+    return fig
+
+
+def comparison_figure(lcs, label_a: str, label_b: str):
+    """Per LC, the change in fail rate from A to B with its 95 % interval: red = fails more in B, green = less.
+
+    ``lcs``: ``alict_core.compare.Comparison.lcs``. Grey points are differences that are not significant.
+    """
+    import plotly.graph_objects as go
+
+    ordered = lcs.sort_values(["capability", "lc_id"])
+    colour = ["#d62728" if s and d > 0 else "#2ca02c" if s and d < 0 else "#7f7f7f"
+              for s, d in zip(ordered["significance"], ordered["difference"], strict=True)]
+    names = [_short(f"{c} · {t}", 60) + (f" {s}" if s else "")
+             for c, t, s in zip(ordered["capability"], ordered["lc_title"], ordered["significance"], strict=True)]
+    hover = [f"{t} ({lc})<br>{label_a}: {a:.0%} · {label_b}: {b:.0%}<br>"
+             f"change {d:+.0%} (95% CI {lo:+.0%} to {hi:+.0%}), p = {p:.3g}" for t, lc, a, b, d, lo, hi, p in zip(
+                 ordered["lc_title"], ordered["lc_id"], ordered["rate_a"], ordered["rate_b"], ordered["difference"],
+                 ordered["diff_low"], ordered["diff_high"], ordered["p_value"], strict=True)]
+    fig = go.Figure(go.Scatter(
+        x=ordered["difference"], y=names, mode="markers", marker={"size": 11, "color": colour},
+        error_x={"type": "data", "symmetric": False, "array": ordered["diff_high"] - ordered["difference"],
+                 "arrayminus": ordered["difference"] - ordered["diff_low"], "color": "#999"},
+        hovertext=hover, hoverinfo="text",
+    ))
+    fig.add_vline(x=0, line_color="#444", line_width=1)
+    fig.update_layout(height=120 + 30 * len(ordered), margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis={"tickformat": "+.0%", "title": f"change in fail rate, {label_b} vs {label_a}",
+                             "range": [-1.05, 1.05]},
+                      yaxis={"autorange": "reversed", "automargin": True}, meta={"kind": "comparison"},
+                      title=f"Right of the line: {label_b} fails more often than {label_a}")
+    return fig

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from alict_app import backends, state
+from alict_app import backends, demo, state
 from alict_app.formatting import TASK_TITLES, TASKS
 
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
@@ -61,7 +61,8 @@ def render_sidebar() -> None:
             for row in backends.backend_status():
                 st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"
                             f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
-                build_controls(row)
+                if not demo.enabled():  # demo mode builds nothing
+                    build_controls(row)
         link = "?" + urlencode(state.query_state())  # values come from the URL: encoded, never raw HTML
         st.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
                     help="the task, LC, seed, run, model and case of this view")

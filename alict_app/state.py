@@ -9,7 +9,9 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-QUERY_KEYS = ("task", "lc", "seed", "model", "case", "run", "review", "reviewer")
+from alict_app.view_state import VIEW_KEYS
+
+QUERY_KEYS = ("task", "lc", "seed", "model", "case", "run", "review", "reviewer", *VIEW_KEYS)
 # widget-backed keys that must survive page switches (streamlit drops keys of widgets not drawn)
 PERSISTENT_KEYS = (*QUERY_KEYS, "models", "max_seeds", "sample_seed", "parser_name", "mlm_name")
 DEFAULTS: dict[str, Any] = {"task": "sentiment"}

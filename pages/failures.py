@@ -1,16 +1,30 @@
-"""Failures page: fail-rate heatmap and bars, pass-to-fail counts, a failure browser and, for one
-case, token contributions, the masking template with its fidelity curve and the seed/expansion pair."""
+"""Failures page: the failure explorer of one run, capability-first.
+
+Filters (capability, LC, model, test type, seed vs expansion, fails/passes, template, inserted word)
+and the grouping live in the URL, so a link reopens the same view. Fail rates per group come with a
+plain headline; each case shows its seed/expansion pair, expectation, every model's prediction and,
+on demand, its explanation.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, runs, state, widgets
+from alict_app import artefacts, backends, charts, explorer_data, runs, state, view_state, widgets
 from alict_app.guard import guarded, run_page
+from alict_core.capabilities import group_order
+from alict_core.explore import GROUP_BY, Filters, apply_filters, distinct_values, group_rates, headline, lc_model_rates
+
+MAX_ROWS = 1000  # cases listed (the filters narrow the rest)
+CASE_COLUMNS = ["capability", "lc_title", "model", "kind", "text", "seed_text", "inserted_word", "expected",
+                "predicted", "confidence", "passed", "pass_to_fail", "lc_id", "case_id"]
+KIND_NAMES = {"seed": "seeds", "expansion": "expansions"}
+OUTCOME_NAMES = {"fails": "failing cases", "passes": "passing cases", "all": "all cases"}
 
 
 def choose_run(task: str) -> str | None:
@@ -29,56 +43,114 @@ def choose_run(task: str) -> str | None:
     return state.get("run")
 
 
-def model_ref(run_key: str, model_name: str) -> dict[str, Any]:
-    for ref in runs.run_info(run_key)["request"]["models"]:
-        if model_name in (ref.get("label"), ref["name"], (ref.get("kwargs") or {}).get("name")):
-            return ref
-    return {"name": model_name, "kwargs": {}}
+def filter_bar(data: pd.DataFrame) -> Filters:
+    """Draw the filters (URL-backed) and return them."""
+    titles = dict(zip(data["lc_id"], data["lc_label"], strict=True))
+    c1, c2, c3 = st.columns([2, 3, 2])
+    caps = view_state.multi(c1, "Capability", group_order(data["capability"].unique()), "cap")
+    in_caps = data[data["capability"].isin(caps)] if caps else data
+    lcs = view_state.multi(c2, "LC", sorted(in_caps["lc_id"].unique(), key=lambda lc: titles[lc]), "lcs",
+                           format_func=lambda lc: titles.get(lc, lc), help="titles; the id is in the case table")
+    models = view_state.multi(c3, "Model", sorted(data["model"].unique()), "models_f")
+    c4, c5, c6 = st.columns([2, 3, 2])
+    types = view_state.multi(c4, "Test type", sorted(data["test_type"].unique()), "ttype")
+    kinds = view_state.multi(c5, "Seed vs expansion", ["seed", "expansion"], "kind",
+                             format_func=lambda k: KIND_NAMES[k])
+    outcome = view_state.single(c6, "Show", list(view_state.OUTCOMES), "outcome", default="fails", radio=True,
+                                format_func=lambda o: {"fails": "fails", "passes": "passes", "all": "both"}[o],
+                                help="see the passing cases next to the failing ones") or "fails"
+    scope = apply_filters(data, Filters(capabilities=tuple(caps), lcs=tuple(lcs), models=tuple(models),
+                                        test_types=tuple(types), kinds=tuple(kinds), outcome="all"))
+    c7, c8, c9, c10 = st.columns([3, 2, 2, 1])
+    template = view_state.single(c7, "Template (rule and its literals)", ["", *distinct_values(scope, "template")],
+                                 "tpl", format_func=lambda t: t or "(any)")
+    word = view_state.single(c8, "Inserted word (expansions)", ["", *distinct_values(scope, "inserted_word")], "word",
+                             format_func=lambda w: w or "(any)")
+    view_state.single(c9, "Group by", ["", *GROUP_BY], "group", format_func=lambda g: g or "(no grouping)")
+    p2f = view_state.flag(c10, "pass-to-fail only", "p2f", help="expansions that fail while their seed passes")
+    return Filters(tuple(caps), tuple(lcs), tuple(models), tuple(types), tuple(kinds), outcome,
+                   template or "", word or "", p2f)
 
 
-def overview(key: str, p2f: pd.DataFrame) -> None:
-    figures = runs.overview_figures(key)
+def overview(key: str, scope: pd.DataFrame, filtered: bool) -> None:
+    """Heatmap of fail rates per LC × model (capability-first labels) of the cases in scope."""
+    rates = lc_model_rates(scope) if filtered else explorer_data.heat_rates(key)
+    if rates.empty:
+        return
+    st.plotly_chart(charts.lc_heatmap(rates), width="stretch", key="heatmap")
+    flips = int(scope["pass_to_fail"].sum())
+    st.caption(f"{flips} pass-to-fail pairs (the seed passes, its expansion fails)" if flips else
+               "no pass-to-fail pairs here (run with expansions to find them)")
+    if rates["validity"].notna().any():
+        st.caption("Reviewed validity per LC (share of its cases judged valid):")
+        st.dataframe(rates[["lc_title", "model", "fail_rate", "validity"]], hide_index=True, width="stretch")
+
+
+def grouping(scope: pd.DataFrame, models: tuple[str, ...]) -> None:
+    """Fail rates per inserted word / template / ... of the cases in scope, with a headline."""
+    label = view_state.get("group")
+    if label not in GROUP_BY:
+        return
+    column = GROUP_BY[label]
+    rates = group_rates(scope, column)
+    st.markdown(f"**{headline(rates, column, models or tuple(scope['model'].unique()))}**")
+    if rates.empty:
+        return
     left, right = st.columns([3, 2])
-    with left:
-        st.plotly_chart(figures["heatmap"], width="stretch", key="heatmap")
-    with right:
-        st.markdown("**Pass-to-fail pairs** (seed passes, its expansion fails)")
-        if len(p2f):
-            counts = p2f.groupby([c for c in ("lc_id", "model") if c in p2f.columns]).size().reset_index(name="pass_to_fail")
-            st.dataframe(counts, hide_index=True, width="stretch")
-        else:
-            st.caption("none in this run (run with expansions to find them)")
-    st.plotly_chart(figures["bars"], width="stretch", key="bars")
+    left.plotly_chart(charts.group_rate_bars(rates, column), width="stretch", key="group_bars")
+    right.dataframe(rates, hide_index=True, width="stretch", height=min(420, 40 + 35 * len(rates)),
+                    column_config={c: st.column_config.NumberColumn(format="percent")
+                                   for c in ("fail_rate", "ci_low", "ci_high")})
 
 
-def browser(cases: pd.DataFrame, p2f: pd.DataFrame) -> pd.DataFrame:
-    f1, f2, f3, f4 = st.columns([2, 2, 2, 1])
-    lcs = f1.multiselect("LC", sorted(cases["lc_id"].unique()), key="fb_lc")
-    models = f2.multiselect("Model", sorted(cases["model"].unique()), key="fb_model")
-    expected = cases["expected"].map(expected_text) if "expected" in cases else pd.Series([""] * len(cases))
-    labels = f3.multiselect("Expected", sorted(expected.unique()), key="fb_label")
-    only_p2f = f4.checkbox("pass-to-fail only", key="fb_p2f")
-    shown = cases[cases["failed"]].assign(expected_label=expected)
-    if lcs:
-        shown = shown[shown["lc_id"].isin(lcs)]
-    if models:
-        shown = shown[shown["model"].isin(models)]
-    if labels:
-        shown = shown[shown["expected_label"].isin(labels)]
-    if only_p2f and len(p2f) and "case_id" in shown:
-        ids = set(p2f.get("expansion_id", p2f.get("case_id", pd.Series(dtype=str))))
-        shown = shown[shown["case_id"].isin(ids)]
-    return shown
+def case_table(shown: pd.DataFrame, outcome: str) -> None:
+    more = f" (the first {MAX_ROWS} listed)" if len(shown) > MAX_ROWS else ""
+    st.caption(f"{len(shown)} {OUTCOME_NAMES[outcome]}{more}")
+    st.dataframe(shown.head(MAX_ROWS)[[c for c in CASE_COLUMNS if c in shown]], hide_index=True, width="stretch",
+                 height=280, column_config={"confidence": st.column_config.NumberColumn(format="percent"),
+                                            "lc_title": "LC", "seed_text": "seed of the expansion"})
 
 
-def expected_text(expected: Any) -> str:
-    if isinstance(expected, dict):
-        return f"{expected.get('kind')}: {'/'.join(expected.get('labels') or [])}"
-    return str(expected)
+def choose_case(shown: pd.DataFrame) -> pd.Series | None:
+    """The selected case (URL key ``case`` = "case_id::model") among the listed ones."""
+    listed = shown.head(MAX_ROWS)
+    if listed.empty:
+        state.put("case", "")  # no stale case in the link
+        return None
+    picks = (listed["case_id"].astype(str) + "::" + listed["model"].astype(str)).tolist()
+    texts = dict(zip(picks, listed["text"], strict=True))
+    pick = view_state.single(st, "Case", picks, "case", format_func=lambda p: f"{p.split('::')[1]} · {texts[p][:110]}")
+    return listed.iloc[picks.index(pick)] if pick in picks else None
 
 
-def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
-    ref_json = json.dumps(model_ref(run_key, row["model"]), sort_keys=True)
+def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
+    """The case's LC, expectation, seed/expansion pair, every model's prediction; its explanation on demand."""
+    st.markdown(f"**{row['lc_title']}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
+                f"expected **{row['expected']}**")
+    if row["kind"] == "expansion":
+        left, right = st.columns(2)
+        left.markdown(f"*seed*\n\n> {row['seed_text']}")
+        inserted = f" (inserted: **{row['inserted_word']}**)" if row["inserted_word"] else ""
+        right.markdown(f"*expansion*{inserted}\n\n> {row['text']}")
+    else:
+        st.markdown(f"> {row['text']}")
+    if row["template"]:
+        st.caption(f"template: {row['template']}")
+    same = data[data["case_id"] == row["case_id"]]
+    predictions = pd.DataFrame({
+        "model": same["model"], "predicted": same["predicted"], "confidence": same["confidence"],
+        "outcome": same["passed"].map({True: "✅ passes", False: "❌ fails"}),
+        "probabilities": same["probabilities"].map(lambda p: " · ".join(f"{k} {v:.2f}" for k, v in p.items())
+                                                  if isinstance(p, dict) else ""),
+    })
+    st.dataframe(predictions, hide_index=True, width="stretch",
+                 column_config={"confidence": st.column_config.NumberColumn(format="percent")})
+    if st.toggle("Explain this case (token contributions and masking template)", key="explain_on"):
+        explanation(key, row, data)
+
+
+def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
+    ref_json = json.dumps(explorer_data.model_ref(key, row["model"]), sort_keys=True)
     names = backends.backend_names("explainer") or ["lemna", "shap", "lime"]
     c1, c2, c3, c4 = st.columns(4)
     state.ensure_choice("explainer", names)
@@ -86,11 +158,9 @@ def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
     n_samples = c2.select_slider("Samples", [50, 100, 200, 500, 1000], value=200, key="exp_samples")
     p_thresh = c3.slider("Template threshold", 0.5, 1.0, 0.9, 0.05, key="exp_pthresh")
     seed = c4.number_input("Seed", 0, 9999, 0, key="exp_seed")
-    st.markdown(f"**Case** `{row.get('case_id', '')}` · model **{row['model']}** · expected {expected_text(row.get('expected'))}"
-                f" · predicted **{row.get('predicted', '?')}**")
     with guarded("explaining the case"), st.spinner(f"Explaining with {method} …"):
         contributions = artefacts.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
-        st.markdown("**Token contributions** (towards the predicted label: red for, blue against)")
+        st.markdown(f"**Token contributions** for {row['model']} (towards its label: red for, blue against)")
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]), unsafe_allow_html=True)
         if st.toggle("show as bars", key="contrib_as_bars"):
             st.plotly_chart(charts.contributions_bar(contributions["tokens"], contributions["scores"]),
@@ -98,18 +168,12 @@ def case_detail(run_key: str, row: pd.Series, cases: pd.DataFrame) -> None:
     with guarded("building the masking template"), st.spinner("Building the masking template …"):
         template = artefacts.template_case(ref_json, row["text"], method, int(seed), int(n_samples), float(p_thresh))
         show_template(template, contributions)
-    if row.get("kind") == "expansion":
-        pair = cases[(cases["seed_id"] == row["seed_id"]) & (cases["kind"] == "seed") & (cases["model"] == row["model"])]
-        if len(pair):
-            seed_row = pair.iloc[0]
-            st.markdown("**Seed vs expansion**")
-            left, right = st.columns(2)
-            for column, item, title in ((left, seed_row, "seed"), (right, row, "expansion")):
-                with column, guarded(f"explaining the {title}"):
-                    verdict = "❌ fails" if item["failed"] else "✅ passes"
-                    st.markdown(f"*{title}* — predicted **{item.get('predicted', '?')}** {verdict}")
-                    contrib = artefacts.explain_case(ref_json, item["text"], method, int(seed), int(n_samples))
-                    st.markdown(charts.contributions_html(contrib["tokens"], contrib["scores"]), unsafe_allow_html=True)
+    if row["kind"] == "expansion" and row["seed_text"]:
+        with guarded("explaining the seed"):
+            seed_contrib = artefacts.explain_case(ref_json, row["seed_text"], method, int(seed), int(n_samples))
+            st.markdown("**The seed, explained the same way**")
+            st.markdown(charts.contributions_html(seed_contrib["tokens"], seed_contrib["scores"]),
+                        unsafe_allow_html=True)
 
 
 def show_template(template: dict[str, Any], contributions: dict[str, Any] | None = None) -> None:
@@ -118,27 +182,29 @@ def show_template(template: dict[str, Any], contributions: dict[str, Any] | None
     kept = set(template.get("kept_positions") or [])
     if contributions and kept:
         flags = [i in kept for i in range(len(contributions["tokens"]))]
-        st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"], flags), unsafe_allow_html=True)
+        st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"], flags),
+                    unsafe_allow_html=True)
         st.caption("underlined: the tokens the template keeps")
     reached = "reached" if template.get("reached") else "not reached"
-    st.caption(f"label kept: {template.get('label', '?')} · fidelity threshold {template.get('p_thresh', '?')} {reached} · "
-               f"{template.get('samples_used', '?')} samples, {template.get('model_calls', '?')} model calls")
+    st.caption(f"label kept: {template.get('label', '?')} · fidelity threshold {template.get('p_thresh', '?')} "
+               f"{reached} · {template.get('samples_used', '?')} samples, "
+               f"{template.get('model_calls', '?')} model calls")
     curve = template.get("fidelity_curve") or []
     if curve:
         st.plotly_chart(charts.fidelity_figure(curve, template.get("p_thresh")), width="stretch", key="fidelity")
 
 
-def recurring(run_key: str, cases: pd.DataFrame, method: str, n_samples: int, p_thresh: float, seed: int) -> None:
-    """Per LC (and model): the tokens the masking templates of its failures keep most often."""
-    st.subheader("Recurring template tokens per LC")
-    failed = cases[cases["failed"]]
+def recurring(key: str, data: pd.DataFrame) -> None:
+    """Per LC and model: the tokens the masking templates of its failures keep most often."""
+    failed = data[data["failed"]]
     lcs = sorted(failed["lc_id"].unique())
     if not lcs:
         st.caption("no failures")
         return
-    c1, c2, c3 = st.columns([2, 2, 1])
+    titles = dict(zip(failed["lc_id"], failed["lc_label"], strict=True))
+    c1, c2, c3 = st.columns([3, 2, 1])
     state.ensure_choice("rt_lc", lcs)
-    lc = c1.selectbox("LC", lcs, key="rt_lc")
+    lc = c1.selectbox("LC", lcs, key="rt_lc", format_func=lambda x: titles.get(x, x))
     models = sorted(failed[failed["lc_id"] == lc]["model"].unique())
     state.ensure_choice("rt_model", models)
     model_name = c2.selectbox("Model", models, key="rt_model")
@@ -149,7 +215,10 @@ def recurring(run_key: str, cases: pd.DataFrame, method: str, n_samples: int, p_
     with guarded("collecting recurring template tokens"):
         from alict_core.explain import recurring_template_tokens
 
-        ref_json = json.dumps(model_ref(run_key, model_name), sort_keys=True)
+        method = str(st.session_state.get("explainer") or "lemna")
+        n_samples = int(st.session_state.get("exp_samples", 200))
+        p_thresh, seed = float(st.session_state.get("exp_pthresh", 0.9)), int(st.session_state.get("exp_seed", 0))
+        ref_json = json.dumps(explorer_data.model_ref(key, model_name), sort_keys=True)
         rows = failed[(failed["lc_id"] == lc) & (failed["model"] == model_name)].head(int(limit))
         bar = st.progress(0.0, text="templates …")
         templates = []
@@ -160,34 +229,29 @@ def recurring(run_key: str, cases: pd.DataFrame, method: str, n_samples: int, p_
 
 
 def main() -> None:
-    widgets.header("Failures", "Where the models fail, which expansions flip a pass into a fail, and why.")
-    task = state.get("task")
-    key = choose_run(task)
+    widgets.header("Failures", "Where the models fail, on which words and templates, and why.")
+    key = choose_run(state.get("task"))
     if key is None:
         return
-    frames = runs.run_frames(key)
-    cases, p2f = frames["cases"], frames["pass_to_fail"]
-    if not len(cases):
+    data = explorer_data.frame(key)
+    if data.empty:
         st.info("This run has no cases.")
         return
-    overview(key, p2f)
-    st.subheader("Failure browser")
-    shown = browser(cases, p2f)
-    st.caption(f"{len(shown)} failing cases")
-    st.dataframe(shown[[c for c in ("lc_id", "model", "kind", "text", "expected_label", "predicted", "case_id") if c in shown]],
-                 hide_index=True, width="stretch", height=260)
-    if not len(shown):
-        return
-    shown = shown.assign(_pick=shown["case_id"].astype(str) + "::" + shown["model"].astype(str))
-    picks = list(shown["_pick"])
-    state.ensure_choice("case", picks)
-    texts = dict(zip(shown["_pick"], shown["text"]))
-    st.selectbox("Explain case", picks, key="case", format_func=lambda p: f"{p.split('::')[1]} · {texts[p][:110]}")
-    row = shown.set_index("_pick").loc[state.get("case")]
-    state.put("model", row["model"])
-    case_detail(key, row, cases)
-    recurring(key, cases, state.get("explainer"), int(st.session_state.get("exp_samples", 200)),
-              float(st.session_state.get("exp_pthresh", 0.9)), int(st.session_state.get("exp_seed", 0)))
+    filters = filter_bar(data)
+    scope = apply_filters(data, replace(filters, outcome="all", pass_to_fail=False))
+    narrowed = bool(filters.capabilities or filters.lcs or filters.models or filters.test_types or filters.kinds)
+    overview(key, apply_filters(data, replace(filters, outcome="all", template="", word="", pass_to_fail=False)),
+             filtered=narrowed)
+    grouping(scope, filters.models)
+    st.subheader("Cases")
+    shown = apply_filters(data, filters)
+    case_table(shown, filters.outcome)
+    row = choose_case(shown)
+    if row is not None:
+        state.put("model", row["model"])
+        case_detail(key, row, data)
+    with st.expander("Recurring template tokens per LC"):
+        recurring(key, data)
 
 
 run_page(main, "analysing the failures")

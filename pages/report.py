@@ -6,28 +6,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app import reporting, runs, state, widgets
+from alict_app import demo as demo_mode
+from alict_app import explorer_data, reporting, runs, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core import trust
+from alict_core.capabilities import lc_catalog
+from alict_core.explore import striking_failures
 
 
-def striking_failures(cases: pd.DataFrame, p2f: pd.DataFrame, per_model: int = 3) -> pd.DataFrame:
-    """Per model, the failures the model is most confident about (pass-to-fail expansions first)."""
-    failed = cases[cases["failed"]].copy()
-    if not len(failed):
-        return failed
-    failed["confidence"] = [max(p.values()) if isinstance(p, dict) and p else float("nan")
-                            for p in failed.get("probabilities", pd.Series([None] * len(failed), index=failed.index))]
-    flips = set(p2f["case_id"]) if len(p2f) and "case_id" in p2f else set()
-    failed["pass_to_fail"] = failed["case_id"].isin(flips)
-    failed = failed.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
-    return failed.groupby("model", sort=False).head(per_model)
-
-
-def demo_view(cases: pd.DataFrame, p2f: pd.DataFrame) -> None:
+def demo_view(key: str) -> None:
     st.subheader("Most striking failures")
-    st.caption("For stakeholders: per model, the three failures it is most sure about (seed-passes/expansion-fails first).")
-    top = striking_failures(cases, p2f)
+    st.caption("For stakeholders: per model, the three failures it is most sure about (seed-passes/expansion-fails "
+               "first, one per LC).")
+    top = striking_failures(explorer_data.frame(key))
     if not len(top):
         st.success("No failures in this run.")
         return
@@ -37,14 +28,28 @@ def demo_view(cases: pd.DataFrame, p2f: pd.DataFrame) -> None:
             flag = " · 🔁 pass-to-fail" if row.get("pass_to_fail") else ""
             confidence = f"{row['confidence']:.0%}" if pd.notna(row.get("confidence")) else "?"
             st.markdown(
-                f"> {row['text']}\n\n**{row['lc_id']}** — expected *{row.get('expected', '?')}*, "
+                f"> {row['text']}\n\n**{row['lc_title']}** ({row['capability']}) — "
+                f"expected *{row.get('expected', '?')}*, "
                 f"predicted **{row.get('predicted', '?')}** ({confidence}){flag}"
             )
 
 
+def capability_first(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with each LC's capability group and title in front (the id stays as a column)."""
+    if summary.empty or "lc_id" not in summary:
+        return summary
+    catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary.get("capability", summary["lc_id"]),
+                                                    strict=True)))
+    named = summary.drop(columns=[c for c in ("capability",) if c in summary])
+    named.insert(0, "title", named["lc_id"].map(lambda lc: catalog[lc].title))
+    named.insert(0, "capability", named["lc_id"].map(lambda lc: catalog[lc].capability))
+    return named
+
+
 def baseline_section(summary: pd.DataFrame, task: str) -> None:
     st.subheader("Compare with a baseline suite")
-    upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"], key="baseline_upload")
+    upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"],
+                              key="baseline_upload")
     path_text = st.text_input("… or a path on the server", key="baseline_path")
     if upload is None and not path_text.strip():
         st.caption("Import a suite to see its capabilities next to ALiCT's.")
@@ -89,14 +94,15 @@ def main() -> None:
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     key = state.get("run")
     frames = runs.run_frames(key)
-    cases, p2f, summary = frames["cases"], frames["pass_to_fail"], frames["summary"]
+    cases, summary = frames["cases"], frames["summary"]
     demo, full = st.tabs(["Demo view", "Full report"])
     with demo:
-        demo_view(cases, p2f)
+        demo_view(key)
     with full:
-        st.dataframe(summary, hide_index=True, width="stretch")
+        st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         downloads(key, cases, task)
-        baseline_section(summary, task)
+        if not demo_mode.enabled():  # the baseline import writes an upload and reads server paths
+            baseline_section(summary, task)
 
 
 run_page(main, "building the report")

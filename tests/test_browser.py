@@ -25,11 +25,12 @@ REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-NAV = {"specs": "Specs", "seeds": "Seeds", "expansions": "Expansions", "run": "Run", "failures": "Failures", "report": "Report"}
+NAV = {"specs": "Specs", "seeds": "Seeds", "expansions": "Expansions", "run": "Run", "failures": "Failures",
+       "compare": "Compare", "report": "Report"}
 MARKERS = {"specs": "Spec is valid", "seeds": "corpus matches", "expansions": "Masked LM", "run": "LCs to run",
-           "failures": "Masking template", "report": "Most striking failures"}
+           "failures": "Cases", "compare": "A (before / baseline)", "report": "Most striking failures"}
 PAGES = [("specs", "LC specs"), ("seeds", "Seeds"), ("expansions", "Expansions"), ("run", "Run"),
-         ("failures", "Failures"), ("report", "Report")]
+         ("failures", "Failures"), ("compare", "Compare"), ("report", "Report")]
 
 
 def free_port() -> int:
@@ -156,14 +157,14 @@ def test_six_pages_in_a_real_browser(server, tmp_path):
         no_exception(page)
         page.screenshot(path=str(shots / "4_run.png"), full_page=True)
 
-        # Failures: a heatmap is drawn and a masking template is shown for the first failure
+        # Failures: a heatmap is drawn; on demand a masking template is shown for the first failure
         page.get_by_role("link", name="Failures").first.click()
         wait_title(page, "Failures")
         wait_idle(page)
         no_exception(page)
         page.locator('[data-testid="stPlotlyChart"]').first.wait_for(state="visible", timeout=120_000)
-        assert page.locator(".js-plotly-plot .heatmaplayer, .js-plotly-plot g.hm").count() + \
-            page.locator(".js-plotly-plot").count() >= 2  # heatmap and bars are drawn
+        assert page.locator(".js-plotly-plot").count() >= 1  # the heatmap is drawn
+        page.get_by_text("Explain this case").first.click()
         see(page, "Masking template", timeout=300_000)
         page.locator('[data-testid="stCode"]').first.wait_for(state="visible", timeout=300_000)
         page.screenshot(path=str(shots / "5_failures.png"), full_page=True)
@@ -194,7 +195,7 @@ def test_six_pages_in_a_real_browser(server, tmp_path):
         assert lc_box.input_value().startswith("sentiment-lc02")  # the LC from the link is selected
         page.get_by_role("link", name="Failures").first.click()
         wait_title(page, "Failures")
-        see(page, "Masking template")
+        see(page, "Cases")
         no_exception(other)
         no_exception(page)
         browser.close()
@@ -212,3 +213,76 @@ def test_six_pages_in_a_real_browser(server, tmp_path):
     if os.environ.get("ALICT_UPDATE_SCREENSHOT"):
         shutil.copy(shots / "5_failures.png", REPO / "docs" / "screenshot.png")
     assert timings["cold_start_to_first_paint_s"] < 30
+
+
+def heatmap_ticks(page, axis: str = "y") -> list[str]:
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator(f".{axis}tick text").first.wait_for(state="visible", timeout=120_000)
+    return chart.locator(f".{axis}tick text").all_text_contents()  # SVG text has no innerText
+
+
+def headline_of(page) -> str:
+    lines = page.locator('[data-testid="stMain"]').inner_text().splitlines()
+    return next((line for line in lines if "% of the" in line or line.startswith("No cases to group")), "")
+
+
+def choose(page, label: str, value: str) -> None:
+    """Pick ``value`` in the select / multiselect labelled ``label`` by typing it."""
+    box = page.get_by_role("combobox", name=label).first
+    box.click()
+    box.fill(value)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+
+
+def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
+    """Run two models on three LCs, filter Failures to one capability, group by inserted word, open the URL
+    in a new browser context: the same view, with LC titles as the heatmap's row labels."""
+    from playwright.sync_api import sync_playwright
+
+    from alict_core.spec import load_task_specs
+
+    specs = load_task_specs("sentiment")[:3]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.goto(server["url"] + "/run?task=sentiment")
+        wait_title(page, "Run")
+        wait_idle(page)
+        lcs = page.get_by_role("combobox", name="LCs to run").first
+        lcs.click()
+        for _ in range(len(load_task_specs("sentiment")) - 3):  # keep the first three LCs
+            page.keyboard.press("Backspace")
+        page.keyboard.press("Escape")
+        wait_idle(page)
+        page.get_by_role("button", name="▶ Run").first.click()
+        done = page.get_by_text("Run finished").or_(page.get_by_text("loaded from cache"))  # a repeat is served saved
+        done.first.wait_for(state="visible", timeout=600_000)
+        wait_idle(page)
+        no_exception(page)
+        page.get_by_role("link", name="Failures").first.click()
+        wait_title(page, "Failures")
+        wait_idle(page)
+        assert len(heatmap_ticks(page, "x")) == 2  # two models
+        rows = heatmap_ticks(page)
+        assert sorted(rows) == sorted(f"{s.capability} · {s.title}" for s in specs)  # titles, not ids
+        capability = specs[0].capability
+        choose(page, "Capability", capability)
+        choose(page, "Group by", "inserted word")
+        no_exception(page)
+        rows = heatmap_ticks(page)
+        assert rows and all(r.startswith(f"{capability} · ") for r in rows)
+        headline = headline_of(page)
+        assert headline
+        page.wait_for_function("() => location.search.includes('group=inserted')", timeout=30_000)
+        link = page.url
+        assert f"cap={capability}" in link
+        other = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+        other.goto(link)
+        wait_title(other, "Failures")
+        wait_idle(other)
+        no_exception(other)
+        assert heatmap_ticks(other) == rows and headline_of(other) == headline
+        assert other.url.split("?", 1)[1] == link.split("?", 1)[1] or f"cap={capability}" in other.url
+        browser.close()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from alict_core.commands.run import add_export_options
 from alict_core.errors import AlictError
 
 
@@ -23,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
     parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"],
                         help="task of the run (for the CheckList export)")
+    parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
+                        help="threshold for --junit/--summary-json; exit 1 when an LC × model exceeds it "
+                        "('*': every LC)")
+    add_export_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -77,4 +82,18 @@ def run(args: argparse.Namespace) -> int:
 
         files = export_bundle(result, Path(args.export), _task_of(result, args.task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
-    return 0
+    return exports_and_gate(result, args)
+
+
+def exports_and_gate(result, args: argparse.Namespace) -> int:
+    """Write --junit/--summary-json; 1 when an LC × model exceeds its --fail-threshold."""
+    import sys
+
+    from alict_core.commands.run import check_thresholds, parse_thresholds, write_exports
+
+    thresholds = parse_thresholds(args.fail_threshold)
+    write_exports(result, args, thresholds)
+    problems = check_thresholds(result.summary(), thresholds)
+    for problem in problems:
+        print(f"FAIL: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -41,9 +41,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
+    add_export_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
+
+
+def add_export_options(parser: argparse.ArgumentParser) -> None:
+    """``--junit FILE`` and ``--summary-json FILE`` (shared by ``run`` and ``report``)."""
+    parser.add_argument("--junit", default=None, metavar="FILE",
+                        help="write JUnit XML: one test case per LC × model, failing above its --fail-threshold")
+    parser.add_argument("--summary-json", default=None, metavar="FILE",
+                        help="write the JSON summary (schema alict-summary/1, see alict_core/report/summary.py)")
+
+
+def write_exports(result, args: argparse.Namespace, thresholds: dict[str, float]) -> None:
+    """Write the files asked for by ``--junit`` / ``--summary-json``."""
+    if args.junit:
+        from alict_core.report.junit import write_junit
+
+        print(f"JUnit XML written to {write_junit(result, args.junit, thresholds)}")
+    if args.summary_json:
+        from alict_core.report.summary import write_summary_json
+
+        print(f"JSON summary written to {write_summary_json(result, args.summary_json, thresholds)}")
 
 
 def parse_thresholds(items: list[str]) -> dict[str, float]:
@@ -297,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
         from alict_core.report import write_report
 
         print(f"report written to {write_report(result, args.report)}")
+    write_exports(result, args, thresholds)
     problems = check_thresholds(summary, thresholds)
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)

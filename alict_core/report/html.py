@@ -6,17 +6,19 @@ import html
 import math
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 import pandas as pd
 
+from alict_core.capabilities import group_order, lc_catalog
 from alict_core.jsonl import atomic_path
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1200px}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.88em;margin:.5em 0}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;font-size:.88em;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .bad{background:#fde2e1}.meta{color:#666;font-size:.9em}.ex{font-family:ui-monospace,monospace;font-size:.85em}
 """
@@ -34,13 +36,18 @@ def _pct(value: Any) -> str:
     return "–" if math.isnan(v) else f"{100 * v:.1f}%"
 
 
-def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int = 900) -> str:
-    """Horizontal grouped bars: one group per LC, one bar per model (fail rate in %)."""
+def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int = 900,
+                  labels: dict[str, str] | None = None) -> str:
+    """Horizontal grouped bars: one group per LC, one bar per model (fail rate in %).
+
+    ``labels``: LC id -> the text shown beside its bars (capability and title); the id shows on hover.
+    """
     if summary.empty:
         return "<p>No results.</p>"
     lcs = list(dict.fromkeys(summary.lc_id))
+    labels = labels or {}
     models = list(dict.fromkeys(summary.model))
-    bar, gap, left, right = 14, 10, 260, 70
+    bar, gap, left, right = 14, 10, (380 if labels else 260), 70
     height = len(lcs) * (len(models) * bar + gap) + 40
     plot_w = width - left - right
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -52,27 +59,34 @@ def fail_rate_svg(summary: pd.DataFrame, column: str = "fail_rate", width: int =
     index = summary.set_index(["lc_id", "model"])
     y = 24
     for lc in lcs:
-        parts.append(f'<text x="{left - 6}" y="{y + len(models) * bar / 2 + 4:.1f}" text-anchor="end">{_e(lc[:40])}</text>')
+        shown = labels.get(lc, lc)
+        shown = shown if len(shown) <= 62 else shown[:61] + "…"
+        parts.append(f'<text x="{left - 6}" y="{y + len(models) * bar / 2 + 4:.1f}" text-anchor="end">'
+                     f'<title>{_e(lc)}</title>{_e(shown)}</text>')
         for m, model in enumerate(models):
             if (lc, model) in index.index:
                 rate = float(index.loc[(lc, model), column])
                 if not math.isnan(rate):
                     w = plot_w * rate
-                    parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar - 2}" fill="{PALETTE[m % len(PALETTE)]}">'
-                                 f'<title>{_e(lc)} · {_e(model)}: {_pct(rate)}</title></rect>'
+                    colour = PALETTE[m % len(PALETTE)]
+                    parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar - 2}" fill="{colour}">'
+                                 f'<title>{_e(labels.get(lc, lc))} ({_e(lc)}) · {_e(model)}: {_pct(rate)}'
+                                 '</title></rect>'
                                  f'<text x="{left + w + 4:.1f}" y="{y + bar - 4}" fill="#333">{_pct(rate)}</text>')
             y += bar
         y += gap
     legend_x = left
     for m, model in enumerate(models):
-        parts.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="10" fill="{PALETTE[m % len(PALETTE)]}"/>'
+        colour = PALETTE[m % len(PALETTE)]
+        parts.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="10" fill="{colour}"/>'
                      f'<text x="{legend_x + 14}" y="{height - 3}">{_e(model)}</text>')
         legend_x += 20 + 7 * len(model)
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _table(frame: pd.DataFrame, pct_cols: set[str] = frozenset(), bad_col: str | None = None, threshold: float = 0.5) -> str:
+def _table(frame: pd.DataFrame, pct_cols: Collection[str] = frozenset(), bad_col: str | None = None,
+           threshold: float = 0.5) -> str:
     if frame.empty:
         return "<p>None.</p>"
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
@@ -88,7 +102,8 @@ def _table(frame: pd.DataFrame, pct_cols: set[str] = frozenset(), bad_col: str |
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 cells.append(f'<td class="num">{_e(round(v, 4) if isinstance(v, float) else v)}</td>')
             else:
-                cells.append(f'<td class="ex">{_e(v)}</td>' if c in ("text", "seed_text", "failing_variant") else f"<td>{_e(v)}</td>")
+                monospace = c in ("text", "seed_text", "failing_variant")
+                cells.append(f'<td class="ex">{_e(v)}</td>' if monospace else f"<td>{_e(v)}</td>")
         bad = bad_col is not None and isinstance(row.get(bad_col), float) and row[bad_col] > threshold
         rows.append(f'<tr{" class=bad" if bad else ""}>' + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -99,21 +114,33 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
     """The whole report as one self-contained HTML string (no scripts, no external files)."""
     summary = result.summary()
     cases = result.cases()
-    cols = ["lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds", "ci_low", "ci_high",
-            "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
+    labels: dict[str, str] = {}
+    if not summary.empty:  # capability-first: order by group, name each LC by its title
+        catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary["capability"], strict=True)))
+        summary = summary.assign(capability=summary["lc_id"].map(lambda lc: catalog[lc].capability),
+                                 title=summary["lc_id"].map(lambda lc: catalog[lc].title))
+        order = {g: i for i, g in enumerate(group_order(summary["capability"]))}
+        summary = summary.sort_values("capability", key=lambda s: s.map(order), kind="stable")
+        labels = {lc: info.label for lc, info in catalog.items()}
+    cols = ["capability", "title", "lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds",
+            "ci_low",
+            "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
     table = summary[[c for c in cols if c in summary.columns]] if not summary.empty else summary
     pct = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
     from alict_core.review.report import with_review  # human-reviewed validity beside each fail rate
 
     table, review_note = with_review(result, table)
-    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title><style>{CSS}</style></head><body>",
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
+           f"<style>{CSS}</style></head><body>",
            f"<h1>{_e(title)}</h1>",
-           f'<p class=meta>run {_e(result.run_id)} · {len(result.case_list)} cases · models: {_e(", ".join(result.models))} · '
+           f'<p class=meta>run {_e(result.run_id)} · {len(result.case_list)} cases · '
+           f'models: {_e(", ".join(result.models))} · '
            f'generated {datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}</p>',
            "<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
            "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
-           "labelled corpus; expansions are syntax-based variants of the seeds. Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
-           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary),
+           "labelled corpus; expansions are syntax-based variants of the seeds. "
+           "Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
+           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
            "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate"), review_note]
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
@@ -127,12 +154,17 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
     else:
         fails = cases[~cases.passed]
         picked = fails.groupby(["lc_id", "model"], sort=False).head(examples_per_lc)
-        picked = picked.assign(probabilities=picked.probabilities.map(lambda d: ", ".join(f"{k}={v:.2f}" for k, v in d.items())))
-        out.append(_table(picked[["lc_id", "model", "kind", "text", "expected", "predicted", "probabilities", "failing_variant"]]))
+        picked = picked.assign(LC=picked.lc_id.map(lambda lc: labels.get(lc, lc)),
+                               probabilities=picked.probabilities.map(
+                                   lambda d: ", ".join(f"{k}={v:.2f}" for k, v in d.items())))
+        out.append(_table(picked[["LC", "lc_id", "model", "kind", "text", "expected", "predicted", "probabilities",
+                                  "failing_variant"]]))
     p2f = result.pass_to_fail()
     out.append("<h2>Pass-to-fail pairs (seed passes, its expansion fails)</h2>")
-    out.append(_table(p2f.groupby(["lc_id", "model"], sort=False).head(examples_per_lc)[
-        ["lc_id", "model", "seed_text", "seed_predicted", "text", "predicted", "expected"]] if not p2f.empty else p2f))
+    if not p2f.empty:
+        p2f = p2f.assign(LC=p2f.lc_id.map(lambda lc: labels.get(lc, lc))).groupby(["lc_id", "model"], sort=False).head(
+            examples_per_lc)[["LC", "lc_id", "model", "seed_text", "seed_predicted", "text", "predicted", "expected"]]
+    out.append(_table(p2f))
     out.append("</body></html>")
     return "\n".join(out)
 

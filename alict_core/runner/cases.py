@@ -142,7 +142,7 @@ def build_cases(
             expected=check_expected(seed["expected"], where), test_type=seed["test_type"],
             capability=str(seed.get("capability") or seed["lc_id"]), task=seed.get("task"),
             variants=_variants(seed["test_type"], str(seed["text"]), seed, variants_fn),
-            description=str(seed.get("description", "")),
+            description=str(seed.get("description", "")), meta=_seed_meta(seed),
         )
         cases.append(case)
         by_seed[case.seed_id] = case
@@ -157,7 +157,7 @@ def build_cases(
             case_id=str(row.get("id") or f"{parent.seed_id}-x{hash_json(text, 10)}"), lc_id=parent.lc_id, kind="expansion",
             seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
             capability=parent.capability, task=parent.task, variants=_variants(parent.test_type, text, row, variants_fn),
-            description=parent.description,
+            description=parent.description, meta=_expansion_meta(row),
         ))
     ids = [c.case_id for c in cases]
     if len(set(ids)) != len(ids):
@@ -166,6 +166,19 @@ def build_cases(
     return cases
 
 
+def _seed_meta(seed: Mapping[str, Any]) -> dict[str, Any]:
+    """What the failure explorer groups seeds by: the rule and the literals it filled in (``slots``)."""
+    meta = {k: seed[k] for k in ("rule", "slots") if seed.get(k)}
+    return {**dict(seed.get("meta") or {}), **meta}
+
+
+def _expansion_meta(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What the failure explorer groups expansions by: the inserted words and the masked text."""
+    masked = row.get("masked")
+    meta: dict[str, Any] = {"words": [str(w) for w in row.get("words") or []]}
+    if isinstance(masked, Mapping) and masked.get("text"):
+        meta["masked"] = str(masked["text"])
+    return meta
 
 
 def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:

@@ -1,0 +1,53 @@
+"""The Failures, Compare and Story pages' data: the explorer table of a run, built once per run key.
+
+``st.cache_resource`` (not ``cache_data``): the frame is shared read-only, so a warm page switch
+does not copy (unpickle) thousands of rows. Bounded: a few runs at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from alict_app import runs
+from alict_core.compare import SIDE_COLUMNS, Comparison, compare_frames
+from alict_core.explore import explorer_frame, lc_model_rates
+
+
+@st.cache_resource(show_spinner="Preparing the run's cases …", max_entries=6)
+def frame(key: str) -> pd.DataFrame:
+    """The explorer table (``alict_core.explore.explorer_frame``) of a saved run; treat it as read-only."""
+    return explorer_frame(runs.load_run(key))
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def heat_rates(key: str) -> pd.DataFrame:
+    """Fail rate per LC × model of a run (all its cases), capability-first labels."""
+    return lc_model_rates(frame(key))
+
+
+@st.cache_resource(show_spinner="Comparing …", max_entries=8)
+def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison:
+    """Model ``model_a`` of run ``key_a`` against ``model_b`` of run ``key_b`` (read-only, cached)."""
+    frame_a, frame_b = frame(key_a), frame(key_b)
+    side_a = frame_a.loc[frame_a["model"] == model_a, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
+    side_b = frame_b.loc[frame_b["model"] == model_b, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
+    same = model_a == model_b
+    label_a, label_b = (f"{model_a} (A)", f"{model_b} (B)") if same else (model_a, model_b)
+    return compare_frames(side_a, side_b, label_a, label_b)
+
+
+def model_ref(key: str, model_name: str) -> dict[str, Any]:
+    """How to load a run's model again (registry name and arguments), for explanations."""
+    for ref in runs.run_info(key)["request"]["models"]:
+        if model_name in (ref.get("label"), ref["name"], (ref.get("kwargs") or {}).get("name")):
+            return ref
+    return {"name": model_name, "kwargs": {}}
+
+
+def clear() -> None:
+    frame.clear()
+    heat_rates.clear()
+    comparison.clear()

@@ -1,0 +1,77 @@
+"""``compare``: fail-rate differences per LC and capability between two runs (or two models of one run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="compare two saved runs (or two models of one run) per LC and capability",
+        description="Per LC and capability: both fail rates with 95%% Wilson intervals, the difference B − A with "
+        "its 95%% interval and a two-proportion z-test mark (* p<0.05, ** p<0.01, *** p<0.001); cases that "
+        "newly fail or newly pass (matched by LC and text).",
+    )
+    parser.add_argument("run_a", help="run directory of side A (written by `run`)")
+    parser.add_argument("run_b", nargs="?", default=None, help="run directory of side B (default: run_a, two models)")
+    parser.add_argument("--model-a", default=None, help="model of side A (needed when its run has several)")
+    parser.add_argument("--model-b", default=None, help="model of side B (needed when its run has several)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the comparison as JSON")
+    parser.add_argument("--show", type=int, default=10, help="newly failing / passing cases to print (default 10)")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="exit 1 when an LC fails significantly more often in B (p < 0.05)")
+    parser.set_defaults(handler=run)
+
+
+def _load(path: str):
+    from alict_core.runner import RunResult
+
+    if not Path(path).is_dir():
+        raise AlictError(f"run directory {path} not found")
+    return RunResult.load(path)
+
+
+def comparison_document(comparison) -> dict:
+    """The comparison as plain JSON (rates in [0, 1]; NaN becomes null)."""
+    def records(frame):
+        return json.loads(frame.to_json(orient="records"))
+
+    return {"schema": "alict-compare/1", "a": comparison.label_a, "b": comparison.label_b,
+            "headline": comparison.headline(), "lcs": records(comparison.lcs),
+            "capabilities": records(comparison.capabilities), "newly_failing": records(comparison.newly_failing),
+            "newly_passing": records(comparison.newly_passing)}
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from alict_core.compare import compare_runs
+
+    run_a = _load(args.run_a)
+    run_b = _load(args.run_b) if args.run_b else run_a
+    comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)
+    cols = ["lc_id", "capability", "n_a", "rate_a", "n_b", "rate_b", "difference", "diff_low", "diff_high", "p_value",
+            "significance"]
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
+        print(f"A = {comparison.label_a}, B = {comparison.label_b}")
+        print(comparison.lcs[cols].round(3).to_string(index=False))
+        print()
+        print(comparison.capabilities[["capability", "n_lcs", "rate_a", "rate_b", "difference", "p_value",
+                                       "significance"]].round(3).to_string(index=False))
+        for title, frame in (("newly failing", comparison.newly_failing), ("newly passing", comparison.newly_passing)):
+            print(f"\n{len(frame)} {title} cases" + (":" if len(frame) and args.show else ""))
+            if len(frame) and args.show:
+                print(frame[["lc_id", "text", "predicted_a", "predicted_b"]].head(args.show).to_string(index=False))
+    print("\n" + comparison.headline())
+    if args.json:
+        from alict_core.jsonl import atomic_path
+
+        with atomic_path(Path(args.json)) as tmp:
+            tmp.write_text(json.dumps(comparison_document(comparison), indent=2) + "\n", encoding="utf-8")
+        print(f"comparison written to {args.json}")
+    regressed = comparison.lcs[(comparison.lcs["significance"] != "") & (comparison.lcs["difference"] > 0)]
+    return 1 if args.fail_on_regression and len(regressed) else 0

@@ -1,0 +1,75 @@
+"""A run as JUnit XML for CI systems: one ``<testsuite>`` per model, one ``<testcase>`` per LC × model.
+
+A test case fails (``<failure>``) when its fail rate exceeds the LC's threshold (or the ``"*"`` one);
+every pair's figures are listed in its suite's ``<system-out>``. The layout is valid under the strict
+common JUnit schema (windyroad ``JUnit.xsd``: ``testsuites > testsuite(package, id) > properties,
+testcase*(failure?), system-out, system-err``) and so under the laxer Jenkins/GitLab readers.
+"""
+
+from __future__ import annotations
+
+import socket
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from alict_core.jsonl import atomic_path
+from alict_core.report.summary import lc_results
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _testcase(row: dict[str, Any]) -> ET.Element:
+    case = ET.Element("testcase", {
+        "name": f"{row['title']} [{row['lc_id']}]", "classname": f"alict.{row['model']}.{row['capability']}",
+        "time": "0",
+    })
+    if row["failed"]:
+        failure = ET.SubElement(case, "failure", {
+            "message": f"fail rate {_pct(row['fail_rate'])} > threshold {_pct(row['threshold'])}",
+            "type": "FailRateAboveThreshold",
+        })
+        failure.text = _figures(row)
+    return case
+
+
+def _figures(row: dict[str, Any]) -> str:
+    limit = "no threshold" if row["threshold"] is None else f"threshold {_pct(row['threshold'])}"
+    return (f"{row['lc_id']} ({row['capability']}: {row['title']}) × {row['model']}: "
+            f"fail rate {_pct(row['fail_rate'])} (95% CI {_pct(row['ci_low'])}–{_pct(row['ci_high'])}), "
+            f"{row['n_fail']} of {row['n_cases']} cases; {limit}")
+
+
+def junit_xml(result, thresholds: Mapping[str, float] | None = None, name: str = "ALiCT") -> str:
+    """The JUnit XML text of a run (UTF-8, with an XML declaration)."""
+    results = lc_results(result.summary(), thresholds)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    root = ET.Element("testsuites")  # no attributes: the strict common schema allows none here
+    for index, model in enumerate(result.models):
+        rows = [r for r in results if r["model"] == model]
+        suite = ET.SubElement(root, "testsuite", {
+            "name": f"{name}.{model}", "package": name.lower(), "id": str(index),
+            "hostname": socket.gethostname() or "localhost",
+            "timestamp": stamp, "tests": str(len(rows)), "failures": str(sum(r["failed"] for r in rows)),
+            "errors": "0", "skipped": "0", "time": "0",
+        })
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", {"name": "run_id", "value": result.run_id})
+        ET.SubElement(properties, "property", {"name": "model", "value": model})
+        for row in rows:
+            suite.append(_testcase(row))
+        ET.SubElement(suite, "system-out").text = "\n".join(_figures(r) for r in rows)
+        ET.SubElement(suite, "system-err")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(result, path: Path | str, thresholds: Mapping[str, float] | None = None) -> Path:
+    """Write the JUnit XML atomically; return the path."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(junit_xml(result, thresholds), encoding="utf-8")
+    return path

@@ -1,0 +1,69 @@
+"""Compare page: two runs (two models, or one model before and after a change) per LC and capability.
+
+Both sides, the difference with its 95 % interval and a significance mark, a plot a stakeholder reads
+at a glance, and the cases that newly fail or newly pass. The chosen runs and models live in the URL.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from alict_app import charts, explorer_data, runs, state, view_state, widgets
+from alict_app.guard import run_page
+
+PERCENT = ("rate_a", "rate_b", "difference", "diff_low", "diff_high", "ci_low_a", "ci_high_a", "ci_low_b", "ci_high_b")
+
+
+def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, str], model_key: str,
+         default_run: str | None = None) -> tuple[str, str]:
+    """Draw one side's run and model pickers; return (run key, model)."""
+    with column:
+        st.markdown(f"**{title}**")
+        chosen = view_state.single(st, "Run", keys, run_key, default=default_run,
+                                   format_func=lambda k: labels.get(k, k))
+        models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
+        model = view_state.single(st, "Model", models, model_key)
+    return chosen or "", model or ""
+
+
+def main() -> None:
+    widgets.header("Compare", "Two runs side by side: which capabilities got better or worse, and which cases changed.")
+    available = runs.list_runs(state.get("task"))
+    keys = [r["key"] for r in available]
+    if not keys:
+        st.info("No finished run for this task yet: start one on the **Run** page.")
+        return
+    labels = {r["key"]: runs.describe_run(r) for r in available}
+    if state.get("run") not in keys:
+        state.put("run", keys[0])
+    left, right = st.columns(2)
+    key_a, model_a = side(left, "A (before / baseline)", "run", keys, labels, "model_a")
+    if not view_state.get("model_b") and not view_state.get("run_b"):  # default: A's run, its next model
+        models = sorted(explorer_data.frame(key_a)["model"].unique())
+        state.put("model_b", next((m for m in models if m != model_a), model_a))
+    key_b, model_b = side(right, "B (after / challenger)", "run_b", keys, labels, "model_b", default_run=key_a)
+    if not (key_a and key_b and model_a and model_b):
+        return
+    if (key_a, model_a) == (key_b, model_b):
+        st.info("Choose two different runs or models to compare.")
+        return
+    comparison = explorer_data.comparison(key_a, model_a, key_b, model_b)
+    label_a, label_b = comparison.label_a, comparison.label_b
+    st.markdown(f"**{comparison.headline()}**")
+    st.plotly_chart(charts.comparison_figure(comparison.lcs, label_a, label_b), width="stretch", key="comparison")
+    percent = {c: st.column_config.NumberColumn(format="percent") for c in PERCENT}
+    by_cap, by_lc = st.tabs(["Per capability", "Per LC"])
+    columns = ["n_a", "rate_a", "n_b", "rate_b", "difference", "diff_low", "diff_high", "p_value", "significance"]
+    by_cap.dataframe(comparison.capabilities[["capability", "n_lcs", *columns]], hide_index=True, width="stretch",
+                     column_config=percent)
+    by_lc.dataframe(comparison.lcs[["capability", "lc_title", "lc_id", *columns]], hide_index=True, width="stretch",
+                    column_config={**percent, "lc_title": "LC"})
+    st.caption("Intervals: 95 % Wilson (rates) and Newcombe (difference); * p < 0.05, ** p < 0.01, *** p < 0.001 "
+               "(two-proportion z-test). Cases are matched by LC and text.")
+    failing, passing = st.tabs([f"Newly failing ({len(comparison.newly_failing)})",
+                                f"Newly passing ({len(comparison.newly_passing)})"])
+    failing.dataframe(comparison.newly_failing, hide_index=True, width="stretch", key="newly_failing")
+    passing.dataframe(comparison.newly_passing, hide_index=True, width="stretch", key="newly_passing")
+
+
+run_page(main, "comparing the runs")

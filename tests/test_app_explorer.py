@@ -1,0 +1,162 @@
+"""AppTest tests of the failure explorer, the Compare page, shareable links and the read-only demo mode.
+
+Fake backends (``alict_app.fakes``) on the real specs and corpus; runs go to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from alict_app import fakes, runs
+from alict_core.spec import load_task_specs
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+LCS = ("sentiment-lc01", "sentiment-lc04", "sentiment-lc05")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fake_backends():
+    uninstall = fakes.install()
+    yield
+    uninstall()
+
+
+@pytest.fixture(autouse=True)
+def tmp_runs(tmp_path, monkeypatch):
+    root = tmp_path / "app-runs"
+    root.mkdir()
+    monkeypatch.setattr(runs, "runs_root", lambda: root)
+    return root
+
+
+def start(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error if "Unexpected error" in e.value]
+
+
+def run_fake(at: AppTest, lcs=LCS, max_seeds: int = 12) -> str:
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/run.py").run()
+    at.multiselect(key="run_lcs").set_value(list(lcs))
+    at.number_input(key="max_seeds").set_value(max_seeds)
+    at.run()
+    at.button(key="run_go").click().run()
+    assert_clean(at)
+    return at.session_state["run"]
+
+
+def heatmap_rows(at: AppTest) -> list[str]:
+    chart = next(c for c in at.get("plotly_chart") if json.loads(c.proto.spec)["layout"]["meta"]["kind"] == "heatmap")
+    return list(json.loads(chart.proto.spec)["data"][0]["y"])
+
+
+def query(at: AppTest) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_filter_group_and_the_link_reopens_the_same_view():
+    at = start()
+    key = run_fake(at)
+    at.switch_page("pages/failures.py").run()
+    assert_clean(at)
+    titles = {s.id: s.title for s in load_task_specs("sentiment")}
+    assert sorted(heatmap_rows(at)) == sorted(f"{s.capability} · {titles[s.id]}" for s in load_task_specs("sentiment")
+                                              if s.id in LCS)
+    at.multiselect(key="w_cap").set_value(["Negation"]).run()
+    at.selectbox(key="w_group").set_value("LC").run()
+    assert_clean(at)
+    assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc04", "sentiment-lc05"}  # the case table
+    assert heatmap_rows(at) and all(row.startswith("Negation · ") for row in heatmap_rows(at))
+    headline = next(m.value for m in at.markdown if "% of the" in m.value)
+    assert headline.startswith("**fake-sentiment fails") and "of the LC 'Negation · " in headline
+    link = query(at)
+    assert link["cap"] == "Negation" and link["group"] == "LC" and link["run"] == key and "::" in link["case"]
+    again = start(link)  # a new session opened from the copied link
+    again.switch_page("pages/failures.py").run()
+    assert_clean(again)
+    assert again.multiselect(key="w_cap").value == ["Negation"] and again.selectbox(key="w_group").value == "LC"
+    assert again.selectbox(key="w_case").value == link["case"] and heatmap_rows(again) == heatmap_rows(at)
+    assert next(m.value for m in again.markdown if "% of the" in m.value) == headline
+
+
+def test_passes_toggle_and_every_models_prediction_of_the_case():
+    at = start()
+    run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04"))
+    at.switch_page("pages/failures.py").run()
+    failing = at.dataframe[0].value
+    assert len(failing) and not failing["passed"].any()
+    at.radio(key="w_outcome").set_value("passes").run()
+    assert_clean(at)
+    passing = at.dataframe[0].value
+    assert passing["passed"].all() and set(passing["case_id"]).isdisjoint(failing["case_id"])
+    at.radio(key="w_outcome").set_value("all").run()
+    assert len(at.dataframe[0].value) == len(failing) + len(passing)
+    predictions = at.dataframe[1].value
+    assert list(predictions.columns[:3]) == ["model", "predicted", "confidence"] and len(predictions) == 1
+
+
+def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monkeypatch):
+    import alict_core.spec.loader as loader
+
+    specs = tmp_path / "specs"
+    shutil.copytree(loader.SPECS_DIR, specs)
+    monkeypatch.setattr(loader, "SPECS_DIR", specs)
+    spec_file = specs / "sentiment" / "sentiment-lc04.yaml"
+    original = spec_file.read_text(encoding="utf-8")
+    assert "expected: {label: neutral}" in original
+    changed = original.replace("expected: {label: neutral}", "expected: {label: negative}")
+    spec_file.write_text(changed, encoding="utf-8")
+    at = start()
+    before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04"))
+    spec_file.write_text(original, encoding="utf-8")  # the change under test: lc04 expects neutral again
+    at.switch_page("pages/run.py").run()
+    at.button(key="run_go").click().run()
+    after = at.session_state["run"]
+    assert after != before
+    at.switch_page("pages/compare.py").run()
+    at.selectbox(key="w_run").set_value(before).run()
+    at.selectbox(key="w_run_b").set_value(after).run()
+    assert_clean(at)
+    lcs = at.dataframe[1].value.set_index("lc_id")
+    assert lcs.loc["sentiment-lc01", "difference"] == 0 and lcs.loc["sentiment-lc01", "significance"] == ""
+    assert lcs.loc["sentiment-lc04", "difference"] > 0.5 and lcs.loc["sentiment-lc04", "significance"] == "***"
+    newly_failing = at.dataframe[2].value
+    lc04 = lcs.loc["sentiment-lc04"]
+    assert lc04["n_a"] == lc04["n_b"] and len(newly_failing) == round(lc04["difference"] * lc04["n_a"])
+    assert set(newly_failing["lc_id"]) == {"sentiment-lc04"} and len(at.dataframe[3].value) == 0
+    assert any("fail significantly more" in m.value for m in at.markdown)
+    assert query(at)["run_b"] == after
+    figure = next(json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    assert figure["layout"]["meta"]["kind"] == "comparison"
+
+
+def test_demo_mode_opens_on_the_story_and_renders_nothing_that_writes(monkeypatch):
+    at = start()
+    key = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04", "sentiment-lc05"))
+    monkeypatch.setenv("ALICT_DEMO_MODE", "1")
+    demo = start({"run": key})
+    assert_clean(demo)
+    assert demo.title[0].value == "Story"
+    assert [s.value for s in demo.subheader] == ["fake-sentiment"]
+    cards = [m.value for m in demo.markdown if m.value.startswith("Expected **")]
+    assert len(cards) == 3 and sum('class="alict-contrib"' in m.value for m in demo.markdown) == 3
+    writing = {"run_go", "baseline_path", "baseline_upload", "spec_save", "um_add"}
+    for page in ("pages/story.py", "pages/failures.py", "pages/compare.py", "pages/report.py"):
+        demo.switch_page(page).run()
+        assert_clean(demo)
+        keys = {w.key for kind in ("button", "text_input", "text_area", "file_uploader") for w in demo.get(kind)}
+        assert not keys & writing, (page, keys)
+        assert not any(str(k).startswith("build::") for k in keys), (page, keys)
+        assert not demo.get("file_uploader") and not demo.get("text_area") and not demo.get("text_input"), page
