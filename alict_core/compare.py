@@ -16,7 +16,7 @@ import pandas as pd
 
 from alict_core.capabilities import lc_catalog
 from alict_core.errors import AlictError
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 
 SIDE_COLUMNS = ["lc_id", "capability", "kind", "text", "expected", "predicted", "passed"]
 

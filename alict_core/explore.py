@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from alict_core.capabilities import lc_catalog
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 
 GROUP_BY = {"inserted word": "inserted_word", "template": "template", "LC": "lc_label", "capability": "capability",
             "model": "model", "test type": "test_type"}

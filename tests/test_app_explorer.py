@@ -108,13 +108,13 @@ def test_passes_toggle_and_every_models_prediction_of_the_case():
 
 
 def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monkeypatch):
-    import alict_core.spec.loader as loader
+    from alict_core.config import SPECS_DIR
+    from alict_core.spec.loader import workspace_spec_dir
 
-    specs = tmp_path / "specs"
-    shutil.copytree(loader.SPECS_DIR, specs)
-    monkeypatch.setattr(loader, "SPECS_DIR", specs)
-    spec_file = specs / "sentiment" / "sentiment-lc04.yaml"
-    original = spec_file.read_text(encoding="utf-8")
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "workspace"))
+    spec_file = workspace_spec_dir("sentiment") / "sentiment-lc04.yaml"  # the user's copy overrides the built-in
+    spec_file.parent.mkdir(parents=True, exist_ok=True)
+    original = (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text(encoding="utf-8")
     assert "expected: {label: neutral}" in original
     changed = original.replace("expected: {label: neutral}", "expected: {label: negative}")
     spec_file.write_text(changed, encoding="utf-8")

@@ -29,7 +29,7 @@ import pandas as pd
 
 from alict_core.capabilities import lc_catalog
 from alict_core.jsonl import atomic_path
-from alict_core.runner.stats import wilson_interval
+from alict_core.metrics.intervals import wilson_interval
 
 SCHEMA_ID = "alict-summary/1"
 _RATE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
