@@ -6,7 +6,6 @@ Fake backends (``alict_app.fakes``) on the real specs and corpus; runs go to a t
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
