@@ -161,10 +161,11 @@ def collect_cases(args: argparse.Namespace) -> list:
 
 def resolve_models(names: str, task: str) -> list:
     from alict_core.models import MODELS, get_model
+    from alict_core.models.registry import model_entry
 
     models = []
     for name in [n.strip() for n in names.split(",") if n.strip()]:
-        model_task = MODELS.entry(name).tags.get("task")
+        model_task = model_entry(name).tags.get("task")
         if model_task not in (None, task):
             raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "
                              + ", ".join(MODELS.names(task=task)))

@@ -130,12 +130,21 @@ _CACHE: dict[str, Model] = {}
 _LOCK = threading.Lock()
 
 
+def model_entry(name: str):
+    """The registry entry of ``name``; a retrained version (``<parent>@<hash>``) is registered on first use."""
+    if name not in MODELS and "@" in name:
+        from alict_core.harden.versions import ensure_registered
+
+        ensure_registered(name)
+    return MODELS.entry(name)
+
+
 def get_model(name: str, /, **kwargs: Any) -> Model:
     """Create (once per process, per name and arguments) the registered model ``name``."""
     key = hash_json({"name": name, "kwargs": kwargs})
     with _LOCK:
         if key not in _CACHE:
-            entry = MODELS.entry(name)
+            entry = model_entry(name)
             try:
                 model = entry.factory(**kwargs)
             except AlictError:
@@ -153,4 +162,4 @@ def clear_model_cache() -> None:
 
 
 def model_task(name: str) -> str | None:
-    return MODELS.entry(name).tags.get("task")
+    return model_entry(name).tags.get("task")
