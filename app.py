@@ -25,6 +25,7 @@ PAGES = [
     st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/bug_report:"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:"),
+    st.Page("pages/harden.py", title="Harden", icon=":material/fitness_center:"),
 ]
 
 _started = time.perf_counter()

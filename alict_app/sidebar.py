@@ -42,6 +42,9 @@ def render_sidebar() -> None:
         st.selectbox("Task", services.TASKS, key="task", format_func=services.TASK_TITLES.get)
         task = state.get("task")
         st.caption(f"Corpus: {CORPUS_NAMES[task]}")
+        from alict_core.harden.versions import register_all
+
+        register_all(task)  # retrained versions are models too
         names = services.backend_names("model", task=task)
         if names:
             ready = [n for n in names if services.backend_tags("model", n).get("offline", True) and services.model_ready(n)]

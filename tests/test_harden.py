@@ -238,3 +238,31 @@ def test_hf_retraining_is_seeded_and_registers_a_version(saved_run, tmp_path, mo
     again = retrain_hf("tiny-hf", source, "sentiment", out, settings=settings, original=ORIGINAL)
     assert again == name
     np.testing.assert_allclose(get_model(again).predict_proba(probe), first, atol=1e-6)
+
+
+def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, monkeypatch):
+    """AppTest: the page lists the run, retrains the tiny model on the LC it fails, shows before/after."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_core.config import artefact_dir
+    from alict_core.data import splits
+    from alict_core.training import harden as training
+
+    monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
+    monkeypatch.setattr(splits, "task_splits", lambda task: {"test": ORIGINAL})
+    shutil.copytree(saved_run, artefact_dir("runs") / "0123456789abcdef")
+    page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
+    at = AppTest.from_file(page, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="harden_model").value == "tiny-embedded"
+    at.multiselect(key="harden_lcs").set_value(["toy-lc01"]).run()
+    at.button(key="harden_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+    result = at.session_state["harden_result"]
+    assert result["child"].startswith("tiny-embedded@")
+    trained = [row for row in result["lcs"] if row["trained"]][0]
+    assert trained["fail_before"] == 1.0 and trained["fail_after"] < 0.5
+    assert any("is now selectable" in i.value for i in at.info)

@@ -17,17 +17,36 @@ from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
+RUN_STORES = ("runs", "app-runs")  # the CLI's and the app's run folders
+
+
+def list_runs() -> list[dict[str, Any]]:
+    """Saved runs (newest first): id, folder, models and LCs, from each run's ``meta.json`` and ``summary.csv``."""
+    from alict_core.config import artefact_dir
+
+    out = []
+    for store in RUN_STORES:
+        for meta_path in artefact_dir(store).glob("*/meta.json"):
+            try:
+                meta = read_json(meta_path)
+                models = [m["name"] for m in meta["models"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not a finished run
+            out.append({"id": meta_path.parent.name, "run_id": meta.get("run_id"), "folder": meta_path.parent,
+                        "models": models, "modified": meta_path.stat().st_mtime})
+    return sorted(out, key=lambda r: r["modified"], reverse=True)
 
 
 def resolve_run(ref: str | Path) -> Path:
-    """A saved run folder from a run id (looked up in the runs store) or a folder path given on the command line."""
+    """A saved run folder from a run id (looked up in the run stores) or a folder path given on the command line."""
     from alict_core.config import artefact_dir
 
     text = str(ref)
     if RUN_ID.match(text):
-        folder = artefact_dir("runs") / text
-        if (folder / "meta.json").is_file():
-            return folder
+        for store in RUN_STORES:
+            folder = artefact_dir(store) / text
+            if (folder / "meta.json").is_file():
+                return folder
     path = Path(text).expanduser()
     if path.is_dir() and (path / "meta.json").is_file():
         return path
