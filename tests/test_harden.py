@@ -121,6 +121,10 @@ def test_split_ratios_parse_and_reject_bad_values():
 
 
 def test_training_label_only_for_single_label_expectations():
+    from alict_core.harden.split import training_labels
+
+    assert training_labels({"kind": "one_of", "labels": ["positive", "neutral"]}) == ["positive", "neutral"]
+    assert training_labels({"kind": "not_label", "labels": ["positive"]}) == []
     assert training_label({"kind": "label", "labels": ["negative"]}) == "negative"
     assert training_label({"kind": "one_of", "labels": ["positive", "neutral"]}) is None
     assert training_label({"kind": "invariance"}) is None
@@ -176,11 +180,14 @@ def test_retraining_fixes_the_trained_lc_and_is_deterministic(saved_run, tiny_pa
 
 
 def test_untrainable_split_is_refused(saved_run, tiny_parent, tmp_path):
-    from alict_core.training.harden import training_mix
+    from alict_core.training.harden import RetrainSettings, training_mix
 
-    with pytest.raises(AlictError, match="no case with a single expected label"):
-        training_mix(ORIGINAL, [{"text": "x", "label": None}], __import__(
-            "alict_core.training.harden", fromlist=["RetrainSettings"]).RetrainSettings())
+    with pytest.raises(AlictError, match="no case with an expected label"):
+        training_mix(ORIGINAL, [{"text": "x", "label": None, "allowed_labels": []}], RetrainSettings())
+    texts, labels, weights, counts = training_mix(
+        ORIGINAL, [{"text": "x", "label": None, "allowed_labels": ["positive", "neutral"]}], RetrainSettings())
+    assert texts[-2:] == ["x", "x"] and labels[-2:] == ["positive", "neutral"] and weights[-2:] == [0.5, 0.5]
+    assert counts == {"original": 80, "lc": 1}
 
 
 def test_cli_fix_end_to_end(saved_run, tiny_parent, tmp_path, capsys, monkeypatch):
@@ -202,7 +209,11 @@ def test_cli_fix_end_to_end(saved_run, tiny_parent, tmp_path, capsys, monkeypatc
 
 
 def _tiny_hf(folder: Path) -> Path:
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import (
+        BertConfig,
+        BertForSequenceClassification,
+        BertTokenizerFast,
+    )
 
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "it", "is", "not", "today", "here", *WORDS_POS, *WORDS_NEG]
     folder.mkdir(parents=True)

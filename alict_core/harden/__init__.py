@@ -3,6 +3,6 @@
 Runtime side only (export, versions, evaluation); the fitting itself lives in ``alict_core.training.harden``.
 """
 
-from alict_core.harden.split import SplitRatios, split_cases, training_label
+from alict_core.harden.split import SplitRatios, split_cases, training_label, training_labels
 
-__all__ = ["SplitRatios", "split_cases", "training_label"]
+__all__ = ["SplitRatios", "split_cases", "training_label", "training_labels"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from alict_core.errors import AlictError
-from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label
+from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
 from alict_core.hashing import hash_json
 from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
 
@@ -62,7 +62,7 @@ class ExportSummary:
     run_id: str
     lcs: list[str]
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> lc -> rows
-    untrainable: dict[str, int] = field(default_factory=dict)  # lc -> cases without a single label
+    untrainable: dict[str, int] = field(default_factory=dict)  # lc -> cases with no label to train towards
     data_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,7 +104,8 @@ def export_rows(rows: list[dict[str, Any]], *, ratios: SplitRatios, seed: int) -
     for split, items in parts.items():
         out[split] = []
         for row in sorted(items, key=lambda r: (r["lc_id"], r["seed_id"], r["case_id"])):
-            out[split].append({**row, "split": split, "label": training_label(row["expected"])})
+            out[split].append({**row, "split": split, "label": training_label(row["expected"]),
+                               "allowed_labels": training_labels(row["expected"])})
     return out
 
 
@@ -131,7 +132,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         for row in items:
             summary.counts.setdefault(split, {}).setdefault(row["lc_id"], 0)
             summary.counts[split][row["lc_id"]] += 1
-            if row["label"] is None:
+            if not row["allowed_labels"]:
                 summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
     settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed}
@@ -153,7 +154,8 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
 def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequence[str]) -> None:
     import pandas as pd
 
-    columns = ["case_id", "lc_id", "seed_id", "kind", "text", "label", "split", "test_type", "expected", "failed_by"]
+    columns = ["case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels", "split", "test_type",
+               "expected", "failed_by"]
     for split in SPLITS:
         items = parts.get(split, [])
         if "jsonl" in formats:
@@ -162,6 +164,7 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
             frame = pd.DataFrame([{k: r.get(k) for k in columns} for r in items], columns=columns)
             frame["expected"] = frame["expected"].map(lambda e: e if e is None else expectation_text(e))
             frame["failed_by"] = frame["failed_by"].map(_failing_models)
+            frame["allowed_labels"] = frame["allowed_labels"].map(lambda v: "|".join(v or []))
             frame.to_csv(folder / f"{split}.csv", index=False)
     if "hf" in formats:
         try:
@@ -171,7 +174,8 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
                              "or pass --formats jsonl,csv") from exc
         dataset = datasets.DatasetDict({
             split: datasets.Dataset.from_list([{"case_id": r["case_id"], "lc_id": r["lc_id"], "seed_id": r["seed_id"],
-                                                "kind": r["kind"], "text": r["text"], "label": r["label"] or ""}
+                                                "kind": r["kind"], "text": r["text"], "label": r["label"] or "",
+                                                "allowed_labels": "|".join(r["allowed_labels"])}
                                                for r in parts.get(split, [])]
                                               or [], features=_hf_features(datasets))
             for split in SPLITS
@@ -191,7 +195,7 @@ def expectation_text(expected: dict[str, Any]) -> str:
 
 def _hf_features(datasets: Any) -> Any:
     return datasets.Features({name: datasets.Value("string")
-                              for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label")})
+                              for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels")})
 
 
 def _replace_dir(staging: Path, target: Path) -> None:

@@ -48,6 +48,14 @@ def training_label(expected: Mapping[str, Any]) -> str | None:
     return None
 
 
+def training_labels(expected: Mapping[str, Any]) -> list[str]:
+    """Labels a classifier may be trained towards: the label of an MFT case, or each allowed label of a
+    one-of case (trained with weight 1/k each, i.e. towards a uniform target over them); none for
+    not-label, INV and DIR cases."""
+    labels = [str(v) for v in expected.get("labels") or []]
+    return labels if expected.get("kind") in ("label", "one_of") else []
+
+
 def _group_counts(n_groups: int, ratios: SplitRatios) -> tuple[int, int, int]:
     """Groups per split: largest-remainder rounding, at least one test group when there are two or more."""
     raw = [n_groups * r for r in (ratios.train, ratios.validation, ratios.test)]

@@ -54,23 +54,34 @@ class RetrainSettings:
 
 
 def training_mix(original: tuple[list[str], list[str]], lc_rows: Sequence[dict[str, Any]],
-                 settings: RetrainSettings) -> tuple[list[str], list[str], dict[str, int]]:
-    """(texts, labels, counts): the original training data (sampled if capped) plus the LC cases with a label."""
+                 settings: RetrainSettings) -> tuple[list[str], list[str], list[float], dict[str, int]]:
+    """(texts, labels, weights, counts): the original data (weight 1, sampled if capped) plus the LC cases.
+
+    An LC case with one expected label adds one row of weight 1; a one-of case ("positive or neutral")
+    adds a row per allowed label with weight 1/k, i.e. trains towards a uniform target over them.
+    """
     texts, labels = list(original[0]), list(original[1])
-    lc = [(r["text"], r["label"]) for r in lc_rows if r.get("label")]
+    lc: list[tuple[str, str, float]] = []
+    n_cases = 0
+    for row in lc_rows:
+        allowed = row.get("allowed_labels") or ([row["label"]] if row.get("label") else [])
+        if allowed:
+            n_cases += 1
+            lc.extend((row["text"], label, 1.0 / len(allowed)) for label in allowed)
     if not lc:
-        raise AlictError("the LC training split has no case with a single expected label "
-                         "(one-of, INV and DIR cases cannot be trained on); choose other LCs")
+        raise AlictError("the LC training split has no case with an expected label "
+                         "(INV, DIR and not-label cases cannot be trained on); choose other LCs")
     keep = len(texts)
     if settings.max_original is not None:
         keep = min(keep, settings.max_original)
     if settings.lc_share is not None:
-        keep = min(keep, max(1, round(len(lc) * (1 - settings.lc_share) / settings.lc_share)))
+        keep = min(keep, max(1, round(n_cases * (1 - settings.lc_share) / settings.lc_share)))
     if keep < len(texts):
         idx = sorted(random.Random(settings.seed).sample(range(len(texts)), keep))
         texts, labels = [texts[i] for i in idx], [labels[i] for i in idx]
-    counts = {"original": len(texts), "lc": len(lc)}
-    return texts + [t for t, _ in lc], labels + [y for _, y in lc], counts
+    counts = {"original": len(texts), "lc": n_cases}
+    return ([*texts, *(t for t, _, _ in lc)], [*labels, *(y for _, y, _ in lc)],
+            [1.0] * len(texts) + [w for _, _, w in lc], counts)
 
 
 def original_training_data(task: str) -> tuple[list[str], list[str]]:
@@ -136,7 +147,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     encoder = encoder or model.encoder
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
-    texts, y, counts = training_mix(original or original_training_data(task), lc_rows, settings)
+    texts, y, weights, counts = training_mix(original or original_training_data(task), lc_rows, settings)
     unknown = sorted(set(y) - set(labels))
     if unknown:
         raise AlictError(f"training labels {unknown} are not labels of {parent!r} ({labels})")
@@ -145,11 +156,13 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
         return name  # same parent, data and settings: the version already exists
     if progress:
         progress(0, 3, f"encoding {len(texts)} training texts")
-    emb = _cached_embeddings(encoder, texts)
+    distinct = list(dict.fromkeys(texts))
+    position = {t: i for i, t in enumerate(distinct)}
+    emb = _cached_embeddings(encoder, distinct)[[position[t] for t in texts]]
     if progress:
         progress(1, 3, "fitting the head")
     clf = LogisticRegression(C=float(model.meta.get("C", 1.0)), max_iter=2000, random_state=settings.seed)
-    clf.fit(emb, np.array([labels.index(v) for v in y]))
+    clf.fit(emb, np.array([labels.index(v) for v in y]), sample_weight=np.array(weights))
     weight = np.zeros((len(labels), emb.shape[1]), dtype=np.float32)
     bias = np.zeros(len(labels), dtype=np.float32)
     classes = [int(k) for k in clf.classes_]
@@ -198,8 +211,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     if not source.is_dir():
         raise AlictError(f"Hugging Face model folder {source} not found (retraining needs a local copy)")
     exported = export_settings(export_dir)
-    texts, y, counts = training_mix(original or original_training_data(task), read_split(export_dir, "train"),
-                                    settings)
+    texts, y, weights, counts = training_mix(original or original_training_data(task),
+                                             read_split(export_dir, "train"), settings)
     random.seed(settings.seed)
     np.random.seed(settings.seed)
     torch.manual_seed(settings.seed)
@@ -208,7 +221,7 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     mapping = {k.lower(): v for k, v in DEFAULT_LABEL_MAPS[task].items()}
     native = [str(model.config.id2label.get(i, f"LABEL_{i}")) for i in range(model.config.num_labels)]
     index = {mapping.get(n.lower(), n): i for i, n in enumerate(native)}
-    pairs = [(t, index[label]) for t, label in zip(texts, y, strict=True) if label in index]
+    pairs = [(t, index[label], w) for t, label, w in zip(texts, y, weights, strict=True) if label in index]
     if not pairs:
         raise AlictError(f"none of the training labels {sorted(set(y))} is a label of {parent!r} ({native})")
     counts["dropped_unmappable"] = len(texts) - len(pairs)
@@ -232,15 +245,19 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
             if should_stop and should_stop():
                 raise AlictError(f"retraining cancelled after {step} of {steps} steps; nothing was saved")
             batch = [pairs[i] for i in order[start:start + settings.batch_size]]
-            enc = tokenizer([t for t, _ in batch], padding=True, truncation=True, max_length=128,
+            enc = tokenizer([t for t, _, _ in batch], padding=True, truncation=True, max_length=128,
                             return_tensors="pt").to(device)
-            out = model(**enc, labels=torch.tensor([k for _, k in batch], device=device))
-            out.loss.backward()
+            logits = model(**enc).logits
+            weight = torch.tensor([w for _, _, w in batch], device=device)
+            per_row = torch.nn.functional.cross_entropy(logits, torch.tensor([k for _, k, _ in batch], device=device),
+                                                        reduction="none")
+            loss = (per_row * weight).sum() / weight.sum()
+            loss.backward()
             optimizer.step()
             optimizer.zero_grad()
             step += 1
             if progress:
-                progress(step, steps, f"step {step}/{steps} loss {float(out.loss):.3f}")
+                progress(step, steps, f"step {step}/{steps} loss {float(loss):.3f}")
     model.eval().to("cpu")
     target, staging = _stage(name)
     try:
