@@ -30,6 +30,7 @@ PAGES = [
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:"),
     st.Page("pages/review.py", title="Review", icon=":material/rate_review:"),
+    st.Page("pages/harden.py", title="Harden", icon=":material/fitness_center:"),
 ]
 if demo.enabled():  # read-only: open on the story, no page that edits, builds or runs
     PAGES = [st.Page("pages/story.py", title="Story", icon=":material/auto_stories:", default=True),

@@ -48,6 +48,9 @@ def render_sidebar() -> None:
         st.selectbox("Task", list(TASKS), key="task", format_func=lambda task: TASK_TITLES[task])
         task = state.get("task")
         st.caption(f"Corpus: {CORPUS_NAMES[task]}")
+        from alict_core.harden.versions import register_all
+
+        register_all(task)  # retrained versions are models too
         names = backends.backend_names("model", task=task)
         if names:
             ready = [n for n in names

@@ -244,11 +244,12 @@ def parse_model_refs(text: str) -> list[tuple[str, dict[str, str]]]:
 
 def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
     from alict_core.models import MODELS, get_model
+    from alict_core.models.registry import model_entry
     from alict_core.trust import check_pickle_allowed
 
     models = []
     for name, kwargs in parse_model_refs(names):
-        entry = MODELS.entry(name)
+        entry = model_entry(name)
         model_task = entry.tags.get("task")
         if model_task not in (None, task):
             raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "

@@ -132,7 +132,7 @@ _CACHE: LoadOnceCache[Model] = LoadOnceCache("models", max_entries=max(1, int(os
 
 
 def _build(name: str, kwargs: dict[str, Any]) -> Model:
-    entry = MODELS.entry(name)
+    entry = model_entry(name)
     try:
         return entry.factory(**kwargs)
     except AlictError:
@@ -143,13 +143,22 @@ def _build(name: str, kwargs: dict[str, Any]) -> Model:
         raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
 
 
+def model_entry(name: str):
+    """The registry entry of ``name``; a retrained version (``<parent>@<hash>``) is registered on first use."""
+    if name not in MODELS and "@" in name:
+        from alict_core.harden.versions import ensure_registered
+
+        ensure_registered(name)
+    return MODELS.entry(name)
+
+
 def get_model(name: str, /, **kwargs: Any) -> Model:
     """Create (once per process, per name and arguments) the registered model ``name``.
 
     Loads take a per-model lock: a second caller of a model that is loading waits for that load, callers
     of other models are not held up. At most ``ALICT_MODEL_CACHE_SIZE`` (default 8) models are kept.
     """
-    MODELS.entry(name)  # unknown names fail here, listing the valid ones
+    model_entry(name)  # unknown names fail here, listing the valid ones
     key = hash_json({"name": name, "kwargs": kwargs})
     return _CACHE.get(key, lambda: _build(name, kwargs))
 
@@ -159,4 +168,4 @@ def clear_model_cache() -> None:
 
 
 def model_task(name: str) -> str | None:
-    return MODELS.entry(name).tags.get("task")
+    return model_entry(name).tags.get("task")

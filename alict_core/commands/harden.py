@@ -1,0 +1,179 @@
+"""``harden``: export failing/passing generated cases as training data, retrain a model, prove the fix per LC."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "harden", help="retrain a model on generated cases of failing LCs and compare it with its parent",
+        description="Close the loop: export a run's cases per LC as train/validation/test data (split by seed), "
+        "retrain a model on the original training data mixed with the LC training split, and compare parent and "
+        "retrained version on the LC test split, the other LCs and the held-out corpus test set.",
+    )
+    sub = parser.add_subparsers(dest="harden_command", metavar="STEP")
+    export = sub.add_parser("export", help="write train/validation/test files (JSONL, CSV, HF dataset) of LCs")
+    _export_args(export)
+    export.set_defaults(handler=run_export)
+    train = sub.add_parser("train", help="retrain a model on an export's training split; prints the new version name")
+    train.add_argument("--export", required=True, help="folder written by `harden export`")
+    _train_args(train)
+    train.set_defaults(handler=run_train)
+    evaluate = sub.add_parser("evaluate", help="compare a retrained version with its parent")
+    evaluate.add_argument("--export", required=True, help="folder written by `harden export`")
+    evaluate.add_argument("--version", required=True, help="the version name printed by `harden train`")
+    _evaluate_args(evaluate)
+    evaluate.set_defaults(handler=run_evaluate)
+    fix = sub.add_parser("fix", help="export + train + evaluate in one go")
+    _export_args(fix)
+    _train_args(fix)
+    _evaluate_args(fix)
+    fix.set_defaults(handler=run_fix)
+    versions = sub.add_parser("versions", help="list retrained model versions")
+    versions.add_argument("--task", choices=["sentiment", "hate_speech"], default=None)
+    versions.set_defaults(handler=run_versions)
+    parser.set_defaults(handler=lambda _args: (parser.print_help(), 0)[1])
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--run", required=True, help="run id (runs store) or run folder")
+    p.add_argument("--lcs", required=True, help="comma-separated LC ids of the run to train on (e.g. lc05,lc07)")
+    p.add_argument("--out", required=True, help="output folder (created whole, atomically)")
+    p.add_argument("--split", default="8:1:1", help="train:validation:test shares of seeds (default 8:1:1)")
+    p.add_argument("--seed", type=int, default=13, help="seed of the split and of training")
+    p.add_argument("--formats", default="jsonl,csv,hf", help="any of jsonl,csv,hf")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out folder")
+
+
+def _train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="parent model: minilm-sst, minilm-hatexplain, a version, or "
+                   "hf (with --hf-dir)")
+    p.add_argument("--hf-dir", default=None, help="local Hugging Face model folder (when --model is a HF model)")
+    p.add_argument("--task", choices=["sentiment", "hate_speech"], default=None, help="task of a HF model")
+    p.add_argument("--lc-share", type=float, default=None, help="share of LC cases in the training mix (default: all)")
+    p.add_argument("--max-original", type=int, default=None, help="cap on original training texts")
+    p.add_argument("--max-steps", type=int, default=500, help="step cap for HF fine-tuning (default 500)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--learning-rate", type=float, default=2e-5)
+    if not any(a.dest == "seed" for a in p._actions):
+        p.add_argument("--seed", type=int, default=13)
+
+
+def _evaluate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-other-lcs", action="store_true", help="skip the LCs not used for training")
+    p.add_argument("--no-heldout", action="store_true", help="skip the held-out corpus test set")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from alict_core.harden.export import export_hardening_data
+    from alict_core.harden.split import SplitRatios
+
+    summary = export_hardening_data(args.run, args.out, lcs=_lcs(args.lcs), ratios=SplitRatios.parse(args.split),
+                                    seed=args.seed, formats=_formats(args.formats), overwrite=args.overwrite)
+    for split, per_lc in summary.counts.items():
+        print(f"{split:>10}: " + ", ".join(f"{lc} {n}" for lc, n in sorted(per_lc.items())))
+    if summary.untrainable:
+        print("cases without a single expected label (kept for testing, not trained on): "
+              + ", ".join(f"{lc} {n}" for lc, n in sorted(summary.untrainable.items())))
+    print(f"export of run {summary.run_id} written to {summary.out_dir}")
+    return 0
+
+
+def _lcs(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise AlictError("--lcs is empty: name at least one LC of the run")
+    return items
+
+
+def _formats(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _settings(args: argparse.Namespace):
+    from alict_core.training.harden import RetrainSettings
+
+    return RetrainSettings(seed=args.seed, lc_share=args.lc_share, epochs=args.epochs, batch_size=args.batch_size,
+                           learning_rate=args.learning_rate, max_steps=args.max_steps, max_original=args.max_original)
+
+
+def _train(args: argparse.Namespace, export_dir: str) -> str:
+    from tqdm import tqdm
+
+    from alict_core.training.harden import retrain_embedded, retrain_hf
+
+    bar = tqdm(total=0, file=sys.stderr, unit="step")
+
+    def progress(done: int, total: int, message: str) -> None:
+        bar.total, bar.n = total, done
+        bar.set_description(message[:40])
+        bar.refresh()
+
+    try:
+        if args.hf_dir:
+            if not args.task:
+                raise AlictError("--task is required with --hf-dir")
+            return retrain_hf(args.model, args.hf_dir, args.task, export_dir, settings=_settings(args),
+                              progress=progress)
+        return retrain_embedded(args.model, export_dir, settings=_settings(args), progress=progress)
+    finally:
+        bar.close()
+
+
+def run_train(args: argparse.Namespace) -> int:
+    name = _train(args, args.export)
+    print(f"retrained version: {name}")
+    return 0
+
+
+def _print_comparison(comparison, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(comparison.to_dict(), indent=2))
+        return
+    import pandas as pd
+
+    table = comparison.lcs.copy()
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(table.round(3).to_string(index=False))
+    for who, scores in comparison.heldout.items():
+        print(f"held-out {who}: accuracy {scores['accuracy']:.4f}, macro-F1 {scores['macro_f1']:.4f} (n={scores['n']})")
+    print(comparison.headline())
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from alict_core.harden.evaluate import evaluate_versions
+    from alict_core.harden.versions import version_info
+
+    parent = version_info(args.version)["parent"]
+    comparison = evaluate_versions(parent, args.version, args.export, include_other_lcs=not args.no_other_lcs,
+                                   use_heldout=not args.no_heldout)
+    _print_comparison(comparison, args.json)
+    return 0
+
+
+def run_fix(args: argparse.Namespace) -> int:
+    run_export(args)
+    name = _train(args, args.out)
+    print(f"retrained version: {name}")
+    from alict_core.harden.evaluate import evaluate_versions
+
+    comparison = evaluate_versions(args.model if not args.hf_dir else name.split("@")[0], name, args.out,
+                                   include_other_lcs=not args.no_other_lcs, use_heldout=not args.no_heldout)
+    _print_comparison(comparison, args.json)
+    return 0
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    from alict_core.harden.versions import list_versions
+
+    for info in list_versions(args.task):
+        print(f"{info['name']}\tparent={info['parent']}\ttask={info['task']}\tlcs={','.join(info['lcs'])}\t"
+              f"created={info['created']}")
+    return 0

@@ -1,0 +1,226 @@
+"""Augmentation export: a run's generated cases per LC as train / validation / test data (JSONL, CSV, HF datasets)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from alict_core.errors import AlictError
+from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
+from alict_core.hashing import hash_json
+from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+
+RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
+FORMATS = ("jsonl", "csv", "hf")
+RUN_STORES = ("runs",)  # the run store the CLI and the app share
+
+
+def list_runs() -> list[dict[str, Any]]:
+    """Saved runs (newest first): id, folder, models and LCs, from each run's ``meta.json`` and ``summary.csv``."""
+    from alict_core.config import artefact_dir
+
+    out = []
+    for store in RUN_STORES:
+        for meta_path in artefact_dir(store).glob("*/meta.json"):
+            if meta_path.parent.name.startswith("."):
+                continue  # a run being written
+            try:
+                meta = read_json(meta_path)
+                models = [m["name"] for m in meta["models"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not a finished run
+            out.append({"id": meta_path.parent.name, "run_id": meta.get("run_id"), "folder": meta_path.parent,
+                        "models": models, "modified": meta_path.stat().st_mtime})
+    return sorted(out, key=lambda r: r["modified"], reverse=True)
+
+
+def resolve_run(ref: str | Path) -> Path:
+    """A saved run folder from a run id (looked up in the run stores) or a folder path given on the command line."""
+    from alict_core.config import artefact_dir
+
+    text = str(ref)
+    if RUN_ID.match(text):
+        for store in RUN_STORES:
+            folder = artefact_dir(store) / text
+            if (folder / "meta.json").is_file():
+                return folder
+    path = Path(text).expanduser()
+    if path.is_dir() and (path / "meta.json").is_file():
+        return path
+    raise AlictError(f"run {text!r} not found: give a run id from the runs store or a run folder "
+                     "written by `run --out` (one holding meta.json)")
+
+
+@dataclass
+class ExportSummary:
+    """What an export wrote: rows per split and LC, and why cases were left out of training."""
+
+    out_dir: Path
+    run_id: str
+    lcs: list[str]
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> lc -> rows
+    untrainable: dict[str, int] = field(default_factory=dict)  # lc -> cases with no label to train towards
+    data_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"out_dir": str(self.out_dir), "run_id": self.run_id, "lcs": self.lcs, "counts": self.counts,
+                "untrainable": self.untrainable, "data_hash": self.data_hash}
+
+
+def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """(run id, one dict per case of the chosen LCs with ``failed_by`` = {model: failed}) from a saved run."""
+    from alict_core.runner.run import RunResult
+
+    result = RunResult.load(run_dir)
+    known = list(dict.fromkeys(c.lc_id for c in result.case_list))
+    chosen = list(known) if not lcs else [_match_lc(lc, known) for lc in lcs]
+    rows = []
+    for i, case in enumerate(result.case_list):
+        if case.lc_id not in chosen:
+            continue
+        row = case.to_dict()
+        row["failed_by"] = {o.name: bool(not o.passed[i]) for o in result.outcomes}
+        rows.append(row)
+    return result.run_id, rows
+
+
+def _match_lc(given: str, known: Sequence[str]) -> str:
+    if given in known:
+        return given
+    digits = given.lower().removeprefix("lc").lstrip("0")
+    hits = [lc for lc in known if digits.isdigit() and lc.rsplit("lc", 1)[-1].lstrip("0") == digits]
+    if len(hits) == 1:
+        return hits[0]
+    raise AlictError(f"LC {given!r} is not in this run; its LCs: {', '.join(known)}")
+
+
+def export_rows(rows: list[dict[str, Any]], *, ratios: SplitRatios, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Split rows by seed and add ``split`` and ``label`` (the training label, None if the case has none)."""
+    parts = split_cases(rows, ratios=ratios, seed=seed)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for split, items in parts.items():
+        out[split] = []
+        for row in sorted(items, key=lambda r: (r["lc_id"], r["seed_id"], r["case_id"])):
+            out[split].append({**row, "split": split, "label": training_label(row["expected"]),
+                               "allowed_labels": training_labels(row["expected"])})
+    return out
+
+
+def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence[str] | None = None,
+                          ratios: SplitRatios | None = None, seed: int = 13,
+                          formats: Sequence[str] = FORMATS, overwrite: bool = False) -> ExportSummary:
+    """Write ``train/validation/test`` files for the run's cases of ``lcs``; the folder appears whole or not at all."""
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown:
+        raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
+    ratios = ratios or SplitRatios()
+    out_dir = Path(out_dir).expanduser()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AlictError(f"--out {out_dir} is a file, not a folder")
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise AlictError(f"--out {out_dir} is not empty; pass --overwrite to replace it")
+    run_dir = resolve_run(run)
+    run_id, rows = run_rows(run_dir, lcs)
+    if not rows:
+        raise AlictError(f"run {run_id} has no cases for LCs {list(lcs or [])}")
+    parts = export_rows(rows, ratios=ratios, seed=seed)
+    summary = ExportSummary(out_dir, run_id, sorted({r["lc_id"] for r in rows}))
+    for split, items in parts.items():
+        for row in items:
+            summary.counts.setdefault(split, {}).setdefault(row["lc_id"], 0)
+            summary.counts[split][row["lc_id"]] += 1
+            if not row["allowed_labels"]:
+                summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
+    settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
+                "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed}
+    summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS
+                                                                  for r in parts[s]]})
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        _write(staging, parts, formats)
+        write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
+                                             "untrainable": summary.untrainable, "formats": list(formats)})
+        _replace_dir(staging, out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return summary
+
+
+def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequence[str]) -> None:
+    import pandas as pd
+
+    columns = ["case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels", "split", "test_type",
+               "expected", "failed_by"]
+    for split in SPLITS:
+        items = parts.get(split, [])
+        if "jsonl" in formats:
+            write_jsonl(folder / f"{split}.jsonl", items)
+        if "csv" in formats:
+            frame = pd.DataFrame([{k: r.get(k) for k in columns} for r in items], columns=columns)
+            frame["expected"] = frame["expected"].map(lambda e: e if e is None else expectation_text(e))
+            frame["failed_by"] = frame["failed_by"].map(_failing_models)
+            frame["allowed_labels"] = frame["allowed_labels"].map(lambda v: "|".join(v or []))
+            frame.to_csv(folder / f"{split}.csv", index=False)
+    if "hf" in formats:
+        try:
+            import datasets
+        except ImportError as exc:
+            raise AlictError("the Hugging Face export needs the `datasets` package (pip install datasets), "
+                             "or pass --formats jsonl,csv") from exc
+        dataset = datasets.DatasetDict({
+            split: datasets.Dataset.from_list([{"case_id": r["case_id"], "lc_id": r["lc_id"], "seed_id": r["seed_id"],
+                                                "kind": r["kind"], "text": r["text"], "label": r["label"] or "",
+                                                "allowed_labels": "|".join(r["allowed_labels"])}
+                                               for r in parts.get(split, [])]
+                                              or [], features=_hf_features(datasets))
+            for split in SPLITS
+        })
+        dataset.save_to_disk(str(folder / "hf_dataset"))
+
+
+def _failing_models(failed_by: dict[str, bool] | None) -> str:
+    return ";".join(m for m, failed in sorted((failed_by or {}).items()) if failed)
+
+
+def expectation_text(expected: dict[str, Any]) -> str:
+    """A readable one-line form of an expectation for CSV ('label=positive', 'one_of=positive|neutral')."""
+    labels = "|".join(expected.get("labels") or [])
+    return f"{expected.get('kind')}={labels}" if labels else str(expected.get("kind"))
+
+
+def _hf_features(datasets: Any) -> Any:
+    return datasets.Features({name: datasets.Value("string")
+                              for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels")})
+
+
+def _replace_dir(staging: Path, target: Path) -> None:
+    """Rename ``staging`` onto ``target``; an existing target is moved aside first and removed after."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(staging, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
+    """Rows of one split of an export written by :func:`export_hardening_data`."""
+    folder = Path(export_dir)
+    if not (folder / "export.json").is_file():
+        raise AlictError(f"{folder} is not a hardening export (no export.json); run `harden export` first")
+    path = folder / f"{split}.jsonl"
+    if not path.is_file():
+        raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
+    return list(iter_jsonl(path))
+
+
+def export_settings(export_dir: str | Path) -> dict[str, Any]:
+    return dict(read_json(Path(export_dir) / "export.json"))

@@ -1,0 +1,272 @@
+"""Retrain a model on the original training data mixed with an LC training split (TOSEM / Auto-CheckList loop).
+
+* Embedded MiniLM classifiers: the logistic head is refitted on frozen MiniLM embeddings of the original
+  training sentences plus the LC training cases, with the parent's regularisation strength and a fixed seed
+  (lbfgs is deterministic: the same inputs give the same weights).
+* Hugging Face sequence classifiers: fine-tuned end to end (the paper's settings by default: 1 epoch, batch 16,
+  AdamW lr 2e-5), capped at ``max_steps``, seeded, on a GPU when one is present.
+
+The result is a model version (``<parent>@<hash>``) stored with its parent, data and settings.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from alict_core.errors import AlictError
+from alict_core.harden.export import export_settings, read_split
+from alict_core.harden.versions import VERSION_FILE, version_dir
+from alict_core.hashing import hash_json, hash_text
+from alict_core.jsonl import write_json
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class RetrainSettings:
+    """How to mix and fit. ``lc_share``: share of LC cases in the training mix (None: all of both)."""
+
+    seed: int = 13
+    lc_share: float | None = None
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 2e-5
+    max_steps: int = 500
+    max_original: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.lc_share is not None and not 0.0 < self.lc_share < 1.0:
+            raise AlictError(f"lc_share must be in (0, 1), got {self.lc_share}")
+        for name in ("epochs", "batch_size", "max_steps"):
+            if getattr(self, name) < 1:
+                raise AlictError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_original is not None and self.max_original < 1:
+            raise AlictError(f"max_original must be >= 1, got {self.max_original}")
+
+
+def training_mix(original: tuple[list[str], list[str]], lc_rows: Sequence[dict[str, Any]],
+                 settings: RetrainSettings) -> tuple[list[str], list[str], list[float], dict[str, int]]:
+    """(texts, labels, weights, counts): the original data (weight 1, sampled if capped) plus the LC cases.
+
+    An LC case with one expected label adds one row of weight 1; a one-of case ("positive or neutral")
+    adds a row per allowed label with weight 1/k, i.e. trains towards a uniform target over them.
+    """
+    texts, labels = list(original[0]), list(original[1])
+    lc: list[tuple[str, str, float]] = []
+    n_cases = 0
+    for row in lc_rows:
+        allowed = row.get("allowed_labels") or ([row["label"]] if row.get("label") else [])
+        if allowed:
+            n_cases += 1
+            lc.extend((row["text"], label, 1.0 / len(allowed)) for label in allowed)
+    if not lc:
+        raise AlictError("the LC training split has no case with an expected label "
+                         "(INV, DIR and not-label cases cannot be trained on); choose other LCs")
+    keep = len(texts)
+    if settings.max_original is not None:
+        keep = min(keep, settings.max_original)
+    if settings.lc_share is not None:
+        keep = min(keep, max(1, round(n_cases * (1 - settings.lc_share) / settings.lc_share)))
+    if keep < len(texts):
+        idx = sorted(random.Random(settings.seed).sample(range(len(texts)), keep))
+        texts, labels = [texts[i] for i in idx], [labels[i] for i in idx]
+    counts = {"original": len(texts), "lc": n_cases}
+    return ([*texts, *(t for t, _, _ in lc)], [*labels, *(y for _, y, _ in lc)],
+            [1.0] * len(texts) + [w for _, _, w in lc], counts)
+
+
+def original_training_data(task: str) -> tuple[list[str], list[str]]:
+    """The task corpus's official training split (SST / HateXplain)."""
+    from alict_core.data.splits import task_splits
+
+    return task_splits(task)["train"]
+
+
+def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
+    """Encode ``texts``, reusing a plain ``.npy`` cache keyed by encoder fingerprint and texts."""
+    from alict_core.config import artefact_dir
+
+    folder = artefact_dir("embeddings") / hash_text(str(encoder.fingerprint))
+    path = folder / f"{hash_json(list(texts))}.npy"
+    if path.is_file():
+        try:
+            cached = np.load(path, allow_pickle=False)
+            if cached.shape[0] == len(texts):
+                return cached
+        except (OSError, ValueError):
+            pass  # damaged cache entry: encode again and overwrite it
+    emb = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy")
+    with os.fdopen(fd, "wb") as handle:
+        np.save(handle, emb, allow_pickle=False)
+    os.replace(tmp, path)
+    return emb
+
+
+def _version_name(parent: str, parent_fingerprint: str, data_hash: str, settings: RetrainSettings) -> str:
+    return f"{parent}@{hash_json({'parent': parent_fingerprint, 'data': data_hash, 'settings': asdict(settings)}, 8)}"
+
+
+def _stage(name: str) -> tuple[Path, Path]:
+    target = version_dir(name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target, Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+
+
+def _commit(staging: Path, target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(staging, target)
+
+
+def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSettings | None = None,
+                     encoder: Any = None, original: tuple[list[str], list[str]] | None = None,
+                     progress: Progress | None = None) -> str:
+    """Refit an embedded classifier's head on original + LC training data; return the new version's name."""
+    from sklearn.linear_model import LogisticRegression
+
+    from alict_core.models.embedded import EmbeddingHeadModel
+    from alict_core.models.registry import get_model
+
+    settings = settings or RetrainSettings()
+    model = get_model(parent)
+    if not isinstance(model, EmbeddingHeadModel):
+        raise AlictError(f"model {parent!r} is not an embedded MiniLM classifier; use a Hugging Face model "
+                         "(hf:model_id=...) or one of minilm-sst / minilm-hatexplain")
+    task, labels = model.meta["task"], list(model.labels)
+    encoder = encoder or model.encoder
+    exported = export_settings(export_dir)
+    lc_rows = read_split(export_dir, "train")
+    texts, y, weights, counts = training_mix(original or original_training_data(task), lc_rows, settings)
+    unknown = sorted(set(y) - set(labels))
+    if unknown:
+        raise AlictError(f"training labels {unknown} are not labels of {parent!r} ({labels})")
+    name = _version_name(parent, str(getattr(model, "fingerprint", parent)), exported["data_hash"], settings)
+    if (version_dir(name) / VERSION_FILE).is_file():
+        return name  # same parent, data and settings: the version already exists
+    if progress:
+        progress(0, 3, f"encoding {len(texts)} training texts")
+    distinct = list(dict.fromkeys(texts))
+    position = {t: i for i, t in enumerate(distinct)}
+    emb = _cached_embeddings(encoder, distinct)[[position[t] for t in texts]]
+    if progress:
+        progress(1, 3, "fitting the head")
+    clf = LogisticRegression(C=float(model.meta.get("C", 1.0)), max_iter=2000, random_state=settings.seed)
+    clf.fit(emb, np.array([labels.index(v) for v in y]), sample_weight=np.array(weights))
+    weight = np.zeros((len(labels), emb.shape[1]), dtype=np.float32)
+    bias = np.zeros(len(labels), dtype=np.float32)
+    classes = [int(k) for k in clf.classes_]
+    if len(classes) == 2 and clf.coef_.shape[0] == 1:
+        weight[classes[1]], bias[classes[1]] = clf.coef_[0], clf.intercept_[0]
+    else:
+        for row, k in enumerate(classes):
+            weight[k], bias[k] = clf.coef_[row], clf.intercept_[row]
+    target, staging = _stage(name)
+    try:
+        with open(staging / "head.npz", "wb") as handle:
+            np.savez(handle, weight=weight, bias=bias)
+        meta = {**model.meta, "name": name, "n_train": len(texts), "seed": settings.seed,
+                "head": "multinomial logistic regression on mean-pooled MiniLM embeddings (retrained)"}
+        write_json(staging / "meta.json", meta)
+        write_json(staging / VERSION_FILE, _version_record(name, parent, "embedded", task, labels, exported,
+                                                           settings, counts))
+        _commit(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if progress:
+        progress(3, 3, f"saved {name}")
+    return name
+
+
+def _version_record(name: str, parent: str, kind: str, task: str, labels: list[str], exported: dict[str, Any],
+                    settings: RetrainSettings, counts: dict[str, int]) -> dict[str, Any]:
+    return {"name": name, "parent": parent, "kind": kind, "task": task, "labels": labels,
+            "run_id": exported["run_id"], "lcs": exported["lcs"], "data_hash": exported["data_hash"],
+            "settings": asdict(settings), "counts": counts,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | Path, *,
+               settings: RetrainSettings | None = None, original: tuple[list[str], list[str]] | None = None,
+               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> str:
+    """Fine-tune a Hugging Face sequence classifier (local folder) on original + LC data; return the version name."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from alict_core.models.hf import DEFAULT_LABEL_MAPS
+    from alict_core.models.labels import task_labels
+
+    settings = settings or RetrainSettings()
+    source = Path(model_dir).expanduser()
+    if not source.is_dir():
+        raise AlictError(f"Hugging Face model folder {source} not found (retraining needs a local copy)")
+    exported = export_settings(export_dir)
+    texts, y, weights, counts = training_mix(original or original_training_data(task),
+                                             read_split(export_dir, "train"), settings)
+    random.seed(settings.seed)
+    np.random.seed(settings.seed)
+    torch.manual_seed(settings.seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(source), local_files_only=True)
+    mapping = {k.lower(): v for k, v in DEFAULT_LABEL_MAPS[task].items()}
+    native = [str(model.config.id2label.get(i, f"LABEL_{i}")) for i in range(model.config.num_labels)]
+    index = {mapping.get(n.lower(), n): i for i, n in enumerate(native)}
+    pairs = [(t, index[label], w) for t, label, w in zip(texts, y, weights, strict=True) if label in index]
+    if not pairs:
+        raise AlictError(f"none of the training labels {sorted(set(y))} is a label of {parent!r} ({native})")
+    counts["dropped_unmappable"] = len(texts) - len(pairs)
+    from alict_core.hashing import hash_files
+
+    weights = sorted(p for p in source.iterdir() if p.suffix in (".safetensors", ".bin", ".json"))
+    name = _version_name(parent, hash_files(weights), exported["data_hash"], settings)
+    if (version_dir(name) / VERSION_FILE).is_file():
+        return name
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    order = list(range(len(pairs)))
+    steps = min(settings.max_steps, settings.epochs * -(-len(pairs) // settings.batch_size))
+    step = 0
+    for epoch in range(settings.epochs):
+        random.Random(settings.seed + epoch).shuffle(order)
+        for start in range(0, len(order), settings.batch_size):
+            if step >= steps:
+                break
+            if should_stop and should_stop():
+                raise AlictError(f"retraining cancelled after {step} of {steps} steps; nothing was saved")
+            batch = [pairs[i] for i in order[start:start + settings.batch_size]]
+            enc = tokenizer([t for t, _, _ in batch], padding=True, truncation=True, max_length=128,
+                            return_tensors="pt").to(device)
+            logits = model(**enc).logits
+            weight = torch.tensor([w for _, _, w in batch], device=device)
+            per_row = torch.nn.functional.cross_entropy(logits, torch.tensor([k for _, k, _ in batch], device=device),
+                                                        reduction="none")
+            loss = (per_row * weight).sum() / weight.sum()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            step += 1
+            if progress:
+                progress(step, steps, f"step {step}/{steps} loss {float(loss):.3f}")
+    model.eval().to("cpu")
+    target, staging = _stage(name)
+    try:
+        model.save_pretrained(str(staging / "model"))
+        tokenizer.save_pretrained(str(staging / "model"))
+        record = _version_record(name, parent, "hf", task, list(task_labels(task)), exported, settings,
+                                 {**counts, "steps": step})
+        write_json(staging / VERSION_FILE, record)
+        _commit(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return name
