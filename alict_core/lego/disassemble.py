@@ -256,9 +256,8 @@ def _commas(doc: Any, start: int, end: int, taken: set[int], word_level: bool) -
     return ()
 
 
-def _constituency_spans(doc: Any, parser: Any) -> list[tuple[int, int]]:
-    """Token spans of SBAR constituents (subordinate clauses) from the project's constituency parser."""
-    tree = parser.parse_batch([[t.text for t in doc]])[0]
+def sbar_spans(tree: Any) -> list[tuple[int, int]]:
+    """Token spans (start, end) of the SBAR constituents (subordinate clauses) of an ``nltk.Tree``."""
     spans: list[tuple[int, int]] = []
 
     def walk(node: Any, start: int) -> int:
@@ -275,7 +274,7 @@ def _constituency_spans(doc: Any, parser: Any) -> list[tuple[int, int]]:
     return spans
 
 
-def _candidates(doc: Any, parser: Any | None) -> list[tuple[int, int, str, str, int]]:
+def _candidates(doc: Any, clauses: Sequence[tuple[int, int]]) -> list[tuple[int, int, str, str, int]]:
     found = []
     for token in doc:
         if _is_candidate(token):
@@ -284,11 +283,10 @@ def _candidates(doc: Any, parser: Any | None) -> list[tuple[int, int, str, str, 
                 start = token.i  # never take the noun with its clause
             if not (start <= token.head.i < end):
                 found.append((start, end, ADJUNCT_KINDS[token.dep_], token.dep_, token.i))
-    if parser is not None:
-        for start, end in _constituency_spans(doc, parser):
-            heads = [t for t in doc[start:end] if not (start <= t.head.i < end)]
-            if len(heads) == 1 and heads[0].dep_ not in ("ROOT", "ccomp", "xcomp", "csubj", "pcomp", "conj", "pobj"):
-                found.append((start, end, "subordinate clause", "SBAR", heads[0].i))
+    for start, end in clauses:
+        heads = [t for t in doc[start:end] if not (start <= t.head.i < end)]
+        if len(heads) == 1 and heads[0].dep_ not in ("ROOT", "ccomp", "xcomp", "csubj", "pcomp", "conj", "pobj"):
+            found.append((start, end, "subordinate clause", "SBAR", heads[0].i))
     found.sort(key=lambda c: (c[0], -(c[1] - c[0])))
     outer: list[tuple[int, int, str, str, int]] = []
     for cand in found:  # keep maximal spans; drop nested and crossing ones
@@ -300,15 +298,29 @@ def _candidates(doc: Any, parser: Any | None) -> list[tuple[int, int, str, str, 
 
 def disassemble(text: str, *, parser: Any | None = None, nlp: Any | None = None, max_adjuncts: int | None = None) -> Disassembly:
     """``D(s)``: the template and the removable adjuncts of ``text`` (left to right, at most ``max_adjuncts``)."""
-    if not text or not text.strip():
-        raise AlictError("disassemble: the sentence is empty")
+    return disassemble_many([text], parser=parser, nlp=nlp, max_adjuncts=max_adjuncts)[0]
+
+
+def disassemble_many(texts: Sequence[str], *, parser: Any | None = None, nlp: Any | None = None,
+                     max_adjuncts: int | None = None) -> list[Disassembly]:
+    """Disassemble several sentences; spaCy and the constituency ``parser`` (optional) each run once, batched."""
+    for n, text in enumerate(texts):
+        if not isinstance(text, str) or not text.strip():
+            raise AlictError(f"disassemble: sentence #{n} is empty")
     nlp = nlp or get_dependency_nlp()
-    doc = nlp(text.strip())
+    docs = list(nlp.pipe([t.strip() for t in texts]))
+    clauses: list[list[tuple[int, int]]] = [[] for _ in docs]
+    if parser is not None:
+        clauses = [sbar_spans(tree) for tree in parser.parse_batch([[t.text for t in doc] for doc in docs])]
+    return [_disassemble_doc(doc, spans, nlp, max_adjuncts) for doc, spans in zip(docs, clauses)]
+
+
+def _disassemble_doc(doc: Any, clauses: Sequence[tuple[int, int]], nlp: Any, max_adjuncts: int | None) -> Disassembly:
     tokens = [Token(t.text, t.whitespace_, t.pos_, t.tag_, t.lemma_, t.is_stop) for t in doc]
-    result = Disassembly(text.strip(), tokens, [], grammatical_seed=is_sentence(doc))
+    result = Disassembly(doc.text, tokens, [], grammatical_seed=is_sentence(doc))
     chosen: list[Adjunct] = []
     taken: set[int] = set()
-    for start, end, kind, relation, head in _candidates(doc, parser):
+    for start, end, kind, relation, head in _candidates(doc, clauses):
         if max_adjuncts is not None and len(chosen) >= max_adjuncts:
             break
         commas = _commas(doc, start, end, taken, word_level=relation in ("amod", "advmod", "npadvmod"))
