@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from alict_core.hashing import hash_json
 from alict_core.lego.checks import is_valid
 from alict_core.lego.disassemble import NOT_ADJUNCT_WORDS, Adjunct, Disassembly
-from alict_core.lego.lexicon import inflected_synonyms
+from alict_core.lego.lexicon import has_pos, inflected_synonyms
 from alict_core.lego.settings import LegoSettings
 from alict_core.mlm.suggesters import MASK
 
@@ -194,7 +194,8 @@ class Assembler:
                 tokens = plan.dis.tokens
                 neighbours = {tokens[j].text.lower() for j in (token - 1, token + 1) if 0 <= j < len(tokens)}
                 plan.fills.extend(Mutation("mlm", token, tokens[token].text, w)
-                                  for w in _mlm_words(per_mask[0], tokens[token].text, neighbours))
+                                  for w in _mlm_words(per_mask[0], tokens[token].text, neighbours)
+                                  if has_pos(w, tokens[token].pos))
 
     def _children(self, plan: "_Plan", tree: DerivationTree, level: int) -> list[Node]:
         """The original insertion, then up to ``breadth - 1`` valid, distinct mutations (synonym / fill alternating)."""

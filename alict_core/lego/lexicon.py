@@ -89,3 +89,16 @@ def inflected_synonyms(word: str, lemma: str, upos: str, tag: str, *, limit: int
         if form not in out:
             out.append(form)
     return out[:limit]
+
+
+def has_pos(word: str, upos: str) -> bool:
+    """Is ``word`` (any inflection) a WordNet ``upos`` word? Guards masked-LM fills the tagger mislabels in context."""
+    from lemminflect import getAllLemmas
+
+    pos = UPOS_TO_WN.get(upos)
+    if pos is None:
+        return True
+    senses, _ = _synsets()
+    low = word.lower()
+    lemmas = {low, *(lemma.lower() for forms in getAllLemmas(low, upos=upos).values() for lemma in forms)}
+    return any((lemma, pos) in senses for lemma in lemmas)
