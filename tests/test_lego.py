@@ -76,14 +76,17 @@ def test_sentence_without_adjunct_gives_one_node_tree(tagger):
     assert len(tree.nodes) == 1 and tree.root.parent is None and tree.edges() == []
 
 
-@pytest.mark.parametrize("text, template, adjuncts", [
-    ("The cat is in the house.", "The cat is in the house.", []),  # predicate PP stays
-    ("The plot relies on tired clichés.", "The plot relies on clichés.", ["tired"]),  # verb's PP object stays
-    ("The actors are not good.", "The actors are not good.", []),  # negation is never an adjunct
-    ("The film, which is long, is good.", "The film is good.", ["which is long"]),
-    ("A gorgeous, witty, seductive film was shown.", "A film was shown.", ["gorgeous", "witty", "seductive"]),
-    ("Sadly, I think that the film is too long.", "I think that the film is too long.", ["Sadly"]),
-])
+@pytest.mark.parametrize(
+    "text, template, adjuncts",
+    [
+        ("The cat is in the house.", "The cat is in the house.", []),  # predicate PP stays
+        ("The plot relies on tired clichés.", "The plot relies on clichés.", ["tired"]),  # verb's PP object stays
+        ("The actors are not good.", "The actors are not good.", []),  # negation is never an adjunct
+        ("The film, which is long, is good.", "The film is good.", ["which is long"]),
+        ("A gorgeous, witty, seductive film was shown.", "A film was shown.", ["gorgeous", "witty", "seductive"]),
+        ("Sadly, I think that the film is too long.", "I think that the film is too long.", ["Sadly"]),
+    ],
+)
 def test_disassembly_hand_checked(text, template, adjuncts):
     dis = disassemble(text)
     assert dis.template == template
@@ -101,9 +104,12 @@ def test_subordinate_clause_from_constituency_parse():
     class OneTreeParser:
         def parse_batch(self, token_lists):
             assert token_lists == [["John", "left", "early", "when", "he", "was", "tired", "."]]
-            return [nltk.Tree.fromstring(
-                "(S (NP (NNP John)) (VP (VBD left) (ADVP (RB early)) (SBAR (WHADVP (WRB when)) (S (NP (PRP he)) "
-                "(VP (VBD was) (ADJP (JJ tired)))))) (. .))")]
+            return [
+                nltk.Tree.fromstring(
+                    "(S (NP (NNP John)) (VP (VBD left) (ADVP (RB early)) (SBAR (WHADVP (WRB when)) (S (NP (PRP he)) "
+                    "(VP (VBD was) (ADJP (JJ tired)))))) (. .))"
+                )
+            ]
 
     dis = disassemble("John left early when he was tired.", parser=OneTreeParser())
     assert dis.template == "John left."
@@ -161,7 +167,8 @@ SENTIMENT_WORDS = {"wonderful": "positive", "brilliant": "positive", "boring": "
 def test_sentiment_relation_and_runner_verdicts(tagger, tmp_path):
     suggester = FakeSuggester(["wonderful", "boring", "tall"])
     trees = Assembler(LegoSettings(synonyms_per_word=0, breadth=4), suggester=suggester, tagger=tagger).build_many(
-        [disassemble("I watched the strange film.")], ["s1"])
+        [disassemble("I watched the strange film.")], ["s1"]
+    )
     judge = KeywordModel("judge", ("negative", "neutral", "positive"), SENTIMENT_WORDS)
     cases = tree_cases(trees, "sentiment", judge)
     by_component = {c.meta["component"]: c for c in cases}
@@ -187,7 +194,9 @@ def test_hate_relation():
     judge = KeywordModel("judge", ("non-hateful", "hateful"), {"vermin": "hateful"})
     clean = tree_cases([tree("They moved here.", "They moved here last year.", "last year")], "hate_speech", judge)[0]
     assert (clean.expected["labels"], clean.expected["direction"]) == (["non-hateful"], "up")
-    dilute = tree_cases([tree("They are vermin.", "They are vermin from the city.", "from the city")], "hate_speech", judge)[0]
+    dilute = tree_cases(
+        [tree("They are vermin.", "They are vermin from the city.", "from the city")], "hate_speech", judge
+    )[0]
     assert dilute.expected["direction"] == "down"
 
 
@@ -220,23 +229,62 @@ def test_cli_writes_trees_and_cases_usable_as_suite(tmp_path, capsys):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(PAPER + "\nThe boring plot relies on tired clichés.\n", encoding="utf-8")
     out = tmp_path / "lego"
-    code = main(["lego", "--task", "sentiment", "--seeds", str(seeds), "--no-constituency", "--mlm-top-k", "0",
-                 "--judge", "vader", "--out", str(out)])
+    code = main(
+        [
+            "lego",
+            "--task",
+            "sentiment",
+            "--seeds",
+            str(seeds),
+            "--no-constituency",
+            "--mlm-top-k",
+            "0",
+            "--judge",
+            "vader",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     trees = [json.loads(line) for line in (out / "trees.jsonl").read_text().splitlines()]
     assert [t["disassembly"]["template"] for t in trees][0] == "Downtown Jacksonville was ravaged by a fire."
     assert json.loads((out / "meta.json").read_text())["trees"] == 2
     assert (out / "cases.jsonl").read_text().strip()
-    code = main(["run", "--task", "sentiment", "--models", "vader", "--suite", str(out / "cases.jsonl"), "--no-lcs",
-                 "--quiet", "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "run",
+            "--task",
+            "sentiment",
+            "--models",
+            "vader",
+            "--suite",
+            str(out / "cases.jsonl"),
+            "--no-lcs",
+            "--quiet",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert code == 0 and "nlplego" in capsys.readouterr().out
 
 
 def test_cli_bad_input_is_one_message(tmp_path, capsys):
     from alict_core.cli import main
 
-    code = main(["lego", "--task", "sentiment", "--seeds", str(tmp_path / "missing.txt"), "--no-constituency",
-                 "--mlm-top-k", "0", "--judge", "vader"])
+    code = main(
+        [
+            "lego",
+            "--task",
+            "sentiment",
+            "--seeds",
+            str(tmp_path / "missing.txt"),
+            "--no-constituency",
+            "--mlm-top-k",
+            "0",
+            "--judge",
+            "vader",
+        ]
+    )
     assert code == 2 and "not found" in capsys.readouterr().err
     code = main(["lego", "--task", "sentiment", "--corpus-sample", "3", "--breadth", "0", "--judge", "vader"])
     assert code == 2 and "--breadth" in capsys.readouterr().err
@@ -250,7 +298,9 @@ def test_generated_sst_sentences_parse_as_sentences_with_models():
     from alict_core.parsing import get_parser
 
     parser = get_parser()
-    trees = generate_trees(_sst_sentences(40), LegoSettings(max_nodes=12), parser=parser, suggester=load_suggester("minilm-offline"))
+    trees = generate_trees(
+        _sst_sentences(40), LegoSettings(max_nodes=12), parser=parser, suggester=load_suggester("minilm-offline")
+    )
     generated = list(dict.fromkeys(n.text for t in trees for n in t.nodes[1:] if n.text != t.seed))[:200]
     assert len(generated) >= 100
     flagged = [t for t in generated if problems(t)]
@@ -258,6 +308,7 @@ def test_generated_sst_sentences_parse_as_sentences_with_models():
     from alict_core.lego.disassemble import get_dependency_nlp
 
     parses = parser.parse_batch([[t.text for t in doc] for doc in get_dependency_nlp().pipe(generated)])
-    clauses = sum(tree.label() in ("S", "SINV", "SQ", "SBARQ") or tree[0].label() in ("S", "SINV", "SQ")
-                  for tree in parses)
+    clauses = sum(
+        tree.label() in ("S", "SINV", "SQ", "SBARQ") or tree[0].label() in ("S", "SINV", "SQ") for tree in parses
+    )
     assert clauses / len(parses) >= 0.95

@@ -14,27 +14,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     defaults = LegoSettings()
     parser = subparsers.add_parser(
-        "lego", help="NLPLego: disassemble seeds into templates + adjuncts, reassemble derivation trees, make DIR tests",
+        "lego",
+        help="NLPLego: disassemble seeds into templates + adjuncts, reassemble derivation trees, make DIR tests",
         description="Remove the adjuncts of each seed sentence, re-insert them one level at a time (mutated with "
         "WordNet synonyms and masked-LM fills), and turn every tree edge into a DIR test (see docs/lego.md). "
         "Writes trees.jsonl, cases.jsonl (usable as `run --suite`) and meta.json; with --models also runs them.",
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--seeds", metavar="FILE", help="seed sentences: .jsonl with 'text' (and 'id'), or one per line")
+    source.add_argument(
+        "--seeds", metavar="FILE", help="seed sentences: .jsonl with 'text' (and 'id'), or one per line"
+    )
     source.add_argument("--lc", metavar="ID", help="use the seeds ALiCT finds for this LC")
-    source.add_argument("--corpus-sample", type=int, metavar="N", help="N random full sentences of the task's test split")
+    source.add_argument(
+        "--corpus-sample", type=int, metavar="N", help="N random full sentences of the task's test split"
+    )
     parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds (with --seeds / --lc)")
-    parser.add_argument("--judge", default=None,
-                        help="model labelling inserted components (default: the first --models, else minilm-sst / minilm-hatexplain)")
+    parser.add_argument(
+        "--judge",
+        default=None,
+        help="model labelling inserted components (default: the first --models, else minilm-sst / minilm-hatexplain)",
+    )
     parser.add_argument("--models", default=None, help="comma-separated models to run the cases through")
     parser.add_argument("--mlm", default="minilm-offline", help="masked-LM suggester name or local model folder")
-    parser.add_argument("--parser", default=None, help="constituency parser for SBAR clauses (default: the offline benepar)")
+    parser.add_argument(
+        "--parser", default=None, help="constituency parser for SBAR clauses (default: the offline benepar)"
+    )
     parser.add_argument("--no-constituency", action="store_true", help="adjuncts from the dependency parse only")
-    parser.add_argument("--breadth", type=int, default=defaults.breadth, help="children per node per level (original + mutations)")
+    parser.add_argument(
+        "--breadth", type=int, default=defaults.breadth, help="children per node per level (original + mutations)"
+    )
     parser.add_argument("--max-nodes", type=int, default=defaults.max_nodes, help="nodes per tree")
     parser.add_argument("--max-adjuncts", type=int, default=defaults.max_adjuncts)
-    parser.add_argument("--mlm-top-k", type=int, default=defaults.mlm_top_k, help="fills per word; 0 turns the masked LM off")
+    parser.add_argument(
+        "--mlm-top-k", type=int, default=defaults.mlm_top_k, help="fills per word; 0 turns the masked LM off"
+    )
     parser.add_argument("--threshold", type=float, default=defaults.threshold, help="DIR tolerance (the paper's 0.1)")
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--out", default=None, help="output folder (default: cache dir lego/<key>)")
@@ -65,9 +79,15 @@ def _settings(args: argparse.Namespace):
     from alict_core.lego.settings import LegoSettings
 
     try:
-        return LegoSettings(breadth=args.breadth, max_nodes=args.max_nodes, max_adjuncts=args.max_adjuncts,
-                            mlm_top_k=args.mlm_top_k, threshold=args.threshold, seed=args.seed,
-                            use_constituency=not args.no_constituency)
+        return LegoSettings(
+            breadth=args.breadth,
+            max_nodes=args.max_nodes,
+            max_adjuncts=args.max_adjuncts,
+            mlm_top_k=args.mlm_top_k,
+            threshold=args.threshold,
+            seed=args.seed,
+            use_constituency=not args.no_constituency,
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise AlictError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
@@ -86,8 +106,11 @@ def run(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     models = resolve_models(args.models, args.task) if args.models else []
-    judge = resolve_models(args.judge, args.task)[0] if args.judge else (models[0] if models else
-                                                                      resolve_models(default_judge(args.task), args.task)[0])
+    judge = (
+        resolve_models(args.judge, args.task)[0]
+        if args.judge
+        else (models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
+    )
     seeds = _seeds(args)
     parser = None
     if settings.use_constituency:
@@ -95,8 +118,11 @@ def run(args: argparse.Namespace) -> int:
 
         parser = get_parser(args.parser or DEFAULT_PARSER)
     suggester = load_suggester(args.mlm) if settings.mlm_top_k > 0 else None
-    fingerprints = {"parser": getattr(parser, "fingerprint", ""), "mlm": getattr(suggester, "fingerprint", ""),
-                    "judge": model_fingerprint(judge)}
+    fingerprints = {
+        "parser": getattr(parser, "fingerprint", ""),
+        "mlm": getattr(suggester, "fingerprint", ""),
+        "judge": model_fingerprint(judge),
+    }
     key = pipeline.artefact_key(seeds, settings, args.task, fingerprints)
     folder = Path(args.out) if args.out else artefact_dir("lego") / key
     from tqdm import tqdm
@@ -113,11 +139,22 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     cases = pipeline.make_cases(trees, args.task, judge, settings)
     result = pipeline.LegoResult(trees, cases)
-    pipeline.save(result, folder, {"key": key, "task": args.task, "judge": judge.name, "settings": settings.model_dump(),
-                                   "fingerprints": fingerprints})
+    pipeline.save(
+        result,
+        folder,
+        {
+            "key": key,
+            "task": args.task,
+            "judge": judge.name,
+            "settings": settings.model_dump(),
+            "fingerprints": fingerprints,
+        },
+    )
     counts = result.counts()
-    print(f"{counts['trees']} trees, {counts['nodes']} nodes ({counts['generated']} generated sentences), "
-          f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}")
+    print(
+        f"{counts['trees']} trees, {counts['nodes']} nodes ({counts['generated']} generated sentences), "
+        f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}"
+    )
     if models:
         from alict_core.runner import run_suite
 

@@ -61,9 +61,17 @@ class Node:
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> "Node":
-        return cls(row["id"], row["parent"], int(row["level"]), row["text"], int(row["adjunct"]), row["inserted_text"],
-                   tuple(row["inserted"]), {int(k): v for k, v in (row.get("replacements") or {}).items()},
-                   Mutation(**(row.get("mutation") or {})))
+        return cls(
+            row["id"],
+            row["parent"],
+            int(row["level"]),
+            row["text"],
+            int(row["adjunct"]),
+            row["inserted_text"],
+            tuple(row["inserted"]),
+            {int(k): v for k, v in (row.get("replacements") or {}).items()},
+            Mutation(**(row.get("mutation") or {})),
+        )
 
 
 @dataclass
@@ -91,8 +99,12 @@ class DerivationTree:
         return [(index[n.parent], n) for n in self.nodes if n.parent is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed_id": self.seed_id, "seed": self.seed, "disassembly": self.disassembly,
-                "nodes": [n.to_dict() for n in self.nodes]}
+        return {
+            "seed_id": self.seed_id,
+            "seed": self.seed,
+            "disassembly": self.disassembly,
+            "nodes": [n.to_dict() for n in self.nodes],
+        }
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> "DerivationTree":
@@ -104,7 +116,12 @@ def content_tokens(dis: Disassembly, adjunct: Adjunct) -> list[int]:
     out = []
     for i in range(adjunct.start, adjunct.end):
         token = dis.tokens[i]
-        if token.pos in CONTENT_POS and not token.is_stop and token.text.isalpha() and token.text.lower() not in NOT_ADJUNCT_WORDS:
+        if (
+            token.pos in CONTENT_POS
+            and not token.is_stop
+            and token.text.isalpha()
+            and token.text.lower() not in NOT_ADJUNCT_WORDS
+        ):
             out.append(i)
     return out
 
@@ -124,7 +141,9 @@ def _mlm_words(suggestions: Sequence[tuple[str, float]], original: str, neighbou
 class Assembler:
     """Builds derivation trees; ``suggester`` (masked LM) and ``tagger`` (spaCy, POS check) are optional."""
 
-    def __init__(self, settings: LegoSettings | None = None, *, suggester: Any | None = None, tagger: Any | None = None) -> None:
+    def __init__(
+        self, settings: LegoSettings | None = None, *, suggester: Any | None = None, tagger: Any | None = None
+    ) -> None:
         self.settings = settings or LegoSettings()
         self.suggester = suggester if self.settings.mlm_top_k > 0 else None
         self.tagger = tagger
@@ -133,20 +152,24 @@ class Assembler:
         out = []
         for i in words:
             token = dis.tokens[i]
-            for word in inflected_synonyms(token.text, token.lemma, token.pos, token.tag, limit=self.settings.synonyms_per_word):
+            for word in inflected_synonyms(
+                token.text, token.lemma, token.pos, token.tag, limit=self.settings.synonyms_per_word
+            ):
                 out.append(Mutation("synonym", i, token.text, word))
         return out
 
     def build(self, dis: Disassembly, seed_id: str | None = None) -> DerivationTree:
         return self.build_many([dis], [seed_id])[0]
 
-    def build_many(self, disassemblies: Sequence[Disassembly], seed_ids: Sequence[str | None] | None = None) -> list[DerivationTree]:
+    def build_many(
+        self, disassemblies: Sequence[Disassembly], seed_ids: Sequence[str | None] | None = None
+    ) -> list[DerivationTree]:
         """One tree per disassembly; the masked-LM queries of a level are batched across seeds."""
         ids = list(seed_ids) if seed_ids is not None else [None] * len(disassemblies)
         trees: list[DerivationTree] = []
         frontiers: list[list[Node]] = []
         rngs: list[random.Random] = []
-        for dis, sid in zip(disassemblies, ids):
+        for dis, sid in zip(disassemblies, ids, strict=True):
             tree_id = sid or f"lego-{hash_json(dis.text, 10)}"
             root = Node(f"{tree_id}-n0", None, 0, dis.template, 0, "", ())
             trees.append(DerivationTree(tree_id, dis.text, dis.to_dict(), [root]))
@@ -173,7 +196,7 @@ class Assembler:
                         child.id = f"{tree.seed_id}-n{len(tree.nodes)}"
                         tree.nodes.append(child)
                         next_frontiers[plan.seed].append(child)
-            frontiers = [new or old for new, old in zip(next_frontiers, frontiers)]
+            frontiers = [new or old for new, old in zip(next_frontiers, frontiers, strict=True)]
         return trees
 
     def _fill(self, plans: list["_Plan"]) -> None:
@@ -189,13 +212,15 @@ class Assembler:
         if not queries:
             return
         results = self.suggester.suggest([q[2] for q in queries], top_k=self.settings.mlm_top_k)
-        for (plan, token, _), per_mask in zip(queries, results):
+        for (plan, token, _), per_mask in zip(queries, results, strict=True):
             if per_mask:
                 tokens = plan.dis.tokens
                 neighbours = {tokens[j].text.lower() for j in (token - 1, token + 1) if 0 <= j < len(tokens)}
-                plan.fills.extend(Mutation("mlm", token, tokens[token].text, w)
-                                  for w in _mlm_words(per_mask[0], tokens[token].text, neighbours)
-                                  if has_pos(w, tokens[token].pos))
+                plan.fills.extend(
+                    Mutation("mlm", token, tokens[token].text, w)
+                    for w in _mlm_words(per_mask[0], tokens[token].text, neighbours)
+                    if has_pos(w, tokens[token].pos)
+                )
 
     def _children(self, plan: "_Plan", tree: DerivationTree, level: int) -> list[Node]:
         """The original insertion, then up to ``breadth - 1`` valid, distinct mutations (synonym / fill alternating)."""
@@ -206,8 +231,17 @@ class Assembler:
             replacements = dict(parent.replacements)
             if mutation.kind != "original":
                 replacements[mutation.token] = mutation.word
-            return Node("", parent.id, level, dis.render(inserted, replacements), adjunct.index,
-                        dis.adjunct_text(adjunct, replacements), inserted, replacements, mutation)
+            return Node(
+                "",
+                parent.id,
+                level,
+                dis.render(inserted, replacements),
+                adjunct.index,
+                dis.adjunct_text(adjunct, replacements),
+                inserted,
+                replacements,
+                mutation,
+            )
 
         first = node(Mutation())
         seen = {n.text for n in tree.nodes} | {first.text}
@@ -227,7 +261,7 @@ class Assembler:
         if self.tagger is None or not nodes:
             return nodes
         kept = []
-        for child, doc in zip(nodes, self.tagger.pipe([n.text for n in nodes])):
+        for child, doc in zip(nodes, self.tagger.pipe([n.text for n in nodes]), strict=True):
             wanted = dis.tokens[child.mutation.token].pos
             word = child.mutation.word.lower()
             if any(t.lower_ == word and t.pos_ == wanted for t in doc):

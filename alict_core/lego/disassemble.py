@@ -28,14 +28,58 @@ from typing import Any, Iterable, Sequence
 from alict_core.errors import AlictError
 
 ADJUNCT_KINDS = {
-    "amod": "adjective", "advmod": "adverb", "npadvmod": "adverb", "prep": "prepositional phrase",
-    "acl": "verb phrase", "relcl": "subordinate clause", "advcl": "subordinate clause",
+    "amod": "adjective",
+    "advmod": "adverb",
+    "npadvmod": "adverb",
+    "prep": "prepositional phrase",
+    "acl": "verb phrase",
+    "relcl": "subordinate clause",
+    "advcl": "subordinate clause",
 }
-NOT_ADJUNCT_WORDS = frozenset({
-    "not", "n't", "never", "no", "more", "most", "less", "least", "so", "too", "as", "how", "when", "where", "why",
-    "whenever", "wherever", "however", "very", "rather", "quite", "enough", "only", "even", "just", "also", "there",
-    "here", "then", "than", "else", "ever", "much", "all", "any", "each", "such", "same", "other", "own",
-})
+NOT_ADJUNCT_WORDS = frozenset(
+    {
+        "not",
+        "n't",
+        "never",
+        "no",
+        "more",
+        "most",
+        "less",
+        "least",
+        "so",
+        "too",
+        "as",
+        "how",
+        "when",
+        "where",
+        "why",
+        "whenever",
+        "wherever",
+        "however",
+        "very",
+        "rather",
+        "quite",
+        "enough",
+        "only",
+        "even",
+        "just",
+        "also",
+        "there",
+        "here",
+        "then",
+        "than",
+        "else",
+        "ever",
+        "much",
+        "all",
+        "any",
+        "each",
+        "such",
+        "same",
+        "other",
+        "own",
+    }
+)
 ARGUMENT_PREPS = frozenset({"on", "at", "about", "to", "into", "onto", "with", "for", "from", "of", "upon"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
 COMPLEMENT_DEPS = frozenset({"acomp", "attr", "oprd", "ccomp", "xcomp", "dobj"})
@@ -51,7 +95,9 @@ def get_dependency_nlp() -> Any:
     try:
         return spacy.load(SPACY_PARSER_MODEL, exclude=["ner"])
     except OSError as exc:
-        raise AlictError(f"spaCy model {SPACY_PARSER_MODEL!r} is not installed; run `pip install -r requirements.txt`") from exc
+        raise AlictError(
+            f"spaCy model {SPACY_PARSER_MODEL!r} is not installed; run `pip install -r requirements.txt`"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -128,9 +174,21 @@ class Disassembly:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "text": self.text, "template": self.template, "template_slots": self.template_with_slots(),
-            "adjuncts": [{"index": a.index, "text": self.adjunct_text(a), "kind": a.kind, "relation": a.relation,
-                          "start": a.start, "end": a.end, "commas": list(a.commas)} for a in self.adjuncts],
+            "text": self.text,
+            "template": self.template,
+            "template_slots": self.template_with_slots(),
+            "adjuncts": [
+                {
+                    "index": a.index,
+                    "text": self.adjunct_text(a),
+                    "kind": a.kind,
+                    "relation": a.relation,
+                    "start": a.start,
+                    "end": a.end,
+                    "commas": list(a.commas),
+                }
+                for a in self.adjuncts
+            ],
         }
 
 
@@ -145,7 +203,9 @@ def _tidy(text: str) -> str:
     return re.sub(r"^[,;:]\s*", "", text)
 
 
-def render_tokens(tokens: Sequence[Token], keep: Sequence[int], replacements: dict[int, str], *, capitalise: bool = True) -> str:
+def render_tokens(
+    tokens: Sequence[Token], keep: Sequence[int], replacements: dict[int, str], *, capitalise: bool = True
+) -> str:
     """Join the kept tokens with their own spacing; drop commas left stranded; fix the first letter's case."""
     parts: list[str] = []
     first = True
@@ -180,7 +240,9 @@ def grammatical(doc: Any, reference: Any | None = None) -> bool:
         return verbal and any(c.dep_ in SUBJECT_DEPS for c in root.children)
     if verbal != (ref_root.pos_ in ("VERB", "AUX")):
         return False
-    if any(c.dep_ in SUBJECT_DEPS for c in ref_root.children) and not any(c.dep_ in SUBJECT_DEPS for c in root.children):
+    if any(c.dep_ in SUBJECT_DEPS for c in ref_root.children) and not any(
+        c.dep_ in SUBJECT_DEPS for c in root.children
+    ):
         return False
     if ref_root.lemma_ == "be" and any(c.dep_ in COMPLEMENT_DEPS for c in ref_root.children):
         return any(c.dep_ in COMPLEMENT_DEPS | {"prep"} for c in root.children)
@@ -205,12 +267,17 @@ def _is_candidate(token: Any) -> bool:
         return False
     if token.dep_ == "amod" and token.pos_ not in ("ADJ", "VERB"):
         return False
-    if token.dep_ == "acl" and (token.tag_ == "VB" or any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)):
+    if token.dep_ == "acl" and (
+        token.tag_ == "VB" or any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
+    ):
         return False  # infinitival clause completing its noun ("the ability to act")
     if token.dep_ == "prep":
         return _prep_is_adjunct(token)
-    if token.dep_ == "advmod" and token.head.dep_ == "ROOT" and token.head.lemma_ == "be" and not any(
-        c.dep_ in COMPLEMENT_DEPS for c in token.head.children
+    if (
+        token.dep_ == "advmod"
+        and token.head.dep_ == "ROOT"
+        and token.head.lemma_ == "be"
+        and not any(c.dep_ in COMPLEMENT_DEPS for c in token.head.children)
     ):
         return False  # "The show is over": the adverb is the predicate
     return True
@@ -296,13 +363,16 @@ def _candidates(doc: Any, clauses: Sequence[tuple[int, int]]) -> list[tuple[int,
     return outer
 
 
-def disassemble(text: str, *, parser: Any | None = None, nlp: Any | None = None, max_adjuncts: int | None = None) -> Disassembly:
+def disassemble(
+    text: str, *, parser: Any | None = None, nlp: Any | None = None, max_adjuncts: int | None = None
+) -> Disassembly:
     """``D(s)``: the template and the removable adjuncts of ``text`` (left to right, at most ``max_adjuncts``)."""
     return disassemble_many([text], parser=parser, nlp=nlp, max_adjuncts=max_adjuncts)[0]
 
 
-def disassemble_many(texts: Sequence[str], *, parser: Any | None = None, nlp: Any | None = None,
-                     max_adjuncts: int | None = None) -> list[Disassembly]:
+def disassemble_many(
+    texts: Sequence[str], *, parser: Any | None = None, nlp: Any | None = None, max_adjuncts: int | None = None
+) -> list[Disassembly]:
     """Disassemble several sentences; spaCy and the constituency ``parser`` (optional) each run once, batched."""
     for n, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
@@ -312,7 +382,7 @@ def disassemble_many(texts: Sequence[str], *, parser: Any | None = None, nlp: An
     clauses: list[list[tuple[int, int]]] = [[] for _ in docs]
     if parser is not None:
         clauses = [sbar_spans(tree) for tree in parser.parse_batch([[t.text for t in doc] for doc in docs])]
-    return [_disassemble_doc(doc, spans, nlp, max_adjuncts) for doc, spans in zip(docs, clauses)]
+    return [_disassemble_doc(doc, spans, nlp, max_adjuncts) for doc, spans in zip(docs, clauses, strict=True)]
 
 
 def _disassemble_doc(doc: Any, clauses: Sequence[tuple[int, int]], nlp: Any, max_adjuncts: int | None) -> Disassembly:
@@ -330,6 +400,8 @@ def _disassemble_doc(doc: Any, clauses: Sequence[tuple[int, int]], nlp: Any, max
             chosen.append(trial)
             taken.update(commas)
         else:
-            result.notes.append(f"kept {relation} {doc[start:end].text!r}: the template would not parse as the seed did")
+            result.notes.append(
+                f"kept {relation} {doc[start:end].text!r}: the template would not parse as the seed did"
+            )
     result.adjuncts = chosen
     return result

@@ -36,7 +36,7 @@ def _judge(judge: Any, texts: Sequence[str]) -> dict[str, str]:
     if not unique:
         return {}
     proba = checked_proba(judge, unique)
-    return {text: judge.labels[int(i)] for text, i in zip(unique, np.argmax(proba, axis=1))}
+    return {text: judge.labels[int(i)] for text, i in zip(unique, np.argmax(proba, axis=1), strict=True)}
 
 
 def _sentiment_expectation(component: str) -> tuple[str, str] | None:
@@ -62,26 +62,50 @@ def tree_cases(trees: Sequence[DerivationTree], task: str, judge: Any, *, thresh
     parents = [parent.text for _, parent, _ in edges] if task == "hate_speech" else []
     labels = _judge(judge, components + parents)
     cases: list[TestCase] = []
-    for (tree, parent, child), component in zip(edges, components):
+    for (tree, parent, child), component in zip(edges, components, strict=True):
         c_label = labels.get(component, "")
-        rule = (_sentiment_expectation(c_label) if task == "sentiment"
-                else _hate_expectation(c_label, labels.get(parent.text, "")))
+        rule = (
+            _sentiment_expectation(c_label)
+            if task == "sentiment"
+            else _hate_expectation(c_label, labels.get(parent.text, ""))
+        )
         if rule is None:
             continue
         watched, direction = rule
         case_id = child.id
         top = _level_one_ancestor(tree, child)
         kind = "seed" if child.level == 1 else "expansion"
-        expected = check_expected({"kind": "direction", "labels": [watched], "direction": direction, "tolerance": threshold},
-                                  f"NLPLego edge {child.id}")
-        cases.append(TestCase(
-            case_id=case_id, lc_id=LC_ID, kind=kind, seed_id=case_id if kind == "seed" else top, text=parent.text,
-            expected=expected, test_type="DIR", capability=CAPABILITY, task=task, variants=(child.text,),
-            description=f"insert {component!r} (judged {c_label} by {judge.name}): P({watched}) must not "
-                        f"{'rise' if direction == 'down' else 'fall'} by more than {threshold}",
-            meta={"tree": tree.seed_id, "parent": parent.id, "node": child.id, "level": child.level, "adjunct": child.adjunct,
-                  "component": component, "component_label": c_label, "mutation": child.mutation.kind, "judge": judge.name},
-        ))
+        expected = check_expected(
+            {"kind": "direction", "labels": [watched], "direction": direction, "tolerance": threshold},
+            f"NLPLego edge {child.id}",
+        )
+        cases.append(
+            TestCase(
+                case_id=case_id,
+                lc_id=LC_ID,
+                kind=kind,
+                seed_id=case_id if kind == "seed" else top,
+                text=parent.text,
+                expected=expected,
+                test_type="DIR",
+                capability=CAPABILITY,
+                task=task,
+                variants=(child.text,),
+                description=f"insert {component!r} (judged {c_label} by {judge.name}): P({watched}) must not "
+                f"{'rise' if direction == 'down' else 'fall'} by more than {threshold}",
+                meta={
+                    "tree": tree.seed_id,
+                    "parent": parent.id,
+                    "node": child.id,
+                    "level": child.level,
+                    "adjunct": child.adjunct,
+                    "component": component,
+                    "component_label": c_label,
+                    "mutation": child.mutation.kind,
+                    "judge": judge.name,
+                },
+            )
+        )
     return cases
 
 

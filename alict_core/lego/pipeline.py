@@ -38,8 +38,12 @@ class LegoResult:
     folder: Path | None = None
 
     def counts(self) -> dict[str, int]:
-        return {"trees": len(self.trees), "nodes": sum(len(t.nodes) for t in self.trees),
-                "generated": sum(len(t.nodes) - 1 for t in self.trees), "dir_tests": len(self.cases)}
+        return {
+            "trees": len(self.trees),
+            "nodes": sum(len(t.nodes) for t in self.trees),
+            "generated": sum(len(t.nodes) - 1 for t in self.trees),
+            "dir_tests": len(self.cases),
+        }
 
 
 def seeds_from_file(path: str | Path) -> list[LegoSeed]:
@@ -81,8 +85,8 @@ def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test") 
     nlp = get_dependency_nlp()
     chosen: list[LegoSeed] = []
     for start in range(0, len(order), 4 * n or 1):
-        batch = [records[i] for i in order[start:start + 4 * n]]
-        for record, doc in zip(batch, nlp.pipe(r.text for r in batch)):
+        batch = [records[i] for i in order[start : start + 4 * n]]
+        for record, doc in zip(batch, nlp.pipe(r.text for r in batch), strict=True):
             if is_sentence(doc) and len(doc) <= 40:
                 chosen.append(LegoSeed(record.id, record.text))
         if len(chosen) >= n:
@@ -100,8 +104,14 @@ def dedupe(seeds: Iterable[LegoSeed]) -> list[LegoSeed]:
     return list(out.values())
 
 
-def generate_trees(seeds: Sequence[LegoSeed], settings: LegoSettings | None = None, *, parser: Any | None = None,
-                   suggester: Any | None = None, progress: Callable[[int, int], None] | None = None) -> list[DerivationTree]:
+def generate_trees(
+    seeds: Sequence[LegoSeed],
+    settings: LegoSettings | None = None,
+    *,
+    parser: Any | None = None,
+    suggester: Any | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[DerivationTree]:
     """Derivation trees of ``seeds`` (in batches of 32); ``parser``/``suggester`` optional (SBAR clauses, fills)."""
     from alict_core.data.annotate import get_nlp
 
@@ -110,7 +120,7 @@ def generate_trees(seeds: Sequence[LegoSeed], settings: LegoSettings | None = No
     max_adjuncts = min(settings.max_adjuncts, settings.max_nodes - 1)
     trees: list[DerivationTree] = []
     for start in range(0, len(seeds), BATCH):
-        batch = seeds[start:start + BATCH]
+        batch = seeds[start : start + BATCH]
         parts = disassemble_many([s.text for s in batch], parser=parser, max_adjuncts=max_adjuncts)
         trees.extend(assembler.build_many(parts, [s.id for s in batch]))
         if progress:
@@ -119,8 +129,15 @@ def generate_trees(seeds: Sequence[LegoSeed], settings: LegoSettings | None = No
 
 
 def artefact_key(seeds: Sequence[LegoSeed], settings: LegoSettings, task: str, fingerprints: dict[str, str]) -> str:
-    return hash_json({"seeds": [[s.id, s.text] for s in seeds], "settings": settings.model_dump(), "task": task,
-                      "fingerprints": fingerprints, "format": 1})
+    return hash_json(
+        {
+            "seeds": [[s.id, s.text] for s in seeds],
+            "settings": settings.model_dump(),
+            "task": task,
+            "fingerprints": fingerprints,
+            "format": 1,
+        }
+    )
 
 
 def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
@@ -139,7 +156,11 @@ def load(folder: str | Path) -> LegoResult:
     if not (path / "trees.jsonl").is_file():
         raise AlictError(f"{path} holds no NLPLego trees (trees.jsonl missing); run `python -m alict_core lego` first")
     trees = [DerivationTree.from_dict(row) for row in iter_jsonl(path / "trees.jsonl")]
-    cases = [TestCase.from_dict(row) for row in iter_jsonl(path / "cases.jsonl")] if (path / "cases.jsonl").is_file() else []
+    cases = (
+        [TestCase.from_dict(row) for row in iter_jsonl(path / "cases.jsonl")]
+        if (path / "cases.jsonl").is_file()
+        else []
+    )
     return LegoResult(trees, cases, path)
 
 
