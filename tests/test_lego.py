@@ -312,3 +312,9 @@ def test_generated_sst_sentences_parse_as_sentences_with_models():
         tree.label() in ("S", "SINV", "SQ", "SBARQ") or tree[0].label() in ("S", "SINV", "SQ") for tree in parses
     )
     assert clauses / len(parses) >= 0.95
+
+
+def test_articles_follow_their_new_neighbour():
+    dis = disassemble("It was an old film and a teacher liked it.")
+    assert dis.template == "It was a film and a teacher liked it."
+    assert dis.render([1], {7: "instructor"}) == "It was an old film and an instructor liked it."

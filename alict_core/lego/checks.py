@@ -9,7 +9,9 @@ import re
 
 _DOUBLE_MARK = re.compile(r"[.!?,;:]\s*[.!?,;:]")
 _REPEATED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
-_BROKEN_JOIN = re.compile(r"\b(?:and|or|but|of|the|a|an|to|with|in|on|at|by|for|that|which)\s*[,.!?;:]", re.IGNORECASE)
+_BROKEN_JOIN = re.compile(
+    r"\b(?:the|a|an|of|to|with|in|on|at|by|for)\s*[,.!?;:]|\b(?:and|or|but|that|which)\s*[.!?;]\s*$", re.IGNORECASE
+)
 _ALLOWED_REPEATS = frozenset({"that", "had", "very", "ha", "bye", "no", "so"})
 
 

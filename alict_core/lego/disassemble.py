@@ -203,21 +203,40 @@ def _tidy(text: str) -> str:
     return re.sub(r"^[,;:]\s*", "", text)
 
 
+_AN_EXCEPTIONS = ("hour", "honest", "honor", "honour", "heir")
+_A_EXCEPTIONS = ("uni", "use", "usu", "uti", "eu", "one", "once", "ur")
+
+
+def article_for(word: str) -> str:
+    """ "a" or "an" before ``word`` (spelling rule with the common exceptions: an hour, a unique, a one)."""
+    low = word.lower()
+    if low.startswith(_AN_EXCEPTIONS):
+        return "an"
+    if low.startswith(_A_EXCEPTIONS) or not low[:1].isalpha():
+        return "a"
+    return "an" if low[:1] in "aeiou" else "a"
+
+
 def render_tokens(
     tokens: Sequence[Token], keep: Sequence[int], replacements: dict[int, str], *, capitalise: bool = True
 ) -> str:
-    """Join the kept tokens with their own spacing; drop commas left stranded; fix the first letter's case."""
+    """Join the kept tokens with their own spacing, fix "a"/"an" before a new neighbour, the first letter's case,
+    and drop commas left stranded."""
+    words = [replacements.get(i, tokens[i].text) for i in keep]
+    for n, i in enumerate(keep[:-1]):
+        if words[n].lower() in ("a", "an") and (keep[n + 1] != i + 1 or keep[n + 1] in replacements):
+            fixed = article_for(words[n + 1])
+            words[n] = fixed.capitalize() if words[n][0].isupper() else fixed
     parts: list[str] = []
     first = True
     keep_set = set(keep)
-    for i in keep:
-        token = tokens[i]
-        word = replacements.get(i, token.text)
+    for n, i in enumerate(keep):
+        word = words[n]
         if first and capitalise:
             if word[:1].islower():
                 word = word[:1].upper() + word[1:]
             first = word in {",", ";", ":"}
-        parts.append(word + (token.space if i + 1 in keep_set else " "))
+        parts.append(word + (tokens[i].space if i + 1 in keep_set else " "))
     return _tidy("".join(parts))
 
 
