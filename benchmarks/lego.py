@@ -82,10 +82,10 @@ def part_one(opts: argparse.Namespace, parser: Any, suggester: Any) -> None:
     seconds = time.perf_counter() - started
     generated = sum(len(t.nodes) - 1 for t in trees)
     print(f"== part 1: {len(seeds)} {opts.task} test sentences, settings {settings.model_dump()}")
-    print(
-        f"trees {len(trees)}  nodes {sum(len(t.nodes) for t in trees)}  generated sentences {generated}  "
-        f"adjuncts {sum(len(t.disassembly['adjuncts']) for t in trees)}  one-node trees {sum(len(t.nodes) == 1 for t in trees)}"
-    )
+    adjuncts = sum(len(t.disassembly["adjuncts"]) for t in trees)
+    single = sum(len(t.nodes) == 1 for t in trees)
+    print(f"trees {len(trees)}  nodes {sum(len(t.nodes) for t in trees)}  generated sentences {generated}  "
+          f"adjuncts {adjuncts}  one-node trees {single}")
     print(f"NLPLego end to end : {seconds:7.2f} s  {generated / seconds:7.1f} generated sentences/s")
     if recorder is not None and recorder.texts:
         raw = float("inf")
