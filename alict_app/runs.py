@@ -39,6 +39,7 @@ class RunRequest:
     max_per_seed: int = 3
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
+    suites: list[str] = field(default_factory=list)  # test-case JSONL files run beside the LCs (NLPLego)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -117,6 +118,10 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
+    if request.suites:
+        from alict_core.suites import import_suite
+
+        cases.extend(case for path in request.suites for case in import_suite(path, request.task))
     models = [services.model_from_ref(ref) for ref in request.models]
     cancelled = core_attr(RUNNER, "RunCancelled", RUNNER_HINT)
     try:

@@ -37,3 +37,43 @@ def test_adjunct_trees_page_draws_tree_and_verdicts(tmp_path, monkeypatch):
     assert table["level"].max() == 3 and "fake-sentiment" in table.columns
     assert set(table["fake-sentiment"]) <= {"✔", "✘", "—"} and (table["fake-sentiment"] != "—").any()
     assert table.loc[0, "mutation"] == "template"
+
+
+class GloomyJudge:
+    """Judges every component negative, so a model that finds "funny" positive fails the DIR test."""
+
+    name = "gloomy"
+    labels = ("negative", "neutral", "positive")
+
+    def predict_proba(self, texts):
+        import numpy as np
+
+        return np.tile([0.8, 0.1, 0.1], (len(texts), 1))
+
+
+def test_nlplego_suite_runs_from_the_run_page_and_shows_in_failures(tmp_path, monkeypatch):
+    from alict_core.config import artefact_dir
+    from alict_core.lego import pipeline
+    from alict_core.lego.settings import LegoSettings
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path))
+    settings = LegoSettings(mlm_top_k=0, use_constituency=False)
+    trees = pipeline.generate_trees([pipeline.LegoSeed("s1", "I really liked this funny film.")], settings)
+    result = pipeline.LegoResult(trees, pipeline.make_cases(trees, "sentiment", GloomyJudge(), settings))
+    pipeline.save(result, artefact_dir("lego") / "demo", {"task": "sentiment"})
+    suite = pipeline.saved_suites("sentiment")[0]["path"]
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/run.py").run()
+    at.multiselect(key="run_lcs").set_value([])
+    at.multiselect(key="run_lego").set_value([suite])
+    at.run()
+    at.button(key="run_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = at.dataframe[-1].value
+    assert list(summary["lc_id"]) == ["nlplego"] and summary["fail_rate"].iloc[0] > 0
+    at.switch_page("pages/failures.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error if "Unexpected error" in e.value]
+    failing = next(d.value for d in at.dataframe if "text" in d.value.columns and "lc_id" in d.value.columns)
+    assert "I really liked this film." in set(failing["text"]) and set(failing["lc_id"]) == {"nlplego"}

@@ -170,3 +170,21 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
 
 def make_cases(trees: Sequence[DerivationTree], task: str, judge: Any, settings: LegoSettings) -> list[TestCase]:
     return tree_cases(trees, task, judge, threshold=settings.threshold)
+
+
+def saved_suites(task: str) -> list[dict[str, Any]]:
+    """NLPLego artefacts of ``task`` under ``<cache>/lego`` (newest first): path of cases.jsonl and a label."""
+    from alict_core.config import artefact_dir
+
+    found = []
+    for meta_file in artefact_dir("lego").glob("*/meta.json"):
+        try:
+            meta = read_json(meta_file)
+        except ValueError:
+            continue
+        cases = meta_file.parent / "cases.jsonl"
+        if meta.get("task") == task and cases.is_file():
+            name = meta_file.parent.name[:8]
+            label = f"NLPLego {name}: {meta.get('trees', 0)} trees, {meta.get('dir_tests', 0)} DIR tests"
+            found.append({"path": str(cases), "label": label, "mtime": cases.stat().st_mtime})
+    return sorted(found, key=lambda row: row["mtime"], reverse=True)
