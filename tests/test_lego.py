@@ -85,6 +85,10 @@ def test_sentence_without_adjunct_gives_one_node_tree(tagger):
         ("The film, which is long, is good.", "The film is good.", ["which is long"]),
         ("A gorgeous, witty, seductive film was shown.", "A film was shown.", ["gorgeous", "witty", "seductive"]),
         ("Sadly, I think that the film is too long.", "I think that the film is too long.", ["Sadly"]),
+        ("It brings a group of people together.", "It brings a group of people together.", []),  # particle adverb
+        ("The story never quite gets over its lopsided conception.", "The story never quite gets over its conception.",
+         ["lopsided"]),  # PP after a verb without object stays
+        ("He lives in Paris with his old dog.", "He lives in Paris.", ["with his old dog"]),
     ],
 )
 def test_disassembly_hand_checked(text, template, adjuncts):

@@ -37,48 +37,9 @@ ADJUNCT_KINDS = {
     "advcl": "subordinate clause",
 }
 NOT_ADJUNCT_WORDS = frozenset(
-    {
-        "not",
-        "n't",
-        "never",
-        "no",
-        "more",
-        "most",
-        "less",
-        "least",
-        "so",
-        "too",
-        "as",
-        "how",
-        "when",
-        "where",
-        "why",
-        "whenever",
-        "wherever",
-        "however",
-        "very",
-        "rather",
-        "quite",
-        "enough",
-        "only",
-        "even",
-        "just",
-        "also",
-        "there",
-        "here",
-        "then",
-        "than",
-        "else",
-        "ever",
-        "much",
-        "all",
-        "any",
-        "each",
-        "such",
-        "same",
-        "other",
-        "own",
-    }
+    """not n't never no more most less least so too as how when where why whenever wherever however very rather
+    quite enough only even just also there here then than else ever much all any each such same other own instead
+    together apart away back down up out off home forward around along aside ahead""".split()
 )
 ARGUMENT_PREPS = frozenset({"on", "at", "about", "to", "into", "onto", "with", "for", "from", "of", "upon"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
@@ -308,10 +269,11 @@ def _prep_is_adjunct(token: Any) -> bool:
         return False
     if head.lemma_ == "be" and not any(c.dep_ in COMPLEMENT_DEPS for c in head.children):
         return False  # "The cat is in the house": the phrase is the predicate
-    if head.pos_ in ("VERB", "AUX") and token.i > head.i and token.lower_ in ARGUMENT_PREPS:
+    if head.pos_ in ("VERB", "AUX") and token.i > head.i:
         between = [t for t in head.doc[head.i + 1 : token.i] if not t.is_punct]
-        if all(t.dep_ in ("prt", "neg", "advmod") for t in between):
-            return False  # "relies on", "looks at": the verb's prepositional object
+        objects = [c for c in head.children if c.dep_ in COMPLEMENT_DEPS | {"dative", "prt"}]
+        if all(t.dep_ in ("prt", "neg", "advmod") for t in between) and (token.lower_ in ARGUMENT_PREPS or not objects):
+            return False  # "relies on", "looks at", "gets over": the verb's prepositional object
     return True
 
 
