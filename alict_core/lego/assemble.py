@@ -185,7 +185,14 @@ class Assembler:
                 words = content_tokens(dis, adjunct)
                 rngs[s].shuffle(words)
                 synonyms = self._synonym_mutations(dis, adjunct, words)
-                plans.extend(_Plan(s, dis, parent, adjunct, words, synonyms) for parent in frontiers[s])
+                # room for this level's new nodes beside the unmutated chain; parents past it are not expanded
+                room = self.settings.max_nodes - len(trees[s].nodes) - (len(dis.adjuncts) - level) - 1
+                for parent in frontiers[s]:  # the chain's node comes first
+                    if room <= 0 and not parent.original:
+                        break
+                    mutable = room > 0
+                    plans.append(_Plan(s, dis, parent, adjunct, words if mutable else [], synonyms if mutable else []))
+                    room -= self.settings.breadth - 1 if parent.original else self.settings.breadth
             self._fill(plans)
             next_frontiers: list[list[Node]] = [[] for _ in disassemblies]
             for plan in plans:
