@@ -322,3 +322,17 @@ def test_articles_follow_their_new_neighbour():
     dis = disassemble("It was an old film and a teacher liked it.")
     assert dis.template == "It was a film and a teacher liked it."
     assert dis.render([1], {7: "instructor"}) == "It was an old film and an instructor liked it."
+
+
+def test_trees_and_cases_round_trip_through_jsonl(tmp_path, tagger):
+    from alict_core.lego import pipeline
+
+    settings = LegoSettings(mlm_top_k=0, use_constituency=False)
+    trees = pipeline.generate_trees([pipeline.LegoSeed("s1", PAPER)], settings)
+    judge = KeywordModel("judge", ("negative", "neutral", "positive"), {"started": "negative"})
+    result = pipeline.LegoResult(trees, pipeline.make_cases(trees, "sentiment", judge, settings))
+    pipeline.save(result, tmp_path / "out", {"task": "sentiment"})
+    again = pipeline.load(tmp_path / "out")
+    assert [t.to_dict() for t in again.trees] == [t.to_dict() for t in trees]
+    assert [c.to_dict() for c in again.cases] == [c.to_dict() for c in result.cases] and again.cases
+    assert pipeline.read_meta(tmp_path / "out")["nodes"] == len(trees[0].nodes)
