@@ -116,11 +116,15 @@ def content_tokens(dis: Disassembly, adjunct: Adjunct) -> list[int]:
     out = []
     for i in range(adjunct.start, adjunct.end):
         token = dis.tokens[i]
+        in_compound = (i > 0 and dis.tokens[i - 1].text == "-") or (
+            i + 1 < len(dis.tokens) and dis.tokens[i + 1].text == "-"
+        )
         if (
             token.pos in CONTENT_POS
             and not token.is_stop
             and token.text.isalpha()
             and token.text.lower() not in NOT_ADJUNCT_WORDS
+            and not in_compound  # "self-congratulatory": one word, not ours to split
         ):
             out.append(i)
     return out
@@ -264,14 +268,18 @@ class Assembler:
         return [first, *self._same_pos(dis, mutated)[: self.settings.breadth - 1]]
 
     def _same_pos(self, dis: Disassembly, nodes: list[Node]) -> list[Node]:
-        """Keep mutations whose new word is tagged with the replaced word's part of speech."""
+        """Keep mutations whose new word is tagged with the replaced word's part of speech (and, for nouns and
+        verbs, its Penn tag: number, tense)."""
         if self.tagger is None or not nodes:
             return nodes
         kept = []
         for child, doc in zip(nodes, self.tagger.pipe([n.text for n in nodes]), strict=True):
-            wanted = dis.tokens[child.mutation.token].pos
+            original = dis.tokens[child.mutation.token]
             word = child.mutation.word.lower()
-            if any(t.lower_ == word and t.pos_ == wanted for t in doc):
+            same_tag = original.pos in ("NOUN", "VERB")  # number of nouns, tense of verbs
+            if any(
+                t.lower_ == word and t.pos_ == original.pos and (not same_tag or t.tag_ == original.tag) for t in doc
+            ):
                 kept.append(child)
         return kept
 

@@ -251,15 +251,11 @@ def _is_candidate(token: Any) -> bool:
         token.tag_ == "VB" or any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
     ):
         return False  # infinitival clause completing its noun ("the ability to act")
+    head = token.head
+    if head.lemma_ == "be" and token.i > head.i and not any(c.dep_ in COMPLEMENT_DEPS for c in head.children):
+        return False  # "The show is over", "The reason is because ...": the predicate of a copula
     if token.dep_ == "prep":
         return _prep_is_adjunct(token)
-    if (
-        token.dep_ == "advmod"
-        and token.head.dep_ == "ROOT"
-        and token.head.lemma_ == "be"
-        and not any(c.dep_ in COMPLEMENT_DEPS for c in token.head.children)
-    ):
-        return False  # "The show is over": the adverb is the predicate
     return True
 
 
@@ -267,8 +263,8 @@ def _prep_is_adjunct(token: Any) -> bool:
     head = token.head
     if token.lower_ == "of" or not any(c.dep_ == "pobj" or c.dep_ == "pcomp" for c in token.children):
         return False
-    if head.lemma_ == "be" and not any(c.dep_ in COMPLEMENT_DEPS for c in head.children):
-        return False  # "The cat is in the house": the phrase is the predicate
+    if head.pos_ in ("ADJ", "ADV") and token.i > head.i and token.lower_ in ARGUMENT_PREPS:
+        return False  # "due to", "full of", "similar to": the adjective's complement
     if head.pos_ in ("VERB", "AUX") and token.i > head.i:
         between = [t for t in head.doc[head.i + 1 : token.i] if not t.is_punct]
         objects = [c for c in head.children if c.dep_ in COMPLEMENT_DEPS | {"dative", "prt"}]
