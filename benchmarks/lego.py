@@ -32,7 +32,8 @@ class RecordingSuggester:
     """Passes every call through and keeps the masked texts, to time the raw forward on the same inputs."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.texts = inner, []
+        self.inner = inner
+        self.texts: list[str] = []
         self.name, self.fingerprint = inner.name, inner.fingerprint
 
     def suggest(self, masked_texts: list[str], top_k: int = 10):
