@@ -25,6 +25,7 @@ PAGES = [
     st.Page("pages/specs.py", title="Specs", icon=":material/edit_note:", default=True),
     st.Page("pages/seeds.py", title="Seeds", icon=":material/grass:"),
     st.Page("pages/expansions.py", title="Expansions", icon=":material/account_tree:"),
+    st.Page("pages/lego.py", title="Adjunct trees", icon=":material/park:"),
     st.Page("pages/run.py", title="Run", icon=":material/play_arrow:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/bug_report:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),

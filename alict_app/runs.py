@@ -42,6 +42,7 @@ class RunRequest:
     max_per_seed: int = 3
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
+    suites: list[str] = field(default_factory=list)  # test-case JSONL files run beside the LCs (NLPLego)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -181,6 +182,10 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
+    if request.suites:
+        from alict_core.suites import import_suite
+
+        cases.extend(case for path in request.suites for case in import_suite(path, request.task))
     models = [backends.model_from_ref(ref) for ref in request.models]
 
     def on_run(done: int, total: int, message: str = "") -> None:

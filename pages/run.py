@@ -75,6 +75,18 @@ def show_result(key: str, cached: bool) -> None:
         st.dataframe(summary, hide_index=True, width="stretch")
 
 
+def lego_suites(task: str) -> list[str]:
+    """NLPLego suites (written by `python -m alict_core lego`) chosen to run beside the LCs."""
+    from alict_core.lego.pipeline import saved_suites
+
+    labels = {row["path"]: row["label"] for row in saved_suites(task)}
+    if not labels:
+        return []
+    st.multiselect("NLPLego suites", list(labels), key="run_lego", format_func=labels.get,
+                   help="derivation-tree DIR tests written by `python -m alict_core lego` (LC id nlplego)")
+    return [p for p in (state.get("run_lego") or []) if p in labels]
+
+
 def request_cancel() -> None:
     st.session_state["cancel_run"] = True
 
@@ -105,17 +117,18 @@ def main() -> None:
         state.ensure_choice("mlm_name", mlm_names)
         e1.selectbox("Parser", parser_names, key="parser_name")
         e2.selectbox("Masked LM", mlm_names, key="mlm_name")
+    suites = lego_suites(task)
     chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]
     request = runs.RunRequest(
         task=task, lc_ids=[s.id for s in chosen], models=refs, max_seeds=int(state.get("max_seeds")) or "spec",
         sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),
         parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
         max_per_seed=int(st.session_state.get("run_per_seed", 3)), batch_size=int(st.session_state.get("run_batch", 64)),
-        spec_keys={s.id: spec_store.spec_key(s) for s in chosen},
+        spec_keys={s.id: spec_store.spec_key(s) for s in chosen}, suites=suites,
     )
     key = request.key()
     b1, b2 = st.columns([1, 5])
-    go = b1.button("▶ Run", type="primary", disabled=not (chosen and refs), key="run_go")
+    go = b1.button("▶ Run", type="primary", disabled=not ((chosen or suites) and refs), key="run_go")
     b2.button("■ Cancel", on_click=request_cancel, key="run_cancel", help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")

@@ -1,0 +1,167 @@
+"""``lego``: NLPLego derivation trees and DIR tests from seeds (a file, an LC's seeds or a corpus sample)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from alict_core.errors import AlictError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from alict_core.lego.settings import LegoSettings
+
+    defaults = LegoSettings()
+    parser = subparsers.add_parser(
+        "lego",
+        help="NLPLego: disassemble seeds into templates + adjuncts, reassemble derivation trees, make DIR tests",
+        description="Remove the adjuncts of each seed sentence, re-insert them one level at a time (mutated with "
+        "WordNet synonyms and masked-LM fills), and turn every tree edge into a DIR test (see docs/lego.md). "
+        "Writes trees.jsonl, cases.jsonl (usable as `run --suite`) and meta.json; with --models also runs them.",
+    )
+    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--seeds", metavar="FILE", help="seed sentences: .jsonl with 'text' (and 'id'), or one per line"
+    )
+    source.add_argument("--lc", metavar="ID", help="use the seeds ALiCT finds for this LC")
+    source.add_argument(
+        "--corpus-sample", type=int, metavar="N", help="N random full sentences of the task's test split"
+    )
+    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds (with --seeds / --lc)")
+    parser.add_argument(
+        "--judge",
+        default=None,
+        help="model labelling inserted components (default: the first --models, else minilm-sst / minilm-hatexplain)",
+    )
+    parser.add_argument("--models", default=None, help="comma-separated models to run the cases through")
+    parser.add_argument("--mlm", default="minilm-offline", help="masked-LM suggester name or local model folder")
+    parser.add_argument(
+        "--parser", default=None, help="constituency parser for SBAR clauses (default: the offline benepar)"
+    )
+    parser.add_argument("--no-constituency", action="store_true", help="adjuncts from the dependency parse only")
+    parser.add_argument(
+        "--breadth", type=int, default=defaults.breadth, help="children per node per level (original + mutations)"
+    )
+    parser.add_argument("--max-nodes", type=int, default=defaults.max_nodes, help="nodes per tree")
+    parser.add_argument("--max-adjuncts", type=int, default=defaults.max_adjuncts)
+    parser.add_argument(
+        "--mlm-top-k", type=int, default=defaults.mlm_top_k, help="fills per word; 0 turns the masked LM off"
+    )
+    parser.add_argument("--threshold", type=float, default=defaults.threshold, help="DIR tolerance (the paper's 0.1)")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--out", default=None, help="output folder (default: cache dir lego/<key>)")
+    parser.set_defaults(handler=run)
+
+
+def _seeds(args: argparse.Namespace) -> list:
+    from alict_core.lego import pipeline
+
+    if args.seeds:
+        seeds = pipeline.seeds_from_file(args.seeds)
+    elif args.lc:
+        seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
+    else:
+        if args.corpus_sample < 1:
+            raise AlictError(f"--corpus-sample must be >= 1, got {args.corpus_sample}")
+        seeds = pipeline.seeds_from_corpus(args.task, args.corpus_sample, seed=args.seed)
+    if args.max_seeds is not None:
+        seeds = seeds[: args.max_seeds]
+    if not seeds:
+        raise AlictError("no seed sentences to disassemble")
+    return seeds
+
+
+def _settings(args: argparse.Namespace):
+    from pydantic import ValidationError
+
+    from alict_core.lego.settings import LegoSettings
+
+    try:
+        return LegoSettings(
+            breadth=args.breadth,
+            max_nodes=args.max_nodes,
+            max_adjuncts=args.max_adjuncts,
+            mlm_top_k=args.mlm_top_k,
+            threshold=args.threshold,
+            seed=args.seed,
+            use_constituency=not args.no_constituency,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AlictError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
+
+
+def default_judge(task: str) -> str:
+    return "minilm-sst" if task == "sentiment" else "minilm-hatexplain"
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.commands.expand import load_suggester
+    from alict_core.commands.run import resolve_models
+    from alict_core.config import artefact_dir
+    from alict_core.lego import pipeline
+    from alict_core.models.protocol import model_fingerprint
+
+    settings = _settings(args)
+    models = resolve_models(args.models, args.task) if args.models else []
+    judge = (
+        resolve_models(args.judge, args.task)[0]
+        if args.judge
+        else (models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
+    )
+    seeds = _seeds(args)
+    parser = None
+    if settings.use_constituency:
+        from alict_core.parsing import DEFAULT_PARSER, get_parser
+
+        parser = get_parser(args.parser or DEFAULT_PARSER)
+    suggester = load_suggester(args.mlm) if settings.mlm_top_k > 0 else None
+    fingerprints = {
+        "parser": getattr(parser, "fingerprint", ""),
+        "mlm": getattr(suggester, "fingerprint", ""),
+        "judge": model_fingerprint(judge),
+    }
+    key = pipeline.artefact_key(seeds, settings, args.task, fingerprints)
+    folder = Path(args.out) if args.out else artefact_dir("lego") / key
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(seeds), unit="seed", file=sys.stderr, desc="trees")
+
+    def progress(done: int, total: int) -> None:
+        bar.n = done
+        bar.refresh()
+
+    try:
+        trees = pipeline.generate_trees(seeds, settings, parser=parser, suggester=suggester, progress=progress)
+    finally:
+        bar.close()
+    cases = pipeline.make_cases(trees, args.task, judge, settings)
+    result = pipeline.LegoResult(trees, cases)
+    pipeline.save(
+        result,
+        folder,
+        {
+            "key": key,
+            "task": args.task,
+            "judge": judge.name,
+            "settings": settings.model_dump(),
+            "fingerprints": fingerprints,
+        },
+    )
+    counts = result.counts()
+    print(
+        f"{counts['trees']} trees, {counts['nodes']} nodes ({counts['generated']} generated sentences), "
+        f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}"
+    )
+    if models:
+        from alict_core.runner import run_suite
+
+        run = run_suite(cases, models)
+        out = run.save(None)
+        summary = run.summary()
+        for _, row in summary.iterrows():
+            print(f"{row.model}: {int(row.n_seeds + row.n_expansions)} DIR tests, fail rate {row.fail_rate:.3f}")
+        print(f"run {run.run_id} saved to {out}")
+    return 0

@@ -1,0 +1,190 @@
+"""NLPLego end to end: seeds → disassembly → derivation trees → DIR cases, saved as plain JSONL.
+
+Artefact folder (default ``<cache>/lego/<key>``, the key hashing the seeds, the settings and the
+fingerprints of the parser, masked LM and judge): ``trees.jsonl`` (one derivation tree per seed,
+every node with its parent), ``cases.jsonl`` (the runner's test cases: ``run --suite cases.jsonl``)
+and ``meta.json`` (counts and settings). Seeds are processed in bounded batches.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from alict_core.errors import AlictError
+from alict_core.hashing import hash_json
+from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.lego.assemble import Assembler, DerivationTree
+from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
+from alict_core.lego.oracles import tree_cases
+from alict_core.lego.settings import LegoSettings
+from alict_core.runner.cases import TestCase
+
+BATCH = 32
+
+
+@dataclass(frozen=True)
+class LegoSeed:
+    id: str
+    text: str
+
+
+@dataclass
+class LegoResult:
+    trees: list[DerivationTree]
+    cases: list[TestCase]
+    folder: Path | None = None
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "trees": len(self.trees),
+            "nodes": sum(len(t.nodes) for t in self.trees),
+            "generated": sum(len(t.nodes) - 1 for t in self.trees),
+            "dir_tests": len(self.cases),
+        }
+
+
+def seeds_from_file(path: str | Path) -> list[LegoSeed]:
+    """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line)."""
+    file = Path(path)
+    if not file.is_file():
+        raise AlictError(f"--seeds file {file} not found")
+    if file.suffix == ".jsonl":
+        rows = list(iter_jsonl(file))
+        bad = next((n for n, r in enumerate(rows) if not isinstance(r.get("text"), str)), None)
+        if bad is not None:
+            raise AlictError(f"{file}: row {bad + 1} has no string field 'text'")
+        return dedupe(LegoSeed(str(r.get("id") or f"seed-{n}"), r["text"]) for n, r in enumerate(rows))
+    lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
+    return dedupe(LegoSeed(f"seed-{n}", line) for n, line in enumerate(lines) if line)
+
+
+def seeds_from_lc(task: str, lc: str, max_seeds: int | None = None) -> list[LegoSeed]:
+    """The seeds ALiCT finds for one LC (the same seeds its expansions start from)."""
+    from alict_core.commands.run import lc_seeds
+
+    return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in lc_seeds(task, [lc], max_seeds, []))
+
+
+def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test") -> list[LegoSeed]:
+    """``n`` random full sentences (a verbal root with a subject) from the task corpus's ``split``."""
+    if task == "sentiment":
+        from alict_core.data.sst import load_sst_sentences
+
+        records = load_sst_sentences((split,))
+    elif task == "hate_speech":
+        from alict_core.data.hatexplain import load_hatexplain
+
+        records = [r for r in load_hatexplain() if r.split == split]
+    else:
+        raise AlictError(f"unknown task {task!r}; valid tasks: sentiment, hate_speech")
+    order = list(range(len(records)))
+    random.Random(seed).shuffle(order)
+    nlp = get_dependency_nlp()
+    chosen: list[LegoSeed] = []
+    for start in range(0, len(order), 4 * n or 1):
+        batch = [records[i] for i in order[start : start + 4 * n]]
+        for record, doc in zip(batch, nlp.pipe(r.text for r in batch), strict=True):
+            if is_sentence(doc) and len(doc) <= 40:
+                chosen.append(LegoSeed(record.id, record.text))
+        if len(chosen) >= n:
+            break
+    return chosen[:n]
+
+
+def dedupe(seeds: Iterable[LegoSeed]) -> list[LegoSeed]:
+    out: dict[str, LegoSeed] = {}
+    ids: set[str] = set()
+    for s in seeds:
+        if s.text.strip() and s.text not in out and s.id not in ids:
+            out[s.text] = s
+            ids.add(s.id)
+    return list(out.values())
+
+
+def generate_trees(
+    seeds: Sequence[LegoSeed],
+    settings: LegoSettings | None = None,
+    *,
+    parser: Any | None = None,
+    suggester: Any | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[DerivationTree]:
+    """Derivation trees of ``seeds`` (in batches of 32); ``parser``/``suggester`` optional (SBAR clauses, fills)."""
+    from alict_core.data.annotate import get_nlp
+
+    settings = settings or LegoSettings()
+    assembler = Assembler(settings, suggester=suggester, tagger=get_nlp())
+    max_adjuncts = min(settings.max_adjuncts, settings.max_nodes - 1)
+    trees: list[DerivationTree] = []
+    for start in range(0, len(seeds), BATCH):
+        batch = seeds[start : start + BATCH]
+        parts = disassemble_many([s.text for s in batch], parser=parser, max_adjuncts=max_adjuncts)
+        trees.extend(assembler.build_many(parts, [s.id for s in batch]))
+        if progress:
+            progress(len(trees), len(seeds))
+    return trees
+
+
+def artefact_key(seeds: Sequence[LegoSeed], settings: LegoSettings, task: str, fingerprints: dict[str, str]) -> str:
+    return hash_json(
+        {
+            "seeds": [[s.id, s.text] for s in seeds],
+            "settings": settings.model_dump(),
+            "task": task,
+            "fingerprints": fingerprints,
+            "format": 1,
+        }
+    )
+
+
+def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
+    """Write trees.jsonl, cases.jsonl and meta.json (each atomically) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_jsonl(folder / "trees.jsonl", (t.to_dict() for t in result.trees))
+    write_jsonl(folder / "cases.jsonl", (c.to_dict() for c in result.cases))
+    write_json(folder / "meta.json", {**meta, **result.counts()})
+    result.folder = folder
+    return folder
+
+
+def load(folder: str | Path) -> LegoResult:
+    """A saved NLPLego artefact folder."""
+    path = Path(folder)
+    if not (path / "trees.jsonl").is_file():
+        raise AlictError(f"{path} holds no NLPLego trees (trees.jsonl missing); run `python -m alict_core lego` first")
+    trees = [DerivationTree.from_dict(row) for row in iter_jsonl(path / "trees.jsonl")]
+    cases = (
+        [TestCase.from_dict(row) for row in iter_jsonl(path / "cases.jsonl")]
+        if (path / "cases.jsonl").is_file()
+        else []
+    )
+    return LegoResult(trees, cases, path)
+
+
+def read_meta(folder: str | Path) -> dict[str, Any]:
+    return dict(read_json(Path(folder) / "meta.json"))
+
+
+def make_cases(trees: Sequence[DerivationTree], task: str, judge: Any, settings: LegoSettings) -> list[TestCase]:
+    return tree_cases(trees, task, judge, threshold=settings.threshold)
+
+
+def saved_suites(task: str) -> list[dict[str, Any]]:
+    """NLPLego artefacts of ``task`` under ``<cache>/lego`` (newest first): path of cases.jsonl and a label."""
+    from alict_core.config import artefact_dir
+
+    found = []
+    for meta_file in artefact_dir("lego").glob("*/meta.json"):
+        try:
+            meta = read_json(meta_file)
+        except ValueError:
+            continue
+        cases = meta_file.parent / "cases.jsonl"
+        if meta.get("task") == task and cases.is_file():
+            name = meta_file.parent.name[:8]
+            label = f"NLPLego {name}: {meta.get('trees', 0)} trees, {meta.get('dir_tests', 0)} DIR tests"
+            found.append({"path": str(cases), "label": label, "mtime": cases.stat().st_mtime})
+    return sorted(found, key=lambda row: row["mtime"], reverse=True)

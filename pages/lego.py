@@ -1,0 +1,131 @@
+"""Adjunct trees page (NLPLego): a seed's template and adjuncts, its derivation tree, and each node's DIR verdict."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from alict_app import backends, lego_view, state, widgets
+from alict_app.guard import guarded, run_page
+
+NONE = "(none)"
+
+
+@st.cache_data(show_spinner="Sampling full sentences from the corpus …", max_entries=4)
+def sample_sentences(task: str, n: int = 25) -> list[str]:
+    from alict_core.lego.pipeline import seeds_from_corpus
+
+    return [s.text for s in seeds_from_corpus(task, n, seed=0)]
+
+
+@st.cache_data(show_spinner="Disassembling and reassembling …", max_entries=32)
+def build_tree(text: str, settings_json: str, parser_name: str, mlm_name: str) -> dict:
+    """The derivation tree of ``text`` as a plain dict (cached per sentence, settings and backends)."""
+    from alict_core.lego.pipeline import LegoSeed, generate_trees
+    from alict_core.lego.settings import LegoSettings
+
+    settings = LegoSettings(**json.loads(settings_json))
+    parser = backends.parser(parser_name) if parser_name != NONE else None
+    suggester = backends.suggester(mlm_name) if mlm_name != NONE else None
+    return generate_trees([LegoSeed("seed", text)], settings, parser=parser, suggester=suggester)[0].to_dict()
+
+
+def picker(kind: str, key: str, label: str) -> str:
+    names = [NONE, *backends.backend_names(kind)]
+    state.ensure_choice(key, names)
+    st.selectbox(label, names, key=key)
+    return str(state.get(key))
+
+
+def main() -> None:
+    from alict_core.lego.assemble import DerivationTree
+    from alict_core.lego.oracles import tree_cases
+    from alict_core.lego.settings import LegoSettings
+
+    widgets.header(
+        "Adjunct trees",
+        "NLPLego: remove a sentence's adjuncts, re-insert them one level at a time "
+        "(mutated), and test that every insertion moves the prediction the way its component says.",
+    )
+    task = state.get("task")
+    samples: list[str] = []
+    with guarded("sampling sentences"):
+        samples = sample_sentences(task)
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        if samples:
+            state.ensure_choice("lego_sample", samples)
+            st.selectbox("Seed sentence from the corpus", samples, key="lego_sample")
+        typed = st.text_input("… or type a sentence", key="lego_text", max_chars=400)
+    with c2:
+        parser_name = picker("parser", "lego_parser", "Constituency parser (subordinate clauses)")
+        mlm_name = picker("mlm", "lego_mlm", "Masked LM (fills)")
+    o1, o2, o3 = st.columns(3)
+    breadth = o1.slider("Children per node", 1, 6, 3, key="lego_breadth")
+    max_nodes = o2.slider("Nodes per tree", 2, 60, 20, key="lego_max_nodes")
+    threshold = o3.slider("DIR threshold", 0.0, 0.5, 0.1, 0.05, key="lego_threshold")
+    text = (typed or "").strip() or state.get("lego_sample")
+    if not text:
+        st.info("Pick or type a sentence.")
+        return
+    settings = LegoSettings(
+        breadth=breadth,
+        max_nodes=max_nodes,
+        threshold=threshold,
+        mlm_top_k=5 if mlm_name != NONE else 0,
+        use_constituency=parser_name != NONE,
+    )
+    tree = None
+    with guarded("building the derivation tree"):
+        tree = DerivationTree.from_dict(build_tree(text, settings.model_dump_json(), parser_name, mlm_name))
+    if tree is None:
+        return
+    dis = tree.disassembly
+    st.subheader("Template and adjuncts")
+    st.markdown(f"**p0:** {dis['template_slots']}")
+    if dis["adjuncts"]:
+        st.dataframe(
+            [{k: a[k] for k in ("index", "text", "kind", "relation")} for a in dis["adjuncts"]],
+            hide_index=True,
+            width="stretch",
+        )
+    else:
+        st.caption("No removable adjunct: the tree is the sentence alone.")
+
+    models = [m for m in (state.get("models") or [])]
+    judge_names = backends.backend_names("model", task=task)
+    state.ensure_choice("lego_judge", judge_names or [NONE])
+    judge_name = st.selectbox(
+        "Judge of the inserted components",
+        judge_names or [NONE],
+        key="lego_judge",
+        help="labels each inserted adjunct on its own; the paper uses the model under test",
+    )
+    cases, outcomes = [], []
+    with guarded("making and running the DIR tests"):
+        if judge_name and judge_name != NONE:
+            cases = tree_cases([tree], task, backends.model(judge_name), threshold=threshold)
+        if cases and models:
+            from alict_core.runner import run_suite
+
+            outcomes = list(run_suite(cases, [backends.model(m) for m in models]).outcomes)
+    shown = None
+    if outcomes:
+        names = [o.name for o in outcomes]
+        state.ensure_choice("lego_model", names)
+        shown_name = st.radio("Colour the tree by the verdicts of", names, key="lego_model", horizontal=True)
+        shown = next(o for o in outcomes if o.name == shown_name)
+    st.subheader(f"Derivation tree ({len(tree.nodes)} nodes, {len(cases)} DIR tests)")
+    st.plotly_chart(
+        lego_view.tree_figure(tree, lego_view.verdicts_for(tree, cases, shown)), width="stretch", key="lego_tree"
+    )
+    st.caption(
+        "Diamonds: the unmutated chain from the template to the seed. Hover a node for its text, "
+        "the inserted adjunct in bold."
+    )
+    frame = lego_view.node_frame(tree, cases, outcomes)
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+run_page(main, "showing the adjunct trees")
