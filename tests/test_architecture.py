@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "alict_core"
 HEAVY = ("torch", "transformers", "spacy", "benepar", "sklearn", "shap")
 TRAINING = "alict_core.training"
-TRAINING_ENTRY_POINTS = {"alict_core.build_targets", "alict_core.commands.build"}
+TRAINING_ENTRY_POINTS = {"alict_core.build_targets", "alict_core.commands.build", "alict_core.commands.harden"}
 
 
 def module_files() -> dict[str, Path]:
