@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from alict_core.data.corpus import Corpus, CorpusItem
+from alict_core.expectations import from_spec
 from alict_core.hashing import hash_json, hash_text
 from alict_core.seeds.types import Seed, SeedSet, Segment
 from alict_core.spec.predicates import group_matcher, tokenize
@@ -55,17 +56,8 @@ def normalise_fixed(text: str) -> str:
 
 
 def expected_for(expected: Expected, sources: dict[str, CorpusItem]) -> dict:
-    if expected.label is not None:
-        return {"kind": "label", "labels": [expected.label], "tolerance": None}
-    if expected.one_of is not None:
-        return {"kind": "one_of", "labels": list(expected.one_of), "tolerance": None}
-    if expected.not_label is not None:
-        return {"kind": "not_label", "labels": [expected.not_label], "tolerance": None}
-    if expected.invariance is not None:
-        return {"kind": "invariance", "labels": [], "tolerance": expected.invariance}
-    label = sources[expected.same_as_source].label
-    labels = (expected.source_map or {}).get(label, [label])
-    return {"kind": "label" if len(labels) == 1 else "one_of", "labels": list(labels), "tolerance": None}
+    """The stored form of a rule's expectation for one case (typed in ``alict_core.expectations``)."""
+    return from_spec(expected, {group: item.label for group, item in sources.items()}).to_dict()
 
 
 SENTENCE_END = (" .", " !", " ?")

@@ -133,29 +133,49 @@ class ReplaceRule(Strict):
     occurrence: Literal["first", "all"] = "first"
 
 
+class DirectionSpec(Strict):
+    """DIR outcome: p(``label``) of every variant moves ``towards`` up or down (by more than -tolerance)."""
+
+    label: str
+    towards: Literal["up", "down"] = "up"
+    tolerance: float = Field(default=0.0, ge=0, le=1)
+
+
+EXPECTED_KINDS = ("label", "one_of", "not_label", "invariance", "direction", "same_as_source")
+
+
 class Expected(Strict):
-    """Expected outcome: exactly one of label / one_of / not_label / invariance / same_as_source."""
+    """Expected outcome: exactly one of label / one_of / not_label / invariance / direction / same_as_source.
+
+    Parsed into a typed ``alict_core.expectations`` object per generated case (``from_spec``).
+    """
 
     label: str | None = None
     one_of: list[str] | None = None
     not_label: str | None = None
     invariance: float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
+    direction: DirectionSpec | None = None
     same_as_source: str | None = Field(default=None, description="group whose sentence's label the test keeps")
     source_map: dict[str, list[str]] | None = Field(default=None, description="with same_as_source: source label -> expected labels")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "Expected":
-        kinds = [k for k in ("label", "one_of", "not_label", "invariance", "same_as_source") if getattr(self, k) is not None]
+        kinds = [k for k in EXPECTED_KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError(f"expected needs exactly one of label, one_of, not_label, invariance, same_as_source; got {kinds or 'none'}")
+            raise ValueError(f"expected needs exactly one of {', '.join(EXPECTED_KINDS)}; got {kinds or 'none'}")
         if self.source_map is not None and self.same_as_source is None:
             raise ValueError("source_map is only allowed with same_as_source")
-        labels = [self.label, self.not_label, *(self.one_of or [])]
+        labels = self.named_labels()
         labels += [x for values in (self.source_map or {}).values() for x in values] + list(self.source_map or {})
         for label in labels:
             if label is not None and label not in ALL_LABELS:
                 raise ValueError(f"unknown label {label!r}; valid names: {', '.join(ALL_LABELS)}")
         return self
+
+    def named_labels(self) -> list[str]:
+        """Labels this outcome names directly (not those of its source map)."""
+        direction = [self.direction.label] if self.direction is not None else []
+        return [x for x in [self.label, self.not_label, *(self.one_of or []), *direction] if x is not None]
 
 
 class Rule(Strict):
@@ -224,11 +244,13 @@ class LCSpec(Strict):
                 if group not in names:
                     raise ValueError(f"rule {rule.name!r} names unknown search group {group!r}; valid names: {', '.join(names)}")
             exp = rule.expected
-            for label in [exp.label, exp.not_label, *(exp.one_of or [])]:
-                if label is not None and label not in labels:
+            for label in exp.named_labels():
+                if label not in labels:
                     raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
             if exp.invariance is not None and self.test_type != "INV":
                 raise ValueError("an invariance outcome needs test_type: INV")
+            if exp.direction is not None and self.test_type != "DIR":
+                raise ValueError("a direction outcome needs test_type: DIR")
         for group in self.search:
             for predicate in group.predicates:
                 for label in predicate.label or []:
