@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -103,8 +104,11 @@ def load_task_specs(task: str) -> list[LCSpec]:
 
 
 def _lc_number(name: str) -> str | None:
-    digits = "".join(ch for ch in name.rsplit("lc", 1)[-1] if ch.isdigit())
-    return str(int(digits)) if digits else None
+    """``lc4``/``LC04``/``4`` -> "4"; extensions keep their prefix: ``x01``/``sentiment-x01`` -> "x1"."""
+    match = re.search(r"(?:^|-)(lc|x)?0*(\d+)$", name)
+    if match is None:
+        return None
+    return ("x" if match.group(1) == "x" else "") + match.group(2)
 
 
 def get_spec(task: str, lc_id: str) -> LCSpec:

@@ -128,9 +128,28 @@ class Replacement(Strict):
 
 
 class ReplaceRule(Strict):
+    """Replace the matched target (each pair's ``src`` phrase) by ``tgt``.
+
+    ``first``: only the earliest match of any pair in the sentence is rewritten (the target the search
+    matched), never a later word; ``all``: every match. ``skip_negated``: a sentence that already holds
+    a negation ("is not", "is n't", "is never", or one elsewhere) is not negated again.
+    """
+
     group: str
     pairs: list[Replacement] = Field(min_length=1)
     occurrence: Literal["first", "all"] = "first"
+    skip_negated: bool = True
+
+
+class Pairing(Strict):
+    """How a concat rule combines its group parts: every combination, or one-to-one pairs.
+
+    ``paired``: each group's sentences are shuffled with ``seed`` and the i-th of each group form one
+    test (as many tests as the smallest group has sentences, times the fixed-text choices).
+    """
+
+    mode: Literal["cross", "paired"] = "cross"
+    seed: int = 0
 
 
 class DirectionSpec(Strict):
@@ -185,6 +204,10 @@ class Rule(Strict):
     select: str | None = Field(default=None, description="group whose sentences are the seeds as they are")
     concat: list[Union[list[str], GroupPart]] | None = None
     replace: ReplaceRule | None = None
+    pairing: Pairing = Pairing()
+    end: Literal[".", "!", "?", ""] = Field(
+        default=".", description="concat: the one sentence-final mark put at the very end unless the last part has one"
+    )
     expected: Expected
 
     @model_validator(mode="after")
@@ -257,6 +280,11 @@ class LCSpec(Strict):
                     if label not in labels:
                         raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
         return self
+
+    @property
+    def is_extension(self) -> bool:
+        """An LC the project adds beyond the paper's Tables 2/3 (ids ``<task>-xNN``)."""
+        return "-x" in self.id
 
     def group(self, name: str) -> SearchGroup:
         return next(g for g in self.search if g.name == name)
