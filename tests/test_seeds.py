@@ -221,11 +221,13 @@ def test_identity_swaps_keep_form_and_case():
 
 def test_expansion_predicates_recheck_the_source_segment(sentiment_corpus):
     spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc01")
-    seed = find_seeds(spec, sentiment_corpus, max_seeds=1).seeds[0]
+    seed = next(s for s in find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
+                if " a " in s.text and len(s.text.split()) < 9)
     tokens = seed.text.split()
-    ok, _ = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["French"] + tokens[1:]))
-    bad, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["wonderful"] + tokens[1:]))
-    assert ok and not bad and "lexicon" in reason
+    at = tokens.index("a") + 1
+    ok, why = expansion_predicates_hold(spec, seed, " ".join(tokens[:at] + ["French"] + tokens[at:]))
+    bad, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:at] + ["wonderful"] + tokens[at:]))
+    assert ok and not bad and "lexicon" in reason, (seed.text, why)
 
 
 def test_expansion_predicates_ignore_length_on_rule_text(sentiment_corpus):
@@ -234,6 +236,14 @@ def test_expansion_predicates_ignore_length_on_rule_text(sentiment_corpus):
     segment = seed.segments[0]
     inside = seed.text[: segment.end] + " really" + seed.text[segment.end :]
     assert expansion_predicates_hold(spec, seed, inside)[0]
+
+
+def test_expansion_length_is_rechecked_on_the_corpus_part(sentiment_corpus):
+    spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc01")  # length < 10
+    seed = next(s for s in find_seeds(spec, sentiment_corpus, max_seeds=None).seeds if len(s.text.split()) == 9)
+    tokens = seed.text.split()
+    ok, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["French"] + tokens[1:]))
+    assert not ok and "length" in reason
 
 
 def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_corpus):
