@@ -12,7 +12,8 @@ def test_unknown_and_other_pos_polar_words_are_not_neutral():
     assert token_polarity("great", "great", "ADV") == "unknown"  # SentiWordNet has no adverb "great"
     assert token_polarity("French", "French", "ADJ") == "neutral"
     assert token_polarity("the", "the", "DET") == "neutral"  # function words carry no polarity
-    classes = dict(zip(annotate_text("a zorblatt film").tokens, annotate_text("a zorblatt film").classes))
+    annotation = annotate_text("a zorblatt film")
+    classes = dict(zip(annotation.tokens, annotation.classes, strict=True))
     assert not any(c.startswith("neutral_") for c in classes["zorblatt"])
 
 
@@ -53,7 +54,8 @@ class MadeUpSuggester:
 
 
 def test_an_unknown_inserted_word_is_never_accepted(tmp_path):
-    seeds = [{"id": "s1", "lc_id": "LC1", "task": "sentiment", "text": "the movie opens friday .", "protected_spans": []}]
+    seeds = [{"id": "s1", "lc_id": "LC1", "task": "sentiment", "text": "the movie opens friday .",
+              "protected_spans": []}]
     spec = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 5}}
     result = expand(seeds, spec, WordParser(), MadeUpSuggester(), masker=noun_masker, out_dir=tmp_path,
                     predicate_check=lambda spec, seed, text: (True, "ok"))
