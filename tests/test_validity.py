@@ -15,7 +15,7 @@ def test_each_generated_defect_is_flagged():
     assert reasons("This is not n't my favorite .") == ["double_negation"]
     assert reasons("I liked the the film .") == ["repeated_word"]
     assert reasons("I thought that it was good . ? yes") == ["two_final_marks"]
-    assert reasons("It was good , . but now I hate it .") == ["stray_punctuation"]
+    assert reasons("It was good , . But now I hate it .") == ["stray_punctuation"]
     assert reasons("It opens Friday . the film is a delight .") == ["lower_case_after_period"]
     assert reasons("It opens Friday  now .") == ["stray_space"]
 
