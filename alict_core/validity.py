@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from alict_core.seeds.types import Seed
+from alict_core.seeds.types import Seed, Segment
 
 REASONS = (
     "double_negation", "repeated_word", "two_final_marks", "stray_punctuation", "lower_case_after_period",
@@ -157,8 +157,18 @@ def _normal(text: str) -> str:
 
 
 def _seed(row: Any) -> Seed:
-    return row if isinstance(row, Seed) else Seed.from_dict({k: v for k, v in dict(row).items()
-                                                             if k in Seed.__dataclass_fields__})
+    """A ``Seed`` from a seed or its dict (hand-written seed files may lack provenance fields)."""
+    if isinstance(row, Seed):
+        return row
+    row = dict(row)
+    return Seed(
+        id=str(row["id"]), lc_id=str(row.get("lc_id", "")), task=str(row.get("task", "")), text=str(row["text"]),
+        test_type=str(row.get("test_type", "MFT")), expected=dict(row.get("expected") or {}),
+        source_ids=list(row.get("source_ids") or []), rule=str(row.get("rule", "")),
+        rule_kind=str(row.get("rule_kind", "")), slots=dict(row.get("slots") or {}),
+        protected_spans=[list(p) for p in row.get("protected_spans") or []],
+        segments=[s if isinstance(s, Segment) else Segment(**s) for s in row.get("segments") or []],
+    )
 
 
 def _seed_bases(seed: Seed) -> list[str]:
@@ -171,7 +181,7 @@ def _seed_bases(seed: Seed) -> list[str]:
             cursor = end
         kept.append(text[cursor : segment.end])
         bases.append(" ".join(" ".join(kept).split()))
-    return bases or [seed.text]
+    return bases  # a seed without provenance (hand-written file) is judged as a whole
 
 
 def validate(seeds: Iterable[Any], expansions: Iterable[Mapping[str, Any]] = (), *, task: str,
@@ -253,3 +263,13 @@ def format_summary(report: ValidityReport) -> str:
         reasons = ", ".join(f"{r}={row[r]}" for r in REASONS if row.get(r)) or "-"
         lines.append(f"{row['lc_id']:<20} {row['seeds']:>6} {row['expansions']:>6} {row['flagged']:>7}  {reasons}")
     return "\n".join(lines)
+
+
+def exclusion_note(report: ValidityReport, kept_flagged: bool) -> str:
+    """One line for run output: how many flagged cases were excluded (or kept), per LC and reason."""
+    counts = report.counts()
+    if not counts:
+        return "validity: no flagged cases"
+    verb = "kept (--keep-flagged)" if kept_flagged else "excluded"
+    parts = ["; ".join(f"{lc}: " + ", ".join(f"{r}={n}" for r, n in reasons.items()) for lc, reasons in counts.items())]
+    return f"validity: {len(report.flagged_ids)} flagged cases {verb} — " + parts[0]

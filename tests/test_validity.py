@@ -47,3 +47,44 @@ def test_validate_counts_per_lc_and_reason_and_checks_rule_text():
     assert report.flagged_ids == {"2", "3", "4", "x1"}
     assert report.summary()[0]["seeds"] == 4 and report.summary()[0]["expansions"] == 1
     assert "duplicate=1" in format_summary(report)
+
+
+def test_run_excludes_flagged_cases_unless_kept_and_records_why(tmp_path, monkeypatch, capsys):
+    import json
+
+    from alict_core.cli import main
+    from alict_core.runner import RunResult
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    lc = "sentiment-lc05"
+    texts = ["This is not a film .", "This is not a film .", "This is not not a film .", "This is not a town ."]
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": lc, "task": "sentiment", "text": t, "test_type": "MFT",
+                                         "expected": {"kind": "label", "labels": ["neutral"]}}) + "\n"
+                             for i, t in enumerate(texts)))
+    base = ["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--seeds", str(seeds), "--quiet"]
+    assert main(base + ["--out", str(tmp_path / "a")]) == 0
+    assert "validity: 2 flagged cases excluded" in capsys.readouterr().out
+    result = RunResult.load(tmp_path / "a")
+    assert sorted(c.case_id for c in result.case_list) == ["s0", "s3"]
+    assert result.extra["validity"]["excluded"] == {lc: {"double_negation": 1, "duplicate": 1, "repeated_word": 1}}
+    assert main(base + ["--keep-flagged", "--out", str(tmp_path / "b")]) == 0
+    assert len(RunResult.load(tmp_path / "b").case_list) == 4
+
+
+def test_sample_per_lc_is_stratified_and_seeded():
+    from alict_core.runner.cases import TestCase
+    from alict_core.runner.sampling import sample_per_lc, stratum_sizes
+
+    def case(i, lc, kind):
+        return TestCase(f"{lc}-{kind}-{i}", lc, kind, f"{lc}-seed-{i % 5}", f"text {i}",
+                        {"kind": "label", "labels": ["neutral"], "tolerance": None}, "MFT")
+
+    cases = [case(i, "a", "seed") for i in range(10)] + [case(i, "a", "expansion") for i in range(30)]
+    cases += [case(i, "b", "seed") for i in range(3)]
+    sample = sample_per_lc(cases, 8, seed=1)
+    kinds = [(c.lc_id, c.kind) for c in sample]
+    assert kinds.count(("a", "seed")) == 2 and kinds.count(("a", "expansion")) == 6 and kinds.count(("b", "seed")) == 3
+    assert [c.case_id for c in sample_per_lc(cases, 8, seed=1)] == [c.case_id for c in sample]
+    assert [c.case_id for c in sample_per_lc(cases, 8, seed=2)] != [c.case_id for c in sample]
+    assert stratum_sizes(4, 1, 100) == (1, 3) and stratum_sizes(10, 3, 2) == (3, 2)

@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
+    parser.add_argument("--keep-flagged", action="store_true",
+                        help="keep cases the validity checks flag (default: exclude them; see `validate`)")
+    parser.add_argument("--sample-per-lc", type=int, default=None, metavar="N",
+                        help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
+    parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=run)
 
@@ -122,7 +127,6 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
 
 
 def collect_cases(args: argparse.Namespace) -> list:
-    from alict_core.runner import build_cases
     from alict_core.suites import import_suite
 
     cases = []
@@ -142,7 +146,7 @@ def collect_cases(args: argparse.Namespace) -> list:
             if row.get("accepted", True) and "lc_id" in row:
                 wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
         seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
-        cases.extend(build_cases(seeds, expansions))
+        cases.extend(checked_cases(args, seeds, expansions))
     for suite in args.suite:
         imported = import_suite(suite, args.task)
         if args.max_seeds is not None:
@@ -156,7 +160,26 @@ def collect_cases(args: argparse.Namespace) -> list:
         cases.extend(imported)
     if not cases:
         raise AlictError("no test cases: give LCs of the task (default), --seeds, or --suite files")
+    if getattr(args, "sample_per_lc", None) is not None:
+        from alict_core.runner.sampling import sample_per_lc
+
+        cases = sample_per_lc(cases, args.sample_per_lc, args.sample_seed)
     return cases
+
+
+def checked_cases(args: argparse.Namespace, seeds: list[dict], expansions: list[dict]) -> list:
+    """LC cases with the validity checks applied: flagged ones dropped unless ``--keep-flagged``; the
+    per-LC, per-reason counts are kept on ``args.validity`` for the run's metadata and output."""
+    from alict_core.runner import build_cases
+    from alict_core.spec import load_task_specs
+    from alict_core.validity import exclusion_note, validate
+
+    specs = {s.id: s for s in load_task_specs(args.task)}
+    report = validate(seeds, expansions, task=args.task, specs=specs)
+    keep = bool(getattr(args, "keep_flagged", False))
+    args.validity = {**report.to_dict(), "kept_flagged": keep, "note": exclusion_note(report, keep)}
+    cases = build_cases(seeds, expansions)
+    return cases if keep else [c for c in cases if c.case_id not in report.flagged_ids]
 
 
 def resolve_models(names: str, task: str) -> list:
@@ -198,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if getattr(args, "validity", None):
+        result.extra["validity"] = args.validity
+        print(args.validity["note"])
     out = result.save(args.out)
     summary = result.summary()
     import pandas as pd
