@@ -101,7 +101,7 @@ class ValidityReport:
 
 
 def _pairs(tokens: Sequence[str]) -> Counter:
-    return Counter(zip(tokens, tokens[1:]))
+    return Counter(zip(tokens, tokens[1:], strict=False))
 
 
 def _negation_pairs(tokens: Sequence[str]) -> Counter:

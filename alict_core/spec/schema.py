@@ -242,6 +242,14 @@ class ExpansionPolicy(Strict):
     max_per_seed: int = Field(default=5, ge=1)
 
 
+class PaperCounts(Strict):
+    """The paper's seed and expansion counts for this LC (full corpora), the fidelity anchors."""
+
+    seeds: int | None = Field(default=None, ge=0)
+    expansions: int | None = Field(default=None, ge=0)
+    table: str = ""
+
+
 class LCSpec(Strict):
     schema_version: Literal[1] = SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z0-9_\-]+$")
@@ -254,6 +262,7 @@ class LCSpec(Strict):
     rules: list[Rule] = Field(min_length=1)
     sampling: Sampling = Sampling()
     expansion: ExpansionPolicy = ExpansionPolicy()
+    paper: PaperCounts | None = Field(default=None, description="the paper's counts (None: an extension)")
     notes: str | None = None
 
     @model_validator(mode="after")
