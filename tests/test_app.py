@@ -87,6 +87,19 @@ def test_specs_page_lists_every_spec_with_the_sidebar():
     assert int(metrics["matches"]) == seedset.n_matches and int(metrics["seeds"]) == len(seedset.seeds)
 
 
+def test_specs_page_fidelity_table_marks_extensions():
+    at = start()
+    at.button(key="fidelity::sentiment").click().run()
+    assert_clean(at)
+    table = at.dataframe[-1].value
+    rows = {row.lc_id: row for row in table.itertuples()}
+    assert rows["sentiment-lc04"].paper_seeds == 67 and rows["sentiment-lc04"].exact
+    import pandas as pd
+
+    assert rows["sentiment-x01"].extension and pd.isna(rows["sentiment-x01"].paper_seeds)  # no paper count
+    assert list(at.dataframe[0].value["extension"]) == [s.is_extension for s in sentiment_specs()]
+
+
 def test_spec_error_is_shown_inline_at_its_line():
     at = start({"lc": "sentiment-lc03"})
     editor = at.text_area(key="spec_yaml::sentiment::sentiment-lc03")
