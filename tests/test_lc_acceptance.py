@@ -71,3 +71,33 @@ def test_fidelity_report_runs_for_both_tasks_and_is_documented(capsys, sentiment
     assert "sentiment-x01 (extension)" in out and "| hate_speech-lc11 |" in out
     text = DOCS.read_text()
     assert "## Sentiment (SST)" in text and "## Hate speech (HateXplain)" in text and "| hate_speech-lc14 |" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["sentiment", "hate_speech"])
+def test_no_accepted_expansion_fails_its_lc(task, tmp_path, sentiment_corpus, hate_corpus):
+    """A 20-seed expansion of every LC with the offline parser and MLM; every accepted expansion is re-checked."""
+    from alict_core.expansion import expand
+    from alict_core.mlm.build import is_built
+    from alict_core.seeds import expansion_predicates_hold
+
+    if not is_built():
+        pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")
+    from alict_core.mlm import get_suggester
+    from alict_core.parsing import get_parser
+
+    try:
+        parser = get_parser()
+    except Exception as exc:  # noqa: BLE001 - a parser that is not built is a skip, with its message
+        pytest.skip(f"parser not available: {exc}")
+    corpus = sentiment_corpus if task == "sentiment" else hate_corpus
+    suggester = get_suggester()
+    for spec in load_task_specs(task):
+        seeds = find_seeds(spec, corpus, max_seeds=20).seeds
+        result = expand(seeds, spec, parser, suggester, out_dir=tmp_path)
+        by_id = {s.id: s for s in seeds}
+        report = validate(seeds, result.rows, task=task, specs={spec.id: spec})
+        lc_flags = [f for f in report.flags if f.reason in ("expansion_fails_lc", "inserted_word_unknown")]
+        assert not lc_flags, (spec.id, lc_flags[:3])
+        for row in result.accepted():
+            assert expansion_predicates_hold(spec, by_id[row["seed_id"]], row["text"])[0], row["text"]
