@@ -88,3 +88,13 @@ def test_sample_per_lc_is_stratified_and_seeded():
     assert [c.case_id for c in sample_per_lc(cases, 8, seed=1)] == [c.case_id for c in sample]
     assert [c.case_id for c in sample_per_lc(cases, 8, seed=2)] != [c.case_id for c in sample]
     assert stratum_sizes(4, 1, 100) == (1, 3) and stratum_sizes(10, 3, 2) == (3, 2)
+
+
+def test_report_says_how_many_cases_were_excluded_and_why():
+    from alict_core.report.html import validity_section
+
+    html = "\n".join(validity_section({"excluded": {"sentiment-lc07": {"double_negation": 3}}, "n_flagged": 3,
+                                        "kept_flagged": False}))
+    assert "3 generated cases were flagged" in html and "excluded from the run" in html
+    assert "sentiment-lc07" in html and "double_negation" in html
+    assert validity_section(None) == []
