@@ -39,6 +39,7 @@ class RunRequest:
     max_per_seed: int = 3
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
+    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.validity)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -116,7 +117,11 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             expansions.extend(services.expansion_rows(result))
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
-    cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
+    accepted = [r for r in expansions if r.get("accepted")]
+    from alict_core.validity import apply_validity
+
+    cases, validity = apply_validity(seeds, accepted, build_cases(seeds, accepted), task=request.task, specs=specs,
+                                     keep_flagged=request.keep_flagged)
     models = [services.model_from_ref(ref) for ref in request.models]
     cancelled = core_attr(RUNNER, "RunCancelled", RUNNER_HINT)
     try:
@@ -134,6 +139,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         result = run_suite(cases, models, batch_size=request.batch_size, should_stop=should_stop)
     except cancelled as exc:
         raise RunCancelled(str(exc)) from exc
+    result.extra["validity"] = validity
     folder = run_dir(key)
     result.save(folder)
     write_json(folder / "request.json", {"key": key, "request": asdict(request), "status": "done",

@@ -273,3 +273,18 @@ def exclusion_note(report: ValidityReport, kept_flagged: bool) -> str:
     verb = "kept (--keep-flagged)" if kept_flagged else "excluded"
     parts = ["; ".join(f"{lc}: " + ", ".join(f"{r}={n}" for r, n in reasons.items()) for lc, reasons in counts.items())]
     return f"validity: {len(report.flagged_ids)} flagged cases {verb} — " + parts[0]
+
+
+def apply_validity(seeds: Sequence[Any], expansions: Sequence[Mapping[str, Any]], cases: Sequence[Any], *,
+                   task: str, specs: Mapping[str, Any] | None = None,
+                   keep_flagged: bool = False) -> tuple[list[Any], dict[str, Any]]:
+    """(cases without the flagged ones unless ``keep_flagged``, the run-metadata record of the checks).
+
+    The record (stored as ``RunResult.extra["validity"]``): counts per LC and reason, how many cases were
+    flagged, whether they were kept, and a one-line note for terminal output.
+    """
+    report = validate(seeds, expansions, task=task, specs=specs)
+    record = {**report.to_dict(), "kept_flagged": keep_flagged, "note": exclusion_note(report, keep_flagged)}
+    flagged = report.flagged_ids
+    kept = list(cases) if keep_flagged else [c for c in cases if c.case_id not in flagged]
+    return kept, record

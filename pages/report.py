@@ -84,6 +84,13 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
         c4.caption("HTML report: not available yet (alict_core.report)")
 
 
+def validity_note(key: str) -> None:
+    """How many generated cases the validity checks flagged (excluded unless kept), per LC and reason."""
+    validity = (runs.load_run(key).extra or {}).get("validity")
+    if validity:
+        st.caption(validity.get("note", ""))
+
+
 def main() -> None:
     widgets.header("Report", "Share the results: baseline comparison, downloads, and a demo view.")
     task = state.get("task")
@@ -105,6 +112,7 @@ def main() -> None:
         demo_view(cases, p2f)
     with full:
         st.dataframe(summary, hide_index=True, width="stretch")
+        validity_note(key)
         downloads(key, cases, task)
         baseline_section(summary, task)
 

@@ -28,7 +28,8 @@ def test_label_kinds_round_trip_and_judge():
 
 
 def test_same_as_source_maps_the_source_label():
-    expected = Expected(same_as_source="polar", source_map={"positive": ["negative"], "negative": ["positive", "neutral"]})
+    source_map = {"positive": ["negative"], "negative": ["positive", "neutral"]}
+    expected = Expected(same_as_source="polar", source_map=source_map)
     assert from_spec(expected, {"polar": "positive"}) == LabelIs(("negative",))
     assert from_spec(expected, {"polar": "negative"}).describe() == "positive or neutral"
     assert from_spec(Expected(same_as_source="polar"), {"polar": "negative"}) == LabelIs(("negative",))

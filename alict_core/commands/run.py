@@ -172,14 +172,12 @@ def checked_cases(args: argparse.Namespace, seeds: list[dict], expansions: list[
     per-LC, per-reason counts are kept on ``args.validity`` for the run's metadata and output."""
     from alict_core.runner import build_cases
     from alict_core.spec import load_task_specs
-    from alict_core.validity import exclusion_note, validate
+    from alict_core.validity import apply_validity
 
     specs = {s.id: s for s in load_task_specs(args.task)}
-    report = validate(seeds, expansions, task=args.task, specs=specs)
-    keep = bool(getattr(args, "keep_flagged", False))
-    args.validity = {**report.to_dict(), "kept_flagged": keep, "note": exclusion_note(report, keep)}
-    cases = build_cases(seeds, expansions)
-    return cases if keep else [c for c in cases if c.case_id not in report.flagged_ids]
+    cases, args.validity = apply_validity(seeds, expansions, build_cases(seeds, expansions), task=args.task,
+                                          specs=specs, keep_flagged=bool(getattr(args, "keep_flagged", False)))
+    return cases
 
 
 def resolve_models(names: str, task: str) -> list:
