@@ -58,7 +58,7 @@ def browser(cases: pd.DataFrame, p2f: pd.DataFrame) -> pd.DataFrame:
     expected = cases["expected"].map(expected_text) if "expected" in cases else pd.Series([""] * len(cases))
     labels = f3.multiselect("Expected", sorted(expected.unique()), key="fb_label")
     only_p2f = f4.checkbox("pass-to-fail only", key="fb_p2f")
-    shown = cases[cases["failed"]].assign(expected_label=expected)
+    shown = cases.assign(expected_label=expected)[cases["failed"]]  # (assigning to an empty frame adopts the index)
     if lcs:
         shown = shown[shown["lc_id"].isin(lcs)]
     if models:
