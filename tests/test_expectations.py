@@ -54,3 +54,24 @@ def test_bad_expectations_are_named():
         from_dict({"kind": "one_of", "labels": []})
     with pytest.raises(ExpectationError, match="not an MFT"):
         passes({"kind": "invariance"}, "positive")
+
+
+def test_dir_is_writable_in_a_spec_and_reaches_the_seeds():
+    from alict_core.data.corpus import corpus_from_records
+    from alict_core.data.records import LabelledText
+    from alict_core.seeds import find_seeds
+    from alict_core.spec import parse_spec_text
+
+    spec = parse_spec_text(
+        "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\ntest_type: DIR\n"
+        "search: [{name: g, predicates: [{label: positive}]}]\n"
+        "rules: [{name: r, select: g, expected: {direction: {label: positive, towards: down}}}]\n", "d.yaml")
+    corpus = corpus_from_records("c", "sentiment", [LabelledText("a", "A great film .", "positive", "train",
+                                                                 ("A", "great", "film", "."))])
+    seed = find_seeds(spec, corpus).seeds[0]
+    assert from_dict(seed.expected) == Directional("positive", "down") and seed.test_type == "DIR"
+    with pytest.raises(Exception, match="test_type: DIR"):
+        parse_spec_text(
+            "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\n"
+            "search: [{name: g, predicates: [{label: positive}]}]\n"
+            "rules: [{name: r, select: g, expected: {direction: {label: positive}}}]\n", "d.yaml")
