@@ -65,3 +65,24 @@ def test_cli_expand_suite_writes_one_file_per_group(tmp_path, monkeypatch, capsy
     assert "rejected:" in printed and "polarity:unknown=1" in printed
     assert sorted(p.name for p in out.glob("*.jsonl")) == ["hatecheck_derog_neg_emote_h.jsonl",
                                                            "hatecheck_ident_neutral_nh.jsonl"]
+
+
+def test_run_takes_the_suite_expansions_as_cases(tmp_path, monkeypatch):
+    from alict_core.cli import main
+    from alict_core.runner import RunResult
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    suite = write_hatecheck(tmp_path / "hc.csv")
+    cases = import_suite(suite, "hate_speech")
+    results = expand_suite(cases, "hate_speech", WordParser(), Suggester(), masker=before_noun, out_dir=tmp_path)
+    out = tmp_path / "exp"
+    for lc_id, result in results.items():
+        result.to_jsonl(out / f"{lc_id.replace(':', '_')}.jsonl")
+    assert main(["run", "--task", "hate_speech", "--models", "profanity-check", "--no-lcs", "--suite", str(suite),
+                 "--expansions", str(out), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    run = RunResult.load(tmp_path / "run")
+    grown = [c for c in run.case_list if c.kind == "expansion"]
+    by_seed = {c.seed_id: c for c in grown}
+    assert by_seed["hatecheck-2"].text == "We are a french group of women ."
+    assert by_seed["hatecheck-2"].expected["labels"] == ["non-hateful"]
+    assert by_seed["hatecheck-1"].expected["labels"] == ["hateful"] and len(grown) == 2

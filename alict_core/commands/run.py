@@ -126,21 +126,27 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     return rows
 
 
+def read_expansion_rows(given: list[str]) -> list[dict]:
+    """Rows of the --expansions files (or folders of them)."""
+    from alict_core.jsonl import iter_jsonl
+
+    expansions: list[dict] = []
+    for item in given:
+        path = Path(item)
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        if not files or not all(f.is_file() for f in files):
+            raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+        for file in files:
+            expansions.extend(iter_jsonl(file))
+    return expansions
+
+
 def collect_cases(args: argparse.Namespace) -> list:
     from alict_core.suites import import_suite
 
     cases = []
+    expansions = read_expansion_rows(args.expansions)
     if not args.no_lcs:
-        from alict_core.jsonl import iter_jsonl
-
-        expansions = []
-        for given in args.expansions:
-            path = Path(given)
-            files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-            if not files or not all(f.is_file() for f in files):
-                raise AlictError(f"--expansions {given}: no such JSONL file (or folder of them)")
-            for file in files:
-                expansions.extend(iter_jsonl(file))
         wanted: dict[str, set[str]] = {}
         for row in expansions:
             if row.get("accepted", True) and "lc_id" in row:
@@ -158,6 +164,14 @@ def collect_cases(args: argparse.Namespace) -> list:
                     kept.append(case)
             imported = kept
         cases.extend(imported)
+        if expansions:  # expansions of the suite's cases (`expand --suite`)
+            from alict_core.expansion.suite import suite_expansion_cases
+
+            grown, record = suite_expansion_cases(imported, expansions, args.task,
+                                                  bool(getattr(args, "keep_flagged", False)))
+            cases.extend(grown)
+            if record and not getattr(args, "validity", None):
+                args.validity = record
     if not cases:
         raise AlictError("no test cases: give LCs of the task (default), --seeds, or --suite files")
     if getattr(args, "sample_per_lc", None) is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,27 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def read_expansions(given: list[str]) -> list[dict]:
-    from alict_core.errors import AlictError
-    from alict_core.jsonl import iter_jsonl
-
-    rows: list[dict] = []
-    for item in given:
-        path = Path(item)
-        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-        if not files or not all(f.is_file() for f in files):
-            raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
-        for file in files:
-            rows.extend(iter_jsonl(file))
-    return rows
-
-
 def run(args: argparse.Namespace) -> int:
-    from alict_core.commands.run import lc_seeds
+    from alict_core.commands.run import lc_seeds, read_expansion_rows
     from alict_core.spec import load_task_specs
     from alict_core.validity import format_summary, validate
 
-    expansions = read_expansions(args.expansions)
+    expansions = read_expansion_rows(args.expansions)
     wanted: dict[str, set[str]] = {}
     for row in expansions:
         if row.get("accepted", True) and "lc_id" in row:

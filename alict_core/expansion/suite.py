@@ -56,3 +56,26 @@ def expand_suite(cases: Sequence[TestCase], task: str, parser: Any, suggester: A
         out[lc_id] = expand(chosen, suite_spec(lc_id, task), parser, suggester, predicate_check=no_predicates,
                             progress=report, **settings)
     return out
+
+
+def suite_expansion_cases(cases: Sequence[TestCase], expansions: Sequence[dict[str, Any]], task: str,
+                          keep_flagged: bool = False) -> tuple[list[TestCase], dict[str, Any]]:
+    """Test cases of the accepted expansions of imported cases (each inherits its case's expectation),
+    with the text validity checks applied; (cases, validity record)."""
+    from alict_core.runner import build_cases
+    from alict_core.validity import exclusion_note, validate
+
+    ids = {c.case_id for c in cases}
+    rows = [r for r in expansions if str(r.get("seed_id")) in ids and r.get("accepted", True)]
+    if not rows:
+        return [], {}
+    seeds = [{"id": c.case_id, "lc_id": c.lc_id, "task": c.task or task, "text": c.text, "test_type": c.test_type,
+              "expected": c.expected, "capability": c.capability, "description": c.description}
+             for c in cases if c.test_type == "MFT" and not c.variants]
+    grown = [c for c in build_cases(seeds, rows) if c.kind == "expansion"]
+    report = validate(seeds, rows, task=task)
+    grown_ids = {c.case_id for c in grown}
+    report.flags = [f for f in report.flags if f.case_id in grown_ids]  # the imported cases are the suite's own
+    record = {**report.to_dict(), "kept_flagged": keep_flagged, "note": exclusion_note(report, keep_flagged)}
+    kept = grown if keep_flagged else [c for c in grown if c.case_id not in report.flagged_ids]
+    return kept, record
