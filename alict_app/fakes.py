@@ -13,7 +13,7 @@ import numpy as np
 NEGATIVE_WORDS = frozenset({"bad", "terrible", "boring", "awful", "worst", "dull", "not", "never", "no", "hate"})
 POSITIVE_WORDS = frozenset({"good", "great", "love", "best", "wonderful", "fun", "funny", "beautiful", "nice"})
 HATE_WORDS = frozenset({"hate", "kill", "disgusting", "vermin", "scum", "animals"})
-FILL_WORDS = ("good", "great", "really", "bad", "quite", "very", "new", "old")
+FILL_WORDS = ("good", "great", "really", "bad", "quite", "very", "new", "old", "french", "wooden")  # last two: known-neutral
 
 
 class FakeParser:
@@ -42,7 +42,7 @@ class FakeSuggester:
     """Suggests the same short word list for every [MASK], with decreasing probabilities."""
 
     name = "fake-mlm"
-    fingerprint = "fake-mlm:1"
+    fingerprint = "fake-mlm:2"  # 2: known-neutral fill words added
 
     def suggest(self, masked_texts: list[str], top_k: int = 10) -> list[list[list[tuple[str, float]]]]:
         words = FILL_WORDS[:top_k]

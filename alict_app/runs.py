@@ -43,6 +43,7 @@ class RunRequest:
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
     suites: list[str] = field(default_factory=list)  # test-case JSONL files run beside the LCs (NLPLego)
+    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.validity)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -181,7 +182,11 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             expansions.extend(expanded.rows)
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
-    cases = build_cases(seeds, [r for r in expansions if r.get("accepted")])
+    accepted = [r for r in expansions if r.get("accepted")]
+    from alict_core.validity import apply_validity
+
+    cases, validity = apply_validity(seeds, accepted, build_cases(seeds, accepted), task=request.task, specs=specs,
+                                     keep_flagged=request.keep_flagged)
     if request.suites:
         from alict_core.suites import import_suite
 
@@ -195,6 +200,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
+    result.extra["validity"] = validity
     folder = result.save(runs_root() / result.run_id, extra_files={"request.json": {  # one swap: never a run without it
         "key": request.key(), "request": asdict(request), "status": "done", "started": started,
         "finished": time.time()}})

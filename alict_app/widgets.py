@@ -48,6 +48,7 @@ def spec_table(specs: Sequence[Any]):
             "capability": getattr(spec, "capability", ""),
             "test type": getattr(spec, "test_type", "") or getattr(getattr(spec, "expected", None), "kind", ""),
             "title": getattr(spec, "title", ""),
+            "extension": bool(getattr(spec, "is_extension", False)),  # beyond the paper's LCs
             "description": " ".join(str(getattr(spec, "description", "")).split()),
         })
     return pd.DataFrame(rows)

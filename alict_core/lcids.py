@@ -8,6 +8,7 @@ from typing import Sequence
 from alict_core.errors import SpecError
 
 _SHORT = re.compile(r"^(?:lc)?0*([0-9]{1,3})$", re.ASCII)
+_EXTENSION = re.compile(r"^x0*([0-9]{1,3})$", re.ASCII)
 
 
 def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:
@@ -22,10 +23,13 @@ def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:
     wanted = value.strip().lower()
     if wanted in known:
         return wanted
+    extension = _EXTENSION.match(wanted)
+    if extension and f"{task}-x{int(extension.group(1)):02d}" in known:
+        return f"{task}-x{int(extension.group(1)):02d}"
     match = _SHORT.match(wanted)
     if match:
         full = f"{task}-lc{int(match.group(1)):02d}"
         if full in known:
             return full
     raise SpecError(f"unknown LC {value.strip()[:40]!r} for task {task}; valid names: {listing} "
-                    "(or their short forms lcNN / NN)")
+                    "(or their short forms lcNN / NN, xNN for extensions)")

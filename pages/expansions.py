@@ -135,6 +135,18 @@ def main() -> None:
         if len(frame):
             st.dataframe(frame.style.apply(highlight, axis=1), hide_index=True, width="stretch")
             st.caption("Green rows pass all four checks (POS in context, polarity, LC predicates, protected span).")
+            rejection_table(rows)
+
+
+def rejection_table(rows) -> None:
+    """How many suggestions each check rejected; LC predicates by kind (e.g. ``predicates:length``), unknown
+    words (``polarity:unknown``) apart from polar ones. A suggestion may fail several checks."""
+    from alict_core.expansion import rejection_counts
+
+    counts = rejection_counts(rows)
+    if counts:
+        st.markdown("**Rejections per check**")
+        st.dataframe(pd.DataFrame({"check": list(counts), "rejected": list(counts.values())}), hide_index=True)
 
 
 run_page(main, "showing the expansions")

@@ -79,6 +79,13 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
                        f"alict-{key}.html", "text/html", on_click="ignore")
 
 
+def validity_note(key: str) -> None:
+    """How many generated cases the validity checks flagged (excluded unless kept), per LC and reason."""
+    validity = (runs.load_run(key).extra or {}).get("validity")
+    if validity:
+        st.caption(validity.get("note", ""))
+
+
 def main() -> None:
     widgets.header("Report", "Share the results: baseline comparison, downloads, and a demo view.")
     task = state.get("task")
@@ -100,6 +107,7 @@ def main() -> None:
         demo_view(key)
     with full:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")
+        validity_note(key)
         downloads(key, cases, task)
         if not demo_mode.enabled():  # the baseline import writes an upload and reads server paths
             baseline_section(summary, task)

@@ -125,6 +125,9 @@ def main() -> None:
         parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
         max_per_seed=int(st.session_state.get("run_per_seed", 3)), batch_size=int(st.session_state.get("run_batch", 64)),
         spec_keys={s.id: spec_store.spec_key(s) for s in chosen}, suites=suites,
+        keep_flagged=bool(st.checkbox("Keep cases the validity checks flag", key="run_keep_flagged",
+                                      help="by default double negations, broken joins, duplicates and invalid "
+                                      "expansions are excluded; the report says how many per LC and why")),
     )
     key = request.key()
     b1, b2 = st.columns([1, 5])

@@ -83,6 +83,19 @@ def test_specs_page_lists_every_spec_with_the_sidebar():
     assert int(metrics["matches"]) == seedset.n_matches and int(metrics["seeds"]) == len(seedset.seeds)
 
 
+def test_specs_page_fidelity_table_marks_extensions():
+    at = start()
+    at.button(key="fidelity::sentiment").click().run()
+    assert_clean(at)
+    table = at.dataframe[-1].value
+    rows = {row.lc_id: row for row in table.itertuples()}
+    assert rows["sentiment-lc04"].paper_seeds == 67 and rows["sentiment-lc04"].exact
+    import pandas as pd
+
+    assert rows["sentiment-x01"].extension and pd.isna(rows["sentiment-x01"].paper_seeds)  # no paper count
+    assert list(at.dataframe[0].value["extension"]) == [s.is_extension for s in sentiment_specs()]
+
+
 def test_spec_error_is_shown_inline_at_its_line():
     at = start({"lc": "sentiment-lc03"})
     editor = at.text_area(key="spec_yaml::sentiment::sentiment-lc03")
@@ -204,8 +217,10 @@ def test_expansions_page_draws_the_tree_and_verdicts_with_fake_backends():
     assert int(re.search(r"\((\d+)\)", masked).group(1)) > 0
     suggestions = next(h for h in headers if h.startswith("Suggestions"))
     accepted, total = map(int, re.findall(r"\d+", suggestions)[:2])
-    table = at.dataframe[-1].value
+    table = next(d.value for d in reversed(at.dataframe) if "accepted" in d.value.columns)
     assert len(table) == total and int(table["accepted"].sum()) == accepted
+    rejections = at.dataframe[-1].value  # rejections per check, unknown words apart
+    assert set(rejections.columns) == {"check", "rejected"} and int(rejections["rejected"].sum()) >= total - accepted
     assert {"pos", "polarity", "predicates", "protected"} <= set(table.columns)
     assert set(table["pos"]) <= {"✔", "✘", "—"}
     assert any("[MASK]" in t for t in at.dataframe[0].value["masked sentence"])
@@ -414,7 +429,7 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path, monkeypatc
     import json
 
     monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))  # the trust model reads files only under such roots
-    spec = next(s for s in sentiment_specs() if s.id == "sentiment-lc04")
+    spec = next(s for s in sentiment_specs() if s.id == "sentiment-lc05")
     texts = [s.text for s in find(spec, max_seeds=15, seed=0).seeds]
     stored = tmp_path / "stored.jsonl"
     stored.write_text("".join(json.dumps({"text": t, "label": "positive"}) + "\n" for t in texts))
@@ -427,7 +442,7 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path, monkeypatc
     next(b for b in at.button if b.label == "Add model").click().run()
     assert_clean(at)
     assert any("Added stored" in s.value for s in at.success)
-    at.multiselect(key="run_lcs").set_value(["sentiment-lc04"])
+    at.multiselect(key="run_lcs").set_value(["sentiment-lc05"])
     at.number_input(key="max_seeds").set_value(15)
     at.run()
     at.button(key="run_go").click().run()

@@ -258,7 +258,8 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     assert good["masked"]["reference_production"] == "NP -> DT JJ NN" and good["score"] == pytest.approx(0.2)
     assert len(by_seed["LC1-0002"]) == 14 and len(result.accepted("LC1-0002")) == 2
     assert len({r["id"] for r in result.rows}) == len(result.rows)
-    assert result.counts == {"LC1": {"seeds": 3, "masked": 3, "suggestions": 21, "accepted": 4, "seeds_expanded": 2}}
+    assert result.counts == {"LC1": {"seeds": 3, "masked": 3, "suggestions": 21, "accepted": 4, "seeds_expanded": 2,
+                                     "rejected": {"cap": 11, "polarity:polar": 6, "pos": 3}}}
 
 
 def test_expand_is_cached_by_content_and_round_trips(tmp_path):

@@ -75,7 +75,7 @@ def test_words_phrases_and_anchors(tiny):
     assert ids(tiny, "- lexicon: {include: [identity, pronoun]}") == ["t7"]
 
 
-def test_replace_rule_marks_inserted_text_protected(tiny):
+def test_replace_rule_marks_inserted_text_protected(tiny):  # bare-verb pairs: first match in the sentence
     spec = spec_of("""\
         search:
           - name: g
@@ -93,6 +93,57 @@ def test_replace_rule_marks_inserted_text_protected(tiny):
     start, end = seed.protected_spans[0]
     assert seed.text[start:end] == "are not"
     assert seed.source_ids == ["t6"] and seed.rule_kind == "replace"
+
+
+def test_replace_acts_on_the_matched_target_and_never_negates_twice():
+    texts = [
+        ("These are films where the hero is late .", "neutral"),
+        ("The plot is thin , this is a mess .", "negative"),
+        ("This is not a good film .", "negative"),
+        ("That is n't funny .", "negative"),
+        ("It never works , and this is why .", "negative"),
+    ]
+    corpus = corpus_from_records("neg", "sentiment", [record(i, t, l) for i, (t, l) in enumerate(texts)])
+    spec = spec_of("""\
+        search:
+          - name: g
+            predicates:
+              - phrases: {include: ["This is", "That is", "These are"]}
+        rules:
+          - name: negate
+            replace:
+              group: g
+              pairs: [{src: This is, tgt: This is not}, {src: That is, tgt: That is not}, {src: These are, tgt: These are not}]
+            expected: {one_of: [positive, neutral]}
+        """)
+    texts_out = sorted(s.text for s in find_seeds(spec, corpus).seeds)
+    # "These are ... is ...": the matched target's verb, not the later "is"; a mid-sentence target keeps its case;
+    # already negated sentences ("is not", "is n't", "never" elsewhere) are skipped: no double negation
+    assert texts_out == ["The plot is thin , this is not a mess .", "These are not films where the hero is late ."]
+
+
+def test_concat_puts_one_final_mark_and_pairs_groups(tiny):
+    spec = spec_of("""\
+        search:
+          - name: neu
+            predicates: [{label: neutral}]
+          - name: pos
+            predicates: [{label: positive}]
+        rules:
+          - name: paired
+            concat: [["I wouldn't say"], {group: neu}, [","], {group: pos}]
+            pairing: {mode: paired, seed: 3}
+            expected: {label: negative}
+        sampling: {max_seeds: null, max_per_source: 10}
+        """)
+    result = find_seeds(spec, tiny)
+    assert result.n_candidates == 2  # min(4 neutral, 2 positive) pairs, not 4 x 2
+    for seed in result.seeds:
+        assert seed.text.startswith("I would n't say ") and seed.text.endswith(" .")
+        assert seed.text.count(" . ") == 0 and not seed.text.endswith(". .")
+    assert len({s.source_ids[0] for s in result.seeds}) == 2  # each sentence in one pair only
+    again = find_seeds(spec, tiny)
+    assert [s.text for s in again.seeds] == [s.text for s in result.seeds]
 
 
 def test_concat_cross_product_provenance_and_labels(tiny):
@@ -124,13 +175,13 @@ def test_concat_cross_product_provenance_and_labels(tiny):
 
 
 def test_sampling_is_deterministic_and_capped(sentiment_corpus):
-    spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc08")
+    spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc03")
     first = find_seeds(spec, sentiment_corpus, max_seeds=50, seed=7)
     again = find_seeds(spec, sentiment_corpus, max_seeds=50, seed=7)
     other = find_seeds(spec, sentiment_corpus, max_seeds=50, seed=8)
     assert [s.text for s in first.seeds] == [s.text for s in again.seeds]
     assert [s.text for s in first.seeds] != [s.text for s in other.seeds]
-    assert len(first.seeds) == 50 and first.n_candidates > 10**7  # sampled, not exploded
+    assert len(first.seeds) == 50 and first.n_candidates > 5 * 10**4  # sampled, not exploded
     uses = {}
     for s in first.seeds:
         for source in s.source_ids:
@@ -170,11 +221,13 @@ def test_identity_swaps_keep_form_and_case():
 
 def test_expansion_predicates_recheck_the_source_segment(sentiment_corpus):
     spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc01")
-    seed = find_seeds(spec, sentiment_corpus, max_seeds=1).seeds[0]
+    seed = next(s for s in find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
+                if " a " in s.text and len(s.text.split()) < 9)
     tokens = seed.text.split()
-    ok, _ = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["small"] + tokens[1:]))
-    bad, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["wonderful"] + tokens[1:]))
-    assert ok and not bad and "lexicon" in reason
+    at = tokens.index("a") + 1
+    ok, why = expansion_predicates_hold(spec, seed, " ".join(tokens[:at] + ["French"] + tokens[at:]))
+    bad, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:at] + ["wonderful"] + tokens[at:]))
+    assert ok and not bad and "lexicon" in reason, (seed.text, why)
 
 
 def test_expansion_predicates_ignore_length_on_rule_text(sentiment_corpus):
@@ -183,6 +236,14 @@ def test_expansion_predicates_ignore_length_on_rule_text(sentiment_corpus):
     segment = seed.segments[0]
     inside = seed.text[: segment.end] + " really" + seed.text[segment.end :]
     assert expansion_predicates_hold(spec, seed, inside)[0]
+
+
+def test_expansion_length_is_rechecked_on_the_corpus_part(sentiment_corpus):
+    spec = next(s for s in load_task_specs("sentiment") if s.id == "sentiment-lc01")  # length < 10
+    seed = next(s for s in find_seeds(spec, sentiment_corpus, max_seeds=None).seeds if len(s.text.split()) == 9)
+    tokens = seed.text.split()
+    ok, reason = expansion_predicates_hold(spec, seed, " ".join(tokens[:1] + ["French"] + tokens[1:]))
+    assert not ok and "length" in reason
 
 
 def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_corpus):
@@ -194,7 +255,7 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
     assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json", "--out", str(tmp_path)]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert [c["lc_id"] for c in counts] == ["sentiment-lc04", "sentiment-lc11"]
-    assert counts[0]["matches"] == 24 and counts[0]["seeds"] == 5
+    assert counts[0]["matches"] == 139 and counts[0]["seeds"] == 5
     seeds = SeedSet.read_seeds(tmp_path / "sentiment-lc04.jsonl")
     assert len(seeds) == 5 and all(" is not " in s.text or " are not " in s.text for s in seeds)
     assert main(["seeds", "--task", "sentiment", "--lc", "lc99", "--out", str(tmp_path)]) == 2

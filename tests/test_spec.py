@@ -36,7 +36,12 @@ MINIMAL = textwrap.dedent(
 
 def test_shipped_specs_cover_both_paper_tables():
     sentiment, hate = load_task_specs("sentiment"), load_task_specs("hate_speech")
-    assert len(sentiment) == 11 and len(hate) == 14
+    paper = [s for s in sentiment if not s.is_extension]
+    assert [s.id for s in paper] == [f"sentiment-lc{n:02d}" for n in range(1, 12)]
+    assert [s.id for s in hate] == [f"hate_speech-lc{n:02d}" for n in range(1, 15)]
+    assert [s.id for s in sentiment if s.is_extension] == ["sentiment-x01"]
+    assert get_spec("sentiment", "x01").id == "sentiment-x01" and get_spec("sentiment", "1").id == "sentiment-lc01"
+    assert get_spec("sentiment", "LC4").rules[0].expected.one_of == ["positive", "neutral"]
     assert all(isinstance(s, LCSpec) and s.description.strip() for s in sentiment + hate)
     assert get_spec("sentiment", "LC11").test_type == "INV"
 

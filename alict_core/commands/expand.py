@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
                         help="accepted expansions per seed (default: the spec's)")
     parser.add_argument("--no-cache", action="store_true", help="recompute even if the artefact exists")
+    parser.add_argument("--suite", default=None, metavar="FILE",
+                        help="expand an imported suite's MFT cases instead of LC seeds (CheckList .json/.json.gz, "
+                        "HateCheck .csv, cases .jsonl); writes <group>.jsonl per suite functionality")
     parser.set_defaults(handler=run)
 
 
@@ -47,12 +50,14 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from alict_core.data.corpus import load_corpus
-    from alict_core.expansion import expand
+    from alict_core.expansion import expand, rejection_counts
     from alict_core.manifest import check_output_dir
     from alict_core.parsing import DEFAULT_PARSER, get_parser
     from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
 
+    if args.suite:
+        return run_suite(args)
     check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                                         "seeds_expanded": 0})
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
               f"{c.get('seeds_expanded', 0):>6}  {out_dir / (spec.id + '.jsonl') if out_dir else result.path}")
+        print("  rejected: " + format_rejections(rejection_counts(result.rows)))
     if out_dir is not None:
         write_out_folder(out_dir, done)
     return 0
@@ -104,3 +110,40 @@ def write_out_folder(out_dir: Path, results: list) -> None:
             result.to_jsonl(tmp / f"{lc_id}.jsonl")
     for lc_id, result in results:
         result.path = out_dir / f"{lc_id}.jsonl"
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """``expand --suite FILE``: the suite's MFT cases as seeds, one expansion file per group."""
+    import re
+
+    from alict_core.errors import AlictError
+    from alict_core.expansion import rejection_counts
+    from alict_core.expansion.suite import expand_suite
+    from alict_core.parsing import DEFAULT_PARSER, get_parser
+    from alict_core.suites import import_suite
+
+    if args.lc:
+        raise AlictError("--suite expands the suite's own cases; do not combine it with --lc")
+    cases = import_suite(args.suite, args.task)
+    parser = get_parser(args.parser or DEFAULT_PARSER)
+    suggester = load_suggester(args.mlm)
+    results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
+                           top_k_productions=args.top_k_productions, max_masks=args.max_masks,
+                           top_k_words=args.top_k_words, max_per_seed=args.max_per_seed, use_cache=not args.no_cache)
+    out_dir = Path(args.out) if args.out else None
+    print(f"{'group':<40} {'seeds':>6} {'suggestions':>11} {'accepted':>8}  file")
+    for lc_id, result in results.items():
+        if out_dir is not None:
+            result.to_jsonl(out_dir / (re.sub(r"[^A-Za-z0-9_.-]+", "_", lc_id) + ".jsonl"))
+        c = result.counts.get(lc_id, {})
+        print(f"{lc_id[:40]:<40} {c.get('seeds', 0):>6} {c.get('suggestions', 0):>11} {c.get('accepted', 0):>8}"
+              f"  {result.path}")
+        print("  rejected: " + format_rejections(rejection_counts(result.rows)))
+    if not results:
+        print("the suite has no MFT cases to expand")
+    return 0
+
+
+def format_rejections(counts: dict[str, int]) -> str:
+    """``pos=3, polarity:unknown=1, predicates:length=2`` (a candidate may count under several checks)."""
+    return ", ".join(f"{name}={n}" for name, n in counts.items()) or "none"

@@ -42,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
     add_export_options(parser)
+    parser.add_argument("--keep-flagged", action="store_true",
+                        help="keep cases the validity checks flag (default: exclude them; see `validate`)")
+    parser.add_argument("--sample-per-lc", type=int, default=None, metavar="N",
+                        help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
+    parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
@@ -176,27 +181,32 @@ def read_rows(path: Path, option: str) -> list[dict]:
     return rows
 
 
+def read_expansion_rows(given: list[str]) -> list[dict]:
+    """Rows of the --expansions files (or folders of them); a bad line is one error naming file and line."""
+    expansions: list[dict] = []
+    for item in given:
+        path = Path(item)
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        if not files or not all(f.is_file() for f in files):
+            raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+        for file in files:
+            expansions.extend(read_rows(file, "--expansions"))
+    return expansions
+
+
 def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list:
     """The run's cases; tests of ``--suite`` files that cannot be represented are appended to ``skipped``."""
-    from alict_core.runner import build_cases
     from alict_core.suites import read_suite
 
     cases = []
+    expansions = read_expansion_rows(args.expansions)
     if not args.no_lcs:
-        expansions = []
-        for given in args.expansions:
-            path = Path(given)
-            files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-            if not files or not all(f.is_file() for f in files):
-                raise AlictError(f"--expansions {given}: no such JSONL file (or folder of them)")
-            for file in files:
-                expansions.extend(read_rows(file, "--expansions"))
         wanted: dict[str, set[str]] = {}
         for row in expansions:
             if row.get("accepted", True) and "lc_id" in row:
                 wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
         seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
-        cases.extend(build_cases(seeds, expansions))
+        cases.extend(checked_cases(args, seeds, expansions))
     for suite in args.suite:
         suite_import = read_suite(suite, args.task, strict=getattr(args, "strict", False))
         imported = suite_import.cases
@@ -211,8 +221,33 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
                     kept.append(case)
             imported = kept
         cases.extend(imported)
+        if expansions:  # expansions of the suite's cases (`expand --suite`)
+            from alict_core.expansion.suite import suite_expansion_cases
+
+            grown, record = suite_expansion_cases(imported, expansions, args.task,
+                                                  bool(getattr(args, "keep_flagged", False)))
+            cases.extend(grown)
+            if record and not getattr(args, "validity", None):
+                args.validity = record
     if not cases:
         raise AlictError("no test cases: give LCs of the task (default), --seeds, or --suite files")
+    if getattr(args, "sample_per_lc", None) is not None:
+        from alict_core.runner.sampling import sample_per_lc
+
+        cases = sample_per_lc(cases, args.sample_per_lc, args.sample_seed)
+    return cases
+
+
+def checked_cases(args: argparse.Namespace, seeds: list[dict], expansions: list[dict]) -> list:
+    """LC cases with the validity checks applied: flagged ones dropped unless ``--keep-flagged``; the
+    per-LC, per-reason counts are kept on ``args.validity`` for the run's metadata and output."""
+    from alict_core.runner import build_cases
+    from alict_core.spec import load_task_specs
+    from alict_core.validity import apply_validity
+
+    specs = {s.id: s for s in load_task_specs(args.task)}
+    cases, args.validity = apply_validity(seeds, expansions, build_cases(seeds, expansions), task=args.task,
+                                          specs=specs, keep_flagged=bool(getattr(args, "keep_flagged", False)))
     return cases
 
 
@@ -300,6 +335,9 @@ def run(args: argparse.Namespace) -> int:
         result.extra["skipped_tests"] = skipped
         for item in skipped:
             print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
+    if getattr(args, "validity", None):
+        result.extra["validity"] = args.validity
+        print(args.validity["note"])
     out = result.save(args.out)
     summary = result.summary()
     import pandas as pd

@@ -1,7 +1,9 @@
 """Annotate texts once with spaCy (tokens kept as given): PTB tags, coarse POS, lemmas, lexicon classes.
 
 Lexicon classes of a token (used by spec predicates):
-- ``{positive|negative|neutral}_{adj|noun|verb|adv}``: SentiWordNet polarity of the token in its POS;
+- ``{positive|negative|neutral}_{adj|noun|verb|adv}``: SentiWordNet polarity of the token in its POS
+  (``polarity_lexicon.token_polarity``: neutral only when known and not strongly polar under another POS);
+- ``unknown_{adj|noun|verb|adv}``: a content word SentiWordNet does not know (never evidence of neutrality);
 - ``objective_{adj|noun|verb|adv}``: every SentiWordNet sense of the word is purely objective;
 - ``identity``, ``pronoun``, ``slur``, ``profanity``: term lists (multi-word terms mark every token).
 """
@@ -14,11 +16,15 @@ from typing import Callable, Iterable, Sequence
 
 from alict_core.data import lexicons
 from alict_core.data.nlp import SPACY_MODEL, get_nlp
-from alict_core.data.polarity_lexicon import UPOS_TO_SWN, load_sentiwordnet
+from alict_core.data.polarity_lexicon import UPOS_TO_SWN, load_sentiwordnet, token_polarity
 
-LEXICON_VERSION = "2"
+LEXICON_VERSION = "3"
 TERM_CLASSES = ("identity", "pronoun", "slur", "profanity")
-POLARITY_CLASSES = tuple(f"{p}_{c}" for p in ("positive", "negative", "neutral", "objective") for c in ("adj", "noun", "verb", "adv"))
+POLARITY_CLASSES = tuple(
+    f"{p}_{c}"
+    for p in ("positive", "negative", "neutral", "objective", "unknown")
+    for c in ("adj", "noun", "verb", "adv")
+)
 LEXICON_CLASSES = POLARITY_CLASSES + TERM_CLASSES
 
 
@@ -113,10 +119,8 @@ def polarity_classes(token: str, lemma: str, upos: str) -> frozenset[str]:
         return frozenset()
     table = load_sentiwordnet()
     entry = table.get((token.lower(), coarse)) or table.get((lemma.lower(), coarse))
-    if entry is None:
-        return frozenset({f"neutral_{coarse}"})
-    classes = {f"{entry.polarity}_{coarse}"}
-    if entry.objective:
+    classes = {f"{token_polarity(token, lemma, upos)}_{coarse}"}
+    if entry is not None and entry.objective:
         classes.add(f"objective_{coarse}")
     return frozenset(classes)
 

@@ -5,6 +5,11 @@ w with POS p (sense-rank weighted mean, the usual SentiWordNet recipe). The orig
 scores to powers and lost the sign on even powers; here the sign is kept. A word is *positive* when
 score > 0, *negative* when score < 0, *neutral* otherwise, and *objective* when every sense has
 PosScore = NegScore = 0.
+
+Neutral means known and neutral (TOSEM §3.2.2): a word SentiWordNet does not know under its POS in
+context is *unknown*, never neutral; a word neutral under that POS but strongly polar
+(|score| >= ``STRONG_POLARITY``) under another POS takes that polarity ("great" tagged as an adverb
+is not neutral).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ COARSE_POS = ("adj", "noun", "verb", "adv")
 # spaCy universal POS -> SentiWordNet coarse POS
 # (auxiliaries are function words: "is" must not count as a polar verb)
 UPOS_TO_SWN = {"ADJ": "adj", "NOUN": "noun", "PROPN": "noun", "VERB": "verb", "ADV": "adv"}
+STRONG_POLARITY = 0.25  # |aggregated score| from which a word's other-POS sense makes it polar
 
 
 @dataclass(frozen=True)
@@ -67,10 +73,31 @@ def word_polarity(word: str, pos: str) -> WordSentiment | None:
     return load_sentiwordnet().get((word.lower(), pos))
 
 
+def other_pos_polarity(word: str, pos: str) -> str | None:
+    """The polarity of ``word``'s strongest sense under a POS other than ``pos`` when it is strongly polar."""
+    table = load_sentiwordnet()
+    strongest: WordSentiment | None = None
+    for other in COARSE_POS:
+        entry = table.get((word.lower(), other)) if other != pos else None
+        if entry is not None and abs(entry.score) >= STRONG_POLARITY:
+            if strongest is None or abs(entry.score) > abs(strongest.score):
+                strongest = entry
+    return strongest.polarity if strongest is not None else None
+
+
 def token_polarity(word: str, lemma: str, upos: str) -> str:
-    """Polarity class of a token in context: looks up the word, then its lemma; unknown words are neutral."""
+    """Polarity of a token in context: positive / negative / neutral, or unknown.
+
+    Looks up the word, then its lemma, under the POS it has in context. Function words (no
+    SentiWordNet POS) are neutral; a content word SentiWordNet does not know under that POS is
+    "unknown"; a neutral word strongly polar under another POS takes that polarity.
+    """
     pos = UPOS_TO_SWN.get(upos)
     if pos is None:
         return "neutral"
     entry = word_polarity(word, pos) or word_polarity(lemma, pos)
-    return entry.polarity if entry else "neutral"
+    if entry is None:
+        return "unknown"
+    if entry.polarity == "neutral":
+        return other_pos_polarity(word, pos) or other_pos_polarity(lemma, pos) or "neutral"
+    return entry.polarity

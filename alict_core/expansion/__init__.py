@@ -4,7 +4,14 @@
 checks (POS in context, SentiWordNet polarity, LC predicates, protected spans) on one fill.
 """
 
-from alict_core.expansion.pipeline import ExpansionSet, expand, expansion_key, fill_combinations
+from alict_core.expansion.pipeline import (
+    ExpansionSet,
+    expand,
+    expansion_key,
+    fill_combinations,
+    rejection_counts,
+    rejection_reasons,
+)
 from alict_core.expansion.validation import (
     CHECKS,
     ExpansionError,
@@ -18,6 +25,6 @@ from alict_core.expansion.validation import (
     validate_fill,
 )
 
-__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "FillVerdict", "Tagged", "check_pos", "check_polarity",
+__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged", "check_pos", "check_polarity",
            "check_predicates", "check_protected", "expand", "expansion_key", "fill_combinations",
            "tag_token_lists", "validate_fill"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from alict_core.expansion.validation import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
 
-EXPANSION_VERSION = "4"
+EXPANSION_VERSION = "5"  # 5: unknown words rejected, length re-checked on the corpus part
 ProgressFn = Callable[[int, int, str], None]
 """``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
 Masker = Callable[[str, Any, int, int], list]
@@ -78,6 +79,43 @@ def meta_path(path: Path) -> Path:
     return Path(path).with_suffix(".meta.json")
 
 
+_PREDICATE_KIND = re.compile(r"predicate (\w+)")
+
+
+def rejection_reasons(row: dict[str, Any]) -> list[str]:
+    """Why a candidate was rejected, one name per failing check: ``pos``, ``protected``, ``cap``,
+    ``polarity:unknown`` (SentiWordNet does not know the word), ``polarity:negator``, ``polarity:polar``,
+    ``predicates:<kind>`` (the LC predicate that fails, e.g. ``predicates:length``)."""
+    if row.get("accepted"):
+        return []
+    out = []
+    reasons = row.get("reasons") or {}
+    for check, verdict in (row.get("verdicts") or {}).items():
+        if verdict is not False:
+            continue
+        reason = str(reasons.get(check, ""))
+        if check == "polarity":
+            out.append("polarity:unknown" if "unknown to SentiWordNet" in reason
+                       else "polarity:negator" if "negator" in reason else "polarity:polar")
+        elif check == "predicates":
+            match = _PREDICATE_KIND.search(reason)
+            out.append(f"predicates:{match.group(1) if match else 'other'}")
+        else:
+            out.append(check)
+    if not out and "cap" in reasons:
+        out.append("cap")
+    return out
+
+
+def rejection_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """How many candidates each check (and each LC predicate kind) rejected; a row may count under several."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        for name in rejection_reasons(row):
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def counts_from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -89,7 +127,10 @@ def counts_from_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]
         if row["accepted"]:
             c["accepted"] += 1
             c["seeds_expanded"].add(row["seed_id"])
-    return {lc: {k: (len(v) if isinstance(v, set) else v) for k, v in c.items()} for lc, c in counts.items()}
+    out = {lc: {k: (len(v) if isinstance(v, set) else v) for k, v in c.items()} for lc, c in counts.items()}
+    for lc in out:
+        out[lc]["rejected"] = rejection_counts(row for row in rows if row["lc_id"] == lc)  # type: ignore[assignment]
+    return out
 
 
 # ------------------------------------------------------------------------------------ pieces
@@ -259,7 +300,8 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     rows = _rows(seeds, candidates, verdicts, max_per_seed, lc_id, task)
     counts = {lc_id: {"seeds": len(seeds), "masked": len(flat), "suggestions": len(rows),
                       "accepted": sum(r["accepted"] for r in rows),
-                      "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]})}}
+                      "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]}),
+                      "rejected": rejection_counts(rows)}}
     result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
     if use_cache:
         from alict_core.manifest import write_file_manifest

@@ -3,6 +3,7 @@
 1. ``pos``: the PTB tag of each filled word, tagged by spaCy in the whole expanded sentence (a Doc
    built from the token list, so alignment is exact), equals the slot's tag;
 2. ``polarity``: the SentiWordNet polarity of each filled word is allowed by the LC (default neutral);
+   a word SentiWordNet does not know is "unknown" and never accepted;
 3. ``predicates``: the LC's structural predicates still hold on the expanded sentence;
 4. ``protected``: text inserted by a generative rule (``seed.protected_spans``) is neither split by
    an insertion nor changed.
@@ -133,7 +134,8 @@ def check_polarity(tagged: Tagged, positions: Sequence[int], words: Sequence[str
     if negators:
         return False, f"{negators[0]!r} is a negator: inserting it would change the expected label"
     found = [(w, token_polarity(w, tagged.lemmas[p], tagged.upos[p])) for p, w in zip(positions, words)]
-    bad = [f"{w!r} is {pol}" for w, pol in found if pol not in allowed]
+    bad = [f"{w!r} is unknown to SentiWordNet" if pol == "unknown" else f"{w!r} is {pol}"
+           for w, pol in found if pol not in allowed]
     if bad:
         return False, "; ".join(bad) + f" (allowed: {', '.join(allowed)})"
     return True, ", ".join(f"{w} {pol}" for w, pol in found)

@@ -142,6 +142,7 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            "Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
            "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
            "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate"), review_note]
+    out += validity_section(result.extra.get("validity"))
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
                              "test macro-F1": (v.get("test") or {}).get("macro_f1")} for k, v in accuracies.items()])
@@ -167,6 +168,19 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
     out.append(_table(p2f))
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def validity_section(validity: dict | None) -> list[str]:
+    """How many cases the validity checks flagged, per LC and reason, and whether they were excluded."""
+    if not validity:
+        return []
+    counts = validity.get("excluded") or {}
+    verb = "kept in the run (--keep-flagged)" if validity.get("kept_flagged") else "excluded from the run"
+    rows = pd.DataFrame([{"lc_id": lc, "reason": reason, "cases": n} for lc, reasons in counts.items()
+                         for reason, n in reasons.items()], columns=["lc_id", "reason", "cases"])
+    text = (f"<p>{int(validity.get('n_flagged', 0))} generated cases were flagged by the validity checks and "
+            f"{verb}.</p>")
+    return ["<h2>Validity checks</h2>", text] + ([_table(rows)] if len(rows) else [])
 
 
 def write_report(result, path: Path | str, **kwargs: Any) -> Path:

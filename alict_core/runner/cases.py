@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from alict_core.errors import AlictError
+from alict_core.expectations import KINDS, Expectation, ExpectationError, from_dict
 from alict_core.hashing import hash_json
 
 TEST_TYPES = ("MFT", "INV", "DIR")
-EXPECTED_KINDS = ("label", "one_of", "not_label", "invariance", "direction")
-DEFAULT_TOLERANCE = 0.1  # INV: share of changed predictions allowed (the paper's value)
+EXPECTED_KINDS = KINDS
 
 
 class CaseError(AlictError):
@@ -59,18 +59,11 @@ class TestCase:
 
 
 def check_expected(expected: Mapping[str, Any], where: str) -> dict:
-    """Validate an ``expected`` dict; return a normalised copy."""
-    if not isinstance(expected, Mapping) or expected.get("kind") not in EXPECTED_KINDS:
-        raise CaseError(f"{where}: expected.kind must be one of {EXPECTED_KINDS}, got {expected!r}")
-    out = {"kind": expected["kind"], "labels": list(expected.get("labels") or []), "tolerance": expected.get("tolerance")}
-    if out["kind"] in ("label", "one_of", "not_label", "direction") and not out["labels"]:
-        raise CaseError(f"{where}: expected.kind {out['kind']!r} needs at least one label")
-    if out["kind"] == "direction":
-        direction = expected.get("direction", "up")
-        if direction not in ("up", "down"):
-            raise CaseError(f"{where}: expected.direction must be 'up' or 'down', got {direction!r}")
-        out["direction"] = direction
-    return out
+    """Validate an ``expected`` dict (parsed as a typed expectation); return its normalised stored form."""
+    try:
+        return from_dict(expected, where).to_dict()
+    except ExpectationError as exc:
+        raise CaseError(str(exc)) from None
 
 
 def default_variants_fn() -> Callable[[str], list[str]]:
@@ -181,11 +174,16 @@ def _expansion_meta(row: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def expectation_of(case: TestCase) -> Expectation:
+    """The typed expectation of a case (parsed from its stored dict)."""
+    return from_dict(case.expected, f"case {case.case_id}")
+
+
 def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:
-    """MFT outcome of one prediction (``alict_core.seeds.expected_passes``, with the runner's error type)."""
-    from alict_core.seeds.types import expected_passes as seed_expected_passes
+    """MFT outcome of one prediction (``alict_core.expectations.passes``, with the runner's error type)."""
+    from alict_core.expectations import passes
 
     try:
-        return seed_expected_passes(dict(expected), predicted)
-    except ValueError as exc:
+        return passes(expected, predicted)
+    except ExpectationError as exc:
         raise CaseError(str(exc)) from None

@@ -12,6 +12,7 @@ import pandas as pd
 
 from alict_core.batching import distinct
 from alict_core.errors import AlictError
+from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.metrics.intervals import wilson_interval
@@ -23,9 +24,8 @@ from alict_core.models.protocol import (
 )
 from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
-from alict_core.runner.cases import DEFAULT_TOLERANCE, TestCase, expected_passes
+from alict_core.runner.cases import TestCase, expectation_of
 from alict_core.runner.memory_cache import MemoryPredictionCache
-from alict_core.seeds.types import expected_text
 
 Progress = Callable[[int, int, str], None]
 RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html",
@@ -54,26 +54,21 @@ class ModelOutcome:
         return [self.labels[i] for i in self.proba.argmax(axis=1)] if len(self.proba) else []
 
 
-def evaluate_case(case: TestCase, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray) -> tuple[bool, int, int | None]:
-    """(passed, n_failing_variants, index of first failing variant) of one case given its predictions."""
-    exp = case.expected
-    kind = exp["kind"]
-    if kind == "invariance" or (case.test_type == "INV" and kind not in ("direction",)):
-        if not len(variant_proba):
-            return True, 0, None
-        base = int(np.argmax(proba))
-        changed = variant_proba.argmax(axis=1) != base
-        tolerance = DEFAULT_TOLERANCE if exp.get("tolerance") is None else float(exp["tolerance"])
-        first = int(np.argmax(changed)) if changed.any() else None
-        return bool(changed.mean() <= tolerance), int(changed.sum()), first
-    if kind == "direction":
-        k = list(labels).index(exp["labels"][0])
-        tolerance = 0.0 if exp.get("tolerance") is None else float(exp["tolerance"])
-        delta = variant_proba[:, k] - proba[k] if len(variant_proba) else np.zeros(0)
-        wrong = delta < -tolerance if exp.get("direction", "up") == "up" else delta > tolerance
-        first = int(np.argmax(wrong)) if wrong.any() else None
-        return bool(not wrong.any()), int(wrong.sum()), first
-    return expected_passes(exp, labels[int(np.argmax(proba))]), 0, None
+def evaluate_case(
+    case: TestCase, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray
+) -> tuple[bool, int, int | None]:
+    """(passed, n_failing_variants, index of first failing variant) of one case given its predictions.
+
+    An INV case whose stored expectation is a label one (older artefacts) is judged as invariance.
+    """
+    expectation = expectation_of(case)
+    if case.test_type == "INV" and isinstance(expectation, LABEL_KINDS):
+        expectation = Invariance()
+    try:
+        outcome = expectation.evaluate(labels, proba, variant_proba)
+    except ExpectationError as exc:
+        raise AlictError(str(exc)) from None
+    return outcome.passed, outcome.n_failing, outcome.first_failing
 
 
 def _resolve(models: Iterable[Model | str]) -> list[Model]:
@@ -219,25 +214,21 @@ def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | 
     n_variants = np.array([len(c.variants) for c in cases], dtype=np.int32)
     n_changed = np.zeros(n, dtype=np.int32)
     examples: list[str | None] = [None] * n
-    mft: dict[str, list[int]] = {}
+    mft: dict[Any, list[int]] = {}
     for i, case in enumerate(cases):
-        if case.expected["kind"] in ("label", "one_of", "not_label") and not case.variants:
-            key = case.expected["kind"] + "\x00" + "\x00".join(case.expected.get("labels") or [])
-            mft.setdefault(key, []).append(i)
+        expectation = expectation_of(case)
+        if isinstance(expectation, LABEL_KINDS) and not case.variants:
+            mft.setdefault(expectation, []).append(i)
             continue
         ok, n_bad, first = evaluate_case(case, labels, proba[i], cache.lookup(list(case.variants), hashes))
         passed[i], n_changed[i] = ok, n_bad
         examples[i] = case.variants[first] if first is not None else None
-    for key, rows in mft.items():
-        kind, *names = key.split("\x00")
-        allowed = np.zeros(len(labels), dtype=bool)
-        for name in names:
+    for expectation, rows in mft.items():
+        for name in expectation.labels:
             if name not in labels:
                 raise AlictError(f"expected label {name!r} is not one of model {model.name!r}'s labels {labels}")
-            allowed[labels.index(name)] = True
         idx = np.array(rows)
-        hit = allowed[predicted[idx]]
-        passed[idx] = ~hit if kind == "not_label" else hit
+        passed[idx] = expectation.allowed(labels)[predicted[idx]]
     return ModelOutcome(model.name, model_fingerprint(model), labels, proba, passed, n_variants, n_changed, examples)
 
 
@@ -272,7 +263,7 @@ class RunResult:
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:
         """The case × model table without probabilities, built once (results are immutable)."""
         if "frame" not in self._memo:
-            expected = [expected_text(c.expected) for c in self.case_list]
+            expected = [describe(c.expected) for c in self.case_list]
             self._memo["expected"] = expected
             self._memo["frame"] = self._build_frame()
         return self._memo["frame"]
@@ -333,7 +324,7 @@ class RunResult:
             for i in np.flatnonzero(self._pair_mask(o, seed_passed)):
                 case, seed_i = self.case_list[i], int(idx["seed_pos"][i])
                 rows.append((case.lc_id, o.name, case.seed_id, self.case_list[seed_i].text, predicted[seed_i],
-                             case.case_id, case.text, predicted[i], expected_text(case.expected)))
+                             case.case_id, case.text, predicted[i], describe(case.expected)))
         return pd.DataFrame(rows, columns=cols)
 
     def pass_to_fail(self) -> pd.DataFrame:

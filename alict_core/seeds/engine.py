@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from alict_core.data.corpus import Corpus, CorpusItem
+from alict_core.expectations import from_spec
 from alict_core.hashing import hash_json, hash_text
 from alict_core.seeds.types import Seed, SeedSet, Segment
 from alict_core.spec.predicates import group_matcher, tokenize
@@ -55,28 +56,25 @@ def normalise_fixed(text: str) -> str:
 
 
 def expected_for(expected: Expected, sources: dict[str, CorpusItem]) -> dict:
-    if expected.label is not None:
-        return {"kind": "label", "labels": [expected.label], "tolerance": None}
-    if expected.one_of is not None:
-        return {"kind": "one_of", "labels": list(expected.one_of), "tolerance": None}
-    if expected.not_label is not None:
-        return {"kind": "not_label", "labels": [expected.not_label], "tolerance": None}
-    if expected.invariance is not None:
-        return {"kind": "invariance", "labels": [], "tolerance": expected.invariance}
-    label = sources[expected.same_as_source].label
-    labels = (expected.source_map or {}).get(label, [label])
-    return {"kind": "label" if len(labels) == 1 else "one_of", "labels": list(labels), "tolerance": None}
+    """The stored form of a rule's expectation for one case (typed in ``alict_core.expectations``)."""
+    return from_spec(expected, {group: item.label for group, item in sources.items()}).to_dict()
 
 
-SENTENCE_END = (" .", " !", " ?")
+FINAL_MARKS = frozenset({".", "!", "?", "...", ".."})
+# Negating tokens: a target followed by one is already negated ("is not", "is n't", "is never", "is no");
+# a sentence holding one anywhere is not negated again by a replace rule (its label would not be the LC's).
+NEGATIONS = frozenset({
+    "not", "n't", "nt", "never", "no", "nothing", "none", "nobody", "nowhere", "neither", "nor", "hardly",
+    "barely", "scarcely",
+})
 
 
 def inner_sentence(text: str) -> str:
-    """A corpus sentence followed by more text loses its final punctuation ("good ." -> "good")."""
-    for end in SENTENCE_END:
-        if text.endswith(end):
-            return text[: -len(end)]
-    return text
+    """A corpus sentence followed by more text loses its final punctuation ("good ." -> "good", "wow ! !" -> "wow")."""
+    tokens = text.split(" ")
+    while len(tokens) > 1 and tokens[-1] in FINAL_MARKS:
+        tokens.pop()
+    return " ".join(tokens)
 
 
 def _fit_sentence(item: CorpusItem, first: bool, last: bool) -> str:
@@ -100,6 +98,18 @@ def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list:
         else:
             parts.append([Piece(normalise_fixed(text)) for text in part])
     return parts
+
+
+def _paired_parts(spec: LCSpec, rule: Rule, parts: list) -> list:
+    """Group slots with their sentences shuffled by the rule's pairing seed (the i-th of each form a pair)."""
+    out = []
+    for k, part in enumerate(parts):
+        if isinstance(part, GroupSlot):
+            items = list(part.items)
+            random.Random(hash_json([rule.pairing.seed, spec.id, rule.name, k])).shuffle(items)
+            part = GroupSlot(part.group, items, part.first, part.last)
+        out.append(part)
+    return out
 
 
 def _mixed_radix(index: int, sizes: list[int]) -> list[int]:
@@ -136,34 +146,59 @@ def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: lis
         text.append(piece.text)
         cursor = end
     joined = " ".join(text)
+    if rule.end and joined.rsplit(" ", 1)[-1] not in FINAL_MARKS:
+        protected.append([len(joined) + 1, len(joined) + 1 + len(rule.end)])
+        joined += " " + rule.end  # the one sentence-final mark, at the very end
     sources = {p.group: p.item for p in pieces if p.item is not None}
     slots = {name: p.text for name, p in zip(slot_names, pieces) if p.item is None}
     return _seed(spec, rule, joined, sources, slots, protected, segments)
 
 
-def _apply_replace(spec: LCSpec, rule: Rule, item: CorpusItem) -> Seed | None:
-    tokens = list(item.tokens)
-    lower = [t.lower() for t in tokens]
-    protected_tokens: list[tuple[int, int]] = []
-    changed = False
-    for pair in rule.replace.pairs:
-        src, tgt = list(tokenize(pair.src.lower())), list(tokenize(pair.tgt))
-        i = 0
-        while i <= len(lower) - len(src):
-            if lower[i : i + len(src)] == src:
-                tokens[i : i + len(src)] = tgt
-                lower[i : i + len(src)] = [t.lower() for t in tgt]
-                protected_tokens.append((i, i + len(tgt)))
-                changed = True
-                if rule.replace.occurrence == "first":
-                    break
-                i += len(tgt)
-            else:
-                i += 1
-        if changed and rule.replace.occurrence == "first":
-            break
-    if not changed:
+def _replace_matches(rule: Rule, lower: list[str]) -> list[tuple[int, int, list[str]]] | None:
+    """(start, end, target tokens) of the matches to rewrite, left to right and not overlapping.
+
+    ``first`` rewrites only the earliest match of any pair (the matched target, never a later word).
+    With ``skip_negated`` a sentence that already holds a negation (at the target or elsewhere) gives
+    None: negating it again would make a double negation whose label is not the LC's.
+    """
+    assert rule.replace is not None
+    if rule.replace.skip_negated and NEGATIONS.intersection(lower):
         return None
+    found = []
+    for pair in rule.replace.pairs:
+        src, tgt = [t.lower() for t in tokenize(pair.src)], list(tokenize(pair.tgt))
+        for i in range(len(lower) - len(src) + 1):
+            if lower[i : i + len(src)] == src:
+                found.append((i, i + len(src), tgt))
+    found.sort(key=lambda m: (m[0], -(m[1] - m[0])))
+    chosen: list[tuple[int, int, list[str]]] = []
+    for start, end, tgt in found:
+        if chosen and start < chosen[-1][1]:
+            continue
+        chosen.append((start, end, tgt))
+        if rule.replace.occurrence == "first":
+            break
+    return chosen
+
+
+def _apply_replace(spec: LCSpec, rule: Rule, item: CorpusItem) -> Seed | None:
+    assert rule.replace is not None
+    original = list(item.tokens)
+    matches = _replace_matches(rule, [t.lower() for t in original])
+    if not matches:
+        return None
+    tokens: list[str] = []
+    protected_tokens: list[tuple[int, int]] = []
+    cursor = 0
+    for start, end, tgt in matches:
+        tokens.extend(original[cursor:start])
+        source = original[start:end]
+        # keep the sentence's own spelling where the target repeats the source ("This is" -> "This is not")
+        new = [source[k] if k < len(source) and source[k].lower() == t.lower() else t for k, t in enumerate(tgt)]
+        protected_tokens.append((len(tokens), len(tokens) + len(new)))
+        tokens.extend(new)
+        cursor = end
+    tokens.extend(original[cursor:])
     text = " ".join(tokens)
     starts = [0]
     for token in tokens:
@@ -212,17 +247,25 @@ def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng:
 
         return len(items), gen_replace()
     parts = _concat_parts(rule, matches)
-    sizes = [len(p) for p in parts]
+    slot_names = [f"part{i + 1}" for i in range(len(parts))]
+    if rule.pairing.mode == "paired":
+        parts = _paired_parts(spec, rule, parts)
+    # paired group slots share one digit (the pair index); every other part is its own digit
+    dims = [k for k, p in enumerate(parts) if rule.pairing.mode == "cross" or not isinstance(p, GroupSlot)]
+    paired = [k for k, p in enumerate(parts) if k not in dims]
+    sizes = [len(parts[k]) for k in dims] + ([min(len(parts[k]) for k in paired)] if paired else [])
     total = 1
     for size in sizes:
         total *= size
-    slot_names = [f"part{i + 1}" for i in range(len(parts))]
 
     def gen_concat():
         if total == 0:
             return
         for index in _candidate_indices(total, budget, rng):
-            pieces = [parts[k][d] for k, d in enumerate(_mixed_radix(index, sizes))]
+            digits = _mixed_radix(index, sizes)
+            chosen = dict(zip(dims, digits, strict=False))  # the last digit may be the pair index
+            chosen.update({k: digits[-1] for k in paired})
+            pieces = [parts[k][chosen[k]] for k in range(len(parts))]
             seed = _build_concat(spec, rule, pieces, slot_names)
             if seed is not None:
                 yield seed

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alict_core.expectations import ExpectationError, describe, passes
 from alict_core.jsonl import read_jsonl, write_jsonl
 
 
@@ -85,24 +86,12 @@ class SeedSet:
 
 def expected_text(expected: dict[str, Any]) -> str:
     """A short human-readable form of an expected outcome (MFT, DIR or INV)."""
-    kind, labels = expected["kind"], expected.get("labels") or []
-    if kind == "label":
-        return labels[0]
-    if kind == "one_of":
-        return " or ".join(labels)
-    if kind == "not_label":
-        return "not " + " / ".join(labels)
-    if kind == "direction":
-        return f"p({labels[0]}) {expected.get('direction', 'up')}"
-    tolerance = expected.get("tolerance")
-    return "same prediction on variants" + (f" (tolerance {tolerance})" if tolerance is not None else "")
+    return describe(expected)
 
 
 def expected_passes(expected: dict[str, Any], predicted_label: str) -> bool:
     """Whether a predicted label satisfies an MFT expectation (label / one_of / not_label)."""
-    kind, labels = expected["kind"], expected.get("labels") or []
-    if kind in ("label", "one_of"):
-        return predicted_label in labels
-    if kind == "not_label":
-        return predicted_label not in labels
-    raise ValueError(f"expected kind {kind!r} is not an MFT expectation (invariance is checked over variants)")
+    try:
+        return passes(expected, predicted_label)
+    except ExpectationError as exc:
+        raise ValueError(str(exc)) from None

@@ -2,10 +2,11 @@
 
 What is re-checked, and on what: every corpus sentence of the seed (its ``segments``) is located in the
 expanded text (insertions inside it are attributed to it) and its search group's predicates are
-re-checked on that segment in context — lexicon classes, words, phrases, anchors. Two kinds are not
-re-checked: ``label`` (unknown for new text; the expected outcome is inherited from the seed) and
-``length`` (a corpus-search filter; re-checking it on rule-built text is what gave the original 0
-expansions for LC3). Rule-inserted text is never part of a segment.
+re-checked on that segment in context — length, lexicon classes, words, phrases, anchors — as the
+method requires of every expansion. ``length`` counts the segment's tokens only (the corpus part with
+its insertions), never the rule-inserted text around it, so LC3's "< 20" still holds on the sentence
+that came from the corpus. ``label`` is not re-checked (unknown for new text; the expected outcome is
+inherited from the seed). Rule-inserted text is never part of a segment.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from alict_core.seeds.types import Seed
 from alict_core.spec.predicates import first_failing
 from alict_core.spec.schema import LCSpec
 
-NOT_RECHECKED = ("label", "length")
+NOT_RECHECKED = ("label",)
 
 
 def _token_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -57,4 +58,4 @@ def expansion_predicates_hold(spec: LCSpec, seed: Seed, expanded_text: str, anno
         failing = first_failing(spec.group(segment.group), lower, classes, skip=NOT_RECHECKED)
         if failing is not None:
             return False, f"group {segment.group!r}: predicate {failing.kind} {failing.model_dump(exclude_none=True)[failing.kind]} fails"
-    return True, "all predicates of the source groups hold (label and length are not re-checked)"
+    return True, "all predicates of the source groups hold on the corpus part (label is not re-checked)"

@@ -133,34 +133,73 @@ class Replacement(Strict):
 
 
 class ReplaceRule(Strict):
+    """Replace the matched target (each pair's ``src`` phrase) by ``tgt``.
+
+    ``first``: only the earliest match of any pair in the sentence is rewritten (the target the search
+    matched), never a later word; ``all``: every match. ``skip_negated``: a sentence that already holds
+    a negation ("is not", "is n't", "is never", or one elsewhere) is not negated again.
+    """
+
     group: str
     pairs: list[Replacement] = Field(min_length=1)
     occurrence: Literal["first", "all"] = "first"
+    skip_negated: bool = True
+
+
+class Pairing(Strict):
+    """How a concat rule combines its group parts: every combination, or one-to-one pairs.
+
+    ``paired``: each group's sentences are shuffled with ``seed`` and the i-th of each group form one
+    test (as many tests as the smallest group has sentences, times the fixed-text choices).
+    """
+
+    mode: Literal["cross", "paired"] = "cross"
+    seed: int = 0
+
+
+class DirectionSpec(Strict):
+    """DIR outcome: p(``label``) of every variant moves ``towards`` up or down (by more than -tolerance)."""
+
+    label: str
+    towards: Literal["up", "down"] = "up"
+    tolerance: float = Field(default=0.0, ge=0, le=1)
+
+
+EXPECTED_KINDS = ("label", "one_of", "not_label", "invariance", "direction", "same_as_source")
 
 
 class Expected(Strict):
-    """Expected outcome: exactly one of label / one_of / not_label / invariance / same_as_source."""
+    """Expected outcome: exactly one of label / one_of / not_label / invariance / direction / same_as_source.
+
+    Parsed into a typed ``alict_core.expectations`` object per generated case (``from_spec``).
+    """
 
     label: str | None = None
     one_of: list[str] | None = None
     not_label: str | None = None
     invariance: Float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
+    direction: DirectionSpec | None = None
     same_as_source: str | None = Field(default=None, description="group whose sentence's label the test keeps")
     source_map: dict[str, list[str]] | None = Field(default=None, description="with same_as_source: source label -> expected labels")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "Expected":
-        kinds = [k for k in ("label", "one_of", "not_label", "invariance", "same_as_source") if getattr(self, k) is not None]
+        kinds = [k for k in EXPECTED_KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError(f"expected needs exactly one of label, one_of, not_label, invariance, same_as_source; got {kinds or 'none'}")
+            raise ValueError(f"expected needs exactly one of {', '.join(EXPECTED_KINDS)}; got {kinds or 'none'}")
         if self.source_map is not None and self.same_as_source is None:
             raise ValueError("source_map is only allowed with same_as_source")
-        labels = [self.label, self.not_label, *(self.one_of or [])]
+        labels = self.named_labels()
         labels += [x for values in (self.source_map or {}).values() for x in values] + list(self.source_map or {})
         for label in labels:
             if label is not None and label not in ALL_LABELS:
                 raise ValueError(f"unknown label {label!r}; valid names: {', '.join(ALL_LABELS)}")
         return self
+
+    def named_labels(self) -> list[str]:
+        """Labels this outcome names directly (not those of its source map)."""
+        direction = [self.direction.label] if self.direction is not None else []
+        return [x for x in [self.label, self.not_label, *(self.one_of or []), *direction] if x is not None]
 
 
 class Rule(Strict):
@@ -170,6 +209,10 @@ class Rule(Strict):
     select: str | None = Field(default=None, description="group whose sentences are the seeds as they are")
     concat: list[Union[list[str], GroupPart]] | None = None
     replace: ReplaceRule | None = None
+    pairing: Pairing = Pairing()
+    end: Literal[".", "!", "?", ""] = Field(
+        default=".", description="concat: the one sentence-final mark put at the very end unless the last part has one"
+    )
     expected: Expected
 
     @model_validator(mode="after")
@@ -204,6 +247,14 @@ class ExpansionPolicy(Strict):
     max_per_seed: Int = Field(default=5, ge=1)
 
 
+class PaperCounts(Strict):
+    """The paper's seed and expansion counts for this LC (full corpora), the fidelity anchors."""
+
+    seeds: int | None = Field(default=None, ge=0)
+    expansions: int | None = Field(default=None, ge=0)
+    table: str = ""
+
+
 class LCSpec(Strict):
     schema_version: Literal[1] = SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z0-9_\-]+$")
@@ -216,6 +267,7 @@ class LCSpec(Strict):
     rules: list[Rule] = Field(min_length=1)
     sampling: Sampling = Sampling()
     expansion: ExpansionPolicy = ExpansionPolicy()
+    paper: PaperCounts | None = Field(default=None, description="the paper's counts (None: an extension)")
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -229,17 +281,24 @@ class LCSpec(Strict):
                 if group not in names:
                     raise ValueError(f"rule {rule.name!r} names unknown search group {group!r}; valid names: {', '.join(names)}")
             exp = rule.expected
-            for label in [exp.label, exp.not_label, *(exp.one_of or [])]:
-                if label is not None and label not in labels:
+            for label in exp.named_labels():
+                if label not in labels:
                     raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
             if exp.invariance is not None and self.test_type != "INV":
                 raise ValueError("an invariance outcome needs test_type: INV")
+            if exp.direction is not None and self.test_type != "DIR":
+                raise ValueError("a direction outcome needs test_type: DIR")
         for group in self.search:
             for predicate in group.predicates:
                 for label in predicate.label or []:
                     if label not in labels:
                         raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
         return self
+
+    @property
+    def is_extension(self) -> bool:
+        """An LC the project adds beyond the paper's Tables 2/3 (ids ``<task>-xNN``)."""
+        return "-x" in self.id
 
     def group(self, name: str) -> SearchGroup:
         return next(g for g in self.search if g.name == name)

@@ -1,0 +1,52 @@
+"""``validate``: automatic validity checks on an LC suite's seeds and expansions (counts per LC and reason)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate", help="flag invalid generated cases (double negation, broken joins, duplicates, bad expansions)",
+        description="Generate (or read) the seeds of each LC and check them and their accepted expansions: "
+        "double negation, repeated words, broken joins, duplicates within an LC, polar or unknown inserted "
+        "words, expansions failing their LC. Flagged cases are excluded from `run` unless --keep-flagged.",
+    )
+    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    parser.add_argument("--lc", action="append", default=None, help="LC id (repeatable; default: every LC)")
+    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC (default: the spec's)")
+    parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of the corpus search")
+    parser.add_argument("--expansions", action="extend", nargs="+", default=[],
+                        help="expansions JSONL file(s) or folder(s) of them (accepted rows are checked)")
+    parser.add_argument("--show", type=int, default=5, help="print this many flagged cases per LC (0: none)")
+    parser.add_argument("--json", action="store_true", help="print the counts as JSON")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.commands.run import lc_seeds, read_expansion_rows
+    from alict_core.spec import load_task_specs
+    from alict_core.validity import format_summary, validate
+
+    expansions = read_expansion_rows(args.expansions)
+    wanted: dict[str, set[str]] = {}
+    for row in expansions:
+        if row.get("accepted", True) and "lc_id" in row:
+            wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
+    seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
+    specs = {s.id: s for s in load_task_specs(args.task)}
+    report = validate(seeds, expansions, task=args.task, specs=specs)
+    if args.json:
+        print(json.dumps({"summary": report.summary(), "n_flagged": len(report.flagged_ids)}, indent=2))
+        return 0
+    print(format_summary(report))
+    texts = {str(s["id"]): s["text"] for s in seeds} | {str(r.get("id")): r["text"] for r in expansions if "text" in r}
+    shown: dict[str, int] = {}
+    for flag in report.flags:
+        if shown.get(flag.lc_id, 0) >= args.show:
+            continue
+        shown[flag.lc_id] = shown.get(flag.lc_id, 0) + 1
+        print(f"  {flag.lc_id} {flag.reason} ({flag.detail}): {texts.get(flag.case_id, flag.case_id)[:150]}")
+    print(f"{len(report.flagged_ids)} flagged cases (excluded from `run` unless --keep-flagged)")
+    return 0
