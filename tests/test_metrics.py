@@ -8,10 +8,10 @@ import time
 import pytest
 from nltk import Tree
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from test_models import tiny_hf_model  # noqa: F401  (fixture)
 
 from alict_core.metrics import self_bleu, suite_metrics, syntactic_diversity
 from alict_core.runner import build_cases
-from test_models import tiny_hf_model  # noqa: F401  (fixture)
 
 
 def nltk_self_bleu(texts):

@@ -10,8 +10,17 @@ import pandas as pd
 import pytest
 
 from alict_core.runner import build_cases, run_suite
-from alict_core.suites import (SuiteFormatError, export_cases_csv, export_cases_jsonl, export_checklist, export_results,
-                               import_checklist, import_hatecheck, import_suite, to_checklist)
+from alict_core.suites import (
+    SuiteFormatError,
+    export_cases_csv,
+    export_cases_jsonl,
+    export_checklist,
+    export_results,
+    import_checklist,
+    import_hatecheck,
+    import_suite,
+    to_checklist,
+)
 
 SUITE = {
     "negation": {"type": "MFT", "capability": "Negation", "description": "negated positive",

@@ -11,14 +11,13 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from alict_core.config import artefact_dir
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json
-from alict_core.models.protocol import content_fingerprint
 from alict_core.explain.base import CachedModel, Contributions, ExplainError, ProgressFn, as_cached, tokenize
 from alict_core.explain.explainers import explain
 from alict_core.explain.template import MASK, MaskingTemplate, masking_template
 from alict_core.explain.vocabulary import Vocabulary
-from alict_core.models.protocol import Model
+from alict_core.hashing import hash_json
+from alict_core.jsonl import read_json, write_json
+from alict_core.models.protocol import Model, content_fingerprint
 
 
 def inserted_positions(seed_tokens: Sequence[str], expansion_tokens: Sequence[str]) -> list[int]:

@@ -8,7 +8,6 @@ from typing import Callable, Sequence
 
 from alict_core.spec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
-
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
 _PUNCT = re.compile(r"^([\"(\[{`]*)(.*?)([\"')\]}.,!?;:]*)$")
 
