@@ -61,17 +61,18 @@ class _ProgressBar:
 
 
 def _print_contributions(contrib, template, inserted: set[int] | None = None, title: str = "") -> None:
-    probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba))
+    probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba, strict=True))
     print(f"{title}{contrib.text}")
     print(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
     kept = set(template.kept_positions) if template else set()
-    for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores)):
+    for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores, strict=True)):
         marks = ("+inserted " if inserted and i in inserted else "") + ("kept" if i in kept else "")
         print(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
     if template:
         curve = " ".join(f"{f:.2f}" for f in template.fidelity_curve)
         print(f"  template: {template.template}")
-        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, seed {template.seed})")
+        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
+              f"seed {template.seed})")
 
 
 def _resolve_run(value: str) -> Path:
