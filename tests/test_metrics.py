@@ -17,7 +17,9 @@ from alict_core.runner import build_cases
 def nltk_self_bleu(texts):
     tokens = [t.lower().split() for t in texts]
     smooth = SmoothingFunction().method1
-    scores = [sentence_bleu(tokens[:i] + tokens[i + 1 :], tok, smoothing_function=smooth) for i, tok in enumerate(tokens)]
+    scores = [
+        sentence_bleu(tokens[:i] + tokens[i + 1 :], tok, smoothing_function=smooth) for i, tok in enumerate(tokens)
+    ]
     return sum(scores) / len(scores)
 
 
