@@ -182,6 +182,7 @@ def test_compare_pair_marks_inserted_tokens_and_explains_both_sides():
 def test_pair_results_are_cached_on_disk(private_cache):
     class Counting(Negation):
         calls = 0
+        fingerprint = "counting-negation-v1"  # only a content fingerprint may key the on-disk cache
 
         def predict_proba(self, texts):
             Counting.calls += len(texts)
