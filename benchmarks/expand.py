@@ -66,9 +66,9 @@ def main() -> None:
     pipeline = time.perf_counter() - started
 
     texts = []
-    for spec, seeds in jobs:
+    for _spec, seeds in jobs:
         trees = parser.parse_batch([s.text.split() for s in seeds])
-        for s, tree in zip(seeds, trees):
+        for s, tree in zip(seeds, trees, strict=True):
             texts += [" ".join(masked_tokens(m)[0]) for m in masker(s.id, tree, 5, 2)]
     unique = list(dict.fromkeys(texts))  # Algorithm 1 yields the same masked text for several slot tags
     raw = raw_unique = float("inf")

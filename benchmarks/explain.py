@@ -51,7 +51,8 @@ def load_model(name: str, n_train: int):
     head = Path(tempfile.mkdtemp(prefix="alict-bench-head-"))
     np.savez(head / "head.npz", weight=clf.coef_.astype(np.float32), bias=clf.intercept_.astype(np.float32))
     write_json(head / "meta.json", {"labels": list(SENTIMENT_LABELS)})
-    return EmbeddingHeadModel("minilm-sst-quick", head, encoder), f"MiniLM + quick head on {n_train} SST train sentences"
+    description = f"MiniLM + quick head on {n_train} SST train sentences"
+    return EmbeddingHeadModel("minilm-sst-quick", head, encoder), description
 
 
 def main() -> None:
@@ -89,16 +90,19 @@ def main() -> None:
         t0 = time.perf_counter()
         contrib = explain(cached, text, method=args.method, seed=0, n_samples=args.samples)
         t1 = time.perf_counter()
-        template = masking_template(cached, text, contrib, n_samples=args.template_samples, seed=0, vocabulary=vocabulary)
+        template = masking_template(
+            cached, text, contrib, n_samples=args.template_samples, seed=0, vocabulary=vocabulary
+        )
         t2 = time.perf_counter()
         total = t2 - t0
         totals.append(total)
         naive_texts = contrib.samples + args.template_samples * len(template.fidelity_curve)
         overhead = total - cached.evaluated / throughput
-        print(f"{len(contrib.tokens):>2} tokens | {args.method} {t1 - t0:5.1f} s + template {t2 - t1:5.1f} s = {total:5.1f} s "
-              f"(ratio to goal {total / GOAL_SECONDS:.2f}) | model ran on {cached.evaluated} texts "
+        print(f"{len(contrib.tokens):>2} tokens | {args.method} {t1 - t0:5.1f} s + template {t2 - t1:5.1f} s "
+              f"= {total:5.1f} s (ratio to goal {total / GOAL_SECONDS:.2f}) | model ran on {cached.evaluated} texts "
               f"(~{cached.evaluated / throughput:.1f} s at the raw throughput; other work ~{overhead:.1f} s); "
-              f"naive loop: {naive_texts} texts (x{naive_texts / max(cached.evaluated, 1):.1f}, ~{naive_texts / throughput:.0f} s)")
+              f"naive loop: {naive_texts} texts (x{naive_texts / max(cached.evaluated, 1):.1f}, "
+              f"~{naive_texts / throughput:.0f} s)")
         print(f"   {text}\n   -> {template.template}  [{template.label}; fidelity "
               f"{' '.join(f'{f:.2f}' for f in template.fidelity_curve)}; samples {template.curve_samples}]")
     print(f"\nmedian {np.median(totals):.1f} s, max {max(totals):.1f} s per sentence; "

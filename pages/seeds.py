@@ -87,7 +87,8 @@ def main() -> None:
             for i, other in enumerate(specs, 1):
                 with guarded(f"counting seeds of {other.id}"):
                     found = artefacts.seed_set(other)
-                    rows.append({"lc": other.id, "matches": getattr(found, "n_matches", None), "seeds": len(found.seeds)})
+                    matches = getattr(found, "n_matches", None)
+                    rows.append({"lc": other.id, "matches": matches, "seeds": len(found.seeds)})
                 bar.progress(i / len(specs), text=f"{other.id} ({i}/{len(specs)})")
             st.dataframe(rows, hide_index=True)
 

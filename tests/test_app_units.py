@@ -67,7 +67,8 @@ def test_tree_layout_centres_parents_over_children():
 
 
 def test_fail_rate_bars_have_intervals_per_kind():
-    frame = pd.DataFrame({"lc_id": ["a"] * 4 + ["b"] * 2, "model": "m", "kind": ["seed", "seed", "expansion", "expansion", "seed", "seed"],
+    frame = pd.DataFrame({"lc_id": ["a"] * 4 + ["b"] * 2, "model": "m",
+                          "kind": ["seed", "seed", "expansion", "expansion", "seed", "seed"],
                           "failed": [True, False, True, True, False, False]})
     fig = charts.fail_rate_bars(frame)
     by_kind = {trace.name: list(trace.y) for trace in fig.data}
@@ -90,7 +91,9 @@ def test_run_request_key_depends_on_content():
 
 
 def test_side_by_side_joins_capabilities():
-    summary = pd.DataFrame({"capability": ["Negation", "Negation", "Temporal"], "n_cases": [10, 20, 5], "n_fail": [1, 9, 0]})
+    summary = pd.DataFrame(
+        {"capability": ["Negation", "Negation", "Temporal"], "n_cases": [10, 20, 5], "n_fail": [1, 9, 0]}
+    )
     baseline = pd.DataFrame({"capability": ["Negation", "Vocabulary", "Vocabulary"]})
     table = reporting.side_by_side(summary, baseline).set_index("capability")
     assert table.loc["Negation", "alict_tests"] == 30 and table.loc["Negation", "baseline_tests"] == 1
@@ -106,8 +109,8 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
     try:
         monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
         spec = next(s for s in spec_store.task_specs("sentiment") if s.id == "sentiment-lc04")
-        request = RunRequest(task="sentiment", lc_ids=[spec.id], models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake"}],
-                             max_seeds=5)
+        request = RunRequest(task="sentiment", lc_ids=[spec.id],
+                             models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake"}], max_seeds=5)
         messages = []
         with pytest.raises(runs.RunCancelled):
             runs.execute(request, {spec.id: spec}, lambda m, f: messages.append((m, f)), should_stop=lambda: True)

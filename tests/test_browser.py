@@ -64,8 +64,8 @@ def server(tmp_path_factory):
     started = time.perf_counter()
     with open(log, "w") as handle:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env,
         )
     url = f"http://127.0.0.1:{port}"
@@ -96,7 +96,8 @@ def see(page, text: str, timeout: float = 120_000) -> None:
 
 
 def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.first.inner_text()
 
 
 def test_six_pages_in_a_real_browser(server, tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -51,8 +50,10 @@ def test_sst_sentences_and_splits():
 
 def test_sst_phrases_include_subphrases_with_labels():
     phrases = load_sst_phrases(("dev",))
-    texts = {p.text: p.label for p in phrases}
+    labels = {p.text: p.label for p in phrases}
     assert len(phrases) > 20000
+    assert len(labels) == len(phrases)  # distinct phrases
+    assert set(labels.values()) == {"negative", "neutral", "positive"}
     assert any(len(p.tokens) == 1 for p in phrases)
 
 
@@ -90,7 +91,7 @@ def test_profanity_is_swearing_not_topics():
 def test_annotation_marks_lexicon_classes_in_context():
     ann = annotate_text("This is not a good movie about gay people , damn it .")
     assert ann.tags[:3] == ("DT", "VBZ", "RB")
-    classes = dict(zip(ann.tokens, ann.classes))
+    classes = dict(zip(ann.tokens, ann.classes, strict=True))
     assert "positive_adj" in classes["good"]
     assert {"neutral_noun", "objective_noun"} <= classes["movie"]
     assert "identity" in classes["gay"] and "identity" in classes["people"]
@@ -126,8 +127,12 @@ def test_download_converters_produce_the_bundle_layout():
 
     from alict_core.data.download import hatexplain_csv, sentiwordnet_nogloss
 
-    post = {"p1": {"post_tokens": ["Some", "Text"], "annotators": [{"label": "hatespeech"}, {"label": "hatespeech"}, {"label": "normal"}]},
-            "p2": {"post_tokens": ["x"], "annotators": [{"label": "normal"}, {"label": "offensive"}, {"label": "hatespeech"}]}}
+    post = {
+        "p1": {"post_tokens": ["Some", "Text"],
+               "annotators": [{"label": "hatespeech"}, {"label": "hatespeech"}, {"label": "normal"}]},
+        "p2": {"post_tokens": ["x"],
+               "annotators": [{"label": "normal"}, {"label": "offensive"}, {"label": "hatespeech"}]},
+    }
     rows = hatexplain_csv(json.dumps(post).encode()).decode().splitlines()
     assert rows[1].startswith("p1,some text,1,1") and rows[2].startswith("p2,x,0,3")
     swn = sentiwordnet_nogloss(b"# comment\na\t1\t0.5\t0\tgood#1\tgloss text\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -105,11 +106,12 @@ def test_fidelity_is_monotone_non_decreasing_as_tokens_are_unmasked():
     vocabulary = FILLER + ["dull", "dull"]
     contributions = [5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -1.0, -2.0, -3.0]
     result = masking_template(
-        CountPositive(), text, contributions, p_thresh=1.0, n_samples=400, seed=1, vocabulary=vocabulary, early_stop=False
+        CountPositive(), text, contributions, p_thresh=1.0, n_samples=400, seed=1, vocabulary=vocabulary,
+        early_stop=False,
     )
     curve = result.fidelity_curve
     assert len(curve) >= 8  # p_thresh 1.0: unmask until no random 'dull' fill can flip the prediction
-    assert all(b >= a for a, b in zip(curve, curve[1:])), curve
+    assert all(b >= a for a, b in pairwise(curve)), curve
     assert curve[0] == 0.0 and curve[-1] == 1.0 and len(set(curve)) > 3
 
 
@@ -180,6 +182,7 @@ def test_compare_pair_marks_inserted_tokens_and_explains_both_sides():
 def test_pair_results_are_cached_on_disk(private_cache):
     class Counting(Negation):
         calls = 0
+        fingerprint = "counting-negation-v1"  # only a content fingerprint may key the on-disk cache
 
         def predict_proba(self, texts):
             Counting.calls += len(texts)
@@ -264,7 +267,9 @@ def test_explain_lc_failures_on_a_saved_run(tmp_path, registered_negation, priva
 def test_cli_explains_a_text(capsys, registered_negation, monkeypatch):
     import alict_core.explain.template as template_module
 
-    monkeypatch.setattr(template_module, "default_vocabulary", lambda labels, with_pos=False: Vocabulary.from_words(FILLER))
+    monkeypatch.setattr(
+        template_module, "default_vocabulary", lambda labels, with_pos=False: Vocabulary.from_words(FILLER)
+    )
     code = main(["explain", "--model", "negation-fiction", "--text", "the plot is not enthralling", "--method", "lime"])
     out = capsys.readouterr().out
     assert code == 0
@@ -275,7 +280,9 @@ def test_cli_explains_a_text(capsys, registered_negation, monkeypatch):
 def test_cli_explains_an_lc_of_a_run(capsys, tmp_path, registered_negation, monkeypatch, private_cache):
     import alict_core.explain.template as template_module
 
-    monkeypatch.setattr(template_module, "default_vocabulary", lambda labels, with_pos=False: Vocabulary.from_words(FILLER))
+    monkeypatch.setattr(
+        template_module, "default_vocabulary", lambda labels, with_pos=False: Vocabulary.from_words(FILLER)
+    )
     run_dir = _saved_run(tmp_path)
     out_json = tmp_path / "lc1.json"
     code = main(["explain", "--results", str(run_dir), "--lc", "LC1", "--json", str(out_json)])
@@ -300,7 +307,7 @@ def test_default_corpus_vocabulary_and_same_pos_generator():
     result = masking_template(OneWord(), "the plot is quite enthralling", [0, 0, 0, 0, 1.0], seed=0, same_pos=True)
     assert result.extras["same_pos"] and result.template.endswith("enthralling")
     adjectives = tagged.sample(np.random.default_rng(0), 30, pos="ADJ")
-    index = {w: p for w, p in zip(tagged.words, tagged.pos) if p == "ADJ"}
+    index = {w: p for w, p in zip(tagged.words, tagged.pos, strict=True) if p == "ADJ"}
     assert all(w in index for w in adjectives)
 
 

@@ -1,4 +1,5 @@
-"""The sped-up attribute ruler and lemmatizer give exactly the stock spaCy pipeline's tags, POS, morphology and lemmas."""
+"""The sped-up attribute ruler and lemmatizer give exactly the stock spaCy pipeline's tags, POS, morphology and
+lemmas."""
 
 from __future__ import annotations
 

@@ -137,6 +137,7 @@ def test_reference_grammar_from_real_treebank(ptb):
 
 
 def test_clean_tree_strips_tags_traces_and_empty_constituents():
-    raw = T("(S (NP-SBJ-1 (-NONE- *T*-1)) (VP (VBD said) (SBAR (-NONE- 0) (S (NP-SBJ (PRP he)) (VP (VBD won))))) (. .))")
+    raw = T("(S (NP-SBJ-1 (-NONE- *T*-1)) (VP (VBD said) (SBAR (-NONE- 0) (S (NP-SBJ (PRP he)) (VP (VBD won)))))"
+            " (. .))")
     cleaned = clean_tree(raw)
     assert cleaned == T("(S (VP (VBD said) (SBAR (S (NP (PRP he)) (VP (VBD won))))) (. .))")

@@ -8,16 +8,18 @@ import time
 import pytest
 from nltk import Tree
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from test_models import tiny_hf_model  # noqa: F401  (fixture)
 
 from alict_core.metrics import self_bleu, suite_metrics, syntactic_diversity
 from alict_core.runner import build_cases
-from test_models import tiny_hf_model  # noqa: F401  (fixture)
 
 
 def nltk_self_bleu(texts):
     tokens = [t.lower().split() for t in texts]
     smooth = SmoothingFunction().method1
-    scores = [sentence_bleu(tokens[:i] + tokens[i + 1 :], tok, smoothing_function=smooth) for i, tok in enumerate(tokens)]
+    scores = [
+        sentence_bleu(tokens[:i] + tokens[i + 1 :], tok, smoothing_function=smooth) for i, tok in enumerate(tokens)
+    ]
     return sum(scores) / len(scores)
 
 

@@ -271,9 +271,9 @@ def test_registry_tags_and_cache():
 
 
 def test_embedded_head_model(tmp_path):
+    from alict_core.errors import ArtefactMissingError
     from alict_core.jsonl import write_json
     from alict_core.models.embedded import EmbeddingHeadModel
-    from alict_core.errors import ArtefactMissingError
 
     with pytest.raises(ArtefactMissingError, match="build models"):
         EmbeddingHeadModel("minilm-x", tmp_path / "missing")

@@ -24,7 +24,8 @@ class Keyword:
 def _result(tmp_path):
     seeds = [{"id": "s1", "lc_id": "LC_neg", "text": "not bad <b>at</b> all", "test_type": "MFT",
               "expected": {"kind": "label", "labels": ["positive"]}},
-             {"id": "s2", "lc_id": "LC_neg", "text": "good", "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}},
+             {"id": "s2", "lc_id": "LC_neg", "text": "good", "test_type": "MFT",
+              "expected": {"kind": "label", "labels": ["positive"]}},
              {"id": "s3", "lc_id": "LC_fair", "text": "he is good", "test_type": "INV",
               "expected": {"kind": "invariance", "labels": [], "tolerance": 0.1}, "variants": ["she is bad"]}]
     exps = [{"id": "e1", "seed_id": "s2", "text": "good but bad", "accepted": True}]
@@ -49,7 +50,8 @@ def test_report_is_self_contained_and_escaped(tmp_path):
                          accuracies={"kw": {"task": "sentiment", "test": {"accuracy": 0.8, "macro_f1": 0.7}}})
     parsed = _Collect()
     parsed.feed(page)
-    assert "script" not in parsed.tags and "svg" in parsed.tags and "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "script" not in parsed.tags and "svg" in parsed.tags
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "<b>at</b>" not in page and "not bad &lt;b&gt;at&lt;/b&gt; all" in page  # texts are escaped
     text = " ".join(parsed.text)
     assert "LC_neg" in text and "LC_fair" in text and "good but bad" in text and "she is bad" in text
@@ -59,7 +61,9 @@ def test_report_is_self_contained_and_escaped(tmp_path):
 
 
 def test_svg_bars_scale_with_fail_rate():
-    summary = pd.DataFrame([{"lc_id": "A", "model": "m", "fail_rate": 0.5}, {"lc_id": "B", "model": "m", "fail_rate": 0.0}])
+    summary = pd.DataFrame(
+        [{"lc_id": "A", "model": "m", "fail_rate": 0.5}, {"lc_id": "B", "model": "m", "fail_rate": 0.0}]
+    )
     svg = fail_rate_svg(summary, width=660)  # plot width 660 - 260 - 70 = 330
     assert 'width="165.0"' in svg and "50.0%" in svg and "0.0%" in svg
 
@@ -93,7 +97,8 @@ def test_cli_run_report_and_gating(tmp_path, monkeypatch, capsys):
     assert "is for task hate_speech" in capsys.readouterr().err
     export = tmp_path / "export"
     assert main(["report", str(out), "--out", str(tmp_path / "again.html"), "--export", str(export), "--metrics"]) == 0
-    assert {p.name for p in export.iterdir()} >= {"results.csv", "results.jsonl", "summary.csv", "cases.jsonl", "suite.json"}
+    expected_files = {"results.csv", "results.jsonl", "summary.csv", "cases.jsonl", "suite.json"}
+    assert {p.name for p in export.iterdir()} >= expected_files
     exported = json.loads((export / "suite.json").read_text())
     assert exported["suite:negation"]["labels"] == 0 and exported["suite:negation"]["data"] == SUITE["negation"]["data"]
 
@@ -116,15 +121,17 @@ def test_cli_expansions_bring_their_seeds(tmp_path, monkeypatch):
 
     lc = next(s.id for s in load_task_specs("sentiment") if s.test_type == "MFT")
     seeds = tmp_path / "seeds.jsonl"
-    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": lc, "task": "sentiment", "text": text, "test_type": "MFT",
-                                         "expected": {"kind": "label", "labels": ["positive"]}}) + "\n"
-                             for i, text in enumerate(["A wonderful film.", "A great movie.", "I love it."])))
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": lc, "task": "sentiment", "text": text,
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i, text in enumerate(["A wonderful film.", "A great movie.", "I love it."])))
     exps = tmp_path / "exp.jsonl"
-    exps.write_text(json.dumps({"id": "x1", "seed_id": "s2", "lc_id": lc, "text": "I really hate it.", "accepted": True}) + "\n"
-                    + json.dumps({"id": "x2", "seed_id": "s1", "lc_id": lc, "text": "rejected", "accepted": False}) + "\n")
+    exps.write_text(
+        json.dumps({"id": "x1", "seed_id": "s2", "lc_id": lc, "text": "I really hate it.", "accepted": True}) + "\n"
+        + json.dumps({"id": "x2", "seed_id": "s1", "lc_id": lc, "text": "rejected", "accepted": False}) + "\n"
+    )
     out = tmp_path / "run"
-    assert main(["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--seeds", str(seeds), "--max-seeds", "1",
-                 "--expansions", str(exps), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--seeds", str(seeds),
+                 "--max-seeds", "1", "--expansions", str(exps), "--out", str(out), "--quiet"]) == 0
     result = RunResult.load(out)
     assert sorted(c.case_id for c in result.case_list) == ["s0", "s2", "x1"]  # s2 kept for its expansion
     p2f = result.pass_to_fail()

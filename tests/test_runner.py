@@ -53,7 +53,8 @@ def test_mft_pass_to_fail_and_summary(cache):
     seeds = [seed("s1", "LC1", "a good film"), seed("s2", "LC1", "a bad film"),
              seed("s3", "LC2", "not bad at all", kind="not_label", labels=("negative",))]
     expansions = [
-        {"id": "e1", "seed_id": "s1", "lc_id": "LC1", "text": "a good but bad film", "accepted": True},  # seed pass → fail
+        # seed pass → fail
+        {"id": "e1", "seed_id": "s1", "lc_id": "LC1", "text": "a good but bad film", "accepted": True},
         {"id": "e2", "seed_id": "s1", "lc_id": "LC1", "text": "a very good film", "accepted": True},  # pass → pass
         {"id": "e3", "seed_id": "s2", "lc_id": "LC1", "text": "a good film indeed", "accepted": True},  # fail → pass
         {"id": "e4", "seed_id": "s2", "lc_id": "LC1", "text": "rejected good", "accepted": False},
@@ -65,7 +66,8 @@ def test_mft_pass_to_fail_and_summary(cache):
     result = run_suite(cases, [KeywordModel()], cache_root=cache)
     table = result.cases().set_index("case_id")
     assert table.loc["s1", "passed"] and not table.loc["s2", "passed"] and not table.loc["s3", "passed"]
-    assert table.loc["e1", "predicted"] == "negative" and table.loc["e1", "probabilities"]["negative"] == pytest.approx(0.8)
+    assert table.loc["e1", "predicted"] == "negative"
+    assert table.loc["e1", "probabilities"]["negative"] == pytest.approx(0.8)
     p2f, f2p = result.pass_to_fail(), result.fail_to_pass()
     assert list(p2f.case_id) == ["e1"] and p2f.seed_text[0] == "a good film"
     assert list(f2p.case_id) == ["e3"]
@@ -93,7 +95,8 @@ def test_inv_tolerance_counts_changed_predictions(cache):
 
 def test_dir_direction(cache):
     up = seed("d1", "DIR", "a film", "DIR", "direction", ("positive",), direction="up", variants=["a good film"])
-    down_wrong = seed("d2", "DIR", "a film", "DIR", "direction", ("positive",), direction="down", variants=["a good film"])
+    down_wrong = seed("d2", "DIR", "a film", "DIR", "direction", ("positive",), direction="down",
+                      variants=["a good film"])
     up["expected"]["direction"], down_wrong["expected"]["direction"] = "up", "down"
     result = run_suite(build_cases([up, down_wrong]), [KeywordModel()], cache_root=cache)
     assert list(result.cases().passed) == [True, False]
@@ -148,15 +151,18 @@ def test_bad_model_output_names_model(cache):
 
 
 def test_save_load_roundtrip(cache, tmp_path):
-    seeds = [seed("s1", "LC1", "a good film"), seed("i1", "FAIR", "good x", "INV", "invariance", (), 0.1, variants=["bad x"])]
+    seeds = [seed("s1", "LC1", "a good film"),
+             seed("i1", "FAIR", "good x", "INV", "invariance", (), 0.1, variants=["bad x"])]
     exp = [{"id": "e1", "seed_id": "s1", "text": "a bad film", "accepted": True}]
     result = run_suite(build_cases(seeds, exp), [KeywordModel("a"), KeywordModel("b")], cache_root=cache)
     out = result.save(tmp_path / "run")
-    assert {p.name for p in out.iterdir()} >= {"cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json"}
+    expected_files = {"cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json"}
+    assert {p.name for p in out.iterdir()} >= expected_files
     loaded = RunResult.load(out)
     assert loaded.run_id == result.run_id
     assert loaded.summary().equals(result.summary())
-    assert loaded.cases()[["case_id", "model", "predicted", "passed"]].equals(result.cases()[["case_id", "model", "predicted", "passed"]])
+    columns = ["case_id", "model", "predicted", "passed"]
+    assert loaded.cases()[columns].equals(result.cases()[columns])
     with pytest.raises(AlictError, match="not a saved run"):
         RunResult.load(tmp_path)
 

@@ -10,15 +10,26 @@ import pandas as pd
 import pytest
 
 from alict_core.runner import build_cases, run_suite
-from alict_core.suites import (SuiteFormatError, export_cases_csv, export_cases_jsonl, export_checklist, export_results,
-                               import_checklist, import_hatecheck, import_suite, to_checklist)
+from alict_core.suites import (
+    SuiteFormatError,
+    export_cases_csv,
+    export_cases_jsonl,
+    export_checklist,
+    export_results,
+    import_checklist,
+    import_hatecheck,
+    import_suite,
+    to_checklist,
+)
 
 SUITE = {
     "negation": {"type": "MFT", "capability": "Negation", "description": "negated positive",
                  "data": ["not good", "never great"], "labels": 0},
-    "mixed": {"type": "mft", "capability": "Vocabulary", "description": "", "data": ["good", "bad", "ok"], "labels": [2, 0, [1, 2]]},
+    "mixed": {"type": "mft", "capability": "Vocabulary", "description": "", "data": ["good", "bad", "ok"],
+              "labels": [2, 0, [1, 2]]},
     "names": {"type": "INV", "capability": "Fairness", "description": "swap names",
-              "data": [["John is good", "Mary is good"], ["He is bad", "She is bad", "They are bad"], ["alone"]], "labels": None},
+              "data": [["John is good", "Mary is good"], ["He is bad", "She is bad", "They are bad"], ["alone"]],
+              "labels": None},
     "dir_code": {"type": "DIR", "capability": "Robustness", "description": "", "data": [["a", "b"]], "labels": None},
 }
 
@@ -50,7 +61,8 @@ def test_import_checklist_json(tmp_path, gz):
     for c in cases:
         by_lc.setdefault(c.lc_id, []).append(c)
     assert sorted(by_lc) == ["suite:mixed", "suite:names", "suite:negation"]  # DIR without expectations skipped
-    assert [c.expected for c in by_lc["suite:negation"]] == [{"kind": "label", "labels": ["negative"], "tolerance": None}] * 2
+    negation = {"kind": "label", "labels": ["negative"], "tolerance": None}
+    assert [c.expected for c in by_lc["suite:negation"]] == [negation] * 2
     assert [c.expected["labels"] for c in by_lc["suite:mixed"]] == [["positive"], ["negative"], ["neutral", "positive"]]
     assert by_lc["suite:mixed"][2].expected["kind"] == "one_of"
     names = by_lc["suite:names"]

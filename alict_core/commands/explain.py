@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from alict_core.cliargs import float_range, int_range
 from alict_core.errors import AlictError
@@ -42,7 +43,7 @@ class _ProgressBar:
     """A tqdm bar on stderr, created on the first progress report (nothing is drawn for instant work)."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar once work is reported
 
     def __call__(self, done: int, total: int, stage: str) -> None:
         if self.bar is None:
@@ -61,17 +62,18 @@ class _ProgressBar:
 
 
 def _print_contributions(contrib, template, inserted: set[int] | None = None, title: str = "") -> None:
-    probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba))
+    probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba, strict=True))
     print(f"{title}{contrib.text}")
     print(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
     kept = set(template.kept_positions) if template else set()
-    for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores)):
+    for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores, strict=True)):
         marks = ("+inserted " if inserted and i in inserted else "") + ("kept" if i in kept else "")
         print(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
     if template:
         curve = " ".join(f"{f:.2f}" for f in template.fidelity_curve)
         print(f"  template: {template.template}")
-        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, seed {template.seed})")
+        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
+              f"seed {template.seed})")
 
 
 def _resolve_run(value: str) -> Path:
@@ -111,13 +113,15 @@ def run(args: argparse.Namespace) -> int:
                                                                       **template_options)
             progress.close()
             _print_contributions(contrib, template)
-            result = {"contributions": contrib.to_dict(), "template": template.to_dict() if template else None}
+            result: dict[str, Any] = {
+                "contributions": contrib.to_dict(), "template": template.to_dict() if template else None,
+            }
         else:
             if not args.lc:
                 raise AlictError("--results needs --lc ID")
-            model = get_model(args.model) if args.model else None
+            lc_model = get_model(args.model) if args.model else None
             pairs = explain_lc_failures(
-                _resolve_run(args.results), args.lc, model=model, max_pairs=args.max_pairs, progress=progress,
+                _resolve_run(args.results), args.lc, model=lc_model, max_pairs=args.max_pairs, progress=progress,
                 method=args.method, seed=args.seed, n_samples=args.samples, label=args.label,
                 templates=not args.no_template, p_thresh=args.p_thresh, template_samples=args.template_samples,
                 same_pos=args.same_pos,

@@ -56,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {lhs} -> {' '.join(rhs)}")
         for m in masked:
             print(f"  [{m.reference_probability:.4f}] {m.text}   ({' '.join(m.mask_tags)}; "
-                  f"{m.seed_production[0]} -> {' '.join(m.seed_production[1])}  =>  {' '.join(m.reference_production[1])})")
+                  f"{m.seed_production[0]} -> {' '.join(m.seed_production[1])}  =>  "
+                  f"{' '.join(m.reference_production[1])})")
     return 0

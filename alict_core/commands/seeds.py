@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")
     specs = selected_specs(args.task, args.lc, args.spec)
-    bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json, file=sys.stderr)
+    bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json,
+               file=sys.stderr)
 
     def annotate_progress(done: int, total: int) -> None:
         bar.total = total
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'LC':<18} {'matches':>8} {'candidates':>11} {'seeds':>7}  title")
     titles = {s.id: s.title for s in specs}
     for row in rows:
-        print(f"{row['lc_id']:<18} {row['matches']:>8} {row['candidates']:>11} {row['seeds']:>7}  {titles[row['lc_id']]}")
+        print(f"{row['lc_id']:<18} {row['matches']:>8} {row['candidates']:>11} {row['seeds']:>7}  "
+              f"{titles[row['lc_id']]}")
     print(f"seeds written to {args.out}/<lc>.jsonl")
     return 0

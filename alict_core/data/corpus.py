@@ -18,7 +18,11 @@ CORPUS_FILES = {
     "sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"],
     "hatexplain": ["hatexplain/hatexplain.csv", "hatexplain/post_id_divisions.json"],
 }
-LEXICON_FILES = ["sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz", "hatecheck/template_placeholders.csv", "hurtlex/hurtlex_EN.tsv"]
+LEXICON_FILES = [
+    "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz",
+    "hatecheck/template_placeholders.csv",
+    "hurtlex/hurtlex_EN.tsv",
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,9 @@ def _records(name: str) -> list[LabelledText]:
 
 def corpus_hash(name: str) -> str:
     files = [data_file(rel) for rel in CORPUS_FILES[name] + LEXICON_FILES]
-    return hash_json({"files": hash_files(files), "annotator": annotator_version(), "corpus": name, "format": CACHE_FORMAT})
+    return hash_json(
+        {"files": hash_files(files), "annotator": annotator_version(), "corpus": name, "format": CACHE_FORMAT}
+    )
 
 
 def load_corpus(task: str, progress: Callable[[int, int], None] | None = None) -> Corpus:
@@ -111,7 +117,8 @@ def _load_corpus(task: str, progress) -> Corpus:
         annotations = annotate_token_lists(
             (r.tokens for r in records), progress=(lambda done: progress(done, total)) if progress else None
         )
-        rows = [{"id": r.id, "text": r.text, "label": r.label, "split": r.split, **a.to_dict()} for r, a in zip(records, annotations)]
+        rows = [{"id": r.id, "text": r.text, "label": r.label, "split": r.split, **a.to_dict()}
+                for r, a in zip(records, annotations, strict=True)]
         save_checked(path, "annotations", key, len(rows), lambda tmp: pd.DataFrame(rows).to_parquet(tmp, index=False))
         frame = pd.read_parquet(path)
     interned: dict[tuple[str, ...], frozenset[str]] = {}
@@ -126,6 +133,7 @@ def _load_corpus(task: str, progress) -> Corpus:
     for rid, text, label, split, tk, tg, up, lm, cl in zip(
         frame["id"], frame["text"], frame["label"], frame["split"],
         frame["tokens"], frame["tags"], frame["upos"], frame["lemmas"], frame["classes"],
+        strict=True,
     ):
         tokens = tuple(tk)
         annotation = Annotation(tokens, tuple(tg), tuple(up), tuple(lm), tuple(as_set(c) for c in cl))
@@ -151,5 +159,5 @@ def _read_annotations(path: Path):
 def corpus_from_records(name: str, task: str, records: list[LabelledText]) -> Corpus:
     """An annotated in-memory corpus from hand-made records (tests, user uploads); not cached."""
     annotations = annotate_token_lists(r.tokens for r in records)
-    items = [make_item(r, a) for r, a in zip(records, annotations)]
+    items = [make_item(r, a) for r, a in zip(records, annotations, strict=True)]
     return Corpus(name, task, items, hash_json([(r.id, r.text, r.label) for r in records]))

@@ -164,7 +164,7 @@ def speed_up_attribute_ruler(nlp: Any, name: str = "attribute_ruler") -> bool:
     if name not in nlp.pipe_names:
         return False
     ruler = nlp.get_pipe(name)
-    if any(index not in (0, -1) for index, pattern in zip(ruler.indices, ruler.patterns)
+    if any(index not in (0, -1) for index, pattern in zip(ruler.indices, ruler.patterns, strict=True)
            if all(len(p) == 1 for p in pattern["patterns"])):
         return False
     try:

@@ -52,7 +52,7 @@ class IdentityGroup:
 @lru_cache(maxsize=1)
 def identity_groups() -> tuple[IdentityGroup, ...]:
     table = hatecheck_placeholders()
-    rows = zip(table["IDENTITY_S"], table["IDENTITY_P"], table["IDENTITY_A"])
+    rows = zip(table["IDENTITY_S"], table["IDENTITY_P"], table["IDENTITY_A"], strict=True)
     return tuple(IdentityGroup(adj.lower(), s.lower(), p.lower(), adj.lower()) for s, p, adj in rows)
 
 
@@ -138,6 +138,8 @@ def profanity_terms() -> frozenset[str]:
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         from alict_core.errors import AlictError
 
-        raise AlictError("the profanity list needs the better-profanity package: pip install -r requirements.txt") from exc
+        raise AlictError(
+            "the profanity list needs the better-profanity package: pip install -r requirements.txt"
+        ) from exc
     words = {line.strip().lower() for line in text.splitlines() if line.strip()}
     return frozenset(words - NOT_PROFANITY - set(identity_terms()))

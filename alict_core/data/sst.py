@@ -88,7 +88,8 @@ def load_sst_sentences(splits: tuple[str, ...] = SPLITS) -> list[LabelledText]:
     for split in splits:
         for index, tree in enumerate(_load_split(data_file(f"sst/{split}.txt"))):
             tokens = tuple(tree.leaves())
-            rows.append(LabelledText(f"sst-{split}-{index}", " ".join(tokens), label_of_node(tree.score), split, tokens))
+            label = label_of_node(tree.score)
+            rows.append(LabelledText(f"sst-{split}-{index}", " ".join(tokens), label, split, tokens))
     return rows
 
 
@@ -104,5 +105,6 @@ def load_sst_phrases(splits: tuple[str, ...] = SPLITS) -> list[LabelledText]:
                 if text in seen:
                     continue
                 seen.add(text)
-                rows.append(LabelledText(f"sst-{split}-{index}-p{number}", text, label_of_node(node.score), split, tokens))
+                label = label_of_node(node.score)
+                rows.append(LabelledText(f"sst-{split}-{index}-p{number}", text, label, split, tokens))
     return rows

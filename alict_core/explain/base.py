@@ -77,7 +77,7 @@ class CachedModel:
         missing = distinct(texts, skip=self.cache.__contains__)
         for batch in batches(missing, self.batch_size):
             proba = checked_proba(self.model, list(batch))
-            self.cache.update(zip(batch, proba))
+            self.cache.update(zip(batch, proba, strict=True))
             self.evaluated += len(batch)
             if progress is not None:
                 progress(self.evaluated - evaluated_before, len(missing), stage)
@@ -102,7 +102,7 @@ def as_cached(model: Model | CachedModel | str) -> CachedModel:
 
 def render(tokens: Sequence[str], keep: np.ndarray) -> str:
     """The text with the unkept tokens removed (the perturbation used by SHAP, LEMNA and LIME)."""
-    return " ".join(token for token, kept in zip(tokens, keep) if kept)
+    return " ".join(token for token, kept in zip(tokens, keep, strict=True) if kept)
 
 
 def sample_masks(n_tokens: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:

@@ -11,14 +11,13 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from alict_core.config import artefact_dir
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json
-from alict_core.models.protocol import content_fingerprint
 from alict_core.explain.base import CachedModel, Contributions, ExplainError, ProgressFn, as_cached, tokenize
 from alict_core.explain.explainers import explain
 from alict_core.explain.template import MASK, MaskingTemplate, masking_template
 from alict_core.explain.vocabulary import Vocabulary
-from alict_core.models.protocol import Model
+from alict_core.hashing import hash_json
+from alict_core.jsonl import read_json, write_json
+from alict_core.models.protocol import Model, content_fingerprint
 
 
 def inserted_positions(seed_tokens: Sequence[str], expansion_tokens: Sequence[str]) -> list[int]:
@@ -47,7 +46,7 @@ class PairExplanation:
             ("expansion", self.expansion, self.expansion_template),
         ):
             kept = set(template.kept_positions) if template else set()
-            for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores)):
+            for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores, strict=True)):
                 rows.append({
                     "side": side, "position": i, "token": token, "score": score, "label": contrib.label,
                     "inserted": side == "expansion" and i in self.inserted, "kept_in_template": i in kept,
@@ -108,7 +107,8 @@ def compare_pair(
         key = hash_json({
             "model": fingerprint, "texts": [seed_text, expansion_text], "method": method,
             "seed": seed, "n_samples": n_samples, "label": label, "templates": templates, "p_thresh": p_thresh,
-            "template_samples": template_samples, "vocabulary": _vocabulary_key(vocabulary), "options": template_options,
+            "template_samples": template_samples, "vocabulary": _vocabulary_key(vocabulary),
+            "options": template_options,
         })
         path = artefact_dir("explain") / "pairs" / f"{key}.json"
         if path.exists():
@@ -126,7 +126,8 @@ def compare_pair(
             )
         sides.append((contrib, template))
     (seed_c, seed_t), (exp_c, exp_t) = sides
-    pair = PairExplanation(seed_c, exp_c, seed_t, exp_t, inserted_positions(seed_tokens, expansion_tokens), dict(meta or {}))
+    inserted = inserted_positions(seed_tokens, expansion_tokens)
+    pair = PairExplanation(seed_c, exp_c, seed_t, exp_t, inserted, dict(meta or {}))
     if path is not None:
         write_json(path, pair.to_dict())
     return pair
@@ -169,8 +170,8 @@ def recurring_template_tokens(
     (total kept occurrences), examples (up to ``examples`` template strings).
     """
     items = list(templates)
-    per_template = Counter()
-    occurrences = Counter()
+    per_template: Counter[str] = Counter()
+    occurrences: Counter[str] = Counter()
     shown: dict[str, list[str]] = {}
     for item in items:
         kept = [t.lower() if lowercase else t for t in _kept_tokens(item)]
@@ -188,7 +189,8 @@ def recurring_template_tokens(
         for token, count in per_template.items()
     ]
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.sort_values(["templates", "occurrences", "token"], ascending=[False, False, True]).reset_index(drop=True)
+    frame = frame.sort_values(["templates", "occurrences", "token"], ascending=[False, False, True])
+    return frame.reset_index(drop=True)
 
 
 def explain_lc_failures(

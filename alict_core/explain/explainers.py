@@ -44,7 +44,13 @@ EXPLAINERS: Registry[Explainer] = Registry("explainer")
 
 
 def _perturbed_outputs(
-    model: CachedModel, tokens: list[str], label: int, seed: int, n_samples: int, progress: ProgressFn | None, stage: str
+    model: CachedModel,
+    tokens: list[str],
+    label: int,
+    seed: int,
+    n_samples: int,
+    progress: ProgressFn | None,
+    stage: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     masks = sample_masks(len(tokens), n_samples, np.random.default_rng(seed))
     texts = [render(tokens, m) for m in masks]
@@ -89,7 +95,8 @@ class LimeExplainer:
         xc, yc = x - x_mean, y - y_mean
         gram = (xc * w[:, None]).T @ xc + self.alpha * np.eye(x.shape[1])
         coef = np.linalg.solve(gram, (xc * w[:, None]).T @ yc)
-        return Attribution(coef, len(masks), {"intercept": float(y_mean - x_mean @ coef), "kernel_width": self.kernel_width})
+        extras = {"intercept": float(y_mean - x_mean @ coef), "kernel_width": self.kernel_width}
+        return Attribution(coef, len(masks), extras)
 
 
 SHAP_MASK = "\u27e8mask\u27e9"
@@ -117,7 +124,10 @@ def import_shap():
 
 
 class ShapExplainer:
-    """SHAP's Partition explainer over ``predict_proba`` with a whitespace ``shap.maskers.Text`` (masked words removed)."""
+    """SHAP's Partition explainer over ``predict_proba`` with a whitespace ``shap.maskers.Text``.
+
+    Masked words are removed from the text.
+    """
 
     def attribute(self, model, tokens, label, seed, n_samples, progress) -> Attribution:
         shap = import_shap()
@@ -138,7 +148,9 @@ class ShapExplainer:
         return Attribution(values, model.requested - before, {"base_value": base})
 
 
-EXPLAINERS.add("lemna", LemnaExplainer, "LEMNA: mixture regression with fused lasso (Guo et al., CCS 2018)", cost="medium")
+EXPLAINERS.add(
+    "lemna", LemnaExplainer, "LEMNA: mixture regression with fused lasso (Guo et al., CCS 2018)", cost="medium"
+)
 EXPLAINERS.add("shap", ShapExplainer, "SHAP Partition explainer with a whitespace text masker", cost="medium")
 EXPLAINERS.add("lime", LimeExplainer, "LIME-style weighted linear surrogate (cheap)", cost="low")
 

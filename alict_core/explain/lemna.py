@@ -102,7 +102,7 @@ def fused_lasso_wls(
         z_old = z
         z = soft_threshold(d_beta + u, lam / rho)
         u = u + d_beta - z
-        scale = tol * max(1.0, np.linalg.norm(beta))
+        scale = tol * max(1.0, float(np.linalg.norm(beta)))
         if np.linalg.norm(d_beta - z) < scale and rho * np.linalg.norm(z - z_old) < scale:
             break
     state["z"], state["u"] = z, u

@@ -52,7 +52,10 @@ class Vocabulary:
     def from_counts(
         cls, counts: Counter, size: int = 5000, weighting: str = "uniform", source: str = "custom"
     ) -> "Vocabulary":
-        """The ``size`` most frequent entries; keys are words or (word, pos) pairs; weighting 'uniform' or 'frequency'."""
+        """The ``size`` most frequent entries.
+
+        Keys are words or (word, pos) pairs; weighting is 'uniform' or 'frequency'.
+        """
         if weighting not in ("uniform", "frequency"):
             raise ExplainError(f"vocabulary weighting must be 'uniform' or 'frequency', got {weighting!r}")
         top = counts.most_common(size)
@@ -107,8 +110,8 @@ def _count(task: str, with_pos: bool) -> list[list]:
     rng = np.random.default_rng(0)
     chosen = rng.choice(len(sentences), size=min(POS_TAGGED_SENTENCES, len(sentences)), replace=False)
     docs = nlp.pipe((Doc(nlp.vocab, words=list(sentences[i])) for i in sorted(chosen)), batch_size=256)
-    counts = Counter((t.text.lower(), t.pos_) for doc in docs for t in doc if is_word(t.text))
-    return [[w, p, c] for (w, p), c in counts.most_common()]
+    tagged = Counter((t.text.lower(), t.pos_) for doc in docs for t in doc if is_word(t.text))
+    return [[w, p, c] for (w, p), c in tagged.most_common()]
 
 
 @lru_cache(maxsize=8)
@@ -135,7 +138,7 @@ def default_vocabulary(labels: Sequence[str], with_pos: bool = False) -> Vocabul
     task = task_of_labels(labels)
     if task is None:
         raise ExplainError(
-            f"labels {tuple(labels)} match no task ({', '.join(f'{t}: {l}' for t, l in TASK_LABELS.items())}); "
+            f"labels {tuple(labels)} match no task ({', '.join(f'{t}: {names}' for t, names in TASK_LABELS.items())}); "
             "pass vocabulary= explicitly"
         )
     return corpus_vocabulary(task, with_pos=with_pos)

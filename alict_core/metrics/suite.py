@@ -22,10 +22,11 @@ def suite_metrics(cases: Sequence, sample_size: int = 1000, seed: int = 0, parse
     if syntax:
         unique = list(dict.fromkeys(c.text for c in cases))
         parsed = parse_texts(unique, parser_name)
-        trees = dict(zip(unique, parsed)) if parsed is not None else None
+        trees = dict(zip(unique, parsed, strict=True)) if parsed is not None else None
     rows = []
     for (lc, kind), texts in groups.items():
         div = syntactic_diversity(trees[t] for t in dict.fromkeys(texts)) if trees else None
-        rows.append({"lc_id": lc, "kind": kind, "n": len(texts), "self_bleu": self_bleu(texts, sample_size=sample_size, seed=seed),
+        rows.append({"lc_id": lc, "kind": kind, "n": len(texts),
+                     "self_bleu": self_bleu(texts, sample_size=sample_size, seed=seed),
                      "distinct_productions": div["distinct_productions"] if div else float("nan")})
     return pd.DataFrame(rows)

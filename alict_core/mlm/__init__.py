@@ -21,7 +21,8 @@ SUGGESTERS.add("bert-base-uncased", lambda **kw: load_hf_suggester("bert-base-un
                "BERT base uncased from the Hugging Face hub (needs internet once)", menu=True, offline=False)
 SUGGESTERS.add("roberta-base", lambda **kw: load_hf_suggester("roberta-base", name="roberta-base", **kw),
                "RoBERTa base from the Hugging Face hub (needs internet once)", menu=True, offline=False)
-SUGGESTERS.add("hf", load_hf_suggester, "any fill-mask model: model=<hub id or local folder>", menu=False, offline=False)
+SUGGESTERS.add("hf", load_hf_suggester, "any fill-mask model: model=<hub id or local folder>",
+               menu=False, offline=False)
 
 DEFAULT_SUGGESTER = "minilm-offline"
 _LOADED: LoadOnceCache[Suggester] = LoadOnceCache("suggesters", max_entries=4)

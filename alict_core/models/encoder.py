@@ -57,7 +57,9 @@ class MiniLMEncoder:
                                               "versions": package_versions("transformers", "tokenizers")})
 
     def tokenize(self, texts: Sequence[str]):
-        return self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        return self.tokenizer(
+            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
 
     def encode(
         self,

@@ -45,7 +45,9 @@ def map_columns(
     for j, name in enumerate(native):
         target = mapping.get(name, mapping.get(str(name).lower()))
         if target is None:
-            raise ModelError(f"model {model!r}: native label {name!r} has no mapping; known mapping keys: {sorted(mapping)}")
+            raise ModelError(
+                f"model {model!r}: native label {name!r} has no mapping; known mapping keys: {sorted(mapping)}"
+            )
         if target not in index:
             raise ModelError(f"model {model!r}: label {name!r} maps to {target!r}, not one of {tuple(labels)}")
         out[:, index[target]] += proba[:, j]

@@ -46,7 +46,9 @@ def checked_proba(model: Model, texts: Sequence[str], atol: float = 1e-3) -> np.
         raise ModelError(f"model {model.name!r} failed on a batch of {len(texts)} texts: {exc}") from exc
     expected = (len(texts), len(model.labels))
     if proba.shape != expected:
-        raise ModelError(f"model {model.name!r} returned shape {proba.shape}, expected {expected} (labels {model.labels})")
+        raise ModelError(
+            f"model {model.name!r} returned shape {proba.shape}, expected {expected} (labels {model.labels})"
+        )
     if len(texts) and not np.isfinite(proba).all():
         raise ModelError(f"model {model.name!r} returned non-finite probabilities")
     if len(texts) and (np.abs(proba.sum(axis=1) - 1.0) > atol).any() or (proba < -atol).any():

@@ -33,7 +33,8 @@ class SklearnPipelineModel:
         except Exception as exc:  # noqa: BLE001 - unpickling can raise anything; reported, never swallowed
             raise ModelError(f"model {self.name!r}: could not load joblib file {path.name}: {exc}") from exc
         if not hasattr(self.pipeline, "predict_proba"):
-            raise ModelError(f"model {self.name!r}: {path} holds a {type(self.pipeline).__name__} without predict_proba")
+            kind = type(self.pipeline).__name__
+            raise ModelError(f"model {self.name!r}: {path} holds a {kind} without predict_proba")
         self.labels = task_labels(task)
         self.native = [str(c) for c in getattr(self.pipeline, "classes_", range(len(self.labels)))]
         default = {str(i): label for i, label in enumerate(self.labels)} | {label: label for label in self.labels}

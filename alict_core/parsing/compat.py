@@ -38,5 +38,8 @@ def ensure() -> None:
     warnings.filterwarnings("ignore", message=".*does not define `arg_constraints`.*")
 
     if "build_inputs_with_special_tokens" not in dir(PreTrainedTokenizerBase):
-        PreTrainedTokenizerBase.build_inputs_with_special_tokens = _build_inputs_with_special_tokens
+        # the method is missing in transformers 5 (which is why this shim exists), so mypy cannot know it
+        PreTrainedTokenizerBase.build_inputs_with_special_tokens = (  # type: ignore[attr-defined]
+            _build_inputs_with_special_tokens
+        )
     _DONE = True

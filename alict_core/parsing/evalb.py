@@ -109,7 +109,7 @@ def score_pair(gold: nltk.Tree, predicted: nltk.Tree, total: BracketScore) -> No
     total.predicted += sum(pred_b.values())
     total.sentences += 1
     total.exact += int(gold_b == pred_b)
-    for (_, g_tag), (_, p_tag) in zip(gold_pos, pred_pos):
+    for (_, g_tag), (_, p_tag) in zip(gold_pos, pred_pos, strict=True):
         if g_tag not in PUNCT_TAGS:
             total.tags_total += 1
             total.tags_correct += int(g_tag == p_tag)
@@ -127,6 +127,6 @@ def evalb(gold_trees: list[nltk.Tree], predicted_trees: list[nltk.Tree]) -> Brac
     if len(gold_trees) != len(predicted_trees):
         raise ValueError(f"{len(gold_trees)} gold trees but {len(predicted_trees)} predicted trees")
     total = BracketScore()
-    for gold, predicted in zip(gold_trees, predicted_trees):
+    for gold, predicted in zip(gold_trees, predicted_trees, strict=True):
         score_pair(gold, predicted, total)
     return total

@@ -18,7 +18,9 @@ def is_preterminal(tree: nltk.Tree) -> bool:
 
 def unwrap_root(tree: nltk.Tree) -> nltk.Tree:
     """Drop a TOP/ROOT wrapper with a single phrasal child (``(TOP (S ...))`` → ``(S ...)``)."""
-    while tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], nltk.Tree) and not is_preterminal(tree):
+    while (
+        tree.label() in ROOT_LABELS and len(tree) == 1 and isinstance(tree[0], nltk.Tree) and not is_preterminal(tree)
+    ):
         tree = tree[0]
     return tree
 

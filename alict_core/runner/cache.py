@@ -119,7 +119,7 @@ class PredictionCache:
     def remember(self, texts: Sequence[str], proba: np.ndarray, hashes: dict[str, str] | None = None) -> None:
         """Keep rows for this process only (never written): answers that must not be served again."""
         keys = [hashes[t] if hashes else hash_text(t) for t in texts]
-        self._load().update(zip(keys, np.asarray(proba, dtype=np.float64).tolist()))
+        self._load().update(zip(keys, np.asarray(proba, dtype=np.float64).tolist(), strict=True))
 
     def lookup(self, texts: Sequence[str], hashes: dict[str, str] | None = None) -> np.ndarray:
         """(len(texts), k) probabilities; every text must be cached."""

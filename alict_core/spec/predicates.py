@@ -8,7 +8,6 @@ from typing import Callable, Sequence
 
 from alict_core.spec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
-
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
 _PUNCT = re.compile(r"^([\"(\[{`]*)(.*?)([\"')\]}.,!?;:]*)$")
 
@@ -18,7 +17,9 @@ def tokenize(text: str) -> tuple[str, ...]:
     """PTB-style tokens as in SST ("don't." -> "do", "n't", "."), for rule strings and phrases."""
     tokens: list[str] = []
     for chunk in text.split():
-        lead, core, trail = _PUNCT.match(chunk).groups()
+        parts = _PUNCT.match(chunk)
+        assert parts is not None  # every part of the pattern is optional, so any whitespace-free chunk matches
+        lead, core, trail = parts.groups()
         tokens.extend(lead)
         clitic = _CLITIC.match(core) if core else None
         if clitic and clitic.group(1).lower() not in ("", "'"):
@@ -62,36 +63,36 @@ def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
 def predicate_holds(
     predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None
 ) -> bool:
-    """One predicate on lower-cased tokens, their lexicon classes and (when known) the label."""
-    kind = predicate.kind
-    if kind == "length":
-        return length_holds(predicate.length, len(lower))
-    if kind == "label":
-        return label is None or label in predicate.label
-    if kind == "lexicon":
-        return set_semantics(predicate.lexicon, classes)
-    if kind == "words":
-        return set_semantics(predicate.words, set(lower))
-    if kind == "phrases":
-        return phrases_hold(predicate.phrases, lower)
-    if kind == "starts_with":
-        return any(tuple(lower[: len(p)]) == p for p in map(lower_tokens, predicate.starts_with))
-    if kind == "ends_with":
-        return any(len(p) <= len(lower) and tuple(lower[len(lower) - len(p) :]) == p for p in map(lower_tokens, predicate.ends_with))
-    raise AssertionError(kind)
+    """One predicate on lower-cased tokens, their lexicon classes and (when known) the label.
+
+    The fields are tried in ``Predicate.kind`` order; exactly one is set.
+    """
+    if (length := predicate.length) is not None:
+        return length_holds(length, len(lower))
+    if (labels := predicate.label) is not None:
+        return label is None or label in labels
+    if (lexicon := predicate.lexicon) is not None:
+        return set_semantics(lexicon, classes)
+    if (words := predicate.words) is not None:
+        return set_semantics(words, set(lower))
+    if (phrases := predicate.phrases) is not None:
+        return phrases_hold(phrases, lower)
+    if (starts := predicate.starts_with) is not None:
+        return any(tuple(lower[: len(p)]) == p for p in map(lower_tokens, starts))
+    if (ends := predicate.ends_with) is not None:
+        n = len(lower)
+        return any(len(p) <= n and tuple(lower[n - len(p) :]) == p for p in map(lower_tokens, ends))
+    raise AssertionError(predicate.kind)
 
 
 def compile_predicate(predicate: Predicate) -> Callable[[Sequence[str], frozenset[str], str | None], bool]:
     """A fast closure for one predicate (kind dispatch and phrase tokenisation done once)."""
-    kind = predicate.kind
-    if kind == "label":
+    if (length := predicate.length) is not None:
+        return lambda lower, classes, label: length_holds(length, len(lower))
+    if predicate.label is not None:
         labels = frozenset(predicate.label)
         return lambda lower, classes, label: label is None or label in labels
-    if kind == "length":
-        bounds = predicate.length
-        return lambda lower, classes, label: length_holds(bounds, len(lower))
-    if kind == "lexicon":
-        spec = predicate.lexicon
+    if (spec := predicate.lexicon) is not None:
         return lambda lower, classes, label: set_semantics(spec, classes)
     return lambda lower, classes, label: predicate_holds(predicate, lower, classes, label)
 
@@ -114,7 +115,9 @@ def group_matches(group: SearchGroup, item) -> bool:
     return group_matcher(group)(item)
 
 
-def first_failing(group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = ()) -> Predicate | None:
+def first_failing(
+    group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = ()
+) -> Predicate | None:
     """The first predicate of ``group`` that fails on a text (label unknown), ignoring kinds in ``skip``."""
     for predicate in group.predicates:
         if predicate.kind in skip:

@@ -227,8 +227,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     counts["dropped_unmappable"] = len(texts) - len(pairs)
     from alict_core.hashing import hash_files
 
-    weights = sorted(p for p in source.iterdir() if p.suffix in (".safetensors", ".bin", ".json"))
-    name = _version_name(parent, hash_files(weights), exported["data_hash"], settings)
+    weight_files = sorted(p for p in source.iterdir() if p.suffix in (".safetensors", ".bin", ".json"))
+    name = _version_name(parent, hash_files(weight_files), exported["data_hash"], settings)
     if (version_dir(name) / VERSION_FILE).is_file():
         return name
     device = "cuda" if torch.cuda.is_available() else "cpu"
