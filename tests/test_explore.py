@@ -61,8 +61,8 @@ def run(tmp_path):
 
 def test_shipped_lcs_are_named_by_title_and_capability():
     info = lc_info("sentiment-lc05")
-    assert (info.capability, info.title) == ("Negation", "Negated positive should be negative")
-    assert info.label == "Negation · Negated positive should be negative"
+    assert (info.capability, info.title) == ("Negation", "Negated neutral should still be neutral")
+    assert info.label == "Negation · Negated neutral should still be neutral"
     assert lc_info("hate_speech-lc13").capability == "Counter speech"
     imported = lc_catalog(["checklist-neg-3"], {"checklist-neg-3": "Negation"})["checklist-neg-3"]
     assert (imported.title, imported.capability) == ("checklist-neg-3", "Negation")
@@ -82,8 +82,8 @@ def test_templates_and_inserted_words_from_case_meta():
 
 def test_explorer_frame_templates_inserted_words_filters_and_groups(run):
     frame = explorer_frame(run([Keyword("kw")]))
-    assert set(frame["lc_title"]) == {"Negated positive should be negative",
-                                      "Short sentences with neutral adjectives and nouns are neutral"}
+    assert set(frame["lc_title"]) == {"Negated neutral should still be neutral",
+                                      "Short sentences with neutral adjectives and nouns"}
     expansions = frame[frame["kind"] == "expansion"].set_index("case_id")
     assert expansions.loc["x1", "template"] == "negate_verb: is -> is not"  # inherited from the seed
     assert expansions.loc["x2", "inserted_word"] == "really" and expansions.loc["x2", "seed_text"] == "he is nice"

@@ -60,7 +60,7 @@ def test_junit_validates_and_fails_exactly_the_pairs_above_threshold(result, tmp
                 if rate > thresholds.get(lc, thresholds["*"])}
     assert total == 4 and failing == expected == {("strict", "sentiment-lc06"), ("strict", "sentiment-lc02")}
     text = path.read_text(encoding="utf-8")
-    assert "Negation of negative at the end should be positive or neutral [sentiment-lc06]" in text
+    assert "Negation of negative at the end, should be positive or neutral [sentiment-lc06]" in text
 
 
 def test_junit_without_thresholds_fails_nothing(result):
@@ -114,6 +114,6 @@ def test_html_report_names_lcs_by_capability_and_title(result):
     from alict_core.report import render_report
 
     page = render_report(result)
-    assert "Negation · Negation of negative at the end should be positive or neutral" in page
+    assert "Negation · Negation of negative at the end, should be positive or neutral" in page
     assert "<title>sentiment-lc06</title>" in page  # the id on hover
     assert page.index("Vocabulary · Short sentences") < page.index("Negation · Negation of negative")  # group order

@@ -151,7 +151,7 @@ def test_non_utf8_spec_files_are_one_clear_error(tmp_path: Path, data: bytes):
 
 @pytest.mark.parametrize("text,expected", [
     ("id: a\nid: b\n", "duplicate key 'id'"),
-    ("x: " + "[" * 5000 + "]" * 5000, "nested more than"),
+    ("x: " + "[" * 5000 + "]" * 5000, "nested deeper than"),
     ("a: &a [1]\n" + "\n".join(f"b{i}: *a" for i in range(100)), "aliases"),
     ("id: x\x1f\n", "U\\+001F is not allowed"),
 ], ids=["duplicate", "deep", "aliases", "control-character"])

@@ -25,7 +25,7 @@ def test_workspace_dir_follows_the_environment_and_defaults_under_the_cache(tmp_
 
 def test_builtin_specs_ship_inside_the_package():
     assert config.SPECS_DIR.parent == config.REPO_ROOT / "alict_core"
-    assert len(list((config.SPECS_DIR / "sentiment").glob("*.yaml"))) == 11
+    assert len(list((config.SPECS_DIR / "sentiment").glob("*.yaml"))) == 12
     assert len(list((config.SPECS_DIR / "hate_speech").glob("*.yaml"))) == 14
 
 

@@ -37,3 +37,22 @@ def get_nlp() -> Any:
             speed_up_pipeline(nlp)  # same output, tested in tests/test_fast_spacy.py
             _nlp = nlp
         return _nlp
+
+
+_dependency_nlp: Any = None
+
+
+def get_dependency_nlp() -> Any:
+    """The same spaCy model with its dependency parser (NLPLego's adjunct finder), once per process."""
+    global _dependency_nlp
+    with _lock:
+        if _dependency_nlp is None:
+            import spacy
+
+            try:
+                _dependency_nlp = spacy.load(SPACY_MODEL, exclude=["ner"])
+            except OSError as exc:
+                raise AlictError(
+                    f"spaCy model {SPACY_MODEL!r} is not installed; run `pip install -r requirements.txt`"
+                ) from exc
+        return _dependency_nlp

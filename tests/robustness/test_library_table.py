@@ -27,7 +27,7 @@ SPEC_BAD = [  # (YAML text or bytes, needles)
     ("a: " + "[" * 5000 + "]" * 5000, ["nested deeper than 32"]),
     ("a:\n" + "".join("  " * i + "b:\n" for i in range(1, 60)) + "  " * 60 + "c: 1\n", ["nested deeper"]),
     ("x: 1\n" * 60_000, ["over the spec size limit"]),
-    (BASE_SPEC.replace('starts_with: ["This is"', "starts_with: [" + ",".join("a" for _ in range(100_000))
+    (BASE_SPEC.replace('include: ["This is"', "include: [" + ",".join("a" for _ in range(100_000))
                        + ', "This is"', 1), ["more than 1,000 entries"]),
     ("words: [" + ", ".join(str(i) for i in range(2000)) + "]", ["more than 1,000 entries"]),
     ("- just\n- a list\n", ["must be a YAML mapping"]),
@@ -89,12 +89,13 @@ KNOWN = [f"sentiment-lc{i:02d}" for i in range(1, 12)] + ["sentiment-x01"]
 @pytest.mark.parametrize("value,expected", [("sentiment-lc04", "sentiment-lc04"), ("lc04", "sentiment-lc04"),
                                             ("LC4", "sentiment-lc04"), ("4", "sentiment-lc04"),
                                             ("04", "sentiment-lc04"),
-                                            (" lc11 ", "sentiment-lc11"), ("sentiment-x01", "sentiment-x01")])
+                                            (" lc11 ", "sentiment-lc11"), ("sentiment-x01", "sentiment-x01"),
+                                            ("x01", "sentiment-x01"), ("X1", "sentiment-x01")])
 def test_lc_id_forms_accepted(value, expected):
     assert parse_lc_id("sentiment", value, KNOWN) == expected
 
 
-@pytest.mark.parametrize("value", ["1.4", "-4", "4x", "hate_speech-lc04", "lc12", "x01", None, 4, "", "lc-4", "0x4"])
+@pytest.mark.parametrize("value", ["1.4", "-4", "4x", "hate_speech-lc04", "lc12", "x02", None, 4, "", "lc-4", "0x4"])
 def test_lc_id_forms_refused(value):
     with pytest.raises(SpecError, match="valid names: sentiment-lc01"):
         parse_lc_id("sentiment", value, KNOWN)
