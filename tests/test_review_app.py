@@ -57,7 +57,7 @@ def test_judge_five_with_keys_reload_and_resume(review_task):
     assert case_header(at).startswith("**Case 1 of 12**")
     shown = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "probabilit" not in shown.lower() and "predicted" not in shown.lower()  # no model output (no anchoring)
-    assert "**Negated neutral should still be neutral**" in [m.value for m in at.markdown]  # the LC's title
+    assert "**Negated negative should be positive or neutral**" in [m.value for m in at.markdown]  # the LC's title
     for n in range(5):
         item = store.items(task.id)[n]
         keys = ["relevance", "label"] + (["validity"] if item.kind == "expansion" else [])
