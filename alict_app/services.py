@@ -392,8 +392,9 @@ def model_ready(name: str) -> bool:
     if backend_tags("model", name).get("kind") != "embedded":
         return True
     try:
-        from alict_core.models.build import default_path
+        from alict_core import artefacts
 
-        return (Path(default_path()) / name / "head.npz").exists()
+        found = artefacts.locate("classifiers", check=False)
+        return found is not None and (found.path / name / "head.npz").exists()
     except Exception:  # noqa: BLE001 - unknown layout: let loading report the problem
         return True

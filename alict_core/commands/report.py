@@ -56,13 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
         metrics = suite_metrics(result.case_list)
     accuracies = None
-    try:
-        from alict_core.models.build import accuracies as built_accuracies
+    from alict_core.artefacts import classifier_accuracies
 
-        names = set(result.models)
-        accuracies = {k: v for k, v in built_accuracies().items() if k in names} or None
-    except Exception:
-        accuracies = None
+    names = set(result.models)
+    accuracies = {k: v for k, v in classifier_accuracies().items() if k in names} or None
     path = write_report(result, args.out, title=args.title, metrics=metrics, accuracies=accuracies)
     print(f"report written to {path}")
     if args.export:

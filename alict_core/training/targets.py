@@ -1,0 +1,54 @@
+"""Build targets by name: train one artefact of one profile safely into ``<root>/<profile>/<target>``."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from alict_core import artefacts
+from alict_core.training import profiles
+from alict_core.training.staging import build_lock, new_staging, publish, recover
+
+# target → module with ``train(out: Path, cfg: dict, progress, log) -> dict`` (imported lazily: torch)
+TRAINERS: dict[str, str] = {
+    "classifiers": "alict_core.training.classifiers",
+    "parser": "alict_core.training.parser",
+    "mlm": "alict_core.training.mlm",
+}
+ORDER = ("classifiers", "parser", "mlm")  # classifiers first: the app's pages need them soonest
+
+
+def build(target: str, profile: str = "quick", root: Path | str | None = None, *, wait: bool = True,
+          force: bool = True, progress: Callable[[int, int], None] | None = None,
+          log: Callable[[str], None] = print,
+          trainer: Callable[..., dict[str, Any]] | None = None) -> artefacts.Artefact:
+    """Train ``target`` with ``profile`` into ``<root>/<profile>/<target>`` and return the sealed artefact.
+
+    Holds the target's file lock throughout (``wait`` for a running build, else BuildLockedError); the
+    previous artefact stays in place until the new one is complete. With ``force=False`` an existing
+    artefact of that profile (perhaps just finished by the build we waited for) is kept.
+    ``trainer`` replaces the target's training function (tests).
+    """
+    target = artefacts.canonical(target)
+    cfg = profiles.settings(profile, target)
+    folder = artefacts.profile_dir(target, profile, root)
+    with build_lock(folder, wait=wait, log=log):
+        recover(folder)
+        if not force and artefacts.has_manifest(folder):
+            return artefacts.Artefact(target, profile, folder, artefacts.verify(folder, target))
+        train = trainer or importlib.import_module(TRAINERS[target]).train
+        staging = new_staging(folder)
+        log(f"== building {target} ({profile} profile) into {folder}")
+        info = train(staging, cfg, progress=progress, log=log)
+        manifest = publish(staging, folder, {"target": target, "profile": profile, "settings": cfg, **info})
+    log(f"== {target} built at {folder}")
+    return artefacts.Artefact(target, profile, folder, manifest)
+
+
+def missing(profile: str, root: Path | str | None = None) -> list[str]:
+    """Targets to build for ``build missing``: quick → those with no usable artefact of any profile
+    (legacy included); full → those with no full artefact."""
+    if profile == "full":
+        return [t for t in ORDER if not artefacts.has_manifest(artefacts.profile_dir(t, "full", root))]
+    return [t for t in ORDER if not artefacts.is_built(t, root)]
