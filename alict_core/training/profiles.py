@@ -18,7 +18,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         "parser": {"train_sentences": 32, "dev_sentences": 8, "test_sentences": 8, "max_len": 15, "steps": 6,
                    "batch_size": 8, "check_every": 3, "warmup_steps": 1, "d_model": 64, "num_layers": 1},
         "mlm": {"train_sentences": 400, "held_out_sentences": 60, "eval_sentences": 60, "steps": 4, "batch_size": 8,
-                "max_length": 32, "include_task_text": False},
+                "max_length": 32, "include_task_text": False, "top_layers": 1},
         "classifiers": {"train": 60, "dev": 30, "test": 30, "classic": False},
     },
     "quick": {
