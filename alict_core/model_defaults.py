@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -97,25 +98,28 @@ def hf_cache_dir() -> Path:
 
 
 def cached_snapshot(repo_id: str, cache_dir: Path | None = None) -> Path | None:
-    """The local snapshot folder of ``repo_id`` when it holds a config and weights, else None."""
-    from huggingface_hub import try_to_load_from_cache
-
-    config = try_to_load_from_cache(repo_id, "config.json", cache_dir=str(cache_dir or hf_cache_dir()))
-    if not isinstance(config, str):
+    """The local snapshot folder of ``repo_id`` (huggingface_hub's cache layout: ``refs/main`` names the
+    snapshot) when it holds a config and weights, else None."""
+    repo = (cache_dir or hf_cache_dir()) / f"models--{repo_id.replace('/', '--')}"
+    try:
+        commit = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
         return None
-    folder = Path(config).parent
+    folder = repo / "snapshots" / commit
+    if not (folder / "config.json").exists():
+        return None
     return folder if any((folder / name).exists() for name in WEIGHT_FILES) else None
 
 
 def benepar_model_dirs() -> list[Path]:
     """Folders where an installed ``benepar_en3`` may live: NLTK data paths (NLTK_DATA read now) + nltk's own."""
     roots = [Path(p).expanduser() for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
-    try:
-        import nltk.data
-
-        roots += [Path(p) for p in nltk.data.path]
-    except ImportError:
-        pass
+    if "nltk.data" in sys.modules:  # already imported: its list (may have been extended at run time)
+        roots += [Path(p) for p in sys.modules["nltk.data"].path]
+    else:  # nltk's default list, without importing nltk (seconds: it pulls in scipy)
+        roots += [Path.home() / "nltk_data", Path(sys.prefix) / "nltk_data", Path(sys.prefix) / "share" / "nltk_data",
+                  Path(sys.prefix) / "lib" / "nltk_data", Path("/usr/share/nltk_data"),
+                  Path("/usr/local/share/nltk_data"), Path("/usr/lib/nltk_data"), Path("/usr/local/lib/nltk_data")]
     return [root / "models" for root in dict.fromkeys(roots)]
 
 
