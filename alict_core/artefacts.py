@@ -255,3 +255,39 @@ def classifier_accuracies(root: Path | str | None = None) -> dict[str, dict[str,
     if found is None or not (found.path / "accuracy.json").exists():
         return {}
     return dict(read_json(found.path / "accuracy.json"))
+
+
+def progress_path(target: str, profile: str, root: Path | str | None = None) -> Path:
+    """The small JSON file a running build of ``target`` updates (step, total, ETA)."""
+    folder = profile_dir(target, profile, root)
+    return folder.parent / f".{folder.name}.progress.json"
+
+
+def build_progress(root: Path | str | None = None) -> list[dict[str, Any]]:
+    """Builds in progress (for the sidebar): target, profile, step, total, eta_seconds, pid, updated.
+
+    A progress file whose build process is gone (killed) is not reported.
+    """
+    rows: list[dict[str, Any]] = []
+    for profile in (*PROFILES, "micro"):
+        for target in TARGETS:
+            path = progress_path(target, profile, root)
+            try:
+                row = read_json(path)
+            except (OSError, ValueError):
+                continue
+            if row.get("state") == "running" and _alive(int(row.get("pid", 0))):
+                rows.append(row)
+    return rows
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

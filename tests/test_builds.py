@@ -212,3 +212,19 @@ def test_two_quick_builds_give_identical_figures(tmp_path, target):
     first = build(target, "quick", tmp_path / "a", log=lambda _: None)
     second = build(target, "quick", tmp_path / "b", log=lambda _: None)
     assert first.figures == second.figures and first.steps == second.steps
+
+
+def test_a_running_build_reports_its_progress(tmp_path):
+    seen: list[list[dict]] = []
+
+    def train(out, cfg, progress=None, log=print):
+        for step in (1, 2):
+            progress(step, 2)
+            seen.append(artefacts.build_progress(tmp_path))
+        (out / "meta.json").write_text("{}")
+        return {"steps": 2, "seed": cfg["seed"], "figures": {}}
+
+    build("mlm", "quick", tmp_path, trainer=train, log=lambda _: None)
+    assert seen[0][0]["target"] == "mlm" and seen[0][0]["profile"] == "quick" and seen[0][0]["total"] == 2
+    assert seen[-1][0]["step"] == 2 and seen[-1][0]["eta_seconds"] == 0
+    assert artefacts.build_progress(tmp_path) == []  # finished: nothing in progress

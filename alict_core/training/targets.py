@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import os
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 from alict_core import artefacts
+from alict_core.jsonl import write_json
 from alict_core.training import profiles
 from alict_core.training.staging import build_lock, new_staging, publish, recover
 
@@ -40,10 +43,45 @@ def build(target: str, profile: str = "quick", root: Path | str | None = None, *
         train = trainer or importlib.import_module(TRAINERS[target]).train
         staging = new_staging(folder)
         log(f"== building {target} ({profile} profile) into {folder}")
-        info = train(staging, cfg, progress=progress, log=log)
-        manifest = publish(staging, folder, {"target": target, "profile": profile, "settings": cfg, **info})
+        reporter = ProgressFile(artefacts.progress_path(target, profile, root), target, profile, progress)
+        try:
+            info = train(staging, cfg, progress=reporter, log=log)
+            manifest = publish(staging, folder, {"target": target, "profile": profile, "settings": cfg, **info})
+        finally:
+            reporter.close()
     log(f"== {target} built at {folder}")
     return artefacts.Artefact(target, profile, folder, manifest)
+
+
+class ProgressFile:
+    """Progress callback that also keeps ``<profile>/.<target>.progress.json`` current (at most every 2 s)."""
+
+    def __init__(self, path: Path, target: str, profile: str,
+                 forward: Callable[[int, int], None] | None = None) -> None:
+        self.path, self.forward = path, forward
+        self.started = time.time()
+        self.last = 0.0
+        self.row: dict[str, Any] = {"target": target, "profile": profile, "pid": os.getpid(), "state": "running",
+                                    "step": 0, "total": None, "eta_seconds": None, "started": self.started}
+        self._write()
+
+    def _write(self) -> None:
+        self.row["updated"] = time.time()
+        write_json(self.path, self.row)
+
+    def __call__(self, step: int, total: int) -> None:
+        if self.forward:
+            self.forward(step, total)
+        now = time.time()
+        if now - self.last < 2 and step < total:
+            return
+        self.last = now
+        rate = step / max(now - self.started, 1e-9)
+        self.row.update(step=step, total=total, eta_seconds=round((total - step) / rate) if rate > 0 else None)
+        self._write()
+
+    def close(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def missing(profile: str, root: Path | str | None = None) -> list[str]:
