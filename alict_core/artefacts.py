@@ -127,7 +127,8 @@ _VERIFY_LOCK = threading.Lock()
 
 
 def _identity(folder: Path) -> tuple:
-    return tuple((p.as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file())
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return tuple((p.as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
 
 
 def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
@@ -206,8 +207,9 @@ def is_built(target: str, root: Path | str | None = None) -> bool:
 def built_profile(target: str, profile: str, root: Path | str | None = None) -> Artefact | None:
     """The artefact of exactly ``profile`` (verified), or None."""
     folder = profile_dir(target, profile, root)
+    target = canonical(target)
     if profile == LEGACY:
-        return Artefact(canonical(target), LEGACY, folder, {}) if is_legacy_complete(canonical(target), folder) else None
+        return Artefact(target, LEGACY, folder, {}) if is_legacy_complete(target, folder) else None
     return Artefact(canonical(target), profile, folder, verify(folder, target)) if has_manifest(folder) else None
 
 

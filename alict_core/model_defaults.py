@@ -74,7 +74,8 @@ PREFERENCES: dict[str, tuple[Choice, ...]] = {
 }
 OFFLINE_TARGET = {"benepar-offline": "parser", "minilm-offline": "mlm", "minilm-sst": "classifiers",
                   "minilm-hatexplain": "classifiers"}
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json")
 
 
 # -- where things are ---------------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def resolve(role: str) -> dict[str, Any]:
     pin = os.environ.get(PIN_ENV[role], "").strip()
     if pin:
         return {"role": role, **_pinned(role, pin)}
-    skipped = []
+    skipped: list[dict[str, str]] = []
     for choice in PREFERENCES[role]:
         entry, why = _try(choice)
         if entry is not None:

@@ -172,7 +172,8 @@ def test_a_killed_build_leaves_the_previous_artefact_intact(tmp_path):
     assert (previous.path / "meta.json").read_text() == "old"
     # the killed build's lock is released and its staging folder is cleaned by the next build
     assert list((tmp_path / "quick").glob(".mlm.staging-*"))
-    rebuilt = build("mlm", "quick", tmp_path, wait=False, trainer=_fake_trainer({"meta.json": "new"}), log=lambda _: None)
+    rebuilt = build("mlm", "quick", tmp_path, wait=False, trainer=_fake_trainer({"meta.json": "new"}),
+                    log=lambda _: None)
     assert (rebuilt.path / "meta.json").read_text() == "new"
     assert not list((tmp_path / "quick").glob(".mlm.staging-*"))
 

@@ -36,7 +36,7 @@ def base_fingerprint() -> str:
 
 def load_base_mlm() -> tuple[Any, Any]:
     """BertForMaskedLM on the MiniLM weights with a fresh head, and its tokenizer (quietly)."""
-    from transformers import BertForMaskedLM, BertTokenizerFast
+    from transformers import BertForMaskedLM, BertTokenizerFast  # type: ignore[attr-defined]
     from transformers.utils import logging as hf_logging
 
     path = base_model_dir()

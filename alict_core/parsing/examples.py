@@ -24,7 +24,7 @@ class Example:
     def pos(self) -> list[tuple[str, str]]:
         if self.tree is not None:
             return self.tree.pos()
-        return [(w, t) for w, t in zip(self.leaves(), self.tags or ["UNK"] * len(self.words))]
+        return [(w, t) for w, t in zip(self.leaves(), self.tags or ["UNK"] * len(self.words), strict=True)]
 
 
 def example_from_tokens(tokens: list[str], tree: nltk.Tree | None = None) -> Example:
@@ -44,7 +44,7 @@ def parse_examples(parser: Any, examples: list[Example], batch_tokens: int = 600
     """Parse Examples with a benepar ChartParser; output trees have a TOP root and predicted POS tags."""
     outputs = parser.parse(examples, return_compressed=True, subbatch_max_tokens=batch_tokens)
     trees = []
-    for example, output in zip(examples, outputs):
+    for example, output in zip(examples, outputs, strict=True):
         leaves = list(example.escaped or example.words)
         trees.append(output.to_tree(leaves, parser.decoder.label_from_index, parser.tag_from_index))
     return trees

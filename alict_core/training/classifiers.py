@@ -110,7 +110,8 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     write_json(out / "accuracy.json", report)
     figures = {name: {"task": row["task"], **{k: row[k] for k in ("dev", "test", "error") if k in row}}
                for name, row in report.items()}
-    return {"steps": None, "seed": seed, "figures": figures, "inputs": {"encoder": encoder.fingerprint, "settings": cfg}}
+    return {"steps": None, "seed": seed, "figures": figures,
+            "inputs": {"encoder": encoder.fingerprint, "settings": cfg}}
 
 
 def evaluate_classic(n_test: int | None, seed: int, log: Callable[[str], None] = print) -> dict[str, dict]:

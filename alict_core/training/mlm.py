@@ -80,7 +80,8 @@ def corpus_sentences(include_task_text: bool = True) -> list[str]:
 
 def split_held_out(sentences: list[str], fraction: float = HELD_OUT_FRACTION) -> tuple[list[str], list[str]]:
     """Deterministic train / held-out split by a hash of the sentence text."""
-    train, held = [], []
+    train: list[str] = []
+    held: list[str] = []
     for sentence in sentences:
         bucket = int(hash_json(sentence, 8), 16) / 16**8
         (held if bucket < fraction else train).append(sentence)
@@ -163,7 +164,7 @@ def length_bucketed_batches(train: list[str], tokenizer: Any, batch_size: int, s
         for start in range(0, len(order), batch_size * pool_batches):
             pool = order[start:start + batch_size * pool_batches]
             lengths = [len(ids) for ids in tokenizer(pool, add_special_tokens=False)["input_ids"]]
-            ranked = [s for _, s in sorted(zip(lengths, pool), key=lambda pair: pair[0])]
+            ranked = [s for _, s in sorted(zip(lengths, pool, strict=True), key=lambda pair: pair[0])]
             chunk = [ranked[i:i + batch_size] for i in range(0, len(ranked), batch_size)]
             random.Random(seed + epoch * 100_003 + start).shuffle(chunk)
             yield from (batch for batch in chunk if len(batch) == batch_size)
@@ -207,7 +208,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     bar = tqdm(total=steps, desc="mlm", unit="step", disable=None)
     for step in range(steps):
         scale = (step + 1) / warmup if step < warmup else max(0.02, 0.5 * (1 + math.cos(math.pi * step / steps)))
-        for group, lr in zip(optimiser.param_groups, (HEAD_LR, BODY_LR)):
+        for group, lr in zip(optimiser.param_groups, (HEAD_LR, BODY_LR), strict=True):
             group["lr"] = lr * scale
         ids, attn, pos, targets = mask_batch(tokenizer, next(batches), rng, max_length)
         loss = torch.nn.functional.cross_entropy(masked_head_logits(model, ids, attn, pos), targets)

@@ -147,9 +147,12 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     random.seed(seed)
     np.random.seed(seed)
     train_trees = _slice(treebank.load_split("train"), cfg["train_sentences"], cfg["max_len"])
-    dev_trees = _slice(treebank.load_split("dev"), cfg["dev_sentences"], cfg["max_len"] if cfg["dev_sentences"] else 10**6)
-    test_trees = _slice(treebank.load_split("test"), cfg["test_sentences"], cfg["max_len"] if cfg["test_sentences"] else 10**6)
-    hparams = {**HPARAMS, **{k: cfg[k] for k in ("d_model", "num_layers") if k in cfg}}
+    # dev / test: every sentence unless the profile takes a slice (then of short ones)
+    dev_trees = _slice(treebank.load_split("dev"), cfg["dev_sentences"],
+                       cfg["max_len"] if cfg["dev_sentences"] else 10**6)
+    test_trees = _slice(treebank.load_split("test"), cfg["test_sentences"],
+                        cfg["max_len"] if cfg["test_sentences"] else 10**6)
+    hparams: dict[str, Any] = {**HPARAMS, **{k: cfg[k] for k in ("d_model", "num_layers") if k in cfg}}
     parser = _make_parser(train_trees, hparams, seed)
     head_params = [p for p in parser.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(head_params, lr=HEAD_LR, betas=(0.9, 0.98), eps=1e-9)
