@@ -76,6 +76,7 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         return
     if not rows:
         print("no model artefact is built; run `alict build missing --profile quick`")
+        print_defaults()
         return
     in_use = {t: (found.profile if (found := artefacts.locate(t, out, check=False)) else None)
               for t in artefacts.TARGETS}
@@ -88,3 +89,14 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         print(f"{mark}{row['target']:<11} {row['profile']:<7} steps {steps!s:<6} "
               f"{_figures_text(row['target'], row['figures'])}")
     print("(* = used at run time; legacy = built by the earlier time-capped scripts, no manifest)")
+    print_defaults()
+
+
+def print_defaults() -> None:
+    """Which model each role resolves to (the paper's when available, else the offline substitute)."""
+    from alict_core.model_defaults import resolved_defaults
+
+    print("default models:")
+    for role, entry in resolved_defaults().items():
+        where = entry.get("profile") or entry.get("path") or entry.get("why") or ""
+        print(f"  {role:<23} {entry['name']}  [{entry['source']}{'; ' + str(where) if where else ''}]")
