@@ -22,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "usable artefact, for the full profile: without a full one)")
     parser.add_argument("--profile", choices=("quick", "full", "micro"), default="quick",
                         help="build profile (default quick; micro is for unit tests only)")
+    parser.add_argument("--quick", action="store_const", dest="profile", const="quick",
+                        help=argparse.SUPPRESS)  # older spelling of --profile quick (the app's Build now)
     parser.add_argument("--out", default=None, help="models folder (default: the cache's models folder)")
     parser.add_argument("--no-wait", action="store_true",
                         help="exit with a message instead of waiting when another build holds the target's lock")
