@@ -22,6 +22,7 @@ from alict_core.errors import DataNotFoundError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import write_json
 from alict_core.mlm.minilm import META_FILE, WEIGHTS_FILE, base_fingerprint, load_base_mlm, masked_head_logits
+from alict_core.training.profiles import progress_interval
 
 ZIP_NAMES = ("brown", "movie_reviews", "sentence_polarity", "subjectivity", "webtext")
 MASK_RATE = 0.2  # training
@@ -205,7 +206,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     warmup = max(1, min(100, steps // 10))
     losses: list[float] = []
     batches = length_bucketed_batches(train_set, tokenizer, batch_size, seed)
-    bar = tqdm(total=steps, desc="mlm", unit="step", disable=None)
+    bar = tqdm(total=steps, desc="mlm", unit="step", mininterval=progress_interval())
     for step in range(steps):
         scale = (step + 1) / warmup if step < warmup else max(0.02, 0.5 * (1 + math.cos(math.pi * step / steps)))
         for group, lr in zip(optimiser.param_groups, (HEAD_LR, BODY_LR), strict=True):

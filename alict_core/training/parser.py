@@ -23,6 +23,7 @@ from alict_core.jsonl import write_json
 from alict_core.parsing import compat, treebank
 from alict_core.parsing.evalb import evalb
 from alict_core.parsing.examples import Example, examples_from_trees, parse_examples
+from alict_core.training.profiles import progress_interval
 
 MODEL_FILE = "benepar_model.bin"
 METRICS_FILE = "metrics.json"
@@ -168,7 +169,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     best = {"dev": -1.0, "step": 0}
     lr_scale, bad_checks, step = 1.0, 0, 0
     batches_per_epoch = max(1, len(examples) // batch_size)
-    bar = tqdm(total=steps, desc="parser", unit="step", disable=None)
+    bar = tqdm(total=steps, desc="parser", unit="step", mininterval=progress_interval())
 
     def check_dev() -> None:
         nonlocal lr_scale, bad_checks

@@ -8,6 +8,7 @@ fixed seed, data order and thread count, so a profile gives the same artefact an
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 SEED = 13
@@ -48,3 +49,8 @@ def settings(profile: str, target: str) -> dict[str, Any]:
 
         raise AlictError(f"unknown build profile {profile!r}; choose one of {', '.join(PROFILES)}")
     return {"seed": SEED, "threads": THREADS, **PROFILES[profile][target]}
+
+
+def progress_interval() -> float:
+    """Seconds between progress-bar refreshes: live on a terminal, every 30 s into a log file."""
+    return 0.5 if sys.stderr.isatty() else 30.0

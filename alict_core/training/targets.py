@@ -61,6 +61,7 @@ class ProgressFile:
         self.path, self.forward = path, forward
         self.started = time.time()
         self.last = 0.0
+        self.first: tuple[int, float] | None = None
         self.row: dict[str, Any] = {"target": target, "profile": profile, "pid": os.getpid(), "state": "running",
                                     "step": 0, "total": None, "eta_seconds": None, "started": self.started}
         self._write()
@@ -73,11 +74,14 @@ class ProgressFile:
         if self.forward:
             self.forward(step, total)
         now = time.time()
+        if self.first is None:  # the rate counts from the first step (data loading is not a step)
+            self.first = (step, now)
         if now - self.last < 2 and step < total:
             return
         self.last = now
-        rate = step / max(now - self.started, 1e-9)
-        self.row.update(step=step, total=total, eta_seconds=round((total - step) / rate) if rate > 0 else None)
+        done, elapsed = step - self.first[0], now - self.first[1]
+        eta = 0 if step >= total else (round((total - step) * elapsed / done) if done > 0 else None)
+        self.row.update(step=step, total=total, eta_seconds=eta)
         self._write()
 
     def close(self) -> None:
