@@ -219,7 +219,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
         optimiser.step()
         losses.append(float(loss.detach()))
         bar.update(1)
-        bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
         if progress:
             progress(step + 1, steps)
     bar.close()

@@ -205,7 +205,7 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
             optimizer.step()
             step += 1
             bar.update(1)
-            bar.set_postfix(loss=f"{float(loss.detach()):.3f}", epoch=epoch)
+            bar.set_postfix(loss=f"{float(loss.detach()):.3f}", epoch=epoch, refresh=False)
             if progress:
                 progress(step, steps)
             if step % cfg["check_every"] == 0 or step == steps:
