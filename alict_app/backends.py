@@ -137,9 +137,10 @@ def model_ready(name: str) -> bool:
     """False when a registered model needs an offline build that is missing (embedded heads); else True."""
     if backend_tags("model", name).get("kind") != "embedded":
         return True
-    from alict_core.config import models_dir
+    from alict_core import artefacts
 
-    return (models_dir() / "classifiers" / name / "head.npz").exists()
+    found = artefacts.locate("classifiers", check=False)
+    return found is not None and (found.path / name / "head.npz").exists()
 
 
 # ---------------------------------------------------------------- build status (sidebar)

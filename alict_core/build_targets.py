@@ -1,32 +1,29 @@
-"""Offline model artefacts the project builds itself, by name (lazy imports keep start-up fast).
+"""Build status by target name, for status probes (the app's sidebar); the builders live in ``training``.
 
-Each target names ``module:function``; the function has the signature
-``build(out_dir: Path | None = None, quick: bool = False, max_minutes: float | None = None) -> Path``
-and the module also offers ``is_built() -> bool`` and ``default_path() -> Path``.
+Kept for callers of the old API: ``target_module(name).is_built()`` / ``.default_path()``. New code
+should use ``alict_core.artefacts`` directly.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Callable
+import types
+from pathlib import Path
 
-BUILD_TARGETS: dict[str, str] = {
-    "parser": "alict_core.parsing.build",
-    "mlm": "alict_core.mlm.build",
-    "models": "alict_core.models.build",
-}
+from alict_core import artefacts
+
+BUILD_TARGETS: dict[str, str] = {"parser": "parser", "mlm": "mlm", "models": "classifiers"}
 
 
-def target_module(name: str) -> Any:
-    return importlib.import_module(BUILD_TARGETS[name])
+def target_module(name: str) -> types.SimpleNamespace:
+    """An object with ``is_built()`` and ``default_path()`` (the folder in use, else the quick one)."""
+    target = artefacts.canonical(name)
 
+    def default_path() -> Path:
+        found = artefacts.locate(target, check=False)
+        return found.path if found else artefacts.profile_dir(target, "quick")
 
-def builder(name: str) -> Callable[..., Any]:
-    return target_module(name).build
+    return types.SimpleNamespace(is_built=lambda: artefacts.is_built(target), default_path=default_path)
 
 
 def is_built(name: str) -> bool:
-    try:
-        return bool(target_module(name).is_built())
-    except ImportError:
-        return False
+    return artefacts.is_built(name)

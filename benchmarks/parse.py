@@ -51,12 +51,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(opts.threads)
-    from alict_core.parsing import build
+    from alict_core import artefacts
     from alict_core.parsing.benepar_backend import BeneparParser
 
-    model = Path(opts.model) if opts.model else build.default_path()
-    if not build.is_built(model):
-        raise SystemExit(f"no parser at {model}: run `python -m alict_core build parser`")
+    model = Path(opts.model) if opts.model else artefacts.require("parser").path
     sentences = sst_sentences(opts.sentences)
     words = sum(len(s) for s in sentences)
     print(f"{len(sentences)} SST dev sentences, {words / len(sentences):.1f} tokens on average, {opts.threads} threads")

@@ -58,10 +58,10 @@ def main() -> None:
 
     from alict_core.data.sst import load_sst_sentences
     from alict_core.models import get_model
-    from alict_core.models.build import is_built
+    from alict_core.artefacts import is_built
     from alict_core.runner import build_cases, run_suite
 
-    name = args.model or ("minilm-sst" if is_built() else "vader")
+    name = args.model or ("minilm-sst" if is_built("classifiers") else "vader")
     model = get_model(name)
     texts = list(dict.fromkeys(r.text for r in load_sst_sentences(("test", "dev"))))[: args.n]
     seeds = [{"id": f"s{i}", "lc_id": f"LC{i % 5}", "text": t, "test_type": "MFT",

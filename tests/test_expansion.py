@@ -355,9 +355,9 @@ def test_expand_with_tiny_hf_masked_lm(tmp_path):
 
 @pytest.mark.slow
 def test_expand_real_seeds_with_offline_models(tmp_path):
-    from alict_core.mlm.build import is_built
+    from alict_core.artefacts import is_built
 
-    if not is_built():
+    if not is_built("mlm"):
         pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")
     parsing = pytest.importorskip("alict_core.parsing", reason="parser package (#3 part A) not available")
     pytest.importorskip("alict_core.grammar", reason="grammar package (#3 part A) not available")

@@ -11,7 +11,8 @@ transformers = pytest.importorskip("transformers")
 
 from alict_core.errors import ArtefactMissingError, ModelError  # noqa: E402
 from alict_core.mlm import SUGGESTERS, Suggester, get_suggester, menu_names  # noqa: E402
-from alict_core.mlm import build as mlm_build  # noqa: E402
+from alict_core.mlm import minilm  # noqa: E402
+from alict_core.training import mlm as mlm_training  # noqa: E402
 from alict_core.mlm.suggesters import head_at_positions, load_hf_suggester, token_word, whole_word_ids  # noqa: E402
 
 WORDS = ["the", "a", "movie", "film", "was", "is", "good", "bad", "great", "and", "i", "loved", "it", "very", "plot",
@@ -142,47 +143,38 @@ def test_minilm_suggester_says_how_to_build_when_missing(tmp_path):
 
 
 def test_corpus_split_is_deterministic_and_disjoint():
-    sentences = mlm_build.corpus_sentences(include_task_text=False)
+    sentences = mlm_training.corpus_sentences(include_task_text=False)
     assert len(sentences) > 100_000
-    train, held = mlm_build.split_held_out(sentences)
+    train, held = mlm_training.split_held_out(sentences)
     assert not set(train) & set(held)
     assert 0.01 < len(held) / len(sentences) < 0.03
-    assert mlm_build.split_held_out(sentences[:500]) == mlm_build.split_held_out(sentences[:500])
+    assert mlm_training.split_held_out(sentences[:500]) == mlm_training.split_held_out(sentences[:500])
     assert not any("/" in s.split()[0] and s.split()[0].endswith("/at") for s in sentences[:2000])  # brown tags gone
 
 
-def test_build_quick_trains_saves_small_delta_and_loads(tmp_path):
-    path = mlm_build.build(out_dir=tmp_path / "mlm", quick=True)
-    assert path == tmp_path / "mlm" and mlm_build.is_built(path)
+def test_micro_build_trains_saves_small_delta_and_loads(tmp_path):
+    from alict_core import artefacts
     from alict_core.jsonl import read_json
+    from alict_core.training.targets import build
 
+    artefact = build("mlm", "micro", tmp_path, log=lambda _: None)
+    path = artefact.path
+    assert path == tmp_path / "micro" / "mlm" and artefacts.verify(path, "mlm")["steps"] == 4
     meta = read_json(path / "meta.json")
-    assert meta["quick"] and meta["steps"] >= 1
-    before, after = meta["held_out_before"], meta["held_out"]
-    assert after["top1"] > before["top1"] and after["top10"] >= before["top10"]  # a few steps already help
-    base_size = (mlm_build.base_model_dir() / "model.safetensors").stat().st_size
-    assert meta["size_bytes"] < 0.3 * base_size  # head + fp16 encoder layers, not the embeddings / whole model
+    assert meta["steps"] == 4 and artefact.figures == {"top1": meta["held_out"]["top1"], "top10": meta["held_out"]["top10"]}
+    assert 0.0 <= meta["held_out"]["top1"] <= meta["held_out"]["top10"] <= 1.0
+    base_size = (minilm.base_model_dir() / "model.safetensors").stat().st_size
+    assert (path / "mlm_delta.safetensors").stat().st_size < 0.3 * base_size  # head + fp16 layers, not the whole model
     suggester = SUGGESTERS.create("minilm-offline", path=path)
     (slots,) = suggester.suggest(["the movie was [MASK] ."], top_k=10)
     assert len(slots[0]) == 10 and all(not w.startswith("##") and w.isalpha() for w, _ in slots[0])
 
 
-def test_build_again_resumes_from_the_saved_head_and_optimiser(tmp_path):
-    first = mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=4)
-    from alict_core.jsonl import read_json
-
-    assert (tmp_path / "mlm.train_state.pt").exists()
-    assert read_json(first / "meta.json")["steps"] == 4
-    mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=3)
-    meta = read_json(first / "meta.json")
-    assert meta["resumed"] and meta["steps"] == 7 and meta["steps_this_run"] == 3
-    mlm_build.build(out_dir=tmp_path / "mlm", quick=True, steps=2, resume=False)
-    assert read_json(first / "meta.json")["steps"] == 2
-
-
 @pytest.mark.slow
 def test_built_minilm_head_fills_sentiment_slot():
-    if not mlm_build.is_built():
+    from alict_core.artefacts import is_built
+
+    if not is_built("mlm"):
         pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")
     suggester = get_suggester("minilm-offline")
     (slots,) = suggester.suggest(["the movie was [MASK] and i loved it ."], top_k=10)

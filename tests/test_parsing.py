@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import nltk
 import pytest
 
+from alict_core.artefacts import is_built
 from alict_core.errors import AlictError, ArtefactMissingError
 from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions
-from alict_core.parsing import build as parser_build
 from alict_core.parsing import treebank
 from alict_core.parsing.benepar_backend import BeneparParser, ParseCache
 from alict_core.parsing.evalb import evalb
@@ -102,7 +101,9 @@ def test_transformers_compat_gives_special_token_wrapping():
     from alict_core.parsing import compat
 
     compat.ensure()
-    tokenizer = AutoTokenizer.from_pretrained(parser_build.minilm_path())
+    from alict_core.models.encoder import encoder_path
+
+    tokenizer = AutoTokenizer.from_pretrained(encoder_path())
     assert tokenizer.build_inputs_with_special_tokens([7]) == [tokenizer.cls_token_id, 7, tokenizer.sep_token_id]
 
 
@@ -111,7 +112,7 @@ def test_registry_and_missing_model_message(tmp_path, monkeypatch):
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path))
     clear_loaded()
     assert "benepar-offline" in PARSERS.names()
-    with pytest.raises(ArtefactMissingError, match="python -m alict_core build parser"):
+    with pytest.raises(ArtefactMissingError, match="alict build parser"):
         get_parser("benepar-offline")
     with pytest.raises(AlictError, match="unknown parser"):
         get_parser("no-such-parser")
@@ -121,24 +122,31 @@ def test_registry_and_missing_model_message(tmp_path, monkeypatch):
 # -- quick build (tiny slice) -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def quick_cache(tmp_path_factory):
+    """A micro-profile parser (seconds of training) built into a temporary cache."""
+    from alict_core.training.targets import build
+
     root = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ALICT_CACHE_DIR", str(root))
-        path = parser_build.build(quick=True, max_minutes=4)
-    return root, path
+    artefact = build("parser", "micro", root / "models", log=lambda _: None)
+    return root, artefact.path
 
 
 @pytest.mark.slow
-def test_quick_build_writes_a_benepar_model(quick_cache):
+def test_micro_build_writes_a_benepar_model(quick_cache):
+    from alict_core import artefacts
+    from alict_core.training import parser as parser_training
+    from alict_core.training.profiles import settings
+
     root, path = quick_cache
-    assert path == root / "models" / "parser"
-    assert parser_build.is_built(path)
+    assert path == root / "models" / "micro" / "parser"
+    manifest = artefacts.verify(path, "parser")
+    assert manifest["profile"] == "micro" and manifest["steps"] == settings("micro", "parser")["steps"]
+    assert set(manifest["files"]) >= {"benepar_model.bin", "config.json", "metrics.json"}
     from alict_core.jsonl import read_json
 
     metrics = read_json(path / "metrics.json")
-    assert metrics["quick"] is True and metrics["partial"] is False
-    assert 0.0 <= metrics["test"]["labelled_f1"] <= 1.0 and metrics["n_train"] == parser_build.QUICK["train_sentences"]
-    assert metrics["history"] and metrics["model_mb"] > 1
+    cfg = settings("micro", "parser")
+    assert 0.0 <= metrics["test"]["labelled_f1"] <= 1.0 and metrics["n_train"] == cfg["train_sentences"]
+    assert metrics["history"] and manifest["figures"]["test_f1"] == round(metrics["test"]["labelled_f1"], 4)
     # benepar's own loader reads the saved directory
     import benepar
 
@@ -150,10 +158,9 @@ def test_quick_build_writes_a_benepar_model(quick_cache):
     # dev F1 measured with cached encoder features during training == with the real encoder
     from benepar.parse_chart import ChartParser
 
-    dev = [t for t in treebank.load_split("dev") if len(t.leaves()) <= parser_build.QUICK["max_len"]]
-    dev = dev[: parser_build.QUICK["dev_sentences"]]
+    dev = [t for t in treebank.load_split("dev") if len(t.leaves()) <= cfg["max_len"]][: cfg["dev_sentences"]]
     model = ChartParser.from_trained(str(path))
-    assert parser_build.evaluate(model, dev)["labelled_f1"] == pytest.approx(metrics["dev"]["labelled_f1"], abs=1e-4)
+    assert parser_training.evaluate(model, dev)["labelled_f1"] == pytest.approx(metrics["dev"]["labelled_f1"], abs=1e-4)
 
 
 @pytest.mark.slow
@@ -178,6 +185,7 @@ def test_quick_model_parse_batch_caches_and_reports_progress(quick_cache, tmp_pa
 def test_cli_parse_prints_tree_and_productions(quick_cache, monkeypatch, capsys):
     root, _ = quick_cache
     monkeypatch.setenv("ALICT_CACHE_DIR", str(root))
+    monkeypatch.setenv("ALICT_MODEL_PROFILE", "micro")
     clear_loaded()
     from alict_core.cli import main
 
@@ -190,7 +198,7 @@ def test_cli_parse_prints_tree_and_productions(quick_cache, monkeypatch, capsys)
 # -- the real offline model --------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.skipif(
-    not parser_build.is_built() or bool(os.environ.get("ALICT_CACHE_DIR")),
+    not is_built("parser") or bool(os.environ.get("ALICT_CACHE_DIR")),
     reason="the offline parser is not built: run `python -m alict_core build parser`",
 )
 def test_real_offline_parser_on_real_sentences():

@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = suite_metrics(result.case_list)
     accuracies = None
     try:
-        from alict_core.models.build import accuracies as built_accuracies
+        from alict_core.artefacts import classifier_accuracies
 
         names = set(result.models)
-        accuracies = {k: v for k, v in built_accuracies().items() if k in names} or None
+        accuracies = {k: v for k, v in classifier_accuracies().items() if k in names} or None
     except (ImportError, AlictError, OSError, ValueError) as exc:  # optional column: said, not hidden
         print(f"note: test-set accuracies left out of the report ({exc})", file=sys.stderr)
         accuracies = None

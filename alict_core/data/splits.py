@@ -1,16 +1,14 @@
-"""The labelled corpus of a task as official train / dev / test splits of (texts, labels)."""
+"""Train / dev / test texts and labels of each task's labelled corpus (SST, HateXplain)."""
 
 from __future__ import annotations
 
-SPLIT_NAMES = ("train", "dev", "test")
-
 
 def task_splits(task: str) -> dict[str, tuple[list[str], list[str]]]:
-    """{split: (texts, labels)} for SST sentences (sentiment) or HateXplain posts (hate speech)."""
+    """{split: (texts, labels)} for train/dev/test of a task's labelled corpus."""
     if task == "sentiment":
         from alict_core.data.sst import load_sst_sentences
 
-        rows = load_sst_sentences(SPLIT_NAMES)
+        rows = load_sst_sentences(("train", "dev", "test"))
     elif task == "hate_speech":
         from alict_core.data.hatexplain import load_hatexplain
 
@@ -19,7 +17,7 @@ def task_splits(task: str) -> dict[str, tuple[list[str], list[str]]]:
         from alict_core.errors import AlictError
 
         raise AlictError(f"unknown task {task!r}; tasks: sentiment, hate_speech")
-    out: dict[str, tuple[list[str], list[str]]] = {s: ([], []) for s in SPLIT_NAMES}
+    out: dict[str, tuple[list[str], list[str]]] = {s: ([], []) for s in ("train", "dev", "test")}
     for row in rows:
         out[row.split][0].append(row.text)
         out[row.split][1].append(row.label)

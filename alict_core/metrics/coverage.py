@@ -96,7 +96,7 @@ def training_split_bounds(model: Any, task: str, n: int = 300, seed: int = 0,
     """Bounds from ``n`` texts sampled (seeded) from the task's training split (SST / HateXplain train)."""
     import random
 
-    from alict_core.models.build import task_splits
+    from alict_core.data.splits import task_splits
 
     texts = task_splits(task)["train"][0]
     sample = random.Random(seed).sample(texts, min(n, len(texts)))

@@ -216,11 +216,12 @@ def _hf_fingerprint(model: str, path: Path) -> str:
 
 
 def load_minilm_suggester(path: str | Path | None = None, *, batch_size: int = 32) -> HFMaskedLMSuggester:
-    """The embedded default: MiniLM-L6 with the MLM head built by ``python -m alict_core build mlm``."""
+    """The embedded default: MiniLM-L6 with the MLM head built by ``alict build mlm``."""
+    from alict_core import artefacts
     from alict_core.jsonl import read_json
-    from alict_core.mlm.build import WEIGHTS_FILE, default_path, load_trained_mlm
+    from alict_core.mlm.minilm import WEIGHTS_FILE, load_trained_mlm
 
-    folder = Path(path) if path else default_path()
+    folder = Path(path) if path else artefacts.require("mlm").path
     model, tokenizer = load_trained_mlm(folder)
     meta = read_json(folder / "meta.json")
     fingerprint = hash_json({"minilm": hash_files([folder / WEIGHTS_FILE]), "base": meta.get("base_fingerprint")})

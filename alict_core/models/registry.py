@@ -34,10 +34,10 @@ def _embedded(name: str):
     def factory(head_dir: str | None = None, **_: Any) -> Model:
         from pathlib import Path
 
-        from alict_core.models.build import default_path
+        from alict_core import artefacts
         from alict_core.models.embedded import EmbeddingHeadModel
 
-        return EmbeddingHeadModel(name, Path(head_dir) if head_dir else default_path() / name)
+        return EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)
 
     return factory
 

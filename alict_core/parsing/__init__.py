@@ -39,14 +39,12 @@ _LOADED: LoadOnceCache[Parser] = LoadOnceCache("parsers", max_entries=4)
 
 
 def _offline_parser(path: str | Path | None = None) -> Parser:
-    from alict_core.parsing import build
+    from alict_core import artefacts
     from alict_core.parsing.benepar_backend import BeneparParser
 
-    model_dir = Path(path) if path else build.default_path()
-    if not build.is_built(model_dir):
-        raise ArtefactMissingError(
-            f"the offline parser is not built (looked in {model_dir}); run `python -m alict_core build parser`"
-        )
+    model_dir = Path(path) if path else artefacts.require("parser").path
+    if not (model_dir / "benepar_model.bin").exists():
+        raise ArtefactMissingError(f"no offline parser in {model_dir}; fix: `alict build parser --profile quick`")
     return BeneparParser(DEFAULT_PARSER, model_dir)
 
 

@@ -96,7 +96,7 @@ class BeneparParser:
 
     # -- network ------------------------------------------------------------------------------
     def _parse_uncached(self, token_lists: list[list[str]]) -> list[nltk.Tree]:
-        from alict_core.parsing.build import example_from_tokens, parse_examples
+        from alict_core.parsing.examples import example_from_tokens, parse_examples
 
         out: list[nltk.Tree | None] = [None] * len(token_lists)
         todo = [(i, toks) for i, toks in enumerate(token_lists) if toks and len(toks) <= MAX_WORDS]

@@ -1,1 +1,5 @@
-"""Training and conversion code: imported only by the `build` and `harden train` commands, never at runtime."""
+"""Everything that trains or converts a model (parser, MLM head, classifiers); imported only by ``build``.
+
+Runtime code reads the artefacts written here through ``alict_core.artefacts`` and never imports
+this package (a test checks it).
+"""
