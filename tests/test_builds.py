@@ -43,21 +43,6 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_no_runtime_module_imports_training_code():
-    offenders = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
-        if module.startswith("alict_core.training") or module in MAY_IMPORT_TRAINING:
-            continue
-        bad = sorted(name for name in _imports(path) if name.startswith("alict_core.training"))
-        if bad:
-            offenders.append(f"{module} imports {bad}")
-    assert not offenders, offenders
-    app = PACKAGE.parent / "alict_app"
-    for path in sorted(app.rglob("*.py")) if app.is_dir() else []:
-        assert not any(n.startswith("alict_core.training") for n in _imports(path)), path
-
-
 def _fake_trainer(files: dict[str, str], steps: int = 3, figures: dict | None = None, pause: float = 0.0):
     def train(out: Path, cfg: dict, progress=None, log=print) -> dict:
         for rel, text in files.items():
