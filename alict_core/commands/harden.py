@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from alict_core.cliargs import float_range, int_range
 from alict_core.errors import AlictError
 
 
@@ -45,7 +46,7 @@ def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lcs", required=True, help="comma-separated LC ids of the run to train on (e.g. lc05,lc07)")
     p.add_argument("--out", required=True, help="output folder (created whole, atomically)")
     p.add_argument("--split", default="8:1:1", help="train:validation:test shares of seeds (default 8:1:1)")
-    p.add_argument("--seed", type=int, default=13, help="seed of the split and of training")
+    p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=13, help="seed of the split and of training")
     p.add_argument("--formats", default="jsonl,csv,hf", help="any of jsonl,csv,hf")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out folder")
 
@@ -55,14 +56,14 @@ def _train_args(p: argparse.ArgumentParser) -> None:
                    "hf (with --hf-dir)")
     p.add_argument("--hf-dir", default=None, help="local Hugging Face model folder (when --model is a HF model)")
     p.add_argument("--task", choices=["sentiment", "hate_speech"], default=None, help="task of a HF model")
-    p.add_argument("--lc-share", type=float, default=None, help="share of LC cases in the training mix (default: all)")
-    p.add_argument("--max-original", type=int, default=None, help="cap on original training texts")
-    p.add_argument("--max-steps", type=int, default=500, help="step cap for HF fine-tuning (default 500)")
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--learning-rate", type=float, default=2e-5)
+    p.add_argument("--lc-share", type=float_range(0.01, 0.99), default=None, help="share of LC cases in the training mix (default: all)")
+    p.add_argument("--max-original", type=int_range(1, 10**9), default=None, help="cap on original training texts")
+    p.add_argument("--max-steps", type=int_range(1, 10**7), default=500, help="step cap for HF fine-tuning (default 500)")
+    p.add_argument("--epochs", type=int_range(1, 100), default=1)
+    p.add_argument("--batch-size", type=int_range(1, 4096), default=16)
+    p.add_argument("--learning-rate", type=float_range(1e-8, 1.0), default=2e-5)
     if not any(a.dest == "seed" for a in p._actions):
-        p.add_argument("--seed", type=int, default=13)
+        p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=13)
 
 
 def _evaluate_args(p: argparse.ArgumentParser) -> None:

@@ -44,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_export_options(parser)
     parser.add_argument("--keep-flagged", action="store_true",
                         help="keep cases the validity checks flag (default: exclude them; see `validate`)")
-    parser.add_argument("--sample-per-lc", type=int, default=None, metavar="N",
+    parser.add_argument("--sample-per-lc", type=int_range(1, 10**9), default=None, metavar="N",
                         help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
-    parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--sample-seed", type=int_range(0, 2**31 - 1), default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
