@@ -16,7 +16,6 @@ against the manifest (once per process per unchanged folder).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import threading
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from alict_core import config
 from alict_core.errors import AlictError, ArtefactMissingError
 from alict_core.jsonl import read_json
+from alict_core.manifest import sha256_file  # the one file checksum (shared with artefact manifests)
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -95,14 +95,6 @@ def profile_dir(target: str, profile: str, root: Path | str | None = None) -> Pa
     base = models_root(root)
     target = canonical(target)
     return base / target if profile == LEGACY else base / profile / target
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def artefact_files(folder: Path) -> list[str]:
