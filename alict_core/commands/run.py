@@ -152,10 +152,10 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
                 # candidates: cross products reach 10^7)
                 rows.extend(s.to_dict() for s in find_seeds(spec, corpus).seeds if s.id in missing)
     for row in rows:
-        spec = specs.get(row["lc_id"])
-        if spec is not None:
-            row.setdefault("capability", spec.capability)
-            row.setdefault("description", spec.description)
+        row_spec = specs.get(row["lc_id"])
+        if row_spec is not None:
+            row.setdefault("capability", row_spec.capability)
+            row.setdefault("description", row_spec.description)
     return rows
 
 

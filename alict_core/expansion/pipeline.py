@@ -82,6 +82,15 @@ def meta_path(path: Path) -> Path:
 _PREDICATE_KIND = re.compile(r"predicate (\w+)")
 
 
+def _memo_lookup(memo: dict[tuple[int, str], tuple[bool, str]], key: tuple[int, str]) -> PredicateCheck:
+    """A predicate check that answers from ``memo[key]`` (computed once per seed and text)."""
+
+    def check(_spec: Any, _seed: Any, _text: str) -> tuple[bool, str]:
+        return memo[key]
+
+    return check
+
+
 def rejection_reasons(row: dict[str, Any]) -> list[str]:
     """Why a candidate was rejected, one name per failing check: ``pos``, ``protected``, ``cap``,
     ``polarity:unknown`` (SentiWordNet does not know the word), ``polarity:negator``, ``polarity:polar``,
@@ -291,7 +300,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                                         tagged.annotation)
         verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
                                       allowed_polarity=allowed,
-                                      predicate_check=lambda _spec, _seed, _text, k=memo_key: predicate_memo[k]))
+                                      predicate_check=_memo_lookup(predicate_memo, memo_key)))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")
     candidates, verdicts = best_per_text(candidates, verdicts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import nltk
 
@@ -61,7 +61,9 @@ class ParseCache:
     def put_many(self, items: list[tuple[list[str], nltk.Tree]]) -> None:
         if not items:
             return
-        rows = [{"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items]
+        rows: list[dict[str, Any]] = [
+            {"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items
+        ]
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
             shard = self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl"

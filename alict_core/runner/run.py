@@ -343,7 +343,7 @@ class RunResult:
                    "n_pass_to_fail", "n_fail_to_pass"]
         idx = self._index()
         n_lc = len(idx["lcs"])
-        first = {}
+        first: dict[str, TestCase] = {}
         for c in self.case_list:
             first.setdefault(c.lc_id, c)
         count = lambda mask: np.bincount(idx["lc"][mask], minlength=n_lc)  # noqa: E731

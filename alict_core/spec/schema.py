@@ -19,7 +19,7 @@ from alict_core.data.records import TASK_LABELS
 Int = Annotated[int, StrictValue()]
 Float = Annotated[float, StrictValue()]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 ALL_LABELS = tuple(sorted({label for labels in TASK_LABELS.values() for label in labels}))
 
 
@@ -288,8 +288,8 @@ class LCSpec(Strict):
                 raise ValueError("an invariance outcome needs test_type: INV")
             if exp.direction is not None and self.test_type != "DIR":
                 raise ValueError("a direction outcome needs test_type: DIR")
-        for group in self.search:
-            for predicate in group.predicates:
+        for search_group in self.search:
+            for predicate in search_group.predicates:
                 for label in predicate.label or []:
                     if label not in labels:
                         raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
