@@ -111,7 +111,7 @@ def test_suggest_batches_across_texts_and_caches(tiny_model_dir):
     suggester.suggest(texts, top_k=4)
     assert suggester.forward_calls == 2  # cached by (fingerprint, text)
     one_by_one = [load_hf_suggester(str(tiny_model_dir), name="tiny").suggest([t], top_k=4)[0] for t in texts[:2]]
-    for a, b in zip(batched[:2], one_by_one):
+    for a, b in zip(batched[:2], one_by_one, strict=True):
         assert [w for w, _ in a[0]] == [w for w, _ in b[0]]  # padding does not change the answer
         assert [p for _, p in a[0]] == pytest.approx([p for _, p in b[0]], rel=1e-4)
     bigger = suggester.suggest(texts[:1], top_k=6)

@@ -43,7 +43,7 @@ def test_split_is_fixed_by_file_and_disjoint():
     leaves = [leaf for t in test_trees for leaf in t.leaves()]
     assert "*T*-1" not in leaves and "0" not in [t.label() for t in test_trees]
     labels = {node.label() for t in test_trees for node in t.subtrees()}
-    assert "-NONE-" not in labels and not any(l.startswith("NP-") for l in labels)
+    assert "-NONE-" not in labels and not any(label.startswith("NP-") for label in labels)
 
 
 # -- evalb ----------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def tiny():
         ("These are the scenes of the film .", "neutral"),
         ("She said the women were late .", "neutral"),
     ]
-    return corpus_from_records("tiny", "sentiment", [record(i, t, l) for i, (t, l) in enumerate(texts)])
+    return corpus_from_records("tiny", "sentiment", [record(i, text, label) for i, (text, label) in enumerate(texts)])
 
 
 def spec_of(body: str):
@@ -103,7 +103,7 @@ def test_replace_acts_on_the_matched_target_and_never_negates_twice():
         ("That is n't funny .", "negative"),
         ("It never works , and this is why .", "negative"),
     ]
-    corpus = corpus_from_records("neg", "sentiment", [record(i, t, l) for i, (t, l) in enumerate(texts)])
+    corpus = corpus_from_records("neg", "sentiment", [record(i, text, label) for i, (text, label) in enumerate(texts)])
     spec = spec_of("""\
         search:
           - name: g

@@ -254,7 +254,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     # 2. masked sentences
     started = time.perf_counter()
     masked_by_seed: list[list[Any]] = []
-    for i, (seed, tree) in enumerate(zip(seeds, trees)):
+    for i, (seed, tree) in enumerate(zip(seeds, trees, strict=True)):
         masked_by_seed.append(list(masker(str(field_of(seed, "id")), tree, top_k_productions, max_masks)))
         report(i + 1, len(seeds), "mask")
     flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms]
@@ -274,7 +274,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     #    best-judged candidate is kept (the same text can come from slots with different tags)
     started = time.perf_counter()
     candidates: list[dict[str, Any]] = []
-    for (si, m, tokens, positions, tags), fills in zip(prepared, suggestions):
+    for (si, m, tokens, positions, _tags), fills in zip(prepared, suggestions, strict=True):
         seed_text = str(field_of(seeds[si], "text"))
         spans = field_of(seeds[si], "protected_spans") or []
         for words, score in fill_combinations(fills, top_k_words):
@@ -284,7 +284,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                    # check 4 first: it needs no tagging
                                    "protected": check_protected(seed_text, spans, expanded, positions)})
     unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
-    tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]))) if unique else {}
+    tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]), strict=True)) if unique else {}
     allowed = allowed_polarity_of(spec)
     predicate_memo: dict[tuple[int, str], tuple[bool, str]] = {}
     verdicts = []
@@ -323,7 +323,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
 def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:
     """One candidate per (seed, expanded text): the one passing most checks, then the best score."""
     best: dict[tuple[int, str], int] = {}
-    for i, (cand, verdict) in enumerate(zip(candidates, verdicts)):
+    for i, (cand, verdict) in enumerate(zip(candidates, verdicts, strict=True)):
         key = (cand["si"], verdict.text)
         rank = (verdict.ok, _passed(verdict), cand["score"])
         j = best.get(key)

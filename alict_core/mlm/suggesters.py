@@ -106,7 +106,7 @@ class HFMaskedLMSuggester:
             if todo:
                 if len(self._cache) + len(todo) > MAX_CACHED_TEXTS:  # bounded: start afresh rather than grow
                     self._cache.clear()
-                for text, fills in zip(todo, self._compute(todo, top_k)):
+                for text, fills in zip(todo, self._compute(todo, top_k), strict=True):
                     self._cache[(self.fingerprint, text)] = (top_k, fills)
             return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
 
@@ -137,7 +137,7 @@ class HFMaskedLMSuggester:
                              max_length=256, return_tensors="pt")
         is_mask = enc["input_ids"] == self.tokenizer.mask_token_id
         counts = is_mask.sum(dim=1).tolist()
-        for text, count in zip(texts, counts):
+        for text, count in zip(texts, counts, strict=True):
             if count != text.count(MASK):
                 raise ModelError(f"masked LM {self.name!r}: lost a mask token while tokenising {text[:80]!r}")
         positions = is_mask.nonzero(as_tuple=True)
@@ -163,8 +163,8 @@ class HFMaskedLMSuggester:
                 probs = (values - log_norm).exp().tolist()
                 indices = indices.tolist()
                 row = 0
-                for i, count in zip(idx, counts):
-                    results[i] = [[(self._words[w], p) for w, p in zip(indices[r], probs[r])]
+                for i, count in zip(idx, counts, strict=True):
+                    results[i] = [[(self._words[w], p) for w, p in zip(indices[r], probs[r], strict=True)]
                                   for r in range(row, row + count)]
                     row += count
         return results

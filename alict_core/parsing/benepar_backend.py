@@ -113,7 +113,7 @@ class BeneparParser:
             # no torch.inference_mode(): benepar's CKY decoder (torch-struct) needs autograd
             with self._lock:
                 trees = parse_examples(self._model, examples)
-            for (i, _), tree in zip(todo, trees):
+            for (i, _), tree in zip(todo, trees, strict=True):
                 out[i] = unwrap_root(tree)
         return out  # type: ignore[return-value]
 
@@ -134,8 +134,8 @@ class BeneparParser:
         for start in range(0, len(groups), self.batch_sentences):
             chunk = groups[start : start + self.batch_sentences]
             trees = self._parse_uncached([token_lists[g[0]] for g in chunk])
-            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees)])
-            for group, tree in zip(chunk, trees):
+            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees, strict=True)])
+            for group, tree in zip(chunk, trees, strict=True):
                 for i in group:
                     results[i] = tree.copy(deep=True)
                 done += len(group)

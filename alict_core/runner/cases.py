@@ -139,7 +139,7 @@ def build_cases(
         )
         cases.append(case)
         by_seed[case.seed_id] = case
-    for n, row in enumerate(_expansion_rows(expansions)):
+    for row in _expansion_rows(expansions):
         if not row.get("accepted", True):
             continue
         parent = by_seed.get(str(row.get("seed_id")))

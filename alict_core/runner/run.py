@@ -257,7 +257,7 @@ class RunResult:
         table = self._frame(probabilities=False).copy()
         if len(table):
             table.insert(table.columns.get_loc("passed"), "probabilities",
-                         [dict(zip(o.labels, row)) for o in self.outcomes for row in o.proba.tolist()])
+                         [dict(zip(o.labels, row, strict=True)) for o in self.outcomes for row in o.proba.tolist()])
         return table
 
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:

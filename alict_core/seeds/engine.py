@@ -154,7 +154,7 @@ def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: lis
         protected.append([len(joined) + 1, len(joined) + 1 + len(rule.end)])
         joined += " " + rule.end  # the one sentence-final mark, at the very end
     sources = {p.group: p.item for p in pieces if p.item is not None}
-    slots = {name: p.text for name, p in zip(slot_names, pieces) if p.item is None}
+    slots = {name: p.text for name, p in zip(slot_names, pieces, strict=True) if p.item is None}
     return _seed(spec, rule, joined, sources, slots, protected, segments)
 
 
@@ -349,7 +349,7 @@ def find_seeds(
         generators.append(_rule_candidates(spec, rule, matches, None if cap is None else cap, rng))
     n_candidates = sum(total for total, _ in generators)
     _check_candidates(spec.id, n_candidates, cap)
-    for (total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators])):
+    for (_total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators]), strict=True):
         taken = 0
         for candidate in candidates:
             if quota is not None and taken >= quota:

@@ -50,7 +50,7 @@ def expansion_predicates_hold(spec: LCSpec, seed: Seed, expanded_text: str, anno
     """
     tokens = expanded_text.split()
     annotation = annotation if annotation is not None else annotate_text(expanded_text)
-    for segment, (a, b) in zip(seed.segments, segment_token_spans(seed, tokens)):
+    for segment, (a, b) in zip(seed.segments, segment_token_spans(seed, tokens), strict=True):
         if a == b:
             return False, f"source sentence of group {segment.group!r} not found in the expansion"
         lower = [t.lower() for t in tokens[a:b]]
