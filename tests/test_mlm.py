@@ -10,10 +10,15 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from alict_core.errors import ArtefactMissingError, ModelError  # noqa: E402
-from alict_core.mlm import SUGGESTERS, Suggester, get_suggester, menu_names  # noqa: E402
-from alict_core.mlm import minilm  # noqa: E402
-from alict_core.training import mlm as mlm_training  # noqa: E402
+from alict_core.mlm import (  # noqa: E402
+    SUGGESTERS,
+    Suggester,
+    get_suggester,
+    menu_names,
+    minilm,
+)
 from alict_core.mlm.suggesters import head_at_positions, load_hf_suggester, token_word, whole_word_ids  # noqa: E402
+from alict_core.training import mlm as mlm_training  # noqa: E402
 
 WORDS = ["the", "a", "movie", "film", "was", "is", "good", "bad", "great", "and", "i", "loved", "it", "very", "plot",
          "actors", "don't", "well-made"]

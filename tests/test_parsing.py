@@ -9,8 +9,7 @@ import pytest
 
 from alict_core.artefacts import is_built
 from alict_core.errors import AlictError, ArtefactMissingError
-from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions
-from alict_core.parsing import treebank
+from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions, treebank
 from alict_core.parsing.benepar_backend import BeneparParser, ParseCache
 from alict_core.parsing.evalb import evalb
 from alict_core.parsing.trees import from_json, to_json, unwrap_root

@@ -9,7 +9,11 @@ import pytest
 from alict_core.data.corpus import corpus_from_records
 from alict_core.data.records import LabelledText
 from alict_core.seeds import (
-    expansion_predicates_hold, expected_passes, find_seeds, identity_swaps, match_groups,
+    expansion_predicates_hold,
+    expected_passes,
+    find_seeds,
+    identity_swaps,
+    match_groups,
 )
 from alict_core.spec import load_task_specs, parse_spec_text
 
