@@ -25,6 +25,7 @@ from alict_core.expansion.validation import (
     validate_fill,
 )
 
-__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged", "check_pos", "check_polarity",
+__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged",
+           "check_pos", "check_polarity",
            "check_predicates", "check_protected", "expand", "expansion_key", "fill_combinations",
            "tag_token_lists", "validate_fill"]

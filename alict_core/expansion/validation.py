@@ -111,8 +111,10 @@ def token_offsets(tokens: Sequence[str]) -> list[tuple[int, int]]:
 # ------------------------------------------------------------------------------------ checks
 
 
-def check_pos(tagged: Tagged, positions: Sequence[int], slot_tags: Sequence[str], words: Sequence[str]) -> tuple[bool, str]:
-    bad = [f"{w!r} tagged {tagged.tags[p]} not {t}" for p, t, w in zip(positions, slot_tags, words, strict=True) if tagged.tags[p] != t]
+def check_pos(tagged: Tagged, positions: Sequence[int], slot_tags: Sequence[str],
+              words: Sequence[str]) -> tuple[bool, str]:
+    bad = [f"{w!r} tagged {tagged.tags[p]} not {t}"
+           for p, t, w in zip(positions, slot_tags, words, strict=True) if tagged.tags[p] != t]
     if bad:
         return False, "; ".join(bad)
     return True, "tags " + ", ".join(f"{w}/{t}" for w, t in zip(words, slot_tags, strict=True))
@@ -217,7 +219,8 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
     if tagged is None:
         tagged = tag_token_lists([expanded])[0]
     if len(tagged.tags) != len(expanded):
-        raise ExpansionError(f"tagger returned {len(tagged.tags)} tags for {len(expanded)} tokens of {' '.join(expanded)!r}")
+        raise ExpansionError(f"tagger returned {len(tagged.tags)} tags for {len(expanded)} tokens "
+                             f"of {' '.join(expanded)!r}")
     allowed = tuple(allowed_polarity) if allowed_polarity else allowed_polarity_of(spec)
     verdict = FillVerdict(expanded, words)
     results = {

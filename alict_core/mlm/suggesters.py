@@ -181,7 +181,8 @@ def head_at_positions(model: Any, encoded: dict, positions) -> Any:
 
 
 def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 32,
-                      local_files_only: bool | None = None, loader: Callable[..., Any] | None = None) -> HFMaskedLMSuggester:
+                      local_files_only: bool | None = None,
+                      loader: Callable[..., Any] | None = None) -> HFMaskedLMSuggester:
     """Any Hugging Face fill-mask model by hub id (needs internet once) or local folder."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -196,7 +197,8 @@ def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 
         tokenizer = AutoTokenizer.from_pretrained(str(path) if is_local else model, local_files_only=local_files_only)
         mlm = AutoModelForMaskedLM.from_pretrained(str(path) if is_local else model, local_files_only=local_files_only)
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one clear message
-        where = f"local folder {path}" if is_local else f"Hugging Face hub id {model!r} (needs internet or a cached copy)"
+        where = (f"local folder {path}" if is_local
+                 else f"Hugging Face hub id {model!r} (needs internet or a cached copy)")
         raise ModelError(f"could not load masked LM from {where}: {type(exc).__name__}: {exc}") from exc
     finally:
         hf_logging.set_verbosity(level)

@@ -228,7 +228,8 @@ def _seed(spec, rule, text, sources, slots, protected, segments) -> Seed:
     )
 
 
-def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng: random.Random) -> tuple[int, Iterator[Seed]]:
+def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None,
+                     rng: random.Random) -> tuple[int, Iterator[Seed]]:
     """(number of candidates, lazy iterator of candidate seeds in sampling order)."""
     if rule.kind == "select":
         items = matches[rule.select]
@@ -361,4 +362,5 @@ def find_seeds(
             chosen.append(candidate)
             taken += 1
     key = hash_json([spec.model_dump(mode="json"), corpus.content_hash, cap, per_source, rng_seed])
-    return SeedSet(spec.id, spec.task, chosen, len(matched_ids), n_candidates, {k: len(v) for k, v in matches.items()}, key)
+    group_sizes = {k: len(v) for k, v in matches.items()}
+    return SeedSet(spec.id, spec.task, chosen, len(matched_ids), n_candidates, group_sizes, key)

@@ -57,5 +57,6 @@ def expansion_predicates_hold(spec: LCSpec, seed: Seed, expanded_text: str, anno
         classes = frozenset().union(*annotation.classes[a:b])
         failing = first_failing(spec.group(segment.group), lower, classes, skip=NOT_RECHECKED)
         if failing is not None:
-            return False, f"group {segment.group!r}: predicate {failing.kind} {failing.model_dump(exclude_none=True)[failing.kind]} fails"
+            value = failing.model_dump(exclude_none=True)[failing.kind]
+            return False, f"group {segment.group!r}: predicate {failing.kind} {value} fails"
     return True, "all predicates of the source groups hold on the corpus part (label is not re-checked)"
