@@ -34,7 +34,8 @@ class Cheap:
 n = int(sys.argv[1])
 cases = [TestCase(case_id=f"c{i}", lc_id=f"LC{i % 10}", kind="seed" if i % 5 == 0 else "expansion",
                   seed_id=f"c{i - i % 5}", text=f"synthetic test sentence number {i} with some words",
-                  expected={"kind": "label", "labels": ["positive"], "tolerance": None}, test_type="MFT") for i in range(n)]
+                  expected={"kind": "label", "labels": ["positive"], "tolerance": None}, test_type="MFT")
+         for i in range(n)]
 start = time.perf_counter()
 result = run_suite(cases, [Cheap()], batch_size=256, cache_root=Path(sys.argv[2]))
 summary = result.summary()

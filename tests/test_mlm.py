@@ -166,7 +166,8 @@ def test_micro_build_trains_saves_small_delta_and_loads(tmp_path):
     path = artefact.path
     assert path == tmp_path / "micro" / "mlm" and artefacts.verify(path, "mlm")["steps"] == 4
     meta = read_json(path / "meta.json")
-    assert meta["steps"] == 4 and artefact.figures == {"top1": meta["held_out"]["top1"], "top10": meta["held_out"]["top10"]}
+    assert meta["steps"] == 4
+    assert artefact.figures == {"top1": meta["held_out"]["top1"], "top10": meta["held_out"]["top10"]}
     assert 0.0 <= meta["held_out"]["top1"] <= meta["held_out"]["top10"] <= 1.0
     base_size = (minilm.base_model_dir() / "model.safetensors").stat().st_size
     assert (path / "mlm_delta.safetensors").stat().st_size < 0.3 * base_size  # head + fp16 layers, not the whole model

@@ -24,7 +24,8 @@ def T(text: str) -> nltk.Tree:
 # -- treebank -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "label,expected",
-    [("NP-SBJ-1", "NP"), ("PP-CLR", "PP"), ("NP=2", "NP"), ("-NONE-", "-NONE-"), ("-LRB-", "-LRB-"), ("S", "S"), ("PRP$", "PRP$")],
+    [("NP-SBJ-1", "NP"), ("PP-CLR", "PP"), ("NP=2", "NP"), ("-NONE-", "-NONE-"), ("-LRB-", "-LRB-"), ("S", "S"),
+     ("PRP$", "PRP$")],
 )
 def test_strip_label(label, expected):
     assert treebank.strip_label(label) == expected

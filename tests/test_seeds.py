@@ -92,7 +92,8 @@ def test_replace_rule_marks_inserted_text_protected(tiny):  # bare-verb pairs: f
         """)
     seeds = find_seeds(spec, tiny).seeds
     texts = {s.text for s in seeds}
-    assert texts == {"This is not a film about a town .", "This is not a great movie .", "These are not the scenes of the film ."}
+    assert texts == {"This is not a film about a town .", "This is not a great movie .",
+                     "These are not the scenes of the film ."}
     seed = next(s for s in seeds if s.text.startswith("These"))
     start, end = seed.protected_spans[0]
     assert seed.text[start:end] == "are not"
@@ -117,7 +118,10 @@ def test_replace_acts_on_the_matched_target_and_never_negates_twice():
           - name: negate
             replace:
               group: g
-              pairs: [{src: This is, tgt: This is not}, {src: That is, tgt: That is not}, {src: These are, tgt: These are not}]
+              pairs:
+                - {src: This is, tgt: This is not}
+                - {src: That is, tgt: That is not}
+                - {src: These are, tgt: These are not}
             expected: {one_of: [positive, neutral]}
         """)
     texts_out = sorted(s.text for s in find_seeds(spec, corpus).seeds)
@@ -169,7 +173,8 @@ def test_concat_cross_product_provenance_and_labels(tiny):
     result = find_seeds(spec, tiny)
     assert result.n_candidates == 2 * 2 + 2 and len(result.seeds) == 6
     seed = next(s for s in result.seeds if s.text.startswith("They said this is a great movie"))
-    assert seed.text == "They said this is a great movie but now I do n't like it ."  # lower-cased head, inner '.' dropped
+    # lower-cased head, inner '.' dropped
+    assert seed.text == "They said this is a great movie but now I do n't like it ."
     assert seed.slots == {"part1": "They said", "part3": "but now I do n't like it ."}
     assert [seed.text[a:b] for a, b in seed.protected_spans] == ["They said", "but now I do n't like it ."]
     segment = seed.segments[0]
@@ -256,7 +261,8 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
     from alict_core.cli import main
     from alict_core.seeds import SeedSet
 
-    assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json", "--out", str(tmp_path)]) == 0
+    assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json",
+                 "--out", str(tmp_path)]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert [c["lc_id"] for c in counts] == ["sentiment-lc04", "sentiment-lc11"]
     assert counts[0]["matches"] == 139 and counts[0]["seeds"] == 5
