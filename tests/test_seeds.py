@@ -270,3 +270,12 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
     assert len(seeds) == 5 and all(" is not " in s.text or " are not " in s.text for s in seeds)
     assert main(["seeds", "--task", "sentiment", "--lc", "lc99", "--out", str(tmp_path)]) == 2
     assert "valid names" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["x", -1, True, 2.5])
+def test_seed_cap_must_be_a_whole_number(bad, tiny):
+    from alict_core.limits import LimitError
+
+    spec = load_task_specs("sentiment")[0]
+    with pytest.raises(LimitError, match=f"max_seeds of {spec.id} must be a whole number >= 0"):
+        find_seeds(spec, tiny, max_seeds=bad)
