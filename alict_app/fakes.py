@@ -13,7 +13,8 @@ import numpy as np
 NEGATIVE_WORDS = frozenset({"bad", "terrible", "boring", "awful", "worst", "dull", "not", "never", "no", "hate"})
 POSITIVE_WORDS = frozenset({"good", "great", "love", "best", "wonderful", "fun", "funny", "beautiful", "nice"})
 HATE_WORDS = frozenset({"hate", "kill", "disgusting", "vermin", "scum", "animals"})
-FILL_WORDS = ("good", "great", "really", "bad", "quite", "very", "new", "old", "french", "wooden")  # last two: known-neutral
+# the last two are known-neutral
+FILL_WORDS = ("good", "great", "really", "bad", "quite", "very", "new", "old", "french", "wooden")
 
 
 class FakeParser:

@@ -70,7 +70,8 @@ def main() -> None:
     print(f"batched ({opts.batch}/batch): {rate_batched:8.1f} sentences/s")
     print(f"unbatched (1/batch):   {rate_single:8.1f} sentences/s")
     print(f"cached re-parse:       {rate_cached:8.1f} sentences/s")
-    print(f"ratio batched/unbatched: {rate_batched / rate_single:.2f}x; cached/batched: {rate_cached / rate_batched:.0f}x")
+    print(f"ratio batched/unbatched: {rate_batched / rate_single:.2f}x; "
+          f"cached/batched: {rate_cached / rate_batched:.0f}x")
 
 
 if __name__ == "__main__":

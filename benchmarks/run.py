@@ -34,7 +34,8 @@ class Cheap:
 n = int(sys.argv[1])
 cases = [TestCase(case_id=f"c{i}", lc_id=f"LC{i % 10}", kind="seed" if i % 5 == 0 else "expansion",
                   seed_id=f"c{i - i % 5}", text=f"synthetic test sentence number {i} with some words",
-                  expected={"kind": "label", "labels": ["positive"], "tolerance": None}, test_type="MFT") for i in range(n)]
+                  expected={"kind": "label", "labels": ["positive"], "tolerance": None}, test_type="MFT")
+         for i in range(n)]
 start = time.perf_counter()
 result = run_suite(cases, [Cheap()], batch_size=256, cache_root=Path(sys.argv[2]))
 summary = result.summary()
@@ -56,9 +57,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
 
+    from alict_core.artefacts import is_built
     from alict_core.data.sst import load_sst_sentences
     from alict_core.models import get_model
-    from alict_core.artefacts import is_built
     from alict_core.runner import build_cases, run_suite
 
     name = args.model or ("minilm-sst" if is_built("classifiers") else "vader")

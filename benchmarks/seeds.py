@@ -16,6 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+LOAD_CORPORA = "from alict_core.data.corpus import load_corpus; load_corpus('sentiment'); load_corpus('hate_speech')"
+
 WARM = """
 import time
 t0 = time.perf_counter()
@@ -35,7 +37,7 @@ def cold_annotation_seconds() -> float:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "ALICT_CACHE_DIR": tmp}
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "from alict_core.data.corpus import load_corpus; load_corpus('sentiment'); load_corpus('hate_speech')"], env=env, check=True)
+        subprocess.run([sys.executable, "-c", LOAD_CORPORA], env=env, check=True)
         return time.perf_counter() - start
 
 
@@ -45,9 +47,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.cold:
         print(f"cold annotation of SST + HateXplain: {cold_annotation_seconds():.1f} s")
-    subprocess.run([sys.executable, "-c", "from alict_core.data.corpus import load_corpus; load_corpus('sentiment'); load_corpus('hate_speech')"], check=True)
+    subprocess.run([sys.executable, "-c", LOAD_CORPORA], check=True)
     out = subprocess.run([sys.executable, "-c", WARM], check=True, capture_output=True, text=True).stdout.split()
-    print(f"warm seed generation, every LC (the paper's 25 and the extensions), fresh process (imports + cache reads included): {out[0]} s, {out[1]} seeds (goal < 10 s)")
+    print(f"warm seed generation, every LC (the paper's 25 and the extensions), fresh process "
+          f"(imports + cache reads included): {out[0]} s, {out[1]} seeds (goal < 10 s)")
 
     from alict_core.data.corpus import load_corpus
     from alict_core.seeds import find_seeds

@@ -76,7 +76,8 @@ def backend_picker(kind: str, key: str, label: str) -> str | None:
 
 
 def main() -> None:
-    widgets.header("Expansions", "Syntax-based expansion: parse → reference superstructures → masked-LM fills → validation.")
+    widgets.header("Expansions",
+                   "Syntax-based expansion: parse → reference superstructures → masked-LM fills → validation.")
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
     if not specs:

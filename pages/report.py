@@ -72,7 +72,8 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.download_button("⬇ results JSONL", lambda: cases.to_json(orient="records", lines=True, force_ascii=False),
                        f"alict-{key}.jsonl", "application/jsonl", on_click="ignore")
-    c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv", on_click="ignore")
+    c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv",
+                       on_click="ignore")
     c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
                        f"alict-{key}-checklist.json", "application/json", on_click="ignore")
     c4.download_button("⬇ HTML report", lambda: reporting.html_report(key, runs.load_run(key)),

@@ -123,7 +123,8 @@ def main() -> None:
         task=task, lc_ids=[s.id for s in chosen], models=refs, max_seeds=int(state.get("max_seeds")) or "spec",
         sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),
         parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
-        max_per_seed=int(st.session_state.get("run_per_seed", 3)), batch_size=int(st.session_state.get("run_batch", 64)),
+        max_per_seed=int(st.session_state.get("run_per_seed", 3)),
+        batch_size=int(st.session_state.get("run_batch", 64)),
         spec_keys={s.id: spec_store.spec_key(s) for s in chosen}, suites=suites,
         keep_flagged=bool(st.checkbox("Keep cases the validity checks flag", key="run_keep_flagged",
                                       help="by default double negations, broken joins, duplicates and invalid "
@@ -132,7 +133,8 @@ def main() -> None:
     key = request.key()
     b1, b2 = st.columns([1, 5])
     go = b1.button("▶ Run", type="primary", disabled=not ((chosen or suites) and refs), key="run_go")
-    b2.button("■ Cancel", on_click=request_cancel, key="run_cancel", help="stops between batches; finished batches stay cached")
+    b2.button("■ Cancel", on_click=request_cancel, key="run_cancel",
+              help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
     if go:

@@ -120,7 +120,8 @@ def test_live_counts_follow_edits_and_the_form_writes_back():
     after = int(next(m.value for m in at.metric if m.label == "matches"))
     assert after < before
     # the form's prefix list of the first rule goes back into the YAML
-    form_key = next(t.key for t in at.text_area if t.key.startswith(f"form::{key}::") and t.key.endswith("::rules/0/concat/0"))
+    form_key = next(t.key for t in at.text_area
+                    if t.key.startswith(f"form::{key}::") and t.key.endswith("::rules/0/concat/0"))
     at.text_area(key=form_key).set_value("Back then I said that\nOnce I wrote that")
     next(b for b in at.button if b.label == "Apply to YAML").click().run()
     assert_clean(at)
@@ -448,7 +449,8 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path, monkeypatc
     at.button(key="run_go").click().run()
     assert_clean(at)
     summary = at.dataframe[0].value
-    assert list(summary["model"]) == ["stored"] and summary["fail_rate"].iloc[0] == 1.0  # expected neutral, all positive
+    # expected neutral, all positive
+    assert list(summary["model"]) == ["stored"] and summary["fail_rate"].iloc[0] == 1.0
     # an unusable model is refused with a clear message, not added
     at.text_input(key="um_path").set_value(str(tmp_path / "missing.jsonl"))
     at.text_input(key="um_label").set_value("ghost")
@@ -474,7 +476,8 @@ def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
         at.switch_page("pages/seeds.py").run()
         assert not at.exception
         errors = [e.value for e in at.error]
-        assert any("data directory not found" in e and str(empty) in e and "ALICT_DATA_DIR" in e for e in errors), errors
+        assert any("data directory not found" in e and str(empty) in e and "ALICT_DATA_DIR" in e
+                   for e in errors), errors
         assert not any("Unexpected error" in e for e in errors)
     finally:
         artefacts.corpus.clear()

@@ -76,7 +76,7 @@ def test_filter_group_and_the_link_reopens_the_same_view():
     at.multiselect(key="w_cap").set_value(["Negation"]).run()
     at.selectbox(key="w_group").set_value("LC").run()
     assert_clean(at)
-    assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc05", "sentiment-lc05"}  # the case table
+    assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc05"}  # the case table
     assert heatmap_rows(at) and all(row.startswith("Negation · ") for row in heatmap_rows(at))
     headline = next(m.value for m in at.markdown if "% of the" in m.value)
     assert headline.startswith("**fake-sentiment fails") and "of the LC 'Negation · " in headline

@@ -40,7 +40,8 @@ class Masked:
         return " ".join(self.tokens)
 
     def to_dict(self) -> dict:
-        return {"seed_id": self.seed_id, "text": self.text, "tokens": self.tokens, "mask_positions": self.mask_positions,
+        return {"seed_id": self.seed_id, "text": self.text, "tokens": self.tokens,
+                "mask_positions": self.mask_positions,
                 "mask_tags": self.mask_tags, "seed_production": self.seed_production,
                 "reference_production": self.reference_production,
                 "reference_probability": self.reference_probability}
@@ -94,7 +95,8 @@ def test_negators_are_never_inserted_even_when_sentiwordnet_calls_them_neutral()
     slot_rb = Masked("LC1-bbbb", ["the", "movie", "was", "[MASK]", "fun", "."], [3], ["RB"])
     negated = validate_fill(slot_rb, ["not"], seed("the movie was fun ."), SPEC, predicate_check=always)
     assert not negated.verdicts["polarity"] and "negator" in negated.reasons["polarity"]
-    assert validate_fill(slot_rb, ["also"], seed("the movie was fun ."), SPEC, predicate_check=always).verdicts["polarity"]
+    verdict = validate_fill(slot_rb, ["also"], seed("the movie was fun ."), SPEC, predicate_check=always)
+    assert verdict.verdicts["polarity"]
 
 
 def test_polarity_defaults_to_neutral_without_expansion_policy():
@@ -134,7 +136,8 @@ def test_predicates_with_the_real_spec_check():
     masked = Masked(real_seed.id, ["The", "[MASK]", "New", "Guy", "is", "one", "of", "them", "."], [1], ["JJ"])
     neutral = validate_fill(masked, ["american"], real_seed, spec)
     assert neutral.verdicts["predicates"], neutral.reasons["predicates"]
-    lenient = spec.model_copy(update={"expansion": spec.expansion.model_copy(update={"allowed_polarity": ["positive"]})})
+    lenient_policy = spec.expansion.model_copy(update={"allowed_polarity": ["positive"]})
+    lenient = spec.model_copy(update={"expansion": lenient_policy})
     positive = validate_fill(masked, ["good"], real_seed, lenient)
     assert positive.verdicts["polarity"]  # the policy allows it, but the LC's predicates exclude positive adjectives
     assert not positive.verdicts["predicates"] and "positive_adj" in positive.reasons["predicates"]

@@ -77,8 +77,8 @@ def test_fidelity_report_runs_for_both_tasks_and_is_documented(capsys, sentiment
 @pytest.mark.parametrize("task", ["sentiment", "hate_speech"])
 def test_no_accepted_expansion_fails_its_lc(task, tmp_path, sentiment_corpus, hate_corpus):
     """A 20-seed expansion of every LC with the offline parser and MLM; every accepted expansion is re-checked."""
-    from alict_core.expansion import expand
     from alict_core.artefacts import is_built
+    from alict_core.expansion import expand
     from alict_core.seeds import expansion_predicates_hold
 
     if not is_built("mlm"):

@@ -10,10 +10,15 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from alict_core.errors import ArtefactMissingError, ModelError  # noqa: E402
-from alict_core.mlm import SUGGESTERS, Suggester, get_suggester, menu_names  # noqa: E402
-from alict_core.mlm import minilm  # noqa: E402
-from alict_core.training import mlm as mlm_training  # noqa: E402
+from alict_core.mlm import (  # noqa: E402
+    SUGGESTERS,
+    Suggester,
+    get_suggester,
+    menu_names,
+    minilm,
+)
 from alict_core.mlm.suggesters import head_at_positions, load_hf_suggester, token_word, whole_word_ids  # noqa: E402
+from alict_core.training import mlm as mlm_training  # noqa: E402
 
 WORDS = ["the", "a", "movie", "film", "was", "is", "good", "bad", "great", "and", "i", "loved", "it", "very", "plot",
          "actors", "don't", "well-made"]
@@ -111,7 +116,7 @@ def test_suggest_batches_across_texts_and_caches(tiny_model_dir):
     suggester.suggest(texts, top_k=4)
     assert suggester.forward_calls == 2  # cached by (fingerprint, text)
     one_by_one = [load_hf_suggester(str(tiny_model_dir), name="tiny").suggest([t], top_k=4)[0] for t in texts[:2]]
-    for a, b in zip(batched[:2], one_by_one):
+    for a, b in zip(batched[:2], one_by_one, strict=True):
         assert [w for w, _ in a[0]] == [w for w, _ in b[0]]  # padding does not change the answer
         assert [p for _, p in a[0]] == pytest.approx([p for _, p in b[0]], rel=1e-4)
     bigger = suggester.suggest(texts[:1], top_k=6)
@@ -161,7 +166,8 @@ def test_micro_build_trains_saves_small_delta_and_loads(tmp_path):
     path = artefact.path
     assert path == tmp_path / "micro" / "mlm" and artefacts.verify(path, "mlm")["steps"] == 4
     meta = read_json(path / "meta.json")
-    assert meta["steps"] == 4 and artefact.figures == {"top1": meta["held_out"]["top1"], "top10": meta["held_out"]["top10"]}
+    assert meta["steps"] == 4
+    assert artefact.figures == {"top1": meta["held_out"]["top1"], "top10": meta["held_out"]["top10"]}
     assert 0.0 <= meta["held_out"]["top1"] <= meta["held_out"]["top10"] <= 1.0
     base_size = (minilm.base_model_dir() / "model.safetensors").stat().st_size
     assert (path / "mlm_delta.safetensors").stat().st_size < 0.3 * base_size  # head + fp16 layers, not the whole model

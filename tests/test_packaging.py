@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "playwright", "jsonschema", "junitparser", "xmlschema", "ruff", "mypy")
+TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "playwright", "jsonschema", "junitparser", "xmlschema", "ruff",
+              "mypy")
 
 
 def project() -> dict:

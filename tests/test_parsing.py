@@ -9,8 +9,7 @@ import pytest
 
 from alict_core.artefacts import is_built
 from alict_core.errors import AlictError, ArtefactMissingError
-from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions
-from alict_core.parsing import treebank
+from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions, treebank
 from alict_core.parsing.benepar_backend import BeneparParser, ParseCache
 from alict_core.parsing.evalb import evalb
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
@@ -25,7 +24,8 @@ def T(text: str) -> nltk.Tree:
 # -- treebank -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "label,expected",
-    [("NP-SBJ-1", "NP"), ("PP-CLR", "PP"), ("NP=2", "NP"), ("-NONE-", "-NONE-"), ("-LRB-", "-LRB-"), ("S", "S"), ("PRP$", "PRP$")],
+    [("NP-SBJ-1", "NP"), ("PP-CLR", "PP"), ("NP=2", "NP"), ("-NONE-", "-NONE-"), ("-LRB-", "-LRB-"), ("S", "S"),
+     ("PRP$", "PRP$")],
 )
 def test_strip_label(label, expected):
     assert treebank.strip_label(label) == expected
@@ -43,7 +43,7 @@ def test_split_is_fixed_by_file_and_disjoint():
     leaves = [leaf for t in test_trees for leaf in t.leaves()]
     assert "*T*-1" not in leaves and "0" not in [t.label() for t in test_trees]
     labels = {node.label() for t in test_trees for node in t.subtrees()}
-    assert "-NONE-" not in labels and not any(l.startswith("NP-") for l in labels)
+    assert "-NONE-" not in labels and not any(label.startswith("NP-") for label in labels)
 
 
 # -- evalb ----------------------------------------------------------------------------------------

@@ -9,7 +9,11 @@ import pytest
 from alict_core.data.corpus import corpus_from_records
 from alict_core.data.records import LabelledText
 from alict_core.seeds import (
-    expansion_predicates_hold, expected_passes, find_seeds, identity_swaps, match_groups,
+    expansion_predicates_hold,
+    expected_passes,
+    find_seeds,
+    identity_swaps,
+    match_groups,
 )
 from alict_core.spec import load_task_specs, parse_spec_text
 
@@ -30,7 +34,7 @@ def tiny():
         ("These are the scenes of the film .", "neutral"),
         ("She said the women were late .", "neutral"),
     ]
-    return corpus_from_records("tiny", "sentiment", [record(i, t, l) for i, (t, l) in enumerate(texts)])
+    return corpus_from_records("tiny", "sentiment", [record(i, text, label) for i, (text, label) in enumerate(texts)])
 
 
 def spec_of(body: str):
@@ -88,7 +92,8 @@ def test_replace_rule_marks_inserted_text_protected(tiny):  # bare-verb pairs: f
         """)
     seeds = find_seeds(spec, tiny).seeds
     texts = {s.text for s in seeds}
-    assert texts == {"This is not a film about a town .", "This is not a great movie .", "These are not the scenes of the film ."}
+    assert texts == {"This is not a film about a town .", "This is not a great movie .",
+                     "These are not the scenes of the film ."}
     seed = next(s for s in seeds if s.text.startswith("These"))
     start, end = seed.protected_spans[0]
     assert seed.text[start:end] == "are not"
@@ -103,7 +108,7 @@ def test_replace_acts_on_the_matched_target_and_never_negates_twice():
         ("That is n't funny .", "negative"),
         ("It never works , and this is why .", "negative"),
     ]
-    corpus = corpus_from_records("neg", "sentiment", [record(i, t, l) for i, (t, l) in enumerate(texts)])
+    corpus = corpus_from_records("neg", "sentiment", [record(i, text, label) for i, (text, label) in enumerate(texts)])
     spec = spec_of("""\
         search:
           - name: g
@@ -113,7 +118,10 @@ def test_replace_acts_on_the_matched_target_and_never_negates_twice():
           - name: negate
             replace:
               group: g
-              pairs: [{src: This is, tgt: This is not}, {src: That is, tgt: That is not}, {src: These are, tgt: These are not}]
+              pairs:
+                - {src: This is, tgt: This is not}
+                - {src: That is, tgt: That is not}
+                - {src: These are, tgt: These are not}
             expected: {one_of: [positive, neutral]}
         """)
     texts_out = sorted(s.text for s in find_seeds(spec, corpus).seeds)
@@ -165,7 +173,8 @@ def test_concat_cross_product_provenance_and_labels(tiny):
     result = find_seeds(spec, tiny)
     assert result.n_candidates == 2 * 2 + 2 and len(result.seeds) == 6
     seed = next(s for s in result.seeds if s.text.startswith("They said this is a great movie"))
-    assert seed.text == "They said this is a great movie but now I do n't like it ."  # lower-cased head, inner '.' dropped
+    # lower-cased head, inner '.' dropped
+    assert seed.text == "They said this is a great movie but now I do n't like it ."
     assert seed.slots == {"part1": "They said", "part3": "but now I do n't like it ."}
     assert [seed.text[a:b] for a, b in seed.protected_spans] == ["They said", "but now I do n't like it ."]
     segment = seed.segments[0]
@@ -252,7 +261,8 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
     from alict_core.cli import main
     from alict_core.seeds import SeedSet
 
-    assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json", "--out", str(tmp_path)]) == 0
+    assert main(["seeds", "--task", "sentiment", "--lc", "LC4", "--lc", "11", "--max", "5", "--json",
+                 "--out", str(tmp_path)]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert [c["lc_id"] for c in counts] == ["sentiment-lc04", "sentiment-lc11"]
     assert counts[0]["matches"] == 139 and counts[0]["seeds"] == 5
@@ -260,3 +270,12 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
     assert len(seeds) == 5 and all(" is not " in s.text or " are not " in s.text for s in seeds)
     assert main(["seeds", "--task", "sentiment", "--lc", "lc99", "--out", str(tmp_path)]) == 2
     assert "valid names" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["x", -1, True, 2.5])
+def test_seed_cap_must_be_a_whole_number(bad, tiny):
+    from alict_core.limits import LimitError
+
+    spec = load_task_specs("sentiment")[0]
+    with pytest.raises(LimitError, match=f"max_seeds of {spec.id} must be a whole number >= 0"):
+        find_seeds(spec, tiny, max_seeds=bad)

@@ -56,12 +56,14 @@ def test_minimal_spec_parses():
     "broken, line, field, words",
     [
         (MINIMAL.replace("capability: Negation\n", ""), None, None, "missing required field 'capability'"),
-        (MINIMAL.replace("lexicon", "x").replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}"), 11, "search.0.predicates.1.lexicon.include", "valid names"),
+        (MINIMAL.replace("lexicon", "x").replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}"), 11,
+         "search.0.predicates.1.lexicon.include", "valid names"),
         (MINIMAL.replace("{lt: 10}", "{lt: ten}"), 11, "search.0.predicates.1.length.lt", "integer"),
         (MINIMAL.replace("select: neutral", "select: nowhere"), None, None, "unknown search group 'nowhere'"),
         (MINIMAL.replace("label: neutral}", "label: hateful}"), None, None, "not a sentiment label"),
         (MINIMAL + "colour: blue\n", 16, "colour", "unknown field 'colour'"),
-        (MINIMAL.replace("  - name: as_is", "  - name: as_is\n    eval: __import__('os')"), 14, "rules.0.eval", "unknown field"),
+        (MINIMAL.replace("  - name: as_is", "  - name: as_is\n    eval: __import__('os')"), 14, "rules.0.eval",
+         "unknown field"),
     ],
 )
 def test_malformed_specs_name_file_line_and_field(broken, line, field, words):
@@ -105,7 +107,8 @@ yaml_values = st.recursive(
     yaml_scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(
         ["id", "task", "search", "rules", "name", "predicates", "label", "length", "lt", "select", "expected",
-         "concat", "group", "lexicon", "include", "mode", "capability", "title", "description", "schema_version"]), inner, max_size=4)),
+         "concat", "group", "lexicon", "include", "mode", "capability", "title", "description", "schema_version"]),
+        inner, max_size=4)),
     max_leaves=12,
 )
 

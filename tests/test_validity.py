@@ -70,7 +70,8 @@ def test_run_excludes_flagged_cases_unless_kept_and_records_why(tmp_path, monkey
     assert result.extra["validity"]["excluded"] == {lc: {"double_negation": 1, "duplicate": 1, "repeated_word": 1}}
     assert main(base + ["--keep-flagged", "--out", str(tmp_path / "b")]) == 0
     assert len(RunResult.load(tmp_path / "b").case_list) == 4
-    assert main(base + ["--keep-flagged", "--sample-per-lc", "3", "--sample-seed", "5", "--out", str(tmp_path / "c")]) == 0
+    assert main(base + ["--keep-flagged", "--sample-per-lc", "3", "--sample-seed", "5",
+                        "--out", str(tmp_path / "c")]) == 0
     assert len(RunResult.load(tmp_path / "c").case_list) == 3
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, Callable
 
 from alict_core.cliargs import int_range
 
@@ -46,6 +47,23 @@ def load_suggester(name: str):
     return get_suggester("hf", model=name)
 
 
+def _stage_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str], None]:
+    """A progress callback showing one tqdm bar per stage of ``lc_id`` (the previous stage's bars closed)."""
+    from tqdm import tqdm
+
+    def progress(done: int, total: int, stage: str) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bar = bars[stage] = tqdm(total=total, desc=f"{lc_id} {stage}", leave=False)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return progress
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -71,17 +89,7 @@ def run(args: argparse.Namespace) -> int:
         if args.max_seeds is not None:
             seeds = seeds[: args.max_seeds]
         bars: dict[str, tqdm] = {}
-
-        def progress(done: int, total: int, stage: str) -> None:
-            bar = bars.get(stage)
-            if bar is None:
-                for other in bars.values():
-                    other.close()
-                bar = bars[stage] = tqdm(total=total, desc=f"{spec.id} {stage}", leave=False)
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
+        progress = _stage_progress(spec.id, bars)
         result = expand(seeds, spec, parser, suggester, top_k_productions=args.top_k_productions,
                         max_masks=args.max_masks, top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
                         progress=progress, use_cache=not args.no_cache)

@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
-                        help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; LC may be '*'")
+                        help="exit 1 when LC's fail rate (seeds + expansions) exceeds RATE for any model; "
+                             "LC may be '*'")
     add_export_options(parser)
     parser.add_argument("--keep-flagged", action="store_true",
                         help="keep cases the validity checks flag (default: exclude them; see `validate`)")
@@ -81,7 +82,8 @@ def parse_thresholds(items: list[str]) -> dict[str, float]:
         except ValueError:
             value = -1.0
         if not sep or not lc or not 0.0 <= value <= 1.0:
-            raise AlictError(f"--fail-threshold {item!r}: expected LC=RATE with RATE in [0, 1], e.g. LC1=0.25 or '*=0.5'")
+            raise AlictError(f"--fail-threshold {item!r}: expected LC=RATE with RATE in [0, 1], "
+                             "e.g. LC1=0.25 or '*=0.5'")
         out[lc] = value
     return out
 
@@ -104,7 +106,8 @@ def check_thresholds(summary, thresholds: dict[str, float]) -> list[str]:
     known = set(summary.lc_id) if len(summary) else set()
     for lc in thresholds:
         if lc != "*" and lc not in known:
-            raise AlictError(f"--fail-threshold names LC {lc!r}, which was not run; LCs run: {', '.join(sorted(known))}")
+            raise AlictError(f"--fail-threshold names LC {lc!r}, which was not run; "
+                             f"LCs run: {', '.join(sorted(known))}")
     for _, row in summary.iterrows():
         limit = thresholds.get(row.lc_id, thresholds.get("*"))
         if limit is not None and row.fail_rate > limit:
@@ -152,10 +155,10 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
                 # candidates: cross products reach 10^7)
                 rows.extend(s.to_dict() for s in find_seeds(spec, corpus).seeds if s.id in missing)
     for row in rows:
-        spec = specs.get(row["lc_id"])
-        if spec is not None:
-            row.setdefault("capability", spec.capability)
-            row.setdefault("description", spec.description)
+        row_spec = specs.get(row["lc_id"])
+        if row_spec is not None:
+            row.setdefault("capability", row_spec.capability)
+            row.setdefault("description", row_spec.description)
     return rows
 
 
@@ -343,7 +346,8 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
-        cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
+        cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
+                "n_pass_to_fail", "fail_rate"]
         print(summary[cols].round(3).to_string(index=False))
     excluded = result.extra.get("review_excluded", 0)
     print(f"run {result.run_id}: {len(result.case_list)} cases × {len(models)} models in {result.seconds:.1f}s, "

@@ -155,7 +155,7 @@ def annotate_token_lists(
         terms = term_classes([t.lower() for t in tokens])
         classes = tuple(
             polarity_classes(tok, lem, pos) | terms[i] if terms[i] else polarity_classes(tok, lem, pos)
-            for i, (tok, lem, pos) in enumerate(zip(tokens, lemmas, upos))
+            for i, (tok, lem, pos) in enumerate(zip(tokens, lemmas, upos, strict=True))
         )
         out.append(Annotation(tokens, tags, upos, lemmas, classes))
         if progress and len(out) % batch_size == 0:

@@ -17,14 +17,15 @@ from alict_core.expansion.validation import (
     ExpansionError,
     FillVerdict,
     Tagged,
-    check_pos,
     check_polarity,
+    check_pos,
     check_predicates,
     check_protected,
     tag_token_lists,
     validate_fill,
 )
 
-__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged", "check_pos", "check_polarity",
+__all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged",
+           "check_pos", "check_polarity",
            "check_predicates", "check_protected", "expand", "expansion_key", "fill_combinations",
            "tag_token_lists", "validate_fill"]

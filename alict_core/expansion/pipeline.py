@@ -82,6 +82,15 @@ def meta_path(path: Path) -> Path:
 _PREDICATE_KIND = re.compile(r"predicate (\w+)")
 
 
+def _memo_lookup(memo: dict[tuple[int, str], tuple[bool, str]], key: tuple[int, str]) -> PredicateCheck:
+    """A predicate check that answers from ``memo[key]`` (computed once per seed and text)."""
+
+    def check(_spec: Any, _seed: Any, _text: str) -> tuple[bool, str]:
+        return memo[key]
+
+    return check
+
+
 def rejection_reasons(row: dict[str, Any]) -> list[str]:
     """Why a candidate was rejected, one name per failing check: ``pos``, ``protected``, ``cap``,
     ``polarity:unknown`` (SentiWordNet does not know the word), ``polarity:negator``, ``polarity:polar``,
@@ -245,7 +254,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     # 2. masked sentences
     started = time.perf_counter()
     masked_by_seed: list[list[Any]] = []
-    for i, (seed, tree) in enumerate(zip(seeds, trees)):
+    for i, (seed, tree) in enumerate(zip(seeds, trees, strict=True)):
         masked_by_seed.append(list(masker(str(field_of(seed, "id")), tree, top_k_productions, max_masks)))
         report(i + 1, len(seeds), "mask")
     flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms]
@@ -265,7 +274,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     #    best-judged candidate is kept (the same text can come from slots with different tags)
     started = time.perf_counter()
     candidates: list[dict[str, Any]] = []
-    for (si, m, tokens, positions, tags), fills in zip(prepared, suggestions):
+    for (si, m, tokens, positions, _tags), fills in zip(prepared, suggestions, strict=True):
         seed_text = str(field_of(seeds[si], "text"))
         spans = field_of(seeds[si], "protected_spans") or []
         for words, score in fill_combinations(fills, top_k_words):
@@ -275,7 +284,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                    # check 4 first: it needs no tagging
                                    "protected": check_protected(seed_text, spans, expanded, positions)})
     unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
-    tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]))) if unique else {}
+    tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]), strict=True)) if unique else {}
     allowed = allowed_polarity_of(spec)
     predicate_memo: dict[tuple[int, str], tuple[bool, str]] = {}
     verdicts = []
@@ -291,7 +300,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                                         tagged.annotation)
         verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
                                       allowed_polarity=allowed,
-                                      predicate_check=lambda _spec, _seed, _text, k=memo_key: predicate_memo[k]))
+                                      predicate_check=_memo_lookup(predicate_memo, memo_key)))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")
     candidates, verdicts = best_per_text(candidates, verdicts)
@@ -314,7 +323,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
 def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:
     """One candidate per (seed, expanded text): the one passing most checks, then the best score."""
     best: dict[tuple[int, str], int] = {}
-    for i, (cand, verdict) in enumerate(zip(candidates, verdicts)):
+    for i, (cand, verdict) in enumerate(zip(candidates, verdicts, strict=True)):
         key = (cand["si"], verdict.text)
         rank = (verdict.ok, _passed(verdict), cand["score"])
         j = best.get(key)

@@ -87,7 +87,7 @@ def fill_tokens(tokens: Sequence[str], positions: Sequence[int], words: Sequence
     if len(words) != len(positions):
         raise ExpansionError(f"{len(words)} words for {len(positions)} masks in {' '.join(tokens)!r}")
     out = list(tokens)
-    for p, w in zip(positions, words):
+    for p, w in zip(positions, words, strict=True):
         out[p] = w
     return out
 
@@ -111,11 +111,13 @@ def token_offsets(tokens: Sequence[str]) -> list[tuple[int, int]]:
 # ------------------------------------------------------------------------------------ checks
 
 
-def check_pos(tagged: Tagged, positions: Sequence[int], slot_tags: Sequence[str], words: Sequence[str]) -> tuple[bool, str]:
-    bad = [f"{w!r} tagged {tagged.tags[p]} not {t}" for p, t, w in zip(positions, slot_tags, words) if tagged.tags[p] != t]
+def check_pos(tagged: Tagged, positions: Sequence[int], slot_tags: Sequence[str],
+              words: Sequence[str]) -> tuple[bool, str]:
+    bad = [f"{w!r} tagged {tagged.tags[p]} not {t}"
+           for p, t, w in zip(positions, slot_tags, words, strict=True) if tagged.tags[p] != t]
     if bad:
         return False, "; ".join(bad)
-    return True, "tags " + ", ".join(f"{w}/{t}" for w, t in zip(words, slot_tags))
+    return True, "tags " + ", ".join(f"{w}/{t}" for w, t in zip(words, slot_tags, strict=True))
 
 
 # Words SentiWordNet rates neutral that still flip or cancel a sentence's meaning: never inserted.
@@ -133,7 +135,7 @@ def check_polarity(tagged: Tagged, positions: Sequence[int], words: Sequence[str
     negators = [w for w in words if w.lower() in NEGATORS]
     if negators:
         return False, f"{negators[0]!r} is a negator: inserting it would change the expected label"
-    found = [(w, token_polarity(w, tagged.lemmas[p], tagged.upos[p])) for p, w in zip(positions, words)]
+    found = [(w, token_polarity(w, tagged.lemmas[p], tagged.upos[p])) for p, w in zip(positions, words, strict=True)]
     bad = [f"{w!r} is unknown to SentiWordNet" if pol == "unknown" else f"{w!r} is {pol}"
            for w, pol in found if pol not in allowed]
     if bad:
@@ -217,7 +219,8 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
     if tagged is None:
         tagged = tag_token_lists([expanded])[0]
     if len(tagged.tags) != len(expanded):
-        raise ExpansionError(f"tagger returned {len(tagged.tags)} tags for {len(expanded)} tokens of {' '.join(expanded)!r}")
+        raise ExpansionError(f"tagger returned {len(tagged.tags)} tags for {len(expanded)} tokens "
+                             f"of {' '.join(expanded)!r}")
     allowed = tuple(allowed_polarity) if allowed_polarity else allowed_polarity_of(spec)
     verdict = FillVerdict(expanded, words)
     results = {

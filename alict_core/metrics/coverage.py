@@ -26,16 +26,19 @@ def _parts(model: Any):
         max_length = getattr(model, "max_length", 128)
         return model.model, lambda texts: model.tokenizer(list(texts), padding=True, truncation=True,
                                                           max_length=max_length, return_tensors="pt")
-    raise ModelError(f"model {getattr(model, 'name', model)!r} exposes no torch module: neuron coverage needs a torch model")
+    raise ModelError(f"model {getattr(model, 'name', model)!r} exposes no torch module: "
+                     "neuron coverage needs a torch model")
 
 
 def default_layers(module: Any) -> list[str]:
-    names = [n for n, _ in module.named_modules() if n.endswith("intermediate.intermediate_act_fn") or n.endswith("intermediate")]
+    names = [n for n, _ in module.named_modules()
+             if n.endswith("intermediate.intermediate_act_fn") or n.endswith("intermediate")]
     act = [n for n in names if n.endswith("intermediate")]
     return act or [n for n, m in module.named_modules() if type(m).__name__ == "Linear"][:6]
 
 
-def activations(model: Any, texts: Sequence[str], layers: Sequence[str] | None = None, batch_size: int = 32) -> np.ndarray:
+def activations(model: Any, texts: Sequence[str], layers: Sequence[str] | None = None,
+                batch_size: int = 32) -> np.ndarray:
     """(n_texts, n_neurons) token-mean activations of the hooked layers."""
     import torch
 

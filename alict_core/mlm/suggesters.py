@@ -106,7 +106,7 @@ class HFMaskedLMSuggester:
             if todo:
                 if len(self._cache) + len(todo) > MAX_CACHED_TEXTS:  # bounded: start afresh rather than grow
                     self._cache.clear()
-                for text, fills in zip(todo, self._compute(todo, top_k)):
+                for text, fills in zip(todo, self._compute(todo, top_k), strict=True):
                     self._cache[(self.fingerprint, text)] = (top_k, fills)
             return [[slot[:top_k] for slot in self._cache[(self.fingerprint, text)][1]] for text in masked_texts]
 
@@ -137,7 +137,7 @@ class HFMaskedLMSuggester:
                              max_length=256, return_tensors="pt")
         is_mask = enc["input_ids"] == self.tokenizer.mask_token_id
         counts = is_mask.sum(dim=1).tolist()
-        for text, count in zip(texts, counts):
+        for text, count in zip(texts, counts, strict=True):
             if count != text.count(MASK):
                 raise ModelError(f"masked LM {self.name!r}: lost a mask token while tokenising {text[:80]!r}")
         positions = is_mask.nonzero(as_tuple=True)
@@ -163,8 +163,8 @@ class HFMaskedLMSuggester:
                 probs = (values - log_norm).exp().tolist()
                 indices = indices.tolist()
                 row = 0
-                for i, count in zip(idx, counts):
-                    results[i] = [[(self._words[w], p) for w, p in zip(indices[r], probs[r])]
+                for i, count in zip(idx, counts, strict=True):
+                    results[i] = [[(self._words[w], p) for w, p in zip(indices[r], probs[r], strict=True)]
                                   for r in range(row, row + count)]
                     row += count
         return results
@@ -181,7 +181,8 @@ def head_at_positions(model: Any, encoded: dict, positions) -> Any:
 
 
 def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 32,
-                      local_files_only: bool | None = None, loader: Callable[..., Any] | None = None) -> HFMaskedLMSuggester:
+                      local_files_only: bool | None = None,
+                      loader: Callable[..., Any] | None = None) -> HFMaskedLMSuggester:
     """Any Hugging Face fill-mask model by hub id (needs internet once) or local folder."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -196,7 +197,8 @@ def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 
         tokenizer = AutoTokenizer.from_pretrained(str(path) if is_local else model, local_files_only=local_files_only)
         mlm = AutoModelForMaskedLM.from_pretrained(str(path) if is_local else model, local_files_only=local_files_only)
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one clear message
-        where = f"local folder {path}" if is_local else f"Hugging Face hub id {model!r} (needs internet or a cached copy)"
+        where = (f"local folder {path}" if is_local
+                 else f"Hugging Face hub id {model!r} (needs internet or a cached copy)")
         raise ModelError(f"could not load masked LM from {where}: {type(exc).__name__}: {exc}") from exc
     finally:
         hf_logging.set_verbosity(level)

@@ -15,7 +15,8 @@ MODELS: Registry[Model] = Registry("model")
 
 # The paper's models (need internet once to fetch from the hub, or pass model_id=<local dir>).
 HUB_MODELS = {
-    "distilbert-base-uncased-finetuned-sst-2-english": ("sentiment", "DistilBERT fine-tuned on SST-2 (binary → 3-class rule)"),
+    "distilbert-base-uncased-finetuned-sst-2-english": (
+        "sentiment", "DistilBERT fine-tuned on SST-2 (binary → 3-class rule)"),
     "textattack/bert-base-uncased-SST-2": ("sentiment", "BERT-base fine-tuned on SST-2 (binary → 3-class rule)"),
     "textattack/roberta-base-SST-2": ("sentiment", "RoBERTa-base fine-tuned on SST-2 (binary → 3-class rule)"),
     "cardiffnlp/twitter-roberta-base-hate": ("hate_speech", "Twitter RoBERTa fine-tuned on SemEval-2019 hate"),
@@ -25,7 +26,8 @@ HUB_MODELS = {
 HUB_LABEL_MAPS = {
     "textattack/bert-base-uncased-SST-2": {"LABEL_0": "negative", "LABEL_1": "positive"},
     "textattack/roberta-base-SST-2": {"LABEL_0": "negative", "LABEL_1": "positive"},
-    "cardiffnlp/twitter-roberta-base-hate": {"LABEL_0": "non-hateful", "LABEL_1": "hateful", "non-hate": "non-hateful", "hate": "hateful"},
+    "cardiffnlp/twitter-roberta-base-hate": {"LABEL_0": "non-hateful", "LABEL_1": "hateful",
+                                             "non-hate": "non-hateful", "hate": "hateful"},
     "Hate-speech-CNERG/dehatebert-mono-english": {"NON_HATE": "non-hateful", "HATE": "hateful"},
 }
 
@@ -49,28 +51,32 @@ MODELS.add("minilm-hatexplain", _embedded("minilm-hatexplain"),
            task="hate_speech", offline=True, kind="embedded")
 
 
-@MODELS.register("vader", "VADER lexicon sentiment (compound score; |c| < 0.05 neutral)", task="sentiment", offline=True, kind="lexicon")
+@MODELS.register("vader", "VADER lexicon sentiment (compound score; |c| < 0.05 neutral)", task="sentiment",
+                 offline=True, kind="lexicon")
 def _vader(**kw: Any) -> Model:
     from alict_core.models.lexicon import VaderModel
 
     return VaderModel(**kw)
 
 
-@MODELS.register("textblob", "TextBlob pattern polarity (|p| < 0.05 neutral)", task="sentiment", offline=True, kind="lexicon")
+@MODELS.register("textblob", "TextBlob pattern polarity (|p| < 0.05 neutral)", task="sentiment", offline=True,
+                 kind="lexicon")
 def _textblob(**kw: Any) -> Model:
     from alict_core.models.lexicon import TextBlobModel
 
     return TextBlobModel(**kw)
 
 
-@MODELS.register("hatesonar", "HateSonar (ONNX; hate_speech → hateful)", task="hate_speech", offline=True, kind="classic")
+@MODELS.register("hatesonar", "HateSonar (ONNX; hate_speech → hateful)", task="hate_speech", offline=True,
+                 kind="classic")
 def _hatesonar(**kw: Any) -> Model:
     from alict_core.models.offensive import HateSonarModel
 
     return HateSonarModel(**kw)
 
 
-@MODELS.register("profanity-check", "alt-profanity-check (profane → hateful)", task="hate_speech", offline=True, kind="classic")
+@MODELS.register("profanity-check", "alt-profanity-check (profane → hateful)", task="hate_speech", offline=True,
+                 kind="classic")
 def _profanity(**kw: Any) -> Model:
     from alict_core.models.offensive import ProfanityCheckModel
 
@@ -89,17 +95,20 @@ def _hub(model_id: str, task: str):
 
 
 for _id, (_task, _desc) in HUB_MODELS.items():
-    MODELS.add(_id, _hub(_id, _task), _desc + " [needs the hub, or model_id=<local dir>]", task=_task, offline=False, kind="hf")
+    MODELS.add(_id, _hub(_id, _task), _desc + " [needs the hub, or model_id=<local dir>]", task=_task, offline=False,
+               kind="hf")
 
 
-@MODELS.register("hf", "any Hugging Face sequence classifier: model_id=<hub id or local dir>, task=...", task=None, offline=False, kind="hf")
+@MODELS.register("hf", "any Hugging Face sequence classifier: model_id=<hub id or local dir>, task=...", task=None,
+                 offline=False, kind="hf")
 def _hf(model_id: str, task: str, **kw: Any) -> Model:
     from alict_core.models.hf import HFClassifier
 
     return HFClassifier(model_id, task, **kw)
 
 
-@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)", task=None, offline=True, kind="sklearn")
+@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)",
+                 task=None, offline=True, kind="sklearn")
 def _sklearn(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.sklearn_model import SklearnPipelineModel
 
@@ -113,14 +122,16 @@ def _http(url: str, task: str, **kw: Any) -> Model:
     return HttpJsonModel(url, task, **kw)
 
 
-@MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None, offline=False, kind="remote")
+@MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None,
+                 offline=False, kind="remote")
 def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import OpenAIChatModel
 
     return OpenAIChatModel(base_url, model, task, **kw)
 
 
-@MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...", task=None, offline=True, kind="static")
+@MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...",
+                 task=None, offline=True, kind="static")
 def _static(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.static import StaticPredictionsModel
 

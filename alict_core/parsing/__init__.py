@@ -62,12 +62,14 @@ def _en3_parser() -> Parser:
     location = _en3_location()
     if location is None:
         raise ArtefactMissingError(
-            "benepar_en3 is not installed; when online run `python -c \"import benepar; benepar.download('benepar_en3')\"`"
+            "benepar_en3 is not installed; when online run "
+            "`python -c \"import benepar; benepar.download('benepar_en3')\"`"
         )
     return BeneparParser("benepar_en3", location)
 
 
-PARSERS.add(DEFAULT_PARSER, _offline_parser, "benepar ChartParser on frozen MiniLM features, trained on the PTB sample by this project", offline=True)
+PARSERS.add(DEFAULT_PARSER, _offline_parser,
+            "benepar ChartParser on frozen MiniLM features, trained on the PTB sample by this project", offline=True)
 if _en3_location() is not None:
     PARSERS.add("benepar_en3", _en3_parser, "benepar's pretrained English model (T5-small encoder)", offline=False)
 

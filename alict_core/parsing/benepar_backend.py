@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import nltk
 
@@ -61,7 +61,9 @@ class ParseCache:
     def put_many(self, items: list[tuple[list[str], nltk.Tree]]) -> None:
         if not items:
             return
-        rows = [{"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items]
+        rows: list[dict[str, Any]] = [
+            {"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items
+        ]
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
             shard = self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl"
@@ -111,7 +113,7 @@ class BeneparParser:
             # no torch.inference_mode(): benepar's CKY decoder (torch-struct) needs autograd
             with self._lock:
                 trees = parse_examples(self._model, examples)
-            for (i, _), tree in zip(todo, trees):
+            for (i, _), tree in zip(todo, trees, strict=True):
                 out[i] = unwrap_root(tree)
         return out  # type: ignore[return-value]
 
@@ -132,8 +134,8 @@ class BeneparParser:
         for start in range(0, len(groups), self.batch_sentences):
             chunk = groups[start : start + self.batch_sentences]
             trees = self._parse_uncached([token_lists[g[0]] for g in chunk])
-            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees)])
-            for group, tree in zip(chunk, trees):
+            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees, strict=True)])
+            for group, tree in zip(chunk, trees, strict=True):
                 for i in group:
                     results[i] = tree.copy(deep=True)
                 done += len(group)

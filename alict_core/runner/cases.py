@@ -94,7 +94,8 @@ def _expansion_rows(expansions: Iterable[Mapping[str, Any]] | str | Path | None)
     return [dict(row) for row in expansions]
 
 
-def _variants(test_type: str, text: str, row: Mapping[str, Any], variants_fn: Callable[[str], list[str]]) -> tuple[str, ...]:
+def _variants(test_type: str, text: str, row: Mapping[str, Any],
+              variants_fn: Callable[[str], list[str]]) -> tuple[str, ...]:
     if row.get("variants"):
         return tuple(row["variants"])
     if test_type == "INV":
@@ -131,7 +132,8 @@ def build_cases(
             continue
         per_lc[seed["lc_id"]] = per_lc.get(seed["lc_id"], 0) + 1
         case = TestCase(
-            case_id=str(seed["id"]), lc_id=str(seed["lc_id"]), kind="seed", seed_id=str(seed["id"]), text=str(seed["text"]),
+            case_id=str(seed["id"]), lc_id=str(seed["lc_id"]), kind="seed", seed_id=str(seed["id"]),
+            text=str(seed["text"]),
             expected=check_expected(seed["expected"], where), test_type=seed["test_type"],
             capability=str(seed.get("capability") or seed["lc_id"]), task=seed.get("task"),
             variants=_variants(seed["test_type"], str(seed["text"]), seed, variants_fn),
@@ -139,7 +141,7 @@ def build_cases(
         )
         cases.append(case)
         by_seed[case.seed_id] = case
-    for n, row in enumerate(_expansion_rows(expansions)):
+    for row in _expansion_rows(expansions):
         if not row.get("accepted", True):
             continue
         parent = by_seed.get(str(row.get("seed_id")))
@@ -147,9 +149,11 @@ def build_cases(
             continue
         text = str(row["text"])
         cases.append(TestCase(
-            case_id=str(row.get("id") or f"{parent.seed_id}-x{hash_json(text, 10)}"), lc_id=parent.lc_id, kind="expansion",
+            case_id=str(row.get("id") or f"{parent.seed_id}-x{hash_json(text, 10)}"), lc_id=parent.lc_id,
+            kind="expansion",
             seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
-            capability=parent.capability, task=parent.task, variants=_variants(parent.test_type, text, row, variants_fn),
+            capability=parent.capability, task=parent.task,
+            variants=_variants(parent.test_type, text, row, variants_fn),
             description=parent.description, meta=_expansion_meta(row),
         ))
     ids = [c.case_id for c in cases]

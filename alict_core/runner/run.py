@@ -119,7 +119,8 @@ def _predict_in_scope(
     for start in range(0, len(todo), batch_size):
         if should_stop is not None and should_stop():
             raise RunCancelled(
-                f"run stopped before model {model.name!r} finished ({start} of {len(todo)} new texts predicted and cached); "
+                f"run stopped before model {model.name!r} finished "
+                f"({start} of {len(todo)} new texts predicted and cached); "
                 "run again to resume"
             )
         batch = todo[start : start + batch_size]
@@ -204,7 +205,8 @@ def run_suite(
     return RunResult(cases, outcomes, seconds=time.monotonic() - started, extra=extra)
 
 
-def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | MemoryPredictionCache, hashes: dict[str, str]) -> ModelOutcome:
+def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | MemoryPredictionCache,
+              hashes: dict[str, str]) -> ModelOutcome:
     """Vectorised for MFT cases (grouped by expectation); INV/DIR cases compare their variants one by one."""
     n = len(cases)
     labels = tuple(model.labels)
@@ -257,7 +259,7 @@ class RunResult:
         table = self._frame(probabilities=False).copy()
         if len(table):
             table.insert(table.columns.get_loc("passed"), "probabilities",
-                         [dict(zip(o.labels, row)) for o in self.outcomes for row in o.proba.tolist()])
+                         [dict(zip(o.labels, row, strict=True)) for o in self.outcomes for row in o.proba.tolist()])
         return table
 
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:
@@ -337,13 +339,14 @@ class RunResult:
 
     def summary(self) -> pd.DataFrame:
         """Per LC × model: counts, fail rates of seeds and expansions with 95 % Wilson intervals, pair counts."""
-        columns = ["lc_id", "capability", "test_type", "model", "n_seeds", "n_expansions", "n_fail_seeds", "fail_rate_seeds",
+        columns = ["lc_id", "capability", "test_type", "model", "n_seeds", "n_expansions", "n_fail_seeds",
+                   "fail_rate_seeds",
                    "ci_low", "ci_high", "n_fail_expansions", "fail_rate_expansions", "ci_low_expansions",
                    "ci_high_expansions", "n_cases", "n_fail", "fail_rate", "ci_low_all", "ci_high_all",
                    "n_pass_to_fail", "n_fail_to_pass"]
         idx = self._index()
         n_lc = len(idx["lcs"])
-        first = {}
+        first: dict[str, TestCase] = {}
         for c in self.case_list:
             first.setdefault(c.lc_id, c)
         count = lambda mask: np.bincount(idx["lc"][mask], minlength=n_lc)  # noqa: E731
@@ -359,7 +362,8 @@ class RunResult:
                 elo, ehi = wilson_interval(b, ne)
                 alo, ahi = wilson_interval(a + b, ns + ne)
                 rows.append((lc, first[lc].capability, first[lc].test_type, o.name, ns, ne, a, a / ns if ns else np.nan,
-                             lo, hi, b, b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne), alo, ahi,
+                             lo, hi, b, b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne),
+                             alo, ahi,
                              int(p2f[k]), int(f2p[k])))
         return pd.DataFrame(rows, columns=columns)
 

@@ -89,7 +89,7 @@ def _fit_sentence(item: CorpusItem, first: bool, last: bool) -> str:
 
 
 def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list:
-    parts = []
+    parts: list[GroupSlot | list[Piece]] = []
     concat = rule.concat or []
     for position, part in enumerate(concat):
         if isinstance(part, GroupPart):
@@ -135,13 +135,17 @@ def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: lis
     items = [p.item for p in pieces if p.item is not None]
     if len({i.id for i in items}) != len(items):
         return None  # the same sentence twice in one test
-    text, protected, segments, cursor = [], [], [], 0
+    text: list[str] = []
+    protected: list[list[int]] = []
+    segments: list[Segment] = []
+    cursor = 0
     for piece in pieces:
         start = cursor + (1 if text else 0)
         end = start + len(piece.text)
         if piece.item is None:
             protected.append([start, end])
         else:
+            assert piece.group is not None  # group pieces always name their group
             segments.append(Segment(piece.group, piece.item.id, start, end))
         text.append(piece.text)
         cursor = end
@@ -150,7 +154,7 @@ def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: lis
         protected.append([len(joined) + 1, len(joined) + 1 + len(rule.end)])
         joined += " " + rule.end  # the one sentence-final mark, at the very end
     sources = {p.group: p.item for p in pieces if p.item is not None}
-    slots = {name: p.text for name, p in zip(slot_names, pieces) if p.item is None}
+    slots = {name: p.text for name, p in zip(slot_names, pieces, strict=True) if p.item is None}
     return _seed(spec, rule, joined, sources, slots, protected, segments)
 
 
@@ -224,7 +228,8 @@ def _seed(spec, rule, text, sources, slots, protected, segments) -> Seed:
     )
 
 
-def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng: random.Random) -> tuple[int, Iterator[Seed]]:
+def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None,
+                     rng: random.Random) -> tuple[int, Iterator[Seed]]:
     """(number of candidates, lazy iterator of candidate seeds in sampling order)."""
     if rule.kind == "select":
         items = matches[rule.select]
@@ -237,6 +242,7 @@ def _rule_candidates(spec: LCSpec, rule: Rule, matches, budget: int | None, rng:
 
         return len(items), gen_select()
     if rule.kind == "replace":
+        assert rule.replace is not None  # the schema requires it for kind "replace"
         items = matches[rule.replace.group]
 
         def gen_replace():
@@ -284,18 +290,27 @@ def _share_cap(cap: int | None, totals: list[int]) -> list[int | None]:
         share = remaining // (len(order) - position)
         quotas[index] = min(totals[index], share)
         remaining -= quotas[index]
-    return quotas
+    return list(quotas)
 
 
-def _check_candidates(lc_id: str, n_candidates: int, cap: object) -> None:
+def _valid_cap(lc_id: str, cap: object) -> int | None:
+    """The seed cap as a whole number >= 0 (or None for all); anything else is refused."""
+    from alict_core.limits import LimitError
+
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+        raise LimitError(f"max_seeds of {lc_id} must be a whole number >= 0 (or None for all), got {cap!r}")
+    return cap
+
+
+def _check_candidates(lc_id: str, n_candidates: int, cap: int | None) -> None:
     """Refuse to enumerate more candidates than the limit (counted from group sizes, nothing built yet).
 
     With a cap the candidates are sampled lazily, so only an uncapped (or over-the-limit) request is refused.
     """
-    from alict_core.limits import LimitError, check_count, limits
+    from alict_core.limits import check_count, limits
 
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
-        raise LimitError(f"max_seeds of {lc_id} must be a whole number >= 0 (or None for all), got {cap!r}")
     if cap is None or cap > limits().spec_candidates:
         check_count("spec_candidates", n_candidates, f"candidate seeds of {lc_id}",
                     "cap them (e.g. --max 1000) to sample instead of taking all")
@@ -319,7 +334,7 @@ def find_seeds(
         from alict_core.errors import SpecError
 
         raise SpecError(f"spec {spec.id} is for task {spec.task}, corpus {corpus.name} for {corpus.task}")
-    cap = spec.sampling.max_seeds if max_seeds == "spec" else max_seeds
+    cap = _valid_cap(spec.id, spec.sampling.max_seeds if max_seeds == "spec" else max_seeds)
     per_source = max_per_source or spec.sampling.max_per_source
     rng_seed = spec.sampling.seed if seed is None else seed
     matches = match_groups(spec, corpus)
@@ -335,7 +350,7 @@ def find_seeds(
         generators.append(_rule_candidates(spec, rule, matches, None if cap is None else cap, rng))
     n_candidates = sum(total for total, _ in generators)
     _check_candidates(spec.id, n_candidates, cap)
-    for (total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators])):
+    for (_total, candidates), quota in zip(generators, _share_cap(cap, [t for t, _ in generators]), strict=True):
         taken = 0
         for candidate in candidates:
             if quota is not None and taken >= quota:
@@ -347,4 +362,5 @@ def find_seeds(
             chosen.append(candidate)
             taken += 1
     key = hash_json([spec.model_dump(mode="json"), corpus.content_hash, cap, per_source, rng_seed])
-    return SeedSet(spec.id, spec.task, chosen, len(matched_ids), n_candidates, {k: len(v) for k, v in matches.items()}, key)
+    group_sizes = {k: len(v) for k, v in matches.items()}
+    return SeedSet(spec.id, spec.task, chosen, len(matched_ids), n_candidates, group_sizes, key)

@@ -50,12 +50,13 @@ def expansion_predicates_hold(spec: LCSpec, seed: Seed, expanded_text: str, anno
     """
     tokens = expanded_text.split()
     annotation = annotation if annotation is not None else annotate_text(expanded_text)
-    for segment, (a, b) in zip(seed.segments, segment_token_spans(seed, tokens)):
+    for segment, (a, b) in zip(seed.segments, segment_token_spans(seed, tokens), strict=True):
         if a == b:
             return False, f"source sentence of group {segment.group!r} not found in the expansion"
         lower = [t.lower() for t in tokens[a:b]]
         classes = frozenset().union(*annotation.classes[a:b])
         failing = first_failing(spec.group(segment.group), lower, classes, skip=NOT_RECHECKED)
         if failing is not None:
-            return False, f"group {segment.group!r}: predicate {failing.kind} {failing.model_dump(exclude_none=True)[failing.kind]} fails"
+            value = failing.model_dump(exclude_none=True)[failing.kind]
+            return False, f"group {segment.group!r}: predicate {failing.kind} {value} fails"
     return True, "all predicates of the source groups hold on the corpus part (label is not re-checked)"

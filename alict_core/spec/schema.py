@@ -19,7 +19,7 @@ from alict_core.data.records import TASK_LABELS
 Int = Annotated[int, StrictValue()]
 Float = Annotated[float, StrictValue()]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 ALL_LABELS = tuple(sorted({label for labels in TASK_LABELS.values() for label in labels}))
 
 
@@ -177,10 +177,12 @@ class Expected(Strict):
     label: str | None = None
     one_of: list[str] | None = None
     not_label: str | None = None
-    invariance: Float | None = Field(default=None, ge=0, le=1, description="tolerance: max share of changed predictions")
+    invariance: Float | None = Field(default=None, ge=0, le=1,
+                                     description="tolerance: max share of changed predictions")
     direction: DirectionSpec | None = None
     same_as_source: str | None = Field(default=None, description="group whose sentence's label the test keeps")
-    source_map: dict[str, list[str]] | None = Field(default=None, description="with same_as_source: source label -> expected labels")
+    source_map: dict[str, list[str]] | None = Field(
+        default=None, description="with same_as_source: source label -> expected labels")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "Expected":
@@ -279,7 +281,8 @@ class LCSpec(Strict):
         for rule in self.rules:
             for group in rule.groups() + ([rule.expected.same_as_source] if rule.expected.same_as_source else []):
                 if group not in names:
-                    raise ValueError(f"rule {rule.name!r} names unknown search group {group!r}; valid names: {', '.join(names)}")
+                    raise ValueError(f"rule {rule.name!r} names unknown search group {group!r}; "
+                                     f"valid names: {', '.join(names)}")
             exp = rule.expected
             for label in exp.named_labels():
                 if label not in labels:
@@ -288,11 +291,12 @@ class LCSpec(Strict):
                 raise ValueError("an invariance outcome needs test_type: INV")
             if exp.direction is not None and self.test_type != "DIR":
                 raise ValueError("a direction outcome needs test_type: DIR")
-        for group in self.search:
-            for predicate in group.predicates:
+        for search_group in self.search:
+            for predicate in search_group.predicates:
                 for label in predicate.label or []:
                     if label not in labels:
-                        raise ValueError(f"label {label!r} is not a {self.task} label; valid names: {', '.join(labels)}")
+                        raise ValueError(f"label {label!r} is not a {self.task} label; "
+                                         f"valid names: {', '.join(labels)}")
         return self
 
     @property
