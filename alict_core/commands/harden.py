@@ -56,9 +56,11 @@ def _train_args(p: argparse.ArgumentParser) -> None:
                    "hf (with --hf-dir)")
     p.add_argument("--hf-dir", default=None, help="local Hugging Face model folder (when --model is a HF model)")
     p.add_argument("--task", choices=["sentiment", "hate_speech"], default=None, help="task of a HF model")
-    p.add_argument("--lc-share", type=float_range(0.01, 0.99), default=None, help="share of LC cases in the training mix (default: all)")
+    p.add_argument("--lc-share", type=float_range(0.01, 0.99), default=None,
+                   help="share of LC cases in the training mix (default: all)")
     p.add_argument("--max-original", type=int_range(1, 10**9), default=None, help="cap on original training texts")
-    p.add_argument("--max-steps", type=int_range(1, 10**7), default=500, help="step cap for HF fine-tuning (default 500)")
+    p.add_argument("--max-steps", type=int_range(1, 10**7), default=500,
+                   help="step cap for HF fine-tuning (default 500)")
     p.add_argument("--epochs", type=int_range(1, 100), default=1)
     p.add_argument("--batch-size", type=int_range(1, 4096), default=16)
     p.add_argument("--learning-rate", type=float_range(1e-8, 1.0), default=2e-5)
