@@ -5,7 +5,7 @@ PYTHON ?= python3
 PORT ?= 8501
 STAMP := .setup-stamp
 
-.PHONY: run test test-fast setup models models-full browser-deps bench clean
+.PHONY: run test test-fast lint setup models models-full browser-deps bench clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m pip install -q -r requirements.txt
@@ -33,7 +33,12 @@ models-full: setup
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) || echo "chromium not installed: the browser test will be skipped"
 
-test: setup browser-deps models
+# ruff (pyflakes, import order, bugbear) and mypy on alict_core; settings in pyproject.toml
+lint: setup
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
+
+test: setup lint browser-deps models
 	$(PYTHON) -m pytest -q
 
 test-fast: setup
