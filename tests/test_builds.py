@@ -204,7 +204,9 @@ def test_two_quick_builds_give_identical_figures(tmp_path, target):
     if installed.is_file():
         other = json.loads(installed.read_text(encoding="utf-8"))
         assert (fresh.figures, fresh.steps) == (other["figures"], other["steps"])
-        assert fresh.manifest["files"] == other["files"]  # byte-identical artefact files
+        weights = {name: digest for name, digest in fresh.manifest["files"].items() if not name.endswith(".json")}
+        # byte-identical weights (the JSON metadata also records the encoder's fingerprint, which may change)
+        assert weights == {name: digest for name, digest in other["files"].items() if not name.endswith(".json")}
         return
     second = build(target, "quick", tmp_path / "b", log=lambda _: None)
     assert fresh.figures == second.figures and fresh.steps == second.steps
