@@ -52,6 +52,6 @@ def test_the_wheel_holds_the_specs_and_the_command(tmp_path):
                     "-w", str(tmp_path / "dist")], check=True, timeout=300)
     wheel = next((tmp_path / "dist").glob("alict_studio-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert sum(n.startswith("alict_core/specs/") and n.endswith(".yaml") for n in names) == 25
+    assert sum(n.startswith("alict_core/specs/") and n.endswith(".yaml") for n in names) == 26  # 25 + 1 extension
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "alict = alict_core.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

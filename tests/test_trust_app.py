@@ -53,6 +53,13 @@ def test_browser_cannot_add_a_pickle_model_without_the_server_setting(tmp_path, 
 
 
 def run_lc_session(results: dict, name: str) -> None:
+    try:
+        _run_lc_session(results, name)
+    except BaseException as exc:  # noqa: BLE001 - a thread's failure must reach the test's assertion
+        results[name] = ([f"session {name} raised {type(exc).__name__}: {exc}"], [], None)
+
+
+def _run_lc_session(results: dict, name: str) -> None:
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
     at.switch_page("pages/run.py").run()
