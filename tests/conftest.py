@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytest_plugins = ["tests.app_fixtures"]  # fake backends and a private run store for the AppTest modules
+
 
 @pytest.fixture(scope="session")
 def sentiment_corpus():

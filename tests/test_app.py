@@ -12,25 +12,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from alict_app import fakes, runs
+from alict_app import runs
+
+pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fake_backends():
-    uninstall = fakes.install()
-    yield
-    uninstall()
-
-
-@pytest.fixture(autouse=True)
-def tmp_runs(tmp_path, monkeypatch):
-    root = tmp_path / "runs"
-    root.mkdir()
-    monkeypatch.setattr(runs, "runs_root", lambda: root)
-    return root
 
 
 @pytest.fixture

@@ -11,26 +11,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from alict_app import fakes, runs
 from alict_core.spec import load_task_specs
 
+pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-LCS = ("sentiment-lc01", "sentiment-lc05", "sentiment-lc05")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fake_backends():
-    uninstall = fakes.install()
-    yield
-    uninstall()
-
-
-@pytest.fixture(autouse=True)
-def tmp_runs(tmp_path, monkeypatch):
-    root = tmp_path / "app-runs"
-    root.mkdir()
-    monkeypatch.setattr(runs, "runs_root", lambda: root)
-    return root
+LCS = ("sentiment-lc01", "sentiment-lc04", "sentiment-lc05")
 
 
 def start(query: dict | None = None) -> AppTest:
@@ -76,7 +62,7 @@ def test_filter_group_and_the_link_reopens_the_same_view():
     at.multiselect(key="w_cap").set_value(["Negation"]).run()
     at.selectbox(key="w_group").set_value("LC").run()
     assert_clean(at)
-    assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc05"}  # the case table
+    assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc04", "sentiment-lc05"}  # the case table: Negation LCs
     assert heatmap_rows(at) and all(row.startswith("Negation · ") for row in heatmap_rows(at))
     headline = next(m.value for m in at.markdown if "% of the" in m.value)
     assert headline.startswith("**fake-sentiment fails") and "of the LC 'Negation · " in headline

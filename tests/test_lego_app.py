@@ -7,16 +7,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from alict_app import fakes
+pytestmark = pytest.mark.usefixtures("fake_backends")  # tests/app_fixtures.py
+
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fake_backends():
-    uninstall = fakes.install()
-    yield
-    uninstall()
 
 
 def test_adjunct_trees_page_draws_tree_and_verdicts(tmp_path, monkeypatch):

@@ -7,20 +7,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from alict_app import fakes
 from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases
 
+pytestmark = pytest.mark.usefixtures("fake_backends")  # tests/app_fixtures.py
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 180
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fake_backends():
-    uninstall = fakes.install()
-    yield
-    uninstall()
 
 
 @pytest.fixture

@@ -7,26 +7,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py
+
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fake_backends():
-    from alict_app import fakes
-
-    uninstall = fakes.install()
-    yield
-    uninstall()
-
-
-@pytest.fixture(autouse=True)
-def tmp_runs(tmp_path, monkeypatch):
-    from alict_app import runs
-
-    root = tmp_path / "app-runs"
-    root.mkdir()
-    monkeypatch.setattr(runs, "runs_root", lambda: root)
-    return root
 
 
 HOSTILE = [  # (page, query)
@@ -44,7 +28,7 @@ HOSTILE = [  # (page, query)
 
 
 @pytest.mark.parametrize("page,query", HOSTILE)
-def test_hostile_query_gives_a_clean_page(tmp_path, page, query):
+def test_hostile_query_gives_a_clean_page(tmp_path, tmp_runs, page, query):
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in query.items():
         at.query_params[key] = value
@@ -55,4 +39,4 @@ def test_hostile_query_gives_a_clean_page(tmp_path, page, query):
     assert not any("Unexpected error" in e or "Traceback" in e for e in errors), errors
     shown = " ".join(str(getattr(el, "value", "")) for el in [*at.error, *at.warning, *at.info, *at.markdown])
     assert str(tmp_path) not in shown, "no server path on the page"
-    assert [p.name for p in (tmp_path / "app-runs").iterdir()] == [], "nothing written"
+    assert [p.name for p in tmp_runs.iterdir()] == [], "nothing written"
