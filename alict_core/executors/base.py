@@ -78,5 +78,6 @@ def get_executor(name: str = "local", workers: int = 1, **options: Any) -> Execu
 
         importlib.import_module(PLUGIN_MODULES[name])
     if name not in EXECUTORS:
-        raise AlictError(f"unknown executor {name!r}; choose one of {', '.join(sorted({*EXECUTORS.names(), *PLUGIN_MODULES}))}")
+        known = ", ".join(sorted({*EXECUTORS.names(), *PLUGIN_MODULES}))
+        raise AlictError(f"unknown executor {name!r}; choose one of {known}")
     return EXECUTORS.create(name, workers=workers, **options)
