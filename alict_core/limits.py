@@ -36,6 +36,7 @@ class Limits:
     spec_candidates: int = 1_000_000  # candidate seeds of one LC enumerated or sampled from
     spec_bytes: int = 262_144  # size of one spec YAML file
     spec_depth: int = 32  # nesting depth of one spec YAML document
+    spec_aliases: int = 64  # YAML aliases (*name) in one spec: each may repeat a large node ("billion laughs")
     max_seeds: int = 100_000  # --max-seeds / --max per LC
     batch_size: int = 4_096  # texts per model call
     suite_bytes: int = 100_000_000  # size of one imported suite file
@@ -93,11 +94,13 @@ def check_text(text: object, what: str, name: str = "text_chars", allow_empty: b
 def check_yaml_shape(text: str, source: str) -> None:
     """Refuse a YAML document over the size or nesting-depth limit *before* building it (no RecursionError).
 
-    Walks the parser's events (iterative), so a 10,000-deep ``[[[[...`` is refused at depth ``spec_depth``.
+    Walks the parser's events (iterative), so a 10,000-deep ``[[[[...`` is refused at depth ``spec_depth``;
+    also bounds list lengths (``predicate_items``) and aliases (``spec_aliases``). The one shape check of specs.
     """
     import yaml
 
     limit = limits()
+    aliases = 0
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit.spec_bytes:
         detail = f"{size:,} bytes, over the spec size limit of {limit.spec_bytes:,} (setting {setting('spec_bytes')})"
@@ -105,7 +108,13 @@ def check_yaml_shape(text: str, source: str) -> None:
     items = limit.predicate_items
     open_nodes: list[int | None] = []  # per open collection: items so far (sequences) or None (mappings)
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > limit.spec_aliases:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    detail = f"more than {limit.spec_aliases} YAML aliases (*name) (setting {setting('spec_aliases')})"
+                    raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
             if isinstance(event, yaml.NodeEvent) and open_nodes and open_nodes[-1] is not None:
                 open_nodes[-1] += 1
                 if open_nodes[-1] > items:

@@ -43,11 +43,6 @@ def _key_line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-MAX_SPEC_CHARS = 1_000_000  # a spec is a page of YAML; this bound keeps a hostile file from using the memory
-MAX_DEPTH = 32  # nesting of mappings/lists (the schema needs 6)
-MAX_ALIASES = 64  # YAML aliases (*name): each may repeat a large node ("billion laughs")
-
-
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: ~10x faster, same results
 
 
@@ -71,28 +66,7 @@ class _UniqueKeyLoader(_BaseLoader):  # type: ignore[valid-type,misc]
         return super().construct_mapping(node, deep=deep)
 
 
-def _check_shape(text: str, source: str) -> None:
-    """Refuse over-long, over-deep or alias-heavy YAML before building any object (no recursion)."""
-    if len(text) > MAX_SPEC_CHARS:
-        raise SpecValidationError(source, f"spec is {len(text):,} characters; the limit is {MAX_SPEC_CHARS:,}")
-    depth = aliases = 0
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise SpecValidationError(source, f"nested more than {MAX_DEPTH} levels deep",
-                                          event.start_mark.line + 1)
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
-        elif isinstance(event, yaml.AliasEvent):
-            aliases += 1
-            if aliases > MAX_ALIASES:
-                raise SpecValidationError(source, f"more than {MAX_ALIASES} YAML aliases (*name)",
-                                          event.start_mark.line + 1)
-
-
 def _compose_and_load(text: str, source: str) -> tuple[yaml.Node | None, Any]:
-    _check_shape(text, source)
     loader = _UniqueKeyLoader(text)
     try:
         root = loader.get_single_node()
@@ -121,8 +95,8 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
         line = mark.line + 1 if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SpecValidationError(source, f"invalid YAML: {problem}", line) from None
-    except RecursionError:  # a last guard; _check_shape bounds the depth first
-        raise SpecValidationError(source, f"nested more than {MAX_DEPTH} levels deep") from None
+    except RecursionError:  # a last guard; check_yaml_shape bounds the depth first
+        raise SpecValidationError(source, "nested too deeply") from None
     if not isinstance(data, dict):
         raise SpecValidationError(source, "a spec must be a YAML mapping (key: value lines)", 1)
     bad_key = next((k for k in data if not isinstance(k, str)), None)
