@@ -49,14 +49,14 @@ def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
     if name is None:
         name, default_kw = default_suggester()
         kw = {**default_kw, **kw}
-    SUGGESTERS.entry(name)  # unknown names fail here, listing the valid ones
+    factory = SUGGESTERS.entry(name).factory  # unknown names fail here, listing the valid ones
     identity = ""
     if name == DEFAULT_SUGGESTER and not kw.get("path"):
         from alict_core.model_defaults import artefact_identity
 
         identity = artefact_identity("mlm")
-    key = hash_json({"name": name, "kw": kw, "artefact": identity})
-    return _LOADED.get(key, lambda: SUGGESTERS.create(name, **kw))
+    key = hash_json({"name": name, "kw": kw, "artefact": identity})  # factory(**kw): kw may hold a "name"
+    return _LOADED.get(key, lambda: factory(**kw))
 
 
 def menu_names() -> list[str]:

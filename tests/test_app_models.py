@@ -1,0 +1,127 @@
+"""The app side of models (#20): a usable first hour with an empty model cache, the "About models"
+sidebar, missing-model messages naming the running build, and loaders that switch to a better artefact."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from alict_app import backends
+from alict_core import artefacts, config
+from alict_core.errors import ArtefactMissingError
+from alict_core.model_defaults import resolved_defaults
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def models_dir(tmp_path, monkeypatch) -> Path:
+    """An empty model cache (a fresh machine): nothing built yet; the rest of the cache stays (corpus annotations)."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setattr(config, "models_dir", lambda: folder)
+    resolved_defaults(refresh=True)
+    backends.refresh_status()
+    yield folder
+    resolved_defaults(refresh=True)
+    backends.refresh_status()
+
+
+def fake_artefact(root: Path, target: str, profile: str, figures: dict, steps: int) -> Path:
+    """A manifest-only artefact (no files besides the manifest, so it verifies)."""
+    folder = root / profile / target
+    folder.mkdir(parents=True)
+    (folder / artefacts.MANIFEST).write_text(json.dumps({"target": target, "profile": profile, "files": {},
+                                                         "steps": steps, "seed": 13, "figures": figures}))
+    return folder
+
+
+def running_build(root: Path, target: str, profile: str, step: int, total: int, eta: int) -> Path:
+    """The progress file a running build keeps (this test process stands in for the builder)."""
+    path = artefacts.progress_path(target, profile, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"target": target, "profile": profile, "pid": os.getpid(), "state": "running",
+                                "step": step, "total": total, "eta_seconds": eta}))
+    return path
+
+
+def sidebar_text(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.sidebar.markdown] + [c.value for c in at.sidebar.caption])
+
+
+def test_fresh_machine_seeds_page_renders_and_the_sidebar_says_what_is_missing(models_dir):
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = sidebar_text(at)
+    parser_line = next(line for line in text.splitlines() if line.startswith("**Parser**"))
+    assert "`benepar-offline` — offline substitute (" in parser_line and parser_line.endswith("not built yet)")
+    assert "parser: not built: `alict build missing --profile quick`" in text
+    at.switch_page("pages/seeds.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["seeds"]) > 0 and at.dataframe[0].value.shape[0] > 0  # seeds shown, no model built
+
+
+def test_the_sidebar_shows_build_progress_and_the_figures_of_the_artefact_in_use(models_dir):
+    fake_artefact(models_dir, "parser", "quick", {"test_f1": 0.7454, "dev_f1": 0.7532}, steps=120)
+    running_build(models_dir, "mlm", "quick", step=30, total=150, eta=125)
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = sidebar_text(at)
+    assert "parser — quick, 120 steps: test F1 0.745; dev F1 0.753" in text
+    assert "masked LM: being built now" in text
+    bars = at.sidebar.get("progress")
+    assert len(bars) == 1 and bars[0].proto.value == 20  # 30 of 150 steps
+    assert "step 30/150, ETA 2 min 05 s" in bars[0].proto.text
+    assert "quick profile, 120 steps" in text  # the parser role's line names the artefact it loads
+
+
+def test_a_missing_model_says_how_it_is_being_built(models_dir):
+    with pytest.raises(ArtefactMissingError, match="no build is running: `make run` builds it"):
+        backends.parser("benepar-offline")
+    running_build(models_dir, "parser", "quick", step=3, total=120, eta=300)
+    with pytest.raises(ArtefactMissingError, match=r"being built now \(quick profile, step 3/120, about 5 min left\)"):
+        backends.parser("benepar-offline")
+
+
+@pytest.fixture
+def stub_offline_loaders():
+    """The offline parser and masked LM replaced by stubs that report which artefact folder they loaded."""
+    from alict_core import mlm, parsing
+
+    saved = [(registry, registry.entry(name)) for registry, name in
+             ((parsing.PARSERS, parsing.DEFAULT_PARSER), (mlm.SUGGESTERS, mlm.DEFAULT_SUGGESTER))]
+    parsing.PARSERS.add(parsing.DEFAULT_PARSER, lambda: SimpleNamespace(path=artefacts.require("parser").path))
+    mlm.SUGGESTERS.add(mlm.DEFAULT_SUGGESTER, lambda: SimpleNamespace(path=artefacts.require("mlm").path))
+    parsing.clear_loaded()
+    yield
+    for registry, entry in saved:
+        registry.add(entry.name, entry.factory, entry.description, **entry.tags)
+    parsing.clear_loaded()
+
+
+def test_loaders_switch_to_the_better_artefact_when_it_lands(models_dir, stub_offline_loaders):
+    from alict_core.mlm import get_suggester
+    from alict_core.parsing import get_parser
+
+    quick = fake_artefact(models_dir, "parser", "quick", {"test_f1": 0.74}, steps=120)
+    first = backends.parser("benepar-offline")
+    assert first.path == quick and backends.parser("benepar-offline") is first and get_parser() is first
+    full = fake_artefact(models_dir, "parser", "full", {"test_f1": 0.86}, steps=1664)  # the full build lands
+    better = backends.parser("benepar-offline")
+    assert better.path == full and better is not first and get_parser().path == full
+    assert backends.LOADED["parser:benepar-offline"]["profile"] == "full"
+
+    legacy = models_dir / "mlm"
+    legacy.mkdir()
+    for marker in artefacts.LEGACY_MARKERS["mlm"]:
+        (legacy / marker).write_text("{}")
+    assert backends.suggester("minilm-offline").path == legacy
+    quick_mlm = fake_artefact(models_dir, "mlm", "quick", {"top1": 0.19}, steps=150)
+    assert backends.suggester("minilm-offline").path == quick_mlm == get_suggester().path
