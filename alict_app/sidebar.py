@@ -22,7 +22,12 @@ def build_controls(row: dict[str, str]) -> None:
     from alict_app import builds
 
     target = row["what"]
-    if builds.is_running(target):
+    elsewhere = [r for r in models_overview()["building"]
+                 if r.get("target") == ("classifiers" if target == "models" else target)]
+    if elsewhere and not builds.is_running(target):
+        st.caption(f"being built by another process ({elsewhere[0].get('profile')} profile; progress under "
+                   "About models)")
+    elif builds.is_running(target):
         st.caption(f"building {target} … (reload the page to refresh)")
         st.code(builds.log_tail(target) or "starting …", language="text")
     elif builds.exit_code(target) not in (None, 0):
