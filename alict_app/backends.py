@@ -166,8 +166,24 @@ def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
     return value
 
 
+def cached_default_classifier(name: str) -> str | None:
+    """The local folder of ``name`` when it is a task's resolved default classifier found in the local Hugging
+    Face cache (the paper's model), else None."""
+    from alict_core.model_defaults import resolved_defaults
+
+    for role, entry in resolved_defaults().items():
+        if role.startswith("classifier:") and entry["name"] == name and entry.get("kind") == "hf":
+            return entry.get("path")
+    return None
+
+
 def model(registry_name: str, **kwargs: Any) -> Any:
-    """A registered model (with adapter arguments for user-added ones), loaded once per process per artefact."""
+    """A registered model (with adapter arguments for user-added ones), loaded once per process per artefact.
+
+    The paper's classifier resolved from the local HF cache loads from that folder (no hub round trip)."""
+    folder = cached_default_classifier(registry_name)
+    if folder and "model_id" not in kwargs:
+        kwargs = {**kwargs, "model_id": folder}
     artefact = artefact_key("model", registry_name)
     target = "classifiers" if backend_tags("model", registry_name).get("kind") == "embedded" else None
     return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact))

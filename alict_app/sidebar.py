@@ -41,6 +41,8 @@ def build_controls(row: dict[str, str]) -> None:
 
 def model_label(name: str) -> str:
     tags = backends.backend_tags("model", name)
+    if backends.cached_default_classifier(name):
+        return f"{name} (paper's model, local cache)"
     if not tags.get("offline", True):
         return f"{name} (online)"
     return name if backends.model_ready(name) else f"{name} (not built)"
@@ -169,6 +171,9 @@ def render_sidebar() -> None:
         if names:
             ready = [n for n in names
                      if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
+            default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
+            if default["name"] in names and (default.get("path") or default["name"] in ready):
+                ready = [default["name"], *(n for n in ready if n != default["name"])]
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
                            help="registered models for this task; offline models that are not built yet are marked")

@@ -125,3 +125,24 @@ def test_loaders_switch_to_the_better_artefact_when_it_lands(models_dir, stub_of
     assert backends.suggester("minilm-offline").path == legacy
     quick_mlm = fake_artefact(models_dir, "mlm", "quick", {"top1": 0.19}, steps=150)
     assert backends.suggester("minilm-offline").path == quick_mlm == get_suggester().path
+
+
+def test_the_papers_classifier_in_the_local_cache_is_the_default_model_under_test(models_dir, monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    from tests.test_model_defaults import _snapshot, _tiny
+
+    sst2 = "textattack/bert-base-uncased-SST-2"
+    hub = tmp_path / "hub"
+    folder = _snapshot(hub, sst2)
+    _tiny("cls", folder, {0: "LABEL_0", 1: "LABEL_1"})
+    for name in ("ALICT_DEFAULT_SENTIMENT_MODEL", "HF_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    resolved_defaults(refresh=True)
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = at.sidebar.multiselect(key="models")
+    assert picker.value[0] == sst2
+    assert f"**Sentiment classifier**: `{sst2}` — the paper's model (local Hugging Face cache)" in sidebar_text(at)
+    model = backends.model(sst2)  # loaded from the cache folder, no hub round trip
+    assert model.name == sst2 and model.predict_proba(["a good movie"]).shape == (1, 3)
