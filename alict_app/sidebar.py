@@ -116,21 +116,25 @@ def render_build_progress(building: list[dict[str, Any]]) -> None:
             st.caption(f"{title}: preparing data …")
 
 
-def notice_finished_builds(building: list[dict[str, Any]]) -> None:
-    """When a build seen running has finished, forget the backend status probe so it is read again."""
+def notice_finished_builds(building: list[dict[str, Any]]) -> bool:
+    """Whether a build seen running has finished since the last run; then the backend status probe is
+    forgotten so it is read again."""
     running = sorted(f"{r.get('profile')}/{r.get('target')}" for r in building)
     seen = st.session_state.get("_alict_builds_seen", [])
+    st.session_state["_alict_builds_seen"] = running
     if set(seen) - set(running):
         backends.refresh_status()
-    st.session_state["_alict_builds_seen"] = running
+        return True
+    return False
 
 
-def render_about_models() -> None:
+def render_about_models(live: bool = False) -> None:
     """The "About models" expander: per role the default model, per target the artefact in use with its
     held-out figures, and the progress of running builds (refreshed every few seconds while they run)."""
     info = models_overview()
     building = info["building"]
-    notice_finished_builds(building)
+    if notice_finished_builds(building) and live:
+        st.rerun()  # a build landed: redraw the whole page, which then loads the new artefact
     with st.expander("About models", expanded=bool(building)):
         render_build_progress(building)
         for role, entry in info["roles"].items():
@@ -151,9 +155,13 @@ def render_about_models() -> None:
 def render_models_section() -> None:
     """About models; re-drawn every 5 s on its own (a fragment) while a build runs, so its bar moves."""
     if models_overview()["building"]:
-        st.fragment(render_about_models, run_every=5)()
+        st.fragment(_live_about_models, run_every=5)()
     else:
         render_about_models()
+
+
+def _live_about_models() -> None:
+    render_about_models(live=True)
 
 
 def render_sidebar() -> None:

@@ -146,3 +146,18 @@ def test_the_papers_classifier_in_the_local_cache_is_the_default_model_under_tes
     assert f"**Sentiment classifier**: `{sst2}` — the paper's model (local Hugging Face cache)" in sidebar_text(at)
     model = backends.model(sst2)  # loaded from the cache folder, no hub round trip
     assert model.name == sst2 and model.predict_proba(["a good movie"]).shape == (1, 3)
+
+
+def test_when_a_build_lands_the_sidebar_shows_the_new_artefact(models_dir):
+    from alict_app import sidebar
+
+    progress = running_build(models_dir, "parser", "quick", step=60, total=120, eta=30)
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert "parser: being built now" in sidebar_text(at) and len(at.sidebar.get("progress")) == 1
+    fake_artefact(models_dir, "parser", "quick", {"test_f1": 0.7454, "dev_f1": 0.7532}, steps=120)
+    progress.unlink()  # the build finished
+    sidebar._overview.clear()  # (the overview is otherwise cached for OVERVIEW_TTL_S seconds)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "parser — quick, 120 steps: test F1 0.745; dev F1 0.753" in sidebar_text(at)
+    assert not at.sidebar.get("progress") and at.session_state["_alict_builds_seen"] == []
