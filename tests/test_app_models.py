@@ -66,6 +66,11 @@ def test_fresh_machine_seeds_page_renders_and_the_sidebar_says_what_is_missing(m
     assert not [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["seeds"]) > 0 and at.dataframe[0].value.shape[0] > 0  # seeds shown, no model built
+    at.switch_page("pages/expansions.py").run()  # needs the parser: says what is missing and how to get it
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning]
+    assert any("parser artefact is not built" in w and "no build is running: `make run` builds it" in w
+               for w in warnings), warnings
 
 
 def test_the_sidebar_shows_build_progress_and_the_figures_of_the_artefact_in_use(models_dir):

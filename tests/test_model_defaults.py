@@ -158,6 +158,16 @@ def test_benepar_en3_folder_loads_through_the_paper_path(env, tmp_path):
     parser = model_defaults.load_default_parser()
     (tree,) = parser.parse_batch([["The", "cat", "sat", "."]])
     assert parser.name == "benepar_en3" and tree.leaves() == ["The", "cat", "sat", "."]
+    from alict_core import parsing
+
+    registered = "benepar_en3" in parsing.PARSERS
+    try:  # a caller naming no parser gets the paper's one, through the same loading code
+        default = parsing.get_parser()
+        assert default.name == "benepar_en3" and default.parse_batch([["The", "cat", "sat", "."]]) == [tree]
+    finally:
+        if not registered:
+            parsing.PARSERS.remove("benepar_en3")
+        parsing.clear_loaded()
 
 
 def _neutral_seeds(path: Path) -> Path:
