@@ -261,10 +261,9 @@ def _refreshed(entry: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``entry`` whose offline artefact facts are current."""
     if entry.get("kind") != "offline" or entry["name"] not in OFFLINE_TARGET:
         return dict(entry)
-    stale = ("built", "why", "path", "profile", "steps")
-    return {**{k: v for k, v in entry.items() if k not in stale}, **_offline_entry(Choice(entry["name"], "offline",
-                                                                                          False)),
-            "source": entry["source"]}
+    kept = {k: v for k, v in entry.items() if k not in ("built", "why", "path", "profile", "steps")}
+    current = _offline_entry(Choice(entry["name"], "offline", False))
+    return {**kept, **current, "source": entry["source"]}  # a pin stays "pinned by ..."
 
 
 def default_name(role: str) -> str:

@@ -239,3 +239,17 @@ def test_default_parser_and_suggester_follow_the_resolved_defaults(env, fake_hub
     env.setenv("ALICT_DEFAULT_MLM", "minilm-offline")  # a pin wins over the cache
     resolved_defaults(refresh=True)
     assert mlm.default_suggester() == ("minilm-offline", {})
+
+
+def test_a_substitute_built_after_resolution_shows_at_once(env, tmp_path):
+    from alict_core import artefacts
+
+    assert resolved_defaults(refresh=True)["mlm"]["built"] is False
+    folder = artefacts.profile_dir("mlm", "quick")  # under the test's empty ALICT_CACHE_DIR
+    folder.mkdir(parents=True)
+    (folder / artefacts.MANIFEST).write_text(json.dumps({"target": "mlm", "profile": "quick", "files": {},
+                                                         "steps": 150, "figures": {"top1": 0.19}}))
+    entry = resolved_defaults()["mlm"]  # no refresh: the choice is kept, its artefact facts are current
+    assert (entry["name"], entry["built"], entry["profile"], entry["steps"]) == ("minilm-offline", True, "quick", 150)
+    assert entry["path"] == str(folder) and "why" not in entry
+    assert model_defaults.artefact_identity("mlm").startswith(f"quick:{folder}:")
