@@ -61,8 +61,24 @@ def registry(kind: str) -> Registry[Any]:
 
 
 def backend_names(kind: str, **tags: Any) -> list[str]:
-    """Names registered for a backend kind (optionally filtered by tags)."""
-    return registry(kind).names(**tags)
+    """Names registered for a backend kind (optionally filtered by tags); for parsers and masked LMs the
+    resolved default (``model_defaults``: the paper's model when available) comes first, so menus pick it."""
+    default = default_backend(kind)  # first: it may register the default
+    names = registry(kind).names(**tags)
+    return [default, *(n for n in names if n != default)] if default in names else names
+
+
+def default_backend(kind: str) -> str | None:
+    """The registered name of the resolved default parser / masked LM (None for other kinds)."""
+    if kind == "parser":
+        from alict_core.parsing import default_parser_name
+
+        return default_parser_name()  # registers benepar_en3 when it was found after import
+    if kind == "mlm":
+        from alict_core.model_defaults import resolved_defaults
+
+        return str(resolved_defaults()["mlm"]["name"])
+    return None
 
 
 def backend_description(kind: str, name: str) -> str:
@@ -148,7 +164,10 @@ def _suggester(name: str, artefact: str) -> Any:
     from alict_core.mlm import get_suggester
 
     started = time.perf_counter()
-    value = get_suggester(name)  # the core cache is keyed on the same artefact
+    if name != "minilm-offline" and name == default_backend("mlm"):
+        value = get_suggester()  # the paper's masked LM, loaded from where it was resolved (cache folder or hub)
+    else:
+        value = get_suggester(name)  # the core cache is keyed on the same artefact
     mark_loaded("mlm", name, started, artefact)
     return value
 

@@ -166,3 +166,36 @@ def test_when_a_build_lands_the_sidebar_shows_the_new_artefact(models_dir):
     assert not at.exception, [e.value for e in at.exception]
     assert "parser — quick, 120 steps: test F1 0.745; dev F1 0.753" in sidebar_text(at)
     assert not at.sidebar.get("progress") and at.session_state["_alict_builds_seen"] == []
+
+
+def test_menus_offer_the_papers_parser_and_masked_lm_first_when_available(models_dir, monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    from alict_core import parsing
+    from tests.test_model_defaults import _snapshot, _tiny
+
+    hub = tmp_path / "hub"
+    _tiny("mlm", _snapshot(hub, "bert-base-uncased"))
+    en3 = tmp_path / "nltk" / "models" / "benepar_en3"
+    en3.mkdir(parents=True)
+    (en3 / "benepar_model.bin").write_bytes(b"")  # found, never loaded here
+    for name in ("ALICT_DEFAULT_PARSER", "ALICT_DEFAULT_MLM", "HF_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
+    resolved_defaults(refresh=True)
+    registered = "benepar_en3" in parsing.PARSERS
+    try:
+        assert backends.backend_names("parser")[0] == "benepar_en3"
+        assert backends.backend_names("mlm", menu=True)[0] == "bert-base-uncased"
+        at = AppTest.from_file(APP, default_timeout=180).run()
+        at.switch_page("pages/run.py").run()
+        at.checkbox(key="run_expand").check().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert (at.selectbox(key="parser_name").value, at.selectbox(key="mlm_name").value) == \
+            ("benepar_en3", "bert-base-uncased")
+        suggester = backends.suggester("bert-base-uncased")  # from the cache folder it was resolved in
+        (slots,) = suggester.suggest(["the movie was [MASK] ."], top_k=2)
+        assert suggester.name == "bert-base-uncased" and len(slots[0]) == 2
+    finally:
+        if not registered:
+            parsing.PARSERS.remove("benepar_en3")
