@@ -253,3 +253,20 @@ def test_a_substitute_built_after_resolution_shows_at_once(env, tmp_path):
     assert (entry["name"], entry["built"], entry["profile"], entry["steps"]) == ("minilm-offline", True, "quick", 150)
     assert entry["path"] == str(folder) and "why" not in entry
     assert model_defaults.artefact_identity("mlm").startswith(f"quick:{folder}:")
+
+
+def test_without_offline_variables_an_unreachable_hub_falls_back_within_5_seconds(env):
+    import socket
+
+    env.delenv("HF_HUB_OFFLINE")
+    env.setenv(model_defaults.TIMEOUT_ENV, "1.5")  # the default
+    with socket.socket() as sock:  # a port with nobody listening stands in for the hub and GitHub
+        sock.bind(("127.0.0.1", 0))
+        closed = ("127.0.0.1", sock.getsockname()[1])
+    env.setattr(model_defaults, "HUB_HOST", closed)
+    env.setattr(model_defaults, "BENEPAR_HOST", closed)
+    started = time.monotonic()
+    resolved = resolved_defaults(refresh=True)
+    assert time.monotonic() - started < 5
+    assert [resolved[r]["name"] for r in model_defaults.ROLES] == [
+        "benepar-offline", "minilm-offline", "minilm-sst", "minilm-hatexplain"]
