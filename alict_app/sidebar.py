@@ -71,10 +71,13 @@ def _overview(models_root: str) -> dict[str, Any]:  # keyed on the models folder
 def role_line(role: str, entry: dict[str, Any]) -> str:
     """One markdown line: the role's model, where it comes from, paper's model or substitute."""
     origin = "the paper's model" if entry.get("paper_model") else "offline substitute"
-    where = str(entry.get("source", ""))
+    parts = [str(entry.get("source", ""))]
     if entry.get("kind") == "offline":
-        where += (f", {entry.get('profile')} profile, {entry.get('steps') or '–'} steps" if entry.get("built")
-                  else ", not built yet")
+        if entry.get("built"):
+            parts += [f"{entry.get('profile')} profile", f"{entry['steps']} steps" if entry.get("steps") else ""]
+        else:
+            parts.append("not built yet")
+    where = ", ".join(p for p in parts if p and p != origin)
     return f"**{ROLE_TITLES.get(role, role)}**: `{entry.get('name')}` — {origin} ({html.escape(where)})"
 
 

@@ -199,3 +199,18 @@ def test_menus_offer_the_papers_parser_and_masked_lm_first_when_available(models
     finally:
         if not registered:
             parsing.PARSERS.remove("benepar_en3")
+
+
+def test_role_lines_name_the_model_its_origin_and_artefact():
+    from alict_app.sidebar import role_line
+
+    substitute = {"name": "benepar-offline", "kind": "offline", "paper_model": False, "source": "offline substitute",
+                  "built": True, "profile": "quick", "steps": 120}
+    assert role_line("parser", substitute) == \
+        "**Parser**: `benepar-offline` — offline substitute (quick profile, 120 steps)"
+    heads = {**substitute, "name": "minilm-sst", "steps": None, "source": "pinned by ALICT_DEFAULT_SENTIMENT_MODEL"}
+    assert role_line("classifier:sentiment", heads) == ("**Sentiment classifier**: `minilm-sst` — offline substitute "
+                                                        "(pinned by ALICT_DEFAULT_SENTIMENT_MODEL, quick profile)")
+    paper = {"name": "bert-base-uncased", "kind": "hf", "paper_model": True, "source": "local Hugging Face cache"}
+    assert role_line("mlm", paper) == \
+        "**Masked LM**: `bert-base-uncased` — the paper's model (local Hugging Face cache)"
