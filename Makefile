@@ -17,12 +17,13 @@ setup: $(STAMP)
 models: setup
 	$(PYTHON) -m alict_core build missing --profile quick
 
-# the app starts at once; in the background: classifiers, then the quick parser and MLM, then the full
-# profile (hours on 2 cores). Model loads prefer full > quick > legacy (a loaded model stays until restart).
+# the app starts at once; in the background (niced, so the app stays responsive): classifiers, then the quick
+# parser and MLM, then the full profile (hours on 2 cores). The sidebar ("About models") shows each build's
+# progress and ETA; model loads prefer full > quick > legacy and switch when a better artefact lands.
 run: setup
 	@mkdir -p out
 	@echo "Building missing offline models in the background (log: out/build.log); pages say what is still missing."
-	@nohup sh -c '$(PYTHON) -m alict_core build missing --profile quick && $(PYTHON) -m alict_core build missing --profile full' > out/build.log 2>&1 &
+	@nohup nice -n 10 sh -c '$(PYTHON) -m alict_core build missing --profile quick && $(PYTHON) -m alict_core build missing --profile full' > out/build.log 2>&1 &
 	$(PYTHON) -m streamlit run app.py --server.port $(PORT) --server.headless true
 
 # the quality profile the docs report (parser test F1 >= 0.85, MLM top-1 >= 33 %)

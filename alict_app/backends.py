@@ -11,11 +11,11 @@ import json
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
-from alict_core.errors import AlictError
+from alict_core.errors import AlictError, ArtefactMissingError
 from alict_core.registry import Registry
 
 BUILD_HINT = {
@@ -31,10 +31,11 @@ LOADED: dict[str, dict[str, Any]] = {}  # "kind:name" → {"kind","name","second
 log = logging.getLogger(__name__)
 
 
-def mark_loaded(kind: str, name: str, started: float) -> None:
-    """Record that this process now holds ``kind:name`` (shown in the sidebar)."""
+def mark_loaded(kind: str, name: str, started: float, artefact: str = "") -> None:
+    """Record that this process now holds ``kind:name`` (shown in the sidebar), and from which artefact."""
     with _loaded_lock:
-        LOADED[f"{kind}:{name}"] = {"kind": kind, "name": name, "seconds": round(time.perf_counter() - started, 2)}
+        LOADED[f"{kind}:{name}"] = {"kind": kind, "name": name, "seconds": round(time.perf_counter() - started, 2),
+                                    "profile": artefact.split(":", 1)[0] if artefact else None}
 
 
 # ---------------------------------------------------------------- registries
@@ -60,8 +61,24 @@ def registry(kind: str) -> Registry[Any]:
 
 
 def backend_names(kind: str, **tags: Any) -> list[str]:
-    """Names registered for a backend kind (optionally filtered by tags)."""
-    return registry(kind).names(**tags)
+    """Names registered for a backend kind (optionally filtered by tags); for parsers and masked LMs the
+    resolved default (``model_defaults``: the paper's model when available) comes first, so menus pick it."""
+    default = default_backend(kind)  # first: it may register the default
+    names = registry(kind).names(**tags)
+    return [default, *(n for n in names if n != default)] if default in names else names
+
+
+def default_backend(kind: str) -> str | None:
+    """The registered name of the resolved default parser / masked LM (None for other kinds)."""
+    if kind == "parser":
+        from alict_core.parsing import default_parser_name
+
+        return default_parser_name()  # registers benepar_en3 when it was found after import
+    if kind == "mlm":
+        from alict_core.model_defaults import resolved_defaults
+
+        return str(resolved_defaults()["mlm"]["name"])
+    return None
 
 
 def backend_description(kind: str, name: str) -> str:
@@ -79,39 +96,116 @@ def backend_tags(kind: str, name: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- loaded once per process
-@st.cache_resource(show_spinner="Loading the parser (once per process) …", max_entries=4)
+OFFLINE_ARTEFACT = {("parser", "benepar-offline"): "parser", ("mlm", "minilm-offline"): "mlm"}
+
+
+def artefact_key(kind: str, name: str) -> str:
+    """Which built artefact backs ``kind:name`` now ("" for models not built by this project).
+
+    The loaders below are cached on it: when a better profile lands (full > quick > legacy) or a build
+    replaces the one in use, the next render loads the new artefact (the old entry ages out of the cache).
+    """
+    target = OFFLINE_ARTEFACT.get((kind, name))
+    if kind == "model" and backend_tags("model", name).get("kind") == "embedded":
+        target = "classifiers"
+    if target is None:
+        return ""
+    from alict_core.model_defaults import artefact_identity
+
+    return artefact_identity(target)
+
+
+def build_note(target: str) -> str:
+    """How the missing ``target`` is being built: the running build's step and ETA, or the command to run."""
+    from alict_core import artefacts
+
+    for row in artefacts.build_progress():
+        if row.get("target") == target:
+            step, total, eta = row.get("step"), row.get("total"), row.get("eta_seconds")
+            where = f"step {step}/{total}" if total else "preparing data"
+            when = f", about {max(1, round(eta / 60))} min left" if eta is not None and total else ""
+            return f"it is being built now ({row.get('profile')} profile, {where}{when}); this page works when it lands"
+    return ("no build is running: `make run` builds it in the background, or "
+            "`python -m alict_core build missing --profile quick`")
+
+
+def _explained(target: str | None, load: Callable[[], Any]) -> Any:
+    """``load()``, with a missing offline artefact's error saying how it is being built."""
+    try:
+        return load()
+    except ArtefactMissingError as exc:
+        if target is None:
+            raise
+        raise ArtefactMissingError(f"{exc} — {build_note(target)}") from None
+
+
 def parser(name: str) -> Any:
+    """The parser ``name``, loaded once per process per artefact (see ``artefact_key``)."""
+    return _explained(OFFLINE_ARTEFACT.get(("parser", name)), lambda: _parser(name, artefact_key("parser", name)))
+
+
+@st.cache_resource(show_spinner="Loading the parser (once per process) …", max_entries=4)
+def _parser(name: str, artefact: str) -> Any:
     from alict_core.parsing import get_parser
 
     started = time.perf_counter()
-    value = get_parser(name)
-    mark_loaded("parser", name, started)
+    value = get_parser(name)  # the core cache is keyed on the same artefact
+    mark_loaded("parser", name, started, artefact)
     return value
 
 
-@st.cache_resource(show_spinner="Loading the masked language model (once per process) …", max_entries=4)
 def suggester(name: str) -> Any:
+    """The masked-LM suggester ``name``, loaded once per process per artefact (see ``artefact_key``)."""
+    return _explained(OFFLINE_ARTEFACT.get(("mlm", name)), lambda: _suggester(name, artefact_key("mlm", name)))
+
+
+@st.cache_resource(show_spinner="Loading the masked language model (once per process) …", max_entries=4)
+def _suggester(name: str, artefact: str) -> Any:
     from alict_core.mlm import get_suggester
 
     started = time.perf_counter()
-    value = get_suggester(name)
-    mark_loaded("mlm", name, started)
+    if name != "minilm-offline" and name == default_backend("mlm"):
+        value = get_suggester()  # the paper's masked LM, loaded from where it was resolved (cache folder or hub)
+    else:
+        value = get_suggester(name)  # the core cache is keyed on the same artefact
+    mark_loaded("mlm", name, started, artefact)
     return value
 
 
 @st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
-def _model(name: str, kwargs_json: str) -> Any:
+def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
     from alict_core.models import get_model
 
     started = time.perf_counter()
-    value = get_model(name, **json.loads(kwargs_json))
-    mark_loaded("model", getattr(value, "name", name), started)
+    kwargs = json.loads(kwargs_json)
+    if artefact:  # embedded heads: the core cache keys on its arguments, so a new artefact is a new model
+        kwargs["artefact"] = artefact
+    value = get_model(name, **kwargs)
+    mark_loaded("model", getattr(value, "name", name), started, artefact)
     return value
 
 
+def cached_default_classifier(name: str) -> str | None:
+    """The local folder of ``name`` when it is a task's resolved default classifier found in the local Hugging
+    Face cache (the paper's model), else None."""
+    from alict_core.model_defaults import resolved_defaults
+
+    for role, entry in resolved_defaults().items():
+        if role.startswith("classifier:") and entry["name"] == name and entry.get("kind") == "hf":
+            return entry.get("path")
+    return None
+
+
 def model(registry_name: str, **kwargs: Any) -> Any:
-    """A registered model (with adapter arguments for user-added ones), loaded once per process."""
-    return _model(registry_name, json.dumps(kwargs, sort_keys=True))
+    """A registered model (with adapter arguments for user-added ones), loaded once per process per artefact.
+
+    The paper's classifier resolved from the local HF cache loads from that folder (no hub round trip)."""
+    folder = cached_default_classifier(registry_name)
+    if folder and "model_id" not in kwargs:
+        kwargs = {**kwargs, "model_id": folder}
+    artefact = artefact_key("model", registry_name)
+    target = "classifiers" if backend_tags("model", registry_name).get("kind") == "embedded" else None
+    return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact))
 
 
 def model_from_ref(ref: dict[str, Any]) -> Any:

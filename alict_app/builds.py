@@ -17,12 +17,16 @@ def log_path(target: str) -> Path:
     return artefact_dir("build-logs") / f"{target}.log"
 
 
-def start_build(target: str, quick: bool = False) -> bool:
-    """Start building ``target`` in a background process; False if one is already running in this process."""
+def start_build(target: str, profile: str = "quick") -> bool:
+    """Start building ``target`` in a background process; False if one is already running in this process.
+
+    ``--no-wait``: when another process (``make run``'s background build) holds the target's lock, the
+    child exits at once with a message naming that build instead of waiting silently.
+    """
     with _lock:
         if is_running(target):
             return False
-        command = [sys.executable, "-m", "alict_core", "build", target] + (["--quick"] if quick else [])
+        command = [sys.executable, "-m", "alict_core", "build", target, "--profile", profile, "--no-wait"]
         with open(log_path(target), "w", encoding="utf-8") as handle:  # the child keeps its own copy
             _running[target] = subprocess.Popen(command, cwd=REPO_ROOT, stdout=handle, stderr=subprocess.STDOUT)
         return True

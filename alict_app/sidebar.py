@@ -1,8 +1,9 @@
-"""The sidebar: task, corpus, models under test, and the status of every backend."""
+"""The sidebar: task, corpus, models under test, the default models (About models) and backend status."""
 
 from __future__ import annotations
 
 import html
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -21,7 +22,12 @@ def build_controls(row: dict[str, str]) -> None:
     from alict_app import builds
 
     target = row["what"]
-    if builds.is_running(target):
+    elsewhere = [r for r in models_overview()["building"]
+                 if r.get("target") == ("classifiers" if target == "models" else target)]
+    if elsewhere and not builds.is_running(target):
+        st.caption(f"being built by another process ({elsewhere[0].get('profile')} profile; progress under "
+                   "About models)")
+    elif builds.is_running(target):
         st.caption(f"building {target} … (reload the page to refresh)")
         st.code(builds.log_tail(target) or "starting …", language="text")
     elif builds.exit_code(target) not in (None, 0):
@@ -35,9 +41,130 @@ def build_controls(row: dict[str, str]) -> None:
 
 def model_label(name: str) -> str:
     tags = backends.backend_tags("model", name)
+    if backends.cached_default_classifier(name):
+        return f"{name} (paper's model, local cache)"
     if not tags.get("offline", True):
         return f"{name} (online)"
     return name if backends.model_ready(name) else f"{name} (not built)"
+
+
+ROLE_TITLES = {"parser": "Parser", "mlm": "Masked LM", "classifier:sentiment": "Sentiment classifier",
+               "classifier:hate_speech": "Hate-speech classifier"}
+TARGET_TITLES = {"classifiers": "classifiers", "parser": "parser", "mlm": "masked LM"}
+OVERVIEW_TTL_S = 3  # the overview reads a few small JSON files: cheap, but not on every widget event
+
+
+def models_overview() -> dict[str, Any]:
+    """Resolved defaults, artefacts in use and running builds (``model_defaults.overview``), briefly cached."""
+    from alict_core.config import models_dir
+
+    return _overview(str(models_dir()))
+
+
+@st.cache_data(ttl=OVERVIEW_TTL_S, show_spinner=False)
+def _overview(models_root: str) -> dict[str, Any]:  # keyed on the models folder it describes
+    from alict_core.model_defaults import overview
+
+    return overview()
+
+
+def role_line(role: str, entry: dict[str, Any]) -> str:
+    """One markdown line: the role's model, where it comes from, paper's model or substitute."""
+    origin = "the paper's model" if entry.get("paper_model") else "offline substitute"
+    parts = [str(entry.get("source", ""))]
+    if entry.get("kind") == "offline":
+        if entry.get("built"):
+            parts += [f"{entry.get('profile')} profile", f"{entry['steps']} steps" if entry.get("steps") else ""]
+        else:
+            parts.append("not built yet")
+    where = ", ".join(p for p in parts if p and p != origin)
+    return f"**{ROLE_TITLES.get(role, role)}**: `{entry.get('name')}` — {origin} ({html.escape(where)})"
+
+
+def figures_text(target: str, row: dict[str, Any]) -> str:
+    """Held-out figures of one artefact in a line (parser F1, MLM top-k, classifiers' accuracy / macro-F1)."""
+    figures = row.get("figures") or {}
+    if target == "parser":
+        parts = [f"test F1 {figures['test_f1']:.3f}" if figures.get("test_f1") is not None else "",
+                 f"dev F1 {figures['dev_f1']:.3f}" if figures.get("dev_f1") is not None else ""]
+    elif target == "mlm":
+        parts = [f"held-out top-1 {figures['top1']:.1%}" if figures.get("top1") is not None else "",
+                 f"top-10 {figures['top10']:.1%}" if figures.get("top10") is not None else ""]
+    else:
+        parts = []
+        for name in ("minilm-sst", "minilm-hatexplain"):
+            test = (figures.get(name) or {}).get("test") or {}
+            if test.get("accuracy") is not None:
+                parts.append(f"{name} acc {test['accuracy']:.3f} / macro-F1 {test.get('macro_f1', float('nan')):.3f}")
+    steps = f", {row['steps']} steps" if row.get("steps") else ""
+    return f"{row.get('profile')}{steps}: " + ("; ".join(p for p in parts if p) or "no held-out figures recorded")
+
+
+def eta_text(seconds: Any) -> str:
+    if seconds is None:
+        return "ETA after the first steps"
+    seconds = int(seconds)
+    return f"ETA {seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"ETA {seconds} s"
+
+
+def render_build_progress(building: list[dict[str, Any]]) -> None:
+    """A progress bar per running build (step / total and ETA)."""
+    for row in building:
+        step, total = int(row.get("step") or 0), row.get("total")
+        title = f"building {TARGET_TITLES.get(row.get('target', ''), row.get('target'))} ({row.get('profile')})"
+        if total:
+            text = f"{title}: step {step}/{total}, {eta_text(row.get('eta_seconds'))}"
+            st.progress(min(step / int(total), 1.0), text=text)
+        else:
+            st.caption(f"{title}: preparing data …")
+
+
+def notice_finished_builds(building: list[dict[str, Any]]) -> bool:
+    """Whether a build seen running has finished since the last run; then the backend status probe is
+    forgotten so it is read again."""
+    running = sorted(f"{r.get('profile')}/{r.get('target')}" for r in building)
+    seen = st.session_state.get("_alict_builds_seen", [])
+    st.session_state["_alict_builds_seen"] = running
+    if set(seen) - set(running):
+        backends.refresh_status()
+        return True
+    return False
+
+
+def render_about_models(live: bool = False) -> None:
+    """The "About models" expander: per role the default model, per target the artefact in use with its
+    held-out figures, and the progress of running builds (refreshed every few seconds while they run)."""
+    info = models_overview()
+    building = info["building"]
+    if notice_finished_builds(building) and live:
+        st.rerun()  # a build landed: redraw the whole page, which then loads the new artefact
+    with st.expander("About models", expanded=bool(building)):
+        render_build_progress(building)
+        for role, entry in info["roles"].items():
+            st.markdown(role_line(role, entry))
+        st.markdown("**Built artefacts in use** (full > quick > legacy; `alict build --report`)")
+        for target, row in info["artefacts"].items():
+            if row is None:
+                hint = "being built now" if any(r.get("target") == target for r in building) else \
+                    "not built: `alict build missing --profile quick` (`make run` builds it in the background)"
+                st.caption(f"{TARGET_TITLES[target]}: {hint}")
+            elif "error" in row:
+                st.caption(f"{TARGET_TITLES[target]}: {html.escape(row['error'])}")
+            else:
+                st.caption(f"{TARGET_TITLES[target]} — {figures_text(target, row)}")
+        st.caption("Every saved run records these defaults in its meta.json (`model_defaults`).")
+
+
+def render_models_section() -> None:
+    """About models; re-drawn every 5 s on its own (a fragment) while a build runs, so its bar moves."""
+    if models_overview()["building"]:
+        st.fragment(_live_about_models, run_every=5)()
+    else:
+        render_about_models()
+
+
+def _live_about_models() -> None:
+    render_about_models(live=True)
 
 
 def render_sidebar() -> None:
@@ -55,11 +182,15 @@ def render_sidebar() -> None:
         if names:
             ready = [n for n in names
                      if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
+            default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
+            if default["name"] in names and (default.get("path") or default["name"] in ready):
+                ready = [default["name"], *(n for n in ready if n != default["name"])]
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
                            help="registered models for this task; offline models that are not built yet are marked")
         else:
             st.caption("Models under test: none registered yet")
+        render_models_section()
         with st.expander("Backends", expanded=False):
             for row in backends.backend_status():
                 st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"

@@ -239,7 +239,11 @@ _RESOLVED: dict[str, dict[str, Any]] | None = None
 
 
 def resolved_defaults(refresh: bool = False) -> dict[str, dict[str, Any]]:
-    """Every role's default model, resolved once per process (JSON-able; record it in run metadata)."""
+    """Every role's default model, resolved once per process (JSON-able; record it in run metadata).
+
+    The choice is made once; an offline substitute's artefact (built or not, profile, steps) is looked
+    up again on every call (a few stat calls), so a build that lands later shows at once.
+    """
     global _RESOLVED
     with _LOCK:
         cached = _RESOLVED
@@ -250,12 +254,53 @@ def resolved_defaults(refresh: bool = False) -> dict[str, dict[str, Any]]:
         cached = {role: resolve(role) for role in ROLES}
         with _LOCK:
             _RESOLVED = cached
-    return {role: dict(entry) for role, entry in cached.items()}
+    return {role: _refreshed(entry) for role, entry in cached.items()}
+
+
+def _refreshed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``entry`` whose offline artefact facts are current."""
+    if entry.get("kind") != "offline" or entry["name"] not in OFFLINE_TARGET:
+        return dict(entry)
+    kept = {k: v for k, v in entry.items() if k not in ("built", "why", "path", "profile", "steps")}
+    current = _offline_entry(Choice(entry["name"], "offline", False))
+    return {**kept, **current, "source": entry["source"]}  # a pin stays "pinned by ..."
 
 
 def default_name(role: str) -> str:
     """The registered name (or hub id) of ``role``'s default model."""
     return resolved_defaults()[role]["name"]
+
+
+def artefact_identity(target: str) -> str:
+    """Which built artefact of ``target`` the runtime would load now: "profile:path:manifest mtime" ("" when
+    none). Cheap (no hashing): model caches key on it, so a better or rebuilt artefact is loaded anew."""
+    from alict_core import artefacts
+
+    found = artefacts.locate(target, check=False)
+    if found is None:
+        return ""
+    marker = found.path / (artefacts.MANIFEST if found.manifest else artefacts.LEGACY_MARKERS[found.target][0])
+    try:
+        stamp = marker.stat().st_mtime_ns
+    except OSError:
+        stamp = 0
+    return f"{found.profile}:{found.path}:{stamp}"
+
+
+def overview() -> dict[str, Any]:
+    """What the sidebar's "About models" shows: per role the resolved default, per target the artefact in
+    use (profile, steps, held-out figures; manifests read, not re-hashed) and the builds now running."""
+    from alict_core import artefacts
+
+    in_use: dict[str, Any] = {}
+    for target in artefacts.TARGETS:
+        try:
+            found = artefacts.locate(target, check=False)
+        except (AlictError, OSError, ValueError) as exc:
+            in_use[target] = {"target": target, "error": str(exc)}
+            continue
+        in_use[target] = found.describe() if found is not None else None
+    return {"roles": resolved_defaults(), "artefacts": in_use, "building": artefacts.build_progress()}
 
 
 # -- loading ------------------------------------------------------------------------------------------

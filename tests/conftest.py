@@ -22,6 +22,21 @@ def hate_corpus():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def offline_model_defaults():
+    """Tests never probe the network and use the offline parser / masked LM whatever the local HF cache or
+    NLTK data hold (set a variable yourself to override; tests/test_model_defaults.py clears them)."""
+    import os
+
+    wanted = {"ALICT_OFFLINE": "1", "ALICT_DEFAULT_PARSER": "benepar-offline", "ALICT_DEFAULT_MLM": "minilm-offline"}
+    added = [name for name in wanted if name not in os.environ]
+    for name in added:
+        os.environ[name] = wanted[name]
+    yield
+    for name in added:
+        os.environ.pop(name, None)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def private_workspace(tmp_path_factory):
     """Tests never read or write the developer's own spec workspace."""
     import os

@@ -158,3 +158,115 @@ def test_benepar_en3_folder_loads_through_the_paper_path(env, tmp_path):
     parser = model_defaults.load_default_parser()
     (tree,) = parser.parse_batch([["The", "cat", "sat", "."]])
     assert parser.name == "benepar_en3" and tree.leaves() == ["The", "cat", "sat", "."]
+    from alict_core import parsing
+
+    registered = "benepar_en3" in parsing.PARSERS
+    try:  # a caller naming no parser gets the paper's one, through the same loading code
+        default = parsing.get_parser()
+        assert default.name == "benepar_en3" and default.parse_batch([["The", "cat", "sat", "."]]) == [tree]
+    finally:
+        if not registered:
+            parsing.PARSERS.remove("benepar_en3")
+        parsing.clear_loaded()
+
+
+def _neutral_seeds(path: Path) -> Path:
+    """Two seeds of a shipped LC (no corpus search, so the run takes a second)."""
+    lc, texts = "sentiment-lc05", ["This is not a film .", "This is not a town ."]
+    path.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": lc, "task": "sentiment", "text": t, "test_type": "MFT",
+                                        "expected": {"kind": "label", "labels": ["neutral"]}}) + "\n"
+                            for i, t in enumerate(texts)))
+    return path
+
+
+def test_a_cli_run_records_the_paper_models_of_the_local_cache(env, fake_hub, tmp_path):
+    from alict_core.cli import main
+
+    env.setenv("HF_HUB_CACHE", str(fake_hub))
+    resolved_defaults(refresh=True)
+    sst2 = "textattack/bert-base-uncased-SST-2"
+    snapshot = model_defaults.cached_snapshot(sst2)
+    argv = ["run", "--task", "sentiment", "--models", f"{sst2}:model_id={snapshot}", "--lc", "sentiment-lc05",
+            "--seeds", str(_neutral_seeds(tmp_path / "seeds.jsonl")), "--quiet", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    recorded = meta["model_defaults"]
+    assert {role: recorded[role]["name"] for role in recorded} == {
+        "parser": "benepar-offline", "mlm": "bert-base-uncased", "classifier:sentiment": sst2,
+        "classifier:hate_speech": "Hate-speech-CNERG/dehatebert-mono-english"}
+    assert recorded["mlm"]["source"] == "local Hugging Face cache" and recorded["mlm"]["paper_model"] is True
+    assert recorded["mlm"]["path"] == str(model_defaults.cached_snapshot("bert-base-uncased"))
+    assert [m["name"] for m in meta["models"]] == [sst2]  # the model actually used
+
+
+def test_without_the_cache_a_run_records_the_offline_substitutes(env, tmp_path):
+    from alict_core.cli import main
+
+    started = time.monotonic()
+    resolved_defaults(refresh=True)  # offline env, empty HF cache, empty model cache
+    assert time.monotonic() - started < 5
+    argv = ["run", "--task", "sentiment", "--models", "vader", "--lc", "sentiment-lc05",
+            "--seeds", str(_neutral_seeds(tmp_path / "seeds.jsonl")), "--quiet", "--out", str(tmp_path / "run")]
+    assert main(argv) == 0
+    recorded = json.loads((tmp_path / "run" / "meta.json").read_text())["model_defaults"]
+    assert {role: recorded[role]["name"] for role in recorded} == {
+        "parser": "benepar-offline", "mlm": "minilm-offline", "classifier:sentiment": "minilm-sst",
+        "classifier:hate_speech": "minilm-hatexplain"}
+    assert all(e["source"] == "offline substitute" and e["built"] is False and not e["paper_model"]
+               for e in recorded.values())
+
+
+def test_default_parser_and_suggester_follow_the_resolved_defaults(env, fake_hub, tmp_path):
+    from alict_core import mlm, parsing
+
+    assert parsing.default_parser_name() == "benepar-offline" and mlm.default_suggester() == ("minilm-offline", {})
+    env.setenv("HF_HUB_CACHE", str(fake_hub))
+    folder = tmp_path / "nltk" / "models" / "benepar_en3"
+    folder.mkdir(parents=True)
+    (folder / "benepar_model.bin").write_bytes(b"")
+    env.setenv("NLTK_DATA", str(tmp_path / "nltk"))
+    resolved_defaults(refresh=True)
+    registered = "benepar_en3" in parsing.PARSERS
+    try:
+        assert parsing.default_parser_name() == "benepar_en3" and "benepar_en3" in parsing.PARSERS
+    finally:
+        if not registered:
+            parsing.PARSERS.remove("benepar_en3")
+    snapshot = str(model_defaults.cached_snapshot("bert-base-uncased"))
+    assert mlm.default_suggester() == ("hf", {"model": snapshot, "name": "bert-base-uncased"})
+    suggester = mlm.get_suggester()  # no name: the paper's masked LM, loaded from the local cache
+    assert suggester.name == "bert-base-uncased" and mlm.get_suggester() is suggester
+    env.setenv("ALICT_DEFAULT_MLM", "minilm-offline")  # a pin wins over the cache
+    resolved_defaults(refresh=True)
+    assert mlm.default_suggester() == ("minilm-offline", {})
+
+
+def test_a_substitute_built_after_resolution_shows_at_once(env, tmp_path):
+    from alict_core import artefacts
+
+    assert resolved_defaults(refresh=True)["mlm"]["built"] is False
+    folder = artefacts.profile_dir("mlm", "quick")  # under the test's empty ALICT_CACHE_DIR
+    folder.mkdir(parents=True)
+    (folder / artefacts.MANIFEST).write_text(json.dumps({"target": "mlm", "profile": "quick", "files": {},
+                                                         "steps": 150, "figures": {"top1": 0.19}}))
+    entry = resolved_defaults()["mlm"]  # no refresh: the choice is kept, its artefact facts are current
+    assert (entry["name"], entry["built"], entry["profile"], entry["steps"]) == ("minilm-offline", True, "quick", 150)
+    assert entry["path"] == str(folder) and "why" not in entry
+    assert model_defaults.artefact_identity("mlm").startswith(f"quick:{folder}:")
+
+
+def test_without_offline_variables_an_unreachable_hub_falls_back_within_5_seconds(env):
+    import socket
+
+    env.delenv("HF_HUB_OFFLINE")
+    env.setenv(model_defaults.TIMEOUT_ENV, "1.5")  # the default
+    with socket.socket() as sock:  # a port with nobody listening stands in for the hub and GitHub
+        sock.bind(("127.0.0.1", 0))
+        closed = ("127.0.0.1", sock.getsockname()[1])
+    env.setattr(model_defaults, "HUB_HOST", closed)
+    env.setattr(model_defaults, "BENEPAR_HOST", closed)
+    started = time.monotonic()
+    resolved = resolved_defaults(refresh=True)
+    assert time.monotonic() - started < 5
+    assert [resolved[r]["name"] for r in model_defaults.ROLES] == [
+        "benepar-offline", "minilm-offline", "minilm-sst", "minilm-hatexplain"]

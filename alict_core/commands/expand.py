@@ -22,9 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="LC id (repeatable); default: every LC of the task")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="expand only the first N seeds of each LC")
-    parser.add_argument("--parser", default=None, help="parser name (default: the offline benepar parser)")
-    parser.add_argument("--mlm", default="minilm-offline",
-                        help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder")
+    parser.add_argument("--parser", default=None, help="parser name (default: the resolved default parser)")
+    parser.add_argument("--mlm", default=None,
+                        help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder "
+                        "(default: the resolved default masked LM)")
     parser.add_argument("--out", default=None, help="output directory (default: the expansions cache directory)")
     parser.add_argument("--top-k-words", type=int_range(1, 1000), default=10)
     parser.add_argument("--top-k-productions", type=int_range(1, 100), default=5)
@@ -38,11 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def load_suggester(name: str):
+def load_suggester(name: str | None):
     """A registered suggester, or any local fill-mask model folder through the ``hf`` entry."""
     from alict_core.mlm import SUGGESTERS, get_suggester
 
-    if name in SUGGESTERS or not Path(name).expanduser().is_dir():
+    if name is None or name in SUGGESTERS or not Path(name).expanduser().is_dir():
         return get_suggester(name)
     return get_suggester("hf", model=name)
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand, rejection_counts
     from alict_core.manifest import check_output_dir
-    from alict_core.parsing import DEFAULT_PARSER, get_parser
+    from alict_core.parsing import get_parser
     from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
-    parser = get_parser(args.parser or DEFAULT_PARSER)
+    parser = get_parser(args.parser)
     suggester = load_suggester(args.mlm)
     out_dir = Path(args.out) if args.out else None
     done: list = []
@@ -127,13 +128,13 @@ def run_suite(args: argparse.Namespace) -> int:
     from alict_core.errors import AlictError
     from alict_core.expansion import rejection_counts
     from alict_core.expansion.suite import expand_suite
-    from alict_core.parsing import DEFAULT_PARSER, get_parser
+    from alict_core.parsing import get_parser
     from alict_core.suites import import_suite
 
     if args.lc:
         raise AlictError("--suite expands the suite's own cases; do not combine it with --lc")
     cases = import_suite(args.suite, args.task)
-    parser = get_parser(args.parser or DEFAULT_PARSER)
+    parser = get_parser(args.parser)
     suggester = load_suggester(args.mlm)
     results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
                            top_k_productions=args.top_k_productions, max_masks=args.max_masks,

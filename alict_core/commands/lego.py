@@ -36,9 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="model labelling inserted components (default: the first --models, else minilm-sst / minilm-hatexplain)",
     )
     parser.add_argument("--models", default=None, help="comma-separated models to run the cases through")
-    parser.add_argument("--mlm", default="minilm-offline", help="masked-LM suggester name or local model folder")
+    parser.add_argument("--mlm", default=None,
+                        help="masked-LM suggester name or local model folder (default: the resolved default)")
     parser.add_argument(
-        "--parser", default=None, help="constituency parser for SBAR clauses (default: the offline benepar)"
+        "--parser", default=None, help="constituency parser for SBAR clauses (default: the resolved default parser)"
     )
     parser.add_argument("--no-constituency", action="store_true", help="adjuncts from the dependency parse only")
     parser.add_argument(
@@ -114,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
     seeds = _seeds(args)
     parser = None
     if settings.use_constituency:
-        from alict_core.parsing import DEFAULT_PARSER, get_parser
+        from alict_core.parsing import get_parser
 
-        parser = get_parser(args.parser or DEFAULT_PARSER)
+        parser = get_parser(args.parser)
     suggester = load_suggester(args.mlm) if settings.mlm_top_k > 0 else None
     fingerprints = {
         "parser": getattr(parser, "fingerprint", ""),

@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(PTB style: n't, 's, -LRB- as separate tokens).",
     )
     parser.add_argument("--text", action="append", required=True, help="a sentence; repeat for several")
-    parser.add_argument("--parser", default=None, help="parser backend (default: benepar-offline)")
+    parser.add_argument("--parser", default=None, help="parser backend (default: the resolved default parser)")
     parser.add_argument("--masks", action="store_true", help="also list Algorithm 1's masked sentences")
     parser.add_argument("--top-k", type=int_range(1, 100), default=5,
                         help="reference productions kept per node (with --masks)")
@@ -28,12 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.limits import check_text
-    from alict_core.parsing import DEFAULT_PARSER, get_parser, productions
+    from alict_core.parsing import get_parser, productions
     from alict_core.parsing.trees import to_json
 
     for i, text in enumerate(args.text, 1):
         check_text(text, f"--text #{i}", "analysis_chars")
-    backend = get_parser(args.parser or DEFAULT_PARSER)
+    backend = get_parser(args.parser)
     token_lists = [text.split() for text in args.text]
     trees = backend.parse_batch(token_lists)
     grammar = None

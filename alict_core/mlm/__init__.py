@@ -3,6 +3,8 @@
 Names: ``minilm-offline`` (default: embedded MiniLM-L6 + the head built by ``python -m alict_core
 build mlm``), ``hf`` (any fill-mask model: ``get_suggester("hf", model="<hub id or folder>")``),
 and the menu shortcuts ``bert-base-uncased`` / ``roberta-base`` (need internet or a cached copy).
+``get_suggester()`` loads the resolved default (``alict_core.model_defaults``: the paper's
+bert-base-uncased when it is cached or downloadable).
 """
 
 from __future__ import annotations
@@ -28,11 +30,33 @@ DEFAULT_SUGGESTER = "minilm-offline"
 _LOADED: LoadOnceCache[Suggester] = LoadOnceCache("suggesters", max_entries=4)
 
 
-def get_suggester(name: str = DEFAULT_SUGGESTER, **kw: Any) -> Suggester:
-    """The suggester ``name`` built with ``kw``; loaded once per process (per-key lock, bounded) and reused."""
-    SUGGESTERS.entry(name)  # unknown names fail here, listing the valid ones
-    key = hash_json({"name": name, "kw": kw})
-    return _LOADED.get(key, lambda: SUGGESTERS.create(name, **kw))
+def default_suggester() -> tuple[str, dict[str, Any]]:
+    """(registry name, arguments) of the resolved default masked LM (``model_defaults``: bert-base-uncased
+    from the local HF cache or the hub when available, else minilm-offline; ``ALICT_DEFAULT_MLM`` pins it)."""
+    from alict_core import model_defaults
+
+    entry = model_defaults.resolved_defaults()["mlm"]
+    if entry["kind"] == "offline":
+        return str(entry["name"]), {}
+    source = entry.get("path") or entry.get("model_id") or entry["name"]
+    return "hf", {"model": str(source), "name": str(entry["name"])}
+
+
+def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
+    """The suggester ``name`` built with ``kw`` (default: ``default_suggester()``); loaded once per process
+    (per-key lock, bounded) and reused. The offline MiniLM head is keyed on its artefact too, so a better
+    or rebuilt one (full > quick > legacy) is loaded when it lands."""
+    if name is None:
+        name, default_kw = default_suggester()
+        kw = {**default_kw, **kw}
+    factory = SUGGESTERS.entry(name).factory  # unknown names fail here, listing the valid ones
+    identity = ""
+    if name == DEFAULT_SUGGESTER and not kw.get("path"):
+        from alict_core.model_defaults import artefact_identity
+
+        identity = artefact_identity("mlm")
+    key = hash_json({"name": name, "kw": kw, "artefact": identity})  # factory(**kw): kw may hold a "name"
+    return _LOADED.get(key, lambda: factory(**kw))
 
 
 def menu_names() -> list[str]:
@@ -40,5 +64,5 @@ def menu_names() -> list[str]:
     return SUGGESTERS.names(menu=True)
 
 
-__all__ = ["MASK", "SUGGESTERS", "DEFAULT_SUGGESTER", "HFMaskedLMSuggester", "Suggester", "get_suggester",
-           "load_hf_suggester", "load_minilm_suggester", "menu_names"]
+__all__ = ["MASK", "SUGGESTERS", "DEFAULT_SUGGESTER", "HFMaskedLMSuggester", "Suggester", "default_suggester",
+           "get_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]

@@ -2,11 +2,13 @@
 
 ``get_parser("benepar-offline")`` loads the project's own benepar model (built by
 ``python -m alict_core build parser``); ``"benepar_en3"`` is offered when benepar's pretrained
-English model is installed (online users: ``benepar.download("benepar_en3")``).
+English model is installed (online users: ``benepar.download("benepar_en3")``). ``get_parser()``
+loads the resolved default (``alict_core.model_defaults``: the paper's benepar_en3 when available).
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 
@@ -17,7 +19,8 @@ from alict_core.errors import ArtefactMissingError
 from alict_core.parsing.trees import Production, productions
 from alict_core.registry import Registry
 
-__all__ = ["PARSERS", "Parser", "get_parser", "productions", "Production", "DEFAULT_PARSER", "clear_loaded"]
+__all__ = ["PARSERS", "Parser", "get_parser", "productions", "Production", "DEFAULT_PARSER", "clear_loaded",
+           "default_parser_name"]
 
 DEFAULT_PARSER = "benepar-offline"
 
@@ -74,10 +77,36 @@ if _en3_location() is not None:
     PARSERS.add("benepar_en3", _en3_parser, "benepar's pretrained English model (T5-small encoder)", offline=False)
 
 
-def get_parser(name: str = DEFAULT_PARSER) -> Parser:
-    """The named parser, loaded once per process (a second caller waits for an in-flight load)."""
+_REGISTER_LOCK = threading.Lock()
+
+
+def default_parser_name() -> str:
+    """The resolved default parser (``model_defaults``: benepar_en3 when installed or downloadable, else
+    benepar-offline; ``ALICT_DEFAULT_PARSER`` pins it), registered under its name when it is not yet."""
+    from alict_core import model_defaults
+
+    entry = model_defaults.resolved_defaults()["parser"]
+    name = str(entry["name"])
+    with _REGISTER_LOCK:
+        if name not in PARSERS:  # benepar_en3 found after import, downloadable, or a pinned folder
+            PARSERS.add(name, model_defaults.load_default_parser, f"the default parser ({entry['source']})",
+                        offline=False)
+    return name
+
+
+def get_parser(name: str | None = None) -> Parser:
+    """The named parser (default: ``default_parser_name()``), loaded once per process (a second caller
+    waits for an in-flight load). The offline parser is keyed on its artefact too, so a better or
+    rebuilt one (full > quick > legacy) is loaded when it lands."""
+    if name is None:
+        name = default_parser_name()
     PARSERS.entry(name)  # unknown names fail here, listing the valid ones
-    return _LOADED.get(name, lambda: PARSERS.create(name))
+    key = name
+    if name == DEFAULT_PARSER:
+        from alict_core.model_defaults import artefact_identity
+
+        key = f"{name}@{artefact_identity('parser')}"
+    return _LOADED.get(key, lambda: PARSERS.create(name))
 
 
 def clear_loaded() -> None:

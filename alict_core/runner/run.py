@@ -16,6 +16,7 @@ from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, d
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.metrics.intervals import wilson_interval
+from alict_core.model_defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
     checked_proba,
@@ -399,6 +400,7 @@ class RunResult:
         write_json(directory / "meta.json", {
             "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
+            "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
         })
 
     @classmethod
