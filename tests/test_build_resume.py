@@ -153,3 +153,24 @@ def test_optimiser_and_rng_state_round_trip_through_json_and_tensors(tmp_path):
     assert other.param_groups[0]["lr"] == 0.1 and other.param_groups[0]["betas"] == (0.8, 0.9)
     for before, after in zip(optimiser.state.values(), other.state.values(), strict=True):
         assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_kept_folders_are_copied_when_changed_and_linked_when_not(tmp_path):
+    import torch
+
+    best = tmp_path / "best"
+    best.mkdir()
+    (best / "model.bin").write_text("best of step 3")
+    checkpoints = Checkpoints(tmp_path / "ckpt", every=2, log=lambda _: None)
+    checkpoints.resume("k")
+    rng = {"rng.torch": torch.get_rng_state()}
+    first = checkpoints.save(2, {}, rng, extras={"best": (best, 3), "absent": (tmp_path / "none", 0)})
+    (best / "model.bin").write_text("overwritten in place")  # the trainer rewrites its best model in place
+    assert (first / "best" / "model.bin").read_text() == "best of step 3"  # a copy, not a link
+    second = checkpoints.save(4, {}, rng, extras={"best": (best, 3)})  # unchanged version: linked from step 2
+    assert not first.exists() and (second / "best" / "model.bin").read_text() == "best of step 3"
+    third = checkpoints.save(6, {}, rng, extras={"best": (best, 5)})
+    assert (third / "best" / "model.bin").read_text() == "overwritten in place"
+    loaded = Checkpoints(tmp_path / "ckpt", every=2, log=lambda _: None).resume("k")
+    assert loaded is not None and loaded.step == 6 and loaded.extra("best") == third / "best"
+    assert loaded.extra("absent") is None and [p.name for p in (tmp_path / "ckpt").iterdir()] == ["step-00000006"]
