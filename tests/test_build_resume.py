@@ -174,3 +174,36 @@ def test_kept_folders_are_copied_when_changed_and_linked_when_not(tmp_path):
     loaded = Checkpoints(tmp_path / "ckpt", every=2, log=lambda _: None).resume("k")
     assert loaded is not None and loaded.step == 6 and loaded.extra("best") == third / "best"
     assert loaded.extra("absent") is None and [p.name for p in (tmp_path / "ckpt").iterdir()] == ["step-00000006"]
+
+
+def test_the_best_dev_model_saved_before_the_stop_is_the_one_published(tmp_path, monkeypatch, uninterrupted):
+    """Dev F1 made to fall after step 3: the artefact is the step-3 model, kept across the stop in the checkpoint."""
+    from alict_core.training import parser as parser_training
+
+    real_evaluate = parser_training.evaluate
+    seen: list[int] = []
+
+    def falling_dev_f1(parser, trees):
+        scores = real_evaluate(parser, trees)
+        if "forward" in vars(parser.pretrained_model):  # a dev check during training (not the final test)
+            scores["labelled_f1"] = 1.0 / (seen[-1] + 1)  # progress reports a step after its dev check
+        return scores
+
+    def record(stop: int | None):
+        def progress(done: int, total: int) -> None:
+            seen.append(done)
+            if done == stop:
+                raise Stop(f"stopped at step {done}")
+
+        return progress
+
+    monkeypatch.setattr(parser_training, "evaluate", falling_dev_f1)
+    reference = build("parser", "micro", tmp_path / "a", progress=record(None), log=lambda _: None)
+    seen.clear()
+    with pytest.raises(Stop):
+        build("parser", "micro", tmp_path / "b", progress=record(5), log=lambda _: None)
+    seen.clear()
+    resumed = build("parser", "micro", tmp_path / "b", progress=record(None), log=lambda _: None)
+    assert reference.figures["best_step"] == resumed.figures["best_step"] == 3
+    assert _weights(resumed) == _weights(reference)
+    assert _weights(resumed)["benepar_model.bin"] != _weights(uninterrupted["parser"])["benepar_model.bin"]
