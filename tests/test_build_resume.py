@@ -207,3 +207,13 @@ def test_the_best_dev_model_saved_before_the_stop_is_the_one_published(tmp_path,
     assert reference.figures["best_step"] == resumed.figures["best_step"] == 3
     assert _weights(resumed) == _weights(reference)
     assert _weights(resumed)["benepar_model.bin"] != _weights(uninterrupted["parser"])["benepar_model.bin"]
+
+
+def test_the_report_lists_a_resumable_build(tmp_path, capsys):
+    from alict_core.cli import main
+
+    with pytest.raises(Stop):
+        build("mlm", "micro", tmp_path, progress=_stop_at(3), log=lambda _: None)
+    assert main(["build", "--report", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "resumable: mlm (micro profile) stopped after step 2; `alict build mlm --profile micro` continues it" in out

@@ -138,6 +138,21 @@ class Checkpoints:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def pending(root: Path | str | None = None) -> list[dict[str, Any]]:
+    """Checkpoints a build left behind (killed or stopped): target, profile, step, folder — resumable."""
+    from alict_core import artefacts
+
+    rows = []
+    for profile in (*artefacts.PROFILES, "micro"):
+        for target in artefacts.TARGETS:
+            folder = checkpoint_dir(artefacts.profile_dir(target, profile, root))
+            newest = Checkpoints(folder, None)._complete()
+            if newest:
+                rows.append({"target": target, "profile": profile, "step": int(newest[0].name[len(STEP_PREFIX):]),
+                             "path": str(newest[0])})
+    return rows
+
+
 # -- state that is not a module's parameters ------------------------------------------------------------
 def rng_state(named: dict[str, random.Random] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """JSON and tensor parts of the global Python, NumPy and torch RNG states (+ ``named`` Random instances)."""
