@@ -78,6 +78,7 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         return
     if not rows:
         print("no model artefact is built; run `alict build missing --profile quick`")
+        print_pending(out)
         print_defaults()
         return
     in_use = {t: (found.profile if (found := artefacts.locate(t, out, check=False)) else None)
@@ -91,7 +92,17 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         print(f"{mark}{row['target']:<11} {row['profile']:<7} steps {steps!s:<6} "
               f"{_figures_text(row['target'], row['figures'])}")
     print("(* = used at run time; legacy = built by the earlier time-capped scripts, no manifest)")
+    print_pending(out)
     print_defaults()
+
+
+def print_pending(out: str | None) -> None:
+    """Builds that stopped after a checkpoint: the same build command resumes them."""
+    from alict_core.training.checkpoint import pending
+
+    for row in pending(out):
+        print(f"resumable: {row['target']} ({row['profile']} profile) stopped after step {row['step']}; "
+              f"`alict build {row['target']} --profile {row['profile']}` continues it")
 
 
 def print_defaults() -> None:

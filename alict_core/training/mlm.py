@@ -22,6 +22,13 @@ from alict_core.errors import DataNotFoundError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import write_json
 from alict_core.mlm.minilm import META_FILE, WEIGHTS_FILE, base_fingerprint, load_base_mlm, masked_head_logits
+from alict_core.training.checkpoint import (
+    Checkpoints,
+    optimiser_state,
+    restore_optimiser,
+    restore_rng,
+    rng_state,
+)
 from alict_core.training.profiles import progress_interval
 
 ZIP_NAMES = ("brown", "movie_reviews", "sentence_polarity", "subjectivity", "webtext")
@@ -156,25 +163,44 @@ def evaluate(model: Any, tokenizer: Any, sentences: list[str], *, seed: int = 0,
 
 
 def length_bucketed_batches(train: list[str], tokenizer: Any, batch_size: int, seed: int,
-                            pool_batches: int = 64) -> Iterator[list[str]]:
-    """Endless full batches over seeded shuffles; sentences of similar length share a batch (less padding)."""
+                            pool_batches: int = 64, skip: int = 0) -> Iterator[list[str]]:
+    """Endless full batches over seeded shuffles; sentences of similar length share a batch (less padding).
+
+    ``skip`` drops the first batches without tokenising their pools (a resumed build's place in the order).
+    """
     epoch = 0
     while True:
         order = train[:]
         random.Random(seed + epoch).shuffle(order)
         for start in range(0, len(order), batch_size * pool_batches):
             pool = order[start:start + batch_size * pool_batches]
+            if skip >= len(pool) // batch_size:  # every full batch of this pool was used before
+                skip -= len(pool) // batch_size
+                continue
             lengths = [len(ids) for ids in tokenizer(pool, add_special_tokens=False)["input_ids"]]
             ranked = [s for _, s in sorted(zip(lengths, pool, strict=True), key=lambda pair: pair[0])]
             chunk = [ranked[i:i + batch_size] for i in range(0, len(ranked), batch_size)]
             random.Random(seed + epoch * 100_003 + start).shuffle(chunk)
-            yield from (batch for batch in chunk if len(batch) == batch_size)
+            yield from [batch for batch in chunk if len(batch) == batch_size][skip:]
+            skip = 0
         epoch += 1
 
 
+def checkpoint_key(cfg: dict[str, Any], train_set: list[str]) -> str:
+    """Hash of everything that decides the head a build trains (a checkpoint resumes only a match)."""
+    import torch
+
+    return hash_json({"target": "mlm", "settings": cfg, "base": base_fingerprint(), "train": hash_json(train_set, 32),
+                      "lr": [HEAD_LR, BODY_LR], "mask_rate": MASK_RATE, "torch": torch.__version__, "version": 1}, 32)
+
+
 def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] | None = None,
-          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Train into the (staging) folder ``out``; returns the manifest info (steps, seed, figures, settings)."""
+          log: Callable[[str], None] = print, checkpoints: Checkpoints | None = None) -> dict[str, Any]:
+    """Train into the (staging) folder ``out``; returns the manifest info (steps, seed, figures, settings).
+
+    With ``checkpoints``, resumes from the newest matching checkpoint and saves one when due (trained
+    tensors, AdamW's state, RNG states, losses; the batch order is re-derived from the step).
+    """
     import torch
     from safetensors.torch import save_file
     from tqdm import tqdm
@@ -205,9 +231,22 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     model.eval()  # no dropout: noise-free updates converge faster in a few thousand steps
     warmup = max(1, min(100, steps // 10))
     losses: list[float] = []
-    batches = length_bucketed_batches(train_set, tokenizer, batch_size, seed)
-    bar = tqdm(total=steps, desc="mlm", unit="step", mininterval=progress_interval())
-    for step in range(steps):
+    start = 0
+    resumed = checkpoints.resume(checkpoint_key(cfg, train_set)) if checkpoints else None
+    if resumed is not None:
+        start, losses = resumed.step, resumed.state["losses"]
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if name in names:
+                    param.copy_(resumed.tensors[f"model.{name}"])
+        restore_optimiser(optimiser, resumed.state["optimiser"], resumed.tensors)
+        restore_rng(resumed.state["rng"], resumed.tensors, {"mask": rng})
+        log(f"mlm: resuming at step {start} from {resumed.folder}")
+        if progress:
+            progress(start, steps)
+    batches = length_bucketed_batches(train_set, tokenizer, batch_size, seed, skip=start)
+    bar = tqdm(total=steps, initial=start, desc="mlm", unit="step", mininterval=progress_interval())
+    for step in range(start, steps):
         scale = (step + 1) / warmup if step < warmup else max(0.02, 0.5 * (1 + math.cos(math.pi * step / steps)))
         for group, lr in zip(optimiser.param_groups, (HEAD_LR, BODY_LR), strict=True):
             group["lr"] = lr * scale
@@ -220,6 +259,12 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
         losses.append(float(loss.detach()))
         bar.update(1)
         bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
+        if checkpoints is not None and checkpoints.due(step + 1, steps):
+            optimiser_json, optimiser_tensors = optimiser_state(optimiser)
+            rng_json, rng_tensors = rng_state({"mask": rng})
+            tensors = {f"model.{n}": p for n, p in model.named_parameters() if n in names}
+            checkpoints.save(step + 1, {"losses": losses, "optimiser": optimiser_json, "rng": rng_json},
+                             {**tensors, **optimiser_tensors, **rng_tensors})
         if progress:
             progress(step + 1, steps)
     bar.close()

@@ -13,21 +13,31 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
 import types
 from pathlib import Path
 from typing import Any, Callable
 
 import nltk
 
+from alict_core.hashing import hash_json
 from alict_core.jsonl import write_json
 from alict_core.parsing import compat, treebank
 from alict_core.parsing.evalb import evalb
 from alict_core.parsing.examples import Example, examples_from_trees, parse_examples
+from alict_core.training.checkpoint import (
+    Checkpoints,
+    optimiser_state,
+    restore_optimiser,
+    restore_rng,
+    rng_state,
+)
 from alict_core.training.profiles import progress_interval
 
 MODEL_FILE = "benepar_model.bin"
 METRICS_FILE = "metrics.json"
 ENCODER_LAYERS = 4  # MiniLM layers kept (frozen); the top 2 of 6 are dropped
+FROZEN_PREFIX = "pretrained_model."
 
 HPARAMS: dict[str, Any] = dict(
     use_chars_lstm=False, d_char_emb=64, char_lstm_input_dropout=0.2, use_pretrained=True,
@@ -130,14 +140,42 @@ def save_model(parser: Any, folder: Path) -> None:
     torch.save(parser.state_dict(), folder / MODEL_FILE)
 
 
+def _head_tensors(parser: Any) -> dict[str, Any]:
+    """The parser's state except the frozen encoder (which a resumed build rebuilds as it was)."""
+    return {f"model.{name}": t for name, t in parser.state_dict().items() if not name.startswith(FROZEN_PREFIX)}
+
+
+def _load_head(parser: Any, tensors: dict[str, Any]) -> None:
+    head = {name[len("model."):]: t for name, t in tensors.items() if name.startswith("model.")}
+    missing, unexpected = parser.load_state_dict(head, strict=False)
+    if unexpected or any(not name.startswith(FROZEN_PREFIX) for name in missing):
+        raise ValueError(f"checkpoint does not fit the parser (missing {missing[:3]}, unexpected {unexpected[:3]})")
+
+
 def _slice(trees: list[nltk.Tree], n: int | None, max_len: int) -> list[nltk.Tree]:
     kept = [t for t in trees if len(t.leaves()) <= max_len]
     return kept if n is None else kept[:n]
 
 
+def checkpoint_key(cfg: dict[str, Any], hparams: dict[str, Any]) -> str:
+    """Hash of everything that decides the parser a build trains (a checkpoint resumes only a match)."""
+    import torch
+
+    from alict_core.mlm.minilm import base_fingerprint
+
+    return hash_json({"target": "parser", "settings": cfg, "hparams": hparams, "treebank": treebank.treebank_hash(),
+                      "encoder": base_fingerprint(), "encoder_layers": ENCODER_LAYERS, "lr": HEAD_LR,
+                      "torch": torch.__version__, "version": 1}, 32)
+
+
 def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] | None = None,
-          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Train into the (staging) folder ``out``; returns the manifest info (steps, seed, figures, settings)."""
+          log: Callable[[str], None] = print, checkpoints: Checkpoints | None = None) -> dict[str, Any]:
+    """Train into the (staging) folder ``out``; returns the manifest info (steps, seed, figures, settings).
+
+    With ``checkpoints``, resumes from the newest matching checkpoint and saves one when due (the head's
+    tensors, Adam's state, RNG states, dev history and the best-dev model), so a killed build ends with the
+    same artefact as an uninterrupted one.
+    """
     import numpy as np
     import torch
     from benepar.parse_chart import ChartParser
@@ -169,7 +207,22 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
     best = {"dev": -1.0, "step": 0}
     lr_scale, bad_checks, step = 1.0, 0, 0
     batches_per_epoch = max(1, len(examples) // batch_size)
-    bar = tqdm(total=steps, desc="parser", unit="step", mininterval=progress_interval())
+    resumed = checkpoints.resume(checkpoint_key(cfg, hparams)) if checkpoints else None
+    if resumed is not None:
+        step = resumed.step
+        state = resumed.state
+        history, best = state["history"], state["best"]
+        lr_scale, bad_checks = state["lr_scale"], state["bad_checks"]
+        _load_head(parser, resumed.tensors)
+        restore_optimiser(optimizer, state["optimiser"], resumed.tensors)
+        restore_rng(state["rng"], resumed.tensors)
+        kept = resumed.extra("best")
+        if kept is not None:
+            shutil.copytree(kept, best_dir)
+        log(f"parser: resuming at step {step} from {resumed.folder}")
+        if progress:
+            progress(step, steps)
+    bar = tqdm(total=steps, initial=step, desc="parser", unit="step", mininterval=progress_interval())
 
     def check_dev() -> None:
         nonlocal lr_scale, bad_checks
@@ -185,13 +238,22 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
             if bad_checks >= DECAY_PATIENCE:
                 lr_scale, bad_checks = lr_scale * DECAY_FACTOR, 0
 
+    def save_checkpoint() -> None:
+        assert checkpoints is not None
+        optimiser_json, optimiser_tensors = optimiser_state(optimizer)
+        rng_json, rng_tensors = rng_state()
+        tensors = {**_head_tensors(parser), **optimiser_tensors, **rng_tensors}
+        state = {"history": history, "best": best, "lr_scale": lr_scale, "bad_checks": bad_checks,
+                 "optimiser": optimiser_json, "rng": rng_json}
+        checkpoints.save(step, state, tensors, extras={"best": (best_dir, best["step"])})
+
     parser.pretrained_model.forward = cached  # instance attribute shadows the method
     parser.train()
-    epoch = 0
+    epoch = step // batches_per_epoch  # a resumed build re-derives its place in the data order
     while step < steps:
         order = list(range(len(examples)))
         random.Random(seed + epoch).shuffle(order)
-        for b in range(batches_per_epoch):
+        for b in range(step - epoch * batches_per_epoch, batches_per_epoch):
             if step >= steps:
                 break
             batch = [examples[i] for i in order[b * batch_size : (b + 1) * batch_size]]
@@ -206,11 +268,13 @@ def train(out: Path, cfg: dict[str, Any], progress: Callable[[int, int], None] |
             step += 1
             bar.update(1)
             bar.set_postfix(loss=f"{float(loss.detach()):.3f}", epoch=epoch, refresh=False)
-            if progress:
-                progress(step, steps)
             if step % cfg["check_every"] == 0 or step == steps:
                 check_dev()
                 parser.train()
+            if checkpoints is not None and checkpoints.due(step, steps):
+                save_checkpoint()
+            if progress:
+                progress(step, steps)
         epoch += 1
     bar.close()
     if "forward" in vars(parser.pretrained_model):

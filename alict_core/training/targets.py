@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, Callable
 from alict_core import artefacts
 from alict_core.jsonl import write_json
 from alict_core.training import profiles
+from alict_core.training.checkpoint import EVERY_ENV, Checkpoints, checkpoint_dir
 from alict_core.training.staging import build_lock, new_staging, publish, recover
 
 # target → module with ``train(out: Path, cfg: dict, progress, log) -> dict`` (imported lazily: torch)
@@ -31,10 +33,14 @@ def build(target: str, profile: str = "quick", root: Path | str | None = None, *
     Holds the target's file lock throughout (``wait`` for a running build, else BuildLockedError); the
     previous artefact stays in place until the new one is complete. With ``force=False`` an existing
     artefact of that profile (perhaps just finished by the build we waited for) is kept.
+    A trainer that takes ``checkpoints`` saves one every ``checkpoint_every`` steps (the profile's, or
+    ``$ALICT_CHECKPOINT_EVERY``) into ``<root>/<profile>/.<target>.checkpoint/``; a killed build resumes
+    from it and ends with the same artefact; it is removed once the artefact is in place.
     ``trainer`` replaces the target's training function (tests).
     """
     target = artefacts.canonical(target)
     cfg = profiles.settings(profile, target)
+    every = checkpoint_interval(cfg.pop("checkpoint_every", None))  # not a setting of the result
     folder = artefacts.profile_dir(target, profile, root)
     with build_lock(folder, wait=wait, log=log):
         recover(folder)
@@ -44,13 +50,28 @@ def build(target: str, profile: str = "quick", root: Path | str | None = None, *
         staging = new_staging(folder)
         log(f"== building {target} ({profile} profile) into {folder}")
         reporter = ProgressFile(artefacts.progress_path(target, profile, root), target, profile, progress)
+        checkpoints = Checkpoints(checkpoint_dir(folder), every, log)
+        extra = {"checkpoints": checkpoints} if "checkpoints" in inspect.signature(train).parameters else {}
         try:
-            info = train(staging, cfg, progress=reporter, log=log)
+            info = train(staging, cfg, progress=reporter, log=log, **extra)
             manifest = publish(staging, folder, {"target": target, "profile": profile, "settings": cfg, **info})
+            checkpoints.clear()
         finally:
             reporter.close()
     log(f"== {target} built at {folder}")
     return artefacts.Artefact(target, profile, folder, manifest)
+
+
+def checkpoint_interval(profile_every: int | None) -> int | None:
+    """Steps between checkpoints: ``$ALICT_CHECKPOINT_EVERY`` when set (0 = none), else the profile's."""
+    raw = os.environ.get(EVERY_ENV, "").strip()
+    if not raw:
+        return profile_every or None
+    if not raw.isdigit():
+        from alict_core.errors import AlictError
+
+        raise AlictError(f"{EVERY_ENV}={raw!r} is not a whole number of steps (0 = no checkpoints)")
+    return int(raw) or None
 
 
 class ProgressFile:
