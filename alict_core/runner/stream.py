@@ -362,7 +362,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             "plugins": list(plugins)}
     pool = get_executor(executor, workers)
     try:
-        described = next(iter(pool.map_shards(RunShardWorker, init, [{"op": "describe"}])))["models"]
+        described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".stream-", dir=root))
         try:
