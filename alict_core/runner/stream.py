@@ -342,7 +342,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                   shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int = 64,
                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
                   cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
-                  plugins: Sequence[str] = ()) -> Path:
+                  plugins: Sequence[str] = (), root: Path | None = None,
+                  extra_files: Mapping[str, Any] | None = None) -> Path:
     """Run ``cases`` through ``models`` shard by shard on ``executor``; return the (finished) run folder.
 
     ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir`` defaults to
@@ -351,13 +352,16 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     prepared). ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards
     are kept and ``RunCancelled`` is raised. Cases reviewers rejected are left out unless ``include_rejected``.
     ``plugins``: modules a worker imports before building the models (models registered outside the core).
+    ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
+    name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
+    written into the finished run and its manifest.
     """
     from alict_core.executors import get_executor
 
     check_run_options(shard_size, workers, batch_size)
     refs = model_refs(models)
     started, started_at = time.monotonic(), time.time()
-    root = Path(run_dir).parent if run_dir is not None else _runs_root()
+    root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
             "plugins": list(plugins)}
     pool = get_executor(executor, workers)
@@ -374,6 +378,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             run_id = run_hash.finish([m["fingerprint"] for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
             if _is_complete(folder, run_id, shard_size):
+                _add_files(folder, extra_files)
                 return folder
             done = _adopt(staging, folder, run_id, shard_size, len(sizes))
         finally:
@@ -390,7 +395,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             progress(state["cases_done"], n_cases, state["message"])
         _execute(pool, init, folder, sizes, done, state, progress, should_stop)
         _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
-                {**(extra or {}), **({"review_excluded": excluded} if excluded else {})})
+                {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
         return folder
     except ExecutorCancelled as exc:
         raise RunCancelled(str(exc)) from None
@@ -441,7 +446,8 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
 
 
 def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: list[int], state: dict[str, Any],
-            started: float, pool: Any, shard_size: int, extra: dict[str, Any]) -> None:
+            started: float, pool: Any, shard_size: int, extra: dict[str, Any],
+            extra_files: Mapping[str, Any] | None = None) -> None:
     """Merge the shards' counts into summary.csv, write meta.json and the manifest (last)."""
     from alict_core.manifest import write_manifest
     from alict_core.runner.summary import merge_counts, summary_frame
@@ -463,7 +469,31 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
         "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),
         "executor": pool.name, "workers": pool.workers,
     })
+    _write_extra_files(folder, extra_files)
     write_manifest(folder, "run", run_id, state["n_cases"] * len(described))
+
+
+def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> list[str]:
+    from alict_core.refs import check_name
+
+    names = []
+    for name, value in (extra_files or {}).items():
+        write_json(folder / check_name(name, "run file"), value() if callable(value) else value)
+        names.append(name)
+    return names
+
+
+def _add_files(folder: Path, extra_files: Mapping[str, Any] | None) -> None:
+    """Write ``extra_files`` into a finished run and record them in its manifest (the rest stays as verified)."""
+    if not extra_files:
+        return
+    from alict_core.manifest import MANIFEST, Manifest, _dump, _write_bytes_atomic
+
+    manifest = Manifest.from_dict(read_json(folder / MANIFEST), f"run {folder.name!r}")
+    names = _write_extra_files(folder, extra_files)
+    files = {**manifest.files, **{name: sha256_file(folder / name) for name in names}}
+    _write_bytes_atomic(folder / MANIFEST, _dump(Manifest(manifest.kind, manifest.key, manifest.rows, files,
+                                                          manifest.format, manifest.extra)))
 
 
 def iter_result_parts(run_dir: Path) -> Iterator[Path]:
