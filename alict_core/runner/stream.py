@@ -432,17 +432,24 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
             if progress:
                 progress(state["cases_done"], state["n_cases"], message)
     except (RunCancelled, ExecutorCancelled) as exc:
-        _write_progress(folder, state, status="cancelled",
-                        message=f"stopped after {state['shards_done']} of {state['n_shards']} shards; "
-                                "run again to resume")
+        _end_unfinished(folder, state, "cancelled", f"stopped after {state['shards_done']} of {state['n_shards']} "
+                        "shards; run again to resume")
         raise RunCancelled(f"run stopped after {state['shards_done']} of {state['n_shards']} shards "
                            f"(finished shards are kept; run again to resume): {exc}") from None
     except BaseException as exc:
-        _write_progress(folder, state, status="failed", message=str(exc)[:500] or type(exc).__name__)
+        _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
         raise
     finally:
         _STOP_HOOKS.pop(key, None)
         stop_file.unlink(missing_ok=True)
+
+
+def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: str) -> None:
+    """Record a stop or failure; a run with no finished shard leaves no folder behind (nothing to resume)."""
+    if state["shards_done"] == 0 and not any((folder / "results").glob("part-*.parquet")):
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        _write_progress(folder, state, status=status, message=message)
 
 
 def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: list[int], state: dict[str, Any],
