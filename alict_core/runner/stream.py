@@ -124,6 +124,7 @@ class RunShardWorker:
                 cache = predict_cached(model, texts, batch_size=self.batch_size, should_stop=should_stop,
                                        hashes=hashes, cache=self._caches[model.name])
                 outcomes.append(_evaluate(model, cases, cache, hashes))
+                cache.release(hashes.values())  # on disk now (or only this shard's): memory stays flat
         unparsed = scope.unparsed_counts()
         result = RunResult(cases, outcomes)
         counts = {"shard": shard, "n_cases": len(cases), "cases_sha256": sha256_file(cases_path),
@@ -199,7 +200,8 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     from alict_core.limits import check_text
 
     folder.mkdir(parents=True, exist_ok=True)
-    run_hash, sizes, excluded = _RunHash(), [], 0
+    run_hash, excluded = _RunHash(), 0
+    sizes: list[int] = []
     rejected = None if include_rejected else _Rejected()
     handle = None
     last_seed: str | None = None
