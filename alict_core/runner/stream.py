@@ -437,7 +437,7 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
         _end_unfinished(folder, state, "cancelled", f"stopped after {state['shards_done']} of {state['n_shards']} "
                         "shards; run again to resume")
         raise RunCancelled(f"run stopped after {state['shards_done']} of {state['n_shards']} shards "
-                           f"(finished shards are kept; run again to resume): {exc}") from None
+                           "(finished shards are kept; run again to resume)") from exc
     except BaseException as exc:
         _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
         raise
