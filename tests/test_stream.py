@@ -182,7 +182,6 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_sigkill_after_first_shard_resumes_and_matches(tmp_path):
     script = tmp_path / "stream_kill.py"
     script.write_text(KILL_SCRIPT)
