@@ -32,7 +32,7 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
-from alict_core.manifest import sha256_file
+from alict_core.manifest import clean_stale, sha256_file
 from alict_core.runner.cases import TestCase
 from alict_core.runner.run import RUN_FILES, RunCancelled
 
@@ -308,7 +308,7 @@ def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards:
         return _finished_shards(run_dir, n_shards)
     if run_dir.exists():
         _check_replaceable(run_dir, OWNED)
-        old = run_dir.with_name(f".{run_dir.name}.replaced-{os.getpid()}")
+        old = run_dir.with_name(f".{run_dir.name}.tmp-replaced-{os.getpid()}")
         os.replace(run_dir, old)
         os.replace(staging, run_dir)
         shutil.rmtree(old, ignore_errors=True)
@@ -370,7 +370,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     try:
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".stream-", dir=root))
+        clean_stale(root)  # staging folders of runs killed while preparing their cases
+        staging = Path(tempfile.mkdtemp(prefix=".stream.tmp-", dir=root))
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
                                                            progress)
