@@ -130,6 +130,30 @@ def test_a_changed_suite_does_not_reuse_shards_and_bad_inputs_are_refused(tmp_pa
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
+def test_two_threads_running_one_run_take_turns(tmp_path):
+    import threading
+
+    cases = small_cases()
+    outcomes: dict[str, object] = {}
+
+    def go(name: str) -> None:
+        try:
+            outcomes[name] = run_streaming(cases, MODELS, root=tmp_path / "runs", shard_size=10,
+                                           cache_root=tmp_path / "c", extra_files={"request.json": {"who": name}})
+        except Exception as exc:  # reported below
+            outcomes[name] = exc
+
+    threads = [threading.Thread(target=go, args=(n,)) for n in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert outcomes["a"] == outcomes["b"] and isinstance(outcomes["a"], Path), outcomes
+    folder = outcomes["a"]
+    assert json.loads((folder / "request.json").read_text())["who"] in "ab"
+    assert RunResult.load(folder).summary().n_cases.sum() == len(cases) * len(MODELS)  # manifest verifies
+
+
 def test_cli_run_options(tmp_path, capsys):
     from alict_core.cli import main
 

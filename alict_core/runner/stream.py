@@ -24,7 +24,9 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -232,16 +234,6 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
 
 
 # ------------------------------------------------------------------------------------------------ run folders
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def read_progress(run_dir: Path) -> dict[str, Any] | None:
     """The run's ``progress.json`` (None when absent or unreadable)."""
     try:
@@ -287,12 +279,7 @@ def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards:
     previous = read_progress(run_dir) if run_dir.is_dir() else None
     resumable = (previous is not None and previous.get("run_id") == run_id
                  and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
-    if resumable and previous is not None:
-        if (previous.get("status") == "running" and previous.get("host") == socket.gethostname()
-                and isinstance(previous.get("pid"), int) and previous["pid"] != os.getpid()
-                and _pid_alive(previous["pid"])):
-            raise AlictError(f"run {run_id} is already running (process {previous['pid']}); "
-                             "wait for it or stop it first")
+    if resumable:  # under run_lock: a "running" status here was left by a killed writer
         (run_dir / "cases").mkdir(exist_ok=True)
         for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
             name = part_name(shard, ".jsonl")
@@ -316,6 +303,32 @@ def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, run_dir)
     return set()
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def run_lock(folder: Path) -> Iterator[None]:
+    """Exclusive use of a run folder: a thread lock in this process and ``flock`` on ``.<name>.lock`` beside it
+    (released by the kernel when a holder is killed)."""
+    folder = Path(folder)
+    with _THREAD_LOCKS_GUARD:
+        lock = _THREAD_LOCKS.setdefault(str(folder.resolve()), threading.Lock())
+    with lock:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with open(folder.parent / f".{folder.name}.lock", "a") as handle:
+            try:
+                import fcntl
+            except ImportError:  # not POSIX: the thread lock only
+                yield
+                return
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
@@ -356,7 +369,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     ``plugins``: modules a worker imports before building the models (models registered outside the core).
     ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
     name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
-    written into the finished run and its manifest.
+    written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
+    for one run folder (threads or processes) take turns through ``run_lock``.
     """
     from alict_core.executors import get_executor
 
@@ -380,26 +394,28 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                                                            if excluded else ""))
             run_id = run_hash.finish([m["fingerprint"] for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
-            if _is_complete(folder, run_id, shard_size):
-                _add_files(folder, extra_files)
+            with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
+                if _is_complete(folder, run_id, shard_size):
+                    _write_extra_files(folder, extra_files)
+                    return folder
+                done = _adopt(staging, folder, run_id, shard_size, len(sizes))
+                shutil.rmtree(staging, ignore_errors=True)
+                state: dict[str, Any] = {
+                    "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
+                    "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
+                    "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
+                    "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
+                    "executor": pool.name, "workers": pool.workers,
+                    "message": f"resuming after {len(done)} finished shards" if done else "started"}
+                _write_progress(folder, state)
+                if progress:
+                    progress(state["cases_done"], run_hash.n, state["message"])
+                _execute(pool, init, folder, sizes, done, state, progress, should_stop)
+                _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
+                        {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
                 return folder
-            done = _adopt(staging, folder, run_id, shard_size, len(sizes))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        n_cases = run_hash.n
-        state: dict[str, Any] = {
-            "status": "running", "pid": os.getpid(), "host": socket.gethostname(), "started_at": started_at,
-            "updated_at": started_at, "run_id": run_id, "shard_size": shard_size, "n_shards": len(sizes),
-            "shards_done": len(done), "n_cases": n_cases, "cases_done": sum(sizes[s] for s in done),
-            "models": [m["name"] for m in described], "executor": pool.name, "workers": pool.workers,
-            "message": f"resuming after {len(done)} finished shards" if done else "started"}
-        _write_progress(folder, state)
-        if progress:
-            progress(state["cases_done"], n_cases, state["message"])
-        _execute(pool, init, folder, sizes, done, state, progress, should_stop)
-        _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
-                {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
-        return folder
     except ExecutorCancelled as exc:
         raise RunCancelled(str(exc)) from None
     finally:
@@ -479,8 +495,8 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
         "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),
         "executor": pool.name, "workers": pool.workers,
     })
-    _write_extra_files(folder, extra_files)
     write_manifest(folder, "run", run_id, state["n_cases"] * len(described))
+    _write_extra_files(folder, extra_files)  # after the manifest: rewritten atomically, never a checksum to break
 
 
 def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> list[str]:
@@ -491,19 +507,6 @@ def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> l
         write_json(folder / check_name(name, "run file"), value() if callable(value) else value)
         names.append(name)
     return names
-
-
-def _add_files(folder: Path, extra_files: Mapping[str, Any] | None) -> None:
-    """Write ``extra_files`` into a finished run and record them in its manifest (the rest stays as verified)."""
-    if not extra_files:
-        return
-    from alict_core.manifest import MANIFEST, Manifest, _dump, _write_bytes_atomic
-
-    manifest = Manifest.from_dict(read_json(folder / MANIFEST), f"run {folder.name!r}")
-    names = _write_extra_files(folder, extra_files)
-    files = {**manifest.files, **{name: sha256_file(folder / name) for name in names}}
-    _write_bytes_atomic(folder / MANIFEST, _dump(Manifest(manifest.kind, manifest.key, manifest.rows, files,
-                                                          manifest.format, manifest.extra)))
 
 
 def iter_result_parts(run_dir: Path) -> Iterator[Path]:
