@@ -36,9 +36,8 @@ from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
 from alict_core.manifest import clean_stale, sha256_file
 from alict_core.runner.cases import TestCase
-from alict_core.runner.run import RUN_FILES, RunCancelled
+from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
 
-Progress = Callable[[int, int, str], None]
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
@@ -164,8 +163,9 @@ class _RunHash:
         self.digest = hashlib.sha256(b'{"cases": [')
         self.n = 0
 
-    def add(self, case: TestCase) -> None:
-        text = json.dumps(hash_json(case.to_dict()), ensure_ascii=False)
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Add one case (its ``to_dict()``)."""
+        text = json.dumps(hash_json(row), ensure_ascii=False)
         self.digest.update(((", " if self.n else "") + text).encode("utf-8"))
         self.n += 1
 
@@ -223,10 +223,11 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
                         progress(run_hash.n, 0, f"{run_hash.n} cases prepared")
                 handle = open(folder / part_name(len(sizes), ".jsonl"), "w", encoding="utf-8")
                 sizes.append(0)
-            handle.write(json.dumps(case.to_dict(), ensure_ascii=False, default=_default) + "\n")
+            row = case.to_dict()
+            handle.write(json.dumps(row, ensure_ascii=False, default=_default) + "\n")
             sizes[-1] += 1
             last_seed = case.seed_id
-            run_hash.add(case)
+            run_hash.add(row)
     finally:
         if handle is not None:
             handle.close()
@@ -311,14 +312,15 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 
 @contextmanager
 def run_lock(folder: Path) -> Iterator[None]:
-    """Exclusive use of a run folder: a thread lock in this process and ``flock`` on ``.<name>.lock`` beside it
-    (released by the kernel when a holder is killed)."""
-    folder = Path(folder)
+    """Exclusive use of a run folder: a thread lock in this process and ``flock`` on
+    ``<cache>/locks/run-<hash of the folder's path>.lock`` (released by the kernel when a holder is killed)."""
+    from alict_core.config import artefact_dir
+
+    key = str(Path(folder).resolve())
     with _THREAD_LOCKS_GUARD:
-        lock = _THREAD_LOCKS.setdefault(str(folder.resolve()), threading.Lock())
+        lock = _THREAD_LOCKS.setdefault(key, threading.Lock())
     with lock:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with open(folder.parent / f".{folder.name}.lock", "a") as handle:
+        with open(artefact_dir("locks") / f"run-{hash_text(key)}.lock", "a") as handle:
             try:
                 import fcntl
             except ImportError:  # not POSIX: the thread lock only
