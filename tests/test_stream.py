@@ -130,6 +130,29 @@ def test_a_changed_suite_does_not_reuse_shards_and_bad_inputs_are_refused(tmp_pa
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
+PLUGIN = textwrap.dedent("""
+    from alict_core.models import MODELS
+
+    class Broken:
+        name, labels, fingerprint = "broken-plugin", ("negative", "neutral", "positive"), "broken-plugin-1"
+
+        def predict_proba(self, texts):
+            raise RuntimeError("GPU on fire")
+
+    MODELS.add("broken-plugin", lambda **kw: Broken(), "always fails", task="sentiment")
+""")
+
+
+def test_processes_workers_import_plugins_and_a_model_error_is_one_message(tmp_path, monkeypatch):
+    (tmp_path / "stream_plugin_models.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers inherit sys.path; only they import the plugin
+
+    with pytest.raises(AlictError, match="broken-plugin.*GPU on fire"):
+        run_streaming(small_cases(), ["broken-plugin"], run_dir=tmp_path / "run", executor="processes", workers=2,
+                      shard_size=10, cache_root=tmp_path / "c", plugins=["stream_plugin_models"])
+    assert not (tmp_path / "run").exists()  # no finished shard: nothing left behind
+
+
 def test_two_threads_running_one_run_take_turns(tmp_path):
     import threading
 
