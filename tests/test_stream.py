@@ -99,6 +99,9 @@ def test_cancel_keeps_finished_shards_and_a_rerun_completes(tmp_path):
                       progress=progress, should_stop=lambda: len(seen) > 1)
     state = json.loads((tmp_path / "run" / "progress.json").read_text())
     assert state["status"] == "cancelled" and 1 <= state["shards_done"] < state["n_shards"]
+    from alict_core.runner.store import unfinished_runs
+
+    assert [(r["run_dir"], r["alive"]) for r in unfinished_runs(tmp_path)] == [(str(tmp_path / "run"), False)]
     assert not (tmp_path / "run" / "meta.json").exists()
     kept = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run" / "results").glob("part-*.parquet")}
     assert len(kept) == state["shards_done"]
@@ -243,6 +246,9 @@ def test_sigkill_after_first_shard_resumes_and_matches(tmp_path):
     proc.wait()
     state = json.loads(progress.read_text())
     assert state["status"] == "running" and 1 <= state["shards_done"] < state["n_shards"], state
+    from alict_core.runner.store import unfinished_runs
+
+    assert [r["alive"] for r in unfinished_runs(tmp_path)] == [False]  # killed: shown as interrupted
     kept = {p.name: p.stat().st_mtime_ns for p in (run_dir / "results").glob("part-*.parquet")}
     assert len(kept) >= 1 and not (run_dir / "meta.json").exists()
     resumed = subprocess.run([sys.executable, str(script), str(run_dir), str(tmp_path / "c1"), "0"], env=env,
