@@ -1,4 +1,4 @@
-"""Test runs for the app: request → seeds (+ expansions) → cases → one run_suite → saved RunResult.
+"""Test runs for the app: request → seeds (+ expansions) → cases → one streaming run → saved run.
 
 The only module of the app that talks to ``alict_core.runner``. Runs live in the one run store that
 the CLI writes too, ``artefact_dir("runs")/<run id>`` (run id: content hash of the cases and the
@@ -160,7 +160,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     """Run the request, save the result in the run store; return its run id. ``progress(message, fraction)``."""
     from alict_core.expansion import expand
     from alict_core.runner import RunCancelled as CoreCancelled
-    from alict_core.runner import build_cases, run_suite
+    from alict_core.runner import build_cases
 
     started = time.time()
     seeds: list[Any] = []
@@ -191,19 +191,25 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         from alict_core.suites import import_suite
 
         cases.extend(case for path in request.suites for case in import_suite(path, request.task))
-    models = [backends.model_from_ref(ref) for ref in request.models]
+    from alict_core.runner.stream import group_by_seed, run_streaming
+    from alict_core.trust import browser_model_kwargs
+
+    models = [{"name": ref["name"], "kwargs": browser_model_kwargs(ref["name"], ref.get("kwargs") or {})}
+              for ref in request.models]  # browser references: the trust model checks them here
 
     def on_run(done: int, total: int, message: str = "") -> None:
-        progress(message or f"{done}/{total} predictions", 0.3 + 0.7 * (done / total if total else 1.0))
+        progress(message or f"{done}/{total} cases", 0.3 + 0.7 * (done / total if total else 0.0))
 
-    try:  # predictions are cached on disk per batch: a cancelled run resumes where it stopped
-        result = run_suite(cases, models, batch_size=request.batch_size, progress=on_run, should_stop=should_stop)
+    def request_file() -> dict[str, Any]:  # written into the run before its manifest: never a run without it
+        return {"key": request.key(), "request": asdict(request), "status": "done", "started": started,
+                "finished": time.time()}
+
+    try:  # one code path with the CLI; finished shards and cached predictions make a re-run resume
+        folder = run_streaming(group_by_seed(cases), models, root=runs_root(), batch_size=request.batch_size,
+                               progress=on_run, should_stop=should_stop, extra={"validity": validity},
+                               extra_files={"request.json": request_file})
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
-    result.extra["validity"] = validity
-    folder = result.save(runs_root() / result.run_id, extra_files={"request.json": {  # one swap: never a run without it
-        "key": request.key(), "request": asdict(request), "status": "done", "started": started,
-        "finished": time.time()}})
     _load_run.clear()
     run_frames.clear()
     overview_figures.clear()

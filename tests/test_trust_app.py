@@ -73,12 +73,17 @@ def _run_lc_session(results: dict, name: str) -> None:
 def test_two_sessions_run_the_same_lc_at_once():
     import threading
 
+    from streamlit.testing.v1.util import patch_config_options
+
     results: dict = {}
     threads = [threading.Thread(target=run_lc_session, args=(results, n)) for n in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(600)
+    # each AppTest.run patches streamlit's config.get_option and restores what it saw: two sessions in threads
+    # would switch "global.appTest" off under each other (widgets then miss their test hooks) without this
+    with patch_config_options({"global.appTest": True}):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(600)
     assert set(results) == {"a", "b"}
     for exceptions, errors, summary in results.values():
         assert not exceptions and not errors, (exceptions, errors)

@@ -48,6 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sample-per-lc", type=int_range(1, 10**9), default=None, metavar="N",
                         help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
     parser.add_argument("--sample-seed", type=int_range(0, 2**31 - 1), default=0)
+    parser.add_argument("--executor", default="local", choices=["local", "processes", "ray"],
+                        help="where shards run: in this process (default), a local pool of processes, "
+                        "or a Ray cluster (`pip install .[ray]`)")
+    parser.add_argument("--workers", type=int_range(1, 1024), default=1,
+                        help="worker processes / Ray actors (each loads the models once)")
+    parser.add_argument("--shard-size", type=int_range(1, 10_000_000), default=10_000,
+                        help="cases per shard: the unit of work, progress and resume (a seed and its "
+                        "expansions stay in one shard)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
@@ -280,12 +288,13 @@ def parse_model_refs(text: str) -> list[tuple[str, dict[str, str]]]:
     return refs
 
 
-def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
-    from alict_core.models import MODELS, get_model
+def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
+    """``[{"name", "kwargs"}]`` of ``--models`` after the checks (task, pickle trust); workers build from them."""
+    from alict_core.models import MODELS
     from alict_core.models.registry import model_entry
     from alict_core.trust import check_pickle_allowed
 
-    models = []
+    refs = []
     for name, kwargs in parse_model_refs(names):
         entry = model_entry(name)
         model_task = entry.tags.get("task")
@@ -299,69 +308,87 @@ def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
         if entry.tags.get("kind") == "sklearn":
             check_pickle_allowed(trust_pickle, origin="cli")
             kwargs["trusted"] = True  # type: ignore[assignment]
-        models.append(get_model(name, **kwargs))
-    if not models:
+        refs.append({"name": name, "kwargs": kwargs})
+    if not refs:
         raise AlictError("--models is empty")
-    return models
+    return refs
+
+
+def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
+    from alict_core.models import get_model
+
+    return [get_model(ref["name"], **ref["kwargs"]) for ref in model_refs(names, task, trust_pickle)]
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from alict_core.executors.base import executor_entry
+    from alict_core.jsonl import read_json
     from alict_core.manifest import check_output_dir, check_output_file
-    from alict_core.runner import run_suite
+    from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")
+    executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
-    models = resolve_models(args.models, args.task, trust_pickle=args.trust_pickle)
+    refs = model_refs(args.models, args.task, trust_pickle=args.trust_pickle)
     skipped: list[dict] = []
-    cases = collect_cases(args, skipped)
+    cases = group_by_seed(collect_cases(args, skipped))  # a seed and its expansions share a shard
+    extra: dict = {}
+    if skipped:
+        extra["skipped_tests"] = skipped
+    if getattr(args, "validity", None):
+        extra["validity"] = args.validity
     bar = None
     if not args.quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=0, unit="pred", file=sys.stderr)
+        bar = tqdm(total=len(cases), unit="case", file=sys.stderr)
 
     def progress(done: int, total: int, message: str) -> None:
         if bar is not None:
-            bar.total = total
+            bar.total = total or bar.total
             bar.n = done
-            bar.set_description(message.split(":")[0][:30])
+            bar.set_description(message[:30])
             bar.refresh()
 
     try:
-        result = run_suite(cases, models, batch_size=args.batch_size, progress=progress,
-                           include_rejected=args.include_rejected)
+        out = run_streaming(cases, refs, run_dir=Path(args.out) if args.out else None, shard_size=args.shard_size,
+                            executor=args.executor, workers=args.workers, batch_size=args.batch_size,
+                            progress=progress, extra=extra, include_rejected=args.include_rejected)
     finally:
         if bar is not None:
             bar.close()
-    if skipped:
-        result.extra["skipped_tests"] = skipped
-        for item in skipped:
-            print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
+    del cases
+    meta = read_json(out / "meta.json")
+    for item in skipped:
+        print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
     if getattr(args, "validity", None):
-        result.extra["validity"] = args.validity
         print(args.validity["note"])
-    out = result.save(args.out)
-    summary = result.summary()
-    import pandas as pd
-
+    summary = pd.read_csv(out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                 "n_pass_to_fail", "fail_rate"]
         print(summary[cols].round(3).to_string(index=False))
-    excluded = result.extra.get("review_excluded", 0)
-    print(f"run {result.run_id}: {len(result.case_list)} cases × {len(models)} models in {result.seconds:.1f}s, "
-          f"saved to {out}")
+    run_extra = meta.get("extra", {})
+    print(f"run {meta['run_id']}: {meta['n_cases']} cases × {len(meta['models'])} models in {meta['n_shards']} "
+          f"shard(s) on {meta['executor']} ({meta['workers']} worker(s)) in {meta['seconds']:.1f}s, saved to {out}")
+    excluded = run_extra.get("review_excluded", 0)
     if excluded:
         print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
-    for name, count in result.extra.get("unparsed_answers", {}).items():
+    for name, count in run_extra.get("unparsed_answers", {}).items():
         print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
               "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
-    if args.report:
-        from alict_core.report import write_report
+    if args.report or args.junit or args.summary_json:
+        from alict_core.runner import RunResult
 
-        print(f"report written to {write_report(result, args.report)}")
-    write_exports(result, args, thresholds)
+        result = RunResult.load(out)
+        if args.report:
+            from alict_core.report import write_report
+
+            print(f"report written to {write_report(result, args.report)}")
+        write_exports(result, args, thresholds)
     problems = check_thresholds(summary, thresholds)
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)

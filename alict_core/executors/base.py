@@ -67,17 +67,27 @@ EXECUTORS: Registry[Executor] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor, "in this process, one shard after the other (default)")
 # modules that register the other executors when first asked for (ray is an optional extra: `pip install .[ray]`)
 PLUGIN_MODULES = {"processes": "alict_core.executors.processes", "ray": "alict_core.executors.ray_executor"}
+OPTIONAL_EXTRAS = {"ray"}  # executors whose packages the default install leaves out
+
+
+def executor_entry(name: str) -> Any:
+    """The registry entry of executor ``name``, importing ``processes`` / ``ray`` on first use (builds nothing)."""
+    if name not in EXECUTORS and name in PLUGIN_MODULES:
+        import importlib
+
+        try:
+            importlib.import_module(PLUGIN_MODULES[name])
+        except ImportError as exc:
+            extra = f"; install it with `pip install .[{name}]`" if name in OPTIONAL_EXTRAS else ""
+            raise AlictError(f"executor {name!r} is not available ({exc}){extra}") from None
+    if name not in EXECUTORS:
+        known = ", ".join(sorted({*EXECUTORS.names(), *PLUGIN_MODULES}))
+        raise AlictError(f"unknown executor {name!r}; choose one of {known}")
+    return EXECUTORS.entry(name)
 
 
 def get_executor(name: str = "local", workers: int = 1, **options: Any) -> Executor:
     """The executor registered as ``name`` with ``workers`` workers (``processes`` and ``ray`` add themselves)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise AlictError(f"--workers must be a whole number ≥ 1, got {workers!r}")
-    if name not in EXECUTORS and name in PLUGIN_MODULES:
-        import importlib
-
-        importlib.import_module(PLUGIN_MODULES[name])
-    if name not in EXECUTORS:
-        known = ", ".join(sorted({*EXECUTORS.names(), *PLUGIN_MODULES}))
-        raise AlictError(f"unknown executor {name!r}; choose one of {known}")
-    return EXECUTORS.create(name, workers=workers, **options)
+    return executor_entry(name).factory(workers=workers, **options)

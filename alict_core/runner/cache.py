@@ -116,6 +116,13 @@ class PredictionCache:
                 json.dump(shard, handle)
         self._load().update(zip(keys, values, strict=True))
 
+    def release(self, keys: Iterable[str]) -> None:
+        """Drop rows (by text hash) from memory; they stay on disk. A streaming worker calls it after each shard
+        so memory stays flat in the suite size (a text seen again is predicted again, which is rare)."""
+        rows = self._load()
+        for key in keys:
+            rows.pop(key, None)
+
     def remember(self, texts: Sequence[str], proba: np.ndarray, hashes: dict[str, str] | None = None) -> None:
         """Keep rows for this process only (never written): answers that must not be served again."""
         keys = [hashes[t] if hashes else hash_text(t) for t in texts]

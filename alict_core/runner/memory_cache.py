@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -28,6 +28,10 @@ class MemoryPredictionCache:
         self._rows.update(zip([hashes[t] for t in texts], np.asarray(proba, dtype=np.float64).tolist(), strict=True))
 
     remember = put_batch
+
+    def release(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._rows.pop(key, None)
 
     def lookup(self, texts: Sequence[str], hashes: dict[str, str] | None = None) -> np.ndarray:
         if not len(texts):

@@ -15,7 +15,6 @@ from alict_core.errors import AlictError
 from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.metrics.intervals import wilson_interval
 from alict_core.model_defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
@@ -338,13 +337,10 @@ class RunResult:
         """Expansions that pass while their seed fails (per model)."""
         return self._pairs(False)
 
-    def summary(self) -> pd.DataFrame:
-        """Per LC × model: counts, fail rates of seeds and expansions with 95 % Wilson intervals, pair counts."""
-        columns = ["lc_id", "capability", "test_type", "model", "n_seeds", "n_expansions", "n_fail_seeds",
-                   "fail_rate_seeds",
-                   "ci_low", "ci_high", "n_fail_expansions", "fail_rate_expansions", "ci_low_expansions",
-                   "ci_high_expansions", "n_cases", "n_fail", "fail_rate", "ci_low_all", "ci_high_all",
-                   "n_pass_to_fail", "n_fail_to_pass"]
+    def counts(self) -> list[dict[str, Any]]:
+        """Per LC × model (models outer, LCs in first-appearance order): case, fail and pair counts."""
+        from alict_core.runner.summary import COUNT_FIELDS
+
         idx = self._index()
         n_lc = len(idx["lcs"])
         first: dict[str, TestCase] = {}
@@ -355,18 +351,19 @@ class RunResult:
         rows = []
         for o in self.outcomes:
             fail = ~o.passed
-            fs, fe = count(fail & idx["seed"]), count(fail & ~idx["seed"])
-            p2f, f2p = count(self._pair_mask(o, True)), count(self._pair_mask(o, False))
+            values = (seeds, exps, count(fail & idx["seed"]), count(fail & ~idx["seed"]),
+                      count(self._pair_mask(o, True)), count(self._pair_mask(o, False)))
             for k, lc in enumerate(idx["lcs"]):
-                ns, ne, a, b = int(seeds[k]), int(exps[k]), int(fs[k]), int(fe[k])
-                lo, hi = wilson_interval(a, ns)
-                elo, ehi = wilson_interval(b, ne)
-                alo, ahi = wilson_interval(a + b, ns + ne)
-                rows.append((lc, first[lc].capability, first[lc].test_type, o.name, ns, ne, a, a / ns if ns else np.nan,
-                             lo, hi, b, b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne),
-                             alo, ahi,
-                             int(p2f[k]), int(f2p[k])))
-        return pd.DataFrame(rows, columns=columns)
+                rows.append({"lc_id": str(lc), "capability": first[lc].capability,
+                             "test_type": first[lc].test_type, "model": o.name,
+                             **{name: int(v[k]) for name, v in zip(COUNT_FIELDS, values, strict=True)}})
+        return rows
+
+    def summary(self) -> pd.DataFrame:
+        """Per LC × model: counts, fail rates of seeds and expansions with 95 % Wilson intervals, pair counts."""
+        from alict_core.runner.summary import summary_frame
+
+        return summary_frame(self.counts())
 
     def save(self, directory: Path | str | None = None, extra_files: Mapping[str, Any] | None = None) -> Path:
         """Write cases.jsonl, results.parquet, results.jsonl, summary.csv, meta.json and manifest.json.
@@ -387,13 +384,17 @@ class RunResult:
             write_manifest(tmp, "run", self.run_id, len(self.case_list) * len(self.outcomes))
         return directory
 
+    def results_table(self, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+        """``cases()`` as stored in ``results.parquet``: probabilities a list in the model's label order."""
+        flat = (self.cases() if rows is None else rows).copy()
+        flat["probabilities"] = flat["probabilities"].map(lambda d: [float(d[k]) for k in d])
+        return flat
+
     def _write_files(self, directory: Path) -> None:
         write_jsonl(directory / "cases.jsonl", (c.to_dict() for c in self.case_list))
         rows = self.cases()
         with atomic_path(directory / "results.parquet") as tmp:
-            flat = rows.copy()
-            flat["probabilities"] = flat["probabilities"].map(lambda d: [float(d[k]) for k in d])
-            flat.to_parquet(tmp, index=False)
+            self.results_table(rows).to_parquet(tmp, index=False)
         write_jsonl(directory / "results.jsonl", rows.to_dict(orient="records"))
         with atomic_path(directory / "summary.csv") as tmp:
             self.summary().to_csv(tmp, index=False)
@@ -426,8 +427,14 @@ class RunResult:
     @classmethod
     def _read(cls, directory: Path) -> "RunResult":
         meta = read_json(directory / "meta.json")
-        cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
-        table = pd.read_parquet(directory / "results.parquet")
+        if meta.get("layout") == "sharded":  # a streaming run (runner.stream): concatenate its parts
+            case_files = sorted((directory / "cases").glob("part-*.jsonl"))
+            cases = [TestCase.from_dict(row) for path in case_files for row in iter_jsonl(path)]
+            parts = [pd.read_parquet(path) for path in sorted((directory / "results").glob("part-*.parquet"))]
+            table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["model", "case_id"])
+        else:
+            cases = [TestCase.from_dict(row) for row in iter_jsonl(directory / "cases.jsonl")]
+            table = pd.read_parquet(directory / "results.parquet")
         outcomes = []
         for m in meta["models"]:
             part = table[table.model == m["name"]].set_index("case_id").reindex([c.case_id for c in cases])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
+from typing import Any
 
 from alict_core.manifest import recover_dir
 from alict_core.refs import resolve_inside
@@ -28,3 +31,41 @@ def list_runs(root: Path | None = None) -> list[Path]:
 def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
     """The folder of a saved run by id (a validated name inside the run store)."""
     return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")
+
+
+def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
+    """Sharded runs not finished yet (``progress.json`` but no ``meta.json``), newest first.
+
+    Each is its progress dict plus ``"run_dir"`` and ``"alive"``: False when its status is "running" but the
+    writing process (on this host) is gone — killed; running the same inputs again resumes it.
+    """
+    from alict_core.runner.stream import read_progress
+
+    root = Path(root) if root is not None else runs_root()
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in root.iterdir():
+        if folder.name.startswith(".") or not folder.is_dir() or (folder / "meta.json").exists():
+            continue
+        progress = read_progress(folder)
+        if progress is None:
+            continue
+        alive = progress.get("status") == "running" and _writer_alive(progress)
+        found.append({**progress, "run_dir": str(folder), "alive": alive})
+    return sorted(found, key=lambda p: p.get("updated_at") or 0, reverse=True)
+
+
+def _writer_alive(progress: dict[str, Any]) -> bool:
+    pid = progress.get("pid")
+    if progress.get("host") != socket.gethostname():
+        return True  # another machine: only its own progress updates tell
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

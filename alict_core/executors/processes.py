@@ -1,0 +1,94 @@
+"""The ``processes`` executor: a local pool of spawned worker processes that share nothing but shard files.
+
+Each process builds its worker once (``worker_cls(**init_kwargs)``, e.g. loading a model by name) in the pool's
+initializer and then runs one task at a time. At most ``2 × workers`` tasks are in flight, so a long task list
+never piles up in the pool's queue. On a stop request or an error, queued tasks are cancelled, running ones
+finish their shard (shards are written atomically) and the pool is shut down.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+from typing import Any, Iterator, Mapping, Sequence
+
+from alict_core.errors import AlictError
+from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
+
+POLL_S = 0.2
+_WORKER: Any = None  # the worker of this process (set by the pool initializer)
+
+
+def _init_worker(worker_cls: type, init_kwargs: Mapping[str, Any]) -> None:
+    global _WORKER
+    _WORKER = worker_cls(**dict(init_kwargs))
+
+
+def _call(task: Task) -> dict[str, Any]:
+    if _WORKER is None:  # the initializer failed; the pool reports it as broken
+        raise AlictError("worker process was not initialised")
+    return _WORKER(task)
+
+
+class ProcessExecutor:
+    """``workers`` spawned processes (``concurrent.futures.ProcessPoolExecutor``), one worker object each.
+
+    The pool is kept between ``map_shards`` calls with the same worker class and arguments (a model loads once
+    per process for a whole run) and rebuilt when they change.
+    """
+
+    name = "processes"
+
+    def __init__(self, workers: int = 2) -> None:
+        self.workers = workers
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._key: tuple[type, str] | None = None
+
+    def _pool_for(self, worker_cls: type, init_kwargs: Mapping[str, Any]) -> cf.ProcessPoolExecutor:
+        key = (worker_cls, repr(sorted(init_kwargs.items())))
+        if self._pool is None or self._key != key:
+            self.close()
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers,
+                                                mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_init_worker, initargs=(worker_cls, dict(init_kwargs)))
+            self._key = key
+        return self._pool
+
+    def map_shards(self, worker_cls: type, init_kwargs: Mapping[str, Any], tasks: Sequence[Task], *,
+                   should_stop: StopCheck | None = None) -> Iterator[dict[str, Any]]:
+        if not tasks:
+            return
+        pool = self._pool_for(worker_cls, init_kwargs)
+        pending = list(reversed(tasks))
+        running: set[cf.Future] = set()
+        try:
+            while pending or running:
+                if should_stop is not None and should_stop():
+                    raise ExecutorCancelled("stopped; finished shards are kept and a re-run resumes after them")
+                while pending and len(running) < 2 * self.workers:
+                    running.add(pool.submit(_call, pending.pop()))
+                finished, running = cf.wait(running, timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
+                for future in finished:
+                    yield _result(future)
+        except BaseException:  # a stop, an error, or the caller leaving early
+            if running:
+                for future in running:
+                    future.cancel()
+                self.close()  # running tasks finish their shard; queued ones never start
+            raise
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+            self._key = None
+
+
+def _result(future: cf.Future) -> dict[str, Any]:
+    try:
+        return future.result()
+    except cf.process.BrokenProcessPool as exc:
+        raise AlictError(f"a worker process died ({exc}); finished shards are kept, run again to resume") from None
+
+
+EXECUTORS.add("processes", ProcessExecutor, "a local pool of worker processes sharing nothing but shard files")

@@ -1,0 +1,530 @@
+"""Streaming, resumable runs: cases in shards on disk, one executor task per shard, aggregate counts only.
+
+Layout of a sharded run folder (``docs/ARCHITECTURE.md``, "Streaming runs")::
+
+    <run_id>/progress.json                  status, shards and cases done (rewritten after every shard)
+            cases/part-NNNNN.jsonl          TestCase.to_dict() rows of shard N (a seed and its expansions together)
+            counts/part-NNNNN.json          shard N's per LC × model counts, checksums of its cases and results
+            results/part-NNNNN.parquet      shard N's case × model rows (the columns of results.parquet)
+            summary.csv, meta.json, manifest.json    written when every shard is done
+
+A run is prepared in two passes: the case iterable is written shard by shard into a hidden staging folder
+(memory holds one case at a time) while the run id — the same content hash ``RunResult.run_id`` gives — is
+computed; the staging folder then becomes ``<runs root>/<run_id>`` (or joins the unfinished run already there,
+keeping every shard whose cases and results still match their checksums). Shards are then predicted by
+``RunShardWorker`` on the chosen executor; a worker writes a shard's results atomically (counts, then the
+Parquet part renamed into place), so a killed run leaves whole shards only and a re-run resumes after them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from alict_core.errors import AlictError
+from alict_core.executors.base import ExecutorCancelled
+from alict_core.hashing import hash_json, hash_text
+from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
+from alict_core.manifest import clean_stale, sha256_file
+from alict_core.runner.cases import TestCase
+from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
+
+ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
+PROGRESS = "progress.json"
+SHARD_DIRS = ("cases", "counts", "results")
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS)
+MAX_SHARD_SIZE = 10_000_000
+
+# should_stop hooks of runs executing in this process (the local executor's workers poll them between batches)
+_STOP_HOOKS: dict[str, Callable[[], bool]] = {}
+STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
+
+
+def part_name(shard: int, suffix: str) -> str:
+    return f"part-{shard:05d}{suffix}"
+
+
+# ------------------------------------------------------------------------------------------- model references
+def model_refs(models: Sequence[ModelRef]) -> list[dict[str, Any]]:
+    """``[{"name", "kwargs"}]`` of registered models: small JSON values a worker in any process can build from."""
+    refs = []
+    for item in models:
+        if isinstance(item, str):
+            ref = {"name": item, "kwargs": {}}
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            ref = {"name": item["name"], "kwargs": dict(item.get("kwargs") or {})}
+        else:
+            raise AlictError(f"a streaming run names its models by registered name (or {{'name', 'kwargs'}}), "
+                             f"got {type(item).__name__}")
+        try:
+            json.dumps(ref)
+        except (TypeError, ValueError):
+            raise AlictError(f"model {ref['name']!r}: its arguments must be plain JSON values") from None
+        refs.append(ref)
+    if not refs:
+        raise AlictError("no models to run")
+    return refs
+
+
+# ------------------------------------------------------------------------------------------------ the worker
+class RunShardWorker:
+    """Built once per worker (loads the models by name), then predicts and evaluates one shard per call.
+
+    Tasks: ``{"op": "describe"}`` → the models' names, fingerprints and labels;
+    ``{"op": "shard", "run_dir": str, "shard": N}`` → writes ``counts/`` and ``results/`` part N, returns its counts.
+    """
+
+    def __init__(self, models: Sequence[Mapping[str, Any]], batch_size: int = 64, cache_root: str | None = None,
+                 plugins: Sequence[str] = ()) -> None:
+        import importlib
+
+        from alict_core.models.registry import get_model
+        from alict_core.runner.run import _resolve
+
+        for module in plugins:  # modules that register extra models (tests, user plugins) in a fresh process
+            importlib.import_module(module)
+        self.models = _resolve([get_model(ref["name"], **dict(ref.get("kwargs") or {})) for ref in models])
+        self.batch_size = batch_size
+        self.cache_root = Path(cache_root) if cache_root else None
+        self._caches: dict[str, Any] = {}
+
+    def describe(self) -> list[dict[str, Any]]:
+        from alict_core.models.protocol import model_fingerprint
+
+        return [{"name": m.name, "fingerprint": model_fingerprint(m), "labels": list(m.labels)} for m in self.models]
+
+    def __call__(self, task: Mapping[str, Any]) -> dict[str, Any]:
+        if task.get("op") == "describe":
+            return {"op": "describe", "models": self.describe()}
+        return self.run_shard(Path(task["run_dir"]), int(task["shard"]))
+
+    def run_shard(self, run_dir: Path, shard: int) -> dict[str, Any]:
+        from alict_core.models.run_scope import run_scope
+        from alict_core.runner.cache import text_hashes
+        from alict_core.runner.run import RunResult, _evaluate, predict_cached, prediction_cache
+
+        cases_path = run_dir / "cases" / part_name(shard, ".jsonl")
+        cases = [TestCase.from_dict(row) for row in iter_jsonl(cases_path)]
+        texts = list(dict.fromkeys(t for case in cases for t in case.texts()))
+        hashes = text_hashes(texts)
+        should_stop = stop_check(run_dir)
+        outcomes = []
+        with run_scope() as scope:
+            for model in self.models:
+                if model.name not in self._caches:
+                    self._caches[model.name] = prediction_cache(model, self.cache_root)
+                cache = predict_cached(model, texts, batch_size=self.batch_size, should_stop=should_stop,
+                                       hashes=hashes, cache=self._caches[model.name])
+                outcomes.append(_evaluate(model, cases, cache, hashes))
+                cache.release(hashes.values())  # on disk now (or only this shard's): memory stays flat
+        unparsed = scope.unparsed_counts()
+        result = RunResult(cases, outcomes)
+        counts = {"shard": shard, "n_cases": len(cases), "cases_sha256": sha256_file(cases_path),
+                  "counts": result.counts(), "unparsed": unparsed, "models": self.describe()}
+        target = run_dir / "results" / part_name(shard, ".parquet")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            result.results_table().to_parquet(tmp, index=False)
+            counts["results_sha256"] = sha256_file(tmp)
+            write_json(run_dir / "counts" / part_name(shard, ".json"), counts)
+            os.replace(tmp, target)  # the part exists only when complete, and only after its counts
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        return {"op": "shard", "shard": shard, "n_cases": len(cases), "unparsed": unparsed}
+
+
+def stop_check(run_dir: Path) -> Callable[[], bool]:
+    """What a worker polls between batches: the run's in-process hook, else the run's stop file."""
+    hook = _STOP_HOOKS.get(str(run_dir))
+    if hook is not None:
+        return hook
+    stop_file = Path(run_dir) / STOP_FILE
+    return stop_file.exists
+
+
+# ---------------------------------------------------------------------------------------------- staging cases
+class _RunHash:
+    """``RunResult.run_id`` computed while the cases stream past: the same JSON text, hashed incrementally."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256(b'{"cases": [')
+        self.n = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Add one case (its ``to_dict()``)."""
+        text = json.dumps(hash_json(row), ensure_ascii=False)
+        self.digest.update(((", " if self.n else "") + text).encode("utf-8"))
+        self.n += 1
+
+    def finish(self, fingerprints: Sequence[str]) -> str:
+        tail = '], "models": ' + json.dumps(list(fingerprints), ensure_ascii=False, default=str) + "}"
+        self.digest.update(tail.encode("utf-8"))
+        return self.digest.hexdigest()[:16]
+
+
+class _Rejected:
+    """Cases human reviewers rejected (``alict_core.review``), looked up once per task."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, set[tuple[str, str]]] = {}
+
+    def __call__(self, case: TestCase) -> bool:
+        if not case.task:
+            return False
+        if case.task not in self.keys:
+            from alict_core.review.writeback import rejected_keys
+
+            self.keys[case.task] = rejected_keys(case.task)
+        keys = self.keys[case.task]
+        return bool(keys) and (case.case_id, hash_text(case.text)) in keys
+
+
+def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, include_rejected: bool,
+                       progress: Progress | None) -> tuple[_RunHash, list[int], int]:
+    """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases rejected by reviewers).
+
+    A shard closes once it holds ``shard_size`` cases and the next case starts another seed group, so a seed and
+    its expansions (given one after the other) stay together.
+    """
+    from alict_core.limits import check_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    run_hash, excluded = _RunHash(), 0
+    sizes: list[int] = []
+    rejected = None if include_rejected else _Rejected()
+    handle = None
+    last_seed: str | None = None
+    try:
+        for case in cases:
+            if not isinstance(case, TestCase):
+                raise AlictError(f"a run takes TestCase objects, got {type(case).__name__}")
+            if rejected is not None and rejected(case):
+                excluded += 1
+                continue
+            for text in case.texts():
+                check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
+            if handle is None or (sizes[-1] >= shard_size and case.seed_id != last_seed):
+                if handle is not None:
+                    handle.close()
+                    if progress:
+                        progress(run_hash.n, 0, f"{run_hash.n} cases prepared")
+                handle = open(folder / part_name(len(sizes), ".jsonl"), "w", encoding="utf-8")
+                sizes.append(0)
+            row = case.to_dict()
+            handle.write(json.dumps(row, ensure_ascii=False, default=_default) + "\n")
+            sizes[-1] += 1
+            last_seed = case.seed_id
+            run_hash.add(row)
+    finally:
+        if handle is not None:
+            handle.close()
+    return run_hash, sizes, excluded
+
+
+# ------------------------------------------------------------------------------------------------ run folders
+def read_progress(run_dir: Path) -> dict[str, Any] | None:
+    """The run's ``progress.json`` (None when absent or unreadable)."""
+    try:
+        value = read_json(Path(run_dir) / PROGRESS)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _finished_shards(run_dir: Path, n_shards: int) -> set[int]:
+    """Shards whose results part exists and matches the checksums its counts recorded for it and its cases."""
+    done = set()
+    for shard in range(n_shards):
+        results = run_dir / "results" / part_name(shard, ".parquet")
+        counts_path = run_dir / "counts" / part_name(shard, ".json")
+        if not results.is_file() or not counts_path.is_file():
+            continue
+        try:
+            counts = read_json(counts_path)
+            ok = (counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
+                  and counts.get("results_sha256") == sha256_file(results))
+        except (OSError, ValueError, AttributeError):
+            ok = False
+        if ok:
+            done.add(shard)
+    return done
+
+
+def _is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
+    try:
+        meta = read_json(run_dir / "meta.json")
+    except (OSError, ValueError):
+        return False
+    return (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
+            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file())
+
+
+def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> set[int]:
+    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume)."""
+    from alict_core.manifest import _check_replaceable, recover_dir
+
+    recover_dir(run_dir)
+    previous = read_progress(run_dir) if run_dir.is_dir() else None
+    resumable = (previous is not None and previous.get("run_id") == run_id
+                 and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
+    if resumable:  # under run_lock: a "running" status here was left by a killed writer
+        (run_dir / "cases").mkdir(exist_ok=True)
+        for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
+            name = part_name(shard, ".jsonl")
+            staged, current = staging / "cases" / name, run_dir / "cases" / name
+            if not current.is_file() or sha256_file(current) != sha256_file(staged):
+                os.replace(staged, current)
+        for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
+            for path in (run_dir / folder).glob(f"part-*{suffix}"):
+                if int(path.stem.split("-")[1].split(".")[0]) >= n_shards:
+                    path.unlink()
+        shutil.rmtree(staging, ignore_errors=True)
+        (run_dir / STOP_FILE).unlink(missing_ok=True)
+        return _finished_shards(run_dir, n_shards)
+    if run_dir.exists():
+        _check_replaceable(run_dir, OWNED)
+        old = run_dir.with_name(f".{run_dir.name}.tmp-replaced-{os.getpid()}")
+        os.replace(run_dir, old)
+        os.replace(staging, run_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, run_dir)
+    return set()
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def run_lock(folder: Path) -> Iterator[None]:
+    """Exclusive use of a run folder: a thread lock in this process and ``flock`` on
+    ``<cache>/locks/run-<hash of the folder's path>.lock`` (released by the kernel when a holder is killed)."""
+    from alict_core.config import artefact_dir
+
+    key = str(Path(folder).resolve())
+    with _THREAD_LOCKS_GUARD:
+        lock = _THREAD_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        with open(artefact_dir("locks") / f"run-{hash_text(key)}.lock", "a") as handle:
+            try:
+                import fcntl
+            except ImportError:  # not POSIX: the thread lock only
+                yield
+                return
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
+    state.update(changes, updated_at=time.time())
+    write_json(run_dir / PROGRESS, state)
+
+
+# ------------------------------------------------------------------------------------------------- the run
+def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
+    """One clear message for a shard size, worker count or batch size out of range."""
+    from alict_core.limits import limits
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not whole(shard_size) or not 1 <= shard_size <= MAX_SHARD_SIZE:
+        raise AlictError(f"--shard-size must be a whole number in [1, {MAX_SHARD_SIZE}], got {shard_size!r}")
+    if not whole(workers) or workers < 1:
+        raise AlictError(f"--workers must be a whole number ≥ 1, got {workers!r}")
+    if not whole(batch_size) or not 1 <= batch_size <= limits().batch_size:
+        raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
+                         f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
+
+
+def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_dir: Path | None = None,
+                  shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int = 64,
+                  progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+                  cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
+                  plugins: Sequence[str] = (), root: Path | None = None,
+                  extra_files: Mapping[str, Any] | None = None) -> Path:
+    """Run ``cases`` through ``models`` shard by shard on ``executor``; return the (finished) run folder.
+
+    ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir`` defaults to
+    ``<runs root>/<run_id>``. A re-run with the same inputs resumes after the last finished shard; a finished
+    run is returned as it is. ``progress(done, total, message)`` counts cases (``total`` 0 while cases are
+    prepared). ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards
+    are kept and ``RunCancelled`` is raised. Cases reviewers rejected are left out unless ``include_rejected``.
+    ``plugins``: modules a worker imports before building the models (models registered outside the core).
+    ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
+    name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
+    written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
+    for one run folder (threads or processes) take turns through ``run_lock``.
+    """
+    from alict_core.executors import get_executor
+
+    check_run_options(shard_size, workers, batch_size)
+    refs = model_refs(models)
+    started, started_at = time.monotonic(), time.time()
+    root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
+    init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
+            "plugins": list(plugins)}
+    pool = get_executor(executor, workers)
+    try:
+        described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
+        root.mkdir(parents=True, exist_ok=True)
+        clean_stale(root)  # staging folders of runs killed while preparing their cases
+        staging = Path(tempfile.mkdtemp(prefix=".stream.tmp-", dir=root))
+        try:
+            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
+                                                           progress)
+            if not sizes:
+                raise AlictError("no test cases to run" + (f" ({excluded} rejected by reviewers left out)"
+                                                           if excluded else ""))
+            run_id = run_hash.finish([m["fingerprint"] for m in described])
+            folder = Path(run_dir) if run_dir is not None else root / run_id
+            with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
+                if _is_complete(folder, run_id, shard_size):
+                    _write_extra_files(folder, extra_files)
+                    return folder
+                done = _adopt(staging, folder, run_id, shard_size, len(sizes))
+                shutil.rmtree(staging, ignore_errors=True)
+                state: dict[str, Any] = {
+                    "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
+                    "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
+                    "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
+                    "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
+                    "executor": pool.name, "workers": pool.workers,
+                    "message": f"resuming after {len(done)} finished shards" if done else "started"}
+                _write_progress(folder, state)
+                if progress:
+                    progress(state["cases_done"], run_hash.n, state["message"])
+                _execute(pool, init, folder, sizes, done, state, progress, should_stop)
+                _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
+                        {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
+                return folder
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    except ExecutorCancelled as exc:
+        raise RunCancelled(str(exc)) from None
+    finally:
+        pool.close()
+
+
+def _runs_root() -> Path:
+    from alict_core.runner.store import runs_root
+
+    return runs_root()
+
+
+def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], done: set[int],
+             state: dict[str, Any], progress: Progress | None, should_stop: Callable[[], bool] | None) -> None:
+    """Predict every unfinished shard; progress.json after each; a stop keeps finished shards."""
+    key = str(folder)
+    stop_file = folder / STOP_FILE
+
+    def stop() -> bool:
+        if should_stop is not None and should_stop():
+            stop_file.touch()  # workers in other processes see it between batches
+            return True
+        return False
+
+    _STOP_HOOKS[key] = stop
+    tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
+    try:
+        for result in pool.map_shards(RunShardWorker, init, tasks, should_stop=stop):
+            state["shards_done"] += 1
+            state["cases_done"] += int(result["n_cases"])
+            message = f"shard {state['shards_done']}/{state['n_shards']} done"
+            _write_progress(folder, state, message=message)
+            if progress:
+                progress(state["cases_done"], state["n_cases"], message)
+    except (RunCancelled, ExecutorCancelled) as exc:
+        _end_unfinished(folder, state, "cancelled", f"stopped after {state['shards_done']} of {state['n_shards']} "
+                        "shards; run again to resume")
+        raise RunCancelled(f"run stopped after {state['shards_done']} of {state['n_shards']} shards "
+                           "(finished shards are kept; run again to resume)") from exc
+    except BaseException as exc:
+        _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
+        raise
+    finally:
+        _STOP_HOOKS.pop(key, None)
+        stop_file.unlink(missing_ok=True)
+
+
+def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: str) -> None:
+    """Record a stop or failure; a run with no finished shard leaves no folder behind (nothing to resume)."""
+    if state["shards_done"] == 0 and not any((folder / "results").glob("part-*.parquet")):
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        _write_progress(folder, state, status=status, message=message)
+
+
+def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: list[int], state: dict[str, Any],
+            started: float, pool: Any, shard_size: int, extra: dict[str, Any],
+            extra_files: Mapping[str, Any] | None = None) -> None:
+    """Merge the shards' counts into summary.csv, write meta.json and the manifest (last)."""
+    from alict_core.manifest import write_manifest
+    from alict_core.model_defaults import resolved_defaults
+    from alict_core.runner.summary import merge_counts, summary_frame
+
+    unparsed: dict[str, int] = {}
+    parts = []
+    for shard in range(len(sizes)):
+        counts = read_json(folder / "counts" / part_name(shard, ".json"))
+        parts.append(counts["counts"])
+        for name, n in (counts.get("unparsed") or {}).items():
+            unparsed[name] = unparsed.get(name, 0) + int(n)
+    if unparsed:
+        extra = {**extra, "unparsed_answers": unparsed}
+    _write_progress(folder, state, status="done", message=f"{state['n_cases']} cases × {len(described)} models done")
+    with atomic_path(folder / "summary.csv") as tmp:
+        summary_frame(merge_counts(parts)).to_csv(tmp, index=False)
+    write_json(folder / "meta.json", {
+        "run_id": run_id, "seconds": round(time.monotonic() - started, 3), "extra": extra, "models": described,
+        "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),
+        "executor": pool.name, "workers": pool.workers,
+        "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
+    })
+    write_manifest(folder, "run", run_id, state["n_cases"] * len(described))
+    _write_extra_files(folder, extra_files)  # after the manifest: rewritten atomically, never a checksum to break
+
+
+def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> list[str]:
+    from alict_core.refs import check_name
+
+    names = []
+    for name, value in (extra_files or {}).items():
+        write_json(folder / check_name(name, "run file"), value() if callable(value) else value)
+        names.append(name)
+    return names
+
+
+def iter_result_parts(run_dir: Path) -> Iterator[Path]:
+    """The results parts of a sharded run in shard order."""
+    yield from sorted((Path(run_dir) / "results").glob("part-*.parquet"))
+
+
+def group_by_seed(cases: Iterable[TestCase]) -> list[TestCase]:
+    """Cases reordered so each seed is followed by its expansions (groups in first-appearance order).
+
+    ``build_cases`` lists every seed, then every expansion; a streaming run wants a seed and its expansions in
+    one shard. For lists already in memory (the CLI); a generator of cases should yield them grouped.
+    """
+    groups: dict[str, list[TestCase]] = {}
+    for case in cases:
+        groups.setdefault(case.seed_id, []).append(case)
+    return [case for group in groups.values() for case in group]
