@@ -116,6 +116,7 @@ def test_streaming_run_on_ray_matches_local(tmp_path):
     """A small suite (synthetic cases of one LC) run with executor="ray" gives the same results as "local"."""
     stream = pytest.importorskip("alict_core.runner.stream", reason="run_streaming not merged yet")
     import pandas as pd
+
     from alict_core.suites.synthetic import iter_synthetic_cases
 
     def run(executor: str, workers: int) -> pd.DataFrame:
