@@ -133,3 +133,28 @@ def test_streaming_run_on_ray_matches_local(tmp_path):
     assert len(local) == 120
     pd.testing.assert_frame_equal(local, remote)
     assert local_summary == remote_summary
+
+
+class SlowWorker:
+    """A worker whose shards take long: a stop request must not wait for them."""
+
+    def __call__(self, task):
+        import time
+
+        time.sleep(task["seconds"])
+        return {"shard": task["shard"]}
+
+
+@pytest.mark.slow
+# the module's local Ray is shut down while the cancelled dataset still runs: Ray's scheduler thread exits
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_stop_request_is_seen_while_a_shard_runs(ray_executor):
+    import time
+
+    from alict_core.executors.base import ExecutorCancelled
+
+    started = time.monotonic()
+    with pytest.raises(ExecutorCancelled):
+        list(ray_executor.map_shards(SlowWorker, {}, [{"shard": s, "seconds": 8} for s in range(2)],
+                                     should_stop=lambda: time.monotonic() - started > 1))
+    assert time.monotonic() - started < 7, "the stop is not held up until a shard finishes"

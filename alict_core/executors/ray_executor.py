@@ -9,14 +9,18 @@ types; data itself travels only through shard files, which must sit on storage e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import queue
+import threading
 from typing import Any, Iterator, Mapping, Sequence
 
 from alict_core.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
+POLL_S = 0.2  # how often a stop request is checked while shards run
 INSTALL_HINT = 'pip install ".[ray]"  (or: pip install "ray[data]")'
 
 
@@ -131,19 +135,22 @@ class RayExecutor:
             _ActorWorker, batch_size=1, batch_format="numpy",
             fn_constructor_kwargs={"worker_cls": worker_cls, "init_kwargs": dict(init_kwargs)},
             compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1, num_gpus=self._gpus())
-        rows_out = dataset.iter_rows()
+        pump = _ResultPump(dataset.iter_rows())
         try:
-            for row in _unwrapped_errors(rows_out):
+            while True:
+                if should_stop is not None and should_stop():  # polled every POLL_S, even during a long shard
+                    raise ExecutorCancelled("stopped; finished shards are kept and a re-run resumes after them")
+                row = pump.next(POLL_S)
+                if row is _WAITING:
+                    continue
+                if row is _END:
+                    return
                 result = json.loads(row["result"])
                 if isinstance(result, dict) and ERROR_KEY in result:
                     raise AlictError(str(result[ERROR_KEY]))
                 yield result
-                if should_stop is not None and should_stop():
-                    raise ExecutorCancelled("stopped; finished shards are kept and a re-run resumes after them")
         finally:
-            close = getattr(rows_out, "close", None)
-            if close is not None:  # stops the streaming executor and its actors when we leave early
-                close()
+            pump.leave()
 
     def close(self) -> None:
         """Shut down the local Ray this executor started (a cluster given by address is left running)."""
@@ -152,16 +159,61 @@ class RayExecutor:
         self._started = False
 
 
-def _unwrapped_errors(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Rows of a Ray Data iterator; a worker's ``AlictError`` comes out as itself, not wrapped by Ray."""
-    try:
-        yield from rows
-    except AlictError:
-        raise
-    except Exception as exc:
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        raise AlictError(f"a Ray worker failed ({type(exc).__name__}: {lines[0] if lines else exc!r}); "
-                         "finished shards are kept, run again to resume") from exc
+_WAITING, _END = object(), object()
+
+
+class _ResultPump:
+    """Reads a Ray Data row iterator in a thread, so the caller can poll ``should_stop`` while a shard runs.
+
+    ``leave()`` asks the thread to close the iterator (which shuts the dataset's actors down) as soon as Ray
+    hands it the next row; ``RayExecutor.close()`` shutting down a local Ray ends it at once.
+    """
+
+    def __init__(self, rows: Iterator[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.leaving = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="alict-ray-results", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for row in self.rows:
+                if self.leaving.is_set():
+                    break
+                self.queue.put(("row", row))
+            self.queue.put(("end", None))
+        except BaseException as exc:  # reported to the caller (or dropped when it left)
+            self.queue.put(("error", exc))
+        finally:
+            close = getattr(self.rows, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):  # the dataset is being torn down anyway
+                    close()
+
+    def next(self, timeout: float) -> Any:
+        """The next row, ``_WAITING`` after ``timeout`` seconds without one, or ``_END``; raises a worker error."""
+        try:
+            kind, value = self.queue.get(timeout=timeout)
+        except queue.Empty:
+            return _WAITING
+        if kind == "end":
+            return _END
+        if kind == "error":
+            raise _as_alict_error(value)
+        return value
+
+    def leave(self) -> None:
+        self.leaving.set()
+
+
+def _as_alict_error(exc: BaseException) -> AlictError:
+    """One clear message for an error raised by Ray itself (worker errors come back as result rows)."""
+    if isinstance(exc, AlictError):
+        return exc
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return AlictError(f"a Ray worker failed ({type(exc).__name__}: {lines[0] if lines else exc!r}); "
+                      "finished shards are kept, run again to resume")
 
 
 EXECUTORS.add("ray", RayExecutor, "Ray Data actors (one model each) on a Ray cluster or a local Ray "
