@@ -111,6 +111,17 @@ def test_missing_ray_names_the_extra(monkeypatch):
         ray_executor.RayExecutor(1)
 
 
+def test_cluster_address_and_gpu_options_without_starting_ray(monkeypatch):
+    from alict_core.executors.ray_executor import RayExecutor
+
+    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")
+    assert RayExecutor(2).address == "ray://head:10001"
+    assert RayExecutor(2, address="auto").address == "auto"
+    assert RayExecutor(1, gpus_per_worker=0.5)._gpus() == 0.5
+    with pytest.raises(AlictError, match="gpus_per_worker must be a number ≥ 0"):
+        RayExecutor(1, gpus_per_worker=-1)
+
+
 @pytest.mark.slow
 def test_streaming_run_on_ray_matches_local(tmp_path):
     """A small suite (synthetic cases of one LC) run with executor="ray" gives the same results as "local"."""

@@ -1,10 +1,11 @@
 """The ``ray`` executor: Ray Data ``map_batches`` over an actor pool, one worker object (one model) per actor.
 
 Ray is an optional extra (``pip install .[ray]``); this module is imported only when the ``ray`` executor is
-asked for. The cluster is ``address`` (``--ray-address``), else ``RAY_ADDRESS``, else a local Ray started on
-demand with ``num_cpus = workers`` (no dashboard, no usage stats, quiet logs) and shut down by ``close()``.
-Tasks travel as one JSON string per row and results come back the same way, so Ray never has to guess column
-types; data itself travels only through shard files, which must sit on storage every node sees.
+asked for. The cluster is ``address`` (a caller's option such as ``--ray-address``), else ``RAY_ADDRESS``,
+else a local Ray started on demand with ``num_cpus = workers`` (no dashboard, no usage stats, quiet logs) and
+shut down by ``close()``. Tasks travel as one JSON string per row and results come back the same way, so Ray
+never has to guess column types; data itself travels only through shard files, which must sit on storage every
+node sees.
 """
 
 from __future__ import annotations
