@@ -145,7 +145,7 @@ def plan(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="suite sizes for (1), comma-separated")
-    parser.add_argument("--quick", action="store_true", help="small sizes: 2000,20000; 1000 throughput cases")
+    parser.add_argument("--quick", action="store_true", help="sizes 2000,20000 (MiniLM 2000), 1000 throughput cases")
     parser.add_argument("--task", default="sentiment")
     parser.add_argument("--lc", default="sentiment-lc01", help="the LC whose seeds the synthetic cases come from")
     parser.add_argument("--shard-size", type=int, default=10_000)
@@ -162,7 +162,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="parts to skip: memory,throughput,plan")
     args = parser.parse_args()
     if args.quick:
-        args.sizes, args.throughput_n, args.plan_n = "2000,20000", 1000, 1000
+        args.sizes, args.minilm_max, args.throughput_n, args.plan_n = "2000,20000", 2000, 1000, 1000
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     skip = set(args.skip.split(","))
     if "memory" not in skip:
