@@ -7,8 +7,8 @@ STAMP := .setup-stamp
 
 .PHONY: run test test-fast lint setup models models-full browser-deps bench clean
 
-$(STAMP): requirements.txt
-	$(PYTHON) -m pip install -q -r requirements.txt
+$(STAMP): requirements.txt requirements-ray.txt
+	$(PYTHON) -m pip install -q -r requirements.txt -r requirements-ray.txt
 	@touch $(STAMP)
 
 setup: $(STAMP)

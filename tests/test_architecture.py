@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "alict_core"
-HEAVY = ("torch", "transformers", "spacy", "benepar", "sklearn", "shap")
+HEAVY = ("torch", "transformers", "spacy", "benepar", "sklearn", "shap", "ray")
 TRAINING = "alict_core.training"
 TRAINING_ENTRY_POINTS = {"alict_core.build_targets", "alict_core.commands.build", "alict_core.commands.harden"}
 
