@@ -180,7 +180,7 @@ def test_two_threads_running_one_run_take_turns(tmp_path):
     assert RunResult.load(folder).summary().n_cases.sum() == len(cases) * len(MODELS)  # manifest verifies
 
 
-def test_cli_run_options(tmp_path, capsys):
+def test_cli_run_options(tmp_path, capsys, monkeypatch):
     from alict_core.cli import main
 
     seeds = tmp_path / "seeds.jsonl"
@@ -197,8 +197,11 @@ def test_cli_run_options(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([*base, "--shard-size", "0"])
     assert exit_info.value.code == 2 and "out of range" in capsys.readouterr().err
+    assert main([*base, "--ray-address", "127.0.0.1:6379"]) != 0
+    assert "--ray-address needs --executor ray" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)  # as on an install without the extra
     assert main([*base, "--executor", "ray"]) != 0
-    assert "pip install .[ray]" in capsys.readouterr().err
+    assert ".[ray]" in capsys.readouterr().err
 
 
 KILL_SCRIPT = textwrap.dedent("""

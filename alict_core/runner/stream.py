@@ -360,7 +360,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
                   cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
                   plugins: Sequence[str] = (), root: Path | None = None,
-                  extra_files: Mapping[str, Any] | None = None) -> Path:
+                  extra_files: Mapping[str, Any] | None = None,
+                  executor_options: Mapping[str, Any] | None = None) -> Path:
     """Run ``cases`` through ``models`` shard by shard on ``executor``; return the (finished) run folder.
 
     ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir`` defaults to
@@ -372,7 +373,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
     name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
-    for one run folder (threads or processes) take turns through ``run_lock``.
+    for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
+    executor (``ray``: ``address``, ``gpus_per_worker``).
     """
     from alict_core.executors import get_executor
 
@@ -382,7 +384,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
             "plugins": list(plugins)}
-    pool = get_executor(executor, workers)
+    pool = get_executor(executor, workers, **dict(executor_options or {}))
     try:
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
