@@ -137,3 +137,16 @@ def test_merge_counts_adds_numbers_and_rejection_tallies():
     merge_counts(total, {"LC1": {"seeds": 2, "accepted": 1, "rejected": {"pos": 2}}})
     merge_counts(total, {"LC1": {"seeds": 3, "accepted": 0, "rejected": {"cap": 1, "pos": 1}}})
     assert total == {"LC1": {"seeds": 5, "accepted": 1, "rejected": {"cap": 1, "pos": 3}}}
+
+
+def test_cli_names_an_executor_that_is_not_installed(tmp_path, capsys, monkeypatch):
+    from alict_core.cli import main
+    from alict_core.executors import base
+
+    monkeypatch.setitem(base.PLUGIN_MODULES, "ray", "alict_core.executors.not_a_module")
+    monkeypatch.setattr(base.EXECUTORS, "_entries", {k: v for k, v in base.EXECUTORS._entries.items() if k != "ray"})
+    code = main(["expand", "--task", "sentiment", "--lc", "sentiment-lc02", "--executor", "ray",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code != 0 and "executor 'ray' is not available" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from alict_core.config import artefact_dir
+from alict_core.errors import AlictError
+from alict_core.executors.base import Executor, get_executor
 from alict_core.expansion.pipeline import (
     EXPANSION_VERSION,
     ExpansionSet,
@@ -39,6 +41,15 @@ MASKERS: Registry[Callable[..., Any]] = Registry("masker")
 MASKERS.add("reference", default_masker, "Algorithm 1 over the reference grammar (default)")
 PREDICATE_CHECKS: Registry[Callable[..., Any]] = Registry("predicate check")
 """Named replacements of the LC predicate check (tests register stand-ins; the default is the LC's predicates)."""
+
+
+def open_executor(name: str, workers: int) -> Executor:
+    """``get_executor(name, workers)``; an executor whose module or extra is not installed is one clear error."""
+    try:
+        return get_executor(name, workers)
+    except ImportError as exc:
+        raise AlictError(f"executor {name!r} is not available in this install ({exc}); use --executor local"
+                         + (" or `pip install .[ray]`" if name == "ray" else "")) from None
 
 
 def suggester_by_name(name: str) -> Any:
@@ -143,17 +154,18 @@ def shard_dir(path: Path) -> Path:
 
 def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str, mlm: str, top_k_productions: int = 5,
                    max_masks: int = 2, top_k_words: int = 10, max_per_seed: int | None = 5,
-                   shard_size: int = DEFAULT_SHARD_SIZE, executor: str = "local", workers: int = 1,
+                   shard_size: int = DEFAULT_SHARD_SIZE, executor: str | Executor = "local", workers: int = 1,
                    out_dir: Path | None = None, use_cache: bool = True, progress: ProgressFn | None = None,
                    should_stop: Callable[[], bool] | None = None, masker: str = "reference",
                    predicate_check: str | None = None, batch_size: int = 64) -> ExpansionSummary:
     """:func:`expand` of one LC's seeds, shard by shard through the executor ``executor`` with ``workers``.
 
+    ``executor`` is a registered name (built here with ``workers``, closed at the end) or an executor the
+    caller owns and closes (to keep one worker pool over several LCs).
     Same key and artefact as :func:`expand` with the same inputs. Finished shards survive a kill; the next call
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.executors.base import get_executor
     from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
     from alict_core.parsing import get_parser
 
@@ -182,7 +194,8 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str, mlm: str, to
         shutil.rmtree(parts)
     lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
 
-    pool = get_executor(executor, workers)  # a bad name or worker count fails before anything is written
+    owned = isinstance(executor, str)
+    pool = open_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
     started = time.perf_counter()
     n_shards = (len(seeds) + shard_size - 1) // shard_size
     tasks = []
@@ -204,7 +217,8 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str, mlm: str, to
             if progress is not None:
                 progress(done, n_shards, "shards")
     finally:
-        pool.close()
+        if owned:
+            pool.close()
 
     counts: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -229,7 +243,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str, mlm: str, to
         file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
     write_json(meta_path(path), {"key": key, "counts": counts, "settings": key_settings, "timings": timings,
                                  "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size,
-                                 "executor": executor, "workers": workers})
+                                 "executor": pool.name, "workers": pool.workers})
     write_file_manifest(path, "expansions", key, n_rows)
     if parts.exists():
         shutil.rmtree(parts)
