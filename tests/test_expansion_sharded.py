@@ -150,3 +150,25 @@ def test_cli_names_an_executor_that_is_not_installed(tmp_path, capsys, monkeypat
     err = capsys.readouterr().err
     assert code != 0 and "executor 'ray' is not available" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_real_models_processes_equal_local(tmp_path):
+    """The offline parser and MiniLM suggester on 4 real seeds: 2 worker processes write the local artefact."""
+    pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
+    from alict_core import parsing
+    from alict_core.data.corpus import load_corpus
+    from alict_core.seeds import find_seeds
+    from alict_core.spec import get_spec
+
+    try:
+        parsing.get_parser()
+    except Exception as exc:  # noqa: BLE001 - models that are not built are a skip, with their message
+        pytest.skip(f"parser not available: {exc}")
+    spec = get_spec("sentiment", "sentiment-lc02")
+    real = find_seeds(spec, load_corpus("sentiment")).seeds[:4]
+    options = {"parser": parsing.DEFAULT_PARSER, "mlm": "minilm-offline", "shard_size": 2}
+    local = expand_sharded(real, spec, out_dir=tmp_path / "local", **options)
+    pooled = expand_sharded(real, spec, out_dir=tmp_path / "processes", executor="processes", workers=2, **options)
+    assert local.rows > 0 and pooled.key == local.key and pooled.counts == local.counts
+    assert pooled.path.read_bytes() == local.path.read_bytes()
