@@ -112,11 +112,6 @@ def test_a_killed_expand_resumes_after_its_last_finished_shard(tmp_path):
     assert resumed.path.read_bytes() == reference.path.read_bytes() and resumed.counts == reference.counts
 
 
-def test_processes_executor_gives_the_local_result(tmp_path):
-    pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
-    pytest.skip("worker processes are spawned and cannot see stand-ins registered in this process")
-
-
 def test_bad_settings_and_executors_fail_with_one_message(tmp_path):
     with pytest.raises(ExpansionError, match="shard_size"):
         expand_sharded(seeds(2), SPEC, shard_size=0, out_dir=tmp_path, **OPTIONS)

@@ -99,11 +99,6 @@ def test_bad_options_fail_before_any_work(tmp_path, models):
     assert not (tmp_path / "out").exists()
 
 
-def test_processes_executor_gives_the_local_pairs(tmp_path, models):
-    pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
-    pytest.skip("spawned worker processes cannot see test models registered in this process")
-
-
 def test_cli_flags_reach_the_sharded_explainer(tmp_path, models, capsys, monkeypatch):
     import alict_core.explain.template as template_module
     from alict_core.explain import Vocabulary
@@ -118,3 +113,26 @@ def test_cli_flags_reach_the_sharded_explainer(tmp_path, models, capsys, monkeyp
     with pytest.raises(SystemExit):
         main(["explain", "--results", str(run_dir), "--lc", "LC1", "--workers", "0"])
     assert "--workers: 0 is out of range" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_vader_pairs_with_two_processes_equal_local(tmp_path, monkeypatch):
+    """A real registered model (VADER) in spawned workers explains the same pairs as the local executor."""
+    pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
+    from alict_core.config import CACHE_ENV
+    from alict_core.models import get_model
+    from alict_core.runner import build_cases, run_suite
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "alict-cache"))
+    expected = {"kind": "label", "labels": ["positive"]}
+    seeds = [{"id": f"LC1-s{i}", "lc_id": "LC1", "text": text, "test_type": "MFT", "expected": expected}
+             for i, text in enumerate(["the plot is good", "this story is great", "the film is nice"])]
+    expansions = [{"seed_id": "LC1-s0", "text": "the plot is not good"},
+                  {"seed_id": "LC1-s1", "text": "this story is not great"},
+                  {"seed_id": "LC1-s2", "text": "the film is not nice"}]
+    run = run_suite(build_cases(seeds, expansions), [get_model("vader")], cache_root=tmp_path / "c")
+    options = {**OPTIONS, "cache": False, "resume": False, "shard_size": 1}
+    local = explain_failures_sharded(run, "LC1", out_dir=tmp_path / "local", **options)
+    pooled = explain_failures_sharded(run, "LC1", out_dir=tmp_path / "pool", executor="processes", workers=2,
+                                      **options)
+    assert local.pairs == 3 and pooled.path.read_text() == local.path.read_text()
