@@ -86,6 +86,12 @@ def test_finished_shards_are_kept_and_the_rest_resumes(tmp_path, models, monkeyp
     assert resumed.path.read_text() == fresh.path.read_text() and done == [1, 0, 1]
     again = explain_failures_sharded(twin, "LC1", shard_size=1, out_dir=tmp_path / "out", **options)
     assert done == [1, 0, 1] and again.path == resumed.path  # the finished artefact is reused
+    from alict_core.manifest import file_manifest_path
+
+    assert file_manifest_path(again.path).exists()
+    again.path.write_text("tampered\n")  # a changed artefact is quarantined and recomputed, never served
+    redone = explain_failures_sharded(twin, "LC1", shard_size=1, out_dir=tmp_path / "out", **options)
+    assert done == [1, 0, 1, 0, 1] and redone.path.read_text() == fresh.path.read_text()
 
 
 def test_bad_options_fail_before_any_work(tmp_path, models):

@@ -189,6 +189,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str, mlm: str, to
     if use_cache:
         found = load_checked(path, "expansions", key, _read_summary)
         if found is not None:
+            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
             return found
     elif parts.exists():
         shutil.rmtree(parts)

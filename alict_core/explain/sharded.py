@@ -24,6 +24,7 @@ from alict_core.explain.compare import PairExplanation, compare_pair
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
 
+KIND = "explain-lc"
 DEFAULT_SHARD_SIZE = 10
 """Pairs per shard (a pair costs two explanations and two templates: seconds to minutes of model calls)."""
 PAIR_FIELDS = ("seed_id", "case_id", "seed_text", "text", "seed_predicted", "predicted", "expected")
@@ -97,6 +98,7 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
     content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
     otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
     """
+    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
     from alict_core.models import get_model
     from alict_core.models.protocol import content_fingerprint
 
@@ -123,8 +125,10 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
         path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
         parts = path.with_suffix(".shards")
         reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
-        if reuse and path.exists():
-            return ExplainedFailures(key, path, lc_id, name, sum(1 for _ in iter_jsonl(path)))
+        found = load_checked(path, KIND, key, _count_rows) if reuse else None
+        if found is not None:
+            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
+            return ExplainedFailures(key, path, lc_id, name, found)
         if not reuse and parts.exists():
             shutil.rmtree(parts)
         n_shards = (len(rows) + shard_size - 1) // shard_size
@@ -153,11 +157,17 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
             for index in range(n_shards):
                 with open(parts / f"part-{index:05d}.jsonl", encoding="utf-8") as source:
                     shutil.copyfileobj(source, handle)
+        file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
     write_json(path.with_suffix(".meta.json"), {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows),
                                                 "shards": n_shards, "shard_size": shard_size})
+    write_file_manifest(path, KIND, key, len(rows))
     if parts.exists():
         shutil.rmtree(parts)
     return ExplainedFailures(key, path, lc_id, name, len(rows))
+
+
+def _count_rows(path: Path) -> int:
+    return sum(1 for _ in iter_jsonl(path))
 
 
 def _failing_pairs(run: Any, lc_id: str, model_name: str | None, max_pairs: int | None) -> list[dict[str, Any]]:
