@@ -142,3 +142,68 @@ def test_vader_pairs_with_two_processes_equal_local(tmp_path, monkeypatch):
     pooled = explain_failures_sharded(run, "LC1", out_dir=tmp_path / "pool", executor="processes", workers=2,
                                       **options)
     assert local.pairs == 3 and pooled.path.read_text() == local.path.read_text()
+
+
+KILLED_SCRIPT = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from test_explain_sharded import OPTIONS, Fingerprinted
+from alict_core.explain.sharded import explain_failures_sharded
+from alict_core.models import MODELS
+
+
+class Slow(Fingerprinted):
+    def predict_proba(self, texts):
+        time.sleep(0.1)
+        return super().predict_proba(texts)
+
+
+MODELS.add("negation-sharded", lambda **_: Slow(), "test model", task="sentiment", offline=True)
+explain_failures_sharded({run!r}, "LC1", shard_size=1, out_dir={out!r}, cache=False, **OPTIONS)
+"""
+
+
+def _twin_run(tmp_path):
+    from alict_core.runner import build_cases, run_suite
+
+    expected = {"kind": "label", "labels": ["positive"]}
+    seeds = [{"id": f"LC1-s{i}", "lc_id": "LC1", "text": text, "test_type": "MFT", "expected": expected}
+             for i, text in enumerate(["the plot is enthralling", "this story is enthralling", "it is enthralling"])]
+    expansions = [{"seed_id": "LC1-s0", "text": "the plot is not enthralling"},
+                  {"seed_id": "LC1-s1", "text": "this story is not so enthralling"},
+                  {"seed_id": "LC1-s2", "text": "it is not very enthralling"}]
+    return run_suite(build_cases(seeds, expansions), [Fingerprinted()], cache_root=tmp_path / "c").save(
+        tmp_path / "run")
+
+
+def test_a_killed_explain_resumes_after_its_last_finished_shard(tmp_path, models, monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    run_dir = _twin_run(tmp_path)
+    script = KILLED_SCRIPT.format(tests=str(Path(__file__).parent), run=str(run_dir), out=str(tmp_path / "out"))
+    proc = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / "out").glob("*.shards/part-00000.jsonl")):
+            assert proc.poll() is None, "the explain subprocess ended before it was killed"
+            assert time.monotonic() < deadline, "no finished shard within 120 s"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finished = {int(p.stem.split("-")[1]) for p in (tmp_path / "out").glob("*.shards/part-*.jsonl")}
+    assert 1 <= len(finished) < 3 and not list((tmp_path / "out").glob("*.jsonl"))
+    done = []
+    real_call = sharded.ExplainShardWorker.__call__
+    monkeypatch.setattr(sharded.ExplainShardWorker, "__call__",
+                        lambda self, task: done.append(task["index"]) or real_call(self, task))
+    resumed = explain_failures_sharded(run_dir, "LC1", shard_size=1, out_dir=tmp_path / "out", cache=False, **OPTIONS)
+    assert sorted(done) == sorted({0, 1, 2} - finished)
+    fresh = explain_failures_sharded(run_dir, "LC1", shard_size=1, out_dir=tmp_path / "fresh", cache=False,
+                                     **OPTIONS)
+    assert resumed.pairs == 3 and resumed.path.read_text() == fresh.path.read_text()
