@@ -46,3 +46,25 @@ def _top(high: int | str) -> int:
     from alict_core.limits import limits
 
     return int(getattr(limits(), high))
+
+
+def add_executor_args(parser: argparse.ArgumentParser, shard_help: str, shard_default: int) -> None:
+    """``--executor``, ``--workers``, ``--ray-address`` and ``--shard-size`` (run, expand and explain)."""
+    parser.add_argument("--executor", default="local", choices=["local", "processes", "ray"],
+                        help="where shards run: in this process (default), a local pool of processes, "
+                        "or a Ray cluster (`pip install .[ray]`)")
+    parser.add_argument("--workers", type=int_range(1, 1024), default=1,
+                        help="worker processes / Ray actors (each loads the models once)")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                        help="with --executor ray: the cluster to join (e.g. ray://head:10001; default $RAY_ADDRESS, "
+                        "else a local Ray started for the run)")
+    parser.add_argument("--shard-size", type=int_range(1, 10_000_000), default=shard_default, help=shard_help)
+
+
+def executor_options(args: argparse.Namespace) -> dict[str, str]:
+    """Options for ``get_executor`` from the parsed flags; ``--ray-address`` without ``--executor ray`` is refused."""
+    from alict_core.errors import AlictError
+
+    if args.ray_address and args.executor != "ray":
+        raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
+    return {"address": args.ray_address} if args.ray_address else {}

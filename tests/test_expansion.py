@@ -385,13 +385,12 @@ def test_expand_real_seeds_with_offline_models(tmp_path):
 
 def test_cli_expand_prints_counts_and_writes_jsonl(tmp_path, monkeypatch, capsys):
     """The CLI wiring on real seeds of sentiment-lc02, with stand-ins for the parser, grammar and MLM."""
-    import alict_core.commands.expand as command
-    import alict_core.expansion.pipeline as pipeline
+    import alict_core.expansion.sharded as sharded
     import alict_core.parsing as parsing
     from alict_core.cli import main
 
     monkeypatch.setattr(parsing, "get_parser", lambda name=None: WordParser())
-    monkeypatch.setattr(command, "load_suggester", lambda name: FixedSuggester())
+    monkeypatch.setattr(sharded, "suggester_by_name", lambda name: FixedSuggester())
 
     def after_determiner_masker(grammar=None):
         def masker(seed_id, tree, top_k, max_masks):
@@ -400,9 +399,12 @@ def test_cli_expand_prints_counts_and_writes_jsonl(tmp_path, monkeypatch, capsys
                     for i, t in enumerate(tokens) if t.lower() in {"the", "a"}][:top_k]
         return masker
 
-    monkeypatch.setattr(pipeline, "default_masker", after_determiner_masker)
-    assert main(["expand", "--task", "sentiment", "--lc", "sentiment-lc02", "--max-seeds", "3",
-                 "--out", str(tmp_path)]) == 0
+    sharded.MASKERS.add("reference", after_determiner_masker)
+    try:
+        assert main(["expand", "--task", "sentiment", "--lc", "sentiment-lc02", "--max-seeds", "3",
+                     "--shard-size", "2", "--out", str(tmp_path)]) == 0
+    finally:
+        sharded.MASKERS.add("reference", sharded.default_masker)
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("sentiment-lc02"))
     files = list(tmp_path.glob("*.jsonl"))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import int_range
+from alict_core.cliargs import add_executor_args, executor_options, int_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-masks", type=int_range(1, 100), default=2)
     parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
                         help="accepted expansions per seed (default: the spec's)")
-    parser.add_argument("--no-cache", action="store_true", help="recompute even if the artefact exists")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="recompute even if the artefact (or finished shards of a killed run) exists")
+    add_executor_args(parser, "seeds per shard: the unit of work, progress and resume (default 100)", 100)
     parser.add_argument("--suite", default=None, metavar="FILE",
                         help="expand an imported suite's MFT cases instead of LC seeds (CheckList .json/.json.gz, "
                         "HateCheck .csv, cases .jsonl); writes <group>.jsonl per suite functionality")
@@ -41,22 +43,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def load_suggester(name: str | None):
     """A registered suggester, or any local fill-mask model folder through the ``hf`` entry."""
-    from alict_core.mlm import SUGGESTERS, get_suggester
+    from alict_core.expansion.sharded import suggester_by_name
 
-    if name is None or name in SUGGESTERS or not Path(name).expanduser().is_dir():
-        return get_suggester(name)
-    return get_suggester("hf", model=name)
+    return suggester_by_name(name)
 
 
-def _stage_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str], None]:
-    """A progress callback showing one tqdm bar per stage of ``lc_id`` (the previous stage's bars closed)."""
+def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str], None]:
+    """A progress callback showing one tqdm bar of finished shards for ``lc_id``."""
     from tqdm import tqdm
 
     def progress(done: int, total: int, stage: str) -> None:
         bar = bars.get(stage)
         if bar is None:
-            for other in bars.values():
-                other.close()
             bar = bars[stage] = tqdm(total=total, desc=f"{lc_id} {stage}", leave=False)
         bar.total = total
         bar.n = done
@@ -66,13 +64,9 @@ def _stage_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from alict_core.data.corpus import load_corpus
-    from alict_core.expansion import expand, rejection_counts
+    from alict_core.executors import get_executor
     from alict_core.manifest import check_output_dir
-    from alict_core.parsing import get_parser
-    from alict_core.seeds import find_seeds
     from alict_core.spec import get_spec, load_task_specs
 
     if args.suite:
@@ -80,8 +74,21 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
-    parser = get_parser(args.parser)
-    suggester = load_suggester(args.mlm)
+    # one pool for every LC; an unknown or uninstalled executor fails before any work
+    executor = get_executor(args.executor, args.workers, **executor_options(args))
+    try:
+        _expand_lcs(args, specs, corpus, executor)
+    finally:
+        executor.close()
+    return 0
+
+
+def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: Any) -> None:
+    from tqdm import tqdm
+
+    from alict_core.expansion.sharded import expand_sharded
+    from alict_core.seeds import find_seeds
+
     out_dir = Path(args.out) if args.out else None
     done: list = []
     print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
@@ -90,35 +97,37 @@ def run(args: argparse.Namespace) -> int:
         if args.max_seeds is not None:
             seeds = seeds[: args.max_seeds]
         bars: dict[str, tqdm] = {}
-        progress = _stage_progress(spec.id, bars)
-        result = expand(seeds, spec, parser, suggester, top_k_productions=args.top_k_productions,
-                        max_masks=args.max_masks, top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
-                        progress=progress, use_cache=not args.no_cache)
+        result = expand_sharded(seeds, spec, parser=args.parser, mlm=args.mlm,
+                                top_k_productions=args.top_k_productions, max_masks=args.max_masks,
+                                top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
+                                shard_size=args.shard_size, executor=executor,
+                                progress=_shard_progress(spec.id, bars), use_cache=not args.no_cache)
         for bar in bars.values():
             bar.close()
         if out_dir is not None:  # a readable copy beside the content-hashed cache artefact, written at the end
-            done.append((spec.id, result))
-        elif result.path is None:
-            result.to_jsonl(Path(".") / f"{result.key}.jsonl")
+            done.append((spec.id, result.path))
         c = result.counts.get(spec.id, {"seeds": len(seeds), "masked": 0, "suggestions": 0, "accepted": 0,
                                         "seeds_expanded": 0})
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
               f"{c.get('seeds_expanded', 0):>6}  {out_dir / (spec.id + '.jsonl') if out_dir else result.path}")
-        print("  rejected: " + format_rejections(rejection_counts(result.rows)))
+        print("  rejected: " + format_rejections(c.get("rejected") or {}))
     if out_dir is not None:
         write_out_folder(out_dir, done)
-    return 0
 
 
 def write_out_folder(out_dir: Path, results: list) -> None:
-    """Every LC's expansions into ``out_dir`` at once: a killed run leaves the previous folder intact."""
+    """Every LC's expansions (``(lc_id, artefact path)``) copied into ``out_dir`` at once, with their
+    ``.meta.json``: a killed run leaves the previous folder intact."""
+    import shutil
+
+    from alict_core.expansion.pipeline import meta_path
     from alict_core.manifest import atomic_dir
 
     with atomic_dir(out_dir, merge=True) as tmp:
-        for lc_id, result in results:
-            result.to_jsonl(tmp / f"{lc_id}.jsonl")
-    for lc_id, result in results:
-        result.path = out_dir / f"{lc_id}.jsonl"
+        for lc_id, path in results:
+            shutil.copyfile(path, tmp / f"{lc_id}.jsonl")
+            if meta_path(path).exists():
+                shutil.copyfile(meta_path(path), meta_path(tmp / f"{lc_id}.jsonl"))
 
 
 def run_suite(args: argparse.Namespace) -> int:

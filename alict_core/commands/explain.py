@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from alict_core.cliargs import float_range, int_range
+from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
 from alict_core.errors import AlictError
 
 
@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-template", action="store_true", help="contributions only")
     parser.add_argument("--max-pairs", type=int_range(1, 10_000), default=10,
                         help="pairs to explain with --results (default 10)")
+    add_executor_args(parser, "pairs per shard with --results: the unit of work, progress and resume (default 10)",
+                      10)
     parser.add_argument("--json", dest="json_out", default=None, help="also write the full result as JSON here")
     parser.set_defaults(handler=run)
 
@@ -91,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.explain import (
         CachedModel,
         explain,
-        explain_lc_failures,
         masking_template,
         recurring_template_tokens,
     )
@@ -119,21 +120,30 @@ def run(args: argparse.Namespace) -> int:
         else:
             if not args.lc:
                 raise AlictError("--results needs --lc ID")
-            lc_model = get_model(args.model) if args.model else None
-            pairs = explain_lc_failures(
-                _resolve_run(args.results), args.lc, model=lc_model, max_pairs=args.max_pairs, progress=progress,
-                method=args.method, seed=args.seed, n_samples=args.samples, label=args.label,
-                templates=not args.no_template, p_thresh=args.p_thresh, template_samples=args.template_samples,
-                same_pos=args.same_pos,
-            )
+            from alict_core.executors import get_executor
+            from alict_core.explain.sharded import explain_failures_sharded
+
+            pool = get_executor(args.executor, args.workers, **executor_options(args))
+            try:
+                explained = explain_failures_sharded(
+                    _resolve_run(args.results), args.lc, model_name=args.model, max_pairs=args.max_pairs,
+                    progress=progress, executor=pool, workers=args.workers, shard_size=args.shard_size,
+                    method=args.method, seed=args.seed, n_samples=args.samples, label=args.label,
+                    templates=not args.no_template, p_thresh=args.p_thresh, template_samples=args.template_samples,
+                    same_pos=args.same_pos,
+                )
+            finally:
+                pool.close()
             progress.close()
-            if not pairs:
+            if not explained.pairs:
                 print(f"LC {args.lc}: no pass-to-fail pairs in this run")
-            for number, pair in enumerate(pairs, 1):
+            pairs = []
+            for number, pair in enumerate(explained.iter_pairs(), 1):
                 print(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
                       f"expansion {pair.meta.get('predicted')} (expected {pair.meta.get('expected')})")
                 _print_contributions(pair.seed, pair.seed_template, title="  seed:      ")
                 _print_contributions(pair.expansion, pair.expansion_template, set(pair.inserted), title="  expansion: ")
+                pairs.append(pair)
             templates = [p.expansion_template for p in pairs if p.expansion_template]
             table = recurring_template_tokens(templates)
             if len(table):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.cliargs import int_range
+from alict_core.cliargs import add_executor_args, executor_options, int_range
 from alict_core.errors import AlictError
 
 
@@ -48,17 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sample-per-lc", type=int_range(1, 10**9), default=None, metavar="N",
                         help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
     parser.add_argument("--sample-seed", type=int_range(0, 2**31 - 1), default=0)
-    parser.add_argument("--executor", default="local", choices=["local", "processes", "ray"],
-                        help="where shards run: in this process (default), a local pool of processes, "
-                        "or a Ray cluster (`pip install .[ray]`)")
-    parser.add_argument("--workers", type=int_range(1, 1024), default=1,
-                        help="worker processes / Ray actors (each loads the models once)")
-    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
-                        help="with --executor ray: the cluster to join (e.g. ray://head:10001; default $RAY_ADDRESS, "
-                        "else a local Ray started for the run)")
-    parser.add_argument("--shard-size", type=int_range(1, 10_000_000), default=10_000,
-                        help="cases per shard: the unit of work, progress and resume (a seed and its "
-                        "expansions stay in one shard)")
+    add_executor_args(parser, "cases per shard: the unit of work, progress and resume (a seed and its "
+                      "expansions stay in one shard)", 10_000)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
@@ -334,8 +325,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
-    if args.ray_address and args.executor != "ray":
-        raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
+    options = executor_options(args)
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     refs = model_refs(args.models, args.task, trust_pickle=args.trust_pickle)
     skipped: list[dict] = []
@@ -362,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
         out = run_streaming(cases, refs, run_dir=Path(args.out) if args.out else None, shard_size=args.shard_size,
                             executor=args.executor, workers=args.workers, batch_size=args.batch_size,
                             progress=progress, extra=extra, include_rejected=args.include_rejected,
-                            executor_options={"address": args.ray_address} if args.ray_address else None)
+                            executor_options=options)
     finally:
         if bar is not None:
             bar.close()

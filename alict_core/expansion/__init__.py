@@ -12,6 +12,7 @@ from alict_core.expansion.pipeline import (
     rejection_counts,
     rejection_reasons,
 )
+from alict_core.expansion.sharded import ExpansionSummary, expand_sharded
 from alict_core.expansion.validation import (
     CHECKS,
     ExpansionError,
@@ -27,5 +28,6 @@ from alict_core.expansion.validation import (
 
 __all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged",
            "check_pos", "check_polarity",
-           "check_predicates", "check_protected", "expand", "expansion_key", "fill_combinations",
+           "check_predicates", "check_protected", "expand", "expand_sharded", "ExpansionSummary", "expansion_key",
+           "fill_combinations",
            "tag_token_lists", "validate_fill"]

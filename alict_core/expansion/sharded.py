@@ -1,0 +1,251 @@
+"""Expansion in bounded seed shards through an executor, resumable after a kill (issue #16).
+
+``expand_sharded(seeds, spec, parser=NAME, mlm=NAME, ...)`` cuts the seeds into shards of ``shard_size``,
+hands each shard to an :class:`ExpandShardWorker` (built once per worker: it loads the parser and the masked LM
+by registry name) and writes one JSONL part per shard atomically under ``<key>.shards/``. A re-run with the same
+inputs skips the parts already on disk. When every part exists they are concatenated in seed order into the
+usual ``<key>.jsonl`` artefact (same key, rows and ``.meta.json`` as :func:`expand`, so every reader of
+expansions keeps working) and the shard folder is removed. The parent holds the seeds and per-LC counts only,
+never the expansions of more than one shard.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from alict_core.config import artefact_dir
+from alict_core.executors.base import Executor, get_executor
+from alict_core.expansion.pipeline import (
+    EXPANSION_VERSION,
+    ExpansionSet,
+    ProgressFn,
+    as_dict,
+    default_masker,
+    expand,
+    expansion_key,
+    meta_path,
+)
+from alict_core.expansion.validation import ExpansionError, allowed_polarity_of, field_of
+from alict_core.jsonl import atomic_path, iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
+from alict_core.registry import Registry
+
+DEFAULT_SHARD_SIZE = 100
+"""Seeds per shard: a shard's expansions (≈ 10–50 rows per seed) are all a worker holds at once."""
+
+MASKERS: Registry[Callable[..., Any]] = Registry("masker")
+MASKERS.add("reference", default_masker, "Algorithm 1 over the reference grammar (default)")
+PREDICATE_CHECKS: Registry[Callable[..., Any]] = Registry("predicate check")
+"""Named replacements of the LC predicate check (tests register stand-ins; the default is the LC's predicates)."""
+
+
+def suggester_by_name(name: str | None) -> Any:
+    """A registered suggester, any local fill-mask model folder through the ``hf`` entry, or (None) the default."""
+    from alict_core.mlm import SUGGESTERS, get_suggester
+
+    if name is None or name in SUGGESTERS or not Path(name).expanduser().is_dir():
+        return get_suggester(name)
+    return get_suggester("hf", model=name)
+
+
+def _spec_payload(spec: Any) -> dict[str, Any]:
+    """The spec as a JSON-able dict plus whether it was an ``LCSpec`` (rebuilt as one in the worker)."""
+    from alict_core.spec.schema import LCSpec
+
+    if isinstance(spec, LCSpec):
+        return {"kind": "lcspec", "value": spec.model_dump(mode="json")}
+    return {"kind": "dict", "value": as_dict(spec)}
+
+
+def _spec_from_payload(payload: dict[str, Any]) -> Any:
+    if payload.get("kind") == "lcspec":
+        from alict_core.spec.schema import LCSpec
+
+        return LCSpec.model_validate(payload["value"])
+    return payload["value"]
+
+
+def _seed_from_dict(row: dict[str, Any]) -> Any:
+    from alict_core.seeds.types import Seed
+
+    try:
+        return Seed.from_dict(row)
+    except TypeError:  # a plain seed dict (suites, tests): expand() reads fields from dicts too
+        return row
+
+
+class ExpandShardWorker:
+    """Loads the parser, masked LM and masker once, then expands one seed shard per call."""
+
+    def __init__(self, spec: dict[str, Any], parser: str | None, mlm: str | None, settings: dict[str, Any],
+                 masker: str = "reference", predicate_check: str | None = None, batch_size: int = 64) -> None:
+        from alict_core.parsing import get_parser
+
+        self.spec = _spec_from_payload(spec)
+        self.parser = get_parser(parser)
+        self.suggester = suggester_by_name(mlm)
+        self.masker = MASKERS.create(masker)
+        self.predicate_check = PREDICATE_CHECKS.create(predicate_check) if predicate_check else None
+        self.settings = dict(settings)
+        self.batch_size = batch_size
+
+    def __call__(self, task: dict[str, Any]) -> dict[str, Any]:
+        seeds = [_seed_from_dict(row) for row in read_jsonl(Path(task["seeds"]))]
+        result = expand(seeds, self.spec, self.parser, self.suggester, masker=self.masker,
+                        predicate_check=self.predicate_check, use_cache=False, batch_size=self.batch_size,
+                        **self.settings)
+        out = Path(task["out"])
+        write_json(meta_path(out), {"counts": result.counts, "timings": result.timings})
+        write_jsonl(out, result.rows)  # the part is the shard's completion mark: written last, atomically
+        return {"index": task["index"], "rows": len(result.rows), "counts": result.counts,
+                "timings": result.timings}
+
+
+@dataclass
+class ExpansionSummary:
+    """A finished expansion artefact without its rows in memory: ``iter_rows()`` streams them, ``load()`` reads all."""
+
+    key: str
+    path: Path
+    counts: dict[str, dict[str, Any]]
+    settings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    rows: int = 0
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        return iter_jsonl(self.path)
+
+    def load(self) -> ExpansionSet:
+        return ExpansionSet.from_jsonl(self.path)
+
+
+def merge_counts(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]]) -> None:
+    """Add one shard's per-LC counts into ``total`` (numbers summed, the ``rejected`` tallies merged)."""
+    for lc_id, counts in part.items():
+        into = total.setdefault(lc_id, {})
+        for name, value in counts.items():
+            if isinstance(value, dict):
+                tally = into.setdefault(name, {})
+                for reason, n in value.items():
+                    tally[reason] = tally.get(reason, 0) + n
+            else:
+                into[name] = into.get(name, 0) + value
+        if isinstance(into.get("rejected"), dict):
+            into["rejected"] = dict(sorted(into["rejected"].items()))
+
+
+def shard_dir(path: Path) -> Path:
+    """The folder of the unfinished parts of the artefact ``path`` (``<key>.shards``)."""
+    return Path(path).with_suffix(".shards")
+
+
+def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: str | None, top_k_productions: int = 5,
+                   max_masks: int = 2, top_k_words: int = 10, max_per_seed: int | None = 5,
+                   shard_size: int = DEFAULT_SHARD_SIZE, executor: str | Executor = "local", workers: int = 1,
+                   out_dir: Path | None = None, use_cache: bool = True, progress: ProgressFn | None = None,
+                   should_stop: Callable[[], bool] | None = None, masker: str = "reference",
+                   predicate_check: str | None = None, batch_size: int = 64) -> ExpansionSummary:
+    """:func:`expand` of one LC's seeds, shard by shard through the executor ``executor`` with ``workers``.
+
+    ``executor`` is a registered name (built here with ``workers``, closed at the end) or an executor the
+    caller owns and closes (to keep one worker pool over several LCs).
+    Same key and artefact as :func:`expand` with the same inputs. Finished shards survive a kill; the next call
+    resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
+    ``progress(done, total, "shards")`` is called after each finished shard.
+    """
+    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.parsing import get_parser
+
+    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
+        raise ExpansionError(f"expand: shard_size must be a whole number >= 1, got {shard_size!r}")
+    seeds = list(seeds)
+    if max_per_seed is None:
+        max_per_seed = int(field_of(field_of(spec, "expansion"), "max_per_seed", 5) or 5)
+    settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
+                "max_per_seed": max_per_seed}
+    for name, value in settings.items():
+        if int(value) < 1:
+            raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
+    key_settings = {**settings, "allowed_polarity": list(allowed_polarity_of(spec))}
+    # the key needs the backends' fingerprints; get_parser / get_suggester load once per process, so the local
+    # executor's worker reuses these objects
+    mask_fn = MASKERS.create(masker)
+    key = expansion_key(seeds, spec, get_parser(parser), suggester_by_name(mlm), mask_fn, key_settings)
+    path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
+    parts = shard_dir(path)
+    if use_cache:
+        found = load_checked(path, "expansions", key, _read_summary)
+        if found is not None:
+            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
+            return found
+    elif parts.exists():
+        shutil.rmtree(parts)
+    lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
+
+    owned = isinstance(executor, str)
+    pool = get_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
+    started = time.perf_counter()
+    n_shards = (len(seeds) + shard_size - 1) // shard_size
+    tasks = []
+    for index in range(n_shards):
+        out = parts / f"part-{index:05d}.jsonl"
+        if out.exists():
+            continue
+        seeds_file = parts / f"seeds-{index:05d}.jsonl"
+        write_jsonl(seeds_file, (as_dict(s) for s in seeds[index * shard_size:(index + 1) * shard_size]))
+        tasks.append({"index": index, "seeds": str(seeds_file), "out": str(out)})
+    done = n_shards - len(tasks)
+    if progress is not None and n_shards:
+        progress(done, n_shards, "shards")
+    init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
+            "predicate_check": predicate_check, "batch_size": batch_size}
+    try:
+        for _result in pool.map_shards(ExpandShardWorker, init, tasks, should_stop=should_stop):
+            done += 1
+            if progress is not None:
+                progress(done, n_shards, "shards")
+    finally:
+        if owned:
+            pool.close()
+
+    counts: dict[str, dict[str, Any]] = {}
+    timings: dict[str, float] = {}
+    n_rows = 0
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for index in range(n_shards):
+                part = parts / f"part-{index:05d}.jsonl"
+                meta = read_json(meta_path(part))
+                merge_counts(counts, meta["counts"])
+                for stage, seconds in meta.get("timings", {}).items():
+                    timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
+                with open(part, encoding="utf-8") as source:
+                    for line in source:
+                        if line.strip():
+                            handle.write(line)
+                            n_rows += 1
+        if not counts:
+            counts = {lc_id: {"seeds": 0, "masked": 0, "suggestions": 0, "accepted": 0, "seeds_expanded": 0,
+                              "rejected": {}}}
+        timings["wall"] = round(time.perf_counter() - started, 3)
+        file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
+    write_json(meta_path(path), {"key": key, "counts": counts, "settings": key_settings, "timings": timings,
+                                 "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size,
+                                 "executor": pool.name, "workers": pool.workers})
+    write_file_manifest(path, "expansions", key, n_rows)
+    if parts.exists():
+        shutil.rmtree(parts)
+    return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
+
+
+def _read_summary(path: Path) -> ExpansionSummary:
+    meta = read_json(meta_path(path)) if meta_path(path).exists() else {}
+    if "counts" not in meta:
+        set_ = ExpansionSet.from_jsonl(path)  # a legacy artefact without a sidecar: count from the rows
+        return ExpansionSummary(set_.key, path, set_.counts, set_.settings, set_.timings, len(set_.rows))
+    rows = sum(1 for _ in iter_jsonl(path))
+    return ExpansionSummary(meta.get("key", path.stem), path, meta["counts"], meta.get("settings", {}),
+                            meta.get("timings", {}), rows)

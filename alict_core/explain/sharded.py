@@ -1,0 +1,193 @@
+"""An LC's pass-to-fail pairs explained in bounded shards through an executor, resumable after a kill (issue #16).
+
+``explain_failures_sharded(run, lc_id, ...)`` picks the same pairs as :func:`explain_lc_failures`, writes them in
+shards of ``shard_size`` pairs, and hands each shard to an :class:`ExplainShardWorker` (built once per worker: it
+loads the model by registry name, so a SHAP / LEMNA worker holds the model once). Each shard's explanations are
+written as one JSONL part atomically under ``<key>.shards/``; a re-run skips the finished parts. The parts are
+then concatenated, in pair order, into ``<key>.jsonl`` (one :meth:`PairExplanation.to_dict` per line) under
+``artefact_dir('explain')/lc``, keyed by a content hash of the pairs, the model (name and content fingerprint)
+and every option. The parent never holds more than the pair list and counts.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from alict_core.config import artefact_dir
+from alict_core.executors.base import Executor, get_executor
+from alict_core.explain.base import ExplainError, ProgressFn, as_cached
+from alict_core.explain.compare import PairExplanation, compare_pair
+from alict_core.hashing import hash_json
+from alict_core.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
+
+KIND = "explain-lc"
+DEFAULT_SHARD_SIZE = 10
+"""Pairs per shard (a pair costs two explanations and two templates: seconds to minutes of model calls)."""
+PAIR_FIELDS = ("seed_id", "case_id", "seed_text", "text", "seed_predicted", "predicted", "expected")
+PAIR_OPTIONS = {"method", "seed", "n_samples", "label", "templates", "p_thresh", "template_samples", "vocabulary",
+                "same_pos"}
+
+
+class ExplainShardWorker:
+    """Loads the model once by name, then explains one shard of pairs per call."""
+
+    def __init__(self, model: str, lc_id: str, options: dict[str, Any], cache: bool = True) -> None:
+        from alict_core.models import get_model
+
+        self.model = get_model(model)
+        self.name = model
+        self.lc_id = lc_id
+        self.options = dict(options)
+        self.cache = cache
+
+    def __call__(self, task: dict[str, Any]) -> dict[str, Any]:
+        cached = as_cached(self.model)  # model outputs shared within a shard only: memory bounded per shard
+        out = Path(task["out"])
+        explained = [
+            compare_pair(cached, row["seed_text"], row["text"], cache=self.cache,
+                         meta=_meta(self.lc_id, self.name, row), **self.options).to_dict()
+            for row in read_jsonl(Path(task["pairs"]))
+        ]
+        write_jsonl(out, explained)  # the part is the shard's completion mark: written atomically
+        return {"index": task["index"], "pairs": len(explained)}
+
+
+def _meta(lc_id: str, model: str, row: dict[str, Any]) -> dict[str, Any]:
+    return {"lc_id": lc_id, "model": model, **{name: row[name] for name in PAIR_FIELDS if name not in
+                                                 ("seed_text", "text")}}
+
+
+@dataclass
+class ExplainedFailures:
+    """A finished artefact of pair explanations: ``iter_pairs()`` streams them one at a time."""
+
+    key: str
+    path: Path
+    lc_id: str
+    model: str | None
+    pairs: int
+
+    def iter_pairs(self) -> Iterator[PairExplanation]:
+        for row in iter_jsonl(self.path):
+            yield PairExplanation.from_dict(row)
+
+
+def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None, *, max_pairs: int | None = 10,
+                             shard_size: int = DEFAULT_SHARD_SIZE, executor: str | Executor = "local",
+                             workers: int = 1, progress: ProgressFn | None = None,
+                             should_stop: Callable[[], bool] | None = None, cache: bool = True,
+                             resume: bool = True, out_dir: Path | None = None,
+                             **pair_options: Any) -> ExplainedFailures:
+    """:func:`explain_lc_failures` of ``lc_id``, shard by shard through ``executor`` (a registered name built
+    here with ``workers``, or an executor the caller owns). The model is a registry name (default: the run's
+    first model with pairs for this LC; a model not in the run explains that first model's pairs);
+    ``pair_options`` are :func:`compare_pair`'s (JSON-able values only: a vocabulary is a list of words);
+    ``cache`` is compare_pair's per-pair cache. With ``resume`` (and a model with a
+    content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
+    otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
+    """
+    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.models import get_model
+    from alict_core.models.protocol import content_fingerprint
+
+    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
+        raise ExplainError(f"explain: shard_size must be a whole number >= 1, got {shard_size!r}")
+    unknown = set(pair_options) - PAIR_OPTIONS
+    if unknown:
+        raise ExplainError(f"explain: unknown option(s) {', '.join(sorted(unknown))}; valid: "
+                           f"{', '.join(sorted(PAIR_OPTIONS))}")
+    vocabulary = pair_options.get("vocabulary")
+    if vocabulary is not None and not (isinstance(vocabulary, (list, tuple))
+                                       and all(isinstance(w, str) for w in vocabulary)):
+        raise ExplainError("explain: a sharded vocabulary is a list of words (workers receive it as JSON)")
+    if vocabulary is not None:
+        pair_options["vocabulary"] = list(vocabulary)
+    pool = get_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
+    owned = isinstance(executor, str)
+    try:
+        rows = _failing_pairs(run, lc_id, model_name, max_pairs)
+        name = model_name or (str(rows[0]["model"]) if rows else None)
+        fingerprint = content_fingerprint(get_model(name)) if name else None
+        key = hash_json({"lc_id": lc_id, "model": name, "fingerprint": fingerprint, "options": pair_options,
+                         "pairs": [{k: row[k] for k in PAIR_FIELDS} for row in rows]}, length=20)
+        path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
+        parts = path.with_suffix(".shards")
+        reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
+        found = load_checked(path, KIND, key, _count_rows) if reuse else None
+        if found is not None:
+            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
+            return ExplainedFailures(key, path, lc_id, name, found)
+        if not reuse and parts.exists():
+            shutil.rmtree(parts)
+        n_shards = (len(rows) + shard_size - 1) // shard_size
+        tasks = []
+        for index in range(n_shards):
+            out = parts / f"part-{index:05d}.jsonl"
+            if not out.exists():
+                pairs_file = parts / f"pairs-{index:05d}.jsonl"
+                write_jsonl(pairs_file, ({k: row[k] for k in PAIR_FIELDS}
+                                         for row in rows[index * shard_size:(index + 1) * shard_size]))
+                tasks.append({"index": index, "pairs": str(pairs_file), "out": str(out)})
+        done = n_shards - len(tasks)
+        if progress is not None and n_shards:
+            progress(done, n_shards, "explain shards")
+        if tasks:
+            init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
+            for _result in pool.map_shards(ExplainShardWorker, init, tasks, should_stop=should_stop):
+                done += 1
+                if progress is not None:
+                    progress(done, n_shards, "explain shards")
+    finally:
+        if owned:
+            pool.close()
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for index in range(n_shards):
+                with open(parts / f"part-{index:05d}.jsonl", encoding="utf-8") as source:
+                    shutil.copyfileobj(source, handle)
+        file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
+    write_json(path.with_suffix(".meta.json"), {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows),
+                                                "shards": n_shards, "shard_size": shard_size})
+    write_file_manifest(path, KIND, key, len(rows))
+    if parts.exists():
+        shutil.rmtree(parts)
+    return ExplainedFailures(key, path, lc_id, name, len(rows))
+
+
+def _count_rows(path: Path) -> int:
+    return sum(1 for _ in iter_jsonl(path))
+
+
+def _failing_pairs(run: Any, lc_id: str, model_name: str | None, max_pairs: int | None) -> list[dict[str, Any]]:
+    """The pass-to-fail pairs :func:`explain_lc_failures` would explain, as plain dicts (with ``model``)."""
+    if not hasattr(run, "pass_to_fail"):
+        from alict_core.runner import RunResult
+
+        run = RunResult.load(run)
+    pairs = run.pass_to_fail()
+    known = sorted(set(run.cases().lc_id)) if hasattr(run, "cases") else []
+    if known and lc_id not in known:
+        raise ExplainError(f"LC {lc_id!r} is not in this run; its LCs are: {', '.join(known)}")
+    pairs = pairs[pairs.lc_id == lc_id]
+    if model_name is not None and (pairs.model == model_name).any():
+        pairs = pairs[pairs.model == model_name]  # else: that model explains the run's first model's pairs
+    if pairs.empty:
+        return []
+    pairs = pairs[pairs.model == str(pairs.model.iloc[0])]
+    if max_pairs is not None:
+        pairs = pairs.head(max_pairs)
+    columns = [*PAIR_FIELDS, "model"]
+    return [{name: _plain(value) for name, value in zip(columns, values, strict=True)}
+            for values in pairs[columns].itertuples(index=False, name=None)]
+
+
+def _plain(value: Any) -> Any:
+    """A pandas / numpy cell as a JSON value (``expected`` may be a label list)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return value
