@@ -111,7 +111,7 @@ def test_cancel_keeps_finished_shards_and_a_rerun_completes(tmp_path):
     assert_same_run(out, fresh)
 
 
-def test_a_changed_suite_does_not_reuse_shards_and_bad_inputs_are_refused(tmp_path):
+def test_a_changed_suite_does_not_reuse_shards_and_bad_inputs_are_refused(monkeypatch, tmp_path):
     cases = small_cases()
     first = run_streaming(cases, ["vader"], run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c")
     run_id = json.loads((first / "meta.json").read_text())["run_id"]
@@ -124,8 +124,10 @@ def test_a_changed_suite_does_not_reuse_shards_and_bad_inputs_are_refused(tmp_pa
         run_streaming(cases, ["no-such-model"], run_dir=tmp_path / "x")
     with pytest.raises(AlictError, match="no test cases"):
         run_streaming([], ["vader"], run_dir=tmp_path / "empty")
-    with pytest.raises(AlictError, match="pip install"):
-        run_streaming(cases, ["vader"], executor="ray", run_dir=tmp_path / "ray")
+    with monkeypatch.context() as patched:
+        patched.setitem(sys.modules, "ray", None)  # as on an install without the extra
+        with pytest.raises(AlictError, match="pip install"):
+            run_streaming(cases, ["vader"], executor="ray", run_dir=tmp_path / "ray")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     with pytest.raises(AlictError, match="already holds other files"):
