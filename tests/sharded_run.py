@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-LCS = (("sentiment-negation-neutral", "Negation"), ("sentiment-vocab-positive", "Vocabulary"),
-       ("sentiment-temporal-change", "Temporal"))
+LCS = (("sentiment-lc01", "Vocabulary"), ("sentiment-lc04", "Negation"), ("sentiment-lc05", "Negation"))
 LABELS = ["negative", "neutral", "positive"]
 
 
@@ -70,5 +69,8 @@ def write_sharded_run(folder: Path, n_cases: int, *, shard_size: int = 10_000, m
         meta = {"run_id": folder.name, "seconds": 100.0, "extra": {}, "layout": "sharded", "shard_size": shard_size,
                 "n_cases": n_cases, "n_shards": n_shards, "executor": "local", "workers": 1,
                 "models": [{"name": m, "fingerprint": f"fp-{m}", "labels": LABELS} for m in models]}
+        from alict_core.runner.reader import RunReader
+
+        RunReader.open(folder).summary().to_csv(folder / "summary.csv", index=False)
         (folder / "meta.json").write_text(json.dumps(meta))
     return {"n_rows": n_rows, "n_fail": n_fail, "n_shards": n_shards, "shard_size": shard_size}
