@@ -113,3 +113,12 @@ def test_a_folder_without_results_is_one_clear_error(tmp_path):
         RunReader.open(tmp_path / "empty")
     with pytest.raises(AlictError, match="not found"):
         RunReader.open(tmp_path / "missing")
+
+
+def test_html_report_of_a_sharded_run_is_bounded_and_names_its_figures(big):
+    from alict_core.report import render_reader_report
+
+    html = render_reader_report(RunReader.open(big[0]), examples_per_lc=2)
+    assert "200000 case × model rows" in html and "partial" not in html
+    assert html.count("synthetic sentence number") <= 3 * 2 * 2 + 2 * 3 * 2  # failures + pass-to-fail pairs
+    assert len(html) < 100_000

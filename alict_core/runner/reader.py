@@ -272,8 +272,9 @@ class RunReader:
         wanted = list(columns) if columns is not None else RESULT_COLUMNS
         needed = list(dict.fromkeys([*wanted, "case_id", "seed_id", "kind", "model", "passed", "probabilities"]))
         batches: list[pa.RecordBatch] = []
-        position = taken = 0
-        for batch in self._iter_rows(filters, needed):
+        first_part, position = self._leading_parts(filters, offset)
+        taken = 0
+        for batch in self._iter_rows(filters, needed, first_part):
             if taken >= limit:
                 break
             end = position + len(batch)
@@ -346,15 +347,30 @@ class RunReader:
         if self._dataset is not None:
             yield from self._dataset.get_fragments()
 
-    def _iter_rows(self, filters: RowFilter, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
-        """Record batches of the filtered rows, in storage order; pass-to-fail rows are joined part by part."""
+    def _leading_parts(self, filters: RowFilter, offset: int) -> tuple[int, int]:
+        """(parts, rows): the leading parts whose filtered rows all come before ``offset`` and their row count."""
+        if filters.pass_to_fail or offset <= 0:
+            return 0, 0
+        expression, position = filters.expression(), 0
+        for n, fragment in enumerate(self._fragments()):
+            rows = fragment.count_rows(filter=expression) if expression is not None else fragment.count_rows()
+            if position + rows > offset:
+                return n, position
+            position += rows
+        return len(self.files), position
+
+    def _iter_rows(self, filters: RowFilter, columns: Sequence[str], first_part: int = 0
+                   ) -> Iterator[pa.RecordBatch]:
+        """Record batches of the filtered rows from part ``first_part`` on, in storage order; pass-to-fail rows
+        are joined part by part."""
         if self._dataset is None:
             return
         expression = filters.expression()
         if not filters.pass_to_fail:
-            for batch in self._dataset.to_batches(columns=list(columns), filter=expression, batch_size=65_536):
-                if len(batch):
-                    yield batch
+            for fragment in list(self._fragments())[first_part:]:
+                for batch in fragment.to_batches(columns=list(columns), filter=expression, batch_size=65_536):
+                    if len(batch):
+                        yield batch
             return
         needed = list(dict.fromkeys([*columns, "case_id", "seed_id", "model"]))
         for fragment in self._fragments():
