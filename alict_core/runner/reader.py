@@ -190,11 +190,15 @@ class RunReader:
             if self._dataset is None:
                 self._memo["cube"] = pd.DataFrame(columns=columns)
             else:
-                table = self._dataset.to_table(columns=[*CUBE_KEYS, "passed"])
+                keys_as_dictionaries = ds.ParquetFileFormat(  # few distinct values: read and group as codes
+                    read_options=ds.ParquetReadOptions(dictionary_columns=CUBE_KEYS))
+                table = ds.dataset(self.files, format=keys_as_dictionaries).to_table(
+                    columns=[*CUBE_KEYS, "passed"]).unify_dictionaries()
                 failed = pc.invert(table.column("passed"))
                 table = table.append_column("failed", pc.cast(failed, pa.int64()))
                 grouped = table.group_by(CUBE_KEYS).aggregate([("failed", "count"), ("failed", "sum")])
                 frame = grouped.to_pandas().rename(columns={"failed_count": "n", "failed_sum": "n_fail"})
+                frame[CUBE_KEYS] = frame[CUBE_KEYS].astype(str)
                 self._memo["cube"] = frame[columns]
         return self._memo["cube"]
 
@@ -379,8 +383,9 @@ class RunReader:
                 continue
             seeds = fragment.to_table(columns=["case_id", "model"],
                                       filter=(ds.field("kind") == "seed") & (ds.field("passed") == True))  # noqa: E712
-            passing = set(zip(seeds.column("case_id").to_pylist(), seeds.column("model").to_pylist(), strict=True))
-            mask = [(s, m) in passing for s, m in zip(rows.column("seed_id").to_pylist(),
-                                                     rows.column("model").to_pylist(), strict=True)]
-            kept = rows.filter(pa.array(mask, type=pa.bool_())).select(list(columns))
-            yield from kept.to_batches()
+            keys = pa.table({"seed_id": rows.column("seed_id"), "model": rows.column("model"),
+                             "row": pa.array(np.arange(len(rows), dtype=np.int64))})
+            matched = keys.join(seeds.rename_columns(["seed_id", "model"]), keys=["seed_id", "model"],
+                                join_type="left semi")
+            order = np.sort(matched.column("row").to_numpy())  # storage order, whatever order the join returns
+            yield from rows.take(pa.array(order)).select(list(columns)).to_batches()
