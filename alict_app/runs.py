@@ -167,7 +167,10 @@ def reader(key: str) -> Any:
 
 def is_big(key: str) -> bool:
     """Sharded runs and runs over ``BIG_ROWS`` rows are shown by aggregates and pages, never loaded whole."""
-    found = reader(key)
+    try:
+        found = reader(key)
+    except AlictError:  # no Parquet results (an old run): the in-memory path says what is wrong
+        return False
     return bool(found.sharded or found.n_rows() > BIG_ROWS)
 
 
