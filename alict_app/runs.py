@@ -143,6 +143,55 @@ def describe_run(info: dict[str, Any]) -> str:
     return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
 
 
+BIG_ROWS = 200_000  # case × model rows above which the pages aggregate and page instead of loading the run
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _reader(run_id: str, stamp: float) -> Any:
+    from alict_core.runner.reader import RunReader
+
+    return RunReader.open(runs_root() / run_id)
+
+
+def _stamp(folder: Path) -> float:
+    """Changes when a running run finishes a shard or its meta.json appears (so cached aggregates refresh)."""
+    marks = [folder / "progress.json", folder / "meta.json", folder / "results"]
+    return max((p.stat().st_mtime for p in marks if p.exists()), default=0.0)
+
+
+def reader(key: str) -> Any:
+    """A ``RunReader`` of the run (either layout; a running run reads its finished shards), cached per state."""
+    folder = run_dir(key)
+    return _reader(folder.name, _stamp(folder))
+
+
+def is_big(key: str) -> bool:
+    """Sharded runs and runs over ``BIG_ROWS`` rows are shown by aggregates and pages, never loaded whole."""
+    try:
+        found = reader(key)
+    except AlictError:  # no Parquet results (an old run): the in-memory path says what is wrong
+        return False
+    return bool(found.sharded or found.n_rows() > BIG_ROWS)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _row_count(run_id: str, stamp: float, filters: Any) -> int:
+    return int(_reader(run_id, stamp).count(filters))
+
+
+def row_count(key: str, filters: Any) -> int:
+    """Rows of a run a ``RowFilter`` keeps (cached per filter)."""
+    folder = run_dir(key)
+    return _row_count(folder.name, _stamp(folder), filters)
+
+
+def running_runs() -> list[dict[str, Any]]:
+    """Runs of the store with a progress.json that are not done (started here or from the CLI), newest first."""
+    from alict_core.runner.reader import running_runs as scan
+
+    return scan(runs_root())
+
+
 @st.cache_resource(show_spinner="Loading the run …", max_entries=8)
 def _load_run(run_id: str) -> Any:
     from alict_core.runner import RunResult

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, explorer_data, runs, state, view_state, widgets
+from alict_app import artefacts, backends, charts, explorer_data, paged_explorer, runs, state, view_state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.capabilities import group_order
 from alict_core.explore import GROUP_BY, Filters, apply_filters, distinct_values, group_rates, headline, lc_model_rates
@@ -232,6 +232,9 @@ def main() -> None:
     widgets.header("Failures", "Where the models fail, on which words and templates, and why.")
     key = choose_run(state.get("task"))
     if key is None:
+        return
+    if runs.is_big(key):  # aggregates and one page of rows (alict_app.paged_explorer)
+        paged_explorer.show(key)
         return
     data = explorer_data.frame(key)
     if data.empty:

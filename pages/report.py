@@ -12,6 +12,7 @@ from alict_app.guard import guarded, run_page
 from alict_core import trust
 from alict_core.capabilities import lc_catalog
 from alict_core.explore import striking_failures
+from alict_core.report import render_reader_report
 
 
 def demo_view(key: str) -> None:
@@ -87,6 +88,40 @@ def validity_note(key: str) -> None:
         st.caption(validity.get("note", ""))
 
 
+def big_report(key: str) -> None:
+    """A large or sharded run: the summary from aggregates, a bounded sample of failures, bounded downloads."""
+    reader = runs.reader(key)
+    summary = reader.summary()
+    if not reader.done:
+        st.info("This run is not finished: the figures cover its finished shards.")
+    demo, full = st.tabs(["Demo view", "Full report"])
+    with demo:
+        st.subheader("Most striking failures")
+        st.caption("Per model, its most confident failures among a sample of up to 3 per LC (one per LC).")
+        sample = reader.sample_failures(per_group=3)
+        if sample.empty:
+            st.success("No failures in this run.")
+        catalog = lc_catalog(sample["lc_id"], dict(zip(sample["lc_id"], sample["capability"], strict=True)))
+        top = sample.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
+        for model, group in top.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False):
+            st.markdown(f"#### {model}")
+            for _, row in group.head(3).iterrows():
+                flag = " · 🔁 pass-to-fail" if row["pass_to_fail"] else ""
+                info = catalog[row["lc_id"]]
+                st.markdown(f"> {row['text']}\n\n**{info.title}** ({info.capability}) — expected "
+                            f"*{row['expected']}*, predicted **{row['predicted']}** ({row['confidence']:.0%}){flag}")
+    with full:
+        st.dataframe(capability_first(summary), hide_index=True, width="stretch")
+        st.subheader("Downloads")
+        c1, c2 = st.columns(2)
+        c1.download_button("⬇ summary CSV", lambda: summary.to_csv(index=False), f"alict-{key}-summary.csv",
+                           "text/csv", on_click="ignore")
+        c2.download_button("⬇ HTML report", lambda: render_reader_report(reader, title=f"ALiCT Studio report {key}"),
+                           f"alict-{key}.html", "text/html", on_click="ignore")
+        st.caption(f"{reader.n_rows():,} case × model rows: per-case results stay in the run folder's Parquet "
+                   "parts (results/part-*.parquet), too large to download from the browser.")
+
+
 def main() -> None:
     widgets.header("Report", "Share the results: baseline comparison, downloads, and a demo view.")
     task = state.get("task")
@@ -101,6 +136,9 @@ def main() -> None:
     labels = {r["key"]: runs.describe_run(r) for r in available}
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     key = state.get("run")
+    if runs.is_big(key):  # aggregates and a bounded sample (alict_core.runner.reader)
+        big_report(key)
+        return
     frames = runs.run_frames(key)
     cases, summary = frames["cases"], frames["summary"]
     demo, full = st.tabs(["Demo view", "Full report"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import backends, runs, spec_store, state, widgets
+from alict_app import backends, run_monitor, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 from alict_core import trust
 from alict_core.models.run_scope import run_scope
@@ -93,6 +93,7 @@ def request_cancel() -> None:
 
 def main() -> None:
     widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.")
+    run_monitor.section()  # runs in progress (app or CLI): per-shard progress, attach
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
     if not specs:

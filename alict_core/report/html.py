@@ -109,24 +109,78 @@ def _table(frame: pd.DataFrame, pct_cols: Collection[str] = frozenset(), bad_col
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+PCT = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
+SUMMARY_SHOWN = ["capability", "title", "lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds",
+                 "ci_low", "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail",
+                 "fail_rate"]
+INTRO = ("<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
+         "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
+         "labelled corpus; expansions are syntax-based variants of the seeds. "
+         "Intervals are 95 % Wilson intervals of the seed fail rate.</p>")
+
+
+def _capability_first(summary: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The summary ordered by capability group with each LC's title; LC id -> capability-first label."""
+    if summary.empty:
+        return summary, {}
+    catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary["capability"], strict=True)))
+    summary = summary.assign(capability=summary["lc_id"].map(lambda lc: catalog[lc].capability),
+                             title=summary["lc_id"].map(lambda lc: catalog[lc].title))
+    order = {g: i for i, g in enumerate(group_order(summary["capability"]))}
+    summary = summary.sort_values("capability", key=lambda s: s.map(order), kind="stable")
+    return summary, {lc: info.label for lc, info in catalog.items()}
+
+
+def _summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[[c for c in SUMMARY_SHOWN if c in summary.columns]] if not summary.empty else summary
+
+
+def render_reader_report(reader: Any, title: str = "ALiCT linguistic-capability test report",
+                         examples_per_lc: int = 3) -> str:
+    """The report of a large or sharded run (``alict_core.runner.reader.RunReader``), bounded in size.
+
+    The summary comes from the run's aggregates; failures and pass-to-fail pairs are a sample of at most
+    ``examples_per_lc`` per LC × model, read shard by shard (never the whole run).
+    """
+    from alict_core.runner.reader import RowFilter
+
+    summary, labels = _capability_first(reader.summary())
+    meta = reader.meta
+    n_rows = int(summary["n_cases"].sum()) if "n_cases" in summary else 0
+    state = "" if reader.done else " · <b>partial: the run is not finished</b>"
+    out = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
+           f"<style>{CSS}</style></head><body>", f"<h1>{_e(title)}</h1>",
+           f'<p class=meta>run {_e(meta.get("run_id", reader.folder.name))} · {n_rows} case × model rows · '
+           f'models: {_e(", ".join(reader.models()))} · '
+           f'generated {datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}{state}</p>', INTRO,
+           "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
+           "<h2>Per-LC results</h2>", _table(_summary_table(summary), PCT, bad_col="fail_rate")]
+    out += validity_section((meta.get("extra") or {}).get("validity"))
+    out.append(f"<h2>Example failures (up to {examples_per_lc} per LC × model)</h2>")
+    fails = reader.sample_failures(per_group=examples_per_lc)
+    if fails.empty:
+        out.append("<p>No failures.</p>")
+    else:
+        fails = fails.assign(LC=fails.lc_id.map(lambda lc: labels.get(lc, lc)))
+        out.append(_table(fails[["LC", "lc_id", "model", "kind", "text", "expected", "predicted", "confidence"]],
+                          {"confidence"}))
+    out.append("<h2>Pass-to-fail pairs (seed passes, its expansion fails), a sample</h2>")
+    pairs = reader.page(RowFilter(pass_to_fail=True), 0, 50 * examples_per_lc)
+    if not pairs.empty:
+        pairs = pairs.groupby(["lc_id", "model"], sort=False).head(examples_per_lc)
+        pairs = pairs.assign(LC=pairs.lc_id.map(lambda lc: labels.get(lc, lc)))[
+            ["LC", "lc_id", "model", "seed_text", "text", "predicted", "expected"]]
+    out.append(_table(pairs))
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
 def render_report(result, title: str = "ALiCT linguistic-capability test report", metrics: pd.DataFrame | None = None,
                   accuracies: dict | None = None, examples_per_lc: int = 3) -> str:
     """The whole report as one self-contained HTML string (no scripts, no external files)."""
-    summary = result.summary()
+    summary, labels = _capability_first(result.summary())
     cases = result.cases()
-    labels: dict[str, str] = {}
-    if not summary.empty:  # capability-first: order by group, name each LC by its title
-        catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary["capability"], strict=True)))
-        summary = summary.assign(capability=summary["lc_id"].map(lambda lc: catalog[lc].capability),
-                                 title=summary["lc_id"].map(lambda lc: catalog[lc].title))
-        order = {g: i for i, g in enumerate(group_order(summary["capability"]))}
-        summary = summary.sort_values("capability", key=lambda s: s.map(order), kind="stable")
-        labels = {lc: info.label for lc, info in catalog.items()}
-    cols = ["capability", "title", "lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds",
-            "ci_low",
-            "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail", "fail_rate"]
-    table = summary[[c for c in cols if c in summary.columns]] if not summary.empty else summary
-    pct = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
+    table = _summary_table(summary)
     from alict_core.review.report import with_review  # human-reviewed validity beside each fail rate
 
     table, review_note = with_review(result, table)
@@ -136,12 +190,9 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            f'<p class=meta>run {_e(result.run_id)} · {len(result.case_list)} cases · '
            f'models: {_e(", ".join(result.models))} · '
            f'generated {datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}</p>',
-           "<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
-           "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
-           "labelled corpus; expansions are syntax-based variants of the seeds. "
-           "Intervals are 95 % Wilson intervals of the seed fail rate.</p>",
+           INTRO,
            "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
-           "<h2>Per-LC results</h2>", _table(table, pct, bad_col="fail_rate"), review_note]
+           "<h2>Per-LC results</h2>", _table(table, PCT, bad_col="fail_rate"), review_note]
     out += validity_section(result.extra.get("validity"))
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),

@@ -1,0 +1,124 @@
+"""RunReader over a legacy run (RunResult.save) and a synthetic sharded run folder (tests/sharded_run.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sharded_run import write_sharded_run  # noqa: E402
+from test_runner import KeywordModel, seed  # noqa: E402
+
+from alict_core.errors import AlictError  # noqa: E402
+from alict_core.runner import build_cases, run_suite  # noqa: E402
+from alict_core.runner.reader import RowFilter, RunReader, progress_view, running_runs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("runs") / "big"
+    counts = write_sharded_run(folder, 100_000, shard_size=10_000)  # 200k case × model rows
+    return folder, counts
+
+
+def test_sharded_run_counts_facets_and_summary_without_loading_rows(big):
+    folder, counts = big
+    reader = RunReader.open(folder)
+    assert reader.sharded and reader.done and len(reader.files) == counts["n_shards"]
+    assert reader.n_rows() == counts["n_rows"] == 200_000
+    assert reader.count(RowFilter(outcome="fails")) == counts["n_fail"]
+    assert reader.count(RowFilter(models=("m1",), kinds=("seed",))) == 25_000
+    facets = reader.facets()
+    assert facets["model"] == ["m1", "m2"] and facets["kind"] == ["expansion", "seed"]
+    assert facets["lc_id"] == ["sentiment-lc01", "sentiment-lc04", "sentiment-lc05"]
+    summary = reader.summary()
+    assert int(summary["n_cases"].sum()) == 200_000 and int(summary["n_fail"].sum()) == counts["n_fail"]
+    # m1 fails every seed (index % 4 == 0) and passes its expansions: fail-to-pass pairs only
+    by_model = summary.groupby("model")[["n_pass_to_fail", "n_fail_to_pass"]].sum()
+    assert by_model.loc["m1"].tolist() == [0, 75_000]
+    assert reader.count(RowFilter(pass_to_fail=True, models=("m2",))) == int(by_model.loc["m2", "n_pass_to_fail"]) > 0
+
+
+def test_pages_are_bounded_slices_in_storage_order_with_pairs(big):
+    reader = RunReader.open(big[0])
+    fails = RowFilter(outcome="fails", models=("m1",))
+    first, second = reader.page(fails, 0, 50), reader.page(fails, 50, 50)
+    assert len(first) == len(second) == 50 and not set(first["case_id"]) & set(second["case_id"])
+    assert first["failed"].all() and set(first["model"]) == {"m1"}
+    across = reader.page(fails, 2495, 10)  # crosses the first part (2,500 failing seeds of m1 per part)
+    assert list(across["case_id"]) == [f"c{4 * i}" for i in range(2495, 2505)]
+    assert reader.page(fails, 10**9, 10).empty
+    pairs = reader.page(RowFilter(pass_to_fail=True), 0, 5)
+    assert pairs["pass_to_fail"].all() and (pairs["kind"] == "expansion").all()
+    assert all(text.startswith("synthetic sentence") for text in pairs["seed_text"])
+    assert pairs["confidence"].tolist() == pytest.approx([0.7] * 5)
+    with pytest.raises(AlictError, match="offset"):
+        reader.page(fails, -1, 5)
+
+
+def test_sample_failures_is_bounded_per_lc_and_model(big):
+    sample = RunReader.open(big[0]).sample_failures(per_group=2)
+    assert len(sample) == 3 * 2 * 2 and sample.groupby(["lc_id", "model"]).size().eq(2).all()
+
+
+def test_legacy_run_reads_like_its_run_result(tmp_path):
+    seeds = [seed("s1", "LC1", "a good film"), seed("s2", "LC1", "a bad film"), seed("s3", "LC2", "good")]
+    expansions = [{"id": "e1", "seed_id": "s1", "lc_id": "LC1", "text": "a good but bad film", "accepted": True},
+                  {"id": "e2", "seed_id": "s2", "lc_id": "LC1", "text": "a good film indeed", "accepted": True}]
+    result = run_suite(build_cases(seeds, expansions), [KeywordModel()], cache_root=tmp_path / "pred")
+    reader = RunReader.open(result.save(tmp_path / "run"))
+    assert not reader.sharded and reader.done and reader.progress() is None
+    assert reader.n_rows() == 5 and reader.models() == ["kw"] and reader.lcs() == ["LC1", "LC2"]
+    pd.testing.assert_frame_equal(reader.summary(), result.summary(), check_dtype=False)
+    reader.folder.joinpath("summary.csv").unlink()  # aggregated from the rows gives the same numbers
+    aggregated = reader.summary()[["lc_id", "model", "n_fail", "n_pass_to_fail", "n_fail_to_pass"]]
+    expected = result.summary()[["lc_id", "model", "n_fail", "n_pass_to_fail", "n_fail_to_pass"]]
+    assert aggregated.to_dict("records") == expected.to_dict("records")
+    page = reader.page(RowFilter(pass_to_fail=True))
+    assert page["case_id"].tolist() == ["e1"] and page["seed_text"].tolist() == ["a good film"]
+
+
+def test_running_run_reads_finished_shards_and_a_dead_writer_reads_stopped(tmp_path):
+    live = tmp_path / "live"
+    write_sharded_run(live, 10_000, shard_size=1_000, status="running", shards_done=3)
+    reader = RunReader.open(live)
+    assert not reader.done and reader.n_rows() == 3 * 1_000 * 2
+    progress = reader.progress()
+    assert progress["alive"] and progress["shown_status"] == "running" and progress["fraction"] == pytest.approx(0.3)
+    assert progress["rate"] == pytest.approx(30.0, rel=0.05) and progress["eta_s"] == pytest.approx(233, rel=0.05)
+    assert reader.summary()["n_cases"].sum() == 6_000
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp_path / "dead"
+    write_sharded_run(dead, 10_000, shard_size=1_000, status="running", shards_done=1, pid=int(gone.stdout))
+    write_sharded_run(tmp_path / "done", 1_000, shard_size=1_000)
+    listed = {r["run_id"]: r for r in running_runs(tmp_path)}
+    assert set(listed) == {"live", "dead"}
+    assert listed["dead"]["shown_status"] == "stopped (process gone); re-run to resume" and not listed["dead"]["alive"]
+
+
+def test_progress_view_of_an_empty_progress_is_safe():
+    view = progress_view({"status": "running", "host": "elsewhere"}, now=10.0)
+    assert view["alive"] and view["fraction"] == 0.0 and view["eta_s"] is None and np.isfinite(view["rate"])
+
+
+def test_a_folder_without_results_is_one_clear_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AlictError, match="no results"):
+        RunReader.open(tmp_path / "empty")
+    with pytest.raises(AlictError, match="not found"):
+        RunReader.open(tmp_path / "missing")
+
+
+def test_html_report_of_a_sharded_run_is_bounded_and_names_its_figures(big):
+    from alict_core.report import render_reader_report
+
+    html = render_reader_report(RunReader.open(big[0]), examples_per_lc=2)
+    assert "200000 case × model rows" in html and "partial" not in html
+    assert html.count("synthetic sentence number") <= 3 * 2 * 2 + 2 * 3 * 2  # failures + pass-to-fail pairs
+    assert len(html) < 100_000
