@@ -106,25 +106,15 @@ def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[st
 
 
 def running_runs(root: Path) -> list[dict[str, Any]]:
-    """Runs of a run store that have a progress.json and are not done (CLI and app alike), newest first.
+    """Runs of a run store that are not finished (CLI and app alike), newest first.
 
-    Each is :func:`progress_view` of its progress plus ``"run_id"`` and ``"run_dir"``.
+    Each is :func:`progress_view` of :func:`alict_core.runner.store.unfinished_runs`' progress plus ``"run_id"``,
+    ``"run_dir"`` and ``"updated_at"``.
     """
-    if not root.is_dir():
-        return []
-    found = []
-    for folder in root.iterdir():
-        if folder.name.startswith(".") or not folder.is_dir() or not (folder / "progress.json").is_file():
-            continue
-        try:
-            progress = read_json(folder / "progress.json")
-        except (ValueError, OSError):
-            continue
-        if not isinstance(progress, dict) or progress.get("status") == "done":
-            continue
-        found.append({**progress_view(progress), "run_id": folder.name, "run_dir": str(folder),
-                      "updated_at": float(progress.get("updated_at") or 0)})
-    return sorted(found, key=lambda p: p["updated_at"], reverse=True)
+    from alict_core.runner.store import unfinished_runs
+
+    return [{**progress_view(p), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
+             "updated_at": float(p.get("updated_at") or 0)} for p in unfinished_runs(root)]
 
 
 class RunReader:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     Each is its progress dict plus ``"run_dir"`` and ``"alive"``: False when its status is "running" but the
     writing process (on this host) is gone — killed; running the same inputs again resumes it.
     """
+    from alict_core.runner.reader import pid_alive
     from alict_core.runner.stream import read_progress
 
     root = Path(root) if root is not None else runs_root()
@@ -51,21 +50,9 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
         progress = read_progress(folder)
         if progress is None:
             continue
-        alive = progress.get("status") == "running" and _writer_alive(progress)
+        alive = progress.get("status") == "running" and pid_alive(progress)
         found.append({**progress, "run_dir": str(folder), "alive": alive})
     return sorted(found, key=lambda p: p.get("updated_at") or 0, reverse=True)
 
 
-def _writer_alive(progress: dict[str, Any]) -> bool:
-    pid = progress.get("pid")
-    if progress.get("host") != socket.gethostname():
-        return True  # another machine: only its own progress updates tell
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
