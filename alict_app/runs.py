@@ -166,12 +166,13 @@ def reader(key: str) -> Any:
 
 
 def is_big(key: str) -> bool:
-    """Sharded runs and runs over ``BIG_ROWS`` rows are shown by aggregates and pages, never loaded whole."""
+    """Runs over ``BIG_ROWS`` case × model rows are shown by aggregates and pages, never loaded whole (smaller
+    ones, sharded or not, keep the full explorer: templates, inserted words, case details)."""
     try:
         found = reader(key)
     except AlictError:  # no Parquet results (an old run): the in-memory path says what is wrong
         return False
-    return bool(found.sharded or found.n_rows() > BIG_ROWS)
+    return bool(found.n_rows() > BIG_ROWS)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

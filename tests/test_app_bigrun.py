@@ -19,6 +19,14 @@ pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_f
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
+@pytest.fixture(autouse=True)
+def small_big_threshold(monkeypatch):
+    """These runs have 16,000-40,000 rows: lower the paging threshold so they take the large-run path."""
+    from alict_app import runs
+
+    monkeypatch.setattr(runs, "BIG_ROWS", 1_000)
+
+
 def start(query: dict | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in (query or {}).items():
