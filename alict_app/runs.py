@@ -23,6 +23,7 @@ from alict_core.config import artefact_dir
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json
+from alict_core.runner.reader import LARGE_ROWS
 
 Progress = Callable[[str, float], None]
 
@@ -143,7 +144,7 @@ def describe_run(info: dict[str, Any]) -> str:
     return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
 
 
-BIG_ROWS = 200_000  # case × model rows above which the pages aggregate and page instead of loading the run
+BIG_ROWS = LARGE_ROWS  # case × model rows above which the pages aggregate and page instead of loading the run
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

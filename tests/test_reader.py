@@ -122,3 +122,27 @@ def test_html_report_of_a_sharded_run_is_bounded_and_names_its_figures(big):
     assert "200000 case × model rows" in html and "partial" not in html
     assert html.count("synthetic sentence number") <= 3 * 2 * 2 + 2 * 3 * 2  # failures + pass-to-fail pairs
     assert len(html) < 100_000
+
+
+def test_cli_report_of_a_large_run_reads_aggregates_and_gates_on_thresholds(tmp_path, monkeypatch, capsys):
+    """`report` on a run over LARGE_ROWS: bounded HTML from aggregates, JUnit/JSON summary and the threshold gate;
+    --export (every case in memory) is refused with one message."""
+    import json
+
+    from alict_core.cli import main
+    from alict_core.runner import reader
+
+    write_sharded_run(tmp_path / "run", 4_000, shard_size=1_000)
+    monkeypatch.setattr(reader, "LARGE_ROWS", 1_000)
+    out, summary_json = tmp_path / "report.html", tmp_path / "summary.json"
+    code = main(["report", str(tmp_path / "run"), "--out", str(out), "--summary-json", str(summary_json),
+                 "--fail-threshold", "*=0.2"])
+    assert code == 1  # every LC fails 25 % of its cases: over 0.2
+    html = out.read_text()
+    assert "from the run's aggregates" in capsys.readouterr().out and len(html) < 200_000
+    written = json.loads(summary_json.read_text())
+    assert written["n_cases"] == 4_000 and set(written["models"]) == {"m1", "m2"}
+    assert main(["report", str(tmp_path / "run"), "--out", str(out), "--fail-threshold", "*=0.3"]) == 0
+    assert main(["report", str(tmp_path / "run"), "--out", str(out), "--export", str(tmp_path / "x")]) != 0
+    assert "--metrics and --export need every case in memory" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
     run_dir = Path(args.run_dir) if args.run_dir else latest_run()
+    large = _large_run(run_dir)
+    if large is not None:
+        return _report_large(large, args)
     result = RunResult.load(run_dir)
     metrics = None
     if args.metrics:
@@ -83,6 +86,33 @@ def run(args: argparse.Namespace) -> int:
         files = export_bundle(result, Path(args.export), _task_of(result, args.task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
     return exports_and_gate(result, args)
+
+
+def _large_run(run_dir: Path):
+    """The run's reader when it has more than ``LARGE_ROWS`` case × model rows (else None: load it whole)."""
+    from alict_core.runner.reader import LARGE_ROWS, RunReader
+
+    try:
+        reader = RunReader.open(run_dir)
+    except AlictError:
+        return None  # RunResult.load says what is wrong with it
+    return reader if reader.n_rows() > LARGE_ROWS else None
+
+
+def _report_large(reader, args: argparse.Namespace) -> int:
+    """A bounded HTML report, exports and the threshold gate of a large run, from its aggregates."""
+    from alict_core.jsonl import atomic_path
+    from alict_core.report import render_reader_report
+    from alict_core.runner.reader import LARGE_ROWS, RunAggregates
+
+    if args.metrics or args.export:
+        raise AlictError(f"run {reader.folder.name!r} has {reader.n_rows():,} case × model rows (over {LARGE_ROWS:,}): "
+                         "--metrics and --export need every case in memory; read its results/part-*.parquet "
+                         "directly (pyarrow/pandas) instead")
+    with atomic_path(Path(args.out)) as tmp:
+        tmp.write_text(render_reader_report(reader, title=args.title), encoding="utf-8")
+    print(f"report written to {args.out} (from the run's aggregates and a sample of failures)")
+    return exports_and_gate(RunAggregates.of(reader), args)
 
 
 def exports_and_gate(result, args: argparse.Namespace) -> int:

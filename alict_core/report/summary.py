@@ -128,7 +128,7 @@ def summary_document(result, thresholds: Mapping[str, float] | None = None) -> d
     return {
         "schema": SCHEMA_ID, "run_id": result.run_id,
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "models": list(result.models), "n_cases": len(result.case_list),
+        "models": list(result.models), "n_cases": result.n_cases,
         "thresholds": {k: float(v) for k, v in thresholds.items()}, "passed": failed == 0, "n_failed": failed,
         "results": results, "capabilities": capability_results(results),
     }

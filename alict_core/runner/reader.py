@@ -105,6 +105,30 @@ def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[st
             "message": str(progress.get("message") or ""), "updated_ago_s": max(0.0, now - updated)}
 
 
+LARGE_ROWS = 200_000
+"""Case × model rows above which the app and ``report`` read a run by aggregates and pages, never loaded whole."""
+
+
+@dataclass(frozen=True)
+class RunAggregates:
+    """What the JUnit / JSON-summary exports and threshold gates need of a run, from its aggregates only."""
+
+    run_id: str
+    models: list[str]
+    n_cases: int
+    table: pd.DataFrame
+
+    @classmethod
+    def of(cls, reader: "RunReader") -> "RunAggregates":
+        meta = reader.meta
+        n_models = max(len(reader.models()), 1)
+        return cls(str(meta.get("run_id") or reader.folder.name), reader.models(),
+                   int(meta.get("n_cases") or reader.n_rows() // n_models), reader.summary())
+
+    def summary(self) -> pd.DataFrame:
+        return self.table
+
+
 def running_runs(root: Path) -> list[dict[str, Any]]:
     """Runs of a run store that are not finished (CLI and app alike), newest first.
 

@@ -254,6 +254,10 @@ class RunResult:
     def models(self) -> list[str]:
         return [o.name for o in self.outcomes]
 
+    @property
+    def n_cases(self) -> int:
+        return len(self.case_list)
+
     def cases(self) -> pd.DataFrame:
         """One row per case × model: text, predicted label, probabilities, passed, kind, seed_id, ..."""
         table = self._frame(probabilities=False).copy()
