@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,25 @@ def _tasks(folder: Path, n: int, bad: int | None = None) -> list[dict]:
     return tasks
 
 
+# A process that has been a Ray driver may be ended by Ray's core worker (exit 1, no summary) when a cluster it
+# knew goes away; the tests that start Ray therefore run in a child pytest (test_ray_tests_in_a_child_process).
+IN_CHILD = os.environ.get("ALICT_RAY_TESTS_CHILD") == "1"
+starts_ray = pytest.mark.skipif(not IN_CHILD, reason="starts Ray: runs in the child pytest of "
+                                "test_ray_tests_in_a_child_process, never in the main test process")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(IN_CHILD, reason="the child itself")
+def test_ray_tests_in_a_child_process():
+    """Every Ray-starting test below, in one child pytest with its own local Ray."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-m", "slow",
+                           "-k", "not child_process"], env={**os.environ, "ALICT_RAY_TESTS_CHILD": "1"},
+                          capture_output=True, text=True, timeout=900)
+    output = proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, output
+    assert "5 passed" in proc.stdout, output
+
+
 @pytest.fixture(scope="module")
 def ray_executor():
     import sys
@@ -62,6 +83,7 @@ def _results(executor, tasks):
 
 
 @pytest.mark.slow  # starts a local Ray (≈ 15 s on 2 cores)
+@starts_ray
 def test_ray_matches_local_and_uses_two_actors(ray_executor, tmp_path):
     local_dir, ray_dir = tmp_path / "local", tmp_path / "ray"
     local_dir.mkdir()
@@ -77,12 +99,14 @@ def test_ray_matches_local_and_uses_two_actors(ray_executor, tmp_path):
 
 
 @pytest.mark.slow  # starts a local Ray (≈ 15 s on 2 cores)
+@starts_ray
 def test_worker_error_is_one_clear_message(ray_executor, tmp_path):
     with pytest.raises(AlictError, match="shard 3: negative number"):
         list(ray_executor.map_shards(SquareWorker, {}, _tasks(tmp_path, 5, bad=3)))
 
 
 @pytest.mark.slow  # starts a local Ray (≈ 15 s on 2 cores)
+@starts_ray
 def test_stop_request_cancels(ray_executor, tmp_path):
     from alict_core.executors.base import ExecutorCancelled
 
@@ -123,6 +147,7 @@ def test_cluster_address_and_gpu_options_without_starting_ray(monkeypatch):
 
 
 @pytest.mark.slow
+@starts_ray
 def test_streaming_run_on_ray_matches_local(tmp_path):
     """A small suite (synthetic cases of one LC) run with executor="ray" gives the same results as "local"."""
     stream = pytest.importorskip("alict_core.runner.stream", reason="run_streaming not merged yet")
@@ -157,6 +182,7 @@ class SlowWorker:
 
 
 @pytest.mark.slow
+@starts_ray
 # the module's local Ray is shut down while the cancelled dataset still runs: Ray's scheduler thread exits
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_stop_request_is_seen_while_a_shard_runs(ray_executor):
