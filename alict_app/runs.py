@@ -170,10 +170,9 @@ def is_big(key: str) -> bool:
     """Runs over ``BIG_ROWS`` case × model rows are shown by aggregates and pages, never loaded whole (smaller
     ones, sharded or not, keep the full explorer: templates, inserted words, case details)."""
     try:
-        found = reader(key)
-    except AlictError:  # no Parquet results (an old run): the in-memory path says what is wrong
-        return False
-    return bool(found.n_rows() > BIG_ROWS)
+        return bool(reader(key).n_rows() > BIG_ROWS)
+    except (AlictError, OSError, ValueError):  # no or unreadable Parquet results (ArrowInvalid is a ValueError):
+        return False  # the in-memory path says what is wrong
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -36,6 +36,18 @@ def offline_model_defaults():
         os.environ.pop(name, None)
 
 
+@pytest.fixture(autouse=True)
+def restore_resolved_model_defaults():
+    """A test that re-resolves the defaults under patched variables (a fake HF cache, a tmp benepar_en3) must
+    not leave that choice to later tests: the resolution is put back once its variables are restored."""
+    from alict_core import model_defaults
+
+    before = model_defaults._RESOLVED
+    yield
+    if model_defaults._RESOLVED is not before:
+        model_defaults._RESOLVED = before
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_workspace(tmp_path_factory):
     """Tests never read or write the developer's own spec workspace."""

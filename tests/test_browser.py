@@ -92,7 +92,8 @@ def wait_idle(page, timeout: float = 600_000) -> None:
 
 def see(page, text: str, timeout: float = 120_000) -> None:
     """Wait until ``text`` is visible on the page (fails the test after ``timeout`` ms)."""
-    page.get_by_text(text).first.wait_for(state="visible", timeout=timeout)
+    page.get_by_text(text).locator("visible=true").first.wait_for(state="visible", timeout=timeout)  # not a
+    # collapsed copy (the sidebar's "About models" also names the masked LM)
 
 
 def no_exception(page) -> None:

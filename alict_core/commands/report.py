@@ -94,9 +94,9 @@ def _large_run(run_dir: Path):
 
     try:
         reader = RunReader.open(run_dir)
-    except AlictError:
+        return reader if reader.n_rows() > LARGE_ROWS else None
+    except (AlictError, OSError, ValueError):  # damaged Parquet (ArrowInvalid is a ValueError) included
         return None  # RunResult.load says what is wrong with it
-    return reader if reader.n_rows() > LARGE_ROWS else None
 
 
 def _report_large(reader, args: argparse.Namespace) -> int:
