@@ -51,13 +51,13 @@ def seed_set(spec: Any, max_seeds: int | str | None = "spec", seed: int = 0) -> 
 
 # ---------------------------------------------------------------- parses, masks, expansions
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _parse(parser_name: str, text: str) -> Any:
+def _parse(parser_name: str, artefact: str, text: str) -> Any:
     return backends.parser(parser_name).parse_batch([text.split()])[0]
 
 
 def parse_seed(parser_name: str, seed: Any) -> Any:
-    """The constituency tree (nltk.Tree) of a seed, cached per parser and text."""
-    return _parse(parser_name, seed.text)
+    """The constituency tree (nltk.Tree) of a seed, cached per parser (and the artefact behind it) and text."""
+    return _parse(parser_name, backends.artefact_key("parser", parser_name), seed.text)
 
 
 def productions_of(tree: Any) -> list[Any]:
@@ -68,22 +68,24 @@ def productions_of(tree: Any) -> list[Any]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _masked(parser_name: str, seed_id: str, text: str, top_k: int, max_masks: int) -> list[dict[str, Any]]:
+def _masked(parser_name: str, artefact: str, seed_id: str, text: str, top_k: int,
+            max_masks: int) -> list[dict[str, Any]]:
     from alict_core.grammar import masked_sentences
 
-    tree = _parse(parser_name, text)
+    tree = _parse(parser_name, artefact, text)
     grammar = backends.reference_grammar()
     return as_rows(masked_sentences(seed_id, tree, grammar, top_k=top_k, max_masks=max_masks))
 
 
 def masked_for_seed(parser_name: str, seed: Any, top_k: int = 5, max_masks: int = 10) -> list[dict[str, Any]]:
     """Masked sentences (with the reference superstructures they come from) of one seed."""
-    return _masked(parser_name, seed.id, seed.text, int(top_k), int(max_masks))
+    return _masked(parser_name, backends.artefact_key("parser", parser_name), seed.id, seed.text, int(top_k),
+                   int(max_masks))
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _expand_one(parser_name: str, mlm_name: str, spec_hash: str, seed_id: str, _spec: Any, _seed: Any,
-                options_key: str, options: tuple) -> list[dict[str, Any]]:
+def _expand_one(parser_name: str, mlm_name: str, artefacts_key: str, spec_hash: str, seed_id: str, _spec: Any,
+                _seed: Any, options_key: str, options: tuple) -> list[dict[str, Any]]:
     from alict_core.expansion import expand
 
     result = expand([_seed], _spec, backends.parser(parser_name), backends.suggester(mlm_name), **dict(options))
@@ -93,7 +95,8 @@ def _expand_one(parser_name: str, mlm_name: str, spec_hash: str, seed_id: str, _
 def expand_seed(parser_name: str, mlm_name: str, spec: Any, seed: Any, **options: Any) -> list[dict[str, Any]]:
     """Every candidate expansion of one seed with its verdicts (accepted and rejected)."""
     opts = tuple(sorted(options.items()))
-    return _expand_one(parser_name, mlm_name, spec_key(spec), seed.id, spec, seed, hash_json(opts), opts)
+    built = backends.artefact_key("parser", parser_name) + "|" + backends.artefact_key("mlm", mlm_name)
+    return _expand_one(parser_name, mlm_name, built, spec_key(spec), seed.id, spec, seed, hash_json(opts), opts)
 
 
 # ---------------------------------------------------------------- explanations
