@@ -199,7 +199,8 @@ def test_cli_parse_prints_tree_and_productions(quick_cache, monkeypatch, capsys)
 @pytest.mark.slow
 @pytest.mark.skipif(
     not is_built("parser") or bool(os.environ.get("ALICT_CACHE_DIR")),
-    reason="the offline parser is not built: run `python -m alict_core build parser`",
+    reason="the offline parser is not built in the default cache (run `python -m alict_core build parser`), or "
+    "ALICT_CACHE_DIR points at another cache",
 )
 def test_real_offline_parser_on_real_sentences():
     clear_loaded()
