@@ -193,7 +193,8 @@ def render_sidebar() -> None:
         render_models_section()
         with st.expander("Backends", expanded=False):
             for row in backends.backend_status():
-                st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{row['what']}** — {row['state']}  \n"
+                st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
+                            f"{html.escape(row['state'])}  \n"
                             f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
                 if not demo.enabled():  # demo mode builds nothing
                     build_controls(row)

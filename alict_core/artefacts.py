@@ -270,12 +270,13 @@ def build_progress(root: Path | str | None = None) -> list[dict[str, Any]]:
                 row = read_json(path)
             except (OSError, ValueError):
                 continue
-            if row.get("state") == "running" and _alive(int(row.get("pid", 0))):
+            if row.get("state") == "running" and process_alive(int(row.get("pid", 0))):
                 rows.append(row)
     return rows
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (a process of another user counts as alive)."""
     if pid <= 0:
         return False
     try:

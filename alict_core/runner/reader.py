@@ -8,7 +8,6 @@ aggregate table (per LC × model × test type × kind), never by the number of c
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from dataclasses import dataclass
@@ -68,16 +67,10 @@ def pid_alive(progress: dict[str, Any]) -> bool:
     """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
     if progress.get("host") not in (None, socket.gethostname()):
         return True
+    from alict_core.artefacts import process_alive
+
     pid = progress.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)
 
 
 def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[str, Any]:
