@@ -55,15 +55,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _figure(value: object) -> str:
+    """A held-out figure as printed: 4 decimals (legacy manifests stored full floats), else as recorded."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _figures_text(target: str, figures: dict) -> str:
     if target == "parser":
-        return f"test F1 {figures.get('test_f1')}, dev F1 {figures.get('dev_f1')}"
+        return f"test F1 {_figure(figures.get('test_f1'))}, dev F1 {_figure(figures.get('dev_f1'))}"
     if target == "mlm":
-        return f"held-out top-1 {figures.get('top1')}, top-10 {figures.get('top10')}"
+        return f"held-out top-1 {_figure(figures.get('top1'))}, top-10 {_figure(figures.get('top10'))}"
     parts = []
     for name, row in figures.items():
         test = (row or {}).get("test") or {}
-        parts.append(f"{name}: acc {test.get('accuracy')}, macro-F1 {test.get('macro_f1')}"
+        parts.append(f"{name}: acc {_figure(test.get('accuracy'))}, macro-F1 {_figure(test.get('macro_f1'))}"
                      if test else f"{name}: {(row or {}).get('error', 'no figures')}")
     return "; ".join(parts)
 
