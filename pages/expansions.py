@@ -1,5 +1,5 @@
 """Expansions page: a seed's parse tree, productions, reference superstructures (Algorithm 1),
-masked sentences and the masked-LM suggestions with their four validation verdicts."""
+masked sentences and the masked-LM suggestions with their five validation verdicts."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import streamlit as st
 
 from alict_app import artefacts, backends, charts, state, widgets
 from alict_app.guard import guarded, run_page
+from alict_core.expansion.validation import CHECKS
 
-VERDICTS = ("pos", "polarity", "predicates", "protected")
+VERDICTS = CHECKS  # the core's checks, in its order
 
 
 def verdict_frame(rows: list[dict]) -> pd.DataFrame:
-    """One row per candidate: text, filled words, score, the four verdicts and the reasons."""
+    """One row per candidate: text, filled words, score, the five verdicts and the reasons."""
     records = []
     for row in rows:
         verdicts = row.get("verdicts") or {}
@@ -135,7 +136,8 @@ def main() -> None:
         st.subheader(f"Suggestions: {accepted} accepted of {len(frame)}")
         if len(frame):
             st.dataframe(frame.style.apply(highlight, axis=1), hide_index=True, width="stretch")
-            st.caption("Green rows pass all four checks (POS in context, polarity, LC predicates, protected span).")
+            st.caption("Green rows pass all five checks (POS in context, polarity, LC predicates, protected span, "
+                       "fluency: reads as English where it stands).")
             rejection_table(rows)
 
 

@@ -255,14 +255,17 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     wooden = next(r for r in by_seed["LC1-0001"] if r["words"] == ["wooden"])
     assert not wooden["accepted"] and all(wooden["verdicts"].values()) and "cap" in wooden["reasons"]
     good = next(r for r in by_seed["LC1-0001"] if r["words"] == ["good"])
-    assert good["verdicts"] == {"pos": True, "polarity": False, "predicates": True, "protected": True}
+    assert good["verdicts"] == {"pos": True, "polarity": False, "predicates": True, "protected": True, "fluency": True}
     dog = next(r for r in by_seed["LC1-0001"] if r["words"] == ["dog"])
     assert not dog["verdicts"]["pos"] and not dog["accepted"]
     assert good["masked"]["reference_production"] == "NP -> DT JJ NN" and good["score"] == pytest.approx(0.2)
     assert len(by_seed["LC1-0002"]) == 14 and len(result.accepted("LC1-0002")) == 2
     assert len({r["id"] for r in result.rows}) == len(result.rows)
     assert result.counts == {"LC1": {"seeds": 3, "masked": 3, "suggestions": 21, "accepted": 4, "seeds_expanded": 2,
-                                     "rejected": {"cap": 11, "polarity:polar": 6, "pos": 3}}}
+                                     "rejected": {"cap": 5, "fluency:noun_compound": 3, "fluency:weak_fill": 6,
+                                                  "polarity:polar": 6, "pos": 3}}}
+    italian = next(r for r in by_seed["LC1-0001"] if r["words"] == ["italian"])  # MLM score 0.04 < 0.05
+    assert not italian["verdicts"]["fluency"] and italian["reasons"]["fluency"].startswith("weak_fill")
 
 
 def test_expand_is_cached_by_content_and_round_trips(tmp_path):
@@ -314,7 +317,8 @@ def test_fill_breaking_protected_text_is_not_tagged_and_left_unchecked(monkeypat
                     predicate_check=always, top_k_words=3, use_cache=False)
     assert len(result.rows) == 3 and not result.accepted()
     for row in result.rows:  # "the [MASK] movie" splits the protected "the movie"
-        assert row["verdicts"] == {"pos": None, "polarity": None, "predicates": None, "protected": False}
+        assert row["verdicts"] == {"pos": None, "polarity": None, "predicates": None, "protected": False,
+                                   "fluency": None}
         assert "splits protected text" in row["reasons"]["protected"]
         assert row["reasons"]["pos"].startswith("not checked")
     assert tagged_texts == []

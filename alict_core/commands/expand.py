@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, executor_options, int_range
+from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--top-k-words", type=int_range(1, 1000), default=10)
     parser.add_argument("--top-k-productions", type=int_range(1, 100), default=5)
     parser.add_argument("--max-masks", type=int_range(1, 100), default=2)
+    parser.add_argument("--min-word-score", type=float_range(0.0, 0.99), default=DEFAULT_MIN_WORD_SCORE,
+                        help="fluency check: reject a fill the masked LM gives less than this probability "
+                        f"(per word; default {DEFAULT_MIN_WORD_SCORE:g}, 0 turns the floor off)")
     parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
                         help="accepted expansions per seed (default: the spec's)")
     parser.add_argument("--no-cache", action="store_true",
@@ -100,7 +104,7 @@ def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: An
         result = expand_sharded(seeds, spec, parser=args.parser, mlm=args.mlm,
                                 top_k_productions=args.top_k_productions, max_masks=args.max_masks,
                                 top_k_words=args.top_k_words, max_per_seed=args.max_per_seed,
-                                shard_size=args.shard_size, executor=executor,
+                                min_word_score=args.min_word_score, shard_size=args.shard_size, executor=executor,
                                 progress=_shard_progress(spec.id, bars), use_cache=not args.no_cache)
         for bar in bars.values():
             bar.close()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from alict_core.config import artefact_dir
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION
 from alict_core.expansion.validation import (
     CHECKS,
     ExpansionError,
@@ -34,7 +35,8 @@ from alict_core.expansion.validation import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
 
-EXPANSION_VERSION = "5"  # 5: unknown words rejected, length re-checked on the corpus part
+# 5: unknown words rejected, length re-checked on the corpus part; 6: the fluency check (and its rules' version)
+EXPANSION_VERSION = f"6.{RULES_VERSION}"
 ProgressFn = Callable[[int, int, str], None]
 """``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
 Masker = Callable[[str, Any, int, int], list]
@@ -94,7 +96,8 @@ def _memo_lookup(memo: dict[tuple[int, str], tuple[bool, str]], key: tuple[int, 
 def rejection_reasons(row: dict[str, Any]) -> list[str]:
     """Why a candidate was rejected, one name per failing check: ``pos``, ``protected``, ``cap``,
     ``polarity:unknown`` (SentiWordNet does not know the word), ``polarity:negator``, ``polarity:polar``,
-    ``predicates:<kind>`` (the LC predicate that fails, e.g. ``predicates:length``)."""
+    ``predicates:<kind>`` (the LC predicate that fails, e.g. ``predicates:length``), ``fluency:<rule>`` (e.g.
+    ``fluency:sentence_start``)."""
     if row.get("accepted"):
         return []
     out = []
@@ -109,6 +112,8 @@ def rejection_reasons(row: dict[str, Any]) -> list[str]:
         elif check == "predicates":
             match = _PREDICATE_KIND.search(reason)
             out.append(f"predicates:{match.group(1) if match else 'other'}")
+        elif check == "fluency":
+            out.append(f"fluency:{reason.split(':', 1)[0] or 'other'}")
         else:
             out.append(check)
     if not out and "cap" in reasons:
@@ -212,9 +217,11 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
            max_masks: int = 2, top_k_words: int = 10, max_per_seed: int | None = 5,
            progress: ProgressFn | None = None, masker: Masker | None = None, grammar: Any = None,
            predicate_check: PredicateCheck | None = None, use_cache: bool = True,
-           out_dir: Path | None = None, batch_size: int = 64) -> ExpansionSet:
+           out_dir: Path | None = None, batch_size: int = 64,
+           min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> ExpansionSet:
     """Expand every seed of one LC; keep every candidate with its verdicts, accept up to
     ``max_per_seed`` valid fills per seed (best MLM score first; ``None`` → the spec's cap).
+    ``min_word_score``: the fluency check's floor on the masked LM's probability of a fill (0 turns it off).
 
     Cached: a second call with the same inputs reads the JSONL artefact instead of recomputing.
     """
@@ -225,9 +232,12 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                         "top_k_words": top_k_words, "max_per_seed": max_per_seed}.items():
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
+    if not 0.0 <= float(min_word_score) < 1.0:
+        raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {min_word_score}")
     masker = masker or default_masker(grammar)
     settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
-                "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec))}
+                "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec)),
+                "min_word_score": float(min_word_score)}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
     if use_cache:
@@ -299,7 +309,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
             predicate_memo[memo_key] = check_predicates(spec, seeds[cand["si"]], text, predicate_check,
                                                         tagged.annotation)
         verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
-                                      allowed_polarity=allowed,
+                                      allowed_polarity=allowed, score=cand["score"], min_word_score=min_word_score,
                                       predicate_check=_memo_lookup(predicate_memo, memo_key)))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")

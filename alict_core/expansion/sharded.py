@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from alict_core.config import artefact_dir
 from alict_core.executors.base import Executor, get_executor
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
 from alict_core.expansion.pipeline import (
     EXPANSION_VERSION,
     ExpansionSet,
@@ -147,7 +148,8 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
                    shard_size: int = DEFAULT_SHARD_SIZE, executor: str | Executor = "local", workers: int = 1,
                    out_dir: Path | None = None, use_cache: bool = True, progress: ProgressFn | None = None,
                    should_stop: Callable[[], bool] | None = None, masker: str = "reference",
-                   predicate_check: str | None = None, batch_size: int = 64) -> ExpansionSummary:
+                   predicate_check: str | None = None, batch_size: int = 64,
+                   min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> ExpansionSummary:
     """:func:`expand` of one LC's seeds, shard by shard through the executor ``executor`` with ``workers``.
 
     ``executor`` is a registered name (built here with ``workers``, closed at the end) or an executor the
@@ -164,11 +166,14 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     seeds = list(seeds)
     if max_per_seed is None:
         max_per_seed = int(field_of(field_of(spec, "expansion"), "max_per_seed", 5) or 5)
-    settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
-                "max_per_seed": max_per_seed}
+    settings: dict[str, float] = {"top_k_productions": top_k_productions, "max_masks": max_masks,
+                                  "top_k_words": top_k_words, "max_per_seed": max_per_seed}
     for name, value in settings.items():
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
+    if not 0.0 <= float(min_word_score) < 1.0:
+        raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {min_word_score}")
+    settings["min_word_score"] = float(min_word_score)
     key_settings = {**settings, "allowed_polarity": list(allowed_polarity_of(spec))}
     # the key needs the backends' fingerprints; get_parser / get_suggester load once per process, so the local
     # executor's worker reuses these objects

@@ -1,4 +1,4 @@
-"""The four checks on one masked-LM fill; every verdict and its reason is kept for the UI.
+"""The five checks on one masked-LM fill; every verdict and its reason is kept for the UI.
 
 1. ``pos``: the PTB tag of each filled word, tagged by spaCy in the whole expanded sentence (a Doc
    built from the token list, so alignment is exact), equals the slot's tag;
@@ -6,10 +6,13 @@
    a word SentiWordNet does not know is "unknown" and never accepted;
 3. ``predicates``: the LC's structural predicates still hold on the expanded sentence;
 4. ``protected``: text inserted by a generative rule (``seed.protected_spans``) is neither split by
-   an insertion nor changed.
+   an insertion nor changed;
+5. ``fluency``: the inserted word reads as English where it stands (no sentence-initial insertion,
+   repeated word, split name, article mismatch, stacked function words, unbalanced coordination, or
+   a fill the masked LM itself gives less than ``min_word_score``; ``alict_core/expansion/fluency.py``).
 
 Check 4 needs no tagging and is decided first in ``expand()``: a fill that fails it is not tagged,
-and its other three verdicts are ``None`` (not checked).
+and its other four verdicts are ``None`` (not checked).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from alict_core.errors import AlictError
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, check_fluency
 
 MASK = "[MASK]"
-CHECKS = ("pos", "polarity", "predicates", "protected")
+CHECKS = ("pos", "polarity", "predicates", "protected", "fluency")
 DEFAULT_ALLOWED_POLARITY = ("neutral",)
 PredicateCheck = Callable[[Any, Any, str], tuple[bool, str]]
 
@@ -197,7 +201,7 @@ def allowed_polarity_of(spec: Any) -> tuple[str, ...]:
 
 
 def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_reason: str) -> FillVerdict:
-    """The verdict of a fill whose insertion breaks protected text: the other three checks are not
+    """The verdict of a fill whose insertion breaks protected text: the other four checks are not
     run (``None``, shown as "—" in the UI) because no fill at that position can be accepted."""
     verdict = FillVerdict(list(expanded), [str(w) for w in words])
     for check in CHECKS:
@@ -210,9 +214,11 @@ def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_r
 
 def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, tagged: Tagged | None = None,
                   allowed_polarity: Sequence[str] | None = None,
-                  predicate_check: PredicateCheck | None = None) -> FillVerdict:
-    """Run the four checks on ``masked`` filled with ``words``; ``tagged`` (spaCy output on the
-    expanded tokens) is computed here when not given."""
+                  predicate_check: PredicateCheck | None = None, score: float | None = None,
+                  min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> FillVerdict:
+    """Run the five checks on ``masked`` filled with ``words``; ``tagged`` (spaCy output on the
+    expanded tokens) is computed here when not given; ``score`` is the masked LM's probability of the fill
+    (``None``: the weak-fill rule is not applied)."""
     tokens, positions, slot_tags = masked_tokens(masked)
     words = [str(w) for w in words]
     expanded = fill_tokens(tokens, positions, words)
@@ -229,6 +235,7 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
         "predicates": check_predicates(spec, seed, verdict.text, predicate_check, tagged.annotation),
         "protected": check_protected(str(field_of(seed, "text", "")), field_of(seed, "protected_spans") or [],
                                      expanded, positions),
+        "fluency": check_fluency(expanded, tagged.tags, positions, words, score, min_word_score),
     }
     for check, (ok, reason) in results.items():
         verdict.verdicts[check] = ok
