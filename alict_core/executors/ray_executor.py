@@ -22,11 +22,17 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
 POLL_S = 0.2  # how often a stop request is checked while shards run
+CLOSE_WAIT_S = 10.0  # how long close() lets a left result reader end its dataset before Ray shuts down
 INSTALL_HINT = 'pip install ".[ray]"  (or: pip install "ray[data]")'
 
 
 def _ray() -> Any:
-    """The ``ray`` module, or one clear message saying how to install it."""
+    """The ``ray`` module, or one clear message saying how to install it.
+
+    Ray's auto-init is turned off when this module is the first to import Ray: a Ray Data thread still ending
+    after ``close()`` must not start a new local Ray (seen as a crash at interpreter exit after a cancelled run).
+    """
+    os.environ.setdefault("RAY_ENABLE_AUTO_CONNECT", "0")
     try:
         import ray
         import ray.data  # noqa: F401  (the executor needs Ray Data, not only Ray core)
@@ -88,6 +94,7 @@ class RayExecutor:
             raise AlictError(f"gpus_per_worker must be a number ≥ 0, got {gpus_per_worker!r}")
         self.gpus_per_worker = gpus_per_worker
         self._started = False
+        self._pumps: list[_ResultPump] = []
 
     # ------------------------------------------------------------------------------------------ the cluster
     def _connect(self) -> None:
@@ -137,6 +144,7 @@ class RayExecutor:
             fn_constructor_kwargs={"worker_cls": worker_cls, "init_kwargs": dict(init_kwargs)},
             compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1, num_gpus=self._gpus())
         pump = _ResultPump(dataset.iter_rows())
+        self._pumps = [p for p in self._pumps if p.thread.is_alive()] + [pump]
         try:
             while True:
                 if should_stop is not None and should_stop():  # polled every POLL_S, even during a long shard
@@ -155,8 +163,14 @@ class RayExecutor:
 
     def close(self) -> None:
         """Shut down the local Ray this executor started (a cluster given by address is left running)."""
+        for pump in self._pumps:  # a cancelled map_shards' reader closes its dataset once Ray hands it a row
+            pump.leave()
+            pump.thread.join(CLOSE_WAIT_S)
         if self._started and self.ray.is_initialized():
             self.ray.shutdown()
+        for pump in self._pumps:  # one still waiting for its first row ends now that Ray is down: let it finish
+            pump.thread.join(CLOSE_WAIT_S)  # here, not in a Ray call at interpreter exit (a crash)
+        self._pumps = []
         self._started = False
 
 
