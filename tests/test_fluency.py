@@ -16,7 +16,7 @@ def verdict(masked: str, word: str, score: float | None = 0.3) -> tuple[bool, st
     return check_fluency(tokens, tags, [position], [word], score)
 
 
-@pytest.mark.parametrize(("masked", "word", "rule"), [
+ONE_PER_RULE = [
     ("[MASK] They should have found Orson Welles ' great-grandson .", "but", "sentence_start"),
     ("[MASK] I agreed that I wanted more but I did n't .", "and", "sentence_start"),
     ("This is not one [MASK] of Polanski 's best films .", "one", "repeated_word"),
@@ -34,11 +34,7 @@ def verdict(masked: str, word: str, score: float | None = 0.3) -> tuple[bool, st
      "stacked_function_word"),
     ("Mostly honest , this somber picture reveals itself [MASK] slowly , intelligently , artfully .", "and",
      "unbalanced_coordination"),
-])
-def test_each_rule_rejects_the_fill_it_names(masked: str, word: str, rule: str) -> None:
-    ok, reason = verdict(masked, word)
-    assert not ok
-    assert reason.startswith(f"{rule}:"), reason
+]
 
 
 @pytest.mark.parametrize(("masked", "word"), [
@@ -84,7 +80,7 @@ def test_validate_fill_records_the_fluency_verdict_beside_the_other_checks() -> 
     assert not result.ok
 
 
-@pytest.mark.parametrize(("masked", "word", "rule"), [
+AGREEMENT_CLAUSE_COMPOUND_STACKING = [
     ("It throws cinematic history down the toilet in favor of [MASK] bright flashes and loud bangs .", "a",
      "agreement"),
     ("Its most obvious pleasure , but [MASK] it would count for very little .", "if", "dangling_clause"),
@@ -104,27 +100,19 @@ def test_validate_fill_records_the_fluency_verdict_beside_the_other_checks() -> 
     ("The digital ink-and-paint make the thing look really [MASK] slick .", "so", "stacked_function_word"),
     ("The movie is an excuse to eat [MASK] popcorn .", "a", "determiner_before_bare_noun"),
     ("It is a movie I loved at [MASK] first sight .", "the", "determiner_before_bare_noun"),
-])
-def test_agreement_clause_compound_and_stacking_rules(masked: str, word: str, rule: str) -> None:
-    ok, reason = verdict(masked, word)
-    assert not ok
-    assert reason.startswith(f"{rule}:"), reason
+]
 
 
-@pytest.mark.parametrize(("masked", "word", "rule"), [
+COMMA_NUMBER_DEGREE = [
     ("It is a remake by the numbers , [MASK] linking a halfwit plot to a series of chases .", "but",
      "unbalanced_coordination"),
     ("Andy Garcia enjoys one [MASK] of his richest roles in years .", "member", "noun_compound"),
     ("I think that Ritchie 's film is [MASK] easier to swallow than the allegory .", "so", "stacked_function_word"),
     ("It has enough [MASK] laughs to sustain interest to the end .", "few", "stacked_function_word"),
-])
-def test_comma_conjunction_number_of_and_degree_rules(masked: str, word: str, rule: str) -> None:
-    ok, reason = verdict(masked, word)
-    assert not ok
-    assert reason.startswith(f"{rule}:"), reason
+]
 
 
-@pytest.mark.parametrize(("masked", "word", "rule"), [
+REPEAT_COMPOUND_PREPOSITION = [
     ("If there [MASK] was ever a movie where the upbeat ending feels like a copout , this is the one .", "ever",
      "repeated_word"),
     ("The film acquires an undeniable entertainment [MASK] value as the slight , pale Mr. Broomfield continues .",
@@ -133,8 +121,12 @@ def test_comma_conjunction_number_of_and_degree_rules(masked: str, word: str, ru
      "stacked_function_word"),
     ("He sees himself on the Olympus of the art world , but [MASK] he would have done well to end it .", "that",
      "stacked_function_word"),
-])
-def test_repeat_window_compound_and_preposition_words(masked: str, word: str, rule: str) -> None:
+]
+
+
+@pytest.mark.parametrize(("masked", "word", "rule"), ONE_PER_RULE + AGREEMENT_CLAUSE_COMPOUND_STACKING
+                         + COMMA_NUMBER_DEGREE + REPEAT_COMPOUND_PREPOSITION)
+def test_each_rule_rejects_the_fill_it_names(masked: str, word: str, rule: str) -> None:
     ok, reason = verdict(masked, word)
     assert not ok
     assert reason.startswith(f"{rule}:"), reason
