@@ -67,6 +67,7 @@ def test_number_keys_judge_cases(tmp_path):
             page.wait_for_timeout(500)
             page.keyboard.press("4")  # label 4 → saved, next case
             page.get_by_text("Case 2 of 3").first.wait_for(timeout=60_000)
+            page.get_by_text("Case 2 of 3").first.click()  # the rerun may leave focus nowhere: focus the page again
             page.keyboard.press("ArrowLeft")
             page.get_by_text("Saved: relevance 5, label 4").first.wait_for(timeout=60_000)
             browser.close()
