@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from alict_core.config import artefact_dir
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION, checked_min_word_score
 from alict_core.expansion.validation import (
     CHECKS,
     ExpansionError,
@@ -232,12 +232,10 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                         "top_k_words": top_k_words, "max_per_seed": max_per_seed}.items():
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
-    if not 0.0 <= float(min_word_score) < 1.0:
-        raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {min_word_score}")
     masker = masker or default_masker(grammar)
     settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
                 "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec)),
-                "min_word_score": float(min_word_score)}
+                "min_word_score": checked_min_word_score(min_word_score)}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
     if use_cache:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from alict_core.config import artefact_dir
 from alict_core.executors.base import Executor, get_executor
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
 from alict_core.expansion.pipeline import (
     EXPANSION_VERSION,
     ExpansionSet,
@@ -171,9 +171,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     for name, value in settings.items():
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
-    if not 0.0 <= float(min_word_score) < 1.0:
-        raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {min_word_score}")
-    settings["min_word_score"] = float(min_word_score)
+    settings["min_word_score"] = checked_min_word_score(min_word_score)
     key_settings = {**settings, "allowed_polarity": list(allowed_polarity_of(spec))}
     # the key needs the backends' fingerprints; get_parser / get_suggester load once per process, so the local
     # executor's worker reuses these objects
