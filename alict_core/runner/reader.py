@@ -22,15 +22,12 @@ import pyarrow.dataset as ds
 
 from alict_core.errors import AlictError
 from alict_core.jsonl import read_json
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
 RESULT_COLUMNS = ["case_id", "lc_id", "capability", "test_type", "kind", "seed_id", "text", "expected", "model",
                   "predicted", "probabilities", "passed", "n_variants", "n_failing_variants", "failing_variant"]
 CUBE_KEYS = ["lc_id", "capability", "test_type", "model", "kind"]
-SUMMARY_COLUMNS = ["lc_id", "capability", "test_type", "model", "n_seeds", "n_expansions", "n_fail_seeds",
-                   "fail_rate_seeds", "ci_low", "ci_high", "n_fail_expansions", "fail_rate_expansions",
-                   "ci_low_expansions", "ci_high_expansions", "n_cases", "n_fail", "fail_rate", "ci_low_all",
-                   "ci_high_all", "n_pass_to_fail", "n_fail_to_pass"]
+GROUP_COLUMNS = ["lc_id", "model", "seed_id", "kind", "passed"]
 PAIR_COLUMNS = ["case_id", "seed_id", "kind", "model", "passed", "lc_id"]
 
 
@@ -246,6 +243,36 @@ class RunReader:
                 columns=["lc_id", "model", "n_pass_to_fail", "n_fail_to_pass"])
         return self._memo["pairs"]
 
+    def group_counts(self) -> pd.DataFrame:
+        """Seed-group statistics per LC × model (the cluster fields of ``summary.COUNT_FIELDS``), part by part.
+
+        Each part's cases are grouped by seed (a seed group never spans two parts, ``run_streaming`` refuses
+        that), so the additive statistics of the parts sum to the run's; memory holds one part at a time.
+        """
+        if "groups" not in self._memo:
+            fields = [*CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL]
+            totals: dict[tuple[str, str], np.ndarray] = {}
+            for fragment in self._fragments():
+                frame = fragment.to_table(columns=GROUP_COLUMNS).to_pandas()
+                if frame.empty:
+                    continue
+                failed = (~frame["passed"].astype(bool)).astype(np.int64)
+                expansion = (frame["kind"] != "seed").astype(np.int64)
+                frame = frame.assign(m=1, y=failed, me=expansion, ye=failed * expansion)
+                per_group = frame.groupby(["lc_id", "model", "seed_id"], sort=False)[["m", "y", "me", "ye"]].sum()
+                stats = pd.DataFrame({
+                    "n_groups_expansions": (per_group["me"] > 0).astype(np.int64), "sum_sq_fail_expansions":
+                    per_group["ye"] ** 2, "sum_sq_cases_expansions": per_group["me"] ** 2,
+                    "sum_fail_cases_expansions": per_group["ye"] * per_group["me"], "n_groups": 1,
+                    "sum_sq_fail": per_group["y"] ** 2, "sum_sq_cases": per_group["m"] ** 2,
+                    "sum_fail_cases": per_group["y"] * per_group["m"]}, index=per_group.index)
+                for (lc, model), row in stats.groupby(level=["lc_id", "model"], sort=False)[fields].sum().iterrows():
+                    key = (str(lc), str(model))
+                    totals[key] = totals.get(key, 0) + row.to_numpy(dtype=np.int64)
+            self._memo["groups"] = pd.DataFrame([(lc, m, *values) for (lc, m), values in totals.items()],
+                                                columns=["lc_id", "model", *fields])
+        return self._memo["groups"]
+
     def summary(self) -> pd.DataFrame:
         """Per LC × model summary (RunResult.summary's columns): summary.csv of a finished run, else aggregated."""
         path = self.folder / "summary.csv"
@@ -255,21 +282,21 @@ class RunReader:
         if cube.empty:
             return pd.DataFrame(columns=SUMMARY_COLUMNS)
         pairs = self.pair_counts().set_index(["lc_id", "model"])
-        rows = []
+        groups = self.group_counts().set_index(["lc_id", "model"])
+        fields = [*CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL]
+        counts = []
         for (lc, capability, test_type, model), group in cube.groupby(["lc_id", "capability", "test_type", "model"],
                                                                       sort=False):
             seed = group[group["kind"] == "seed"]
             exp = group[group["kind"] != "seed"]
-            ns, a = int(seed["n"].sum()), int(seed["n_fail"].sum())
-            ne, b = int(exp["n"].sum()), int(exp["n_fail"].sum())
-            lo, hi = wilson_interval(a, ns)
-            elo, ehi = wilson_interval(b, ne)
-            alo, ahi = wilson_interval(a + b, ns + ne)
             p2f, f2p = (pairs.loc[(lc, model)] if (lc, model) in pairs.index else (0, 0))
-            rows.append((lc, capability, test_type, model, ns, ne, a, a / ns if ns else np.nan, lo, hi, b,
-                         b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne) if ns + ne else np.nan,
-                         alo, ahi, int(p2f), int(f2p)))
-        return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+            clusters = groups.loc[(lc, model), fields] if (lc, model) in groups.index else dict.fromkeys(fields, 0)
+            counts.append({"lc_id": lc, "capability": capability, "test_type": test_type, "model": model,
+                           "n_seeds": int(seed["n"].sum()), "n_fail_seeds": int(seed["n_fail"].sum()),
+                           "n_expansions": int(exp["n"].sum()), "n_fail_expansions": int(exp["n_fail"].sum()),
+                           "n_pass_to_fail": int(p2f), "n_fail_to_pass": int(f2p),
+                           **{name: int(clusters[name]) for name in fields}})
+        return summary_frame(counts)
 
     # ------------------------------------------------------------------ rows
     def page(self, filters: RowFilter = RowFilter(), offset: int = 0, limit: int = 100,

@@ -309,6 +309,8 @@ class RunResult:
                 "seed": np.array([c.kind == "seed" for c in self.case_list], dtype=bool),
                 "seed_pos": np.array([position.get(c.seed_id, -1) if c.kind != "seed" else -1 for c in self.case_list],
                                      dtype=np.int64),
+                "group": pd.factorize(pd.Series([f"{c.lc_id}\x00{c.seed_id}" for c in self.case_list],
+                                                dtype=object))[0].astype(np.int64),
             }
         return self._memo["index"]
 
@@ -343,7 +345,7 @@ class RunResult:
 
     def counts(self) -> list[dict[str, Any]]:
         """Per LC × model (models outer, LCs in first-appearance order): case, fail and pair counts."""
-        from alict_core.runner.summary import COUNT_FIELDS
+        from alict_core.runner.summary import COUNT_FIELDS, group_statistics
 
         idx = self._index()
         n_lc = len(idx["lcs"])
@@ -355,8 +357,10 @@ class RunResult:
         rows = []
         for o in self.outcomes:
             fail = ~o.passed
+            groups = group_statistics(idx["lc"], idx["group"], idx["seed"], fail, n_lc)
             values = (seeds, exps, count(fail & idx["seed"]), count(fail & ~idx["seed"]),
-                      count(self._pair_mask(o, True)), count(self._pair_mask(o, False)))
+                      count(self._pair_mask(o, True)), count(self._pair_mask(o, False)),
+                      *(groups[name] for name in COUNT_FIELDS[6:]))
             for k, lc in enumerate(idx["lcs"]):
                 rows.append({"lc_id": str(lc), "capability": first[lc].capability,
                              "test_type": first[lc].test_type, "model": o.name,
@@ -364,7 +368,7 @@ class RunResult:
         return rows
 
     def summary(self) -> pd.DataFrame:
-        """Per LC × model: counts, fail rates of seeds and expansions with 95 % Wilson intervals, pair counts."""
+        """Per LC × model: counts, fail rates (seeds: Wilson; expansions, all: seed-clustered intervals), pairs."""
         from alict_core.runner.summary import summary_frame
 
         return summary_frame(self.counts())
