@@ -76,6 +76,29 @@ def test_sharded_run_matches_run_suite_and_loads(tmp_path):
     assert len(loaded.pass_to_fail()) == len(legacy.pass_to_fail()) > 0
 
 
+def test_a_seed_reappearing_in_a_later_shard_is_refused(tmp_path):
+    """Ungrouped cases (every seed, then every expansion) used to stream fine and count 0 pass-to-fail."""
+    cases = build_cases(*_seed_rows())  # not grouped: the seeds first, then their expansions
+    with pytest.raises(AlictError, match=r"seed 's0'.*already written to an earlier shard.*group_by_seed"):
+        run_streaming(iter(cases), MODELS, run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c")
+    assert not (tmp_path / "run").exists()  # no partial run
+    out = run_streaming(iter(group_by_seed(cases)), MODELS, run_dir=tmp_path / "run", shard_size=10,
+                        cache_root=tmp_path / "c")
+    assert len(RunResult.load(out).pass_to_fail()) == len(run_suite(cases, MODELS, cache_root=tmp_path / "c")
+                                                          .pass_to_fail())
+
+
+def _seed_rows(n_seeds: int = 24) -> tuple[list, list]:
+    seeds, expansions = [], []
+    for i in range(n_seeds):
+        word = WORDS[i % len(WORDS)]
+        seeds.append({"id": f"s{i}", "lc_id": "LC1", "task": "sentiment", "text": f"the film number {i} was {word}",
+                      "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+        expansions += [{"id": f"s{i}-e{j}", "seed_id": f"s{i}", "lc_id": "LC1",
+                        "text": f"the film number {i} was {'really' if j else 'not'} {word}"} for j in range(2)]
+    return seeds, expansions
+
+
 def test_processes_executor_gives_the_local_results(tmp_path):
     cases = small_cases()
     local = run_streaming(cases, MODELS, run_dir=tmp_path / "local", shard_size=12, cache_root=tmp_path / "c1")

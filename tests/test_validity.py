@@ -75,22 +75,28 @@ def test_run_excludes_flagged_cases_unless_kept_and_records_why(tmp_path, monkey
     assert len(RunResult.load(tmp_path / "c").case_list) == 3
 
 
-def test_sample_per_lc_is_stratified_and_seeded():
+def test_sample_per_lc_keeps_seed_groups_whole_and_is_seeded():
+    """100 seeds × 5 expansions, 60 cases: every sampled expansion has its seed (sampling kinds apart kept ~4)."""
     from alict_core.runner.cases import TestCase
-    from alict_core.runner.sampling import sample_per_lc, stratum_sizes
+    from alict_core.runner.sampling import sample_per_lc
 
-    def case(i, lc, kind):
-        return TestCase(f"{lc}-{kind}-{i}", lc, kind, f"{lc}-seed-{i % 5}", f"text {i}",
+    def case(case_id, lc, kind, seed_id):
+        return TestCase(case_id, lc, kind, seed_id, f"text {case_id}",
                         {"kind": "label", "labels": ["neutral"], "tolerance": None}, "MFT")
 
-    cases = [case(i, "a", "seed") for i in range(10)] + [case(i, "a", "expansion") for i in range(30)]
-    cases += [case(i, "b", "seed") for i in range(3)]
-    sample = sample_per_lc(cases, 8, seed=1)
-    kinds = [(c.lc_id, c.kind) for c in sample]
-    assert kinds.count(("a", "seed")) == 2 and kinds.count(("a", "expansion")) == 6 and kinds.count(("b", "seed")) == 3
-    assert [c.case_id for c in sample_per_lc(cases, 8, seed=1)] == [c.case_id for c in sample]
-    assert [c.case_id for c in sample_per_lc(cases, 8, seed=2)] != [c.case_id for c in sample]
-    assert stratum_sizes(4, 1, 100) == (1, 3) and stratum_sizes(10, 3, 2) == (3, 2)
+    cases = [case(f"a-s{i}", "a", "seed", f"a-s{i}") for i in range(100)]
+    cases += [case(f"a-s{i}-x{k}", "a", "expansion", f"a-s{i}") for i in range(100) for k in range(5)]
+    cases += [case(f"b-s{i}", "b", "seed", f"b-s{i}") for i in range(3)]
+    sample = sample_per_lc(cases, 60, seed=1)
+    in_a = [c for c in sample if c.lc_id == "a"]
+    seeds = {c.case_id for c in in_a if c.kind == "seed"}
+    assert len(in_a) == 60 and len(seeds) == 10  # ten whole groups of six
+    assert all(c.seed_id in seeds for c in in_a if c.kind == "expansion")
+    assert all(sum(c.seed_id == s for c in in_a) == 6 for s in seeds)
+    assert [c.lc_id for c in sample].count("b") == 3
+    assert [c.case_id for c in sample_per_lc(cases, 60, seed=1)] == [c.case_id for c in sample]
+    assert [c.case_id for c in sample_per_lc(cases, 60, seed=2)] != [c.case_id for c in sample]
+    assert len(sample_per_lc(cases, 4, seed=0)) == 6 + 3  # one group of six is kept even above N
 
 
 def test_report_says_how_many_cases_were_excluded_and_why():

@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--keep-flagged", action="store_true",
                         help="keep cases the validity checks flag (default: exclude them; see `validate`)")
     parser.add_argument("--sample-per-lc", type=int_range(1, 10**9), default=None, metavar="N",
-                        help="run at most N cases per LC, stratified seed / expansion, drawn with --sample-seed")
+                        help="run about N cases per LC: whole seed groups (a seed with all its expansions) in a "
+                             "random order drawn with --sample-seed, while they fit in N (at least one group)")
     parser.add_argument("--sample-seed", type=int_range(0, 2**31 - 1), default=0)
     add_executor_args(parser, "cases per shard: the unit of work, progress and resume (a seed and its "
                       "expansions stay in one shard)", 10_000)
@@ -365,8 +366,10 @@ def run(args: argparse.Namespace) -> int:
     summary = pd.read_csv(out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
-                "n_pass_to_fail", "fail_rate"]
-        print(summary[cols].round(3).to_string(index=False))
+                "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]
+        print(summary[[c for c in cols if c in summary.columns]].round(3).to_string(index=False))
+        print("ci_low_all–ci_high_all: 95 % interval of fail_rate, clustered by seed (a seed and its expansions "
+              "count as one cluster; Wilson on the design-effect-adjusted sample size)")
     run_extra = meta.get("extra", {})
     print(f"run {meta['run_id']}: {meta['n_cases']} cases × {len(meta['models'])} models in {meta['n_shards']} "
           f"shard(s) on {meta['executor']} ({meta['workers']} worker(s)) in {meta['seconds']:.1f}s, saved to {out}")

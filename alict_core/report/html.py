@@ -109,14 +109,17 @@ def _table(frame: pd.DataFrame, pct_cols: Collection[str] = frozenset(), bad_col
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-PCT = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "fail_rate"}
+PCT = {"fail_rate_seeds", "ci_low", "ci_high", "fail_rate_expansions", "ci_low_expansions", "ci_high_expansions",
+       "fail_rate", "ci_low_all", "ci_high_all"}
 SUMMARY_SHOWN = ["capability", "title", "lc_id", "test_type", "model", "n_seeds", "n_fail_seeds", "fail_rate_seeds",
-                 "ci_low", "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "n_pass_to_fail",
-                 "fail_rate"]
+                 "ci_low", "ci_high", "n_expansions", "n_fail_expansions", "fail_rate_expansions", "ci_low_expansions",
+                 "ci_high_expansions", "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all", "design_effect"]
 INTRO = ("<p>A test case <b>fails</b> when the model's prediction violates the LC's expected outcome (MFT), changes "
          "under identity/pronoun swaps beyond the tolerance (INV), or moves the wrong way (DIR). Seeds come from the "
          "labelled corpus; expansions are syntax-based variants of the seeds. "
-         "Intervals are 95 % Wilson intervals of the seed fail rate.</p>")
+         "Intervals are 95 %: ci_low/ci_high are Wilson intervals of the seed fail rate; the expansion and "
+         "all-case intervals count each seed with its expansions as one cluster (expansions share their seed's "
+         "outcome): Wilson on the design-effect-adjusted sample size, design_effect being the adjustment.</p>")
 
 
 def _capability_first(summary: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:

@@ -7,11 +7,12 @@ Schema ``alict-summary/1`` (:data:`SUMMARY_SCHEMA` is the same as a JSON Schema)
 
     {"schema": "alict-summary/1", "run_id": str, "generated": ISO-8601 UTC, "models": [str],
      "n_cases": int, "thresholds": {lc_id | "*": float},
+     "interval": str,                # how ci_low/ci_high are computed (seed-clustered, see INTERVAL_NOTE)
      "passed": bool,                 # no LC × model pair exceeds its threshold
      "n_failed": int,                # pairs above their threshold
      "results": [{"lc_id", "title", "capability", "test_type", "model", "n_cases", "n_fail", "fail_rate",
                   "ci_low", "ci_high", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
-                  "n_pass_to_fail", "threshold": float | null, "failed": bool}],
+                  "n_pass_to_fail", "threshold": float | null, "failed": bool, "design_effect": float | null}],
      "capabilities": [{"capability", "model", "n_lcs", "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"}]}
 
 Rates are in [0, 1]; a rate of an empty group is null.
@@ -29,9 +30,12 @@ import pandas as pd
 
 from alict_core.capabilities import lc_catalog
 from alict_core.jsonl import atomic_path
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.metrics.intervals import CLUSTER_STAT_FIELDS, clustered_interval, wilson_interval
 
 SCHEMA_ID = "alict-summary/1"
+INTERVAL_NOTE = ("ci_low/ci_high: 95 % interval of the fail rate of all cases, clustered by seed (a seed and its "
+                 "expansions count as one cluster): Wilson on the design-effect-adjusted sample size; "
+                 "design_effect is that adjustment (1 = no clustering)")
 _RATE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
 _RESULT_FIELDS: dict[str, Any] = {
     "lc_id": {"type": "string"}, "title": {"type": "string"}, "capability": {"type": "string"},
@@ -40,7 +44,9 @@ _RESULT_FIELDS: dict[str, Any] = {
     "n_seeds": {"type": "integer", "minimum": 0}, "fail_rate_seeds": _RATE,
     "n_expansions": {"type": "integer", "minimum": 0}, "fail_rate_expansions": _RATE,
     "n_pass_to_fail": {"type": "integer", "minimum": 0}, "threshold": _RATE, "failed": {"type": "boolean"},
+    "design_effect": {"type": ["number", "null"], "minimum": 1},
 }
+_OPTIONAL_RESULT_FIELDS = ("design_effect",)  # absent from runs summarised before seed-clustered intervals
 _CAPABILITY_FIELDS: dict[str, Any] = {
     "capability": {"type": "string"}, "model": {"type": "string"}, "n_lcs": {"type": "integer", "minimum": 1},
     "n_cases": {"type": "integer", "minimum": 0}, "n_fail": {"type": "integer", "minimum": 0},
@@ -58,7 +64,10 @@ SUMMARY_SCHEMA: dict[str, Any] = {
         "models": {"type": "array", "items": {"type": "string"}}, "n_cases": {"type": "integer", "minimum": 0},
         "thresholds": {"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}},
         "passed": {"type": "boolean"}, "n_failed": {"type": "integer", "minimum": 0},
-        "results": {"type": "array", "items": {"type": "object", "required": list(_RESULT_FIELDS),
+        "interval": {"type": "string"},
+        "results": {"type": "array", "items": {"type": "object",
+                                               "required": [f for f in _RESULT_FIELDS
+                                                            if f not in _OPTIONAL_RESULT_FIELDS],
                                                "additionalProperties": False, "properties": _RESULT_FIELDS}},
         "capabilities": {"type": "array", "items": {"type": "object", "required": list(_CAPABILITY_FIELDS),
                                                     "additionalProperties": False, "properties": _CAPABILITY_FIELDS}},
@@ -99,21 +108,39 @@ def lc_results(summary: pd.DataFrame, thresholds: Mapping[str, float] | None = N
             "n_expansions": int(row.n_expansions), "fail_rate_expansions": _rate(row.fail_rate_expansions),
             "n_pass_to_fail": int(row.n_pass_to_fail), "threshold": limit,
             "failed": bool(limit is not None and rate is not None and rate > limit),
+            **({"design_effect": _rate(row.design_effect)} if hasattr(row, "design_effect") else {}),
         })
     return rows
 
 
-def capability_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fail rates per capability group × model, pooled over the group's LCs."""
+def capability_results(results: list[dict[str, Any]], summary: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Fail rates per capability group × model, pooled over the group's LCs.
+
+    The interval is seed-clustered (``clustered_interval``) from the LCs' seed-group statistics in ``summary``
+    (the table ``results`` was made from, row for row); without them (a summary saved before they existed)
+    it is the Wilson interval of the pooled counts.
+    """
     pooled: dict[tuple[str, str], dict[str, int]] = {}
+    stats: dict[tuple[str, str], list[int]] = {}
+    has_stats = summary is not None and all(c in summary.columns for c in CLUSTER_STAT_FIELDS)
+    rows = summary.itertuples(index=False) if summary is not None and has_stats else iter(())
     for r in results:
-        entry = pooled.setdefault((r["capability"], r["model"]), {"n_lcs": 0, "n_cases": 0, "n_fail": 0})
+        key = (r["capability"], r["model"])
+        entry = pooled.setdefault(key, {"n_lcs": 0, "n_cases": 0, "n_fail": 0})
         entry["n_lcs"] += 1
         entry["n_cases"] += r["n_cases"]
         entry["n_fail"] += r["n_fail"]
+        row = next(rows, None)
+        if row is not None:
+            total = stats.setdefault(key, [0] * len(CLUSTER_STAT_FIELDS))
+            for i, name in enumerate(CLUSTER_STAT_FIELDS):
+                total[i] += int(getattr(row, name))
     out = []
     for (capability, model), e in sorted(pooled.items()):
-        lo, hi = wilson_interval(e["n_fail"], e["n_cases"])
+        if has_stats:
+            lo, hi = clustered_interval(e["n_fail"], e["n_cases"], *stats[(capability, model)])
+        else:
+            lo, hi = wilson_interval(e["n_fail"], e["n_cases"])
         out.append({"capability": capability, "model": model, **e,
                     "fail_rate": _rate(e["n_fail"] / e["n_cases"]) if e["n_cases"] else None,
                     "ci_low": _rate(lo), "ci_high": _rate(hi)})
@@ -123,14 +150,15 @@ def capability_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def summary_document(result, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The ``alict-summary/1`` document of a run."""
     thresholds = dict(thresholds or {})
-    results = lc_results(result.summary(), thresholds)
+    summary = result.summary()
+    results = lc_results(summary, thresholds)
     failed = sum(r["failed"] for r in results)
     return {
         "schema": SCHEMA_ID, "run_id": result.run_id,
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "models": list(result.models), "n_cases": result.n_cases,
         "thresholds": {k: float(v) for k, v in thresholds.items()}, "passed": failed == 0, "n_failed": failed,
-        "results": results, "capabilities": capability_results(results),
+        "interval": INTERVAL_NOTE, "results": results, "capabilities": capability_results(results, summary),
     }
 
 

@@ -197,7 +197,9 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases rejected by reviewers).
 
     A shard closes once it holds ``shard_size`` cases and the next case starts another seed group, so a seed and
-    its expansions (given one after the other) stay together.
+    its expansions (given one after the other) stay together. A seed id that reappears after its shard closed is
+    refused (pass-to-fail pairs and seed-clustered intervals are counted shard by shard, so it would miscount);
+    ``group_by_seed`` orders a list that is not grouped.
     """
     from alict_core.limits import check_text
 
@@ -207,6 +209,8 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     rejected = None if include_rejected else _Rejected()
     handle = None
     last_seed: str | None = None
+    closed: set[str] = set()  # seed ids of closed shards
+    current: set[str] = set()  # seed ids of the open shard
     try:
         for case in cases:
             if not isinstance(case, TestCase):
@@ -216,7 +220,14 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
                 continue
             for text in case.texts():
                 check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
+            if case.seed_id in closed:
+                raise AlictError(
+                    f"case {case.case_id!r} of {case.lc_id} belongs to seed {case.seed_id!r}, whose group was already "
+                    f"written to an earlier shard: give a seed's cases one after the other (group_by_seed orders a "
+                    "list), or pass-to-fail and the intervals would be miscounted")
             if handle is None or (sizes[-1] >= shard_size and case.seed_id != last_seed):
+                closed |= current
+                current = set()
                 if handle is not None:
                     handle.close()
                     if progress:
@@ -227,6 +238,7 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
             handle.write(json.dumps(row, ensure_ascii=False, default=_default) + "\n")
             sizes[-1] += 1
             last_seed = case.seed_id
+            current.add(case.seed_id)
             run_hash.add(row)
     finally:
         if handle is not None:
