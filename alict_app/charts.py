@@ -192,7 +192,8 @@ def group_rate_bars(rates, by: str, limit: int = 25):
 def comparison_figure(lcs, label_a: str, label_b: str):
     """Per LC, the change in fail rate from A to B with its 95 % interval: red = fails more in B, green = less.
 
-    ``lcs``: ``alict_core.compare.Comparison.lcs``. Grey points are differences that are not significant.
+    ``lcs``: ``alict_core.compare.Comparison.lcs``. Grey points are differences that are not significant
+    (Benjamini–Hochberg q ≥ 0.05 of the paired, seed-clustered test).
     """
     import plotly.graph_objects as go
 
@@ -202,9 +203,10 @@ def comparison_figure(lcs, label_a: str, label_b: str):
     names = [_short(f"{c} · {t}", 60) + (f" {s}" if s else "")
              for c, t, s in zip(ordered["capability"], ordered["lc_title"], ordered["significance"], strict=True)]
     hover = [f"{t} ({lc})<br>{label_a}: {a:.0%} · {label_b}: {b:.0%}<br>"
-             f"change {d:+.0%} (95% CI {lo:+.0%} to {hi:+.0%}), p = {p:.3g}" for t, lc, a, b, d, lo, hi, p in zip(
+             f"change {d:+.0%} (95% CI {lo:+.0%} to {hi:+.0%}), p = {p:.3g}, BH q = {q:.3g}"
+             for t, lc, a, b, d, lo, hi, p, q in zip(
                  ordered["lc_title"], ordered["lc_id"], ordered["rate_a"], ordered["rate_b"], ordered["difference"],
-                 ordered["diff_low"], ordered["diff_high"], ordered["p_value"], strict=True)]
+                 ordered["diff_low"], ordered["diff_high"], ordered["p_value"], ordered["p_bh"], strict=True)]
     fig = go.Figure(go.Scatter(
         x=ordered["difference"], y=names, mode="markers", marker={"size": 11, "color": colour},
         error_x={"type": "data", "symmetric": False, "array": ordered["diff_high"] - ordered["difference"],

@@ -1,6 +1,6 @@
 """Compare page: two runs (two models, or one model before and after a change) per LC and capability.
 
-Both sides, the difference with its 95 % interval and a significance mark, a plot a stakeholder reads
+Both sides, the paired difference with its 95 % interval and a corrected significance mark, a plot a stakeholder reads
 at a glance, and the cases that newly fail or newly pass. The chosen runs and models live in the URL.
 """
 
@@ -53,13 +53,17 @@ def main() -> None:
     st.plotly_chart(charts.comparison_figure(comparison.lcs, label_a, label_b), width="stretch", key="comparison")
     percent = {c: st.column_config.NumberColumn(format="percent") for c in PERCENT}
     by_cap, by_lc = st.tabs(["Per capability", "Per LC"])
-    columns = ["n_a", "rate_a", "n_b", "rate_b", "difference", "diff_low", "diff_high", "p_value", "significance"]
+    columns = ["n_a", "rate_a", "n_b", "rate_b", "n_paired", "difference", "diff_low", "diff_high", "p_value",
+               "p_bh", "p_holm", "significance", "regression"]
     by_cap.dataframe(comparison.capabilities[["capability", "n_lcs", *columns]], hide_index=True, width="stretch",
                      column_config=percent)
     by_lc.dataframe(comparison.lcs[["capability", "lc_title", "lc_id", *columns]], hide_index=True, width="stretch",
                     column_config={**percent, "lc_title": "LC"})
-    st.caption("Intervals: 95 % Wilson (rates) and Newcombe (difference); * p < 0.05, ** p < 0.01, *** p < 0.001 "
-               "(two-proportion z-test). Cases are matched by LC and text.")
+    st.caption(f"Cases are matched by LC and text and compared in pairs, a seed and its expansions as one group. "
+               f"Rates: 95 % seed-clustered intervals; difference: B − A on the paired cases with its seed-clustered "
+               f"95 % interval. Test: {comparison.test}. Marks use {comparison.correction} (* q < 0.05, "
+               f"** q < 0.01, *** q < 0.001); 'regression' uses {comparison.gate_correction} (p < 0.05), the "
+               f"`compare --fail-on-regression` gate.")
     failing, passing = st.tabs([f"Newly failing ({len(comparison.newly_failing)})",
                                 f"Newly passing ({len(comparison.newly_passing)})"])
     failing.dataframe(comparison.newly_failing, hide_index=True, width="stretch", key="newly_failing")

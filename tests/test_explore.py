@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from alict_core.capabilities import capability_group, lc_catalog, lc_info
-from alict_core.compare import compare_runs, difference_interval, two_proportion_z
+from alict_core.compare import compare_frames, compare_runs, difference_interval
 from alict_core.explore import (
     Filters,
     apply_filters,
@@ -117,12 +118,40 @@ def test_striking_failures_prefer_pass_to_fail_then_confidence(run):
     assert story[(story["model"] == "strict") & (story["lc_id"] == "sentiment-lc05")].iloc[0]["text"] == "he is nice"
 
 
-def test_two_proportion_z_and_difference_interval_known_values():
-    z, p = two_proportion_z(10, 50, 25, 50)  # pooled 0.35: z = 0.3 / sqrt(0.35 * 0.65 * (1/50 + 1/50))
-    assert z == pytest.approx(3.1449, abs=1e-4) and p == pytest.approx(0.0016617, abs=1e-6)
+def test_newcombe_difference_interval_known_values():
     lo, hi = difference_interval(48, 80, 56, 70)  # Newcombe (1998) Table II, 56/70 − 48/80, method 10
     assert (lo, hi) == (pytest.approx(0.0524, abs=1e-4), pytest.approx(0.3339, abs=1e-4))
-    assert two_proportion_z(0, 0, 1, 2) == (0.0, 1.0)
+    assert np.isnan(difference_interval(0, 0, 1, 2)[0])
+
+
+def _sides(n_seeds: int, per_seed: int, fail_a: set[int], fail_b: set[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Side frames of one LC: ``n_seeds`` groups of ``per_seed`` cases; groups in ``fail_x`` fail wholly in x."""
+    rows = [{"lc_id": "sentiment-lc01", "capability": "Vocabulary", "kind": "seed" if k == 0 else "expansion",
+             "seed_id": f"s{g}", "text": f"case {g}-{k}", "expected": "positive", "predicted": "positive"}
+            for g in range(n_seeds) for k in range(per_seed)]
+    frame = pd.DataFrame(rows)
+    group = frame["seed_id"].str[1:].astype(int)
+    return frame.assign(passed=~group.isin(fail_a)), frame.assign(passed=~group.isin(fail_b))
+
+
+def test_paired_seed_clustered_test_is_not_fooled_by_expansions_the_pooled_z_test_is():
+    """Three seeds (with their five expansions each) flip to failing: 18 cases but only 3 independent changes."""
+    from statsmodels.stats.contingency_tables import mcnemar
+    from statsmodels.stats.proportion import proportions_ztest
+
+    a, b = _sides(20, 6, fail_a=set(range(5)), fail_b=set(range(8)))
+    row = compare_frames(a, b).lcs.iloc[0]
+    pooled_p = proportions_ztest([30, 48], [120, 120])[1]  # what compare reported before: significant
+    assert pooled_p < 0.05
+    assert row["p_value"] == pytest.approx(0.25) and row["significance"] == "" and not row["regression"]
+    assert (row["n_paired"], row["newly_failing"], row["seed_groups"]) == (120, 18, 20)
+    assert row["difference"] == pytest.approx(18 / 120)
+    assert row["diff_low"] < 0 < row["difference"] < row["diff_high"]  # the clustered interval spans no change
+    # with one case per seed the test is McNemar's exact test (statsmodels)
+    a, b = _sides(120, 1, fail_a={0, 1, 2, 50}, fail_b=set(range(3)) | set(range(10, 28)))
+    row = compare_frames(a, b).lcs.iloc[0]
+    exact = mcnemar([[99, 18], [1, 2]], exact=True).pvalue  # 18 newly fail, 1 newly passes
+    assert row["p_value"] == pytest.approx(exact) and row["p_value"] < 0.001 and row["regression"]
 
 
 def test_compare_same_model_with_one_expectation_changed(run):

@@ -117,3 +117,49 @@ def test_html_report_names_lcs_by_capability_and_title(result):
     assert "Negation · Negation of negative at the end, should be positive or neutral" in page
     assert "<title>sentiment-lc06</title>" in page  # the id on hover
     assert page.index("Vocabulary · Short sentences") < page.index("Negation · Negation of negative")  # group order
+
+
+def test_compare_refuses_runs_of_different_tasks_and_says_when_both_sides_are_one_run(tmp_path, capsys):
+    model = Keyword("kw", {"not", "bad"})
+    runs = {}
+    for task in ("sentiment", "hate-speech"):
+        cases = build_cases([{**s, "task": task} for s in SEEDS])
+        runs[task] = run_suite(cases, [model], cache_root=tmp_path / "cache").save(tmp_path / task)
+    capsys.readouterr()
+    assert main(["compare", str(runs["sentiment"]), str(runs["hate-speech"])]) == 2
+    err = capsys.readouterr().err
+    assert "run A is of task sentiment and run B of task hate-speech: compare two runs of one task" in err
+    assert "Traceback" not in err
+    assert main(["compare", str(runs["sentiment"]), str(runs["sentiment"]), "--fail-on-regression"]) == 0
+    out = capsys.readouterr().out
+    assert "A and B are the same run" in out and "the same model (kw)" in out
+
+
+def test_regression_gate_uses_holm_and_does_not_trip_for_two_equally_good_models():
+    """25 LCs, two models with the same fail rate (independent, seed-clustered outcomes): some LC has an
+    uncorrected p < 0.05 (the gate used to trip on that), Holm's correction keeps the gate closed."""
+    import pandas as pd
+
+    from alict_core.compare import compare_frames
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for lc in range(25):
+        for g in range(40):
+            for k in range(4):
+                rows.append({"lc_id": f"sentiment-lc{lc:02d}", "capability": "Vocabulary",
+                             "kind": "seed" if k == 0 else "expansion", "seed_id": f"l{lc}s{g}",
+                             "text": f"case {lc}-{g}-{k}", "expected": "positive", "predicted": "positive"})
+    frame = pd.DataFrame(rows)
+
+    def side() -> pd.DataFrame:
+        seed_fails = rng.random(len(frame) // 4) < 0.3
+        repeat = rng.random(len(frame)) < 0.9
+        fails = np.where(repeat, np.repeat(seed_fails, 4), rng.random(len(frame)) < 0.3)
+        return frame.assign(passed=~fails)
+
+    comparison = compare_frames(side(), side())
+    lcs = comparison.lcs
+    assert (lcs["p_value"] < 0.05).any()  # uncorrected, one LC looks significant
+    assert comparison.regressions().empty and (lcs["p_holm"] >= 0.05).all()
+    assert "Holm" in comparison.headline() and "Benjamini–Hochberg" in comparison.headline()

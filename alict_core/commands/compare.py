@@ -12,9 +12,11 @@ from alict_core.errors import AlictError
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help="compare two saved runs (or two models of one run) per LC and capability",
-        description="Per LC and capability: both fail rates with 95%% Wilson intervals, the difference B − A with "
-        "its 95%% interval and a two-proportion z-test mark (* p<0.05, ** p<0.01, *** p<0.001); cases that "
-        "newly fail or newly pass (matched by LC and text).",
+        description="Per LC and capability: both fail rates with 95%% seed-clustered intervals, the paired "
+        "difference B − A with its 95%% interval, and a paired test clustered by seed (exact sign test on seed "
+        "groups' net discordance: McNemar's exact test when every group is one case). p-values are corrected "
+        "across LCs: marks (* q<0.05, ** q<0.01, *** q<0.001) use Benjamini–Hochberg, --fail-on-regression uses "
+        "Holm. Cases that newly fail or newly pass (matched by LC and text). Runs of different tasks are refused.",
     )
     parser.add_argument("run_a", help="run directory of side A (written by `run`)")
     parser.add_argument("run_b", nargs="?", default=None, help="run directory of side B (default: run_a, two models)")
@@ -23,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the comparison as JSON")
     parser.add_argument("--show", type=int, default=10, help="newly failing / passing cases to print (default 10)")
     parser.add_argument("--fail-on-regression", action="store_true",
-                        help="exit 1 when an LC fails significantly more often in B (p < 0.05)")
+                        help="exit 1 when an LC fails significantly more often in B (Holm-corrected p < 0.05 "
+                             "across LCs)")
     parser.set_defaults(handler=run)
 
 
@@ -40,8 +43,10 @@ def comparison_document(comparison) -> dict:
     def records(frame):
         return json.loads(frame.to_json(orient="records"))
 
-    return {"schema": "alict-compare/1", "a": comparison.label_a, "b": comparison.label_b,
-            "headline": comparison.headline(), "lcs": records(comparison.lcs),
+    return {"schema": "alict-compare/2", "a": comparison.label_a, "b": comparison.label_b, "note": comparison.note,
+            "headline": comparison.headline(), "test": comparison.test,
+            "correction": {"significance": comparison.correction, "regression": comparison.gate_correction},
+            "lcs": records(comparison.lcs),
             "capabilities": records(comparison.capabilities), "newly_failing": records(comparison.newly_failing),
             "newly_passing": records(comparison.newly_passing)}
 
@@ -54,14 +59,18 @@ def run(args: argparse.Namespace) -> int:
     run_a = _load(args.run_a)
     run_b = _load(args.run_b) if args.run_b else run_a
     comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)
-    cols = ["lc_id", "capability", "n_a", "rate_a", "n_b", "rate_b", "difference", "diff_low", "diff_high", "p_value",
-            "significance"]
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
+    cols = ["lc_id", "capability", "n_a", "rate_a", "n_b", "rate_b", "n_paired", "difference", "diff_low",
+            "diff_high", "p_value", "p_bh", "p_holm", "significance", "regression"]
+    with pd.option_context("display.width", 220, "display.max_columns", 20, "display.max_rows", 500):
+        if comparison.note:
+            print(comparison.note)
         print(f"A = {comparison.label_a}, B = {comparison.label_b}")
         print(comparison.lcs[cols].round(3).to_string(index=False))
         print()
-        print(comparison.capabilities[["capability", "n_lcs", "rate_a", "rate_b", "difference", "p_value",
+        print(comparison.capabilities[["capability", "n_lcs", "rate_a", "rate_b", "difference", "p_value", "p_bh",
                                        "significance"]].round(3).to_string(index=False))
+        print(f"\ntest: {comparison.test}; significance marks: {comparison.correction} (* q<0.05, ** q<0.01, "
+              f"*** q<0.001); regression (the --fail-on-regression gate): {comparison.gate_correction}, p < 0.05")
         for title, frame in (("newly failing", comparison.newly_failing), ("newly passing", comparison.newly_passing)):
             print(f"\n{len(frame)} {title} cases" + (":" if len(frame) and args.show else ""))
             if len(frame) and args.show:
@@ -73,5 +82,4 @@ def run(args: argparse.Namespace) -> int:
         with atomic_path(Path(args.json)) as tmp:
             tmp.write_text(json.dumps(comparison_document(comparison), indent=2) + "\n", encoding="utf-8")
         print(f"comparison written to {args.json}")
-    regressed = comparison.lcs[(comparison.lcs["significance"] != "") & (comparison.lcs["difference"] > 0)]
-    return 1 if args.fail_on_regression and len(regressed) else 0
+    return 1 if args.fail_on_regression and len(comparison.regressions()) else 0
