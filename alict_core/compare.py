@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from alict_core.capabilities import lc_catalog
 from alict_core.errors import AlictError
-from alict_core.metrics.intervals import clustered_interval, cluster_stats, wilson_interval
+from alict_core.metrics.intervals import cluster_stats, clustered_interval, t_quantile, wilson_interval
 
 SIDE_COLUMNS = ["lc_id", "capability", "kind", "seed_id", "text", "expected", "predicted", "passed"]
 ALPHA = 0.05
@@ -57,11 +58,17 @@ def paired_sign_test(worse: np.ndarray, better: np.ndarray) -> float:
     newly fail / newly pass. 1.0 when no group changed."""
     net = np.asarray(worse, dtype=np.int64) - np.asarray(better, dtype=np.int64)
     up, down = int((net > 0).sum()), int((net < 0).sum())
-    if up + down == 0:
+    return _sign_test_p(up, up + down)
+
+
+@lru_cache(maxsize=65_536)
+def _sign_test_p(up: int, total: int) -> float:
+    """Two-sided exact binomial p of ``up`` successes in ``total`` trials at ½ (1.0 when total is 0)."""
+    if total == 0:
         return 1.0
     from scipy.stats import binomtest
 
-    return float(binomtest(up, up + down, 0.5).pvalue)
+    return float(binomtest(up, total, 0.5).pvalue)
 
 
 def paired_difference_interval(worse: np.ndarray, better: np.ndarray, sizes: np.ndarray) -> tuple[float, float]:
@@ -71,11 +78,9 @@ def paired_difference_interval(worse: np.ndarray, better: np.ndarray, sizes: np.
     n, groups = sizes.sum(), len(sizes)
     if groups < 2 or n <= 0:
         return math.nan, math.nan
-    from scipy.stats import t
-
     diff = net.sum() / n
     variance = groups / (groups - 1) * float(((net - diff * sizes) ** 2).sum()) / (n * n)
-    half = float(t.ppf(0.975, groups - 1)) * math.sqrt(variance)
+    half = t_quantile(groups - 1) * math.sqrt(variance)
     return max(-1.0, diff - half), min(1.0, diff + half)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Sequence
 
 Z_95 = 1.959964  # two-sided 95 %
@@ -26,6 +27,14 @@ CLUSTER_STAT_FIELDS = ("n_groups", "sum_sq_fail", "sum_sq_cases", "sum_fail_case
 CLUSTERED_METHOD = ("95 % Wilson interval on the design-effect-adjusted sample size (Kish effective n from the "
                     "cluster-robust variance of the ratio estimator, clusters = seed groups, t quantile with "
                     "groups − 1 degrees of freedom)")
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(df: int) -> float:
+    """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom (scipy)."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 def cluster_stats(fails: Sequence[int], sizes: Sequence[int]) -> dict[str, int]:
@@ -69,9 +78,7 @@ def clustered_interval(n_fail: int, n: int, n_groups: int, sum_sq_fail: int, sum
     """
     if n <= 0:
         return (math.nan, math.nan)
-    from scipy.stats import t
-
     deff = design_effect(n_fail, n, n_groups, sum_sq_fail, sum_sq_cases, sum_fail_cases)
     n_eff = n / deff
-    z = float(t.ppf(0.975, n_groups - 1)) if n_groups >= 2 else Z_95
+    z = t_quantile(n_groups - 1) if n_groups >= 2 else Z_95
     return wilson_interval(n_fail / n * n_eff, n_eff, z)  # type: ignore[arg-type]  # fractional counts
