@@ -182,6 +182,7 @@ def definitions(name: str) -> list[str]:
 
 @pytest.mark.parametrize("name, home", [
     ("wilson_interval", "alict_core/metrics/intervals.py"),
+    ("clustered_interval", "alict_core/metrics/intervals.py"),
 ])
 def test_one_definition_of_each_shared_helper(name, home):
     assert definitions(name) == [home]

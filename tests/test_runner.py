@@ -173,6 +173,63 @@ def test_wilson_interval_known_values():
     assert wilson_interval(0, 20)[0] == 0.0 and wilson_interval(0, 20)[1] == pytest.approx(0.161, abs=1e-3)
 
 
+def _clustered_fails(rng, runs: int, p: float, n_seeds: int = 200, n_expansions: int = 5, agreement: float = 0.9):
+    """(runs, seeds, 1 + expansions) fails: each expansion repeats its seed's outcome with probability 0.9."""
+    seed = rng.random((runs, n_seeds)) < p
+    fresh = rng.random((runs, n_seeds, n_expansions)) < p
+    repeat = rng.random((runs, n_seeds, n_expansions)) < agreement
+    return np.concatenate([seed[:, :, None], np.where(repeat, seed[:, :, None], fresh)], axis=2)
+
+
+def test_seed_clustered_interval_covers_the_true_fail_rate_where_wilson_on_cases_does_not():
+    """200 seeds × 5 expansions sharing their seed's outcome (agreement 0.9), 300 seeded runs."""
+    from alict_core.metrics.intervals import cluster_stats, clustered_interval
+
+    rng = np.random.default_rng(28)
+    p, clustered, wilson = 0.2, 0, 0
+    fails = _clustered_fails(rng, 300, p)
+    for run in fails:
+        per_seed = run.sum(axis=1)
+        y, n = int(per_seed.sum()), run.size
+        low, high = clustered_interval(y, n, **cluster_stats(per_seed, np.full(len(per_seed), run.shape[1])))
+        clustered += low <= p <= high
+        low, high = wilson_interval(y, n)
+        wilson += low <= p <= high
+    assert clustered / len(fails) >= 0.92 and wilson / len(fails) < 0.75
+
+
+def test_clustered_interval_is_wilson_for_one_case_groups_and_agrees_with_statsmodels_cluster_se():
+    import statsmodels.api as sm
+
+    from alict_core.metrics.intervals import cluster_stats, design_effect
+
+    ones = np.ones(100, dtype=int)
+    fails = np.r_[np.ones(30, dtype=int), np.zeros(70, dtype=int)]
+    stats = cluster_stats(fails, ones)
+    assert design_effect(30, 100, **stats) == pytest.approx(1.0, abs=0.02)  # n / (n − 1), floored at 1
+    # the ratio estimator's variance is statsmodels' cluster-robust variance of the mean (G/(G−1) correction)
+    run = _clustered_fails(np.random.default_rng(1), 1, 0.3, n_seeds=50)[0]
+    y, groups = run.ravel().astype(float), np.repeat(np.arange(50), run.shape[1])
+    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    p, n = y.mean(), y.size
+    stats = cluster_stats(run.sum(axis=1), np.full(50, run.shape[1]))
+    ours = design_effect(int(y.sum()), n, **stats) * p * (1 - p) / n
+    assert ours == pytest.approx(fit.bse[0] ** 2, rel=1e-9)
+
+
+def test_summary_intervals_widen_for_expansions_that_repeat_their_seed(cache):
+    """Every expansion shares its seed's outcome: the all-case interval is as wide as the seeds' own."""
+    seeds = [seed(f"s{i}", "LC1", "a good film" if i % 2 else "a bad film") for i in range(20)]
+    expansions = [{"id": f"s{i}-e{k}", "seed_id": f"s{i}", "lc_id": "LC1", "accepted": True,
+                   "text": f"a {'good' if i % 2 else 'bad'} film number {k}"} for i in range(20) for k in range(4)]
+    row = run_suite(build_cases(seeds, expansions), [KeywordModel()], cache_root=cache).summary().iloc[0]
+    assert (row.n_cases, row.n_fail, row.n_groups) == (100, 50, 20)
+    assert row.design_effect == pytest.approx(5 * 20 / 19, rel=1e-9)  # groups of 5 agree fully; G/(G−1)
+    naive_low, naive_high = wilson_interval(50, 100)
+    assert row.ci_high_all - row.ci_low_all > 1.8 * (naive_high - naive_low)
+    assert row.ci_high_expansions - row.ci_low_expansions > 1.6 * (naive_high - naive_low)
+
+
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
     import numpy as np
