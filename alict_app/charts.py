@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
 
 
 def tree_layout(tree: Any) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
@@ -83,12 +83,21 @@ def heatmap_figure(frame, row: str, col: str, value: str, title: str = ""):
 def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "kind"):
     """Grouped bars of fail rate (seeds vs expansions) per LC and model, with 95% intervals.
 
-    ``frame`` has one row per case with columns lc, model, kind and a boolean ``failed``.
+    ``frame`` has one row per case with columns lc, model, kind and a boolean ``failed`` (and ``seed_id``).
+    Seeds: Wilson intervals; expansions, when ``seed_id`` is given: the seed-clustered interval of the run
+    summary (expansions repeat their seed's outcome, so each seed's expansions count as one cluster).
     """
     import plotly.express as px
 
     grouped = frame.groupby([lc, model, kind])["failed"].agg(["sum", "count"]).reset_index()
     bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"], strict=True)]
+    if "seed_id" in frame.columns:
+        per_seed = frame.groupby([lc, model, kind, "seed_id"])["failed"].agg(["sum", "count"])
+        for i, key in enumerate(zip(grouped[lc], grouped[model], grouped[kind], strict=True)):
+            if key[2] != "seed":
+                seeds = per_seed.loc[key]
+                bounds[i] = clustered_interval(int(seeds["sum"].sum()), int(seeds["count"].sum()),
+                                               **cluster_stats(seeds["sum"], seeds["count"]))
     grouped["fail_rate"] = grouped["sum"] / grouped["count"].clip(lower=1)
     grouped["err_plus"] = [hi - r for (_lo, hi), r in zip(bounds, grouped["fail_rate"], strict=True)]
     grouped["err_minus"] = [r - lo for (lo, _hi), r in zip(bounds, grouped["fail_rate"], strict=True)]

@@ -74,6 +74,12 @@ def test_fail_rate_bars_have_intervals_per_kind():
     by_kind = {trace.name: list(trace.y) for trace in fig.data}
     assert by_kind["seed"] == [0.5, 0.0] and by_kind["expansion"] == [1.0]
     assert all(trace.error_y.array is not None for trace in fig.data)
+    # twelve expansions of two seeds, each seed's expansions all alike: clustered, wider than Wilson on 12 cases
+    grown = pd.DataFrame({"lc_id": "a", "model": "m", "kind": "expansion", "seed_id": ["s1"] * 6 + ["s2"] * 6,
+                          "failed": [True] * 6 + [False] * 6})
+    bar = charts.fail_rate_bars(grown).data[0]
+    wilson_half = 0.5 - charts.wilson_interval(6, 12)[0]
+    assert bar.y[0] == 0.5 and bar.error_y.arrayminus[0] > 1.5 * wilson_half
 
 
 def test_contributions_html_escapes_and_colours():
