@@ -13,6 +13,7 @@ from alict_core import trust
 from alict_core.capabilities import lc_catalog
 from alict_core.explore import striking_failures
 from alict_core.report import render_reader_report
+from alict_core.runner.summary import for_display
 
 
 def demo_view(key: str) -> None:
@@ -41,7 +42,7 @@ def capability_first(summary: pd.DataFrame) -> pd.DataFrame:
         return summary
     catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary.get("capability", summary["lc_id"]),
                                                     strict=True)))
-    named = summary.drop(columns=[c for c in ("capability",) if c in summary])
+    named = for_display(summary).drop(columns=[c for c in ("capability",) if c in summary])
     named.insert(0, "title", named["lc_id"].map(lambda lc: catalog[lc].title))
     named.insert(0, "capability", named["lc_id"].map(lambda lc: catalog[lc].capability))
     return named

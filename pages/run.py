@@ -8,6 +8,7 @@ from alict_app import backends, run_monitor, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 from alict_core import trust
 from alict_core.models.run_scope import run_scope
+from alict_core.runner.summary import for_display
 
 USER_KINDS = {
     "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
@@ -72,7 +73,7 @@ def show_result(key: str, cached: bool) -> None:
     st.success(f"Run finished{' (loaded from cache)' if cached else ''} — run id `{runs.resolve(key)}`. "
                "Open **Failures** for the analysis.", icon=":material/check_circle:")
     if len(summary):
-        st.dataframe(summary, hide_index=True, width="stretch")
+        st.dataframe(for_display(summary), hide_index=True, width="stretch")
 
 
 def lego_suites(task: str) -> list[str]:

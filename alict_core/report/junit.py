@@ -39,7 +39,8 @@ def _testcase(row: dict[str, Any]) -> ET.Element:
 def _figures(row: dict[str, Any]) -> str:
     limit = "no threshold" if row["threshold"] is None else f"threshold {_pct(row['threshold'])}"
     return (f"{row['lc_id']} ({row['capability']}: {row['title']}) × {row['model']}: "
-            f"fail rate {_pct(row['fail_rate'])} (95% CI {_pct(row['ci_low'])}–{_pct(row['ci_high'])}, clustered by seed), "
+            f"fail rate {_pct(row['fail_rate'])} "
+            f"(95% CI {_pct(row['ci_low'])}–{_pct(row['ci_high'])}, clustered by seed), "
             f"{row['n_fail']} of {row['n_cases']} cases; {limit}")
 
 

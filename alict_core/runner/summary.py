@@ -30,6 +30,11 @@ COUNT_FIELDS = ("n_seeds", "n_expansions", "n_fail_seeds", "n_fail_expansions", 
                 *CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL)
 
 
+def for_display(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary without the additive seed-group statistics (kept in summary.csv for merging, noise on screen)."""
+    return summary.drop(columns=[*CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL], errors="ignore")
+
+
 def group_statistics(lc: np.ndarray, group: np.ndarray, seed: np.ndarray, failed: np.ndarray,
                      n_lc: int) -> dict[str, np.ndarray]:
     """Per LC (codes ``0..n_lc-1``), the cluster fields of :data:`COUNT_FIELDS` from per-case arrays.
