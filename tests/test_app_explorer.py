@@ -104,7 +104,8 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     changed = original.replace("expected: {label: neutral}", "expected: {label: negative}")
     spec_file.write_text(changed, encoding="utf-8")
     at = start()
-    before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc05"))
+    # 24 seeds: enough independent seeds for the paired test to see a 50-point change after the BH correction
+    before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc05"), max_seeds=24)
     spec_file.write_text(original, encoding="utf-8")  # the change under test: lc05 expects neutral again
     at.switch_page("pages/run.py").run()
     at.button(key="run_go").click().run()
@@ -117,6 +118,7 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     lcs = at.dataframe[1].value.set_index("lc_id")
     assert lcs.loc["sentiment-lc01", "difference"] == 0 and lcs.loc["sentiment-lc01", "significance"] == ""
     assert lcs.loc["sentiment-lc05", "difference"] >= 0.5 and lcs.loc["sentiment-lc05", "significance"] != ""
+    assert bool(lcs.loc["sentiment-lc05", "regression"]) and not bool(lcs.loc["sentiment-lc01", "regression"])
     newly_failing = at.dataframe[2].value
     lc05 = lcs.loc["sentiment-lc05"]
     newly_passing = at.dataframe[3].value
