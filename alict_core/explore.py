@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from alict_core.capabilities import lc_catalog
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
 
 GROUP_BY = {"inserted word": "inserted_word", "template": "template", "LC": "lc_label", "capability": "capability",
             "model": "model", "test type": "test_type"}
@@ -130,8 +130,10 @@ def apply_filters(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
 
 
 def group_rates(frame: pd.DataFrame, by: str, min_cases: int = 1) -> pd.DataFrame:
-    """Fail rate per value of column ``by`` (all outcomes of ``frame`` count): n, n_fail, rate, 95 % Wilson CI.
+    """Fail rate per value of column ``by`` (all outcomes of ``frame`` count): n, n_fail, rate, 95 % CI.
 
+    The interval is clustered by seed (``clustered_interval``: a seed's cases, its expansions and every model's
+    outcome on them, count as one cluster) when ``frame`` has ``lc_id`` and ``seed_id``; else Wilson on cases.
     Sorted by fail rate, then size; rows with an empty key (seeds when grouping by inserted word) are left out.
     """
     columns = [by, "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"]
@@ -141,7 +143,15 @@ def group_rates(frame: pd.DataFrame, by: str, min_cases: int = 1) -> pd.DataFram
     grouped = keyed.groupby(by, sort=False)["failed"].agg(["size", "sum"]).reset_index()
     grouped.columns = [by, "n_cases", "n_fail"]
     grouped = grouped[grouped["n_cases"] >= min_cases]
-    bounds = [wilson_interval(int(f), int(n)) for f, n in zip(grouped["n_fail"], grouped["n_cases"], strict=True)]
+    if {"lc_id", "seed_id"} <= set(keyed.columns):
+        keys = list(dict.fromkeys([by, "lc_id", "seed_id"]))
+        per_seed = keyed.groupby(keys, sort=False)["failed"].agg(["sum", "size"])
+        bounds = []
+        for key, f, n in zip(grouped[by], grouped["n_fail"], grouped["n_cases"], strict=True):
+            seeds = per_seed.loc[key]
+            bounds.append(clustered_interval(int(f), int(n), **cluster_stats(seeds["sum"], seeds["size"])))
+    else:
+        bounds = [wilson_interval(int(f), int(n)) for f, n in zip(grouped["n_fail"], grouped["n_cases"], strict=True)]
     grouped["fail_rate"] = grouped["n_fail"] / grouped["n_cases"]
     grouped["ci_low"] = [lo for lo, _ in bounds]
     grouped["ci_high"] = [hi for _, hi in bounds]

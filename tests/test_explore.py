@@ -154,6 +154,19 @@ def test_paired_seed_clustered_test_is_not_fooled_by_expansions_the_pooled_z_tes
     assert row["p_value"] == pytest.approx(exact) and row["p_value"] < 0.001 and row["regression"]
 
 
+def test_group_rates_cluster_a_seed_with_its_expansions():
+    from alict_core.explore import group_rates
+    from alict_core.metrics.intervals import wilson_interval
+
+    a, _ = _sides(10, 6, fail_a={0, 1, 2, 3, 4}, fail_b=set())
+    frame = a.assign(failed=~a["passed"], model="m")
+    for by in ("model", "lc_id"):
+        row = group_rates(frame, by).iloc[0]
+        low, high = wilson_interval(30, 60)
+        assert row["fail_rate"] == 0.5 and row["ci_high"] - row["ci_low"] > 2 * (high - low)
+    assert group_rates(frame.drop(columns="seed_id"), "model").iloc[0]["ci_low"] == pytest.approx(low)
+
+
 def test_compare_same_model_with_one_expectation_changed(run):
     before = run([Keyword("kw")])
     after = run([Keyword("kw")], lc05={"kind": "label", "labels": ["positive"]})
