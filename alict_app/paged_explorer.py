@@ -34,7 +34,11 @@ def labelled_cube(key: str) -> pd.DataFrame:
 
 
 def cube_rates(cube: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Fail rate per value of ``by`` from aggregate counts (the columns of ``explore.group_rates``)."""
+    """Fail rate per value of ``by`` from aggregate counts (the columns of ``explore.group_rates``).
+
+    The interval is Wilson on cases: the filtered cube has no seed groups, so it is narrower than the
+    seed-clustered interval of ``explore.group_rates`` and of the run summary (which large runs also get).
+    """
     columns = [by, "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"]
     if cube.empty:
         return pd.DataFrame(columns=columns)
