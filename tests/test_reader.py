@@ -42,6 +42,9 @@ def test_sharded_run_counts_facets_and_summary_without_loading_rows(big):
     # m1 fails every seed (index % 4 == 0) and passes its expansions: fail-to-pass pairs only
     by_model = summary.groupby("model")[["n_pass_to_fail", "n_fail_to_pass"]].sum()
     assert by_model.loc["m1"].tolist() == [0, 75_000]
+    # seed groups summed over the ten parts: 25 000 seeds per model, each with three expansions
+    groups = summary.groupby("model")[["n_groups", "n_groups_expansions", "sum_sq_cases"]].sum()
+    assert groups.loc["m1"].tolist() == [25_000, 25_000, 25_000 * 16]
     assert reader.count(RowFilter(pass_to_fail=True, models=("m2",))) == int(by_model.loc["m2", "n_pass_to_fail"]) > 0
 
 
@@ -77,9 +80,11 @@ def test_legacy_run_reads_like_its_run_result(tmp_path):
     assert reader.n_rows() == 5 and reader.models() == ["kw"] and reader.lcs() == ["LC1", "LC2"]
     pd.testing.assert_frame_equal(reader.summary(), result.summary(), check_dtype=False)
     reader.folder.joinpath("summary.csv").unlink()  # aggregated from the rows gives the same numbers
-    aggregated = reader.summary()[["lc_id", "model", "n_fail", "n_pass_to_fail", "n_fail_to_pass"]]
-    expected = result.summary()[["lc_id", "model", "n_fail", "n_pass_to_fail", "n_fail_to_pass"]]
-    assert aggregated.to_dict("records") == expected.to_dict("records")
+    columns = ["lc_id", "model", "n_fail", "n_pass_to_fail", "n_fail_to_pass", "ci_low_expansions",
+               "ci_high_expansions", "ci_low_all", "ci_high_all", "design_effect", "n_groups", "sum_sq_fail"]
+    aggregated = reader.summary()[columns]  # the seed-clustered intervals too, from per-seed counts of the parts
+    expected = result.summary()[columns]
+    pd.testing.assert_frame_equal(aggregated, expected, check_dtype=False)
     page = reader.page(RowFilter(pass_to_fail=True))
     assert page["case_id"].tolist() == ["e1"] and page["seed_text"].tolist() == ["a good film"]
 

@@ -345,7 +345,12 @@ class RunResult:
 
     def counts(self) -> list[dict[str, Any]]:
         """Per LC × model (models outer, LCs in first-appearance order): case, fail and pair counts."""
-        from alict_core.runner.summary import COUNT_FIELDS, group_statistics
+        from alict_core.runner.summary import (
+            CLUSTER_FIELDS_ALL,
+            CLUSTER_FIELDS_EXPANSIONS,
+            COUNT_FIELDS,
+            group_statistics,
+        )
 
         idx = self._index()
         n_lc = len(idx["lcs"])
@@ -360,7 +365,7 @@ class RunResult:
             groups = group_statistics(idx["lc"], idx["group"], idx["seed"], fail, n_lc)
             values = (seeds, exps, count(fail & idx["seed"]), count(fail & ~idx["seed"]),
                       count(self._pair_mask(o, True)), count(self._pair_mask(o, False)),
-                      *(groups[name] for name in COUNT_FIELDS[6:]))
+                      *(groups[name] for name in (*CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL)))
             for k, lc in enumerate(idx["lcs"]):
                 rows.append({"lc_id": str(lc), "capability": first[lc].capability,
                              "test_type": first[lc].test_type, "model": o.name,
