@@ -10,16 +10,26 @@ Layout of a sharded run folder (``docs/ARCHITECTURE.md``, "Streaming runs")::
 
 A run is prepared in two passes: the case iterable is written shard by shard into a hidden staging folder
 (memory holds one case at a time) while the run id — the same content hash ``RunResult.run_id`` gives — is
-computed; the staging folder then becomes ``<runs root>/<run_id>`` (or joins the unfinished run already there,
-keeping every shard whose cases and results still match their checksums). Shards are then predicted by
-``RunShardWorker`` on the chosen executor; a worker writes a shard's results atomically (counts, then the
-Parquet part renamed into place), so a killed run leaves whole shards only and a re-run resumes after them.
+computed; the staging folder then becomes ``<runs root>/<run_id>`` (or joins the unfinished run already there).
+Shards are then predicted by ``RunShardWorker`` on the chosen executor; a worker writes a shard's results
+atomically (counts, then the Parquet part renamed into place), so a killed run leaves whole shards only.
+
+Resume is verified: after each shard the run records the sha256 of its counts file in ``progress.json``
+(``"parts"``); a re-run keeps a shard only when its counts file has that checksum and its cases and results
+parts have the checksums the counts record, and recomputes every other shard (a changed counts file never
+changes the totals). A finished run is returned as it is only when it passes its manifest check.
+
+A folder that holds a finished run (of other inputs, or damaged) is never written in place: the new run is
+prepared in ``.<name>.pending`` beside it (resumable there; verified shards of a damaged run of the same inputs
+are linked in, not predicted again) and swapped in whole when finished (``manifest.replace_dir``), so a
+killed re-write leaves the old run or the new one, never a mix.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -34,10 +44,11 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
-from alict_core.manifest import clean_stale, sha256_file
+from alict_core.manifest import READ_ERRORS, clean_stale, sha256_file
 from alict_core.runner.cases import TestCase
 from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
 
+log = logging.getLogger("alict_core")
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
@@ -244,37 +255,135 @@ def read_progress(run_dir: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _finished_shards(run_dir: Path, n_shards: int) -> set[int]:
-    """Shards whose results part exists and matches the checksums its counts recorded for it and its cases."""
-    done = set()
+def _shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
+    """Whether shard N is whole: its counts file has the checksum the run recorded for it (``counts_sha256``)
+    and its cases and results parts have the checksums that counts file records."""
+    counts_path = run_dir / "counts" / part_name(shard, ".json")
+    results = run_dir / "results" / part_name(shard, ".parquet")
+    if not counts_sha256 or not results.is_file() or not counts_path.is_file():
+        return False
+    try:
+        if sha256_file(counts_path) != counts_sha256:
+            return False
+        counts = read_json(counts_path)
+        return bool(counts.get("shard") == shard
+                    and counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
+                    and counts.get("results_sha256") == sha256_file(results))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> dict[int, str]:
+    """Shards verified against ``ledger`` (shard → sha256 of its counts file, as recorded by the run), as shard →
+    counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again); a shard
+    the run never recorded (killed between a worker's write and the record) is kept only when its counts equal
+    the counts recomputed from its cases and results parts."""
+    done = {}
     for shard in range(n_shards):
-        results = run_dir / "results" / part_name(shard, ".parquet")
+        digest = ledger.get(str(shard))
         counts_path = run_dir / "counts" / part_name(shard, ".json")
-        if not results.is_file() or not counts_path.is_file():
+        if isinstance(digest, str):
+            if _shard_ok(run_dir, shard, digest):
+                done[shard] = digest
+            elif counts_path.is_file():
+                log.warning("shard %d of run %r does not match the run's record of it; predicting it again",
+                            shard, run_dir.name)
             continue
         try:
-            counts = read_json(counts_path)
-            ok = (counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
-                  and counts.get("results_sha256") == sha256_file(results))
-        except (OSError, ValueError, AttributeError):
-            ok = False
-        if ok:
-            done.add(shard)
+            digest = sha256_file(counts_path) if counts_path.is_file() else None
+        except OSError:
+            continue
+        if digest and _shard_ok(run_dir, shard, digest) and _counts_hold(run_dir, shard):
+            done[shard] = digest
     return done
 
 
+def _counts_hold(run_dir: Path, shard: int) -> bool:
+    """Whether shard N's counts file says what its cases and results parts say (counts recomputed, no model)."""
+    import numpy as np
+    import pandas as pd
+
+    from alict_core.runner.run import ModelOutcome, RunResult
+
+    try:
+        stored = read_json(run_dir / "counts" / part_name(shard, ".json"))
+        cases = [TestCase.from_dict(row) for row in iter_jsonl(run_dir / "cases" / part_name(shard, ".jsonl"))]
+        table = pd.read_parquet(run_dir / "results" / part_name(shard, ".parquet"),
+                                columns=["model", "case_id", "passed"])
+        ids, n = [case.case_id for case in cases], len(cases)
+        outcomes = []
+        for model in stored["models"]:
+            rows = table[table.model == model["name"]].set_index("case_id")
+            if len(rows) != n or set(rows.index) != set(ids):
+                return False
+            passed = rows.passed.reindex(ids).to_numpy(dtype=bool)
+            zeros = np.zeros(n, dtype=np.int32)
+            outcomes.append(ModelOutcome(model["name"], "", (), np.zeros((n, 0)), passed, zeros, zeros, [None] * n))
+        recomputed = json.loads(json.dumps(RunResult(cases, outcomes).counts()))
+        return bool(stored.get("n_cases") == n and stored.get("counts") == recomputed)
+    except READ_ERRORS:  # an unreadable or inconsistent part is not finished: predicted again
+        return False
+
+
+def _ledger_of_finished(run_dir: Path) -> dict[str, str]:
+    """shard → counts checksum of a finished run, from its manifest (empty when it has none or it is unreadable)."""
+    try:
+        manifest = read_json(run_dir / "manifest.json")
+        files = manifest.get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    ledger = {}
+    for name, digest in files.items():
+        if isinstance(name, str) and name.startswith("counts/part-") and name.endswith(".json"):
+            try:
+                ledger[str(int(name[len("counts/part-"):-len(".json")]))] = str(digest)
+            except ValueError:
+                continue
+    return ledger
+
+
 def _is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
+    """A finished run of these inputs that passes its manifest check (a damaged one is repaired, not served)."""
+    from alict_core.manifest import CorruptArtefactError, verify_dir
+
     try:
         meta = read_json(run_dir / "meta.json")
     except (OSError, ValueError):
         return False
-    return (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
-            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file())
+    if not (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
+            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file()):
+        return False
+    try:
+        verify_dir(run_dir, "run", key=run_id, label=f"run {run_dir.name!r}")
+    except CorruptArtefactError as exc:
+        log.warning("%s; recomputing its damaged shards", exc)
+        return False
+    return True
 
 
-def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> set[int]:
-    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume)."""
+def pending_dir(run_dir: Path) -> Path:
+    """Where a finished run folder is re-written (other inputs, or a repair) until the new run is finished."""
+    return run_dir.with_name(f".{run_dir.name}.pending")
+
+
+def _work_folder(run_dir: Path) -> Path:
+    """``run_dir`` itself when it holds no finished run; else its pending sibling (swapped in when finished),
+    so a killed re-write leaves the finished run as it was."""
     from alict_core.manifest import _check_replaceable, recover_dir
+
+    recover_dir(run_dir)
+    if not run_dir.exists():
+        return run_dir
+    _check_replaceable(run_dir, OWNED)  # a folder of other files is refused before any work
+    return pending_dir(run_dir) if (run_dir / "meta.json").exists() else run_dir
+
+
+def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
+           reuse: Path | None = None) -> dict[int, str]:
+    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
+    shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
+    same inputs are linked in instead of being predicted again."""
+    from alict_core.manifest import _check_replaceable, recover_dir, replace_dir
 
     recover_dir(run_dir)
     previous = read_progress(run_dir) if run_dir.is_dir() else None
@@ -293,17 +402,56 @@ def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards:
                     path.unlink()
         shutil.rmtree(staging, ignore_errors=True)
         (run_dir / STOP_FILE).unlink(missing_ok=True)
-        return _finished_shards(run_dir, n_shards)
+        parts = (previous or {}).get("parts")
+        return _finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
     if run_dir.exists():
         _check_replaceable(run_dir, OWNED)
-        old = run_dir.with_name(f".{run_dir.name}.tmp-replaced-{os.getpid()}")
-        os.replace(run_dir, old)
-        os.replace(staging, run_dir)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_dir(staging, run_dir)
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, run_dir)
-    return set()
+    return _reuse_shards(reuse, run_dir, run_id, shard_size, n_shards) if reuse is not None else {}
+
+
+def _reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> dict[int, str]:
+    """Link the verified shards of the finished run ``source`` (same inputs, same shard size) into ``run_dir``."""
+    try:
+        meta = read_json(source / "meta.json")
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict) or meta.get("run_id") != run_id or meta.get("shard_size") != shard_size:
+        return {}
+    reused: dict[int, str] = {}
+    for shard, digest in _finished_shards(source, n_shards, _ledger_of_finished(source)).items():
+        name = part_name(shard, ".jsonl")
+        if sha256_file(source / "cases" / name) != sha256_file(run_dir / "cases" / name):
+            continue
+        for folder, suffix in (("counts", ".json"), ("results", ".parquet")):
+            target = run_dir / folder / part_name(shard, suffix)
+            target.parent.mkdir(exist_ok=True)
+            _link_or_copy(source / folder / part_name(shard, suffix), target)
+        reused[shard] = digest
+    return reused
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """A hard link (parts are never changed in place, only replaced), else a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
+    """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since)."""
+    now = time.time()
+    for folder in Path(root).glob(".*.pending"):
+        try:
+            stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)
+            if folder.is_dir() and now - stamp > max_age_s:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
 
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
@@ -389,6 +537,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
         clean_stale(root)  # staging folders of runs killed while preparing their cases
+        _clean_pending(root)
         staging = Path(tempfile.mkdtemp(prefix=".stream.tmp-", dir=root))
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
@@ -402,7 +551,9 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 if _is_complete(folder, run_id, shard_size):
                     _write_extra_files(folder, extra_files)
                     return folder
-                done = _adopt(staging, folder, run_id, shard_size, len(sizes))
+                work = _work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
+                done = _adopt(staging, work, run_id, shard_size, len(sizes),
+                              reuse=folder if work != folder else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state: dict[str, Any] = {
                     "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
@@ -410,13 +561,18 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                     "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
                     "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
                     "executor": pool.name, "workers": pool.workers,
+                    "parts": {str(shard): digest for shard, digest in sorted(done.items())},
                     "message": f"resuming after {len(done)} finished shards" if done else "started"}
-                _write_progress(folder, state)
+                _write_progress(work, state)
                 if progress:
                     progress(state["cases_done"], run_hash.n, state["message"])
-                _execute(pool, init, folder, sizes, done, state, progress, should_stop)
-                _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
+                _execute(pool, init, work, sizes, set(done), state, progress, should_stop)
+                _finish(work, run_id, described, sizes, state, started, pool, shard_size,
                         {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
+                if work != folder:
+                    from alict_core.manifest import replace_dir
+
+                    replace_dir(work, folder)  # the finished re-write replaces the old run whole
                 return folder
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -448,6 +604,8 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
     tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
     try:
         for result in pool.map_shards(RunShardWorker, init, tasks, should_stop=stop):
+            counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
+            state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
             state["shards_done"] += 1
             state["cases_done"] += int(result["n_cases"])
             message = f"shard {state['shards_done']}/{state['n_shards']} done"
@@ -486,7 +644,11 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
     unparsed: dict[str, int] = {}
     parts = []
     for shard in range(len(sizes)):
-        counts = read_json(folder / "counts" / part_name(shard, ".json"))
+        counts_path = folder / "counts" / part_name(shard, ".json")
+        if not _shard_ok(folder, shard, state["parts"].get(str(shard))):
+            raise AlictError(f"shard {shard} of run {folder.name!r} changed while the run was running "
+                             "(its counts or results no longer match the run's record); run again to redo it")
+        counts = read_json(counts_path)
         parts.append(counts["counts"])
         for name, n in (counts.get("unparsed") or {}).items():
             unparsed[name] = unparsed.get(name, 0) + int(n)
