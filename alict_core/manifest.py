@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -364,7 +365,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
             check_mergeable(target, owned)
         else:
             _check_replaceable(target, owned)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        tmp = staging_dir(target.parent, f".{target.name}.tmp-")
         if merge and target.is_dir():
             shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
     except OSError as exc:
@@ -376,6 +377,18 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def staging_dir(parent: Path, prefix: str) -> Path:
+    """A new empty folder ``<parent>/<prefix><random>`` with the usual permissions (``mkdtemp`` would make it
+    private, and the folder it becomes would stay so)."""
+    while True:
+        folder = Path(parent) / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
 
 
 def replace_dir(complete: Path, target: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -13,7 +12,7 @@ from alict_core.errors import AlictError
 from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
 from alict_core.hashing import hash_json
 from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.manifest import clean_stale, recover_dir, replace_dir
+from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
@@ -142,7 +141,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
                                                                   for r in parts[s]]})
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
     try:
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,

@@ -44,7 +44,7 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
-from alict_core.manifest import READ_ERRORS, clean_stale, sha256_file
+from alict_core.manifest import READ_ERRORS, clean_stale, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
 from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
 
@@ -52,7 +52,7 @@ log = logging.getLogger("alict_core")
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS)
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS, ".stop", ".*.tmp")  # .*.tmp: left by a killed write
 MAX_SHARD_SIZE = 10_000_000
 
 # should_stop hooks of runs executing in this process (the local executor's workers poll them between batches)
@@ -538,7 +538,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         root.mkdir(parents=True, exist_ok=True)
         clean_stale(root)  # staging folders of runs killed while preparing their cases
         _clean_pending(root)
-        staging = Path(tempfile.mkdtemp(prefix=".stream.tmp-", dir=root))
+        staging = staging_dir(root, ".stream.tmp-")
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
                                                            progress)

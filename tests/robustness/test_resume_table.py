@@ -155,7 +155,7 @@ def test_resume_with_a_damaged_progress_file_recomputes(tmp_path, clean, progres
 FINISHED_DAMAGES = {
     **{name: DAMAGES[name] for name in ("counts-numbers-changed", "results-garbage", "results-deleted",
                                         "cases-edited", "counts-deleted")},
-    "summary-edited": lambda d, s: (d / "summary.csv").write_text((d / "summary.csv").read_text().replace(",1,", ",9,")),
+    "summary-edited": lambda d, s: (d / "summary.csv").write_text((d / "summary.csv").read_text() + "LC9,x\n"),
     "manifest-deleted": lambda d, s: (d / "manifest.json").unlink(),
     "manifest-garbage": lambda d, s: (d / "manifest.json").write_text("nope"),
     "meta-garbage": lambda d, s: (d / "meta.json").write_text("{"),
