@@ -456,4 +456,8 @@ def check_output_file(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
     if path.exists() and not os.access(path, os.W_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable")
-    check_output_dir(path.parent, what + " folder")
+    base = _nearest_existing(path.parent)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be written: {str(base)!r} is a file (not a folder)")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
