@@ -341,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
     cases = group_by_seed(collect_cases(args, skipped))  # a seed and its expansions share a shard
     unknown = sorted(set(thresholds) - {"*"} - {case.lc_id for case in cases})
     if unknown:  # said before the run, not after it
-        raise AlictError(f"--fail-threshold names LC {unknown[0]!r}, which is not in this run; LCs run: "
+        raise AlictError(f"--fail-threshold names LC {unknown[0]!r}, which was not run; LCs run: "
                          + ", ".join(sorted({case.lc_id for case in cases})))
     extra: dict = {}
     if skipped:
