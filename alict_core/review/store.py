@@ -42,7 +42,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.errors import AlictError
 
@@ -179,8 +179,8 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
     if path is not None:
         if read_only:  # mode=ro: SQLite itself refuses any write (and never creates the file)
             uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-            engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(
-                uri, uri=True, check_same_thread=False, timeout=30))
+            engine = create_engine("sqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
+                uri, uri=True, check_same_thread=False, timeout=30))  # a file: pooled like one
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
