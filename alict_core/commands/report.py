@@ -111,6 +111,10 @@ def _report_large(reader, args: argparse.Namespace) -> int:
         raise AlictError(f"run {reader.folder.name!r} has {reader.n_rows():,} case × model rows (over {LARGE_ROWS:,}): "
                          "--metrics and --export need every case in memory; read its results/part-*.parquet "
                          "directly (pyarrow/pandas) instead")
+    if (reader.folder / "manifest.json").is_file():  # like RunResult.load: a damaged run is refused, not reported
+        from alict_core.manifest import verify_dir
+
+        verify_dir(reader.folder, "run", label=f"run {reader.folder.name!r}")
     with atomic_path(Path(args.out)) as tmp:
         tmp.write_text(render_reader_report(reader, title=args.title), encoding="utf-8")
     print(f"report written to {args.out} (from the run's aggregates and a sample of failures)")

@@ -17,6 +17,7 @@ import pytest
 
 from alict_core.runner import RunCancelled, RunResult, build_cases
 from alict_core.runner.stream import group_by_seed, pending_dir, run_streaming
+from tests.robustness.conftest import assert_clean_error
 
 MODELS = ["vader"]
 SHARD = 6
@@ -203,3 +204,23 @@ def test_the_cli_reports_the_repaired_totals(tmp_path, cli, clean):
     assert "recomputing" in again.err
     report = cli("report", str(tmp_path / "run"), "--out", str(tmp_path / "r.html"))
     assert report.code == 0, report.err  # the run passes its own check
+
+
+@pytest.mark.parametrize("damage", ["results-garbage", "counts-numbers-changed", "summary-edited"])
+def test_report_of_a_large_damaged_run_is_refused(tmp_path, cli, monkeypatch, damage):
+    """The aggregate path of `report` (runs over LARGE_ROWS) checks the manifest as `RunResult.load` does."""
+    from alict_core.manifest import write_manifest
+    from alict_core.runner import reader
+    from tests.sharded_run import write_sharded_run
+
+    run_dir = tmp_path / "run"
+    write_sharded_run(run_dir, 4_000, shard_size=1_000)
+    (run_dir / "counts").mkdir(exist_ok=True)
+    (run_dir / "counts" / "part-00001.json").write_text(json.dumps({"counts": [{"n_seeds": 1, "n_fail_seeds": 0}]}))
+    write_manifest(run_dir, "run", "synthetic", 8_000)
+    monkeypatch.setattr(reader, "LARGE_ROWS", 1_000)
+    assert cli("report", str(run_dir), "--out", str(tmp_path / "ok.html")).code == 0
+    {**DAMAGES, **FINISHED_DAMAGES}[damage](run_dir, 1)
+    outcome = cli("report", str(run_dir), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "run 'run'", "does not match its checksum")
+    assert not (tmp_path / "r.html").exists()
