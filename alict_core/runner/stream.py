@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import shutil
 import socket
@@ -44,24 +43,27 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
-from alict_core.manifest import READ_ERRORS, clean_stale, sha256_file, staging_dir
+from alict_core.manifest import clean_stale, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
-from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
+from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
+    PROGRESS,
+    STOP_FILE,
+    adopt,
+    clean_pending,
+    is_complete,
+    part_name,
+    pending_dir,
+    read_progress,
+    shard_ok,
+    work_folder,
+)
+from alict_core.runner.run import Progress, RunCancelled
 
-log = logging.getLogger("alict_core")
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
-PROGRESS = "progress.json"
-SHARD_DIRS = ("cases", "counts", "results")
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS, ".stop", ".*.tmp")  # .*.tmp: left by a killed write
 MAX_SHARD_SIZE = 10_000_000
 
 # should_stop hooks of runs executing in this process (the local executor's workers poll them between batches)
 _STOP_HOOKS: dict[str, Callable[[], bool]] = {}
-STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
-
-
-def part_name(shard: int, suffix: str) -> str:
-    return f"part-{shard:05d}{suffix}"
 
 
 # ------------------------------------------------------------------------------------------- model references
@@ -245,215 +247,6 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     return run_hash, sizes, excluded
 
 
-# ------------------------------------------------------------------------------------------------ run folders
-def read_progress(run_dir: Path) -> dict[str, Any] | None:
-    """The run's ``progress.json`` (None when absent or unreadable)."""
-    try:
-        value = read_json(Path(run_dir) / PROGRESS)
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
-    """Whether shard N is whole: its counts file has the checksum the run recorded for it (``counts_sha256``)
-    and its cases and results parts have the checksums that counts file records."""
-    counts_path = run_dir / "counts" / part_name(shard, ".json")
-    results = run_dir / "results" / part_name(shard, ".parquet")
-    if not counts_sha256 or not results.is_file() or not counts_path.is_file():
-        return False
-    try:
-        if sha256_file(counts_path) != counts_sha256:
-            return False
-        counts = read_json(counts_path)
-        return bool(counts.get("shard") == shard
-                    and counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
-                    and counts.get("results_sha256") == sha256_file(results))
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> dict[int, str]:
-    """Shards verified against ``ledger`` (shard → sha256 of its counts file, as recorded by the run), as shard →
-    counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again); a shard
-    the run never recorded (killed between a worker's write and the record) is kept only when its counts equal
-    the counts recomputed from its cases and results parts."""
-    done = {}
-    for shard in range(n_shards):
-        digest = ledger.get(str(shard))
-        counts_path = run_dir / "counts" / part_name(shard, ".json")
-        if isinstance(digest, str):
-            if _shard_ok(run_dir, shard, digest):
-                done[shard] = digest
-            elif counts_path.is_file():
-                log.warning("shard %d of run %r does not match the run's record of it; predicting it again",
-                            shard, run_dir.name)
-            continue
-        try:
-            digest = sha256_file(counts_path) if counts_path.is_file() else None
-        except OSError:
-            continue
-        if digest and _shard_ok(run_dir, shard, digest) and _counts_hold(run_dir, shard):
-            done[shard] = digest
-    return done
-
-
-def _counts_hold(run_dir: Path, shard: int) -> bool:
-    """Whether shard N's counts file says what its cases and results parts say (counts recomputed, no model)."""
-    import numpy as np
-    import pandas as pd
-
-    from alict_core.runner.run import ModelOutcome, RunResult
-
-    try:
-        stored = read_json(run_dir / "counts" / part_name(shard, ".json"))
-        cases = [TestCase.from_dict(row) for row in iter_jsonl(run_dir / "cases" / part_name(shard, ".jsonl"))]
-        table = pd.read_parquet(run_dir / "results" / part_name(shard, ".parquet"),
-                                columns=["model", "case_id", "passed"])
-        ids, n = [case.case_id for case in cases], len(cases)
-        outcomes = []
-        for model in stored["models"]:
-            rows = table[table.model == model["name"]].set_index("case_id")
-            if len(rows) != n or set(rows.index) != set(ids):
-                return False
-            passed = rows.passed.reindex(ids).to_numpy(dtype=bool)
-            zeros = np.zeros(n, dtype=np.int32)
-            outcomes.append(ModelOutcome(model["name"], "", (), np.zeros((n, 0)), passed, zeros, zeros, [None] * n))
-        recomputed = json.loads(json.dumps(RunResult(cases, outcomes).counts()))
-        return bool(stored.get("n_cases") == n and stored.get("counts") == recomputed)
-    except READ_ERRORS:  # an unreadable or inconsistent part is not finished: predicted again
-        return False
-
-
-def _ledger_of_finished(run_dir: Path) -> dict[str, str]:
-    """shard → counts checksum of a finished run, from its manifest (empty when it has none or it is unreadable)."""
-    try:
-        manifest = read_json(run_dir / "manifest.json")
-        files = manifest.get("files") or {}
-    except (OSError, ValueError, AttributeError):
-        return {}
-    ledger = {}
-    for name, digest in files.items():
-        if isinstance(name, str) and name.startswith("counts/part-") and name.endswith(".json"):
-            try:
-                ledger[str(int(name[len("counts/part-"):-len(".json")]))] = str(digest)
-            except ValueError:
-                continue
-    return ledger
-
-
-def _is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
-    """A finished run of these inputs that passes its manifest check (a damaged one is repaired, not served)."""
-    from alict_core.manifest import CorruptArtefactError, verify_dir
-
-    try:
-        meta = read_json(run_dir / "meta.json")
-    except (OSError, ValueError):
-        return False
-    if not (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
-            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file()):
-        return False
-    try:
-        verify_dir(run_dir, "run", key=run_id, label=f"run {run_dir.name!r}")
-    except CorruptArtefactError as exc:
-        log.warning("%s; recomputing its damaged shards", exc)
-        return False
-    return True
-
-
-def pending_dir(run_dir: Path) -> Path:
-    """Where a finished run folder is re-written (other inputs, or a repair) until the new run is finished."""
-    return run_dir.with_name(f".{run_dir.name}.pending")
-
-
-def _work_folder(run_dir: Path) -> Path:
-    """``run_dir`` itself when it holds no finished run; else its pending sibling (swapped in when finished),
-    so a killed re-write leaves the finished run as it was."""
-    from alict_core.manifest import _check_replaceable, recover_dir
-
-    recover_dir(run_dir)
-    if not run_dir.exists():
-        return run_dir
-    _check_replaceable(run_dir, OWNED)  # a folder of other files is refused before any work
-    return pending_dir(run_dir) if (run_dir / "meta.json").exists() else run_dir
-
-
-def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
-           reuse: Path | None = None) -> dict[int, str]:
-    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
-    shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
-    same inputs are linked in instead of being predicted again."""
-    from alict_core.manifest import _check_replaceable, recover_dir, replace_dir
-
-    recover_dir(run_dir)
-    previous = read_progress(run_dir) if run_dir.is_dir() else None
-    resumable = (previous is not None and previous.get("run_id") == run_id
-                 and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
-    if resumable:  # under run_lock: a "running" status here was left by a killed writer
-        (run_dir / "cases").mkdir(exist_ok=True)
-        for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
-            name = part_name(shard, ".jsonl")
-            staged, current = staging / "cases" / name, run_dir / "cases" / name
-            if not current.is_file() or sha256_file(current) != sha256_file(staged):
-                os.replace(staged, current)
-        for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
-            for path in (run_dir / folder).glob(f"part-*{suffix}"):
-                if int(path.stem.split("-")[1].split(".")[0]) >= n_shards:
-                    path.unlink()
-        shutil.rmtree(staging, ignore_errors=True)
-        (run_dir / STOP_FILE).unlink(missing_ok=True)
-        parts = (previous or {}).get("parts")
-        return _finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
-    if run_dir.exists():
-        _check_replaceable(run_dir, OWNED)
-        replace_dir(staging, run_dir)
-    else:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, run_dir)
-    return _reuse_shards(reuse, run_dir, run_id, shard_size, n_shards) if reuse is not None else {}
-
-
-def _reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> dict[int, str]:
-    """Link the verified shards of the finished run ``source`` (same inputs, same shard size) into ``run_dir``."""
-    try:
-        meta = read_json(source / "meta.json")
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(meta, dict) or meta.get("run_id") != run_id or meta.get("shard_size") != shard_size:
-        return {}
-    reused: dict[int, str] = {}
-    for shard, digest in _finished_shards(source, n_shards, _ledger_of_finished(source)).items():
-        name = part_name(shard, ".jsonl")
-        if sha256_file(source / "cases" / name) != sha256_file(run_dir / "cases" / name):
-            continue
-        for folder, suffix in (("counts", ".json"), ("results", ".parquet")):
-            target = run_dir / folder / part_name(shard, suffix)
-            target.parent.mkdir(exist_ok=True)
-            _link_or_copy(source / folder / part_name(shard, suffix), target)
-        reused[shard] = digest
-    return reused
-
-
-def _link_or_copy(source: Path, target: Path) -> None:
-    """A hard link (parts are never changed in place, only replaced), else a copy."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
-
-
-def _clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
-    """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since)."""
-    now = time.time()
-    for folder in Path(root).glob(".*.pending"):
-        try:
-            stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)
-            if folder.is_dir() and now - stamp > max_age_s:
-                shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue
-
-
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
 
@@ -537,7 +330,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
         clean_stale(root)  # staging folders of runs killed while preparing their cases
-        _clean_pending(root)
+        clean_pending(root)
         staging = staging_dir(root, ".stream.tmp-")
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
@@ -548,11 +341,11 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             run_id = run_hash.finish([m["fingerprint"] for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
-                if _is_complete(folder, run_id, shard_size):
+                if is_complete(folder, run_id, shard_size):
                     _write_extra_files(folder, extra_files)
                     return folder
-                work = _work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
-                done = _adopt(staging, work, run_id, shard_size, len(sizes),
+                work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
+                done = adopt(staging, work, run_id, shard_size, len(sizes),
                               reuse=folder if work != folder else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state: dict[str, Any] = {
@@ -645,7 +438,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
     parts = []
     for shard in range(len(sizes)):
         counts_path = folder / "counts" / part_name(shard, ".json")
-        if not _shard_ok(folder, shard, state["parts"].get(str(shard))):
+        if not shard_ok(folder, shard, state["parts"].get(str(shard))):
             raise AlictError(f"shard {shard} of run {folder.name!r} changed while the run was running "
                              "(its counts or results no longer match the run's record); run again to redo it")
         counts = read_json(counts_path)
