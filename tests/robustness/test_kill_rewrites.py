@@ -23,7 +23,7 @@ from alict_core.runner import RunResult
 ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = textwrap.dedent("""
-    import itertools, sys, time
+    import dataclasses, itertools, sys, threading, time
     from pathlib import Path
     import numpy as np
 
@@ -36,8 +36,13 @@ WRITER = textwrap.dedent("""
         def __init__(self):
             self.name, self.fingerprint = "kw-slow", "kw-slow-robustness-1"
 
+        calls = 0
+
         def predict_proba(self, texts):
-            time.sleep(delay)
+            Slow.calls += 1
+            if delay < 0 and Slow.calls > -delay:
+                threading.Event().wait()  # a fixed kill point: the writer stops here until it is killed
+            time.sleep(max(delay, 0.0))
             out = np.full((len(texts), 3), 0.1)
             for i, t in enumerate(texts):
                 out[i, 0 if "bad" in t else 2 if "good" in t else 1] = 0.8
@@ -50,7 +55,8 @@ WRITER = textwrap.dedent("""
         from tests.robustness.support import small_cases
 
         MODELS.add("kw-slow", lambda **kw: Slow(), "robustness test model", task="sentiment")
-        inputs = [group_by_seed(small_cases(n, label)) for n, label in ((30, "positive"), (40, "negative"))]
+        inputs = [group_by_seed(small_cases(30, "positive")),  # the second inputs share no text with the first
+                  group_by_seed([dataclasses.replace(c, text="again " + c.text) for c in small_cases(40, "negative")])]
         ids = [hash_json({"cases": [hash_json(c.to_dict()) for c in cs], "models": ["kw-slow-robustness-1"]})
                for cs in inputs]
         return inputs, ids
@@ -138,12 +144,12 @@ def test_killed_rewrite_of_a_finished_run_leaves_it_whole_and_resumes(tmp_path):
     first.wait()
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    proc = _writer(tmp_path, "stream", str(out), str(cache), "0.05", "1", "1")  # the other inputs, slowly
+    proc = _writer(tmp_path, "stream", str(out), str(cache), "-3", "1", "1")  # the other inputs; stops in shard 2
     _ready(proc)
     progress = out.with_name(".r.pending") / "progress.json"
     deadline = time.time() + 120
     while time.time() < deadline and not (progress.exists() and json.loads(progress.read_text())["shards_done"]):
-        time.sleep(0.02)
+        time.sleep(0.05)  # polls the writer's progress file; the writer itself stops at a fixed point
     _kill(proc, 0)
     state = json.loads(progress.read_text())
     assert state["run_id"] == ids[1] and 1 <= state["shards_done"] < state["n_shards"], state
