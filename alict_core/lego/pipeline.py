@@ -183,6 +183,8 @@ def saved_suites(task: str) -> list[dict[str, Any]]:
 
     found = []
     for meta_file in artefact_dir("lego").glob("*/meta.json"):
+        if meta_file.parent.name.startswith("."):  # the staging folder of a save in progress (or killed)
+            continue
         try:
             meta = read_json(meta_file)
         except ValueError:

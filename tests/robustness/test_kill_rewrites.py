@@ -224,3 +224,17 @@ def test_sigkill_while_a_hardening_export_is_rewritten(tmp_path):
                            for lc in settings["counts"][split])  # the files are the ones export.json describes
         assert all(_allowed_leftover(name) for name in _leftovers(tmp_path))
     assert seeds <= {1, 2}
+
+
+def test_listings_ignore_a_save_in_progress(tmp_path, monkeypatch):
+    """A lego save staged (or killed) in ``.<key>.tmp-*`` is never offered as a suite."""
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path))
+    from alict_core.config import artefact_dir
+    from alict_core.lego.pipeline import saved_suites
+
+    for name in ("k1", ".k2.tmp-abc", ".k1.tmp-old-def"):
+        folder = artefact_dir("lego") / name
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({"task": "sentiment", "trees": 1, "dir_tests": 2}))
+        (folder / "cases.jsonl").write_text("")
+    assert [Path(row["path"]).parent.name for row in saved_suites("sentiment")] == ["k1"]
