@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -12,15 +13,24 @@ from typing import Any, Iterable, Iterator
 
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it into place only on success."""
+    """Yield a temporary path beside ``path``; rename it into place only on success.
+
+    A failure to create or rename names ``path`` (never the hidden temporary file); ``path`` being a folder is
+    refused before anything is written.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        os.replace(tmp_path, path)
+        try:
+            os.replace(tmp_path, path)
+        except OSError as exc:  # e.g. a folder appeared at ``path`` meanwhile: name the user's path
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fnmatch
 import hashlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -307,16 +309,37 @@ def _is_ours(path: Path) -> bool:
 
 
 def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
-    """Refuse to replace a folder holding anything this project did not write there."""
+    """Refuse to replace a folder holding anything this project did not write there.
+
+    ``owned``: the names (``fnmatch`` patterns such as ``*.jsonl``) this project writes into such a folder.
+    """
     if not target.exists():
         return
     if not target.is_dir():
         raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
     names = {p.name for p in target.iterdir()}
-    if names <= set(owned) or (MANIFEST in names and _is_ours(target / MANIFEST)):
+    if all(any(fnmatch.fnmatchcase(name, pattern) for pattern in owned) for name in names):
+        return
+    if MANIFEST in names and _is_ours(target / MANIFEST):
         return
     raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
                      "(an artefact folder is replaced as a whole)")
+
+
+def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str = "output folder") -> None:
+    """Refuse (before any work, too) to merge into a folder holding anything but files named like ``owned``."""
+    if target is None:
+        return
+    target = Path(target)
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise AlictError(f"{what} {str(target)!r} exists and is not a folder; choose another path")
+    foreign = sorted(p.name for p in target.iterdir()
+                     if not p.is_file() or not any(fnmatch.fnmatchcase(p.name, pattern) for pattern in owned))
+    if foreign:
+        raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(foreign[:3])}); "
+                         "choose a new folder or one written by this command")
 
 
 @contextmanager
@@ -324,9 +347,10 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
 
     An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
-    the file names in ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
+    names matching ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
     ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
-    are kept), for output folders that collect files over several commands.
+    are kept), for output folders that collect files over several commands; it too is refused for a folder
+    holding anything but ``owned`` names (a copy would leave out hidden files and folders such as ``.git``).
 
     Until the swap, ``target`` keeps its old content; a writer killed before it leaves only a hidden
     ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
@@ -337,11 +361,11 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
         target.parent.mkdir(parents=True, exist_ok=True)
         recover_dir(target)
         clean_stale(target.parent)
-        if not merge:
+        if merge:
+            check_mergeable(target, owned)
+        else:
             _check_replaceable(target, owned)
-        elif target.exists() and not target.is_dir():
-            raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        tmp = staging_dir(target.parent, f".{target.name}.tmp-")
         if merge and target.is_dir():
             shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
     except OSError as exc:
@@ -349,21 +373,47 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     try:
         yield tmp
         _fsync_tree(tmp)
-        if target.exists():
-            if _exchange(tmp, target):
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                old = _old_name(target)
-                if old.exists():
-                    shutil.rmtree(old)
-                os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        replace_dir(tmp, target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def staging_dir(parent: Path, prefix: str) -> Path:
+    """A new empty folder ``<parent>/<prefix><random>`` with the usual permissions (``mkdtemp`` would make it
+    private, and the folder it becomes would stay so)."""
+    while True:
+        folder = Path(parent) / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+
+
+def replace_dir(complete: Path, target: Path) -> None:
+    """Put the complete folder ``complete`` in place as ``target``, replacing it as a whole.
+
+    An atomic exchange where the OS offers one, else two renames that :func:`recover_dir` completes after a
+    crash between them: a reader (or a killed writer's successor) sees the old folder or the new one, never a
+    mix. The old content is renamed to a hidden ``.<name>.tmp-*`` folder before it is removed, so a kill during
+    the removal leaves only a folder that :func:`clean_stale` removes later.
+    """
+    complete, target = Path(complete), Path(target)
+    if not target.exists():
+        os.replace(complete, target)
+        return
+    if _exchange(complete, target):
+        trash = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-old-", dir=target.parent))
+        os.replace(complete, trash)  # ``complete`` holds the old content now
+        shutil.rmtree(trash, ignore_errors=True)
+        return
+    old = _old_name(target)
+    if old.exists():
+        shutil.rmtree(old)
+    os.replace(target, old)
+    os.replace(complete, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _fsync_tree(directory: Path) -> None:
@@ -406,4 +456,8 @@ def check_output_file(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
     if path.exists() and not os.access(path, os.W_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable")
-    check_output_dir(path.parent, what + " folder")
+    base = _nearest_existing(path.parent)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be written: {str(base)!r} is a file (not a folder)")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")

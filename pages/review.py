@@ -25,10 +25,11 @@ QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def store() -> Any:
+def store(write: bool = False) -> Any:
+    """The review store: read-only unless ``write`` (page views never write; clicks do)."""
     from alict_core.review import ReviewStore
 
-    return ReviewStore()
+    return ReviewStore(read_only=not write)
 
 
 def steps(item: Any) -> list[str]:
@@ -62,7 +63,7 @@ def score(step: str, value: int, item_id: int, reviewer: str, suite_steps: list[
     st.session_state["review_draft"] = draft
     if all(s in draft for s in suite_steps):
         note = st.session_state.get(f"review_note_{item_id}", "")
-        store().judge(item_id, reviewer, relevance=draft["relevance"], label_score=draft["label"],
+        store(write=True).judge(item_id, reviewer, relevance=draft["relevance"], label_score=draft["label"],
                       validity=draft.get("validity"), note=note)
         st.session_state["review_saved"] = item_id
         go(next_index)
@@ -91,7 +92,8 @@ def create_task_form(suite_task: str) -> None:
                 st.error("Give the review task a name.")
                 return
             plan = SamplingPlan(size=int(size) or None, n_sets=int(n_sets), k=int(k), seed=int(seed))
-            task, summary = create_review_task(store(), name.strip(), suite_task, load_cases(runs.run_dir(key)), plan)
+            task, summary = create_review_task(store(write=True), name.strip(), suite_task,
+                                               load_cases(runs.run_dir(key)), plan)
             st.session_state["review"] = task.name
             st.success(f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
                        f"in {summary['n_sets']} sets.")
@@ -134,9 +136,15 @@ def metrics_view(task: Any) -> None:
 def judge_view(task: Any, reviewer: str) -> None:
     from alict_core.review import reviewer_queue
 
-    queue = reviewer_queue(store(), task.name, reviewer)
+    queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
-        st.info("Every set of this task already has its reviewers; ask for another task.")
+        st.caption(f"{reviewer} has no set of this task yet.")
+        if st.button("Start reviewing (take a set)", key="review_claim", type="primary"):
+            if store(write=True).claim_set(task.id, reviewer) is None:
+                st.info("Every set of this task already has its reviewers; ask for another task.")
+            else:
+                st.session_state.pop("review_index", None)
+                st.rerun()
         return
     total, done = len(queue.items), len(queue.judged)
     index = int(st.session_state.setdefault("review_index", queue.next_index))
@@ -151,7 +159,7 @@ def judge_view(task: Any, reviewer: str) -> None:
             return
         st.success("All your cases are judged — thank you.")
         if c2.button("Take another set"):
-            got = store().claim_set(task.id, reviewer)
+            got = store(write=True).claim_set(task.id, reviewer)
             if got is None:
                 st.info("No set needs another reviewer.")
             else:

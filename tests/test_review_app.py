@@ -86,7 +86,10 @@ def test_skip_to_the_end_then_finish_and_take_another_set(tmp_path, monkeypatch)
               "test_type": "MFT", "expected": expected} for i in range(2)]
     create_review_task(ReviewStore(), "pilot", "sentiment", build_cases(seeds), SamplingPlan(n_sets=2, k=1, size=2))
     try:
-        at = open_review("ann")  # claims set 1 (one case)
+        at = open_review("ann")  # a page view claims nothing: ann has no set until she asks for one
+        assert not any(m.value.startswith("**Case ") for m in at.markdown)
+        assert [r.name for r in ReviewStore().tasks()] == ["pilot"] and ReviewStore().find_reviewer("ann") is None
+        at.button(key="review_claim").click().run()  # the click claims set 1 (one case)
         assert case_header(at).startswith("**Case 1 of 1**")
         at.button(key="review_next").click().run()
         assert any("1 skipped case(s) still to judge" in i.value for i in at.info)

@@ -59,6 +59,7 @@ def test_number_keys_judge_cases(tmp_path):
                                          args=["--no-sandbox", "--disable-dev-shm-usage"])
             page = browser.new_page()
             page.goto(f"{base}/review?review=keys&reviewer=ann", timeout=120_000)
+            page.get_by_role("button", name="Start reviewing (take a set)").click(timeout=120_000)  # views never claim
             page.get_by_text("Case 1 of 3").first.wait_for(timeout=120_000)
             page.get_by_text("press 1–5").first.wait_for()
             page.get_by_text("Case 1 of 3").first.click()  # focus the page, not an input

@@ -70,12 +70,13 @@ def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
 def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
     from alict_core.executors import get_executor
-    from alict_core.manifest import check_output_dir
+    from alict_core.manifest import check_mergeable, check_output_dir
     from alict_core.spec import get_spec, load_task_specs
 
+    check_output_dir(args.out, "--out")
+    check_mergeable(args.out, OUT_FILES, "--out")  # the folder is swapped whole at the end: refused now, not then
     if args.suite:
         return run_suite(args)
-    check_output_dir(args.out, "--out")
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
     # one pool for every LC; an unknown or uninstalled executor fails before any work
@@ -119,6 +120,9 @@ def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: An
         write_out_folder(out_dir, done)
 
 
+OUT_FILES = ("*.jsonl", "*.meta.json")  # what an `expand --out` folder holds
+
+
 def write_out_folder(out_dir: Path, results: list) -> None:
     """Every LC's expansions (``(lc_id, artefact path)``) copied into ``out_dir`` at once, with their
     ``.meta.json``: a killed run leaves the previous folder intact."""
@@ -127,7 +131,7 @@ def write_out_folder(out_dir: Path, results: list) -> None:
     from alict_core.expansion.pipeline import meta_path
     from alict_core.manifest import atomic_dir
 
-    with atomic_dir(out_dir, merge=True) as tmp:
+    with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:
         for lc_id, path in results:
             shutil.copyfile(path, tmp / f"{lc_id}.jsonl")
             if meta_path(path).exists():
@@ -136,7 +140,6 @@ def write_out_folder(out_dir: Path, results: list) -> None:
 
 def run_suite(args: argparse.Namespace) -> int:
     """``expand --suite FILE``: the suite's MFT cases as seeds, one expansion file per group."""
-    import re
 
     from alict_core.errors import AlictError
     from alict_core.expansion import rejection_counts
@@ -153,10 +156,16 @@ def run_suite(args: argparse.Namespace) -> int:
                            top_k_productions=args.top_k_productions, max_masks=args.max_masks,
                            top_k_words=args.top_k_words, max_per_seed=args.max_per_seed, use_cache=not args.no_cache)
     out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:  # every group's file at once: a killed run leaves the previous folder intact
+        from alict_core.manifest import atomic_dir
+
+        with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:
+            for lc_id, result in results.items():
+                result.to_jsonl(tmp / _group_file(lc_id))
     print(f"{'group':<40} {'seeds':>6} {'suggestions':>11} {'accepted':>8}  file")
     for lc_id, result in results.items():
         if out_dir is not None:
-            result.to_jsonl(out_dir / (re.sub(r"[^A-Za-z0-9_.-]+", "_", lc_id) + ".jsonl"))
+            result.path = out_dir / _group_file(lc_id)
         c = result.counts.get(lc_id, {})
         print(f"{lc_id[:40]:<40} {c.get('seeds', 0):>6} {c.get('suggestions', 0):>11} {c.get('accepted', 0):>8}"
               f"  {result.path}")
@@ -164,6 +173,13 @@ def run_suite(args: argparse.Namespace) -> int:
     if not results:
         print("the suite has no MFT cases to expand")
     return 0
+
+
+def _group_file(group: str) -> str:
+    """The file name of one expanded suite group (``expand --suite --out``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", group) + ".jsonl"
 
 
 def format_rejections(counts: dict[str, int]) -> str:

@@ -103,8 +103,11 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.commands.run import resolve_models
     from alict_core.config import artefact_dir
     from alict_core.lego import pipeline
+    from alict_core.manifest import check_mergeable, check_output_dir
     from alict_core.models.protocol import model_fingerprint
 
+    check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
+    check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
     settings = _settings(args)
     models = resolve_models(args.models, args.task) if args.models else []
     judge = (

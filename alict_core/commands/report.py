@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.commands.run import add_export_options
+from alict_core.commands.run import add_export_options, check_export_paths, parse_thresholds
 from alict_core.errors import AlictError
 
 
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
+    check_export_paths(args)
+    parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
     run_dir = Path(args.run_dir) if args.run_dir else latest_run()
     large = _large_run(run_dir)
     if large is not None:
@@ -109,6 +111,10 @@ def _report_large(reader, args: argparse.Namespace) -> int:
         raise AlictError(f"run {reader.folder.name!r} has {reader.n_rows():,} case × model rows (over {LARGE_ROWS:,}): "
                          "--metrics and --export need every case in memory; read its results/part-*.parquet "
                          "directly (pyarrow/pandas) instead")
+    if (reader.folder / "manifest.json").is_file():  # like RunResult.load: a damaged run is refused, not reported
+        from alict_core.manifest import verify_dir
+
+        verify_dir(reader.folder, "run", label=f"run {reader.folder.name!r}")
     with atomic_path(Path(args.out)) as tmp:
         tmp.write_text(render_reader_report(reader, title=args.title), encoding="utf-8")
     print(f"report written to {args.out} (from the run's aggregates and a sample of failures)")

@@ -57,10 +57,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.set_defaults(handler=run_stats)
 
 
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace, read_only: bool = False):
+    """The review store of ``--db``; ``read_only`` for commands that only read (they never write to it)."""
     from alict_core.review import ReviewStore
 
-    return ReviewStore(args.db)
+    return ReviewStore(args.db, read_only=read_only)
 
 
 def run_sample(args: argparse.Namespace) -> int:
@@ -83,9 +84,11 @@ def run_sample(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from alict_core.manifest import check_output_file
     from alict_core.review.interchange import export_task
 
-    n = export_task(_store(args), args.name, args.out, args.format, judgements=args.judgements)
+    check_output_file(args.out, "--out")
+    n = export_task(_store(args, read_only=True), args.name, args.out, args.format, judgements=args.judgements)
     print(f"wrote {n} rows to {args.out}")
     return 0
 
@@ -111,7 +114,7 @@ def _num(value: float | None) -> str:
 def run_stats(args: argparse.Namespace) -> int:
     from alict_core.review import task_stats
 
-    store = _store(args)
+    store = _store(args, read_only=True)
     tasks = [store.task(args.name)] if args.name else store.tasks()
     if not tasks:
         raise AlictError("no review tasks yet; create one with `review sample`")

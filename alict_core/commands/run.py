@@ -64,6 +64,14 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
                         help="write the JSON summary (schema alict-summary/1, see alict_core/report/summary.py)")
 
 
+def check_export_paths(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a ``--junit`` / ``--summary-json`` path that cannot be written (names the path)."""
+    from alict_core.manifest import check_output_file
+
+    check_output_file(args.junit, "--junit")
+    check_output_file(args.summary_json, "--summary-json")
+
+
 def write_exports(result, args: argparse.Namespace, thresholds: dict[str, float]) -> None:
     """Write the files asked for by ``--junit`` / ``--summary-json``."""
     if args.junit:
@@ -325,12 +333,17 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")
+    check_export_paths(args)
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     options = executor_options(args)
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
     refs = model_refs(args.models, args.task, trust_pickle=args.trust_pickle)
     skipped: list[dict] = []
     cases = group_by_seed(collect_cases(args, skipped))  # a seed and its expansions share a shard
+    unknown = sorted(set(thresholds) - {"*"} - {case.lc_id for case in cases})
+    if unknown:  # said before the run, not after it
+        raise AlictError(f"--fail-threshold names LC {unknown[0]!r}, which was not run; LCs run: "
+                         + ", ".join(sorted({case.lc_id for case in cases})))
     extra: dict = {}
     if skipped:
         extra["skipped_tests"] = skipped

@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+OUT_FILES = ("*.jsonl",)  # what a `seeds --out` folder holds: <lc>.jsonl per LC
+
+
 def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
     from alict_core.spec import get_spec, load_spec, load_task_specs
 
@@ -47,10 +50,11 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
-    from alict_core.manifest import check_output_dir
+    from alict_core.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.seeds import find_seeds
 
     check_output_dir(args.out, "--out")
+    check_mergeable(args.out, OUT_FILES, "--out")
     specs = selected_specs(args.task, args.lc, args.spec)
     bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json,
                file=sys.stderr)
@@ -66,10 +70,11 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     cap = None if args.all else (args.max if args.max is not None else "spec")
     rows = []
-    for spec in tqdm(specs, desc="seeds", disable=args.json, file=sys.stderr):
-        seed_set = find_seeds(spec, corpus, max_seeds=cap, seed=args.seed)
-        seed_set.write(args.out / f"{spec.id}.jsonl")
-        rows.append(seed_set.counts())
+    with atomic_dir(args.out, owned=OUT_FILES, merge=True) as staging:  # every LC's file at once: old or new
+        for spec in tqdm(specs, desc="seeds", disable=args.json, file=sys.stderr):
+            seed_set = find_seeds(spec, corpus, max_seeds=cap, seed=args.seed)
+            seed_set.write(staging / f"{spec.id}.jsonl")
+            rows.append(seed_set.counts())
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -14,6 +12,7 @@ from alict_core.errors import AlictError
 from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
 from alict_core.hashing import hash_json
 from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
@@ -141,12 +140,13 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS
                                                                   for r in parts[s]]})
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
+    staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
     try:
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
                                              "untrainable": summary.untrainable, "formats": list(formats)})
-        _replace_dir(staging, out_dir)
+        replace_dir(staging, out_dir)  # old or new export, never a mix (a kill between renames is recovered)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
@@ -200,20 +200,10 @@ def _hf_features(datasets: Any) -> Any:
                               for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels")})
 
 
-def _replace_dir(staging: Path, target: Path) -> None:
-    """Rename ``staging`` onto ``target``; an existing target is moved aside first and removed after."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    os.replace(staging, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     """Rows of one split of an export written by :func:`export_hardening_data`."""
     folder = Path(export_dir)
+    recover_dir(folder)  # a swap interrupted between its two renames
     if not (folder / "export.json").is_file():
         raise AlictError(f"{folder} is not a hardening export (no export.json); run `harden export` first")
     path = folder / f"{split}.jsonl"

@@ -140,12 +140,17 @@ def artefact_key(seeds: Sequence[LegoSeed], settings: LegoSettings, task: str, f
     )
 
 
+SAVED_FILES = ("trees.jsonl", "cases.jsonl", "meta.json")
+
+
 def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
-    """Write trees.jsonl, cases.jsonl and meta.json (each atomically) into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / "trees.jsonl", (t.to_dict() for t in result.trees))
-    write_jsonl(folder / "cases.jsonl", (c.to_dict() for c in result.cases))
-    write_json(folder / "meta.json", {**meta, **result.counts()})
+    """Write trees.jsonl, cases.jsonl and meta.json into ``folder``, swapped in whole (old or new, never a mix)."""
+    from alict_core.manifest import atomic_dir
+
+    with atomic_dir(Path(folder), owned=SAVED_FILES) as staging:
+        write_jsonl(staging / "trees.jsonl", (t.to_dict() for t in result.trees))
+        write_jsonl(staging / "cases.jsonl", (c.to_dict() for c in result.cases))
+        write_json(staging / "meta.json", {**meta, **result.counts()})
     result.folder = folder
     return folder
 
@@ -178,6 +183,8 @@ def saved_suites(task: str) -> list[dict[str, Any]]:
 
     found = []
     for meta_file in artefact_dir("lego").glob("*/meta.json"):
+        if meta_file.parent.name.startswith("."):  # the staging folder of a save in progress (or killed)
+            continue
         try:
             meta = read_json(meta_file)
         except ValueError:

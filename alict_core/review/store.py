@@ -5,16 +5,24 @@ in ``$ALICT_REVIEW_DB_URL`` (e.g. ``postgresql+psycopg://user@host/alict``). The
 ``schema_migrations`` records every applied step of ``MIGRATIONS``, and opening a store applies the
 missing ones. Every judgement is committed on its own (an upsert keyed by item × reviewer), so a killed
 app loses nothing that was saved and two sessions never duplicate a judgement.
+
+The schema is checked before anything is written: migrations run only on an empty database or one holding
+this schema; a database of another application is refused with one message and left untouched. A read-only
+store (``ReviewStore(read_only=True)``: ``review stats``/``export``, page views, the write-back into runs)
+never writes: SQLite is opened with ``mode=ro``, nothing is migrated, and a missing or empty database reads
+as one with no review tasks (it is not created).
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
+from urllib.parse import quote
 
 from sqlalchemy import (
     JSON,
@@ -28,11 +36,13 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    inspect,
     select,
 )
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.errors import AlictError
 
@@ -164,17 +174,23 @@ def sqlite_path(url: str) -> Path | None:
     return Path(path) if path and path != ":memory:" else None
 
 
-def _make_engine(url: str) -> Engine:
+def _make_engine(url: str, read_only: bool = False) -> Engine:
     path = sqlite_path(url)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        if read_only:  # mode=ro: SQLite itself refuses any write (and never creates the file)
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            engine = create_engine("sqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
+                uri, uri=True, check_same_thread=False, timeout=30))  # a file: pooled like one
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
             cursor = dbapi_conn.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a kill keeps commits
-            cursor.execute("PRAGMA synchronous=NORMAL")  # durable across process kills in WAL mode
+            if not read_only:
+                cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a kill keeps commits
+                cursor.execute("PRAGMA synchronous=NORMAL")  # durable across process kills in WAL mode
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
@@ -183,6 +199,56 @@ def _make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         raise ReviewError(f"review database {url!r}: use a SQLite file URL (sqlite:///path/review.sqlite)")
     return create_engine(url, pool_pre_ping=True)
+
+
+OWN_TABLES: dict[str, set[str]] = {table.name: {column.name for column in table.columns}
+                                   for table in Base.metadata.sorted_tables}
+
+
+def existing_tables(url: str, engine: Engine | None = None) -> dict[str, set[str]]:
+    """Table → column names of the database at ``url``, read without writing (a missing SQLite file: none)."""
+    path = sqlite_path(url)
+    if path is not None:
+        if not path.exists():
+            return {}
+        if not path.is_file():
+            raise ReviewError(f"review database {safe_url(url)} is not a file")
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
+            try:
+                names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                return {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
+                        for name in names}
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
+                              "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
+    inspector = inspect(engine if engine is not None else _make_engine(url))
+    return {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+
+
+def check_schema(tables: dict[str, set[str]], url: str) -> bool:
+    """True for this project's schema, False for an empty database; ReviewError (naming the database) for any
+    other: it is another application's, and nothing is written to it."""
+    tables = {name: columns for name, columns in tables.items() if not name.startswith("sqlite_")}
+    if not tables:
+        return False
+    foreign = sorted(name for name in tables if name not in OWN_TABLES)
+    unlike = sorted(name for name, columns in tables.items() if name in OWN_TABLES and not OWN_TABLES[name] <= columns)
+    if foreign or unlike or "schema_migrations" not in tables:
+        shown = ", ".join((foreign or unlike or sorted(tables))[:5])
+        raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database (it holds tables "
+                          f"{shown}); nothing was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file "
+                          "or an ALiCT review database")
+    return True
+
+
+def _empty_engine() -> Engine:
+    """An in-memory database with the schema and no rows: what a read of a missing or empty database sees."""
+    engine = create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
+    migrate(engine)
+    return engine
 
 
 def migrate(engine: Engine) -> int:
@@ -199,7 +265,12 @@ def migrate(engine: Engine) -> int:
                 conn.execute(SchemaMigration.__table__.insert().values(version=version, name=name, applied_at=_now()))  # type: ignore[attr-defined]
         except IntegrityError:  # another process applied it first
             continue
-    with engine.begin() as conn:
+    return schema_version(engine)
+
+
+def schema_version(engine: Engine) -> int:
+    """The applied schema version (read only); ReviewError when it is newer than this ALiCT's."""
+    with engine.connect() as conn:
         current = conn.scalar(select(func.max(SchemaMigration.version))) or 0
     if current > SCHEMA_VERSION:
         raise ReviewError(f"review database schema version {current} is newer than this ALiCT's "
@@ -212,21 +283,46 @@ _LOCK = threading.Lock()
 _MAX_ENGINES = 8
 
 
-def engine_for(url: str | None = None) -> Engine:
-    """The engine of ``url`` (default ``default_url()``), created and migrated once per process (bounded cache)."""
+def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
+    """The engine of ``url`` (default ``default_url()``), schema-checked (and, unless ``read_only``, migrated)
+    once per process (bounded cache). A read-only engine of a missing or empty database is an empty in-memory
+    one, never cached (the database may be created later)."""
     url = url or default_url()
+    key = f"{'ro' if read_only else 'rw'}:{url}"
     with _LOCK:
-        if url not in _ENGINES:
-            if len(_ENGINES) >= _MAX_ENGINES:
-                _ENGINES.pop(next(iter(_ENGINES))).dispose()
-            try:
-                engine = _make_engine(url)
+        if key in _ENGINES:
+            return _ENGINES[key]
+        engine = None
+        try:
+            if sqlite_path(url) is None:
+                engine = _make_engine(url)  # connects lazily: inspecting it writes nothing
+            if not check_schema(existing_tables(url, engine), url) and read_only:
+                if engine is not None:
+                    engine.dispose()
+                return _empty_engine()
+            if engine is None:
+                engine = _make_engine(url, read_only)
+            if read_only:
+                version = schema_version(engine)
+                if version < SCHEMA_VERSION:
+                    raise ReviewError(f"review database {safe_url(url)} has schema version {version}, older than "
+                                      f"this ALiCT's ({SCHEMA_VERSION}); a writing command (`review sample`, "
+                                      "`review import`) upgrades it")
+            else:
                 migrate(engine)
-            except (ArgumentError, NoSuchModuleError, DBAPIError, ImportError) as exc:
-                raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
-                                  f"{str(exc).splitlines()[0][:300]}") from None
-            _ENGINES[url] = engine
-        return _ENGINES[url]
+        except (ArgumentError, NoSuchModuleError, DBAPIError, ImportError) as exc:
+            if engine is not None:
+                engine.dispose()
+            raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
+                              f"{str(exc).splitlines()[0][:300]}") from None
+        except ReviewError:
+            if engine is not None:
+                engine.dispose()
+            raise
+        if len(_ENGINES) >= _MAX_ENGINES:
+            _ENGINES.pop(next(iter(_ENGINES))).dispose()
+        _ENGINES[key] = engine
+        return engine
 
 
 def dispose_engines() -> None:
@@ -267,19 +363,30 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
 class ReviewStore:
     """Operations on one review database; thread-safe (one short session per call)."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, read_only: bool = False) -> None:
         self.url = url or default_url()
-        self.engine = engine_for(self.url)
+        self.read_only = read_only
+        self.engine = engine_for(self.url, read_only)
 
     def session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
 
     # reviewers -----------------------------------------------------------------------------------------
+    def find_reviewer(self, name: str) -> Reviewer | None:
+        """The reviewer of that name, or None (never creates one: reads stay reads)."""
+        with self.session() as s:
+            return s.scalar(select(Reviewer).where(Reviewer.name == (name or "").strip()))
+
     def reviewer(self, name: str) -> Reviewer:
         """The reviewer of that name, created on first use (names only; no passwords)."""
         name = (name or "").strip()
         if not name or len(name) > 100:
             raise ReviewError("reviewer name must be 1–100 characters")
+        if self.read_only:
+            found = self.find_reviewer(name)
+            if found is None:
+                raise ReviewError(f"no reviewer named {name!r}")
+            return found
 
         def get_or_create() -> Reviewer:
             with self.session() as s:
@@ -336,7 +443,10 @@ class ReviewStore:
 
     # assignments ---------------------------------------------------------------------------------------
     def assigned_sets(self, task_id: int, reviewer: str) -> list[int]:
-        rid = self.reviewer(reviewer).id
+        found = self.find_reviewer(reviewer)
+        if found is None:
+            return []
+        rid = found.id
         with self.session() as s:
             return sorted(s.scalars(select(Assignment.set_no).where(Assignment.task_id == task_id,
                                                                      Assignment.reviewer_id == rid)))
@@ -437,12 +547,18 @@ class ReviewStore:
         return rows
 
     def judged_item_ids(self, task_id: int, reviewer: str) -> set[int]:
-        rid = self.reviewer(reviewer).id
+        found = self.find_reviewer(reviewer)
+        if found is None:
+            return set()
+        rid = found.id
         with self.session() as s:
             return set(s.scalars(select(Judgement.item_id).join(ReviewItem, Judgement.item_id == ReviewItem.id)
                                  .where(ReviewItem.task_id == task_id, Judgement.reviewer_id == rid)))
 
     def judgement(self, item_id: int, reviewer: str) -> Judgement | None:
-        rid = self.reviewer(reviewer).id
+        found = self.find_reviewer(reviewer)
+        if found is None:
+            return None
+        rid = found.id
         with self.session() as s:
             return s.scalar(select(Judgement).where(Judgement.item_id == item_id, Judgement.reviewer_id == rid))

@@ -20,12 +20,12 @@ REJECT_RELEVANCE = 2.0
 
 
 def _store_if_exists(url: str | None) -> ReviewStore | None:
-    """The store, or None when it is a SQLite file nobody has created yet (runs must not create it)."""
+    """The store, read-only, or None when it is a SQLite file nobody has created yet (runs must not create it)."""
     url = url or default_url()
     path = sqlite_path(url)
     if path is not None and not path.exists():
         return None
-    return ReviewStore(url)
+    return ReviewStore(url, read_only=True)
 
 
 def case_verdicts(rows: Iterable[Mapping[str, Any]], task: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -431,6 +431,9 @@ class RunResult:
                              "run `python -m alict_core run` first")
         if (directory / MANIFEST).exists():  # runs saved before manifests existed are checked by reading
             verify_dir(directory, "run", label=f"run {directory.name!r}")
+        elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
+            raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
+                                       "run the same inputs again to complete it")
         try:
             return cls._read(directory)
         except READ_ERRORS as exc:

@@ -10,10 +10,19 @@ Layout of a sharded run folder (``docs/ARCHITECTURE.md``, "Streaming runs")::
 
 A run is prepared in two passes: the case iterable is written shard by shard into a hidden staging folder
 (memory holds one case at a time) while the run id — the same content hash ``RunResult.run_id`` gives — is
-computed; the staging folder then becomes ``<runs root>/<run_id>`` (or joins the unfinished run already there,
-keeping every shard whose cases and results still match their checksums). Shards are then predicted by
-``RunShardWorker`` on the chosen executor; a worker writes a shard's results atomically (counts, then the
-Parquet part renamed into place), so a killed run leaves whole shards only and a re-run resumes after them.
+computed; the staging folder then becomes ``<runs root>/<run_id>`` (or joins the unfinished run already there).
+Shards are then predicted by ``RunShardWorker`` on the chosen executor; a worker writes a shard's results
+atomically (counts, then the Parquet part renamed into place), so a killed run leaves whole shards only.
+
+Resume is verified: after each shard the run records the sha256 of its counts file in ``progress.json``
+(``"parts"``); a re-run keeps a shard only when its counts file has that checksum and its cases and results
+parts have the checksums the counts record, and recomputes every other shard (a changed counts file never
+changes the totals). A finished run is returned as it is only when it passes its manifest check.
+
+A folder that holds a finished run (of other inputs, or damaged) is never written in place: the new run is
+prepared in ``.<name>.pending`` beside it (resumable there; verified shards of a damaged run of the same inputs
+are linked in, not predicted again) and swapped in whole when finished (``manifest.replace_dir``), so a
+killed re-write leaves the old run or the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -34,23 +43,27 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
-from alict_core.manifest import clean_stale, sha256_file
+from alict_core.manifest import clean_stale, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
-from alict_core.runner.run import RUN_FILES, Progress, RunCancelled
+from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
+    PROGRESS,
+    STOP_FILE,
+    adopt,
+    clean_pending,
+    is_complete,
+    part_name,
+    pending_dir,
+    read_progress,
+    shard_ok,
+    work_folder,
+)
+from alict_core.runner.run import Progress, RunCancelled
 
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
-PROGRESS = "progress.json"
-SHARD_DIRS = ("cases", "counts", "results")
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS)
 MAX_SHARD_SIZE = 10_000_000
 
 # should_stop hooks of runs executing in this process (the local executor's workers poll them between batches)
 _STOP_HOOKS: dict[str, Callable[[], bool]] = {}
-STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
-
-
-def part_name(shard: int, suffix: str) -> str:
-    return f"part-{shard:05d}{suffix}"
 
 
 # ------------------------------------------------------------------------------------------- model references
@@ -246,78 +259,6 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     return run_hash, sizes, excluded
 
 
-# ------------------------------------------------------------------------------------------------ run folders
-def read_progress(run_dir: Path) -> dict[str, Any] | None:
-    """The run's ``progress.json`` (None when absent or unreadable)."""
-    try:
-        value = read_json(Path(run_dir) / PROGRESS)
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _finished_shards(run_dir: Path, n_shards: int) -> set[int]:
-    """Shards whose results part exists and matches the checksums its counts recorded for it and its cases."""
-    done = set()
-    for shard in range(n_shards):
-        results = run_dir / "results" / part_name(shard, ".parquet")
-        counts_path = run_dir / "counts" / part_name(shard, ".json")
-        if not results.is_file() or not counts_path.is_file():
-            continue
-        try:
-            counts = read_json(counts_path)
-            ok = (counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
-                  and counts.get("results_sha256") == sha256_file(results))
-        except (OSError, ValueError, AttributeError):
-            ok = False
-        if ok:
-            done.add(shard)
-    return done
-
-
-def _is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
-    try:
-        meta = read_json(run_dir / "meta.json")
-    except (OSError, ValueError):
-        return False
-    return (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
-            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file())
-
-
-def _adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> set[int]:
-    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume)."""
-    from alict_core.manifest import _check_replaceable, recover_dir
-
-    recover_dir(run_dir)
-    previous = read_progress(run_dir) if run_dir.is_dir() else None
-    resumable = (previous is not None and previous.get("run_id") == run_id
-                 and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
-    if resumable:  # under run_lock: a "running" status here was left by a killed writer
-        (run_dir / "cases").mkdir(exist_ok=True)
-        for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
-            name = part_name(shard, ".jsonl")
-            staged, current = staging / "cases" / name, run_dir / "cases" / name
-            if not current.is_file() or sha256_file(current) != sha256_file(staged):
-                os.replace(staged, current)
-        for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
-            for path in (run_dir / folder).glob(f"part-*{suffix}"):
-                if int(path.stem.split("-")[1].split(".")[0]) >= n_shards:
-                    path.unlink()
-        shutil.rmtree(staging, ignore_errors=True)
-        (run_dir / STOP_FILE).unlink(missing_ok=True)
-        return _finished_shards(run_dir, n_shards)
-    if run_dir.exists():
-        _check_replaceable(run_dir, OWNED)
-        old = run_dir.with_name(f".{run_dir.name}.tmp-replaced-{os.getpid()}")
-        os.replace(run_dir, old)
-        os.replace(staging, run_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, run_dir)
-    return set()
-
-
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
 
@@ -401,7 +342,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
         clean_stale(root)  # staging folders of runs killed while preparing their cases
-        staging = Path(tempfile.mkdtemp(prefix=".stream.tmp-", dir=root))
+        clean_pending(root)
+        staging = staging_dir(root, ".stream.tmp-")
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
                                                            progress)
@@ -411,10 +353,12 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             run_id = run_hash.finish([m["fingerprint"] for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
-                if _is_complete(folder, run_id, shard_size):
+                if is_complete(folder, run_id, shard_size):
                     _write_extra_files(folder, extra_files)
                     return folder
-                done = _adopt(staging, folder, run_id, shard_size, len(sizes))
+                work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
+                done = adopt(staging, work, run_id, shard_size, len(sizes),
+                              reuse=folder if work != folder else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state: dict[str, Any] = {
                     "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
@@ -422,13 +366,18 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                     "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
                     "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
                     "executor": pool.name, "workers": pool.workers,
+                    "parts": {str(shard): digest for shard, digest in sorted(done.items())},
                     "message": f"resuming after {len(done)} finished shards" if done else "started"}
-                _write_progress(folder, state)
+                _write_progress(work, state)
                 if progress:
                     progress(state["cases_done"], run_hash.n, state["message"])
-                _execute(pool, init, folder, sizes, done, state, progress, should_stop)
-                _finish(folder, run_id, described, sizes, state, started, pool, shard_size,
+                _execute(pool, init, work, sizes, set(done), state, progress, should_stop)
+                _finish(work, run_id, described, sizes, state, started, pool, shard_size,
                         {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
+                if work != folder:
+                    from alict_core.manifest import replace_dir
+
+                    replace_dir(work, folder)  # the finished re-write replaces the old run whole
                 return folder
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -460,6 +409,8 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
     tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
     try:
         for result in pool.map_shards(RunShardWorker, init, tasks, should_stop=stop):
+            counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
+            state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
             state["shards_done"] += 1
             state["cases_done"] += int(result["n_cases"])
             message = f"shard {state['shards_done']}/{state['n_shards']} done"
@@ -498,7 +449,11 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
     unparsed: dict[str, int] = {}
     parts = []
     for shard in range(len(sizes)):
-        counts = read_json(folder / "counts" / part_name(shard, ".json"))
+        counts_path = folder / "counts" / part_name(shard, ".json")
+        if not shard_ok(folder, shard, state["parts"].get(str(shard))):
+            raise AlictError(f"shard {shard} of run {folder.name!r} changed while the run was running "
+                             "(its counts or results no longer match the run's record); run again to redo it")
+        counts = read_json(counts_path)
         parts.append(counts["counts"])
         for name, n in (counts.get("unparsed") or {}).items():
             unparsed[name] = unparsed.get(name, 0) + int(n)

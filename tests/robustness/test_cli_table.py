@@ -217,7 +217,7 @@ OUTPUTS = [  # (argv with {file} / {ro}, needle)
     (["report", "--out", "{ro}/r.html"], "not writable"),
     (["report", "--export", "{file}"], "is not a folder"),
     (["explain", "--model", "vader", "--text", "good", "--json", "{dir}"], "is a folder"),
-    (["explain", "--model", "vader", "--text", "good", "--json", "{file}/x.json"], "is not a folder"),
+    (["explain", "--model", "vader", "--text", "good", "--json", "{file}/x.json"], "is a file"),
 ]
 
 

@@ -261,7 +261,7 @@ def test_atomic_dir_merge_keeps_other_files(tmp_path):
     target = tmp_path / "out"
     target.mkdir()
     (target / "lc1.jsonl").write_text("one")
-    with atomic_dir(target, merge=True) as tmp:
+    with atomic_dir(target, owned=("*.jsonl",), merge=True) as tmp:
         (tmp / "lc2.jsonl").write_text("two")
     assert sorted(p.name for p in target.iterdir()) == ["lc1.jsonl", "lc2.jsonl"]
 

@@ -1,0 +1,240 @@
+"""Run folders of streaming runs: their layout, verified shards, resume and re-writes of finished runs.
+
+See ``alict_core/runner/stream.py`` for the layout. A shard is trusted only when its counts file has the sha256
+the run recorded for it in ``progress.json`` (``"parts"``) and its cases and results parts have the checksums those
+counts record; a finished run only when it passes its manifest check. A finished run is re-written in
+``.<name>.pending`` and swapped in whole when the new run is finished.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from alict_core.jsonl import iter_jsonl, read_json
+from alict_core.manifest import READ_ERRORS, sha256_file
+from alict_core.runner.cases import TestCase
+from alict_core.runner.run import RUN_FILES
+
+log = logging.getLogger("alict_core")
+PROGRESS = "progress.json"
+SHARD_DIRS = ("cases", "counts", "results")
+STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS, STOP_FILE, ".*.tmp")  # .*.tmp: left by a killed write
+
+
+def part_name(shard: int, suffix: str) -> str:
+    return f"part-{shard:05d}{suffix}"
+
+
+def read_progress(run_dir: Path) -> dict[str, Any] | None:
+    """The run's ``progress.json`` (None when absent or unreadable)."""
+    try:
+        value = read_json(Path(run_dir) / PROGRESS)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
+    """Whether shard N is whole: its counts file has the checksum the run recorded for it (``counts_sha256``)
+    and its cases and results parts have the checksums that counts file records."""
+    counts_path = run_dir / "counts" / part_name(shard, ".json")
+    results = run_dir / "results" / part_name(shard, ".parquet")
+    if not counts_sha256 or not results.is_file() or not counts_path.is_file():
+        return False
+    try:
+        if sha256_file(counts_path) != counts_sha256:
+            return False
+        counts = read_json(counts_path)
+        return bool(counts.get("shard") == shard
+                    and counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
+                    and counts.get("results_sha256") == sha256_file(results))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> dict[int, str]:
+    """Shards verified against ``ledger`` (shard → sha256 of its counts file, as recorded by the run), as shard →
+    counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again); a shard
+    the run never recorded (killed between a worker's write and the record) is kept only when its counts equal
+    the counts recomputed from its cases and results parts."""
+    done = {}
+    for shard in range(n_shards):
+        digest = ledger.get(str(shard))
+        counts_path = run_dir / "counts" / part_name(shard, ".json")
+        if isinstance(digest, str):
+            if shard_ok(run_dir, shard, digest):
+                done[shard] = digest
+            elif counts_path.is_file():
+                log.warning("shard %d of run %r does not match the run's record of it; predicting it again",
+                            shard, run_dir.name)
+            continue
+        try:
+            digest = sha256_file(counts_path) if counts_path.is_file() else None
+        except OSError:
+            continue
+        if digest and shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard):
+            done[shard] = digest
+    return done
+
+
+def counts_hold(run_dir: Path, shard: int) -> bool:
+    """Whether shard N's counts file says what its cases and results parts say (counts recomputed, no model)."""
+    import numpy as np
+    import pandas as pd
+
+    from alict_core.runner.run import ModelOutcome, RunResult
+
+    try:
+        stored = read_json(run_dir / "counts" / part_name(shard, ".json"))
+        cases = [TestCase.from_dict(row) for row in iter_jsonl(run_dir / "cases" / part_name(shard, ".jsonl"))]
+        table = pd.read_parquet(run_dir / "results" / part_name(shard, ".parquet"),
+                                columns=["model", "case_id", "passed"])
+        ids, n = [case.case_id for case in cases], len(cases)
+        outcomes = []
+        for model in stored["models"]:
+            rows = table[table.model == model["name"]].set_index("case_id")
+            if len(rows) != n or set(rows.index) != set(ids):
+                return False
+            passed = rows.passed.reindex(ids).to_numpy(dtype=bool)
+            zeros = np.zeros(n, dtype=np.int32)
+            outcomes.append(ModelOutcome(model["name"], "", (), np.zeros((n, 0)), passed, zeros, zeros, [None] * n))
+        recomputed = json.loads(json.dumps(RunResult(cases, outcomes).counts()))
+        return bool(stored.get("n_cases") == n and stored.get("counts") == recomputed)
+    except READ_ERRORS:  # an unreadable or inconsistent part is not finished: predicted again
+        return False
+
+
+def ledger_of_finished(run_dir: Path) -> dict[str, str]:
+    """shard → counts checksum of a finished run, from its manifest (empty when it has none or it is unreadable)."""
+    try:
+        manifest = read_json(run_dir / "manifest.json")
+        files = manifest.get("files") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    ledger = {}
+    for name, digest in files.items():
+        if isinstance(name, str) and name.startswith("counts/part-") and name.endswith(".json"):
+            try:
+                ledger[str(int(name[len("counts/part-"):-len(".json")]))] = str(digest)
+            except ValueError:
+                continue
+    return ledger
+
+
+def is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
+    """A finished run of these inputs that passes its manifest check (a damaged one is repaired, not served)."""
+    from alict_core.manifest import CorruptArtefactError, verify_dir
+
+    try:
+        meta = read_json(run_dir / "meta.json")
+    except (OSError, ValueError):
+        return False
+    if not (isinstance(meta, dict) and meta.get("run_id") == run_id and meta.get("layout") == "sharded"
+            and meta.get("shard_size") == shard_size and (run_dir / "manifest.json").is_file()):
+        return False
+    try:
+        verify_dir(run_dir, "run", key=run_id, label=f"run {run_dir.name!r}")
+    except CorruptArtefactError as exc:
+        log.warning("%s; recomputing its damaged shards", exc)
+        return False
+    return True
+
+
+def pending_dir(run_dir: Path) -> Path:
+    """Where a finished run folder is re-written (other inputs, or a repair) until the new run is finished."""
+    return run_dir.with_name(f".{run_dir.name}.pending")
+
+
+def work_folder(run_dir: Path) -> Path:
+    """``run_dir`` itself when it holds no finished run; else its pending sibling (swapped in when finished),
+    so a killed re-write leaves the finished run as it was."""
+    from alict_core.manifest import _check_replaceable, recover_dir
+
+    recover_dir(run_dir)
+    if not run_dir.exists():
+        return run_dir
+    _check_replaceable(run_dir, OWNED)  # a folder of other files is refused before any work
+    return pending_dir(run_dir) if (run_dir / "meta.json").exists() else run_dir
+
+
+def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
+           reuse: Path | None = None) -> dict[int, str]:
+    """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
+    shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
+    same inputs are linked in instead of being predicted again."""
+    from alict_core.manifest import _check_replaceable, recover_dir, replace_dir
+
+    recover_dir(run_dir)
+    previous = read_progress(run_dir) if run_dir.is_dir() else None
+    resumable = (previous is not None and previous.get("run_id") == run_id
+                 and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
+    if resumable:  # under run_lock: a "running" status here was left by a killed writer
+        (run_dir / "cases").mkdir(exist_ok=True)
+        for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
+            name = part_name(shard, ".jsonl")
+            staged, current = staging / "cases" / name, run_dir / "cases" / name
+            if not current.is_file() or sha256_file(current) != sha256_file(staged):
+                os.replace(staged, current)
+        for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
+            for path in (run_dir / folder).glob(f"part-*{suffix}"):
+                if int(path.stem.split("-")[1].split(".")[0]) >= n_shards:
+                    path.unlink()
+        shutil.rmtree(staging, ignore_errors=True)
+        (run_dir / STOP_FILE).unlink(missing_ok=True)
+        parts = (previous or {}).get("parts")
+        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
+    if run_dir.exists():
+        _check_replaceable(run_dir, OWNED)
+        replace_dir(staging, run_dir)
+    else:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, run_dir)
+    return reuse_shards(reuse, run_dir, run_id, shard_size, n_shards) if reuse is not None else {}
+
+
+def reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> dict[int, str]:
+    """Link the verified shards of the finished run ``source`` (same inputs, same shard size) into ``run_dir``."""
+    try:
+        meta = read_json(source / "meta.json")
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict) or meta.get("run_id") != run_id or meta.get("shard_size") != shard_size:
+        return {}
+    reused: dict[int, str] = {}
+    for shard, digest in finished_shards(source, n_shards, ledger_of_finished(source)).items():
+        name = part_name(shard, ".jsonl")
+        if sha256_file(source / "cases" / name) != sha256_file(run_dir / "cases" / name):
+            continue
+        for folder, suffix in (("counts", ".json"), ("results", ".parquet")):
+            target = run_dir / folder / part_name(shard, suffix)
+            target.parent.mkdir(exist_ok=True)
+            link_or_copy(source / folder / part_name(shard, suffix), target)
+        reused[shard] = digest
+    return reused
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """A hard link (parts are never changed in place, only replaced), else a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
+    """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since)."""
+    now = time.time()
+    for folder in Path(root).glob(".*.pending"):
+        try:
+            stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)
+            if folder.is_dir() and now - stamp > max_age_s:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue

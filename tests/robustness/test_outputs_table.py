@@ -1,0 +1,144 @@
+"""Output paths are checked before any work, and a refusal names the path the user gave (never a hidden
+temporary file); folders that are swapped in whole refuse a folder of other files up front."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+POSITIVE = {"kind": "label", "labels": ["positive"]}
+
+
+@pytest.fixture
+def paths(tmp_path) -> dict[str, Path]:
+    (tmp_path / "a-file").write_text("keep")
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("keep me")
+    (tmp_path / "foreign" / ".git").mkdir()
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                         "text": f"the staff was {w}", "test_type": "MFT", "expected": POSITIVE})
+                             + "\n" for i, w in enumerate(["good", "bad", "fine"])))
+    return {"file": tmp_path / "a-file", "dir": tmp_path / "a-dir", "foreign": tmp_path / "foreign",
+            "seeds": seeds, "tmp": tmp_path}
+
+
+RUN = ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", "{seeds}", "--quiet",
+       "--keep-flagged", "--out", "{tmp}/run"]
+OUTPUTS = [  # (argv, needle, the path the message must name)
+    ([*RUN, "--junit", "{dir}"], "is a folder", "{dir}"),
+    ([*RUN, "--summary-json", "{dir}"], "is a folder", "{dir}"),
+    ([*RUN, "--junit", "{file}/x.xml"], "is a file", "{file}/x.xml"),
+    ([*RUN, "--summary-json", "{file}/deeper/s.json"], "is a file", "{file}/deeper/s.json"),
+    ([*RUN, "--report", "{file}/r.html"], "is a file", "{file}/r.html"),
+    ([*RUN, "--fail-threshold", "LC9=0.5"], "which was not run", "sentiment-lc09"),
+    ([*RUN, "--fail-threshold", "nope=0.5"], "which was not run", "nope"),
+    ([*RUN, "--fail-threshold", "sentiment-lc01=0.5"], "which was not run", "sentiment-lc01"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{dir}"], "is a folder", "{dir}"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{dir}"], "is a folder", "{dir}"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{file}/j.xml"], "is a file", "{file}/j.xml"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--fail-threshold", "x"], "--fail-threshold", "x"),
+    (["review", "export", "t", "--out", "{dir}", "--db", "sqlite:///{tmp}/review.sqlite"], "is a folder", "{dir}"),
+    (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files", "{foreign}"),
+    (["expand", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files",
+     "{foreign}"),
+    (["lego", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files", "{foreign}"),
+    (["lego", "--task", "sentiment", "--lc", "1", "--out", "{file}"], "is not a folder", "{file}"),
+]
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory) -> Path:
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    root = tmp_path_factory.mktemp("saved")
+    return run_suite(small_cases(4), [KeywordModel()], cache_root=root / "p").save(root / "run")
+
+
+@pytest.mark.parametrize("argv,needle,named", OUTPUTS, ids=[f"{a[0]}-{i}" for i, (a, _, _) in enumerate(OUTPUTS)])
+def test_output_paths_are_checked_before_any_work(cli, paths, saved_run, argv, needle, named):
+    fill = {**{k: str(v) for k, v in paths.items()}, "run": str(saved_run)}
+    before = {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")}
+    outcome = cli(*[a.format(**fill) for a in argv])
+    assert_clean_error(outcome, 2, needle, named.format(**fill), limit_s=15)
+    assert ".tmp" not in outcome.err  # the user's path, not a hidden temporary file
+    after = {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")}
+    assert after == before  # nothing written: no run folder, no report, no staging folder
+    assert (paths["foreign"] / "notes.txt").read_text() == "keep me" and (paths["foreign"] / ".git").is_dir()
+
+
+def test_read_only_output_folder(cli, paths):
+    ro = paths["tmp"] / "read-only"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        argv = [a.format(**{k: str(v) for k, v in paths.items()}) for a in RUN]
+        outcome = cli(*argv, "--junit", str(ro / "j.xml"))
+        assert_clean_error(outcome, 2, "--junit", "not writable")
+    finally:
+        os.chmod(ro, 0o700)
+
+
+@pytest.mark.parametrize("writer", ["junit", "summary", "jsonl", "json"])
+def test_an_atomic_write_onto_a_folder_names_the_folder(tmp_path, saved_run, writer):
+    """Library level: the one atomic file writer refuses a folder naming it, and leaves no temporary file."""
+    from alict_core.jsonl import write_json, write_jsonl
+    from alict_core.report.junit import write_junit
+    from alict_core.report.summary import write_summary_json
+    from alict_core.runner import RunResult
+
+    target = tmp_path / "taken"
+    target.mkdir()
+    write = {"junit": lambda: write_junit(RunResult.load(saved_run), target),
+             "summary": lambda: write_summary_json(RunResult.load(saved_run), target),
+             "jsonl": lambda: write_jsonl(target, [{"a": 1}]), "json": lambda: write_json(target, {"a": 1})}[writer]
+    with pytest.raises(IsADirectoryError) as caught:
+        write()
+    assert caught.value.filename == str(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+@pytest.mark.parametrize("content", [["notes.txt"], [".git/"], ["sub/"], ["a.jsonl", "README.md"]])
+def test_merged_output_folders_refuse_other_content(tmp_path, content):
+    """`seeds`/`expand --out` collect files over several commands: a folder holding anything else (a copy
+    would drop hidden files and folders) is refused, and left as it was."""
+    from alict_core.errors import AlictError
+    from alict_core.manifest import atomic_dir
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in content:
+        (out / name.rstrip("/")).mkdir() if name.endswith("/") else (out / name).write_text("x")
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(AlictError, match="already holds other files"):
+        with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:
+            (staging / "b.jsonl").write_text("y")
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_merged_output_folder_keeps_earlier_files(tmp_path):
+    from alict_core.manifest import atomic_dir
+
+    out = tmp_path / "out"
+    with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:
+        (staging / "a.jsonl").write_text("1")
+    with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:
+        (staging / "b.jsonl").write_text("2")
+    assert {p.name: p.read_text() for p in out.iterdir()} == {"a.jsonl": "1", "b.jsonl": "2"}
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())  # not private like a mkdtemp folder
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
