@@ -115,7 +115,7 @@ def run_info(key: str) -> dict[str, Any]:
         return {**read_json(folder / "request.json"), "key": folder.name}
     meta = read_json(folder / "meta.json")
     summary = folder / "summary.csv"
-    lc_ids = sorted(set(pd.read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
+    lc_ids = sorted(set(read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
     models = [{"name": m["name"], "kwargs": {}, "label": m["name"]} for m in meta.get("models", [])]
     return {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
             "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}

@@ -25,7 +25,7 @@ def _retrainable(name: str) -> bool:
 
 
 def _lc_fail_rates(folder, model: str) -> pd.DataFrame:
-    summary = pd.read_csv(folder / "summary.csv")
+    summary = read_csv(folder / "summary.csv")
     rows = summary[summary.model == model][["lc_id", "n_cases", "fail_rate"]]
     return rows.sort_values("fail_rate", ascending=False).reset_index(drop=True)
 

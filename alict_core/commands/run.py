@@ -362,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
     if getattr(args, "validity", None):
         print(args.validity["note"])
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                 "n_pass_to_fail", "fail_rate"]

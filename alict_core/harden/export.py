@@ -167,7 +167,7 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
             frame["expected"] = frame["expected"].map(lambda e: e if e is None else expectation_text(e))
             frame["failed_by"] = frame["failed_by"].map(_failing_models)
             frame["allowed_labels"] = frame["allowed_labels"].map(lambda v: "|".join(v or []))
-            frame.to_csv(folder / f"{split}.csv", index=False)
+            write_csv(folder / f"{split}.csv", frame)
     if "hf" in formats:
         try:
             import datasets

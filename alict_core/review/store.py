@@ -255,9 +255,11 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         if optional:
             return None
         raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
+    if isinstance(value, bool):  # JSON true is not a score of 1
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     try:
         score = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}") from None
     if score != float(value) or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")

@@ -250,7 +250,7 @@ class RunReader:
         """Per LC × model summary (RunResult.summary's columns): summary.csv of a finished run, else aggregated."""
         path = self.folder / "summary.csv"
         if self.done and path.is_file() and path.stat().st_size:
-            return pd.read_csv(path)
+            return read_csv(path)
         cube = self.cube()
         if cube.empty:
             return pd.DataFrame(columns=SUMMARY_COLUMNS)

@@ -400,8 +400,7 @@ class RunResult:
         with atomic_path(directory / "results.parquet") as tmp:
             self.results_table(rows).to_parquet(tmp, index=False)
         write_jsonl(directory / "results.jsonl", rows.to_dict(orient="records"))
-        with atomic_path(directory / "summary.csv") as tmp:
-            self.summary().to_csv(tmp, index=False)
+        write_csv(directory / "summary.csv", self.summary())
         write_json(directory / "meta.json", {
             "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],

@@ -493,8 +493,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
     if unparsed:
         extra = {**extra, "unparsed_answers": unparsed}
     _write_progress(folder, state, status="done", message=f"{state['n_cases']} cases × {len(described)} models done")
-    with atomic_path(folder / "summary.csv") as tmp:
-        summary_frame(merge_counts(parts)).to_csv(tmp, index=False)
+    write_csv(folder / "summary.csv", summary_frame(merge_counts(parts)))
     write_json(folder / "meta.json", {
         "run_id": run_id, "seconds": round(time.monotonic() - started, 3), "extra": extra, "models": described,
         "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),
