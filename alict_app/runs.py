@@ -20,6 +20,7 @@ import streamlit as st
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
 from alict_core.config import artefact_dir
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import streamlit as st
 
 from alict_app import spec_store, state
+from alict_core.csvsafe import csv_text
 
 
 def header(title: str, caption: str) -> None:

@@ -20,6 +20,7 @@ from alict_core.jsonl import atomic_path
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"
+LINE_END = "\r\n"  # RFC 4180; also makes the csv module quote a field holding a bare carriage return
 
 
 def neutralise(value: Any) -> Any:
@@ -36,6 +37,13 @@ def restore(value: Any) -> Any:
     return value
 
 
+def _texty(series: Any) -> bool:
+    """Whether a column may hold text (object or string dtype; numbers and bools are never changed)."""
+    from pandas.api.types import is_string_dtype
+
+    return series.dtype == object or is_string_dtype(series.dtype)
+
+
 def _frame(rows: Any, columns: Sequence[str] | None):
     import pandas as pd
 
@@ -45,7 +53,7 @@ def _frame(rows: Any, columns: Sequence[str] | None):
         frame = pd.DataFrame(list(rows), columns=list(columns) if columns is not None else None)
     safe = frame.copy()
     for column in safe.columns:
-        if safe[column].dtype == object or str(safe[column].dtype) in ("string", "str"):
+        if _texty(safe[column]):
             safe[column] = safe[column].astype(object).map(neutralise)
     safe.columns = [neutralise(str(c)) for c in safe.columns]
     return safe
@@ -54,7 +62,7 @@ def _frame(rows: Any, columns: Sequence[str] | None):
 def csv_text(rows: Any, columns: Sequence[str] | None = None) -> str:
     """A DataFrame (or rows of dicts) as CSV text with formula prefixes neutralised (for downloads)."""
     buffer = io.StringIO()
-    _frame(rows, columns).to_csv(buffer, index=False)
+    _frame(rows, columns).to_csv(buffer, index=False, lineterminator=LINE_END)
     return buffer.getvalue()
 
 
@@ -73,7 +81,7 @@ def write_csv_rows(path: Path | str, rows: Iterable[Mapping[str, Any]], columns:
     count = 0
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
+            writer = csv.writer(handle, lineterminator=LINE_END)
             writer.writerow([neutralise(c) for c in columns])
             for row in rows:
                 writer.writerow([neutralise("" if row.get(c) is None else row.get(c)) for c in columns])
@@ -88,6 +96,6 @@ def read_csv(path: Path | str):
     frame = pd.read_csv(path)
     frame.columns = [restore(c) for c in frame.columns]
     for column in frame.columns:
-        if frame[column].dtype == object:
+        if _texty(frame[column]):
             frame[column] = frame[column].map(restore)
     return frame

@@ -27,7 +27,8 @@ class InputFileError(AlictError):
 ErrorClass = type[AlictError]
 
 
-def checked_file(path: str | Path, what: str, *, limit: str = "suite_bytes", error: ErrorClass = InputFileError) -> Path:
+def checked_file(path: str | Path, what: str, *, limit: str = "suite_bytes",
+                 error: ErrorClass = InputFileError) -> Path:
     """``path`` when it is an existing file within the size limit ``limit``; else one clear error."""
     file = Path(path)
     try:

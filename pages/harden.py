@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app.guard import guarded, run_page
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.harden.export import export_hardening_data, list_runs
 from alict_core.harden.split import SplitRatios

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from alict_core.cliargs import add_executor_args, executor_options, int_range
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
 from alict_core.hashing import hash_json

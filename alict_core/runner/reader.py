@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.jsonl import read_json
 from alict_core.metrics.intervals import wilson_interval

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from alict_core.batching import distinct
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
 from alict_core.hashing import hash_json

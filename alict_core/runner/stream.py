@@ -30,10 +30,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
+from alict_core.jsonl import _default, iter_jsonl, read_json, write_json
 from alict_core.manifest import clean_stale, sha256_file
 from alict_core.runner.cases import TestCase
 from alict_core.runner.run import RUN_FILES, Progress, RunCancelled

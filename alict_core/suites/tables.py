@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from alict_core.jsonl import atomic_path, write_jsonl
+from alict_core.csvsafe import write_csv
+from alict_core.jsonl import write_jsonl
 from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import SuiteImport
 
