@@ -112,9 +112,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from alict_core.review.interchange import import_judgements
+    from alict_core.review.interchange import import_judgements, read_judgements
 
-    n = import_judgements(_store(args), args.file, args.format, task_name=args.name)
+    rows = read_judgements(args.file, args.format)  # the file is checked before the database is opened
+    n = import_judgements(_store(args), args.file, task_name=args.name, rows=rows)
     print(f"imported {n} judgements from {args.file}")
     return 0
 

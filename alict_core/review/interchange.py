@@ -96,14 +96,19 @@ def _read_rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = None, *,
-                      task_name: str | None = None) -> int:
-    """Read judgements from CSV/JSONL into the store (upserts); return how many were saved."""
+def read_judgements(path: Path | str, fmt: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of a judgements file, checked as a file (before any database is opened)."""
     path = Path(path)
-    fmt = _format(path, fmt)
+    return _read_rows(path, _format(path, fmt))
+
+
+def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = None, *,
+                      task_name: str | None = None,
+                      rows: list[tuple[str, dict[str, Any]]] | None = None) -> int:
+    """Read judgements from CSV/JSONL (or the ``rows`` read already) into the store (upserts); the count saved."""
     items_by_task: dict[str, dict[tuple[str, str], Any]] = {}
     planned = []
-    for where, row in _read_rows(path, fmt):
+    for where, row in rows if rows is not None else read_judgements(path, fmt):
         reviewer = str(row.get("reviewer") or "").strip()
         if not reviewer:
             continue
@@ -126,6 +131,4 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
         if len(reviewer) > 100:
             raise ReviewError(f"{where}: reviewer name longer than 100 characters")
         planned.append((item.id, reviewer, scores, str(row.get("note") or "")))
-    for item_id, reviewer, scores, note in planned:
-        store.judge(item_id, reviewer, note=note, **scores)
-    return len(planned)
+    return store.judge_many(planned)  # one transaction: a file is imported whole or not at all
