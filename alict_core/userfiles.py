@@ -14,7 +14,7 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from alict_core.errors import AlictError
 from alict_core.limits import limits, setting
@@ -24,7 +24,7 @@ class InputFileError(AlictError):
     """A user file is missing, too large, not UTF-8 or malformed (the message names file, line and field)."""
 
 
-ErrorClass = type[AlictError]
+ErrorClass = Callable[[str], Exception]  # an AlictError subclass, or a function making one
 
 
 def checked_file(path: str | Path, what: str, *, limit: str = "suite_bytes",

@@ -166,25 +166,14 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
 
 
 def read_rows(path: Path, option: str) -> list[dict]:
-    """The JSON objects of a JSONL file given to ``option``; a bad line is one error naming file and line."""
-    import json
+    """The JSON objects of a JSONL file given to ``option``, through the strict-input path (size and row limits,
+    UTF-8, JSON nesting); a bad line is one error naming option, file and line."""
+    from alict_core.userfiles import InputFileError, jsonl_rows
 
-    rows = []
     try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    raise AlictError(f"{option} {path.name}:{number}: not a JSON line") from None
-                if not isinstance(row, dict):
-                    raise AlictError(f"{option} {path.name}:{number}: expected a JSON object, got {type(row).__name__}")
-                rows.append(row)
-    except UnicodeDecodeError as exc:
-        raise AlictError(f"{option} {path.name}: not UTF-8 text (byte {exc.start})") from None
-    return rows
+        return [row for _, row in jsonl_rows(path, option)]
+    except InputFileError as exc:
+        raise AlictError(f"{option} {exc}") from None
 
 
 def read_expansion_rows(given: list[str]) -> list[dict]:
