@@ -111,6 +111,20 @@ def text_mutants(draw) -> str:
 documents = mutant_documents() | text_mutants() | values.map(lambda v: yaml.safe_dump(v)) | odd_text
 
 
+def coercions(source: Any, parsed: Any, path: tuple = ()) -> list[tuple]:
+    """Paths where the spec holds a scalar of another kind than the document gave (``true`` read as 1, ``"3"``
+    as 3, ``1.0`` as 1 ...). Widening an int to a float is no coercion; shorthands (a text for a list) are
+    structure, not scalars, and are not compared."""
+    if isinstance(source, dict) and isinstance(parsed, dict):
+        return [p for key in source if key in parsed for p in coercions(source[key], parsed[key], (*path, key))]
+    if isinstance(source, list) and isinstance(parsed, list) and len(source) == len(parsed):
+        return [p for i, (a, b) in enumerate(zip(source, parsed)) for p in coercions(a, b, (*path, i))]
+    if isinstance(parsed, (bool, int, float, str)) and not isinstance(source, (dict, list)):
+        if type(source) is not type(parsed) and not (type(source) is int and type(parsed) is float):
+            return [path]
+    return []
+
+
 def check_one(text: str) -> None:
     try:
         spec = parse_spec_text(text, SOURCE)
@@ -121,6 +135,8 @@ def check_one(text: str) -> None:
         assert "\n" not in message and "Traceback" not in message  # one line
     else:
         assert isinstance(spec, LCSpec)
+        found = coercions(yaml.safe_load(text), spec.model_dump())
+        assert found == [], f"silent coercions at {found}"  # strict types: no bool or text read as a number
 
 
 FUZZ = settings(deadline=None, database=None, derandomize=True,
@@ -158,6 +174,25 @@ def test_non_utf8_spec_files_are_one_clear_error(tmp_path: Path, data: bytes):
 def test_loader_limits(text, expected):
     with pytest.raises(SpecValidationError, match=expected):
         parse_spec_text(text, SOURCE)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("schema_version",), True), (("schema_version",), 1.0), (("paper", "expansions"), False),
+    (("paper", "seeds"), "12"), (("sampling", "seed"), True), (("sampling", "max_seeds"), 10**30),
+    (("sampling", "max_per_source"), 2.0), (("expansion", "max_per_seed"), True), (("title",), 12),
+    (("notes",), False), (("id",), 3),
+], ids=lambda v: str(v))
+def test_no_bool_text_or_float_is_read_as_a_number(path, value):
+    doc = yaml.safe_load(yaml.safe_dump(SHIPPED[0]))
+    doc = set_at(doc, path[:-1], {**(doc.get(path[0]) or {})}) if len(path) > 1 and not doc.get(path[0]) else doc
+    doc = set_at(doc, path, value)
+    with pytest.raises(SpecValidationError) as info:
+        parse_spec_text(yaml.safe_dump(doc), SOURCE)
+    assert info.value.field and path[-1] in info.value.field, str(info.value)
+
+
+def test_coercion_check_finds_coercions():
+    assert coercions({"a": True, "b": ["1"], "c": 2}, {"a": 1, "b": [1], "c": 2.0}) == [("a",), ("b", 0)]
 
 
 def test_booleans_are_not_numbers():
