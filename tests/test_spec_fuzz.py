@@ -118,7 +118,7 @@ def coercions(source: Any, parsed: Any, path: tuple = ()) -> list[tuple]:
     if isinstance(source, dict) and isinstance(parsed, dict):
         return [p for key in source if key in parsed for p in coercions(source[key], parsed[key], (*path, key))]
     if isinstance(source, list) and isinstance(parsed, list) and len(source) == len(parsed):
-        return [p for i, (a, b) in enumerate(zip(source, parsed)) for p in coercions(a, b, (*path, i))]
+        return [p for i, (a, b) in enumerate(zip(source, parsed, strict=True)) for p in coercions(a, b, (*path, i))]
     if isinstance(parsed, (bool, int, float, str)) and not isinstance(source, (dict, list)):
         if type(source) is not type(parsed) and not (type(source) is int and type(parsed) is float):
             return [path]

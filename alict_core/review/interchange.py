@@ -67,11 +67,6 @@ REQUIRED_COLUMNS = ("case_id", "text_hash", "reviewer", "relevance", "label_scor
 TEXT_COLUMNS = ("task", "case_id", "text_hash", "reviewer", "note")
 
 
-def _line(where: str) -> str:
-    name, _, line = where.rpartition(":")
-    return f"{name} line {line}"
-
-
 def _read_rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
     """Rows of a judgements file through the strict-input path (size, UTF-8, fields, rows, columns, types)."""
     from alict_core.userfiles import csv_rows, jsonl_rows
@@ -83,9 +78,8 @@ def _read_rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
         if missing:
             raise ReviewError(f"{path.name}: lacks columns {missing} (has {header[:12]}); "
                               "write the file with `review export`")
-        return [(_line(where), {k: restore(v) for k, v in row.items()}) for where, row in rows]
-    out = [(_line(where), row)
-           for where, row in jsonl_rows(path, what, limit="review_bytes", max_rows="review_rows", error=ReviewError)]
+        return [(where, {k: restore(v) for k, v in row.items()}) for where, row in rows]
+    out = jsonl_rows(path, what, limit="review_bytes", max_rows="review_rows", error=ReviewError)
     for where, row in out:
         missing = [c for c in REQUIRED_COLUMNS if c not in row]
         if missing:
