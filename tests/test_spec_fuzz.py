@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alict_core.config import SPECS_DIR
-from alict_core.spec.loader import SpecValidationError, load_spec, parse_spec_text
+from alict_core.spec.loader import SpecValidationError, _compose_and_load, load_spec, parse_spec_text
 from alict_core.spec.schema import LCSpec
 
 SHIPPED = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(SPECS_DIR.glob("*/*.yaml"))]
@@ -108,7 +108,32 @@ def text_mutants(draw) -> str:
     return draw(odd_text) + "\n" + text
 
 
-documents = mutant_documents() | text_mutants() | values.map(lambda v: yaml.safe_dump(v)) | odd_text
+@st.composite
+def type_swaps(draw) -> str:
+    """A shipped spec (with its optional numeric sections filled in) with one scalar replaced by a scalar of
+    another type: the probes of silent coercion (``true`` or ``"3"`` or ``1.0`` where a number, text or
+    flag is meant)."""
+    doc = yaml.safe_load(yaml.safe_dump(draw(st.sampled_from(SHIPPED))))
+    doc.setdefault("schema_version", 1)
+    doc.setdefault("sampling", {}).setdefault("seed", 0)
+    doc["sampling"].setdefault("max_per_source", 3)
+    doc.setdefault("expansion", {}).setdefault("max_per_seed", 5)
+    if isinstance(doc.get("paper"), dict):
+        doc["paper"].setdefault("expansions", 0)
+    scalar_paths = [p for p in paths(doc) if p and not isinstance(_at(doc, p), (dict, list))]
+    path = draw(st.sampled_from(scalar_paths))
+    swap = draw(st.sampled_from([True, False, "1", "0", "3", "true", 1.0, 0.0, 2.5, 1, 0, 3, None, "x"]))
+    return yaml.safe_dump(set_at(doc, path, swap), sort_keys=False)
+
+
+def _at(doc: Any, path: tuple) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+documents = (mutant_documents() | text_mutants() | type_swaps() | values.map(lambda v: yaml.safe_dump(v))
+             | odd_text)
 
 
 def coercions(source: Any, parsed: Any, path: tuple = ()) -> list[tuple]:
@@ -135,7 +160,7 @@ def check_one(text: str) -> None:
         assert "\n" not in message and "Traceback" not in message  # one line
     else:
         assert isinstance(spec, LCSpec)
-        found = coercions(yaml.safe_load(text), spec.model_dump())
+        found = coercions(_compose_and_load(text, SOURCE)[1], spec.model_dump())  # the loader's own reading
         assert found == [], f"silent coercions at {found}"  # strict types: no bool or text read as a number
 
 
@@ -189,6 +214,12 @@ def test_no_bool_text_or_float_is_read_as_a_number(path, value):
     with pytest.raises(SpecValidationError) as info:
         parse_spec_text(yaml.safe_dump(doc), SOURCE)
     assert info.value.field and path[-1] in info.value.field, str(info.value)
+
+
+@settings(FUZZ, max_examples=300)
+@given(type_swaps())
+def test_type_swaps_are_refused_or_kept_as_given(text):
+    check_one(text)
 
 
 def test_coercion_check_finds_coercions():
