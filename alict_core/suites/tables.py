@@ -48,6 +48,8 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
                 try:
                     row = CaseRow.model_validate(json.loads(line))
                     expected = check_expected(row.expected, f"{where}, field 'expected'")
+                except RecursionError:
+                    raise SuiteFormatError(f"{where}, JSON nested too deeply to read") from None
                 except ValueError as exc:
                     detail = first_problem(exc) if isinstance(exc, ValidationError) else f"not JSON ({exc})"
                     raise SuiteFormatError(f"{where}, {detail}") from None
