@@ -15,11 +15,19 @@ import streamlit as st
 from alict_app import backends, demo, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar
+from alict_core.errors import AlictError
 from alict_core.runtime import configure_torch
 
-configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)
+try:
+    configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)
+    _setting_error = ""
+except AlictError as exc:  # an operator's setting (ALICT_TORCH_THREADS): one message, not a traceback
+    _setting_error = str(exc)
 
 st.set_page_config(page_title="ALiCT Studio", page_icon="🧪", layout="wide")
+if _setting_error:
+    st.error(f"The server is misconfigured: {_setting_error}")
+    st.stop()
 
 PAGES = [
     st.Page("pages/specs.py", title="Specs", icon=":material/edit_note:", default=True),

@@ -20,6 +20,7 @@ import streamlit as st
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
 from alict_core.config import artefact_dir
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json
@@ -115,7 +116,7 @@ def run_info(key: str) -> dict[str, Any]:
         return {**read_json(folder / "request.json"), "key": folder.name}
     meta = read_json(folder / "meta.json")
     summary = folder / "summary.csv"
-    lc_ids = sorted(set(pd.read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
+    lc_ids = sorted(set(read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
     models = [{"name": m["name"], "kwargs": {}, "label": m["name"]} for m in meta.get("models", [])]
     return {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
             "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}

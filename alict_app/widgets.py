@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import streamlit as st
 
 from alict_app import spec_store, state
+from alict_core.csvsafe import csv_text
 
 
 def header(title: str, caption: str) -> None:
@@ -57,7 +58,7 @@ def spec_table(specs: Sequence[Any]):
 def download_frame(frame, stem: str, key: str) -> None:
     """CSV and JSONL download buttons for a DataFrame (generated only when clicked)."""
     cols = st.columns(2)
-    cols[0].download_button("⬇ CSV", lambda: frame.to_csv(index=False), f"{stem}.csv", "text/csv", key=f"{key}-csv",
+    cols[0].download_button("⬇ CSV", lambda: csv_text(frame), f"{stem}.csv", "text/csv", key=f"{key}-csv",
                             on_click="ignore")
     cols[1].download_button("⬇ JSONL", lambda: frame.to_json(orient="records", lines=True, force_ascii=False),
                             f"{stem}.jsonl", "application/jsonl", key=f"{key}-jsonl", on_click="ignore")

@@ -102,8 +102,14 @@ def workspace_dir() -> Path:
 
     Not created here: only saving a spec creates it.
     """
-    configured = os.environ.get(WORKSPACE_ENV)
-    return Path(configured).expanduser() if configured else cache_dir() / "workspace"
+    configured = os.environ.get(WORKSPACE_ENV, "").strip()
+    if not configured:
+        return cache_dir() / "workspace"
+    path = Path(configured).expanduser()
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{WORKSPACE_ENV} names a file, not a folder; point it at a folder (it is created when a "
+                         "spec is first saved) or unset it")
+    return path
 
 
 def models_dir() -> Path:

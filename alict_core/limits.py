@@ -41,6 +41,8 @@ class Limits:
     batch_size: int = 4_096  # texts per model call
     suite_bytes: int = 100_000_000  # size of one imported suite file
     suite_cases: int = 500_000  # cases of one imported suite
+    review_bytes: int = 16_000_000  # size of one imported judgements file (review import)
+    review_rows: int = 20_000  # rows of one imported judgements file
 
     @classmethod
     def from_env(cls) -> "Limits":

@@ -6,16 +6,26 @@ import os
 import sys
 import threading
 
+from alict_core.errors import AlictError
+
 TORCH_THREADS_ENV = "ALICT_TORCH_THREADS"
 _applied = threading.Event()
 
 
+MAX_TORCH_THREADS = 1024
+
+
 def torch_threads() -> int:
-    """Threads torch may use (``ALICT_TORCH_THREADS``, default 2: the machines are shared)."""
+    """Threads torch may use (``ALICT_TORCH_THREADS``, default 2: the machines are shared); a value that is not a
+    whole number in [1, 1024] is one clear error (an operator's setting, never silently replaced)."""
+    raw = os.environ.get(TORCH_THREADS_ENV, "").strip() or "2"
     try:
-        return max(1, int(os.environ.get(TORCH_THREADS_ENV, "2")))
+        threads = int(raw)
     except ValueError:
-        raise ValueError(f"{TORCH_THREADS_ENV} must be a whole number, got {os.environ[TORCH_THREADS_ENV]!r}") from None
+        threads = 0
+    if not 1 <= threads <= MAX_TORCH_THREADS:
+        raise AlictError(f"{TORCH_THREADS_ENV}={raw[:20]!r} must be a whole number from 1 to {MAX_TORCH_THREADS}")
+    return threads
 
 
 def configure_torch() -> None:
@@ -26,8 +36,8 @@ def configure_torch() -> None:
     """
     if _applied.is_set():
         return
+    threads = str(torch_threads())  # a bad setting raises before anything is applied (and again next time)
     _applied.set()
-    threads = str(torch_threads())
     os.environ.setdefault("OMP_NUM_THREADS", threads)
     os.environ.setdefault("MKL_NUM_THREADS", threads)
     torch = sys.modules.get("torch")

@@ -4,12 +4,13 @@ The browser is untrusted. From it the app may use only
 
 - registered models (``MODELS``; Hugging Face hub ids only when registered),
 - Hugging Face model folders under a configured model root (``ALICT_MODEL_ROOTS``),
-- HTTP / OpenAI-compatible endpoints whose host is on the allow-list (``ALICT_ALLOWED_HOSTS``;
-  default: loopback only),
+- HTTP / OpenAI-compatible endpoints whose host is on the allow-list (``ALICT_ALLOWED_HOSTS``; default:
+  none; a loopback endpoint, a service of the server itself, only when the operator lists it there),
 - static-prediction files and suites under a data/workspace root (``ALICT_WORKSPACE_ROOTS``) or uploaded,
 - pickle/joblib files only under a directory the operator names in ``ALICT_PICKLE_DIRS``.
 
-The command line loads a pickle only with ``--trust-pickle``. Endpoint hosts are checked for every caller
+The command line loads a pickle only with ``--trust-pickle``; it may reach loopback endpoints by default.
+Endpoint hosts are checked for every caller
 (CLI and library too) before any request: every address the host resolves to must be allowed, and cloud
 metadata addresses (169.254.169.254 ...) are always refused. Every refusal is one ``TrustError`` naming the
 setting that would allow it. Settings are read from the environment of the server process at each check.
@@ -148,11 +149,14 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
     return sorted({_plain(ipaddress.ip_address(str(info[4][0]).split("%")[0])) for info in infos}, key=str)
 
 
-def check_endpoint(url: str) -> str:
+def check_endpoint(url: str, *, loopback: bool = True) -> str:
     """Refuse ``url`` unless it is http(s) and every address of its host is allowed; returns the URL.
 
-    Allowed: loopback addresses; addresses inside an IP/CIDR entry of ``ALICT_ALLOWED_HOSTS``; any address of a
-    host named there (``api.example.com`` or ``*.example.com``) except link-local ones. Metadata addresses never.
+    Allowed: loopback addresses (only with ``loopback``: the command line and the library; for the browser a
+    loopback address must be opted in like a pickle folder: an IP/CIDR entry of ``ALICT_ALLOWED_HOSTS`` covering
+    it, or the host named there exactly); addresses inside an IP/CIDR entry of ``ALICT_ALLOWED_HOSTS``; any
+    non-loopback address of a host named there (``api.example.com`` or ``*.example.com``) except link-local
+    ones. Metadata addresses never.
     """
     parts = urlsplit(str(url).strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -170,8 +174,16 @@ def check_endpoint(url: str) -> str:
     for address in resolve_host(host, port):
         if address in METADATA_ADDRESSES:
             raise TrustError(f"endpoint host {host!r} is a cloud metadata address ({address}); always refused")
-        if address.is_loopback or any(address in net for net in networks):
+        if (address.is_loopback and loopback) or any(address in net for net in networks):
             continue
+        if address.is_loopback:  # from the browser: the exact host name must be on the list (no *.pattern)
+            if host in entries:
+                continue
+            raise TrustError(
+                f"endpoint host {host!r} is a loopback address ({address}): the app may not reach services of "
+                f"the server itself unless the server operator allows it, like a pickle folder, with "
+                f"{HOSTS_ENV}={host} (or its address); nothing was sent"
+            )
         if named and not address.is_link_local and not address.is_unspecified:
             continue
         raise TrustError(
@@ -212,6 +224,8 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
         return out
     if "trusted" in out:
         raise TrustError("the app cannot mark a model as trusted; the server operator sets " + PICKLE_DIRS_ENV)
+    if "loopback" in out:
+        raise TrustError("the app cannot allow loopback endpoints; the server operator sets " + HOSTS_ENV)
     extra = sorted(set(out) - BROWSER_KINDS[kind])
     if extra:
         raise TrustError(f"a {kind!r} model added in the app takes only {sorted(BROWSER_KINDS[kind])}, got {extra}")
@@ -229,9 +243,11 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
         path = str(out.get("path", ""))
         out["path"] = str(require_inside(path, workspace_roots(), "stored predictions", WORKSPACE_ENV, uploadable=True))
     elif kind == "http":
-        check_endpoint(str(out.get("url", "")))
+        check_endpoint(str(out.get("url", "")), loopback=False)
+        out["loopback"] = False  # checked again before every request, with the same rule
     elif kind == "openai-chat":
-        check_endpoint(str(out.get("base_url", "")))
+        check_endpoint(str(out.get("base_url", "")), loopback=False)
+        out["loopback"] = False
     else:
         raise TrustError(f"model kind {name!r} cannot be added from the app")
     return out

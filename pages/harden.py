@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app.guard import guarded, run_page
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.harden.export import export_hardening_data, list_runs
 from alict_core.harden.split import SplitRatios
@@ -25,7 +26,7 @@ def _retrainable(name: str) -> bool:
 
 
 def _lc_fail_rates(folder, model: str) -> pd.DataFrame:
-    summary = pd.read_csv(folder / "summary.csv")
+    summary = read_csv(folder / "summary.csv")
     rows = summary[summary.model == model][["lc_id", "n_cases", "fail_rate"]]
     return rows.sort_values("fail_rate", ascending=False).reset_index(drop=True)
 

@@ -11,6 +11,7 @@ from alict_app import explorer_data, reporting, runs, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core import trust
 from alict_core.capabilities import lc_catalog
+from alict_core.csvsafe import csv_text
 from alict_core.explore import striking_failures
 from alict_core.report import render_reader_report
 from alict_core.runner.summary import for_display
@@ -74,7 +75,7 @@ def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.download_button("⬇ results JSONL", lambda: cases.to_json(orient="records", lines=True, force_ascii=False),
                        f"alict-{key}.jsonl", "application/jsonl", on_click="ignore")
-    c2.download_button("⬇ results CSV", lambda: cases.to_csv(index=False), f"alict-{key}.csv", "text/csv",
+    c2.download_button("⬇ results CSV", lambda: csv_text(cases), f"alict-{key}.csv", "text/csv",
                        on_click="ignore")
     c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
                        f"alict-{key}-checklist.json", "application/json", on_click="ignore")
@@ -115,7 +116,7 @@ def big_report(key: str) -> None:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         st.subheader("Downloads")
         c1, c2 = st.columns(2)
-        c1.download_button("⬇ summary CSV", lambda: summary.to_csv(index=False), f"alict-{key}-summary.csv",
+        c1.download_button("⬇ summary CSV", lambda: csv_text(summary), f"alict-{key}-summary.csv",
                            "text/csv", on_click="ignore")
         c2.download_button("⬇ HTML report", lambda: render_reader_report(reader, title=f"ALiCT Studio report {key}"),
                            f"alict-{key}.html", "text/html", on_click="ignore")

@@ -46,17 +46,41 @@ def field_key(editor_key: str, path: tuple, version: str) -> str:
     return f"form::{editor_key}::{version}::{'/'.join(map(str, path))}"
 
 
+def yaml_data(text: str) -> Any:
+    """The editor's YAML as data for the form, or None: checked for size, depth and aliases first (the spec
+    loader's shape check), so deep or bomb-like YAML typed into the editor is never built."""
+    from alict_core.errors import AlictError
+    from alict_core.limits import check_yaml_shape
+
+    try:
+        check_yaml_shape(text, "spec")
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, AlictError):
+        return None
+
+
+def _line_data(line: str) -> Any:
+    """One predicate line of the form as data (shape-checked like the whole spec)."""
+    data = yaml_data(line)
+    if data is None and line.strip() not in ("null", "~", ""):
+        raise ValueError("too large, too deep or not YAML")
+    return data
+
+
 def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
     """Callback: write the form's fields back into the YAML editor text (comments are not kept)."""
-    data = yaml.safe_load(st.session_state[editor_key])
+    data = yaml_data(st.session_state[editor_key])
+    if not isinstance(data, dict):
+        st.session_state["form_error"] = "the YAML changed and no longer parses; the form was not applied"
+        return
     for item in fields:
         entered = st.session_state.get(field_key(editor_key, item["path"], version), "")
         lines = [line.strip() for line in entered.splitlines()]
         lines = [line for line in lines if line]
         try:
-            value = [yaml.safe_load(line) for line in lines] if item["kind"] == "yaml" else lines
-        except yaml.YAMLError as exc:
-            st.session_state["form_error"] = f"{item['label']}: not valid YAML ({exc})"
+            value = [_line_data(line) for line in lines] if item["kind"] == "yaml" else lines
+        except (yaml.YAMLError, ValueError) as exc:
+            st.session_state["form_error"] = f"{item['label']}: not valid YAML ({str(exc)[:200]})"
             return
         set_path(data, item["path"], value)
     st.session_state[editor_key] = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
@@ -111,11 +135,8 @@ def main() -> None:
         st.button("Revert to the file on disk", on_click=reset_editor, args=(editor_key, original))
     with right:
         st.markdown("**Common fields**")
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            data = None
-        fields = common_fields(data) if data else []
+        data = yaml_data(text)
+        fields = common_fields(data) if isinstance(data, dict) else []
         if fields:
             version = hash_text(text, 10)
             with st.form(f"form::{editor_key}"):

@@ -313,7 +313,7 @@ def test_export_import_roundtrip_and_bad_rows_change_nothing(url, tmp_path, caps
             writer.writeheader()
             writer.writerows(data)
     assert main(["review", "import", str(tmp_path / "bad.csv")]) == 2
-    assert "bad.csv line 5: relevance must be an integer from 1 to 5, got '9'" in capsys.readouterr().err
+    assert "bad.csv:5: relevance must be an integer from 1 to 5, got '9'" in capsys.readouterr().err
     assert ReviewStore().judgements() == []  # nothing written
     assert main(["review", "import", str(tmp_path / "filled.csv")]) == 0
     capsys.readouterr()

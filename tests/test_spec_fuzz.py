@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alict_core.config import SPECS_DIR
-from alict_core.spec.loader import SpecValidationError, load_spec, parse_spec_text
+from alict_core.spec.loader import SpecValidationError, _compose_and_load, load_spec, parse_spec_text
 from alict_core.spec.schema import LCSpec
 
 SHIPPED = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(SPECS_DIR.glob("*/*.yaml"))]
@@ -108,7 +108,46 @@ def text_mutants(draw) -> str:
     return draw(odd_text) + "\n" + text
 
 
-documents = mutant_documents() | text_mutants() | values.map(lambda v: yaml.safe_dump(v)) | odd_text
+@st.composite
+def type_swaps(draw) -> str:
+    """A shipped spec (with its optional numeric sections filled in) with one scalar replaced by a scalar of
+    another type: the probes of silent coercion (``true`` or ``"3"`` or ``1.0`` where a number, text or
+    flag is meant)."""
+    doc = yaml.safe_load(yaml.safe_dump(draw(st.sampled_from(SHIPPED))))
+    doc.setdefault("schema_version", 1)
+    doc.setdefault("sampling", {}).setdefault("seed", 0)
+    doc["sampling"].setdefault("max_per_source", 3)
+    doc.setdefault("expansion", {}).setdefault("max_per_seed", 5)
+    if isinstance(doc.get("paper"), dict):
+        doc["paper"].setdefault("expansions", 0)
+    scalar_paths = [p for p in paths(doc) if p and not isinstance(_at(doc, p), (dict, list))]
+    path = draw(st.sampled_from(scalar_paths))
+    swap = draw(st.sampled_from([True, False, "1", "0", "3", "true", 1.0, 0.0, 2.5, 1, 0, 3, None, "x"]))
+    return yaml.safe_dump(set_at(doc, path, swap), sort_keys=False)
+
+
+def _at(doc: Any, path: tuple) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+documents = (mutant_documents() | text_mutants() | type_swaps() | values.map(lambda v: yaml.safe_dump(v))
+             | odd_text)
+
+
+def coercions(source: Any, parsed: Any, path: tuple = ()) -> list[tuple]:
+    """Paths where the spec holds a scalar of another kind than the document gave (``true`` read as 1, ``"3"``
+    as 3, ``1.0`` as 1 ...). Widening an int to a float is no coercion; shorthands (a text for a list) are
+    structure, not scalars, and are not compared."""
+    if isinstance(source, dict) and isinstance(parsed, dict):
+        return [p for key in source if key in parsed for p in coercions(source[key], parsed[key], (*path, key))]
+    if isinstance(source, list) and isinstance(parsed, list) and len(source) == len(parsed):
+        return [p for i, (a, b) in enumerate(zip(source, parsed, strict=True)) for p in coercions(a, b, (*path, i))]
+    if isinstance(parsed, (bool, int, float, str)) and not isinstance(source, (dict, list)):
+        if type(source) is not type(parsed) and not (type(source) is int and type(parsed) is float):
+            return [path]
+    return []
 
 
 def check_one(text: str) -> None:
@@ -121,6 +160,8 @@ def check_one(text: str) -> None:
         assert "\n" not in message and "Traceback" not in message  # one line
     else:
         assert isinstance(spec, LCSpec)
+        found = coercions(_compose_and_load(text, SOURCE)[1], spec.model_dump())  # the loader's own reading
+        assert found == [], f"silent coercions at {found}"  # strict types: no bool or text read as a number
 
 
 FUZZ = settings(deadline=None, database=None, derandomize=True,
@@ -158,6 +199,31 @@ def test_non_utf8_spec_files_are_one_clear_error(tmp_path: Path, data: bytes):
 def test_loader_limits(text, expected):
     with pytest.raises(SpecValidationError, match=expected):
         parse_spec_text(text, SOURCE)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("schema_version",), True), (("schema_version",), 1.0), (("paper", "expansions"), False),
+    (("paper", "seeds"), "12"), (("sampling", "seed"), True), (("sampling", "max_seeds"), 10**30),
+    (("sampling", "max_per_source"), 2.0), (("expansion", "max_per_seed"), True), (("title",), 12),
+    (("notes",), False), (("id",), 3),
+], ids=lambda v: str(v))
+def test_no_bool_text_or_float_is_read_as_a_number(path, value):
+    doc = yaml.safe_load(yaml.safe_dump(SHIPPED[0]))
+    doc = set_at(doc, path[:-1], {**(doc.get(path[0]) or {})}) if len(path) > 1 and not doc.get(path[0]) else doc
+    doc = set_at(doc, path, value)
+    with pytest.raises(SpecValidationError) as info:
+        parse_spec_text(yaml.safe_dump(doc), SOURCE)
+    assert info.value.field and path[-1] in info.value.field, str(info.value)
+
+
+@settings(FUZZ, max_examples=300)
+@given(type_swaps())
+def test_type_swaps_are_refused_or_kept_as_given(text):
+    check_one(text)
+
+
+def test_coercion_check_finds_coercions():
+    assert coercions({"a": True, "b": ["1"], "c": 2}, {"a": 1, "b": [1], "c": 2.0}) == [("a",), ("b", 0)]
 
 
 def test_booleans_are_not_numbers():

@@ -10,6 +10,7 @@ from alict_core.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from alict_core.cliargs import int_range
     from alict_core.lego.settings import LegoSettings
 
     defaults = LegoSettings()
@@ -27,9 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source.add_argument("--lc", metavar="ID", help="use the seeds ALiCT finds for this LC")
     source.add_argument(
-        "--corpus-sample", type=int, metavar="N", help="N random full sentences of the task's test split"
+        "--corpus-sample", type=int_range(1, "max_seeds"), metavar="N",
+        help="N random full sentences of the task's test split"
     )
-    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds (with --seeds / --lc)")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
+                        help="cap on seeds (with --seeds / --lc)")
     parser.add_argument(
         "--judge",
         default=None,
@@ -64,8 +67,6 @@ def _seeds(args: argparse.Namespace) -> list:
     elif args.lc:
         seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
     else:
-        if args.corpus_sample < 1:
-            raise AlictError(f"--corpus-sample must be >= 1, got {args.corpus_sample}")
         seeds = pipeline.seeds_from_corpus(args.task, args.corpus_sample, seed=args.seed)
     if args.max_seeds is not None:
         seeds = seeds[: args.max_seeds]
@@ -109,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
     settings = _settings(args)
+    seeds = _seeds(args)  # the user's input is checked before any model is loaded
     models = resolve_models(args.models, args.task) if args.models else []
     judge = (
         resolve_models(args.judge, args.task)[0]
         if args.judge
         else (models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
     )
-    seeds = _seeds(args)
     parser = None
     if settings.use_constituency:
         from alict_core.parsing import get_parser

@@ -41,15 +41,21 @@ def latest_run() -> Path:
 
 
 def _task_of(result, given: str | None) -> str:
-    if given:
-        return given
+    """The run's task, told by its models' labels; a ``--task`` that the labels contradict is refused."""
     from alict_core.data.records import TASK_LABELS
 
-    labels = result.outcomes[0].labels if result.outcomes else ()
-    for task, names in TASK_LABELS.items():
-        if tuple(labels) == tuple(names):
-            return task
-    raise AlictError("cannot tell the run's task from its labels; pass --task")
+    labels = tuple(result.outcomes[0].labels) if result.outcomes else ()
+    found = next((task for task, names in TASK_LABELS.items() if labels == tuple(names)), None)
+    if given:
+        if found is not None and found != given or found is None and labels and not set(labels) <= set(
+                TASK_LABELS[given]):
+            raise AlictError(f"--task {given}: run {result.run_id} is a {found or 'different'} run (its models "
+                             f"answer {list(labels)}); pass --task {found}" if found else
+                             f"--task {given}: the run's models answer {list(labels)}, not {given} labels")
+        return given
+    if found is None:
+        raise AlictError("cannot tell the run's task from its labels; pass --task")
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if large is not None:
         return _report_large(large, args)
     result = RunResult.load(run_dir)
+    task = _task_of(result, args.task) if args.export else None  # checked before anything is written
     metrics = None
     if args.metrics:
         from alict_core.metrics import suite_metrics
@@ -85,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.export:
         from alict_core.suites import export_bundle
 
-        files = export_bundle(result, Path(args.export), _task_of(result, args.task))
+        files = export_bundle(result, Path(args.export), str(task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
     return exports_and_gate(result, args)
 

@@ -34,27 +34,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--k", type=int, default=2, help="reviewers per case")
     sample.add_argument("--seed", type=int, default=0)
     sample.add_argument("--reviewers", default="", help="comma-separated reviewer names to assign sets to now")
-    sample.set_defaults(handler=run_sample)
+    sample.set_defaults(handler=_foreign_schema(run_sample))
 
     export = sub.add_parser("export", parents=[common], help="write a task's cases (or its judgements) as CSV/JSONL")
     export.add_argument("name", help="review task")
     export.add_argument("--out", required=True, help="file to write (.csv or .jsonl)")
     export.add_argument("--format", choices=["csv", "jsonl"], default=None)
     export.add_argument("--judgements", action="store_true", help="export saved judgements instead of empty forms")
-    export.set_defaults(handler=run_export)
+    export.set_defaults(handler=_foreign_schema(run_export))
 
     imp = sub.add_parser("import", parents=[common],
                          help="read judgements from CSV/JSONL (columns as written by export)")
     imp.add_argument("file")
     imp.add_argument("--task", dest="name", default=None, help="review task (default: the file's task column)")
     imp.add_argument("--format", choices=["csv", "jsonl"], default=None)
-    imp.set_defaults(handler=run_import)
+    imp.set_defaults(handler=_foreign_schema(run_import))
 
     stats = sub.add_parser("stats", parents=[common],
                            help="LabelCons, LCRel, ExpValidity (95 %% intervals) and agreement of a task")
     stats.add_argument("name", nargs="?", default=None, help="review task (default: every task)")
     stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.set_defaults(handler=run_stats)
+    stats.set_defaults(handler=_foreign_schema(run_stats))
 
 
 def _store(args: argparse.Namespace, read_only: bool = False):
@@ -62,6 +62,27 @@ def _store(args: argparse.Namespace, read_only: bool = False):
     from alict_core.review import ReviewStore
 
     return ReviewStore(args.db, read_only=read_only)
+
+
+def _foreign_schema(handler):
+    """A database error while using the review database is that database's fault: one clear line, exit 2."""
+    import functools
+
+    @functools.wraps(handler)
+    def checked(args: argparse.Namespace) -> int:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from alict_core.review.store import ReviewError, default_url, safe_url
+
+        try:
+            return handler(args)
+        except SQLAlchemyError as exc:
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
+            raise ReviewError(f"review database {safe_url(args.db or default_url())} cannot be used ({reason}); "
+                              "if it is another application's database or another version's, pass --db with a new "
+                              "or own review database") from None
+
+    return checked
 
 
 def run_sample(args: argparse.Namespace) -> int:
@@ -94,9 +115,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from alict_core.review.interchange import import_judgements
+    from alict_core.review.interchange import import_judgements, read_judgements
 
-    n = import_judgements(_store(args), args.file, args.format, task_name=args.name)
+    rows = read_judgements(args.file, args.format)  # the file is checked before the database is opened
+    n = import_judgements(_store(args), args.file, task_name=args.name, rows=rows)
     print(f"imported {n} judgements from {args.file}")
     return 0
 

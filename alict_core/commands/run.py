@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from alict_core.cliargs import add_executor_args, executor_options, int_range
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
 
@@ -174,25 +175,14 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
 
 
 def read_rows(path: Path, option: str) -> list[dict]:
-    """The JSON objects of a JSONL file given to ``option``; a bad line is one error naming file and line."""
-    import json
+    """The JSON objects of a JSONL file given to ``option``, through the strict-input path (size and row limits,
+    UTF-8, JSON nesting); a bad line is one error naming option, file and line."""
+    from alict_core.userfiles import InputFileError, jsonl_rows
 
-    rows = []
     try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    raise AlictError(f"{option} {path.name}:{number}: not a JSON line") from None
-                if not isinstance(row, dict):
-                    raise AlictError(f"{option} {path.name}:{number}: expected a JSON object, got {type(row).__name__}")
-                rows.append(row)
-    except UnicodeDecodeError as exc:
-        raise AlictError(f"{option} {path.name}: not UTF-8 text (byte {exc.start})") from None
-    return rows
+        return [row for _, row in jsonl_rows(path, option)]
+    except InputFileError as exc:
+        raise AlictError(f"{option} {exc}") from None
 
 
 def read_expansion_rows(given: list[str]) -> list[dict]:
@@ -376,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
     if getattr(args, "validity", None):
         print(args.validity["note"])
-    summary = pd.read_csv(out / "summary.csv")
+    summary = read_csv(out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                 "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
 from alict_core.hashing import hash_json
@@ -167,7 +168,7 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
             frame["expected"] = frame["expected"].map(lambda e: e if e is None else expectation_text(e))
             frame["failed_by"] = frame["failed_by"].map(_failing_models)
             frame["allowed_labels"] = frame["allowed_labels"].map(lambda v: "|".join(v or []))
-            frame.to_csv(folder / f"{split}.csv", index=False)
+            write_csv(folder / f"{split}.csv", frame)
     if "hf" in formats:
         try:
             import datasets

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ class SplitRatios:
 
     def __post_init__(self) -> None:
         shares = (self.train, self.validation, self.test)
-        if any(s < 0 for s in shares) or abs(sum(shares) - 1.0) > 1e-6 or self.test <= 0:
+        if (not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in shares)
+                or any(s < 0 for s in shares) or abs(sum(shares) - 1.0) > 1e-6 or self.test <= 0):
             raise AlictError(f"split ratios must be >= 0, sum to 1 and give the test split a share; got {shares}")
 
     @classmethod
@@ -34,8 +36,9 @@ class SplitRatios:
             values = [float(p) for p in parts]
         except ValueError:
             values = []
-        if len(values) != 3 or sum(values) <= 0 or any(v < 0 for v in values):
-            raise AlictError(f"--split {text!r}: expected three non-negative numbers such as 8:1:1")
+        if len(values) != 3 or not all(math.isfinite(v) for v in values) or sum(values) <= 0 \
+                or any(v < 0 for v in values):
+            raise AlictError(f"--split {text[:40]!r}: expected three finite non-negative numbers such as 8:1:1")
         total = sum(values)
         return cls(*(v / total for v in values))
 

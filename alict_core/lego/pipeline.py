@@ -48,17 +48,30 @@ class LegoResult:
 
 def seeds_from_file(path: str | Path) -> list[LegoSeed]:
     """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line)."""
-    file = Path(path)
-    if not file.is_file():
-        raise AlictError(f"--seeds file {file} not found")
-    if file.suffix == ".jsonl":
-        rows = list(iter_jsonl(file))
-        bad = next((n for n, r in enumerate(rows) if not isinstance(r.get("text"), str)), None)
-        if bad is not None:
-            raise AlictError(f"{file}: row {bad + 1} has no string field 'text'")
-        return dedupe(LegoSeed(str(r.get("id") or f"seed-{n}"), r["text"]) for n, r in enumerate(rows))
-    lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
-    return dedupe(LegoSeed(f"seed-{n}", line) for n, line in enumerate(lines) if line)
+    from alict_core.limits import LimitError, check_text
+    from alict_core.userfiles import iter_lines, jsonl_rows
+
+    what = "--seeds file"
+    seeds: list[LegoSeed] = []
+    try:
+        if Path(path).suffix == ".jsonl":
+            for n, (where, row) in enumerate(jsonl_rows(path, what, max_rows="max_seeds")):
+                seed_id = row.get("id")
+                if seed_id is not None and (not isinstance(seed_id, (str, int)) or isinstance(seed_id, bool)):
+                    raise AlictError(f"{where}: field 'id' must be text or a whole number, "
+                                     f"got {type(seed_id).__name__}")
+                text = check_text(row.get("text"), f"{where}: field 'text'")
+                seeds.append(LegoSeed(str(seed_id if seed_id is not None else f"seed-{n}"), text))
+            return dedupe(seeds)
+        for n, line in iter_lines(path, what):
+            if line.strip():
+                seeds.append(LegoSeed(f"seed-{n - 1}", check_text(line.strip(), f"{Path(path).name}:{n}")))
+    except LimitError as exc:
+        raise AlictError(str(exc)) from None
+    from alict_core.limits import check_count
+
+    check_count("max_seeds", len(seeds), f"{what} {Path(path).name!r}: seed sentences")
+    return dedupe(seeds)
 
 
 def seeds_from_lc(task: str, lc: str, max_seeds: int | None = None) -> list[LegoSeed]:
@@ -80,6 +93,9 @@ def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test") 
         records = [r for r in load_hatexplain() if r.split == split]
     else:
         raise AlictError(f"unknown task {task!r}; valid tasks: sentiment, hate_speech")
+    if not 1 <= n <= len(records):  # refused before parsing anything (a huge N would parse the whole split)
+        raise AlictError(f"--corpus-sample {n:,} is out of range [1, {len(records):,}] (the {split} split "
+                         f"of the {task} corpus has {len(records):,} texts)")
     order = list(range(len(records)))
     random.Random(seed).shuffle(order)
     nlp = get_dependency_nlp()

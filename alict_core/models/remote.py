@@ -59,12 +59,22 @@ def _retry_wait(response: Any, attempt: int, backoff: float) -> float:
     return max(0.0, min(wait, MAX_RETRY_WAIT))
 
 
+def refused_answer(model: str, url: str, status: int, reason: str, body: str) -> ModelError:
+    """The error for an answer that cannot be used: status and a fixed reason only; the body goes to the log.
+
+    An endpoint may be an internal service (an admin console, a database error page): what it answers is never
+    put into a message a user sees, so a browser user cannot read internal services through the error path.
+    """
+    log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, url, status, reason, body[:2000])
+    return ModelError(f"model {model!r}: {url} answered HTTP {status}, {reason} (the answer is in the server log)")
+
+
 def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str,
-          retries: int = 3, backoff: float = 0.5) -> Any:
+          retries: int = 3, backoff: float = 0.5, loopback: bool = True) -> Any:
     """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects."""
     import requests
 
-    check_endpoint(url)  # every request: the host's addresses may have changed since the model was added
+    check_endpoint(url, loopback=loopback)  # every request: the host's addresses may have changed since
     for attempt in range(retries + 1):
         response = None
         try:
@@ -82,11 +92,11 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
         time.sleep(_retry_wait(response, attempt, backoff))
     assert response is not None
     if response.status_code != 200:
-        raise ModelError(f"model {model!r}: {url} answered HTTP {response.status_code}: {response.text[:200]}")
+        raise refused_answer(model, url, response.status_code, "not 200 OK", response.text)
     try:
         return response.json()
-    except ValueError as exc:
-        raise ModelError(f"model {model!r}: {url} did not answer JSON: {response.text[:200]!r}") from exc
+    except (ValueError, RecursionError):
+        raise refused_answer(model, url, response.status_code, "not a JSON answer", response.text) from None
 
 
 class _RemoteBase:
@@ -120,11 +130,12 @@ class HttpJsonModel(_RemoteBase):
     def __init__(
         self, url: str, task: str, name: str | None = None, headers: Mapping[str, str] | None = None,
         batch_size: int = 32, timeout: float = 30.0, max_requests: int | None = 1000,
-        label_map: Mapping[str, str] | None = None, retries: int = 3, backoff: float = 0.5,
+        label_map: Mapping[str, str] | None = None, retries: int = 3, backoff: float = 0.5, loopback: bool = True,
     ) -> None:
         import requests
 
-        self.url, self.name = check_endpoint(url), name or url
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.url, self.name = check_endpoint(url, loopback=loopback), name or url
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
         self.batch_size, self.timeout = batch_size, timeout
@@ -133,11 +144,14 @@ class HttpJsonModel(_RemoteBase):
         self.session = requests.Session()
         self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
 
+    def _unusable(self, reason: str, answer: Any) -> ModelError:
+        return refused_answer(self.name, self.url, 200, reason, str(answer))
+
     def _label(self, value: Any) -> str:
-        value = self.label_map.get(str(value), str(value))
-        if value not in self.labels:
-            raise ModelError(f"model {self.name!r}: endpoint label {value!r} is not one of {self.labels}")
-        return value
+        mapped = self.label_map.get(str(value), str(value))
+        if mapped not in self.labels:
+            raise self._unusable(f"an answer label is not one of {list(self.labels)}", value)
+        return mapped
 
     def _row(self, row: Any) -> list[float]:
         """One answer row: a list in ``labels`` order, or ``{label: p}``."""
@@ -150,17 +164,22 @@ class HttpJsonModel(_RemoteBase):
 
     def _rows(self, answer: Any, n: int) -> np.ndarray:
         if not isinstance(answer, dict):
-            raise ModelError(f"model {self.name!r}: expected a JSON object, got {type(answer).__name__}")
-        if "probabilities" in answer:
-            rows = answer["probabilities"]
-            if not isinstance(rows, list):
-                raise ModelError(f"model {self.name!r}: 'probabilities' must be a list, got {type(rows).__name__}")
-            proba = np.array([self._row(row) for row in rows], dtype=np.float64).reshape(len(rows), -1)
-        elif "labels" in answer:
-            proba = np.array([np.eye(len(self.labels))[self.labels.index(self._label(v))] for v in answer["labels"]])
-        else:
-            raise ModelError(
-                f"model {self.name!r}: answer has neither 'probabilities' nor 'labels': {str(answer)[:200]}")
+            raise self._unusable(f"expected a JSON object, got {type(answer).__name__}", answer)
+        try:
+            if "probabilities" in answer:
+                rows = answer["probabilities"]
+                if not isinstance(rows, list):
+                    raise self._unusable("'probabilities' must be a list", answer)
+                proba = np.array([self._row(row) for row in rows], dtype=np.float64).reshape(len(rows), -1)
+            elif "labels" in answer and isinstance(answer["labels"], list):
+                proba = np.array([np.eye(len(self.labels))[self.labels.index(self._label(v))]
+                                  for v in answer["labels"]]).reshape(len(answer["labels"]), -1)
+            else:
+                raise self._unusable("the answer has neither a 'probabilities' nor a 'labels' list", answer)
+        except (TypeError, ValueError, OverflowError):
+            raise self._unusable("an answer row is not a list of numbers", answer) from None
+        if not np.isfinite(proba).all():
+            raise self._unusable("the answer holds a probability that is not a finite number", answer)
         if proba.shape != (n, len(self.labels)):
             raise ModelError(f"model {self.name!r}: answer shape {proba.shape} for {n} texts, labels {self.labels}")
         return proba
@@ -172,7 +191,7 @@ class HttpJsonModel(_RemoteBase):
             chunk = list(texts[start : start + self.batch_size])
             budget.take()
             answer = _post(self.session, self.url, {"texts": chunk}, self.headers, self.timeout, self.name,
-                           self.retries, self.backoff)
+                           self.retries, self.backoff, self.loopback)
             parts.append(self._rows(answer, len(chunk)))
         return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)))
 
@@ -210,13 +229,15 @@ class OpenAIChatModel(_RemoteBase):
         self, base_url: str, model: str, task: str, name: str | None = None, api_key: str | None = None,
         prompt: str | None = None, max_requests: int | None = 500, timeout: float = 60.0,
         fallback: str | None = None, temperature: float = 0.0, retries: int = 3, backoff: float = 0.5,
+        loopback: bool = True,
     ) -> None:
         import requests
 
         self.name = name or f"chat:{model}"
         self.task = task
         self.labels = task_labels(task)
-        self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions")
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions", loopback=loopback)
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]
         if "{text}" not in self.prompt:
@@ -234,11 +255,17 @@ class OpenAIChatModel(_RemoteBase):
         payload = {"model": self.model_id, "temperature": self.temperature,
                    "messages": [{"role": "user", "content": self.prompt.replace("{text}", text)}]}
         answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name,
-                       self.retries, self.backoff)
+                       self.retries, self.backoff, self.loopback)
         try:
-            return str(answer["choices"][0]["message"]["content"])
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ModelError(f"model {self.name!r}: unexpected chat answer {str(answer)[:200]}") from exc
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = False  # not the shape of a chat completion
+        if content is None:
+            return ""  # an empty answer: unparsed, scored as the fallback label
+        if not isinstance(content, str):
+            raise refused_answer(self.name, self.url, 200, "not a chat completion (choices[0].message.content)",
+                                 str(answer))
+        return content
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), len(self.labels)))

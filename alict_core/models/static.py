@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -21,30 +19,39 @@ class StaticPredictionsModel:
         path = Path(path).expanduser()
         self.name = name or path.stem
         self.labels = task_labels(task)
-        if not path.is_file():
-            raise ModelError(f"model {self.name!r}: predictions file {path} not found")
         self.table: dict[str, np.ndarray] = {}
-        for line_no, row in self._rows(path):
-            if "text" not in row:
-                raise ModelError(f"model {self.name!r}: {path}:{line_no}: row has no 'text' field")
-            self.table[str(row["text"])] = self._proba(row, f"{path}:{line_no}")
+        for line_no, row in self._rows(path, self.name):
+            if not isinstance(row.get("text"), str):
+                raise ModelError(f"model {self.name!r}: {path.name}:{line_no}: row has no text field 'text'")
+            self.table[row["text"]] = self._proba(row, f"{path.name}:{line_no}")
         self.fingerprint = f"static:{hash_files([path])}"
 
     @staticmethod
-    def _rows(path: Path):
+    def _rows(path: Path, name: str):
+        """(row number, row) through the strict-input path (size, UTF-8, JSON nesting, CSV fields, row count)."""
+        from alict_core.userfiles import csv_rows, jsonl_rows
+
+        def error(message: str) -> ModelError:
+            return ModelError(f"model {name!r}: {message}")
+
         if path.suffix.lower() in (".jsonl", ".json"):
-            with open(path, encoding="utf-8") as handle:
-                for n, line in enumerate(handle, 1):
-                    if line.strip():
-                        yield n, json.loads(line)
+            rows = jsonl_rows(path, "predictions file", error=error)
         else:
-            with open(path, encoding="utf-8", newline="") as handle:
-                for n, row in enumerate(csv.DictReader(handle), 2):
-                    yield n, row
+            rows = csv_rows(path, "predictions file", error=error)[1]
+        for where, row in rows:
+            yield where.rpartition(":")[2], row
 
     def _proba(self, row: dict, where: str) -> np.ndarray:
         if all(label in row and row[label] not in ("", None) for label in self.labels):
-            proba = np.array([float(row[label]) for label in self.labels])
+            values = [row[label] for label in self.labels]
+            try:
+                if any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
+                    raise ValueError
+                proba = np.array([float(v) for v in values])
+            except ValueError:
+                raise ModelError(f"model {self.name!r}: {where}: columns {list(self.labels)} must be numbers") from None
+            if not np.isfinite(proba).all() or (proba < 0).any():
+                raise ModelError(f"model {self.name!r}: {where}: probabilities must be finite and >= 0")
             total = proba.sum()
             if total <= 0:
                 raise ModelError(f"model {self.name!r}: {where}: probabilities sum to {total}")
@@ -52,11 +59,14 @@ class StaticPredictionsModel:
         label = row.get("label")
         if label in (None, ""):
             raise ModelError(f"model {self.name!r}: {where}: needs a 'label' column or columns {self.labels}")
+        if isinstance(label, bool) or not isinstance(label, (str, int)):
+            raise ModelError(f"model {self.name!r}: {where}: label must be a label name or index, "
+                             f"got {type(label).__name__}")
         label = str(label)
         if label.isdigit() and int(label) < len(self.labels):
             label = self.labels[int(label)]
         if label not in self.labels:
-            raise ModelError(f"model {self.name!r}: {where}: label {label!r} is not one of {self.labels}")
+            raise ModelError(f"model {self.name!r}: {where}: label {label[:40]!r} is not one of {self.labels}")
         return np.eye(len(self.labels))[self.labels.index(label)]
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

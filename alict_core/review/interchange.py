@@ -6,15 +6,19 @@ Exported rows carry the item (``task``, ``item_id``, ``set_no``, ``case_id``, ``
 ``judgements=True``, one row per saved judgement. Import reads the same columns back: a row is matched
 to its item by ``case_id`` + ``text_hash`` within the task (``item_id`` is not needed); rows without a
 reviewer are skipped. Every row is validated before anything is written, so a bad file changes nothing.
+CSV cells are written through the one CSV writer (``alict_core.csvsafe``: a text starting with a formula
+prefix gets a leading ``'``) and that quote is removed again on import. Files are read through the strict
+input path (``alict_core.userfiles``): size and row limits, UTF-8, the required columns, no bool or number
+where text is meant (and no bool where a score is meant).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
 
+from alict_core.csvsafe import restore, write_csv_rows
 from alict_core.jsonl import atomic_path
 from alict_core.review.store import ReviewError, ReviewStore, check_score
 
@@ -50,48 +54,55 @@ def export_task(store: ReviewStore, task_name: str, path: Path | str, fmt: str |
     rows = export_rows(store, task_name, judgements=judgements)
     columns = list(ITEM_COLUMNS) + list(JUDGEMENT_COLUMNS)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        return write_csv_rows(path, rows, columns)  # formula prefixes neutralised (docs/exports.md)
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            if fmt == "csv":
-                writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-                writer.writeheader()
-                writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in rows)
-            else:
-                for row in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return len(rows)
 
 
+REQUIRED_COLUMNS = ("case_id", "text_hash", "reviewer", "relevance", "label_score")
+TEXT_COLUMNS = ("task", "case_id", "text_hash", "reviewer", "note")
+
+
 def _read_rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
-    if not path.is_file():
-        raise ReviewError(f"judgements file {path} not found")
-    rows = []
-    with open(path, encoding="utf-8", newline="") as handle:
-        if fmt == "csv":
-            for n, row in enumerate(csv.DictReader(handle), start=2):
-                rows.append((f"{path.name} line {n}", dict(row)))
-        else:
-            for n, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ReviewError(f"{path.name} line {n}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise ReviewError(f"{path.name} line {n}: expected a JSON object")
-                rows.append((f"{path.name} line {n}", row))
-    return rows
+    """Rows of a judgements file through the strict-input path (size, UTF-8, fields, rows, columns, types)."""
+    from alict_core.userfiles import csv_rows, jsonl_rows
+
+    what = "judgements file"
+    if fmt == "csv":
+        header, rows = csv_rows(path, what, limit="review_bytes", max_rows="review_rows", error=ReviewError)
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise ReviewError(f"{path.name}: lacks columns {missing} (has {header[:12]}); "
+                              "write the file with `review export`")
+        return [(where, {k: restore(v) for k, v in row.items()}) for where, row in rows]
+    out = jsonl_rows(path, what, limit="review_bytes", max_rows="review_rows", error=ReviewError)
+    for where, row in out:
+        missing = [c for c in REQUIRED_COLUMNS if c not in row]
+        if missing:
+            raise ReviewError(f"{where}: lacks fields {missing}; write the file with `review export`")
+        for column in TEXT_COLUMNS:
+            if row.get(column) is not None and not isinstance(row[column], str):
+                raise ReviewError(f"{where}: {column} must be text, got {type(row[column]).__name__}")
+    return out
+
+
+def read_judgements(path: Path | str, fmt: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of a judgements file, checked as a file (before any database is opened)."""
+    path = Path(path)
+    return _read_rows(path, _format(path, fmt))
 
 
 def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = None, *,
-                      task_name: str | None = None) -> int:
-    """Read judgements from CSV/JSONL into the store (upserts); return how many were saved."""
-    path = Path(path)
-    fmt = _format(path, fmt)
+                      task_name: str | None = None,
+                      rows: list[tuple[str, dict[str, Any]]] | None = None) -> int:
+    """Read judgements from CSV/JSONL (or the ``rows`` read already) into the store (upserts); the count saved."""
     items_by_task: dict[str, dict[tuple[str, str], Any]] = {}
     planned = []
-    for where, row in _read_rows(path, fmt):
+    for where, row in rows if rows is not None else read_judgements(path, fmt):
         reviewer = str(row.get("reviewer") or "").strip()
         if not reviewer:
             continue
@@ -114,6 +125,4 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
         if len(reviewer) > 100:
             raise ReviewError(f"{where}: reviewer name longer than 100 characters")
         planned.append((item.id, reviewer, scores, str(row.get("note") or "")))
-    for item_id, reviewer, scores, note in planned:
-        store.judge(item_id, reviewer, note=note, **scores)
-    return len(planned)
+    return store.judge_many(planned)  # one transaction: a file is imported whole or not at all

@@ -351,9 +351,11 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         if optional:
             return None
         raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
+    if isinstance(value, bool):  # JSON true is not a score of 1
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     try:
         score = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}") from None
     if score != float(value) or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
@@ -519,6 +521,55 @@ class ReviewStore:
                 conn.execute(statement)
 
         retrying(write)
+
+    def judge_many(self, entries: Sequence[tuple[int, str, dict[str, Any], str]]) -> int:
+        """Save (or overwrite) many judgements ``(item_id, reviewer, scores, note)`` in one transaction (imports:
+        all or nothing, and fast: one commit instead of one per row). Scores are checked as in :meth:`judge`."""
+        if not entries:
+            return 0
+        rids = {name: self.reviewer(name).id for name in sorted({e[1] for e in entries})}
+        with self.session() as s:
+            kinds = dict(s.execute(select(ReviewItem.id, ReviewItem.kind)
+                                   .where(ReviewItem.id.in_(sorted({e[0] for e in entries})))).tuples().all())
+        now = _now()
+        rows = []
+        for item_id, reviewer, scores, note in entries:
+            if item_id not in kinds:
+                raise ReviewError(f"no review item with id {item_id}")
+            where = f"judgement of item {item_id}: "
+            values = {"relevance": check_score("relevance", scores.get("relevance"), where=where),
+                      "label_score": check_score("label score", scores.get("label_score"), where=where),
+                      "validity": (check_score("validity", scores.get("validity"), optional=True, where=where)
+                                   if kinds[item_id] == "expansion" else None),
+                      "note": str(note or "")[:2000]}
+            if kinds[item_id] == "expansion" and values["validity"] is None:
+                raise ReviewError(f"{where}an expansion needs a validity score")
+            rows.append({"item_id": item_id, "reviewer_id": rids[reviewer], "created_at": now, "updated_at": now,
+                         **values})
+        dialect = self.engine.dialect.name
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            insert: Any = sqlite_insert
+        elif dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            insert = pg_insert
+        else:
+            raise ReviewError(f"review database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+
+        statement = insert(Judgement)
+        statement = statement.on_conflict_do_update(
+            index_elements=["item_id", "reviewer_id"],
+            set_={k: getattr(statement.excluded, k) for k in ("relevance", "label_score", "validity", "note",
+                                                               "updated_at")})
+
+        def write() -> None:
+            with self.engine.begin() as conn:
+                conn.execute(statement, rows)  # executemany: compiled once
+
+        retrying(write)
+        return len(rows)
 
     def judgements(self, task_id: int | None = None, *, suite_task: str | None = None,
                    reviewer: str | None = None) -> list[dict[str, Any]]:

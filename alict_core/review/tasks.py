@@ -13,13 +13,16 @@ from alict_core.runner.cases import TestCase
 
 def load_cases(path: Path | str) -> list[TestCase]:
     """Cases from a run directory (its cases.jsonl) or a cases JSONL file (``report --export``)."""
-    from alict_core.jsonl import iter_jsonl
+    from alict_core.suites import SuiteFormatError, read_cases_jsonl
 
     path = Path(path)
     file = path / "cases.jsonl" if path.is_dir() else path
     if not file.is_file():
         raise ReviewError(f"{file}: no cases file; give a run directory or a cases .jsonl")
-    return [TestCase.from_dict(row) for row in iter_jsonl(file)]
+    try:
+        return read_cases_jsonl(file).cases  # the suite importer's strict path: limits, UTF-8, every field
+    except SuiteFormatError as exc:
+        raise ReviewError(str(exc)) from None
 
 
 def lc_titles(task: str) -> dict[str, tuple[str, str]]:

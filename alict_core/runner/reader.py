@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 from alict_core.jsonl import read_json
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
@@ -277,7 +278,7 @@ class RunReader:
         """Per LC × model summary (RunResult.summary's columns): summary.csv of a finished run, else aggregated."""
         path = self.folder / "summary.csv"
         if self.done and path.is_file() and path.stat().st_size:
-            return pd.read_csv(path)
+            return read_csv(path)
         cube = self.cube()
         if cube.empty:
             return pd.DataFrame(columns=SUMMARY_COLUMNS)

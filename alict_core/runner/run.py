@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from alict_core.batching import distinct
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
 from alict_core.hashing import hash_json
@@ -409,8 +410,7 @@ class RunResult:
         with atomic_path(directory / "results.parquet") as tmp:
             self.results_table(rows).to_parquet(tmp, index=False)
         write_jsonl(directory / "results.jsonl", rows.to_dict(orient="records"))
-        with atomic_path(directory / "summary.csv") as tmp:
-            self.summary().to_csv(tmp, index=False)
+        write_csv(directory / "summary.csv", self.summary())
         write_json(directory / "meta.json", {
             "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],

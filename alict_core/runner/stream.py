@@ -39,10 +39,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import _default, atomic_path, iter_jsonl, read_json, write_json
+from alict_core.jsonl import _default, iter_jsonl, read_json, write_json
 from alict_core.manifest import clean_stale, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
@@ -460,8 +461,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
     if unparsed:
         extra = {**extra, "unparsed_answers": unparsed}
     _write_progress(folder, state, status="done", message=f"{state['n_cases']} cases × {len(described)} models done")
-    with atomic_path(folder / "summary.csv") as tmp:
-        summary_frame(merge_counts(parts)).to_csv(tmp, index=False)
+    write_csv(folder / "summary.csv", summary_frame(merge_counts(parts)))
     write_json(folder / "meta.json", {
         "run_id": run_id, "seconds": round(time.monotonic() - started, 3), "extra": extra, "models": described,
         "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),

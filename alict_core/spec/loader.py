@@ -165,8 +165,17 @@ def spec_path(task: str, lc_id: str) -> Path:
 
 
 @lru_cache(maxsize=8)
-def _load_specs_cached(paths: tuple[str, ...], stamp: tuple) -> tuple[LCSpec, ...]:
-    return tuple(load_spec(path) for path in paths)
+def _load_specs_cached(paths: tuple[str, ...], stamp: tuple, task: str) -> tuple[LCSpec, ...]:
+    specs = tuple(load_spec(path) for path in paths)
+    for path, spec in zip(paths, specs, strict=True):
+        name = Path(path).name
+        if spec.id != Path(path).stem:  # else one LC would appear twice and the one the file names vanish
+            raise SpecValidationError(path, f"the file holds spec id {spec.id!r} but is named {name!r}; a spec "
+                                      f"file must be named after its id ({spec.id}.yaml)", field="id")
+        if spec.task != task:
+            raise SpecValidationError(path, f"the file holds a {spec.task} spec but lies in the {task} specs",
+                                      field="task")
+    return specs
 
 
 def load_task_specs(task: str) -> list[LCSpec]:
@@ -178,7 +187,7 @@ def load_task_specs(task: str) -> list[LCSpec]:
         raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: sentiment, hate_speech")
     files = spec_files(task)
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in files)
-    return list(_load_specs_cached(tuple(str(p) for p in files), stamp))
+    return list(_load_specs_cached(tuple(str(p) for p in files), stamp, task))
 
 
 def get_spec(task: str, lc_id: str) -> LCSpec:

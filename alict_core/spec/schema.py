@@ -9,22 +9,34 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic import Strict as StrictValue
 
 from alict_core.data.annotate import LEXICON_CLASSES
 from alict_core.data.records import TASK_LABELS
 
-# Numbers in specs are numbers: YAML booleans (and quoted digits) are refused, not read as 1/0.
-Int = Annotated[int, StrictValue()]
-Float = Annotated[float, StrictValue()]
+# Numbers in specs are numbers: YAML booleans (and quoted digits) are refused, not read as 1/0; whole numbers
+# fit a machine integer (a 10**30 bound or seed never reaches numpy or the standard library as an overflow)
+# and floats are finite. Every model below is strict as well (``Strict``), so no field coerces.
+INT_BOUND = 2**31 - 1
+Int = Annotated[int, StrictValue(), Field(ge=-INT_BOUND, le=INT_BOUND)]
+Float = Annotated[float, StrictValue(), Field(allow_inf_nan=False)]
 
 SCHEMA_VERSION: Literal[1] = 1
+
+
+def _whole_number(value: object) -> object:
+    """A Literal of numbers compares by ``==`` (``True == 1``, ``1.0 == 1``): refuse anything but an int first."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"must be a whole number, got {type(value).__name__}")
+    return value
 ALL_LABELS = tuple(sorted({label for labels in TASK_LABELS.values() for label in labels}))
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Every spec model: unknown keys refused and strict types (no bool, quoted digit or float read as an int)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class LengthPredicate(Strict):
@@ -154,7 +166,7 @@ class Pairing(Strict):
     """
 
     mode: Literal["cross", "paired"] = "cross"
-    seed: int = 0
+    seed: Int = 0
 
 
 class DirectionSpec(Strict):
@@ -162,7 +174,7 @@ class DirectionSpec(Strict):
 
     label: str
     towards: Literal["up", "down"] = "up"
-    tolerance: float = Field(default=0.0, ge=0, le=1)
+    tolerance: Float = Field(default=0.0, ge=0, le=1)
 
 
 EXPECTED_KINDS = ("label", "one_of", "not_label", "invariance", "direction", "same_as_source")
@@ -252,13 +264,13 @@ class ExpansionPolicy(Strict):
 class PaperCounts(Strict):
     """The paper's seed and expansion counts for this LC (full corpora), the fidelity anchors."""
 
-    seeds: int | None = Field(default=None, ge=0)
-    expansions: int | None = Field(default=None, ge=0)
+    seeds: Int | None = Field(default=None, ge=0)
+    expansions: Int | None = Field(default=None, ge=0)
     table: str = ""
 
 
 class LCSpec(Strict):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Annotated[Literal[1], BeforeValidator(_whole_number)] = SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z0-9_\-]+$")
     task: Literal["sentiment", "hate_speech"]
     capability: str

@@ -137,6 +137,8 @@ def _read_json(path: Path) -> Any:
             return json.load(handle)
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text{gz} (byte {exc.start})") from None
+    except RecursionError:
+        raise SuiteFormatError(f"{path.name}: JSON nested too deeply to read{gz}") from None
     except (OSError, EOFError, ValueError) as exc:
         reason = "truncated or not gzip" if gz and not isinstance(exc, json.JSONDecodeError) else str(exc)
         raise SuiteFormatError(f"{path.name}: not valid JSON{gz}: {reason}") from None

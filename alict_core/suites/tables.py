@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from alict_core.jsonl import atomic_path, write_jsonl
+from alict_core.csvsafe import write_csv
+from alict_core.jsonl import write_jsonl
 from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import SuiteImport
 
@@ -47,6 +48,8 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
                 try:
                     row = CaseRow.model_validate(json.loads(line))
                     expected = check_expected(row.expected, f"{where}, field 'expected'")
+                except RecursionError:
+                    raise SuiteFormatError(f"{where}, JSON nested too deeply to read") from None
                 except ValueError as exc:
                     detail = first_problem(exc) if isinstance(exc, ValidationError) else f"not JSON ({exc})"
                     raise SuiteFormatError(f"{where}, {detail}") from None
@@ -72,9 +75,7 @@ def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:
              "kind": c.kind, "seed_id": c.seed_id, "text": c.text,
              "expected": c.expected["kind"] + ":" + "|".join(c.expected["labels"]),
              "variants": " ||| ".join(c.variants)} for c in cases]
-    with atomic_path(Path(path)) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
-    return Path(path)
+    return write_csv(path, pd.DataFrame(rows))
 
 
 EXPORT_FILES = ("results.jsonl", "results.csv", "summary.csv", "summary.jsonl", "cases.jsonl", "cases.csv",
@@ -112,10 +113,8 @@ def export_results(result, directory: Path | str) -> dict[str, Path]:
     out = {"results.jsonl": directory / "results.jsonl", "results.csv": directory / "results.csv",
            "summary.csv": directory / "summary.csv", "summary.jsonl": directory / "summary.jsonl"}
     write_jsonl(out["results.jsonl"], table.to_dict(orient="records"))
-    with atomic_path(out["results.csv"]) as tmp:
-        flat.to_csv(tmp, index=False)
+    write_csv(out["results.csv"], flat)
     summary = result.summary()
-    with atomic_path(out["summary.csv"]) as tmp:
-        summary.to_csv(tmp, index=False)
+    write_csv(out["summary.csv"], summary)
     write_jsonl(out["summary.jsonl"], summary.to_dict(orient="records"))
     return out

@@ -241,7 +241,7 @@ def test_output_path_checked_before_any_work(cli, tmp_path, argv, needle):
 
 
 JSONL_INPUTS = [  # (option, content, needles)
-    ("--seeds", b"not json\n", ["--seeds rows.jsonl:1", "not a JSON line"]),
+    ("--seeds", b"not json\n", ["--seeds rows.jsonl:1", "not valid JSON"]),
     ("--seeds", b"[1, 2]\n", ["expected a JSON object"]),
     ("--seeds", b"\xff\xfe\x00", ["not UTF-8"]),
     ("--seeds", b'{"lc_id": "sentiment-lc01", "id": "s1"}\n', ["missing field"]),

@@ -87,6 +87,9 @@ FILE_BAD = [  # (file name, bytes, needles)
     ("s.jsonl", b"[1, 2]\n", ["s.jsonl:1"]),
     ("s.jsonl", b"", ["no test cases"]),
     ("s.txt", b"anything", ["unknown suite format"]),
+    ("s.json", b'{"t": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ["nested too deeply"]),
+    ("s.json.gz", gzip.compress(b'{"t": ' + b"{\"a\": " * 50_000 + b"1" + b"}" * 50_001), ["nested too deeply"]),
+    ("s.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", ["s.jsonl:1"]),
 ]
 
 
@@ -181,3 +184,50 @@ def test_app_baseline_import_lists_skipped_tests(tmp_path):
     frame = reporting.import_baseline(path, "sentiment")
     assert len(frame) == 2
     assert frame.attrs["skipped"] == ["dir: DIR test whose expectation is Python code in CheckList (1 item)"]
+
+
+STATIC_BAD = [  # (file name, bytes, needles)
+    ("p.jsonl", b"\xff\xfe", ["p.jsonl", "not UTF-8"]),
+    ("p.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", ["p.jsonl:1", "nested too deeply"]),
+    ("p.jsonl", b'{"text": "a", "negative": true, "neutral": 0, "positive": 0}\n', ["p.jsonl:1", "must be numbers"]),
+    ("p.jsonl", b'{"text": "a", "negative": NaN, "neutral": 0, "positive": 0}\n', ["not valid JSON", "NaN"]),
+    ("p.jsonl", b'{"text": "a", "negative": 1e999, "neutral": 0, "positive": 0}\n', ["finite"]),
+    ("p.jsonl", b'{"text": "a", "negative": -1, "neutral": 0, "positive": 2}\n', ["finite and >= 0"]),
+    ("p.jsonl", b'{"text": "a", "label": true}\n', ["label must be a label name or index"]),
+    ("p.jsonl", b'{"text": "a", "label": ["positive"]}\n', ["label must be a label name or index"]),
+    ("p.jsonl", b'{"text": 5, "label": "positive"}\n', ["p.jsonl:1", "text field 'text'"]),
+    ("p.jsonl", b'{"label": "positive"}\n', ["text field 'text'"]),
+    ("p.jsonl", b'["a", "positive"]\n', ["expected a JSON object"]),
+    ("p.csv", b"text,label\na,positive\nb\n", ["p.csv:3", "fewer fields"]),
+    ("p.csv", b"text,label\n" + b"x" * 140_000 + b",positive\n", ["p.csv:2", "131,072"]),
+    ("p.csv", b"text,negative,neutral,positive\na,nan,0,1\n", ["finite"]),
+    ("p.csv", b"text,negative,neutral,positive\na,x,0,1\n", ["must be numbers"]),
+    ("p.csv", b"text,label\ncaf\xe9,positive\n", ["not UTF-8"]),
+]
+
+
+@pytest.mark.parametrize("name,data,needles", STATIC_BAD, ids=[f"static-{i}-{n}" for i, (n, _, _) in
+                                                                enumerate(STATIC_BAD)])
+def test_static_predictions_bad(tmp_path, name, data, needles):
+    from alict_core.errors import ModelError
+    from alict_core.models.static import StaticPredictionsModel
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ModelError) as info:
+        StaticPredictionsModel(path, "sentiment")
+    message = str(info.value)
+    assert "\n" not in message and str(tmp_path) not in message, message
+    for needle in needles:
+        assert needle in message, (needle, message)
+
+
+def test_static_predictions_over_the_size_limit(tmp_path, monkeypatch):
+    from alict_core.errors import ModelError
+    from alict_core.models.static import StaticPredictionsModel
+
+    monkeypatch.setenv("ALICT_LIMIT_SUITE_BYTES", "10")
+    path = tmp_path / "p.csv"
+    path.write_text("text,label\na good film,positive\n")
+    with pytest.raises(ModelError, match="ALICT_LIMIT_SUITE_BYTES"):
+        StaticPredictionsModel(path, "sentiment")

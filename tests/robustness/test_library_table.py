@@ -325,3 +325,40 @@ def test_find_seeds_cap_is_checked(sentiment_corpus, cap):
 
     with pytest.raises(LimitError, match="max_seeds of sentiment-lc04"):
         find_seeds(get_spec("sentiment", "4"), sentiment_corpus, max_seeds=cap)
+
+
+def _numeric_paths(node, prefix=()):
+    if isinstance(node, dict):
+        return [p for key, value in node.items() for p in _numeric_paths(value, (*prefix, key))]
+    if isinstance(node, list):
+        return [p for i, value in enumerate(node) for p in _numeric_paths(value, (*prefix, i))]
+    return [prefix] if isinstance(node, (int, float)) and not isinstance(node, bool) else []
+
+
+@pytest.mark.parametrize("name", ["sentiment-lc02", "sentiment-lc08"])
+@pytest.mark.parametrize("extreme", [2**31 - 1, -(2**31 - 1), 2**31, 10**30, 1e308, float("inf")],
+                         ids=["int-max", "int-min", "over", "1e30", "1e308", "inf"])
+def test_extreme_numbers_in_a_spec_are_refused_or_searched(sentiment_corpus, name, extreme):
+    """Every number of a spec set to an extreme: refused by the schema, or find_seeds ends in a result or one
+    clear error (never OverflowError: whole numbers are bounded to machine integers)."""
+    import yaml
+
+    from alict_core.seeds import find_seeds
+
+    doc = yaml.safe_load((SPECS_DIR / "sentiment" / f"{name}.yaml").read_text(encoding="utf-8"))
+    doc.setdefault("sampling", {}).update({"seed": 0, "max_per_source": 3, "max_seeds": 1000})
+    for path in _numeric_paths(doc):
+        changed = yaml.safe_load(yaml.safe_dump(doc))
+        target = changed
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = extreme
+        try:
+            spec = parse_spec_text(yaml.safe_dump(changed), "x.yaml")
+        except SpecValidationError:
+            continue
+        assert isinstance(extreme, int) and abs(extreme) <= 2**31 - 1, (path, extreme)  # bounds and finite floats
+        try:
+            find_seeds(spec, sentiment_corpus, max_seeds=5)
+        except AlictError:
+            pass

@@ -40,3 +40,32 @@ def test_hostile_query_gives_a_clean_page(tmp_path, tmp_runs, page, query):
     shown = " ".join(str(getattr(el, "value", "")) for el in [*at.error, *at.warning, *at.info, *at.markdown])
     assert str(tmp_path) not in shown, "no server path on the page"
     assert [p.name for p in tmp_runs.iterdir()] == [], "nothing written"
+
+
+DEEP_YAML = "x: " + "[" * 5000 + "]" * 5000 + "\n"
+ALIAS_BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+
+
+@pytest.mark.parametrize("typed", [DEEP_YAML, ALIAS_BOMB, "search:\n- predicates:\n  - " + "[" * 3000 + "]" * 3000],
+                         ids=["deep", "aliases", "deep-predicate"])
+def test_hostile_yaml_typed_into_the_specs_editor(typed):
+    """The editor's text is shape-checked before it is built for the form: one spec error, no traceback."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["lc"] = "sentiment-lc03"
+    at.run()
+    at.text_area(key="spec_yaml::sentiment::sentiment-lc03").set_value(typed).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert any("Spec error" in e for e in errors), errors
+    assert not any("Unexpected error" in e or "Traceback" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("split", ["8:nan:1", "inf:1:1", "8:1"])
+def test_harden_split_typed_in_the_page_is_one_message(split):
+    """The split the Harden page passes on is parsed by SplitRatios.parse: a NaN or infinite share is refused."""
+    from alict_core.errors import AlictError
+    from alict_core.harden.split import SplitRatios
+
+    with pytest.raises(AlictError, match="finite non-negative numbers"):
+        SplitRatios.parse(split)

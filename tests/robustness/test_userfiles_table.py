@@ -1,0 +1,246 @@
+"""User-file surfaces table: review import, lego seeds, harden split, report --export, workspace, settings.
+
+Every bad file or value is one ``error:`` line with exit 2 (never the internal-error exit 3), refused before
+any work, and nothing is written: no judgement, no review database for a bad file, no output folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+
+# ------------------------------------------------------------------ review import
+@pytest.fixture
+def review_task(cli, tmp_path, monkeypatch):
+    """A review task 't' of 4 seed cases in a fresh SQLite database; returns its exported form rows."""
+    from alict_core.review.store import dispose_engines
+    from tests.test_review import make_cases
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0)))
+    assert cli("review", "sample", "--name", "t", "--task", "sentiment", "--cases", str(cases), "--size", "4",
+               "--sets", "1", "--k", "1").code == 0
+    assert cli("review", "export", "t", "--out", str(tmp_path / "form.csv")).code == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "form.csv").read_bytes().decode(), newline="")))
+    yield rows
+    dispose_engines()
+
+
+def _csv(rows: list[dict], columns: list[str] | None = None) -> bytes:
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=columns or list(rows[0]), extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+def _filled(rows, **change):
+    return [{**r, "reviewer": "ann", "relevance": "5", "label_score": "4", **change} for r in rows]
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
+    ("bad.csv", lambda rows: b"\xff\xfe" + _csv(_filled(rows)), ["bad.csv", "not UTF-8"], {}),
+    ("caf.csv", lambda rows: _csv(_filled(rows)).replace(b"ann", b"\xe9ann"), ["not UTF-8", "byte"], {}),
+    ("long.csv", lambda rows: _csv(_filled(rows, note="x" * 140_000)), ["long.csv:2", "131,072", "field limit"], {}),
+    ("none.csv", lambda rows: b"a,b,c\n1,2,3\n", ["lacks columns", "case_id", "review export"], {}),
+    ("some.csv", lambda rows: _csv(_filled(rows), ["case_id", "text_hash", "reviewer"]), ["lacks columns"], {}),
+    ("empty.csv", lambda rows: b"", ["lacks columns"], {}),
+    ("ragged.csv", lambda rows: _csv(_filled(rows)) + b"x,y\n", ["ragged.csv:6", "fewer fields"], {}),
+    ("score.csv", lambda rows: _csv(_filled(rows, relevance="9")), ["relevance must be an integer from 1 to 5"], {}),
+    ("half.csv", lambda rows: _csv(_filled(rows, label_score="2.5")), ["label_score must be an integer"], {}),
+    ("big.csv", lambda rows: _csv(_filled(rows)), ["over the limit", "ALICT_LIMIT_REVIEW_BYTES"],
+     {"ALICT_LIMIT_REVIEW_BYTES": "100"}),
+    ("rows.csv", lambda rows: _csv(_filled(rows)), ["more than 2 rows", "ALICT_LIMIT_REVIEW_ROWS"],
+     {"ALICT_LIMIT_REVIEW_ROWS": "2"}),
+    ("true.jsonl", lambda rows: _jsonl(_filled(rows, relevance=True)), ["relevance must be an integer", "True"], {}),
+    ("false.jsonl", lambda rows: _jsonl(_filled(rows, label_score=False)), ["label_score must be an integer"], {}),
+    ("inf.jsonl", lambda rows: _jsonl(_filled(rows)).replace(b'"relevance": "5"', b'"relevance": 1e999'),
+     ["relevance must be an integer"], {}),
+    ("nan.jsonl", lambda rows: _jsonl(_filled(rows)).replace(b'"relevance": "5"', b'"relevance": NaN'),
+     ["not valid JSON", "NaN"], {}),
+    ("who.jsonl", lambda rows: _jsonl(_filled(rows, reviewer=7)), ["reviewer must be text"], {}),
+    ("case.jsonl", lambda rows: _jsonl(_filled(rows, case_id=["x"])), ["case_id must be text"], {}),
+    ("keys.jsonl", lambda rows: b'{"text": "a film", "score": 5}\n', ["lacks fields", "case_id"], {}),
+    ("list.jsonl", lambda rows: b"[1, 2]\n", ["expected a JSON object"], {}),
+    ("broken.jsonl", lambda rows: b"{not json\n", ["broken.jsonl:1", "not valid JSON"], {}),
+    ("deep.jsonl", lambda rows: b"[" * 100_000 + b"]" * 100_000 + b"\n", ["nested too deeply"], {}),
+    ("other.jsonl", lambda rows: _jsonl(_filled(rows, case_id="nope")), ["case 'nope'", "is not in review task"], {}),
+    ("form.txt", lambda rows: b"x", ["format must be csv or jsonl"], {}),
+]
+
+
+@pytest.mark.parametrize("name,make,needles,env", REVIEW_FILES, ids=[r[0] for r in REVIEW_FILES])
+def test_review_import_bad_files(cli, tmp_path, monkeypatch, review_task, name, make, needles, env):
+    from alict_core.review import ReviewStore
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    path = tmp_path / name
+    path.write_bytes(make(review_task))
+    outcome = cli("review", "import", str(path), *(["--task", "t"] if name.endswith(".jsonl") else []))
+    assert_clean_error(outcome, 2, *needles, limit_s=30)
+    assert ReviewStore().judgements() == []  # nothing written
+
+
+def test_review_import_round_trip_with_a_bom_and_a_fresh_database_only_after_the_file_is_good(cli, tmp_path,
+                                                                                              review_task):
+    from alict_core.review import ReviewStore
+
+    good = tmp_path / "good.csv"
+    good.write_bytes(b"\xef\xbb\xbf" + _csv(_filled(review_task)))
+    assert cli("review", "import", str(good)).code == 0
+    assert len(ReviewStore().judgements()) == 4
+    fresh = tmp_path / "fresh.sqlite"
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\xff")
+    assert_clean_error(cli("review", "import", str(bad), "--db", f"sqlite:///{fresh}"), 2, "not UTF-8")
+    assert not fresh.exists(), "a bad file opens no database"
+
+
+@pytest.mark.parametrize("schema", ["CREATE TABLE review_tasks (id INTEGER, other TEXT)",
+                                    "CREATE TABLE review_items (id INTEGER)",
+                                    "CREATE TABLE judgements (x TEXT)"])
+@pytest.mark.parametrize("command", [["review", "stats"], ["review", "import", "{good}", "--task", "t"],
+                                     ["review", "export", "t", "--out", "{out}"]], ids=["stats", "import", "export"])
+def test_review_against_a_foreign_database(cli, tmp_path, schema, command):
+    import sqlite3
+
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute(schema)
+    good = tmp_path / "good.csv"
+    good.write_text("case_id,text_hash,reviewer,relevance,label_score\na,b,ann,5,4\n")
+    argv = [a.format(good=good, out=tmp_path / "out.csv") for a in command]
+    outcome = cli(*argv, "--db", f"sqlite:///{foreign}")
+    assert outcome.code == 2 and "internal error" not in outcome.err and "Traceback" not in outcome.err, outcome.err
+    assert not (tmp_path / "out.csv").exists()
+
+
+# ------------------------------------------------------------------ lego
+LEGO_SEEDS = [  # (file name, bytes, needles)
+    ("s.jsonl", b"\xff\xfe\x00", ["s.jsonl", "not UTF-8"]),
+    ("s.jsonl", b"not json\n", ["s.jsonl:1", "not valid JSON"]),
+    ("s.jsonl", b"[" * 50_000 + b"]" * 50_000 + b"\n", ["nested too deeply"]),
+    ("s.jsonl", b'["a film"]\n', ["expected a JSON object"]),
+    ("s.jsonl", b'{"id": "a"}\n', ["s.jsonl:1: field 'text'", "must be text"]),
+    ("s.jsonl", b'{"text": 5}\n', ["field 'text' must be text"]),
+    ("s.jsonl", b'{"text": ""}\n', ["field 'text' is empty"]),
+    ("s.jsonl", b'{"text": "a\\u0000b"}\n', ["NUL"]),
+    ("s.jsonl", b'{"text": "a film", "id": true}\n', ["field 'id' must be text or a whole number"]),
+    ("s.jsonl", b'{"text": "' + b"x" * 10_001 + b'"}\n', ["10,001 characters"]),
+    ("s.txt", b"caf\xe9 is good\n", ["s.txt", "not UTF-8", "line 1"]),
+    ("s.txt", b"a good film\n" + b"x" * 10_001 + b"\n", ["s.txt:2", "10,001 characters"]),
+    ("s.txt", b"", ["no seed sentences"]),
+]
+
+
+@pytest.mark.parametrize("name,data,needles", LEGO_SEEDS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(LEGO_SEEDS)])
+def test_lego_bad_seed_files(cli, tmp_path, name, data, needles):
+    path = tmp_path / name
+    path.write_bytes(data)
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(path), "--out", str(tmp_path / "out"))
+    assert_clean_error(outcome, 2, *needles, limit_s=30)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv,needles", [
+    (["--seeds", "{missing}"], ["not found"]),
+    (["--seeds", "{dir}"], ["is not a file"]),
+    (["--lc", "1", "--max-seeds", "-1"], ["--max-seeds", "out of range"]),
+    (["--lc", "1", "--max-seeds", "0"], ["--max-seeds", "out of range"]),
+    (["--lc", "1", "--max-seeds", "many"], ["--max-seeds", "not a whole number"]),
+    (["--corpus-sample", "0"], ["--corpus-sample", "out of range"]),
+    (["--corpus-sample", "-5"], ["--corpus-sample", "out of range"]),
+    (["--corpus-sample", "1000000000"], ["--corpus-sample", "out of range"]),
+    (["--corpus-sample", "99999"], ["--corpus-sample 99,999 is out of range", "texts"]),
+], ids=lambda v: " ".join(v) if isinstance(v, list) and v and v[0].startswith("--") else None)
+def test_lego_bad_options_are_refused_before_any_work(cli, tmp_path, argv, needles, sentiment_corpus):
+    (tmp_path / "a-dir").mkdir()
+    filled = [a.format(missing=tmp_path / "nope.jsonl", dir=tmp_path / "a-dir") for a in argv]
+    outcome = cli("lego", "--task", "sentiment", *filled, "--out", str(tmp_path / "out"))
+    assert_clean_error(outcome, 2, *needles, limit_s=60)
+    assert not (tmp_path / "out").exists()
+
+
+def test_lego_seed_file_over_the_seed_limit(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_LIMIT_MAX_SEEDS", "3")
+    path = tmp_path / "s.txt"
+    path.write_text("".join(f"sentence number {i}\n" for i in range(5)))
+    assert_clean_error(cli("lego", "--task", "sentiment", "--seeds", str(path)), 2, "over the limit of 3",
+                       "ALICT_LIMIT_MAX_SEEDS")
+
+
+# ------------------------------------------------------------------ harden, report, settings, workspace
+@pytest.mark.parametrize("split", ["8:nan:1", "nan:nan:nan", "inf:1:1", "8:1:-inf", "8:1", "a:b:c", "-1:1:1",
+                                   "0:0:0", "8:1:0", "1e309:1:1", ""])
+def test_harden_export_bad_split(cli, tmp_path, split):
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--split", split,
+                  "--out", str(tmp_path / "hx"))
+    assert_clean_error(outcome, 2, "split", limit_s=30)
+    assert not (tmp_path / "hx").exists()
+
+
+@pytest.mark.parametrize("task", ["hate_speech"])
+def test_report_export_of_another_tasks_run(cli, tmp_path, task):
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("report", str(run_dir), "--out", str(tmp_path / "r.html"), "--export", str(tmp_path / "x"),
+                  "--task", task)
+    assert_clean_error(outcome, 2, f"--task {task}", "sentiment run")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "r.html").exists(), "nothing written"
+    assert cli("report", str(run_dir), "--out", str(tmp_path / "r.html"), "--export", str(tmp_path / "x"),
+               "--task", "sentiment").code == 0
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-2", "1.5", "99999", "0x10", "1e3"])
+def test_torch_threads_setting(cli, monkeypatch, value):
+    import alict_core.runtime as runtime
+
+    monkeypatch.setenv("ALICT_TORCH_THREADS", value)
+    monkeypatch.setattr(runtime, "_applied", type(runtime._applied)())  # a fresh process's start-up
+    assert_clean_error(cli("parse", "--text", "a film"), 2, "ALICT_TORCH_THREADS", "from 1 to 1024")
+
+
+def test_workspace_dir_that_is_a_file(cli, tmp_path, monkeypatch):
+    (tmp_path / "ws").write_text("not a folder")
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "ALICT_WORKSPACE_DIR names a file")
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("file_name,change,needles", [
+    ("sentiment-lc04.yaml", ("sentiment-lc05", "sentiment-lc05"), ["holds spec id 'sentiment-lc05'",
+                                                                    "named 'sentiment-lc04.yaml'"]),
+    ("sentiment-x99.yaml", ("sentiment-lc05", "sentiment-lc05"), ["holds spec id 'sentiment-lc05'"]),
+    ("hate_speech-lc01.yaml", ("", ""), ["holds a hate_speech spec", "lies in the sentiment specs"]),
+], ids=["lc05-named-lc04", "lc05-named-x99", "other-task"])
+def test_workspace_spec_file_not_named_after_its_id(cli, tmp_path, monkeypatch, file_name, change, needles):
+    from alict_core import config
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    source = "hate_speech/hate_speech-lc01.yaml" if file_name.startswith("hate") else "sentiment/sentiment-lc05.yaml"
+    text = (config.SPECS_DIR / source).read_text(encoding="utf-8")
+    (folder / file_name).write_text(text.replace(*change), encoding="utf-8")
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, *needles)
+    assert not (tmp_path / "s").exists()
