@@ -173,6 +173,19 @@ class RunReader:
         except (ValueError, OSError):
             return None
 
+    def case_files(self) -> list[Path]:
+        """The run's case rows: ``cases.jsonl`` of a legacy run, ``cases/part-*.jsonl`` of a sharded one."""
+        if self.sharded:
+            return sorted((self.folder / "cases").glob("part-*.jsonl"))
+        return [self.folder / "cases.jsonl"] if (self.folder / "cases.jsonl").is_file() else []
+
+    def iter_case_rows(self) -> Iterator[dict[str, Any]]:
+        """``TestCase.to_dict()`` rows of the run, shard by shard (never all parts at once)."""
+        from alict_core.jsonl import iter_jsonl
+
+        for path in self.case_files():
+            yield from iter_jsonl(path)
+
     @property
     def done(self) -> bool:
         """Finished: a legacy run always; a sharded run once its meta.json is written."""
