@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -110,13 +110,15 @@ class RunAggregates:
     models: list[str]
     n_cases: int
     table: pd.DataFrame
+    extra: dict[str, Any] = field(default_factory=dict)  # meta.json's "extra" (skipped suite tests, ...)
 
     @classmethod
     def of(cls, reader: "RunReader") -> "RunAggregates":
         meta = reader.meta
         n_models = max(len(reader.models()), 1)
         return cls(str(meta.get("run_id") or reader.folder.name), reader.models(),
-                   int(meta.get("n_cases") or reader.n_rows() // n_models), reader.summary())
+                   int(meta.get("n_cases") or reader.n_rows() // n_models), reader.summary(),
+                   dict(meta.get("extra") or {}))
 
     def summary(self) -> pd.DataFrame:
         return self.table
