@@ -21,6 +21,7 @@ import pytest
 
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases, run_streaming
+from tests.browser_sync import ScriptState
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
@@ -46,40 +47,6 @@ def free_port() -> int:
 def case_ids(folder: Path) -> set[str]:
     return {json.loads(line)["case_id"] for part in (folder / "cases").glob("part-*.jsonl")
             for line in part.read_text(encoding="utf-8").splitlines()}
-
-
-class ScriptState:
-    """Whether the app's script is running, read from Streamlit's own websocket messages (ForwardMsg protobufs).
-
-    A key pressed while a rerun is under way can be lost, so every key waits for the script to be idle: the
-    messages say so exactly (no sleeps, no guessing from the page).
-    """
-
-    def __init__(self, page) -> None:
-        self.page = page
-        self.running = True
-        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
-
-    def _frame(self, payload: bytes | str) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        if isinstance(payload, str):
-            return
-        msg = ForwardMsg()
-        msg.ParseFromString(payload)
-        kind = msg.WhichOneof("type")
-        if kind == "new_session":
-            self.running = True
-        elif kind == "session_status_changed":
-            self.running = msg.session_status_changed.script_is_running
-        elif kind == "script_finished":
-            self.running = False
-
-    def wait_idle(self) -> None:
-        deadline = time.monotonic() + WAIT / 1000
-        while self.running:
-            assert time.monotonic() < deadline, "the app's script did not finish"
-            self.page.wait_for_timeout(20)  # lets Playwright deliver the websocket events; the loop waits on state
 
 
 def judge_everything(page, script: ScriptState, base: str, reviewer: str, n_items: int) -> None:
