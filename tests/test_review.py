@@ -516,6 +516,18 @@ def test_review_sample_reads_a_sharded_run(url, tmp_path, capsys):
     assert "5 seeds + 5 expansions from 10 seeds" in capsys.readouterr().out
     with pytest.raises(ReviewError, match="no such run directory or cases file"):
         load_cases(tmp_path / "missing")
+    from alict_core.runner import RunResult
+
+    legacy = tmp_path / "legacy"
+    run_suite(cases, [KeywordModel()], cache_root=tmp_path / "p").save(legacy)  # the older single-file layout
+    assert isinstance(RunResult.load(legacy), RunResult) and (legacy / "cases.jsonl").is_file()
+    assert [c.case_id for c in load_cases(legacy)] == [c.case_id for c in cases]
+    bare = tmp_path / "bare"  # cases without results (`lego --out`)
+    bare.mkdir()
+    (bare / "cases.jsonl").write_text((legacy / "cases.jsonl").read_text())
+    assert len(load_cases(bare)) == len(cases)
+    with pytest.raises(ReviewError, match="give a run directory or a cases .jsonl"):
+        load_cases(tmp_path)
 
 
 def test_writeback_cli_says_what_will_be_excluded_and_confirms(url, capsys):

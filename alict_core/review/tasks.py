@@ -23,6 +23,8 @@ def load_cases(path: Path | str) -> list[TestCase]:
         try:
             reader = RunReader.open(path)
         except AlictError as exc:
+            if (path / "cases.jsonl").is_file():  # a folder of cases without results (e.g. `lego --out`)
+                return [TestCase.from_dict(row) for row in iter_jsonl(path / "cases.jsonl")]
             raise ReviewError(f"{path}: {exc}; give a run directory or a cases .jsonl") from None
         if not reader.case_files():
             raise ReviewError(f"{path}: the run has no cases (neither cases.jsonl nor cases/part-*.jsonl); "
