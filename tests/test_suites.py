@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -212,7 +213,7 @@ def test_run_suite_max_seeds_and_skipped_tests_in_every_report(tmp_path, monkeyp
     out, report, summary = tmp_path / "run", tmp_path / "report.html", tmp_path / "summary.json"
     assert main(["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(path), "--quiet",
                  "--max-seeds", "8", "--sample-seed", "3", "--out", str(out), "--report", str(report),
-                 "--summary-json", str(summary)]) == 0
+                 "--summary-json", str(summary), "--junit", str(tmp_path / "junit.xml")]) == 0
     assert "skipped cl.json: dir_code" in capsys.readouterr().out
     rows = [json.loads(line) for part in sorted((out / "cases").glob("part-*.jsonl"))
             for line in part.read_text().splitlines()]
@@ -227,6 +228,12 @@ def test_run_suite_max_seeds_and_skipped_tests_in_every_report(tmp_path, monkeyp
     page = report.read_text()
     assert "Imported suites" in page and "dir_code" in page and "DIR test whose expectation is Python code" in page
     assert "within 0.1 of the original" in page and "never the first N" in page
+    import xmlschema
+    from junitparser import JUnitXml
+
+    xmlschema.XMLSchema(str(Path(__file__).parent / "fixtures" / "junit.xsd")).validate(str(tmp_path / "junit.xml"))
+    junit_suite = next(iter(JUnitXml.fromfile(str(tmp_path / "junit.xml"))))
+    assert sum(p.name == "skipped_test" and "dir_code" in p.value for p in junit_suite.properties()) == 1
     assert main(["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(path), "--quiet",
                  "--inv-threshold", "2", "--out", str(tmp_path / "bad")]) == 2
     assert "INV threshold must be a number from 0 to 1" in capsys.readouterr().err
