@@ -175,7 +175,7 @@ def run_writeback(args: argparse.Namespace) -> int:
           "a strict majority")
     print(f"{len(status['rejected'])} rejected case(s) {verb} later {args.task} runs"
           + (f", with every expansion of the {len(status['rejected_seeds'])} rejected seed(s)"
-             if status["rejected_seeds"] else "") + ":")
+             if status["rejected_seeds"] else "") + (":" if status["rejected"] else "."))
     for row in status["rejected"]:
         print(f"  {row['case_id']} ({row['lc_id']}, {row['kind']}): {row['label_rejections']} of {row['reviewers']} "
               f"reviewers reject the label, {row['low_relevance_votes']} score relevance <= 2 — {row['text'][:80]}")
