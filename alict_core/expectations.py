@@ -89,23 +89,35 @@ class NotLabel:
 
 @dataclass(frozen=True)
 class Invariance:
-    """INV: at most ``tolerance`` of the variants change the original text's predicted label."""
+    """INV: at most ``tolerance`` of the variants change the original text's predicted label.
+
+    ``threshold`` (CheckList's ``INV(threshold=...)``, None: off): a variant whose label changed still passes when
+    its probability of the original text's predicted label is within ``threshold`` of the original's.
+    """
 
     tolerance: float = DEFAULT_TOLERANCE
+    threshold: float | None = None
     kind = "invariance"
 
     def evaluate(self, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray | None = None) -> Outcome:
         if variant_proba is None or not len(variant_proba):
             return Outcome(True)
-        changed = variant_proba.argmax(axis=1) != int(np.argmax(proba))
+        original = int(np.argmax(proba))
+        changed = variant_proba.argmax(axis=1) != original
+        if self.threshold is not None:
+            changed &= np.abs(variant_proba[:, original] - proba[original]) > self.threshold
         first = int(np.argmax(changed)) if changed.any() else None
         return Outcome(bool(changed.mean() <= self.tolerance), int(changed.sum()), first)
 
     def describe(self) -> str:
-        return f"same prediction on variants (tolerance {self.tolerance})"
+        within = "" if self.threshold is None else f", a change within {self.threshold} confidence passes"
+        return f"same prediction on variants (tolerance {self.tolerance}{within})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "labels": [], "tolerance": self.tolerance}
+        out: dict[str, Any] = {"kind": self.kind, "labels": [], "tolerance": self.tolerance}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        return out
 
 
 @dataclass(frozen=True)
@@ -149,7 +161,12 @@ def from_dict(row: Mapping[str, Any] | Expectation, where: str = "expected") -> 
     if kind in ("label", "one_of", "not_label", "direction") and not labels:
         raise ExpectationError(f"{where}: expected.kind {kind!r} needs at least one label")
     if kind == "invariance":
-        return Invariance(DEFAULT_TOLERANCE if tolerance is None else float(tolerance))
+        threshold = row.get("threshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0 <= threshold <= 1):
+            raise ExpectationError(f"{where}: expected.threshold must be a number from 0 to 1, got {threshold!r}")
+        return Invariance(DEFAULT_TOLERANCE if tolerance is None else float(tolerance),
+                          None if threshold is None else float(threshold))
     if kind == "direction":
         direction = row.get("direction", "up")
         if direction not in ("up", "down"):

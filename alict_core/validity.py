@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from alict_core.seeds.types import Seed, Segment
+from alict_core.seeds.types import Seed, Segment, expansion_case_id
 
 REASONS = (
     "double_negation", "repeated_word", "two_final_marks", "stray_punctuation", "lower_case_after_period",
@@ -215,7 +215,7 @@ def validate(seeds: Iterable[Any], expansions: Iterable[Mapping[str, Any]] = (),
     accepted = [dict(r) for r in expansions if r.get("accepted", True) and str(r.get("seed_id")) in seed_by_id]
     for row in accepted:
         seed = seed_by_id[str(row["seed_id"])]
-        case_id = str(row.get("id") or row["text"])
+        case_id = expansion_case_id(row, seed.id)
         report.checked.setdefault(seed.lc_id, Counter())["expansion"] += 1
         add(case_id, seed.lc_id, text_defects(str(row["text"]), [seed.text], cased=cased)
             + duplicate(case_id, seed.lc_id, str(row["text"])))
@@ -236,7 +236,7 @@ def _check_expansions_against_lcs(report: ValidityReport, rows: list[dict[str, A
     for row, annotation in zip(rows, annotations, strict=True):
         seed = seeds[str(row["seed_id"])]
         spec = specs[seed.lc_id]
-        case_id = str(row.get("id") or row["text"])
+        case_id = expansion_case_id(row, seed.id)
         allowed = set(spec.expansion.allowed_polarity)
         positions = list((row.get("masked") or {}).get("mask_positions") or [])
         words = list(row.get("words") or [])

@@ -118,19 +118,56 @@ def metrics_view(task: Any) -> None:
                  hide_index=True)
     st.dataframe(pd.DataFrame([{"lc": lc, **cells(m["all"])} for lc, m in stats["per_lc"].items()]), hide_index=True)
     agree = stats["agreement"]
-    fmt = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
-    st.caption(f"{stats['n_judgements']} judgements by {len(stats['reviewers'])} reviewer(s). Agreement on "
-               f"{agree['n_shared']} shared cases: Cohen's κ (label) {fmt(agree['cohen_kappa_label'])}, "
-               f"Krippendorff's α (label) {fmt(agree['krippendorff_alpha_label'])}, "
-               f"(relevance) {fmt(agree['krippendorff_alpha_relevance'])}. Intervals: 95 % Wilson.")
-    from alict_core.review.writeback import rejected_cases
+    from alict_core.review.metrics import describe_kappa
 
-    rejected = rejected_cases(task.suite_task)
-    st.markdown(f"**Rejected cases** ({len(rejected)}): left out of later {task.suite_task} runs "
-                "(label disagrees with the expectation by majority, or mean relevance ≤ 2); "
-                "`run --include-rejected` shows them.")
+    fmt = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
+    st.caption(f"{stats['n_judgements']} judgements of {stats['n_cases']} cases by {len(stats['reviewers'])} "
+               f"reviewer(s); every figure is per case (a case's reviewers averaged; n = cases). Agreement on "
+               f"{agree['n_shared']} shared cases: {describe_kappa(agree)}, "
+               f"Krippendorff's α (label) {fmt(agree['krippendorff_alpha_label'])}, "
+               f"(relevance) {fmt(agree['krippendorff_alpha_relevance'])}. Intervals: 95 % Wilson over cases.")
+    writeback_view(task.suite_task)
+
+
+def writeback_view(suite_task: str) -> None:
+    """Which cases later runs leave out, and the confirmation that turns the write-back on."""
+    import pandas as pd
+
+    from alict_core.review.writeback import DEFAULT_MIN_AGREEING, writeback_status
+
+    review_store = store()
+    rule = review_store.writeback_rule(suite_task)
+    minimum = int(st.number_input("Reviewers who must agree to reject a case", min_value=1, max_value=20,
+                                  value=int(rule.min_agreeing) if rule else DEFAULT_MIN_AGREEING,
+                                  key=f"review_min_agreeing_{suite_task}",
+                                  help="A case is rejected when at least this many reviewers, a strict majority of "
+                                  "its reviewers, give a label that disagrees with its expectation or a relevance "
+                                  "of 2 or less. The expansions of a rejected seed go with it."))
+    status = writeback_status(suite_task, url=review_store.url, min_agreeing=minimum)
+    rejected = status["rejected"]
+    seeds = f", and every expansion of the {len(status['rejected_seeds'])} rejected seed(s)" \
+        if status["rejected_seeds"] else ""
+    if rule is not None:
+        st.markdown(f"**Write-back on** (at least {rule.min_agreeing} agreeing reviewers; confirmed"
+                    + (f" by {rule.confirmed_by}" if rule.confirmed_by else "") + f"). **Rejected cases** "
+                    f"({len(rejected)}{seeds}) are left out of later {suite_task} runs; "
+                    "`run --include-rejected` shows them.")
+    else:
+        st.markdown(f"**Write-back off**: later runs exclude nothing yet. Under this rule **{len(rejected)} "
+                    f"case(s){seeds}** would be left out of later {suite_task} runs.")
     if rejected:
         st.dataframe(pd.DataFrame(rejected), hide_index=True)
+    changed = rule is not None and int(rule.min_agreeing) != minimum
+    if rule is None or changed:
+        sure = st.checkbox(f"Leave these {len(rejected)} case(s) out of every later {suite_task} run",
+                           key=f"review_writeback_sure_{suite_task}")
+        label = "Apply the new rule" if changed else "Confirm write-back"
+        if st.button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not sure):
+            review_store.confirm_writeback(suite_task, minimum, st.session_state.get("reviewer") or "")
+            st.rerun()
+    elif st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
+        review_store.revoke_writeback(suite_task)
+        st.rerun()
 
 
 def judge_view(task: Any, reviewer: str) -> None:

@@ -134,17 +134,32 @@ def test_paper_metrics_match_hand_values():
     stats = task_stats(judged_rows(), "sentiment")
     overall = stats["overall"]
     # labels: ann pos/neg/pos → 3 consistent; bob pos/neutral/neg → 1 → 4 of 6
-    assert overall["label_cons"]["value"] == pytest.approx(4 / 6) and overall["label_cons"]["n"] == 6
+    # the unit is the case: per case the mean over its reviewers (s1 1, s2 .5, x1 .5), n = 3 cases
+    assert overall["label_cons"]["value"] == pytest.approx(4 / 6) and overall["label_cons"]["n"] == 3
     # relevance (s-1)/4: ann 1, .5, .75; bob .75, 0, .25 → 3.25 / 6
     assert overall["lc_rel"]["value"] == pytest.approx(3.25 / 6)
     # validity: ann 5 → 1, bob 3 → .5
-    assert overall["exp_validity"]["value"] == pytest.approx(0.75) and overall["exp_validity"]["n"] == 2
+    assert overall["exp_validity"]["value"] == pytest.approx(0.75) and overall["exp_validity"]["n"] == 1
     assert stats["seed"]["label_cons"]["value"] == pytest.approx(3 / 4)
     assert stats["expansion"]["label_cons"]["value"] == pytest.approx(1 / 2)
     assert stats["per_lc"]["LC2"]["all"]["lc_rel"]["value"] == pytest.approx(0.5)
     low, high = overall["label_cons"]["ci_low"], overall["label_cons"]["ci_high"]
-    assert 0 < low < 4 / 6 < high < 1  # Wilson: 0.300 .. 0.903 for 4/6
-    assert low == pytest.approx(0.3, abs=1e-3) and high == pytest.approx(0.9032, abs=1e-3)
+    from statsmodels.stats.proportion import proportion_confint
+
+    # Wilson over the 3 cases (2 of 3), not over the 6 judgements (which gave 0.300 .. 0.903)
+    assert (low, high) == pytest.approx(proportion_confint(2, 3, method="wilson"), abs=1e-6)
+
+
+def test_more_reviewers_do_not_inflate_n():
+    rows = judged_rows()
+    more = rows + [{**r, "reviewer": r["reviewer"] + "2"} for r in rows]  # four reviewers, the same three cases
+    one, four = task_stats(rows, "sentiment")["overall"], task_stats(more, "sentiment")["overall"]
+    assert four["label_cons"]["n"] == one["label_cons"]["n"] == 3
+    assert (four["label_cons"]["ci_low"], four["label_cons"]["ci_high"]) == (one["label_cons"]["ci_low"],
+                                                                            one["label_cons"]["ci_high"])
+    # a reviewer who judged a case twice (two review tasks) counts once: their latest judgement
+    again = rows + [{**rows[1], "label_score": 1, "updated_at": "2099-01-01T00:00:00"}]  # ann: s2 → negative
+    assert task_stats(again, "sentiment")["overall"]["label_cons"]["n"] == 3
 
 
 def test_hate_speech_labels_and_undecided():
@@ -174,6 +189,50 @@ def test_cohen_kappa_equals_sklearn():
     assert ours == pytest.approx(cohen_kappa_score(a, b)) and 0.2 < ours < 0.9
 
 
+def test_cohen_kappa_uses_every_reviewer_pair():
+    from itertools import combinations
+
+    from sklearn.metrics import cohen_kappa_score
+
+    from alict_core.review import human_label
+
+    rng = np.random.default_rng(5)
+    reviewers = ("ann", "bob", "cyd")  # "the first two by name" would ignore cyd, who disagrees most
+    rows = []
+    for i in range(50):
+        truth = int(rng.integers(1, 6))
+        for reviewer, keep in zip(reviewers, (0.9, 0.8, 0.2), strict=True):
+            score = truth if rng.random() < keep else int(rng.integers(1, 6))
+            rows.append({"case_id": f"c{i}", "text_hash": "h", "reviewer": reviewer, "label_score": score,
+                         "relevance": 3})
+    labels = {r: [human_label("sentiment", x["label_score"]) for x in rows if x["reviewer"] == r] for r in reviewers}
+    pairs = [cohen_kappa_score(labels[a], labels[b]) for a, b in combinations(reviewers, 2)]
+    agree = agreement(rows, "sentiment")
+    assert agree["cohen_kappa_label"] == pytest.approx(sum(pairs) / 3) and agree["cohen_kappa_pairs"] == 3
+    assert agree["cohen_kappa_label"] != pytest.approx(pairs[0])
+
+
+def test_cohen_kappa_is_undefined_where_sklearn_gives_nan():
+    import math
+    import warnings
+
+    from sklearn.metrics import cohen_kappa_score
+
+    from alict_core.review import cohen_kappa
+    from alict_core.review.metrics import describe_kappa
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert math.isnan(cohen_kappa_score(["positive"] * 4, ["positive"] * 4))
+    assert math.isnan(cohen_kappa(["positive"] * 4, ["positive"] * 4))  # was 1.0
+    rows = [{"case_id": f"c{i}", "text_hash": "h", "reviewer": r, "label_score": 5, "relevance": 4}
+            for i in range(4) for r in ("ann", "bob")]
+    agree = agreement(rows, "sentiment")
+    assert agree["cohen_kappa_label"] is None and "undefined" in agree["cohen_kappa_label_undefined"]
+    assert "undefined" in describe_kappa(agree) and "1.000" not in describe_kappa(agree)
+    json.dumps(agree, allow_nan=False)  # stays valid JSON
+
+
 def test_krippendorff_alpha_hand_value():
     # two raters, four units: (a,a) (a,b) (b,b) (b,b): α = 1 − (n−1)·D_o / Σ n_c n_k = 1 − 7·2 / (2·3·5) = 8/15
     units = {1: {"r1": "a", "r2": "a"}, 2: {"r1": "a", "r2": "b"}, 3: {"r1": "b", "r2": "b"}, 4: {"r1": "b", "r2": "b"}}
@@ -195,7 +254,7 @@ def test_schema_is_versioned_and_migrations_apply_once(url, tmp_path):
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         rows = conn.execute(sa.text("select version from schema_migrations")).all()
-        assert [r[0] for r in rows] == [SCHEMA_VERSION]
+        assert [r[0] for r in rows] == list(range(1, SCHEMA_VERSION + 1))
         assert conn.execute(sa.text("pragma journal_mode")).scalar() == "wal"
         conn.execute(sa.text("insert into schema_migrations (version, name, applied_at) "
                              "values (999, 'future', '2030-01-01')"))
@@ -341,6 +400,7 @@ class KeywordModel:
 
 def test_rejected_cases_leave_the_next_run_and_the_report_counts_them(url, tmp_path):
     from alict_core.report.html import render_report
+    from alict_core.review.writeback import rejected_cases
 
     cases = make_cases(per_lc=(("sentiment-lc01", 3),), expansions=1)
     assert rejected_case_ids("sentiment") == set()  # no database (file) yet: nothing rejected
@@ -348,33 +408,150 @@ def test_rejected_cases_leave_the_next_run_and_the_report_counts_them(url, tmp_p
     task, _ = create_review_task(store, "t", "sentiment", cases, SamplingPlan(n_sets=1, size=3))
     items = {i.case_id: i for i in store.items(task.id)}
     for name in ("ann", "bob"):
-        store.judge(items["sentiment-lc01-s0"].id, name, relevance=5, label_score=1)  # label disagrees by majority
-        store.judge(items["sentiment-lc01-s1"].id, name, relevance=2, label_score=5)  # not relevant
+        store.judge(items["sentiment-lc01-s0"].id, name, relevance=5, label_score=1)  # label disagrees, both agree
+        store.judge(items["sentiment-lc01-s1"].id, name, relevance=2, label_score=5)  # not relevant, both agree
         store.judge(items["sentiment-lc01-s2"].id, name, relevance=5, label_score=5)  # confirmed
     store.judge(items["sentiment-lc01-s2-x0"].id, "ann", relevance=4, label_score=1, validity=2)
     store.judge(items["sentiment-lc01-s2-x0"].id, "bob", relevance=4, label_score=5, validity=5)  # 1 of 2: kept
+    # not confirmed yet: shown as what would be excluded, but runs exclude nothing
+    assert rejected_case_ids("sentiment") == set()
+    assert rejected_case_ids("sentiment", confirmed_only=False) == {"sentiment-lc01-s0", "sentiment-lc01-s1"}
+    assert "review_excluded" not in run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred").extra
+    store.confirm_writeback("sentiment", 2, "lead")
     assert rejected_case_ids("sentiment") == {"sentiment-lc01-s0", "sentiment-lc01-s1"}
     assert rejected_case_ids("sentiment", "sentiment-lc04") == set()
-    from alict_core.review.writeback import rejected_cases
-
-    assert [(r["case_id"], r["label_disagreements"], r["mean_relevance"]) for r in rejected_cases("sentiment")] == [
+    assert [(r["case_id"], r["label_rejections"], r["mean_relevance"]) for r in rejected_cases("sentiment")] == [
         ("sentiment-lc01-s0", 2, 5.0), ("sentiment-lc01-s1", 0, 2.0)]
 
     result = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred")
-    rejected = {"sentiment-lc01-s0", "sentiment-lc01-s1"}
+    # the rejected seeds go, and their expansions (same inherited label) with them
+    rejected = {"sentiment-lc01-s0", "sentiment-lc01-s0-x0", "sentiment-lc01-s1", "sentiment-lc01-s1-x0"}
     assert {c.case_id for c in result.case_list} == {c.case_id for c in cases} - rejected
-    assert result.extra["review_excluded"] == 2
+    assert result.extra["review_excluded"] == 4
     shown = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred", include_rejected=True)
     assert len(shown.case_list) == len(cases) and "review_excluded" not in shown.extra
     page = render_report(result)
-    assert "2 case(s) rejected by human reviewers were excluded" in page
+    assert "4 case(s) rejected by human reviewers were excluded" in page
     assert "50.0% of 4 reviewed (2 rejected)" in page  # LC1: 4 reviewed cases, 2 confirmed
 
-    # the same id with another text (a regenerated case) is not excluded
+    # the same id with another text (a regenerated case) is not excluded, nor are its expansions
     from dataclasses import replace
 
     changed = [replace(c, text="a new good text") if c.case_id == "sentiment-lc01-s0" else c for c in cases]
-    assert len(run_suite(changed, [KeywordModel()], cache_root=tmp_path / "pred").case_list) == len(cases) - 1
+    assert len(run_suite(changed, [KeywordModel()], cache_root=tmp_path / "pred").case_list) == len(cases) - 2
+
+
+def test_one_reviewer_alone_rejects_nothing_under_the_default_rule(url, tmp_path):
+    from alict_core.review.writeback import rejected_cases
+
+    cases = make_cases(per_lc=(("sentiment-lc01", 4),), expansions=0)
+    store = ReviewStore()
+    task, _ = create_review_task(store, "solo", "sentiment", cases, SamplingPlan(n_sets=1, size=4))
+    for item in store.items(task.id):
+        store.judge(item.id, "ann", relevance=1, label_score=1)  # ann rejects every case
+    store.confirm_writeback("sentiment", 2)
+    assert rejected_case_ids("sentiment") == set()
+    assert len(run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred").case_list) == 4
+    assert len(rejected_cases("sentiment", min_agreeing=1)) == 4  # a looser rule, previewed
+    store.confirm_writeback("sentiment", 1)
+    assert len(rejected_case_ids("sentiment")) == 4
+    # two of three reviewers agreeing is a majority; one of two is not
+    store.confirm_writeback("sentiment", 2)
+    first, second = store.items(task.id)[:2]
+    store.judge(first.id, "bob", relevance=1, label_score=1)
+    store.judge(first.id, "cyd", relevance=5, label_score=5)
+    store.judge(second.id, "bob", relevance=5, label_score=5)
+    assert rejected_case_ids("sentiment") == {first.case_id}
+
+
+def test_cases_without_a_task_field_are_filtered_too(url, tmp_path):
+    from dataclasses import replace
+
+    from alict_core.review.writeback import drop_rejected
+
+    cases = make_cases(per_lc=(("sentiment-lc01", 2),), expansions=1)
+    store = ReviewStore()
+    task, _ = create_review_task(store, "t", "sentiment", cases, SamplingPlan(n_sets=1, size=2))
+    seed = next(i for i in store.items(task.id) if i.case_id == "sentiment-lc01-s0")
+    for name in ("ann", "bob"):
+        store.judge(seed.id, name, relevance=5, label_score=1)
+    store.confirm_writeback("sentiment", 2)
+    bare = [replace(c, task=None) for c in cases]  # e.g. a cases.jsonl written without the task field
+    kept, dropped = drop_rejected(bare)
+    assert dropped == 2 and {c.case_id for c in kept} == {"sentiment-lc01-s1", "sentiment-lc01-s1-x0"}
+    assert drop_rejected(bare, default_task="hate_speech")[1] == 0  # the run's task decides when it is given
+    result = run_suite(bare, [KeywordModel()], cache_root=tmp_path / "pred")
+    assert result.extra["review_excluded"] == 2
+
+
+def test_streaming_run_drops_a_rejected_seed_with_its_expansions(url, tmp_path):
+    from alict_core.runner import run_streaming
+    from alict_core.runner.reader import RunReader
+
+    cases = make_cases(per_lc=(("sentiment-lc01", 3),), expansions=2)
+    store = ReviewStore()
+    task, _ = create_review_task(store, "t", "sentiment", cases, SamplingPlan(n_sets=1, size=3))
+    seed = next(i for i in store.items(task.id) if i.case_id == "sentiment-lc01-s1")
+    for name in ("ann", "bob"):
+        store.judge(seed.id, name, relevance=1, label_score=5)
+    store.confirm_writeback("sentiment", 2)
+    folder = run_streaming(cases, ["vader"], run_dir=tmp_path / "run", shard_size=2,
+                           cache_root=tmp_path / "pred")
+    ids = {row["case_id"] for row in RunReader.open(folder).iter_case_rows()}
+    assert ids == {c.case_id for c in cases} - {"sentiment-lc01-s1", "sentiment-lc01-s1-x0", "sentiment-lc01-s1-x1"}
+    assert json.loads((folder / "meta.json").read_text())["extra"]["review_excluded"] == 3
+
+
+def test_review_sample_reads_a_sharded_run(url, tmp_path, capsys):
+    from alict_core.cli import main
+    from alict_core.review import load_cases
+    from alict_core.runner import run_streaming
+
+    cases = make_cases(per_lc=(("sentiment-lc01", 6), ("sentiment-lc04", 4)), expansions=1)
+    folder = run_streaming(cases, ["vader"], run_dir=tmp_path / "run", shard_size=4, cache_root=tmp_path / "p")
+    assert not (folder / "cases.jsonl").exists() and len(list((folder / "cases").glob("part-*.jsonl"))) > 1
+    assert {c.case_id for c in load_cases(folder)} == {c.case_id for c in cases}
+    assert main(["review", "sample", "--name", "from-run", "--task", "sentiment", "--cases", str(folder),
+                 "--size", "5", "--sets", "1", "--k", "1"]) == 0
+    assert "5 seeds + 5 expansions from 10 seeds" in capsys.readouterr().out
+    with pytest.raises(ReviewError, match="no such run directory or cases file"):
+        load_cases(tmp_path / "missing")
+    from alict_core.runner import RunResult
+
+    legacy = tmp_path / "legacy"
+    run_suite(cases, [KeywordModel()], cache_root=tmp_path / "p").save(legacy)  # the older single-file layout
+    assert isinstance(RunResult.load(legacy), RunResult) and (legacy / "cases.jsonl").is_file()
+    assert [c.case_id for c in load_cases(legacy)] == [c.case_id for c in cases]
+    bare = tmp_path / "bare"  # cases without results (`lego --out`)
+    bare.mkdir()
+    (bare / "cases.jsonl").write_text((legacy / "cases.jsonl").read_text())
+    assert len(load_cases(bare)) == len(cases)
+    with pytest.raises(ReviewError, match="give a run directory or a cases .jsonl"):
+        load_cases(tmp_path)
+
+
+def test_writeback_cli_says_what_will_be_excluded_and_confirms(url, capsys):
+    from alict_core.cli import main
+
+    cases = make_cases(per_lc=(("sentiment-lc01", 2),), expansions=1)
+    store = ReviewStore()
+    task, _ = create_review_task(store, "t", "sentiment", cases, SamplingPlan(n_sets=1, size=2))
+    seed = next(i for i in store.items(task.id) if i.case_id == "sentiment-lc01-s0")
+    for name in ("ann", "bob"):
+        store.judge(seed.id, name, relevance=5, label_score=1)
+    assert main(["review", "writeback", "--task", "sentiment"]) == 0
+    out = capsys.readouterr().out
+    assert "OFF" in out and "1 rejected case(s) would be left out" in out and "sentiment-lc01-s0" in out
+    assert "every expansion of the 1 rejected seed(s)" in out
+    assert rejected_case_ids("sentiment") == set()
+    assert main(["review", "writeback", "--task", "sentiment", "--min-agreeing", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rejected"] == []
+    assert main(["review", "writeback", "--task", "sentiment", "--confirm", "--by", "lead"]) == 0
+    assert "ON" in capsys.readouterr().out and rejected_case_ids("sentiment") == {"sentiment-lc01-s0"}
+    assert main(["review", "writeback", "--task", "sentiment", "--min-agreeing", "0"]) == 2
+    assert "whole number >= 1" in capsys.readouterr().err
+    assert main(["review", "writeback", "--task", "sentiment", "--revoke"]) == 0
+    assert rejected_case_ids("sentiment") == set()
 
 
 def test_bad_database_urls_are_one_clear_message_without_the_password():

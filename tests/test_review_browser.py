@@ -15,6 +15,7 @@ import pytest
 from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases
+from tests.browser_sync import ScriptState
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
@@ -58,18 +59,22 @@ def test_number_keys_judge_cases(tmp_path):
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                          args=["--no-sandbox", "--disable-dev-shm-usage"])
             page = browser.new_page()
+            script = ScriptState(page)  # a key pressed while the script reruns can be lost: wait until idle
+
+            def press(key: str) -> None:
+                script.wait_idle()
+                page.evaluate("document.activeElement && document.activeElement.blur()")  # keys go to the page
+                page.keyboard.press(key)
+
             page.goto(f"{base}/review?review=keys&reviewer=ann", timeout=120_000)
             page.get_by_role("button", name="Start reviewing (take a set)").click(timeout=120_000)  # views never claim
             page.get_by_text("Case 1 of 3").first.wait_for(timeout=120_000)
-            page.get_by_text("press 1–5").first.wait_for()
-            page.get_by_text("Case 1 of 3").first.click()  # focus the page, not an input
-            page.keyboard.press("5")  # relevance 5 → the label question
+            page.get_by_text("(1/2; press 1–5)").first.wait_for()
+            press("5")  # relevance 5 → the label question
             page.get_by_text("(2/2; press 1–5)").first.wait_for(timeout=60_000)
-            page.wait_for_timeout(500)
-            page.keyboard.press("4")  # label 4 → saved, next case
+            press("4")  # label 4 → saved, next case
             page.get_by_text("Case 2 of 3").first.wait_for(timeout=60_000)
-            page.get_by_text("Case 2 of 3").first.click()  # the rerun may leave focus nowhere: focus the page again
-            page.keyboard.press("ArrowLeft")
+            press("ArrowLeft")
             page.get_by_text("Saved: relevance 5, label 4").first.wait_for(timeout=60_000)
             browser.close()
         rows = ReviewStore(url).judgements(task.id)

@@ -107,3 +107,16 @@ def test_report_says_how_many_cases_were_excluded_and_why():
     assert "3 generated cases were flagged" in html and "excluded from the run" in html
     assert "sentiment-lc07" in html and "double_negation" in html
     assert validity_section(None) == []
+
+
+def test_a_flagged_expansion_without_an_id_is_really_excluded():
+    from alict_core.runner import build_cases
+    from alict_core.validity import apply_validity
+
+    seeds = [seed("1", "It is fine .")]
+    expansions = [{"seed_id": "1", "text": "It is fine fine .", "accepted": True},  # no "id": repeated word
+                  {"seed_id": "1", "text": "It is very fine .", "accepted": True}]
+    cases = build_cases([s.to_dict() for s in seeds], expansions)
+    kept, record = apply_validity(seeds, expansions, cases, task="sentiment")
+    assert record["n_flagged"] == 1 and "1 flagged cases excluded" in record["note"]
+    assert [c.text for c in kept] == ["It is fine .", "It is very fine ."]  # the note is true: it did not run

@@ -56,6 +56,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(handler=_foreign_schema(run_stats))
 
+    writeback = sub.add_parser(
+        "writeback", parents=[common],
+        help="show which cases later runs will leave out; --confirm turns the write-back on",
+        description="A case is rejected when at least --min-agreeing reviewers (default 2), a strict majority of "
+        "its reviewers, give a label that disagrees with its expectation or a relevance of 2 or less; the "
+        "expansions of a rejected seed go with it. Runs exclude nothing until the write-back is confirmed.")
+    writeback.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    writeback.add_argument("--min-agreeing", type=int, default=None,
+                           help="reviewers who must agree to reject a case (default: the confirmed rule's, else 2)")
+    action = writeback.add_mutually_exclusive_group()
+    action.add_argument("--confirm", action="store_true", help="turn the write-back on with this rule")
+    action.add_argument("--revoke", action="store_true", help="turn the write-back off (runs exclude nothing)")
+    writeback.add_argument("--by", default="", help="who confirms (recorded)")
+    writeback.add_argument("--json", action="store_true", help="print JSON")
+    writeback.set_defaults(handler=run_writeback)
+
 
 def _store(args: argparse.Namespace, read_only: bool = False):
     """The review store of ``--db``; ``read_only`` for commands that only read (they never write to it)."""
@@ -135,6 +151,7 @@ def _num(value: float | None) -> str:
 
 def run_stats(args: argparse.Namespace) -> int:
     from alict_core.review import task_stats
+    from alict_core.review.metrics import describe_kappa
 
     store = _store(args, read_only=True)
     tasks = [store.task(args.name)] if args.name else store.tasks()
@@ -146,15 +163,45 @@ def run_stats(args: argparse.Namespace) -> int:
         return 0
     for name, stats in out.items():
         agree = stats["agreement"]
-        print(f"{name} ({stats['suite_task']}): {stats['n_judgements']} judgements "
-              f"by {len(stats['reviewers'])} reviewer(s)")
+        print(f"{name} ({stats['suite_task']}): {stats['n_judgements']} judgements of {stats['n_cases']} cases "
+              f"by {len(stats['reviewers'])} reviewer(s); metrics per case (n = cases), 95 % Wilson intervals")
         for part in ("seed", "expansion", "overall"):
             m = stats[part]
             print(f"  {part:<9} LabelCons {_fmt(m['label_cons'])} | LCRel {_fmt(m['lc_rel'])} | "
                   f"ExpValidity {_fmt(m['exp_validity'])}")
-        kappa, alpha = (_num(agree["cohen_kappa_label"]), _num(agree["krippendorff_alpha_label"]))
-        print(f"  agreement on {agree['n_shared']} shared cases: Cohen's kappa (label) {kappa}, "
-              f"Krippendorff's alpha (label) {alpha}")
+        print(f"  agreement on {agree['n_shared']} shared cases: {describe_kappa(agree)}, "
+              f"Krippendorff's alpha (label) {_num(agree['krippendorff_alpha_label'])}")
         for lc, m in stats["per_lc"].items():
             print(f"  {lc:<22} LabelCons {_fmt(m['all']['label_cons'])} | LCRel {_fmt(m['all']['lc_rel'])}")
+    return 0
+
+
+def run_writeback(args: argparse.Namespace) -> int:
+    from alict_core.review.writeback import check_min_agreeing, writeback_status
+
+    if args.min_agreeing is not None:
+        check_min_agreeing(args.min_agreeing)
+    store = _store(args)
+    if args.revoke:
+        store.revoke_writeback(args.task)
+    if args.confirm:
+        current = store.writeback_rule(args.task)
+        rule = args.min_agreeing or (current.min_agreeing if current else None)
+        from alict_core.review.writeback import DEFAULT_MIN_AGREEING
+
+        store.confirm_writeback(args.task, rule or DEFAULT_MIN_AGREEING, args.by)
+    status = writeback_status(args.task, url=store.url, min_agreeing=args.min_agreeing)
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    state = "ON" if status["confirmed"] else "OFF (not confirmed: runs exclude nothing; --confirm turns it on)"
+    verb = "are left out of" if status["confirmed"] else "would be left out of"
+    print(f"write-back for {args.task}: {state}; rule: at least {status['min_agreeing']} agreeing reviewers, "
+          "a strict majority")
+    print(f"{len(status['rejected'])} rejected case(s) {verb} later {args.task} runs"
+          + (f", with every expansion of the {len(status['rejected_seeds'])} rejected seed(s)"
+             if status["rejected_seeds"] else "") + (":" if status["rejected"] else "."))
+    for row in status["rejected"]:
+        print(f"  {row['case_id']} ({row['lc_id']}, {row['kind']}): {row['label_rejections']} of {row['reviewers']} "
+              f"reviewers reject the label, {row['low_relevance_votes']} score relevance <= 2 — {row['text'][:80]}")
     return 0

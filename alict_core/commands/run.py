@@ -36,7 +36,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--expansions", action="extend", nargs="+", default=[],
                         help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand` "
                         "(accepted rows become cases)")
-    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None, help="cap on seeds per LC")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
+                        help="cap on seeds per LC; on a --suite: a seeded random sample of N items per test, "
+                        "stratified by label (seed: --sample-seed), never the first N in file order")
+    parser.add_argument("--inv-threshold", type=float, default=None, metavar="P",
+                        help="CheckList INV tests of a --suite: a variant whose predicted label changed still "
+                        "passes when its probability of the original label stays within P of the original's "
+                        "(default 0.1, CheckList's INV threshold)")
     parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=64)
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
@@ -211,19 +217,23 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
                 wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
         seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
         cases.extend(checked_cases(args, seeds, expansions))
+    if args.suite:
+        from alict_core.suites import CHECKLIST_INV_THRESHOLD
+        from alict_core.suites.checklist import check_inv_threshold
+        from alict_core.suites.subsample import SAMPLING, subsample_suite
+
+        given = getattr(args, "inv_threshold", None)
+        inv_threshold = CHECKLIST_INV_THRESHOLD if given is None else check_inv_threshold(given)
+        args.suite_import = {"files": [Path(s).name for s in args.suite], "inv_threshold": inv_threshold,
+                             **({"max_items_per_test": args.max_seeds, "sampling": SAMPLING,
+                                 "sample_seed": getattr(args, "sample_seed", 0)} if args.max_seeds is not None else {})}
     for suite in args.suite:
-        suite_import = read_suite(suite, args.task, strict=getattr(args, "strict", False))
+        suite_import = read_suite(suite, args.task, strict=getattr(args, "strict", False), inv_threshold=inv_threshold)
         imported = suite_import.cases
         if skipped is not None:
             skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         if args.max_seeds is not None:
-            per_lc: dict[str, int] = {}
-            kept = []
-            for case in imported:
-                per_lc[case.lc_id] = per_lc.get(case.lc_id, 0) + 1
-                if per_lc[case.lc_id] <= args.max_seeds:
-                    kept.append(case)
-            imported = kept
+            imported = subsample_suite(imported, args.max_seeds, getattr(args, "sample_seed", 0))
         cases.extend(imported)
         if expansions:  # expansions of the suite's cases (`expand --suite`)
             from alict_core.expansion.suite import suite_expansion_cases
@@ -339,6 +349,8 @@ def run(args: argparse.Namespace) -> int:
         extra["skipped_tests"] = skipped
     if getattr(args, "validity", None):
         extra["validity"] = args.validity
+    if getattr(args, "suite_import", None):
+        extra["suite_import"] = args.suite_import
     bar = None
     if not args.quiet:
         from tqdm import tqdm

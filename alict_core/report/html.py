@@ -159,6 +159,7 @@ def render_reader_report(reader: Any, title: str = "ALiCT linguistic-capability 
            "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
            "<h2>Per-LC results</h2>", _table(_summary_table(summary), PCT, bad_col="fail_rate")]
     out += validity_section((meta.get("extra") or {}).get("validity"))
+    out += suite_section(meta.get("extra") or {})
     out.append(f"<h2>Example failures (up to {examples_per_lc} per LC × model)</h2>")
     fails = reader.sample_failures(per_group=examples_per_lc)
     if fails.empty:
@@ -197,6 +198,7 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            "<h2>Fail rate per linguistic capability</h2>", fail_rate_svg(summary, labels=labels),
            "<h2>Per-LC results</h2>", _table(table, PCT, bad_col="fail_rate"), review_note]
     out += validity_section(result.extra.get("validity"))
+    out += suite_section(result.extra)
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
                              "test macro-F1": (v.get("test") or {}).get("macro_f1")} for k, v in accuracies.items()])
@@ -235,6 +237,26 @@ def validity_section(validity: dict | None) -> list[str]:
     text = (f"<p>{int(validity.get('n_flagged', 0))} generated cases were flagged by the validity checks and "
             f"{verb}.</p>")
     return ["<h2>Validity checks</h2>", text] + ([_table(rows)] if len(rows) else [])
+
+
+def suite_section(extra: dict) -> list[str]:
+    """Imported suites: how they were scored (INV threshold, subsampling) and every test that was skipped."""
+    imported, skipped = extra.get("suite_import") or {}, extra.get("skipped_tests") or []
+    if not imported and not skipped:
+        return []
+    out = ["<h2>Imported suites</h2>"]
+    if imported:
+        text = (f"<p>{_e(', '.join(imported.get('files') or []))}: INV tests scored as CheckList scores them — a "
+                "variant whose predicted label changed still passes when its probability of the original label "
+                f"stays within {_e(imported.get('inv_threshold'))} of the original's")
+        if imported.get("max_items_per_test"):
+            text += (f"; at most {_e(imported['max_items_per_test'])} items per test, {_e(imported.get('sampling'))} "
+                     f"(seed {_e(imported.get('sample_seed'))})")
+        out.append(text + ".</p>")
+    if skipped:
+        out.append(f"<p>{len(skipped)} test(s) could not be imported and were skipped (not run):</p>")
+        out.append(_table(pd.DataFrame(skipped, columns=["suite", "test", "reason", "items"])))
+    return out
 
 
 def write_report(result, path: Path | str, **kwargs: Any) -> Path:

@@ -60,6 +60,10 @@ def junit_xml(result, thresholds: Mapping[str, float] | None = None, name: str =
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", {"name": "run_id", "value": result.run_id})
         ET.SubElement(properties, "property", {"name": "model", "value": model})
+        for item in (getattr(result, "extra", None) or {}).get("skipped_tests") or []:  # --suite tests not run
+            ET.SubElement(properties, "property", {
+                "name": "skipped_test",
+                "value": f"{item.get('suite', '')}: {item['test']}: {item['reason']} ({item['items']} items)"})
         for row in rows:
             suite.append(_testcase(row))
         ET.SubElement(suite, "system-out").text = "\n".join(_figures(r) for r in rows)

@@ -13,7 +13,9 @@ Schema ``alict-summary/1`` (:data:`SUMMARY_SCHEMA` is the same as a JSON Schema)
      "results": [{"lc_id", "title", "capability", "test_type", "model", "n_cases", "n_fail", "fail_rate",
                   "ci_low", "ci_high", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                   "n_pass_to_fail", "threshold": float | null, "failed": bool, "design_effect": float | null}],
-     "capabilities": [{"capability", "model", "n_lcs", "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"}]}
+     "capabilities": [{"capability", "model", "n_lcs", "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"}],
+     "skipped_tests": [{"suite", "test", "reason", "items"}],   # tests of --suite files not run (may be empty)
+     "suite_import": {"files", "inv_threshold", ...} | null}      # how imported suites were scored
 
 Rates are in [0, 1]; a rate of an empty group is null.
 """
@@ -71,6 +73,13 @@ SUMMARY_SCHEMA: dict[str, Any] = {
                                                "additionalProperties": False, "properties": _RESULT_FIELDS}},
         "capabilities": {"type": "array", "items": {"type": "object", "required": list(_CAPABILITY_FIELDS),
                                                     "additionalProperties": False, "properties": _CAPABILITY_FIELDS}},
+        "skipped_tests": {"type": "array", "items": {
+            "type": "object", "required": ["test", "reason", "items"],
+            "properties": {"suite": {"type": "string"}, "test": {"type": "string"}, "reason": {"type": "string"},
+                           "items": {"type": "integer", "minimum": 0}}}},
+        "suite_import": {"type": ["object", "null"], "properties": {
+            "files": {"type": "array", "items": {"type": "string"}},
+            "inv_threshold": {"type": "number", "minimum": 0, "maximum": 1}}},
     },
 }
 
@@ -153,12 +162,14 @@ def summary_document(result, thresholds: Mapping[str, float] | None = None) -> d
     summary = result.summary()
     results = lc_results(summary, thresholds)
     failed = sum(r["failed"] for r in results)
+    extra = dict(getattr(result, "extra", None) or {})
     return {
         "schema": SCHEMA_ID, "run_id": result.run_id,
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "models": list(result.models), "n_cases": result.n_cases,
         "thresholds": {k: float(v) for k, v in thresholds.items()}, "passed": failed == 0, "n_failed": failed,
         "interval": INTERVAL_NOTE, "results": results, "capabilities": capability_results(results, summary),
+        "skipped_tests": list(extra.get("skipped_tests") or []), "suite_import": extra.get("suite_import"),
     }
 
 

@@ -137,14 +137,31 @@ class Judgement(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
+class WritebackRule(Base):
+    """A suite task's confirmed write-back: from then on runs leave out cases at least ``min_agreeing`` reviewers
+    rejected (see ``alict_core.review.writeback``). Absent: judgements are shown but exclude nothing."""
+
+    __tablename__ = "writeback_rules"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    suite_task: Mapped[str] = mapped_column(String(50), unique=True)
+    min_agreeing: Mapped[int] = mapped_column(Integer)
+    confirmed_by: Mapped[str] = mapped_column(String(100), default="")
+    confirmed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
 def _migration_1(conn: Connection) -> None:
     tables = [Reviewer.__table__, ReviewTask.__table__, ReviewItem.__table__, Assignment.__table__, Judgement.__table__]
     Base.metadata.create_all(conn, tables=tables)  # type: ignore[arg-type]
 
 
+def _migration_2(conn: Connection) -> None:
+    Base.metadata.create_all(conn, tables=[WritebackRule.__table__])  # type: ignore[list-item]
+
+
 # Append new steps (never edit applied ones): (version, name, function applying it on a connection).
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "reviewers, tasks, items, assignments, judgements", _migration_1),
+    (2, "write-back rules (confirmation, minimum agreeing reviewers)", _migration_2),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -613,3 +630,40 @@ class ReviewStore:
         rid = found.id
         with self.session() as s:
             return s.scalar(select(Judgement).where(Judgement.item_id == item_id, Judgement.reviewer_id == rid))
+
+    # write-back ----------------------------------------------------------------------------------------
+    def writeback_rule(self, suite_task: str) -> WritebackRule | None:
+        """The confirmed write-back rule of a suite task (None: not confirmed, runs exclude nothing)."""
+        with self.session() as s:
+            return s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
+
+    def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str = "") -> WritebackRule:
+        """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers)."""
+        if isinstance(min_agreeing, bool) or not isinstance(min_agreeing, int) or not 1 <= min_agreeing <= 100:
+            raise ReviewError(f"min_agreeing must be a whole number from 1 to 100, got {min_agreeing!r}")
+
+        def write() -> WritebackRule:
+            with self.session() as s:
+                rule = s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
+                if rule is None:
+                    rule = WritebackRule(suite_task=suite_task, min_agreeing=min_agreeing)
+                    s.add(rule)
+                rule.min_agreeing = min_agreeing
+                rule.confirmed_by = str(confirmed_by or "")[:100]
+                rule.confirmed_at = _now()
+                try:
+                    s.commit()
+                except IntegrityError:  # confirmed at the same moment elsewhere: update that row
+                    s.rollback()
+                    return write()
+                return rule
+
+        return retrying(write)
+
+    def revoke_writeback(self, suite_task: str) -> None:
+        """Turn the write-back off again (runs stop excluding reviewed cases)."""
+        with self.session() as s:
+            rule = s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
+            if rule is not None:
+                s.delete(rule)
+                s.commit()

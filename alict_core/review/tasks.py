@@ -6,23 +6,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from alict_core.errors import AlictError
 from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
 from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask
 from alict_core.runner.cases import TestCase
 
 
 def load_cases(path: Path | str) -> list[TestCase]:
-    """Cases from a run directory (its cases.jsonl) or a cases JSONL file (``report --export``)."""
+    """Cases of a run directory (either layout: ``cases.jsonl`` or sharded ``cases/part-N.jsonl``, read through
+    :class:`~alict_core.runner.reader.RunReader`) or of a cases JSONL file (``report --export``), the latter
+    through the suite importer's strict path (limits, UTF-8, every field)."""
+    from alict_core.runner.reader import RunReader
     from alict_core.suites import SuiteFormatError, read_cases_jsonl
 
+    def strict(file: Path) -> list[TestCase]:
+        try:
+            return read_cases_jsonl(file).cases
+        except SuiteFormatError as exc:
+            raise ReviewError(str(exc)) from None
+
     path = Path(path)
-    file = path / "cases.jsonl" if path.is_dir() else path
-    if not file.is_file():
-        raise ReviewError(f"{file}: no cases file; give a run directory or a cases .jsonl")
-    try:
-        return read_cases_jsonl(file).cases  # the suite importer's strict path: limits, UTF-8, every field
-    except SuiteFormatError as exc:
-        raise ReviewError(str(exc)) from None
+    if path.is_dir():
+        try:
+            reader = RunReader.open(path)
+        except AlictError as exc:
+            if (path / "cases.jsonl").is_file():  # a folder of cases without results (e.g. `lego --out`)
+                return strict(path / "cases.jsonl")
+            raise ReviewError(f"{path}: {exc}; give a run directory or a cases .jsonl") from None
+        if not reader.case_files():
+            raise ReviewError(f"{path}: the run has no cases (neither cases.jsonl nor cases/part-*.jsonl); "
+                              "give a finished run directory or a cases .jsonl")
+        return [TestCase.from_dict(row) for row in reader.iter_case_rows()]
+    if not path.is_file():
+        raise ReviewError(f"{path}: no such run directory or cases file; give a run directory or a cases .jsonl")
+    return strict(path)
 
 
 def lc_titles(task: str) -> dict[str, tuple[str, str]]:

@@ -1,22 +1,30 @@
 """Write-back of reviews into runs and reports.
 
-A case is **rejected** when, over every review task of its suite task, a strict majority of its
-judgements give a label that disagrees with the case's expectation, or its mean LC relevance is ≤ 2.
-Cases are matched by case id *and* the content hash of their text, so a regenerated case with the same
-id but another text is not excluded. Rejected cases are left out of runs (``run_suite`` calls
-``drop_rejected``; ``include_rejected=True`` shows them).
+Each reviewer counts once per case (their latest judgement over every review task of the suite task). A
+reviewer **rejects** a case on the label when their label disagrees with the case's expectation, and on
+relevance when they score it ≤ 2. A case is **rejected** when, on the label or on relevance, at least
+``min_agreeing`` reviewers (default 2) reject it *and* they are a strict majority of its reviewers: one
+reviewer's judgement never rejects a case alone (unless ``min_agreeing`` is set to 1).
+
+The write-back takes effect only once it is confirmed for the suite task (``ReviewStore.confirm_writeback``:
+the Review page's confirmation, or ``review writeback --confirm``), which also stores ``min_agreeing``. From
+then on runs leave out the rejected cases *and* the expansions of a rejected seed (they inherit its label);
+``run --include-rejected`` / ``include_rejected=True`` shows them. Cases are matched by case id and the
+content hash of their text, so a regenerated case with the same id but another text is not excluded. A case
+without a ``task`` field is checked against the run's task when the caller names it, else against every
+suite task whose write-back is confirmed.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
 from alict_core.hashing import hash_text
-from alict_core.review.metrics import label_consistent, validity_metrics
-from alict_core.review.store import ReviewStore, default_url, sqlite_path
+from alict_core.review.metrics import label_consistent, per_case, validity_metrics
+from alict_core.review.store import ReviewError, ReviewStore, default_url, sqlite_path
 
-REJECT_RELEVANCE = 2.0
+DEFAULT_MIN_AGREEING = 2
+LOW_RELEVANCE = 2  # a relevance score at or below this rejects the case on relevance
 
 
 def _store_if_exists(url: str | None) -> ReviewStore | None:
@@ -28,57 +36,142 @@ def _store_if_exists(url: str | None) -> ReviewStore | None:
     return ReviewStore(url, read_only=True)
 
 
-def case_verdicts(rows: Iterable[Mapping[str, Any]], task: str) -> dict[tuple[str, str], dict[str, Any]]:
-    """Per (case id, text hash): judgements, label disagreements, mean relevance and whether it is rejected."""
-    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for row in rows:
-        grouped[(row["case_id"], row["text_hash"])].append(row)
+def check_min_agreeing(value: Any) -> int:
+    """``min_agreeing`` as a whole number ≥ 1 (ReviewError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ReviewError(f"the minimum number of agreeing reviewers must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def case_verdicts(rows: Iterable[Mapping[str, Any]], task: str, min_agreeing: int = DEFAULT_MIN_AGREEING
+                  ) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (case id, text hash): reviewers, label rejections, low-relevance votes, mean relevance, rejected."""
+    check_min_agreeing(min_agreeing)
     out = {}
-    for key, judged in grouped.items():
-        verdicts = [label_consistent(task, j["expected"], int(j["label_score"])) for j in judged]
-        disagree = sum(v is False for v in verdicts)
-        relevance = sum(int(j["relevance"]) for j in judged) / len(judged)
-        out[key] = {"lc_id": judged[0]["lc_id"], "kind": judged[0]["kind"], "text": judged[0].get("text", ""),
-                    "n": len(judged), "disagree": disagree, "relevance": relevance,
-                    "rejected": disagree * 2 > len(judged) or relevance <= REJECT_RELEVANCE}
+    for key, judged in per_case(rows).items():
+        n = len(judged)
+        disagree = sum(label_consistent(task, j["expected"], int(j["label_score"])) is False for j in judged)
+        low = sum(int(j["relevance"]) <= LOW_RELEVANCE for j in judged)
+        relevance = sum(int(j["relevance"]) for j in judged) / n
+        agreed = [votes >= min_agreeing and votes * 2 > n for votes in (disagree, low)]
+        out[key] = {"lc_id": judged[0]["lc_id"], "kind": judged[0]["kind"], "seed_id": judged[0].get("seed_id"),
+                    "text": judged[0].get("text", ""), "n": n, "disagree": disagree, "low_relevance": low,
+                    "relevance": relevance, "rejected": any(agreed)}
     return out
 
 
-def rejected_keys(task: str, lc: str | None = None, *, url: str | None = None) -> set[tuple[str, str]]:
-    """(case id, text hash) of the rejected cases of a suite task (optionally one LC)."""
+def active_min_agreeing(store: ReviewStore, task: str) -> int | None:
+    """The confirmed rule's minimum number of agreeing reviewers (None: write-back not confirmed)."""
+    rule = store.writeback_rule(task)
+    return None if rule is None else int(rule.min_agreeing)
+
+
+def rejected_keys(task: str, lc: str | None = None, *, url: str | None = None, min_agreeing: int | None = None,
+                  confirmed_only: bool = True) -> set[tuple[str, str]]:
+    """(case id, text hash) of the rejected cases of a suite task (optionally one LC).
+
+    By default only once the write-back is confirmed, under its stored ``min_agreeing``; ``confirmed_only=False``
+    previews it (``min_agreeing`` default 2)."""
     store = _store_if_exists(url)
     if store is None:
         return set()
-    verdicts = case_verdicts(store.judgements(suite_task=task), task)
+    active = active_min_agreeing(store, task)
+    if confirmed_only and active is None:
+        return set()
+    rule = min_agreeing or active or DEFAULT_MIN_AGREEING
+    verdicts = case_verdicts(store.judgements(suite_task=task), task, rule)
     return {key for key, v in verdicts.items() if v["rejected"] and (lc is None or v["lc_id"] == lc)}
 
 
-def rejected_cases(task: str, *, url: str | None = None) -> list[dict[str, Any]]:
-    """The rejected cases of a suite task with why: judgements, label disagreements, mean relevance."""
+def rejected_cases(task: str, *, url: str | None = None, min_agreeing: int | None = None) -> list[dict[str, Any]]:
+    """The rejected cases of a suite task with why (reviewers, label rejections, low-relevance votes, mean
+    relevance), under ``min_agreeing`` (default: the confirmed rule's, else 2), confirmed or not."""
     store = _store_if_exists(url)
     if store is None:
         return []
-    verdicts = case_verdicts(store.judgements(suite_task=task), task)
-    return [{"case_id": case_id, "lc_id": v["lc_id"], "kind": v["kind"], "text": v["text"], "judgements": v["n"],
-             "label_disagreements": v["disagree"], "mean_relevance": round(v["relevance"], 2)}
+    rule = min_agreeing or active_min_agreeing(store, task) or DEFAULT_MIN_AGREEING
+    verdicts = case_verdicts(store.judgements(suite_task=task), task, rule)
+    return [{"case_id": case_id, "lc_id": v["lc_id"], "kind": v["kind"], "text": v["text"], "reviewers": v["n"],
+             "label_rejections": v["disagree"], "low_relevance_votes": v["low_relevance"],
+             "mean_relevance": round(v["relevance"], 2)}
             for (case_id, _), v in sorted(verdicts.items()) if v["rejected"]]
 
 
-def rejected_case_ids(task: str, lc: str | None = None, *, url: str | None = None) -> set[str]:
+def writeback_status(task: str, *, url: str | None = None, min_agreeing: int | None = None) -> dict[str, Any]:
+    """What the write-back does for a suite task: confirmed or not, the rule, and the cases it (would) exclude.
+
+    A rejected seed also takes its expansions out of runs; they are counted here when a review item names them.
+    """
+    store = _store_if_exists(url)
+    rule = store.writeback_rule(task) if store is not None else None
+    rejected = rejected_cases(task, url=url, min_agreeing=min_agreeing)
+    return {"task": task, "confirmed": rule is not None,
+            "min_agreeing": min_agreeing or (rule.min_agreeing if rule else DEFAULT_MIN_AGREEING),
+            "confirmed_by": rule.confirmed_by if rule else None,
+            "confirmed_at": rule.confirmed_at.isoformat() if rule and rule.confirmed_at else None,
+            "rejected": rejected, "rejected_seeds": sorted(r["case_id"] for r in rejected if r["kind"] == "seed")}
+
+
+def rejected_case_ids(task: str, lc: str | None = None, *, url: str | None = None,
+                      confirmed_only: bool = True) -> set[str]:
     """Ids of the cases reviewers rejected in a suite task (optionally one LC)."""
-    return {case_id for case_id, _ in rejected_keys(task, lc, url=url)}
+    return {case_id for case_id, _ in rejected_keys(task, lc, url=url, confirmed_only=confirmed_only)}
 
 
-def drop_rejected(cases: Sequence[Any], *, url: str | None = None) -> tuple[list[Any], int]:
-    """The cases without the rejected ones (matched by id and text hash), and how many were dropped."""
-    tasks = {c.task for c in cases if c.task}
-    rejected: set[tuple[str, str]] = set()
-    for task in tasks:
-        rejected |= rejected_keys(task, url=url)
-    if not rejected:
+class RejectionFilter:
+    """``filter(case)`` is True for a case a run must leave out: rejected itself, or an expansion of a rejected seed.
+
+    Seeds are matched by id and text hash; an expansion follows its seed when the seed came first (runs give a seed
+    and its expansions together), else the seed's id among the rejected seeds decides. ``default_task`` is the
+    run's task for cases without a ``task`` field (None: every suite task with a confirmed write-back).
+    """
+
+    def __init__(self, *, url: str | None = None, default_task: str | None = None) -> None:
+        self.url = url
+        self.default_task = default_task
+        self.keys: dict[str, set[tuple[str, str]]] = {}
+        self.seen_seeds: dict[str, bool] = {}  # seed id → rejected
+        self._confirmed: list[str] | None = None
+
+    def _tasks(self, case: Any) -> list[str]:
+        task = getattr(case, "task", None) or self.default_task
+        if task:
+            return [task]
+        if self._confirmed is None:
+            store = _store_if_exists(self.url)
+            self._confirmed = sorted({t.suite_task for t in store.tasks()
+                                      if store.writeback_rule(t.suite_task) is not None}) if store else []
+        return self._confirmed
+
+    def _keys(self, task: str) -> set[tuple[str, str]]:
+        if task not in self.keys:
+            self.keys[task] = rejected_keys(task, url=self.url)
+        return self.keys[task]
+
+    def __call__(self, case: Any) -> bool:
+        keys: set[tuple[str, str]] = set().union(*(self._keys(t) for t in self._tasks(case)))
+        if case.kind == "seed":
+            rejected = bool(keys) and (case.case_id, hash_text(case.text)) in keys
+            self.seen_seeds[case.seed_id] = rejected
+            return rejected
+        if not keys:
+            return False
+        if (case.case_id, hash_text(case.text)) in keys:
+            return True
+        if case.seed_id in self.seen_seeds:
+            return self.seen_seeds[case.seed_id]
+        return any(case_id == case.seed_id for case_id, _ in keys)
+
+
+def drop_rejected(cases: Sequence[Any], *, url: str | None = None,
+                  default_task: str | None = None) -> tuple[list[Any], int]:
+    """The cases without the rejected ones and the expansions of rejected seeds, and how many were dropped."""
+    rejected = RejectionFilter(url=url, default_task=default_task)
+    seeds_first = sorted(range(len(cases)), key=lambda i: cases[i].kind != "seed")  # a seed decides its expansions
+    drop = {i for i in seeds_first if rejected(cases[i])}
+    if not drop:
         return list(cases), 0
-    kept = [c for c in cases if (c.case_id, hash_text(c.text)) not in rejected]
-    return kept, len(cases) - len(kept)
+    return [c for i, c in enumerate(cases) if i not in drop], len(drop)
 
 
 def lc_validity(task: str, lcs: Iterable[str] | None = None, *, url: str | None = None) -> dict[str, dict[str, Any]]:
@@ -88,7 +181,8 @@ def lc_validity(task: str, lcs: Iterable[str] | None = None, *, url: str | None 
         return {}
     rows = store.judgements(suite_task=task)
     wanted = set(lcs) if lcs is not None else None
-    verdicts = case_verdicts(rows, task)
+    rule = active_min_agreeing(store, task) or DEFAULT_MIN_AGREEING
+    verdicts = case_verdicts(rows, task, rule)
     out: dict[str, dict[str, Any]] = {}
     for lc in sorted({r["lc_id"] for r in rows}):
         if wanted is not None and lc not in wanted:

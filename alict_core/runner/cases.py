@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from alict_core.errors import AlictError
 from alict_core.expectations import KINDS, Expectation, ExpectationError, from_dict
-from alict_core.hashing import hash_json
+from alict_core.seeds.types import expansion_case_id
 
 TEST_TYPES = ("MFT", "INV", "DIR")
 EXPECTED_KINDS = KINDS
@@ -149,7 +149,7 @@ def build_cases(
             continue
         text = str(row["text"])
         cases.append(TestCase(
-            case_id=str(row.get("id") or f"{parent.seed_id}-x{hash_json(text, 10)}"), lc_id=parent.lc_id,
+            case_id=expansion_case_id(row, parent.seed_id), lc_id=parent.lc_id,
             kind="expansion",
             seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
             capability=parent.capability, task=parent.task,

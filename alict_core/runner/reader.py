@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -108,13 +108,15 @@ class RunAggregates:
     models: list[str]
     n_cases: int
     table: pd.DataFrame
+    extra: dict[str, Any] = field(default_factory=dict)  # meta.json's "extra" (skipped suite tests, ...)
 
     @classmethod
     def of(cls, reader: "RunReader") -> "RunAggregates":
         meta = reader.meta
         n_models = max(len(reader.models()), 1)
         return cls(str(meta.get("run_id") or reader.folder.name), reader.models(),
-                   int(meta.get("n_cases") or reader.n_rows() // n_models), reader.summary())
+                   int(meta.get("n_cases") or reader.n_rows() // n_models), reader.summary(),
+                   dict(meta.get("extra") or {}))
 
     def summary(self) -> pd.DataFrame:
         return self.table
@@ -170,6 +172,19 @@ class RunReader:
             return progress_view(read_json(path))
         except (ValueError, OSError):
             return None
+
+    def case_files(self) -> list[Path]:
+        """The run's case rows: ``cases.jsonl`` of a legacy run, ``cases/part-*.jsonl`` of a sharded one."""
+        if self.sharded:
+            return sorted((self.folder / "cases").glob("part-*.jsonl"))
+        return [self.folder / "cases.jsonl"] if (self.folder / "cases.jsonl").is_file() else []
+
+    def iter_case_rows(self) -> Iterator[dict[str, Any]]:
+        """``TestCase.to_dict()`` rows of the run, shard by shard (never all parts at once)."""
+        from alict_core.jsonl import iter_jsonl
+
+        for path in self.case_files():
+            yield from iter_jsonl(path)
 
     @property
     def done(self) -> bool:

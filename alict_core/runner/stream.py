@@ -189,23 +189,6 @@ class _RunHash:
         return self.digest.hexdigest()[:16]
 
 
-class _Rejected:
-    """Cases human reviewers rejected (``alict_core.review``), looked up once per task."""
-
-    def __init__(self) -> None:
-        self.keys: dict[str, set[tuple[str, str]]] = {}
-
-    def __call__(self, case: TestCase) -> bool:
-        if not case.task:
-            return False
-        if case.task not in self.keys:
-            from alict_core.review.writeback import rejected_keys
-
-            self.keys[case.task] = rejected_keys(case.task)
-        keys = self.keys[case.task]
-        return bool(keys) and (case.case_id, hash_text(case.text)) in keys
-
-
 def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, include_rejected: bool,
                        progress: Progress | None) -> tuple[_RunHash, list[int], int]:
     """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases rejected by reviewers).
@@ -220,7 +203,11 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     folder.mkdir(parents=True, exist_ok=True)
     run_hash, excluded = _RunHash(), 0
     sizes: list[int] = []
-    rejected = None if include_rejected else _Rejected()
+    rejected = None
+    if not include_rejected:
+        from alict_core.review.writeback import RejectionFilter
+
+        rejected = RejectionFilter()  # rejected cases and the expansions of rejected seeds (seeds come first)
     handle = None
     last_seed: str | None = None
     closed: set[str] = set()  # seed ids of closed shards

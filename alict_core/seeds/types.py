@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from alict_core.expectations import ExpectationError, describe, passes
+from alict_core.hashing import hash_json
 from alict_core.jsonl import read_jsonl, write_jsonl
 
 
@@ -82,6 +83,12 @@ class SeedSet:
     @staticmethod
     def read_seeds(path: Path) -> list[Seed]:
         return [Seed.from_dict(row) for row in read_jsonl(path)]
+
+
+def expansion_case_id(row: Any, seed_id: str) -> str:
+    """The case id of an expansion row: its ``id``, else one derived from its seed and text (the same id the
+    runner gives the case and the validity checks flag, so a flagged row without an ``id`` is really left out)."""
+    return str(row.get("id") or f"{seed_id}-x{hash_json(str(row['text']), 10)}")
 
 
 def expected_text(expected: dict[str, Any]) -> str:

@@ -3,7 +3,13 @@
 import logging
 from pathlib import Path
 
-from alict_core.suites.checklist import export_checklist, import_checklist, read_checklist, to_checklist
+from alict_core.suites.checklist import (
+    CHECKLIST_INV_THRESHOLD,
+    export_checklist,
+    import_checklist,
+    read_checklist,
+    to_checklist,
+)
 from alict_core.suites.hatecheck import import_hatecheck, read_hatecheck
 from alict_core.suites.schema import Skipped, SuiteFormatError, SuiteImport
 from alict_core.suites.tables import (
@@ -16,9 +22,11 @@ from alict_core.suites.tables import (
 )
 
 
-def read_suite(path: str | Path, task: str, strict: bool = False) -> SuiteImport:
+def read_suite(path: str | Path, task: str, strict: bool = False,
+               inv_threshold: float = CHECKLIST_INV_THRESHOLD) -> SuiteImport:
     """Import by file type (``.csv`` HateCheck, ``.jsonl`` this project's cases, ``.json``/``.json.gz``
-    CheckList), validated; ``strict`` turns any skipped test into an error."""
+    CheckList), validated; ``strict`` turns any skipped test into an error; ``inv_threshold``: CheckList INV
+    tests' confidence threshold (default 0.1, as CheckList)."""
     name = str(path).lower()
     if name.endswith(".csv"):
         if task != "hate_speech":
@@ -27,7 +35,7 @@ def read_suite(path: str | Path, task: str, strict: bool = False) -> SuiteImport
     elif name.endswith(".jsonl"):
         imported = read_cases_jsonl(path)
     elif name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
-        imported = read_checklist(path, task)
+        imported = read_checklist(path, task, inv_threshold=inv_threshold)
     else:
         raise SuiteFormatError(f"{Path(path).name}: unknown suite format; use .json / .json.gz (CheckList), "
                                ".csv (HateCheck) or .jsonl")
@@ -42,7 +50,8 @@ def import_suite(path: str | Path, task: str) -> list:
     return read_suite(path, task).cases
 
 
-__all__ = ["Skipped", "SuiteFormatError", "SuiteImport", "export_bundle", "export_cases_csv", "export_cases_jsonl",
+__all__ = ["CHECKLIST_INV_THRESHOLD",
+           "Skipped", "SuiteFormatError", "SuiteImport", "export_bundle", "export_cases_csv", "export_cases_jsonl",
            "export_checklist", "export_results", "import_cases_jsonl", "import_checklist", "import_hatecheck",
            "import_suite", "read_cases_jsonl", "read_checklist", "read_hatecheck", "read_suite", "to_checklist"]
 

@@ -17,6 +17,7 @@ from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
 
 log = logging.getLogger("alict_core")
+CHECKLIST_INV_THRESHOLD = 0.1  # CheckList's ``INV(..., threshold=0.1)`` default
 
 
 def _open_text(path: Path, mode: str = "rt"):
@@ -81,21 +82,33 @@ def _expected_from_label(value: Any, labels: Sequence[str], where: str) -> dict:
     return {"kind": "label", "labels": [name(value)], "tolerance": None}
 
 
-def import_checklist(path: Path | str, task: str, source: str | None = None) -> list[TestCase]:
+def import_checklist(path: Path | str, task: str, source: str | None = None,
+                     inv_threshold: float = CHECKLIST_INV_THRESHOLD) -> list[TestCase]:
     """The cases of a CheckList-style suite (see :func:`read_checklist`); skipped tests are logged."""
-    return read_checklist(path, task, source).cases
+    return read_checklist(path, task, source, inv_threshold).cases
 
 
-def read_checklist(path: Path | str, task: str, source: str | None = None) -> SuiteImport:
+def check_inv_threshold(value: object) -> float:
+    """An INV confidence threshold: a number from 0 to 1 (SuiteFormatError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise SuiteFormatError(f"the INV threshold must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def read_checklist(path: Path | str, task: str, source: str | None = None,
+                   inv_threshold: float = CHECKLIST_INV_THRESHOLD) -> SuiteImport:
     """Read and validate a CheckList-style suite (JSON or JSON.gz); each test becomes LC ``<source>:<test>``.
 
     MFT needs ``labels`` (one label for all data, or exactly one per datum: an index, a name, or a list of
-    allowed ones) or an ``expected`` entry per datum; INV data are lists ``[text, variant, ...]``
-    (tolerance 0, as in CheckList); DIR needs an ``expected`` entry per datum (as this project exports).
+    allowed ones) or an ``expected`` entry per datum; INV data are lists ``[text, variant, ...]`` scored as
+    CheckList scores ``INV(threshold=0.1)``: every variant must keep the original's predicted label, except that
+    a variant whose probability of that label stays within ``inv_threshold`` (default 0.1, CheckList's) of the
+    original's passes; DIR needs an ``expected`` entry per datum (as this project exports).
     Skipped, with the reason: DIR tests without expectations (Python code in CheckList) and INV items
     without variants. Everything else that does not fit is one SuiteFormatError naming file, test, field.
     """
     path = Path(path)
+    inv_threshold = check_inv_threshold(inv_threshold)
     suite = _read_json(path)
     if not isinstance(suite, dict):
         raise SuiteFormatError(f"{path.name}: top level must be an object {{test_name: test}}, "
@@ -114,7 +127,7 @@ def read_checklist(path: Path | str, task: str, source: str | None = None) -> Su
             test = CheckListTest.model_validate(raw)
         except ValidationError as exc:
             raise SuiteFormatError(f"{where}, {first_problem(exc)}") from None
-        out.cases.extend(_test_cases(test, test_name, where, labels, task, source, out, seen_ids))
+        out.cases.extend(_test_cases(test, test_name, where, labels, task, source, out, seen_ids, inv_threshold))
     if not out.cases:
         raise SuiteFormatError(f"{path.name}: no test could be imported ("
                                + "; ".join(s.describe() for s in out.skipped) + ")")
@@ -145,7 +158,7 @@ def _read_json(path: Path) -> Any:
 
 
 def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequence[str], task: str, source: str,
-                out: SuiteImport, seen_ids: set[str]) -> list[TestCase]:
+                out: SuiteImport, seen_ids: set[str], inv_threshold: float) -> list[TestCase]:
     from alict_core.runner.cases import CaseError, check_expected
 
     n = len(test.data)
@@ -181,7 +194,7 @@ def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequenc
             if test.expected is not None:
                 expected = check_expected(test.expected[i], f"{at}, field 'expected'")
             elif test.type == "INV":
-                expected = {"kind": "invariance", "labels": [], "tolerance": 0.0}
+                expected = {"kind": "invariance", "labels": [], "tolerance": 0.0, "threshold": inv_threshold}
             else:
                 value = test.labels[i] if isinstance(test.labels, list) else test.labels
                 expected = _expected_from_label(value, labels, f"{at}, field 'labels'")
