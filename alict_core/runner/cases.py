@@ -164,8 +164,11 @@ def build_cases(
 
 
 def _seed_meta(seed: Mapping[str, Any]) -> dict[str, Any]:
-    """What the failure explorer groups seeds by: the rule and the literals it filled in (``slots``)."""
+    """What the failure explorer groups seeds by: the rule and the literals it filled in (``slots``); and the
+    corpus sentences the seed was built from (``source_ids``), which hardening keeps on one side of its split."""
     meta = {k: seed[k] for k in ("rule", "slots") if seed.get(k)}
+    if "source_ids" in seed:
+        meta["source_ids"] = [str(s) for s in seed["source_ids"] or []]
     return {**dict(seed.get("meta") or {}), **meta}
 
 
