@@ -211,16 +211,14 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
         except ImportError as exc:
             raise AlictError("the Hugging Face export needs the `datasets` package (pip install datasets), "
                              "or pass --formats jsonl,csv") from exc
+        features = _hf_features(datasets)
         dataset = datasets.DatasetDict({
-            split: datasets.Dataset.from_list([{"case_id": r["case_id"], "lc_id": r["lc_id"], "seed_id": r["seed_id"],
-                                                "kind": r["kind"], "text": r["text"], "label": r["label"] or "",
-                                                "allowed_labels": "|".join(r["allowed_labels"]),
-                                                "source_ids": "|".join(r["source_ids"])}
-                                               for r in parts.get(split, [])]
-                                              or [], features=_hf_features(datasets))
+            split: datasets.Dataset.from_dict(
+                {name: [_hf_value(r, name) for r in parts.get(split, [])] for name in features}, features=features)
             for split in SPLITS
-        })
-        dataset.save_to_disk(str(folder / "hf_dataset"))
+        })  # from_dict, not from_list: an empty split keeps its columns
+        # one shard per split even when a split is empty (zero shards would not load again)
+        dataset.save_to_disk(str(folder / "hf_dataset"), num_shards={split: 1 for split in SPLITS})
 
 
 def _failing_models(failed_by: dict[str, bool] | None) -> str:
@@ -231,6 +229,13 @@ def expectation_text(expected: dict[str, Any]) -> str:
     """A readable one-line form of an expectation for CSV ('label=positive', 'one_of=positive|neutral')."""
     labels = "|".join(expected.get("labels") or [])
     return f"{expected.get('kind')}={labels}" if labels else str(expected.get("kind"))
+
+
+def _hf_value(row: dict[str, Any], name: str) -> str:
+    value = row.get(name)
+    if isinstance(value, list):
+        return "|".join(str(v) for v in value)
+    return "" if value is None else str(value)
 
 
 def _hf_features(datasets: Any) -> Any:

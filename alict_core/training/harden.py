@@ -29,6 +29,7 @@ from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import write_json
 
 Progress = Callable[[int, int, str], None]
+UNSEEN_LABEL_BIAS = -30.0  # logit bias of a label the training mix has no example of (probability ~1e-13)
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     else:
         for row, k in enumerate(classes):
             weight[k], bias[k] = clf.coef_[row], clf.intercept_[row]
+    bias[[k for k in range(len(labels)) if k not in classes]] = UNSEEN_LABEL_BIAS  # never trained on: never predicted
     target, staging = _stage(name)
     try:
         with open(staging / "head.npz", "wb") as handle:
