@@ -448,7 +448,8 @@ def test_cli_fix_and_evaluate_with_a_local_hf_model(parent, saved_run, tmp_path,
     assert code == 0, out + err
     name = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("retrained version: "))
     assert name.startswith(f"{parent}@") and "leak check: 0 of" in out
-    kept = ([t for t in HELDOUT[0] if t not in ORIGINAL[0]], [y for t, y in zip(*HELDOUT) if t not in ORIGINAL[0]])
+    kept = ([t for t in HELDOUT[0] if t not in ORIGINAL[0]], [y for t, y in zip(*HELDOUT, strict=True)
+                                                               if t not in ORIGINAL[0]])
     before = heldout_scores(HFClassifier(str(source), "sentiment"), *kept)
     assert read_json(version_dir(name) / "evaluation.json")["heldout"]["parent"] == before
     assert cli.main(["harden", "evaluate", "--export", str(export), "--version", name, "--json"]) == 0
