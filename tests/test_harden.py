@@ -458,3 +458,15 @@ def test_cli_fix_and_evaluate_with_a_local_hf_model(parent, saved_run, tmp_path,
     (source / "config.json").write_text((source / "config.json").read_text().replace("}", ', "x": 1}', 1))
     assert cli.main(["harden", "evaluate", "--export", str(export), "--version", name]) == 2
     assert "changed since it was retrained" in capsys.readouterr().err
+
+
+def test_cases_carry_their_seeds_source_sentences():
+    """What the leak-free split groups by: a seed's ``source_ids`` reach its case and its expansions' cases."""
+    from alict_core.runner.cases import build_cases
+
+    seed = {"id": "s1", "lc_id": "lc", "text": "it is good", "test_type": "MFT", "rule": "r",
+            "expected": {"kind": "label", "labels": ["positive"]}, "source_ids": ["sst-test-3", "sst-train-4"]}
+    cases = build_cases([seed], [{"id": "x1", "seed_id": "s1", "text": "it is very good", "words": ["very"]}],
+                        variants_fn=lambda text: [])
+    assert [c.meta["source_ids"] for c in cases] == [["sst-test-3", "sst-train-4"]] * 2
+    assert cases[1].meta["words"] == ["very"]
