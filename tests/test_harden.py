@@ -422,6 +422,8 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     trained = [row for row in result["lcs"] if row["trained"]][0]
     assert trained["fail_before"] == 1.0 and trained["fail_after"] < 0.5
     assert any("is now selectable" in i.value for i in at.info)
+    assert any(c.value.startswith("Leak check: 0 of") for c in at.caption)
+    assert any("1 texts equal to a training text left out" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("parent", ["hf", "textattack/bert-base-uncased-SST-2"])
