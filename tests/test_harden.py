@@ -323,6 +323,8 @@ def test_hatexplain_sources_resolve_to_their_official_split():
 def test_untrainable_split_is_refused(saved_run, tiny_parent, tmp_path):
     from alict_core.training.harden import RetrainSettings, training_mix
 
+    with pytest.raises(AlictError, match="training split is empty"):
+        training_mix(ORIGINAL, [], RetrainSettings())
     with pytest.raises(AlictError, match="no case with an expected label"):
         training_mix(ORIGINAL, [{"text": "x", "label": None, "allowed_labels": []}], RetrainSettings())
     texts, labels, weights, counts = training_mix(

@@ -69,6 +69,9 @@ def training_mix(original: tuple[list[str], list[str]], lc_rows: Sequence[dict[s
         if allowed:
             n_cases += 1
             lc.extend((row["text"], label, 1.0 / len(allowed)) for label in allowed)
+    if not lc_rows:
+        raise AlictError("the LC training split is empty: every seed group went to testing (too few seeds, or all "
+                         "built from corpus test sentences); export more seeds or other LCs")
     if not lc:
         raise AlictError("the LC training split has no case with an expected label "
                          "(INV, DIR and not-label cases cannot be trained on); choose other LCs")
