@@ -58,11 +58,21 @@ def _cases(rows: Sequence[dict[str, Any]]) -> list[Any]:
     return [TestCase.from_dict({k: r[k] for k in CASE_KEYS if k in r}) for r in rows]
 
 
-def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
-    """Accuracy and macro-F1 of a model on labelled texts (scikit-learn metrics)."""
+def _probas(models: Sequence[Any], texts: Sequence[str]) -> list[Any]:
+    """Each model's probabilities on ``texts``; embedded models sharing one encoder encode the texts once."""
+    encoders = {getattr(getattr(m, "encoder", None), "fingerprint", None) for m in models}
+    if len(encoders) == 1 and None not in encoders and all(hasattr(m, "proba_from_embeddings") for m in models):
+        emb = models[0].embed(list(texts))
+        return [m.proba_from_embeddings(emb) for m in models]
+    return [m.predict_proba(list(texts)) for m in models]
+
+
+def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str], proba: Any = None) -> dict[str, float]:
+    """Accuracy and macro-F1 of a model on labelled texts (scikit-learn metrics); ``proba``: its
+    probabilities on ``texts`` when already computed."""
     from sklearn.metrics import accuracy_score, f1_score
 
-    proba = model.predict_proba(list(texts))
+    proba = model.predict_proba(list(texts)) if proba is None else proba
     predicted = [model.labels[i] for i in proba.argmax(axis=1)]
     return {"accuracy": round(float(accuracy_score(labels, predicted)), 4),
             "macro_f1": round(float(f1_score(labels, predicted, average="macro", labels=list(model.labels),
@@ -144,8 +154,9 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         if not texts:
             raise AlictError("every held-out text is also a training text: nothing is left to evaluate on")
         comparison.checks["heldout_texts_excluded_as_training_texts"] = dropped
-        comparison.heldout = {"parent": heldout_scores(parent_model, texts, labels),
-                              "child": heldout_scores(child_model, texts, labels)}
+        before, after = _probas([parent_model, child_model], texts)
+        comparison.heldout = {"parent": heldout_scores(parent_model, texts, labels, before),
+                              "child": heldout_scores(child_model, texts, labels, after)}
     if save:
         write_json(version_dir(child) / "evaluation.json", comparison.to_dict())
     return comparison
