@@ -288,6 +288,23 @@ def test_training_on_a_leaking_export_is_refused_with_counts(saved_run, tiny_par
     assert list_versions() == []  # nothing was trained
 
 
+def test_evaluation_refuses_another_export_and_a_leaking_one(saved_run, tiny_parent, tmp_path):
+    from alict_core.harden.evaluate import evaluate_versions
+    from alict_core.harden.leaks import LeakError
+    from alict_core.training.harden import retrain_embedded
+
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3, formats=("jsonl",))
+    name = retrain_embedded(tiny_parent, out, original=ORIGINAL, heldout=HELDOUT)
+    other = tmp_path / "other"
+    export_hardening_data(saved_run, other, lcs=["toy-lc01"], seed=4, formats=("jsonl",))
+    with pytest.raises(AlictError, match="was not trained on the export"):
+        evaluate_versions(tiny_parent, name, other, heldout=HELDOUT, original=ORIGINAL)
+    leaking = _leaking_export(saved_run, tmp_path / "edited")  # the same split, its training file edited
+    with pytest.raises(LeakError, match="2 of .* training texts leak"):
+        evaluate_versions(tiny_parent, name, leaking, heldout=HELDOUT, original=ORIGINAL)
+
+
 def test_leak_check_counts_equal_texts_and_shared_sources():
     from alict_core.data.splits import source_split_lookup
     from alict_core.harden.leaks import find_leaks
