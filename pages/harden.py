@@ -56,7 +56,7 @@ def _retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share
     ratios = SplitRatios.parse(split)
     export_dir = artefact_dir("harden") / hash_json({"run": str(folder), "lcs": lcs, "split": split, "seed": seed})
     with st.status("Retraining …", expanded=True) as status:
-        status.write(f"Exporting the cases of {', '.join(lcs)} split by seed ({split}) …")
+        status.write(f"Exporting the cases of {', '.join(lcs)}, split by seed and source sentence ({split}) …")
         export_hardening_data(folder, export_dir, lcs=lcs, ratios=ratios, seed=seed, formats=("jsonl", "csv"),
                               overwrite=True)
         bar = st.progress(0.0, text="retraining")
@@ -81,16 +81,27 @@ def show_result(result: dict) -> None:
                                 for c in table.columns if c.startswith(("fail", "ci_", "delta"))})
     if result.get("heldout"):
         held = pd.DataFrame(result["heldout"]).T.reset_index(names="model")
-        st.caption("Held-out corpus test set (never used in retraining)")
+        dropped = (result.get("checks") or {}).get("heldout_texts_excluded_as_training_texts", 0)
+        st.caption("Corpus test split (never used in retraining"
+                   + (f"; {dropped} texts equal to a training text left out)" if dropped else ")"))
         st.dataframe(held, hide_index=True)
+    checks = result.get("checks") or {}
+    if checks.get("leak_check"):
+        leak = checks["leak_check"]
+        st.caption(f"Leak check: {leak['leaking']} of {leak['n_training']} LC training texts equal or share a source "
+                   "sentence with an evaluation text"
+                   + (f"; {checks['other_lc_cases_excluded_for_overlap']} cases of the other LCs left out for "
+                      "sharing one with the training split" if checks.get("other_lc_cases_excluded_for_overlap")
+                      else ""))
     st.info(f"The version **{result['child']}** is now selectable under *Models under test* in the sidebar.")
 
 
 def main() -> None:
     st.title("Harden")
-    st.caption("Retrain a model on the generated cases of LCs it fails (split by seed, so no seed's expansions are "
-               "both trained on and tested), then compare parent and retrained version on the untouched test split, "
-               "the other LCs and the held-out corpus test set.")
+    st.caption("Retrain a model on the generated cases of LCs it fails (split so that no seed, source sentence or "
+               "text is both trained on and tested, and seeds built from corpus test sentences are only tested; a "
+               "leak check runs before training), then compare parent and retrained version on the untouched test "
+               "split, the other LCs and the corpus test split.")
     runs = [r for r in list_runs() if any(_retrainable(m) for m in r["models"])]
     if not runs:
         st.info("No saved run with a retrainable model (minilm-sst, minilm-hatexplain or a retrained version) yet: "
@@ -107,7 +118,7 @@ def main() -> None:
                          key="harden_lcs")
     with st.expander("Settings"):
         seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=13, key="harden_seed"))
-        split = st.text_input("Train:validation:test split of seeds", value="8:1:1", key="harden_split")
+        split = st.text_input("Train:validation:test split of seed groups", value="8:1:1", key="harden_split")
         share = st.slider("Share of LC cases in the training mix (0 = all original + all LC cases)", 0.0, 0.9, 0.0,
                           key="harden_share")
         cap = int(st.number_input("Cap on original training texts (0 = all)", min_value=0, value=0, key="harden_cap"))

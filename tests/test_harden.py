@@ -16,6 +16,8 @@ from alict_core.runner.cases import TestCase
 
 WORDS_POS = ("good", "great", "lovely", "fine", "superb")
 WORDS_NEG = ("bad", "awful", "dull", "poor", "weak")
+SUBJECTS = ("the film", "the cast", "the plot", "the music")
+TEST_SOURCED = (18, 19)  # seeds built from a corpus *test* sentence: they may only ever be tested
 
 
 class HashingEncoder:
@@ -33,26 +35,41 @@ class HashingEncoder:
         return out
 
 
+def _source(lc: str, s: int) -> str:
+    """Seeds 2k and 2k+1 of an LC are built from one corpus sentence; seeds 18 and 19 from corpus test
+    sentences; seed 0 of toy-lc02 from the same sentence as seeds 0 and 1 of toy-lc01."""
+    if s in TEST_SOURCED:
+        return f"sst-test-{s}{lc[-1]}"
+    if lc == "toy-lc02" and s == 0:
+        return "sst-train-0"
+    return f"sst-train-{s // 2}" if lc == "toy-lc01" else f"sst-train-{100 + s // 2}"
+
+
 def _cases() -> list[TestCase]:
-    """Two LCs × 20 seeds × (seed + 2 expansions). LC 'neg' puts 'not' before a positive word (expected negative)."""
+    """Two LCs × 20 seeds × (seed + 2 expansions), every text distinct. LC 'toy-lc01' puts 'not' before a
+    positive word (expected negative); seeds record their source sentences (shared as in ``_source``)."""
     cases = []
     for lc in ("toy-lc01", "toy-lc02"):
         for s in range(20):
-            word = WORDS_POS[s % 5]
-            if lc == "toy-lc01":
-                texts, label = [f"it is not {word}", f"it is not {word} today", f"it is not {word} here"], "negative"
-            else:
-                texts, label = [f"it is {word}", f"it is {word} today", f"it is {word} here"], "positive"
+            word, subject = WORDS_POS[s % 5], SUBJECTS[s // 5]
+            verb = "is not" if lc == "toy-lc01" else "is"
+            texts = [f"{subject} {verb} {word}", f"{subject} {verb} {word} today", f"{subject} {verb} {word} here"]
+            label = "negative" if lc == "toy-lc01" else "positive"
             seed_id = f"{lc}-s{s}"
             for j, text in enumerate(texts):
                 cases.append(TestCase(case_id=f"{seed_id}-{j}", lc_id=lc, kind="seed" if j == 0 else "expansion",
                                       seed_id=seed_id, text=text, expected={"kind": "label", "labels": [label]},
-                                      test_type="MFT", capability="Negation", task="sentiment"))
+                                      test_type="MFT", capability="Negation", task="sentiment",
+                                      meta={"rule": "toy", "source_ids": [_source(lc, s)]}))
     return cases
 
 
-ORIGINAL = ([f"it is {w}" for w in WORDS_POS] * 8 + [f"it is {w}" for w in WORDS_NEG] * 8,
-            ["positive"] * 40 + ["negative"] * 40)
+ORIGINAL = ([f"{s} was {w}" for s in SUBJECTS for w in WORDS_POS] * 2
+            + [f"{s} was {w}" for s in SUBJECTS for w in WORDS_NEG] * 2, ["positive"] * 40 + ["negative"] * 40)
+# the corpus test split of the toy task: its own texts, plus one that is also an original training text
+HELDOUT = ([f"the {noun} was {w}" for noun in ("story", "show", "book") for w in (*WORDS_POS, *WORDS_NEG)]
+           + ["the film was good"], [y for _ in range(3) for y in ["positive"] * 5 + ["negative"] * 5] + ["positive"])
+SPLITS_OF_TOY_TASK = {"train": ORIGINAL, "test": HELDOUT}
 
 
 @pytest.fixture()
@@ -96,21 +113,57 @@ def saved_run(tiny_parent, tmp_path):
     return result.save(tmp_path / "run")
 
 
-def test_split_keeps_each_seed_in_one_split_and_is_deterministic():
-    cases = _cases()
-    parts = split_cases(cases, seed=7)
-    where = {}
+def _held_out(case) -> bool:
+    return any(src.startswith("sst-test-") for src in case.meta["source_ids"])
+
+
+def _sides(parts, key) -> dict[str, set[str]]:
+    """{key value: the splits it occurs in}"""
+    where: dict[str, set[str]] = {}
     for split, items in parts.items():
         for case in items:
-            assert where.setdefault(case.seed_id, split) == split, f"seed {case.seed_id} crosses splits"
+            for value in key(case):
+                where.setdefault(value, set()).add(split)
+    return where
+
+
+def test_split_keeps_each_seed_and_source_sentence_in_one_split_and_is_deterministic():
+    cases = _cases()
+    parts = split_cases(cases, seed=7, held_out=_held_out)
     assert sum(len(v) for v in parts.values()) == len(cases)
-    # 20 seed groups per LC at 8:1:1 → 16 / 2 / 2 groups of 3 cases, per LC
-    assert [len(parts[s]) for s in ("train", "validation", "test")] == [96, 12, 12]
-    again = split_cases(list(reversed(cases)), seed=7)
+    for key in (lambda c: [c.seed_id], lambda c: c.meta["source_ids"], lambda c: [c.text]):
+        crossing = {k: v for k, v in _sides(parts, key).items() if len(v) > 1}
+        assert not crossing, f"on both sides of the split: {crossing}"
+    # seeds built from corpus test sentences are only ever tested
+    assert {c.seed_id for c in parts["test"]} >= {f"{lc}-s{s}" for lc in ("toy-lc01", "toy-lc02")
+                                                  for s in TEST_SOURCED}
+    # a source sentence shared across LCs joins their seeds into one group
+    side = {c.seed_id: split for split, items in parts.items() for c in items}
+    assert side["toy-lc02-s0"] == side["toy-lc01-s0"] == side["toy-lc01-s1"]
+    again = split_cases(list(reversed(cases)), seed=7, held_out=_held_out)
     assert {s: sorted(c.case_id for c in v) for s, v in again.items()} == \
         {s: sorted(c.case_id for c in v) for s, v in parts.items()}
-    other = split_cases(cases, seed=8)
-    assert sorted(c.case_id for c in other["test"]) != sorted(c.case_id for c in parts["test"])
+    seven, eight = split_cases(cases, seed=7), split_cases(cases, seed=8)
+    assert sorted(c.case_id for c in seven["train"]) != sorted(c.case_id for c in eight["train"])
+
+
+def test_split_keeps_equal_texts_of_different_seeds_together():
+    rows = [{"lc_id": "lc", "seed_id": f"s{i}", "case_id": f"c{i}", "text": f"text {i}", "meta": {}}
+            for i in range(30)]
+    rows.append({"lc_id": "lc", "seed_id": "s0", "case_id": "c0-x", "text": "Text   5", "meta": {}})
+    for seed in range(10):
+        parts = split_cases(rows, seed=seed)
+        side = {r["seed_id"]: split for split, items in parts.items() for r in items}
+        assert side["s0"] == side["s5"]
+
+
+def test_split_sends_every_group_of_test_sourced_cases_to_test():
+    rows = [{"lc_id": "lc", "seed_id": f"s{i}", "case_id": f"c{i}", "text": f"text {i}",
+             "meta": {"source_ids": [f"sst-{'test' if i % 2 else 'train'}-{i}"]}} for i in range(40)]
+    parts = split_cases(rows, seed=1, held_out=lambda r: r["meta"]["source_ids"][0].startswith("sst-test"))
+    assert {r["seed_id"] for r in parts["test"]} >= {f"s{i}" for i in range(1, 40, 2)}
+    assert not [r for r in parts["train"] + parts["validation"] if "test" in r["meta"]["source_ids"][0]]
+    assert len(parts["train"]) == 20 and parts["validation"] == []  # 32 train groups wanted, 20 free
 
 
 def test_split_ratios_parse_and_reject_bad_values():
@@ -137,8 +190,11 @@ def test_export_writes_every_format_atomically(saved_run, tmp_path):
     train, test = read_split(out, "train"), read_split(out, "test")
     assert {r["lc_id"] for r in train + test} == {"toy-lc01"}
     assert not {r["seed_id"] for r in train} & {r["seed_id"] for r in test}
+    assert not {s for r in train for s in r["source_ids"]} & {s for r in test for s in r["source_ids"]}
+    assert {f"toy-lc01-s{s}" for s in TEST_SOURCED} <= {r["seed_id"] for r in test}
     assert all(r["label"] == "negative" and "tiny-embedded" in r["failed_by"] for r in train)
     assert (out / "train.csv").read_text().startswith("case_id,lc_id,seed_id")
+    assert "sst-train-" in (out / "train.csv").read_text()  # the source sentences are in the CSV too
     import datasets
 
     loaded = datasets.load_from_disk(str(out / "hf_dataset"))
@@ -158,30 +214,134 @@ def test_retraining_fixes_the_trained_lc_and_is_deterministic(saved_run, tiny_pa
 
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
-    name = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL)
+    name = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL,
+                            heldout=HELDOUT)
     assert name.startswith("tiny-embedded@")
     info = list_versions("sentiment")[0]
     assert info["parent"] == "tiny-embedded" and info["lcs"] == ["toy-lc01"] and info["counts"]["lc"] > 0
     first = np.load(version_dir(name) / "head.npz")["weight"]
     # the same command elsewhere gives the same weights
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache2"))
-    again = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL)
+    again = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL,
+                            heldout=HELDOUT)
     assert again == name
     np.testing.assert_array_equal(np.load(version_dir(again) / "head.npz")["weight"], first)
     # the child is a different model: its predictions are not the parent's cached ones
     assert get_model(name).fingerprint != get_model(tiny_parent).fingerprint
-    comparison = evaluate_versions(tiny_parent, name, out, heldout=ORIGINAL)
+    comparison = evaluate_versions(tiny_parent, name, out, heldout=HELDOUT, original=ORIGINAL)
     trained = comparison.lcs[comparison.lcs.trained].iloc[0]
     assert trained.fail_before == 1.0 and trained.fail_after < 0.5
+    assert trained.n_cases == len(read_split(out, "test"))
+    # the other LC loses exactly the cases sharing a source sentence with the LC training split
+    lc01_s0_trained = "toy-lc01-s0" in {r["seed_id"] for r in read_split(out, "train")}
+    assert comparison.checks["other_lc_cases_excluded_for_overlap"] == (3 if lc01_s0_trained else 0)
     other = comparison.lcs[~comparison.lcs.trained].iloc[0]
-    assert other.lc_id == "toy-lc02" and other.n_cases == 60
+    assert other.lc_id == "toy-lc02" and other.n_cases == 60 - (3 if lc01_s0_trained else 0)
+    # the corpus test split without the one text that is also an original training text; both models on it
+    assert comparison.checks["heldout_texts_excluded_as_training_texts"] == 1
+    assert comparison.heldout["parent"]["n"] == comparison.heldout["child"]["n"] == len(HELDOUT[0]) - 1
+    assert comparison.checks["leak_check"]["leaking"] == 0
     assert comparison.heldout["child"]["accuracy"] >= comparison.heldout["parent"]["accuracy"] - 0.01
     assert (version_dir(name) / "evaluation.json").is_file()
+
+
+def test_version_name_covers_the_original_training_data(saved_run, tiny_parent, tmp_path):
+    from alict_core.training.harden import RetrainSettings, retrain_embedded
+
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
+    first = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL,
+                             heldout=HELDOUT)
+    fewer = (ORIGINAL[0][:-1], ORIGINAL[1][:-1])
+    second = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=fewer, heldout=HELDOUT)
+    assert second != first  # other training data, other weights: never the stored version of the first
+
+
+def _leaking_export(saved_run, tmp_path) -> Path:
+    """An export whose training split holds one LC test case and one case built from a corpus test sentence
+    (what the old seed-level split produced)."""
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3, formats=("jsonl",))
+    train, test = read_split(out, "train"), read_split(out, "test")
+    moved = {**train[0], "meta": {**train[0]["meta"], "source_ids": ["sst-test-7"]}}
+    from alict_core.jsonl import write_jsonl
+
+    write_jsonl(out / "train.jsonl", [*train[1:], moved, {**test[0], "split": "train"}])
+    return out
+
+
+def test_training_on_a_leaking_export_is_refused_with_counts(saved_run, tiny_parent, tmp_path, capsys):
+    from alict_core import cli
+    from alict_core.harden.leaks import LeakError
+    from alict_core.training.harden import retrain_embedded
+
+    out = _leaking_export(saved_run, tmp_path)
+    n_train = len(read_split(out, "train"))
+    with pytest.raises(LeakError, match=f"2 of {n_train} training texts leak") as refused:
+        retrain_embedded(tiny_parent, out, original=ORIGINAL, heldout=HELDOUT)
+    assert "1 equal an evaluation text, 2 share a source sentence" in str(refused.value)
+    assert cli.main(["harden", "train", "--export", str(out), "--model", tiny_parent]) == 2
+    err = capsys.readouterr().err
+    assert "training texts leak into the evaluation data" in err and "Traceback" not in err
+    from alict_core.harden.versions import list_versions
+
+    assert list_versions() == []  # nothing was trained
+
+
+def test_evaluation_refuses_another_export_and_a_leaking_one(saved_run, tiny_parent, tmp_path):
+    from alict_core.harden.evaluate import evaluate_versions
+    from alict_core.harden.leaks import LeakError
+    from alict_core.training.harden import retrain_embedded
+
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3, formats=("jsonl",))
+    name = retrain_embedded(tiny_parent, out, original=ORIGINAL, heldout=HELDOUT)
+    other = tmp_path / "other"
+    export_hardening_data(saved_run, other, lcs=["toy-lc01"], seed=4, formats=("jsonl",))
+    with pytest.raises(AlictError, match="was not trained on the export"):
+        evaluate_versions(tiny_parent, name, other, heldout=HELDOUT, original=ORIGINAL)
+    leaking = _leaking_export(saved_run, tmp_path / "edited")  # the same split, its training file edited
+    with pytest.raises(LeakError, match="2 of .* training texts leak"):
+        evaluate_versions(tiny_parent, name, leaking, heldout=HELDOUT, original=ORIGINAL)
+
+
+def test_leak_check_counts_equal_texts_and_shared_sources():
+    from alict_core.data.splits import source_split_lookup
+    from alict_core.harden.leaks import find_leaks
+
+    def row(text, *sources, variants=()):
+        return {"text": text, "variants": list(variants), "meta": {"source_ids": list(sources)}}
+
+    evaluation = [row("It is  good", "sst-train-1"), row("a b", "sst-dev-2", variants=["a c"])]
+    training = [row("it is good", "sst-train-9"),  # equal text (case and spaces aside)
+                row("other", "sst-train-1"),  # shares an LC test case's source
+                row("more", "sst-test-4"),  # built from a corpus test sentence
+                row("a c"),  # equals a variant that is evaluated
+                row("held out text"),  # equals a corpus test text
+                row("clean", "sst-train-3")]
+    report = find_leaks(training, evaluation, heldout_texts=["Held out text"],
+                        source_split=source_split_lookup("sentiment"))
+    assert (report.leaking, report.equal_text, report.shared_source) == (5, 3, 2)
+    assert report.examples == ["it is good", "other", "more", "a c", "held out text"]
+
+
+def test_hatexplain_sources_resolve_to_their_official_split():
+    from alict_core.config import data_file
+    from alict_core.data.splits import source_split_lookup
+    from alict_core.jsonl import read_json
+
+    divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
+    split_of = source_split_lookup("hate_speech")
+    assert split_of(f"hx-{divisions['test'][0]}") == "test" and split_of(f"hx-{divisions['train'][0]}") == "train"
+    assert split_of("hx-no-such-post") is None
+    assert source_split_lookup("sentiment")("sst-test-12-p3") == "test"
 
 
 def test_untrainable_split_is_refused(saved_run, tiny_parent, tmp_path):
     from alict_core.training.harden import RetrainSettings, training_mix
 
+    with pytest.raises(AlictError, match="training split is empty"):
+        training_mix(ORIGINAL, [], RetrainSettings())
     with pytest.raises(AlictError, match="no case with an expected label"):
         training_mix(ORIGINAL, [{"text": "x", "label": None, "allowed_labels": []}], RetrainSettings())
     texts, labels, weights, counts = training_mix(
@@ -197,12 +357,13 @@ def test_cli_fix_end_to_end(saved_run, tiny_parent, tmp_path, capsys, monkeypatc
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     from alict_core.data import splits
 
-    monkeypatch.setattr(splits, "task_splits", lambda task: {"test": ORIGINAL})
+    monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
     code = cli.main(["harden", "fix", "--run", str(saved_run), "--lcs", "toy-lc01", "--out", str(tmp_path / "e"),
                      "--model", tiny_parent, "--formats", "jsonl,csv"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "retrained version: tiny-embedded@" in out and "toy-lc02" in out and "held-out child" in out
+    assert "leak check: 0 of" in out and "corpus test split: 1 texts left out" in out
     assert cli.main(["harden", "versions"]) == 0
     assert "tiny-embedded@" in capsys.readouterr().out
     assert cli.main(["harden", "export", "--run", "nope", "--lcs", "lc1", "--out", str(tmp_path / "x")]) == 2
@@ -215,7 +376,8 @@ def _tiny_hf(folder: Path) -> Path:
         BertTokenizerFast,
     )
 
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "it", "is", "not", "today", "here", *WORDS_POS, *WORDS_NEG]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "is", "was", "so", "not", "today", "here",
+             *(s.split()[1] for s in SUBJECTS), *WORDS_POS, *WORDS_NEG]
     folder.mkdir(parents=True)
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"))
@@ -240,13 +402,15 @@ def test_hf_retraining_is_seeded_and_registers_a_version(saved_run, tmp_path, mo
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], formats=("jsonl",))
     settings = RetrainSettings(seed=1, max_steps=3, learning_rate=1e-3)
-    name = retrain_hf("tiny-hf", source, "sentiment", out, settings=settings, original=ORIGINAL)
+    name = retrain_hf("tiny-hf", source, "sentiment", out, settings=settings, original=ORIGINAL,
+                      heldout=HELDOUT)
     assert version_info(name)["counts"]["steps"] == 3
-    probe = ["it is not good", "it is bad"]
+    probe = ["the film is not good", "the cast was bad"]
     first = get_model(name).predict_proba(probe)
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "elsewhere"))
     clear_model_cache()
-    again = retrain_hf("tiny-hf", source, "sentiment", out, settings=settings, original=ORIGINAL)
+    again = retrain_hf("tiny-hf", source, "sentiment", out, settings=settings, original=ORIGINAL,
+                      heldout=HELDOUT)
     assert again == name
     np.testing.assert_allclose(get_model(again).predict_proba(probe), first, atol=1e-6)
 
@@ -262,7 +426,7 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     from alict_core.training import harden as training
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
-    monkeypatch.setattr(splits, "task_splits", lambda task: {"test": ORIGINAL})
+    monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
     shutil.copytree(saved_run, artefact_dir("runs") / "0123456789abcdef")
     page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
     at = AppTest.from_file(page, default_timeout=120).run()
@@ -277,3 +441,53 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     trained = [row for row in result["lcs"] if row["trained"]][0]
     assert trained["fail_before"] == 1.0 and trained["fail_after"] < 0.5
     assert any("is now selectable" in i.value for i in at.info)
+    assert any(c.value.startswith("Leak check: 0 of") for c in at.caption)
+    assert any("1 texts equal to a training text left out" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("parent", ["hf", "textattack/bert-base-uncased-SST-2"])
+def test_cli_fix_and_evaluate_with_a_local_hf_model(parent, saved_run, tmp_path, capsys, monkeypatch):
+    """``--model hf --hf-dir`` (or a hub id with --hf-dir) trains, then compares the version with exactly the
+    weights it was retrained from, never a hub download."""
+    from alict_core import cli
+    from alict_core.data import splits
+    from alict_core.harden.evaluate import heldout_scores
+    from alict_core.harden.versions import version_dir
+    from alict_core.jsonl import read_json
+    from alict_core.models.hf import HFClassifier
+    from alict_core.training import harden as training
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
+    monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
+    source = _tiny_hf(tmp_path / "tiny-hf")
+    export = tmp_path / "e"
+    code = cli.main(["harden", "fix", "--run", str(saved_run), "--lcs", "toy-lc01", "--out", str(export),
+                     "--model", parent, "--hf-dir", str(source), "--task", "sentiment", "--formats", "jsonl",
+                     "--max-steps", "2", "--learning-rate", "0.001"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    name = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("retrained version: "))
+    assert name.startswith(f"{parent}@") and "leak check: 0 of" in out
+    kept = ([t for t in HELDOUT[0] if t not in ORIGINAL[0]], [y for t, y in zip(*HELDOUT, strict=True)
+                                                               if t not in ORIGINAL[0]])
+    before = heldout_scores(HFClassifier(str(source), "sentiment"), *kept)
+    assert read_json(version_dir(name) / "evaluation.json")["heldout"]["parent"] == before
+    assert cli.main(["harden", "evaluate", "--export", str(export), "--version", name, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["heldout"]["parent"] == before
+    # weights changed under the recorded folder: the parent is no longer what was retrained; refused
+    (source / "config.json").write_text((source / "config.json").read_text().replace("}", ', "x": 1}', 1))
+    assert cli.main(["harden", "evaluate", "--export", str(export), "--version", name]) == 2
+    assert "changed since it was retrained" in capsys.readouterr().err
+
+
+def test_cases_carry_their_seeds_source_sentences():
+    """What the leak-free split groups by: a seed's ``source_ids`` reach its case and its expansions' cases."""
+    from alict_core.runner.cases import build_cases
+
+    seed = {"id": "s1", "lc_id": "lc", "text": "it is good", "test_type": "MFT", "rule": "r",
+            "expected": {"kind": "label", "labels": ["positive"]}, "source_ids": ["sst-test-3", "sst-train-4"]}
+    cases = build_cases([seed], [{"id": "x1", "seed_id": "s1", "text": "it is very good", "words": ["very"]}],
+                        variants_fn=lambda text: [])
+    assert [c.meta["source_ids"] for c in cases] == [["sst-test-3", "sst-train-4"]] * 2
+    assert cases[1].meta["words"] == ["very"]

@@ -13,9 +13,11 @@ from alict_core.errors import AlictError
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "harden", help="retrain a model on generated cases of failing LCs and compare it with its parent",
-        description="Close the loop: export a run's cases per LC as train/validation/test data (split by seed), "
-        "retrain a model on the original training data mixed with the LC training split, and compare parent and "
-        "retrained version on the LC test split, the other LCs and the held-out corpus test set.",
+        description="Close the loop: export a run's cases per LC as train/validation/test data (split so that no "
+        "seed, source sentence or text is on both sides, and seeds built from corpus test sentences are only "
+        "tested), retrain a model on the original training data mixed with the LC training split (after a leak "
+        "check), and compare parent and retrained version on the LC test split, the other LCs and the corpus test "
+        "split.",
     )
     sub = parser.add_subparsers(dest="harden_command", metavar="STEP")
     export = sub.add_parser("export", help="write train/validation/test files (JSONL, CSV, HF dataset) of LCs")
@@ -45,7 +47,7 @@ def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", required=True, help="run id (runs store) or run folder")
     p.add_argument("--lcs", required=True, help="comma-separated LC ids of the run to train on (e.g. lc05,lc07)")
     p.add_argument("--out", required=True, help="output folder (created whole, atomically)")
-    p.add_argument("--split", default="8:1:1", help="train:validation:test shares of seeds (default 8:1:1)")
+    p.add_argument("--split", default="8:1:1", help="train:validation:test shares of seed groups (default 8:1:1)")
     p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=13, help="seed of the split and of training")
     p.add_argument("--formats", default="jsonl,csv,hf", help="any of jsonl,csv,hf")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out folder")
@@ -147,6 +149,17 @@ def _print_comparison(comparison, as_json: bool) -> None:
         print(table.round(3).to_string(index=False))
     for who, scores in comparison.heldout.items():
         print(f"held-out {who}: accuracy {scores['accuracy']:.4f}, macro-F1 {scores['macro_f1']:.4f} (n={scores['n']})")
+    checks = comparison.checks
+    if checks.get("leak_check"):
+        leak = checks["leak_check"]
+        print(f"leak check: {leak['leaking']} of {leak['n_training']} LC training texts equal or share a source "
+              f"sentence with an evaluation text")
+    if checks.get("other_lc_cases_excluded_for_overlap"):
+        print(f"other LCs: {checks['other_lc_cases_excluded_for_overlap']} cases left out (they share a text or "
+              "source sentence with the LC training split)")
+    if checks.get("heldout_texts_excluded_as_training_texts"):
+        print(f"corpus test split: {checks['heldout_texts_excluded_as_training_texts']} texts left out (equal to a "
+              "training text)")
     print(comparison.headline())
 
 
@@ -166,8 +179,9 @@ def run_fix(args: argparse.Namespace) -> int:
     name = _train(args, args.out)
     print(f"retrained version: {name}")
     from alict_core.harden.evaluate import evaluate_versions
+    from alict_core.harden.versions import version_info
 
-    comparison = evaluate_versions(args.model if not args.hf_dir else name.split("@")[0], name, args.out,
+    comparison = evaluate_versions(version_info(name)["parent"], name, args.out,
                                    include_other_lcs=not args.no_other_lcs, use_heldout=not args.no_heldout)
     _print_comparison(comparison, args.json)
     return 0

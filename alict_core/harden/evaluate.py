@@ -1,4 +1,4 @@
-"""Prove the fix: parent vs retrained version on the LC test split, the other LCs and the held-out corpus test set."""
+"""Prove the fix: parent vs retrained version on the LC test split, the other LCs and the corpus test split."""
 
 from __future__ import annotations
 
@@ -26,10 +26,11 @@ class HardenComparison:
     child: str
     lcs: pd.DataFrame
     heldout: dict[str, dict[str, float]] = field(default_factory=dict)
+    checks: dict[str, Any] = field(default_factory=dict)  # leak check counts and what was left out, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {"parent": self.parent, "child": self.child, "lcs": self.lcs.to_dict(orient="records"),
-                "heldout": self.heldout}
+                "heldout": self.heldout, "checks": self.checks}
 
     def headline(self) -> str:
         trained = self.lcs[self.lcs.trained]
@@ -57,11 +58,21 @@ def _cases(rows: Sequence[dict[str, Any]]) -> list[Any]:
     return [TestCase.from_dict({k: r[k] for k in CASE_KEYS if k in r}) for r in rows]
 
 
-def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
-    """Accuracy and macro-F1 of a model on labelled texts (scikit-learn metrics)."""
+def _probas(models: Sequence[Any], texts: Sequence[str]) -> list[Any]:
+    """Each model's probabilities on ``texts``; embedded models sharing one encoder encode the texts once."""
+    encoders = {getattr(getattr(m, "encoder", None), "fingerprint", None) for m in models}
+    if len(encoders) == 1 and None not in encoders and all(hasattr(m, "proba_from_embeddings") for m in models):
+        emb = models[0].embed(list(texts))
+        return [m.proba_from_embeddings(emb) for m in models]
+    return [m.predict_proba(list(texts)) for m in models]
+
+
+def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str], proba: Any = None) -> dict[str, float]:
+    """Accuracy and macro-F1 of a model on labelled texts (scikit-learn metrics); ``proba``: its
+    probabilities on ``texts`` when already computed."""
     from sklearn.metrics import accuracy_score, f1_score
 
-    proba = model.predict_proba(list(texts))
+    proba = model.predict_proba(list(texts)) if proba is None else proba
     predicted = [model.labels[i] for i in proba.argmax(axis=1)]
     return {"accuracy": round(float(accuracy_score(labels, predicted)), 4),
             "macro_f1": round(float(f1_score(labels, predicted, average="macro", labels=list(model.labels),
@@ -71,25 +82,53 @@ def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str]) -> d
 
 def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, include_other_lcs: bool = True,
                       heldout: tuple[list[str], list[str]] | None = None, use_heldout: bool = True,
+                      original: tuple[list[str], list[str]] | None = None,
                       progress: Progress | None = None, save: bool = True) -> HardenComparison:
-    """Run parent and child on the LC test split (never trained on) and the other LCs of the run.
+    """Run parent and child on exactly the same cases: (b) the LC test split of the export the child was
+    trained on, the other LCs of the run (less any case sharing a text or source sentence with the LC
+    training split) and (a) the corpus test split (less any text equal to a training text).
 
-    ``heldout`` (texts, labels) defaults to the task corpus's official test split.
+    The leak check runs first (refusing with counts). When ``parent`` is the child's recorded parent, the
+    parent is loaded as it was retrained from (a Hugging Face version: its recorded folder).
+    ``heldout`` (texts, labels) defaults to the task corpus's official test split, ``original`` (the
+    retraining's original data, for the de-duplication of (a)) to its training split.
     """
+    from alict_core.data.splits import source_split_lookup
+    from alict_core.harden.leaks import check_no_leaks, heldout_without_training, overlapping
+    from alict_core.harden.versions import parent_model as recorded_parent
+    from alict_core.harden.versions import version_info
     from alict_core.models.registry import get_model
     from alict_core.runner.run import run_suite
 
     if not ensure_registered(child):
         raise AlictError(f"model version {child!r} not found; train one with `harden train`")
     exported = export_settings(export_dir)
-    parent_model, child_model = get_model(parent), get_model(child)
+    info = version_info(child)
+    if info.get("data_hash") != exported.get("data_hash"):
+        raise AlictError(f"version {child!r} was not trained on the export {export_dir} (its split differs): "
+                         "evaluate it on the export it was trained on")
+    task = str(info["task"])
+    parent_model = recorded_parent(child) if parent == info["parent"] else get_model(parent)
+    child_model = get_model(child)
     if tuple(parent_model.labels) != tuple(child_model.labels):
         raise AlictError(f"{parent!r} and {child!r} have different labels")
     trained = set(exported["lcs"])
-    cases = _cases(read_split(export_dir, "test"))
+    train_rows, test_rows = read_split(export_dir, "train"), read_split(export_dir, "test")
+    if use_heldout and heldout is None:
+        from alict_core.data.splits import task_splits
+
+        heldout = task_splits(task)["test"]
+    split_of = source_split_lookup(task) if task in ("sentiment", "hate_speech") else None
+    leaks = check_no_leaks(train_rows, test_rows, where=f"export {export_dir}",
+                           heldout_texts=heldout[0] if use_heldout and heldout else (), source_split=split_of)
+    cases = _cases(test_rows)
+    excluded_other = 0
     if include_other_lcs:
         _, rows = run_rows(_run_folder(exported))
-        cases += _cases([r for r in rows if r["lc_id"] not in trained])
+        others = [r for r in rows if r["lc_id"] not in trained]
+        kept = [r for r, overlaps in zip(others, overlapping(others, train_rows), strict=True) if not overlaps]
+        excluded_other = len(others) - len(kept)
+        cases += _cases(kept)
     if not cases:
         raise AlictError("the export's test split is empty: export more seeds or a larger test share")
     result = run_suite(cases, [parent_model, child_model], progress=progress)
@@ -103,15 +142,21 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
                          "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
                          "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
                          "delta": float(after.fail_rate - before.fail_rate)})
-    comparison = HardenComparison(parent, child, pd.DataFrame(rows_out))
-    if use_heldout:
-        if heldout is None:
+    comparison = HardenComparison(parent, child, pd.DataFrame(rows_out),
+                                  checks={"leak_check": leaks.to_dict(),
+                                          "other_lc_cases_excluded_for_overlap": excluded_other})
+    if use_heldout and heldout is not None:
+        if original is None:
             from alict_core.data.splits import task_splits
 
-            task = str(getattr(child_model, "meta", {}).get("task") or _version_task(child))
-            heldout = task_splits(task)["test"]
-        comparison.heldout = {"parent": heldout_scores(parent_model, *heldout),
-                              "child": heldout_scores(child_model, *heldout)}
+            original = task_splits(task)["train"]
+        texts, labels, dropped = heldout_without_training(heldout, [*original[0], *(r["text"] for r in train_rows)])
+        if not texts:
+            raise AlictError("every held-out text is also a training text: nothing is left to evaluate on")
+        comparison.checks["heldout_texts_excluded_as_training_texts"] = dropped
+        before, after = _probas([parent_model, child_model], texts)
+        comparison.heldout = {"parent": heldout_scores(parent_model, texts, labels, before),
+                              "child": heldout_scores(child_model, texts, labels, after)}
     if save:
         write_json(version_dir(child) / "evaluation.json", comparison.to_dict())
     return comparison
@@ -123,9 +168,3 @@ def _run_folder(exported: dict[str, Any]) -> Path:
     if recorded and (Path(recorded) / "meta.json").is_file():
         return Path(recorded)
     return resolve_run(exported["run_id"])
-
-
-def _version_task(name: str) -> str:
-    from alict_core.harden.versions import version_info
-
-    return str(version_info(name)["task"])

@@ -6,17 +6,26 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
-from alict_core.harden.split import SPLITS, SplitRatios, split_cases, training_label, training_labels
+from alict_core.harden.split import (
+    SPLITS,
+    SplitRatios,
+    case_sources,
+    split_cases,
+    text_key,
+    training_label,
+    training_labels,
+)
 from alict_core.hashing import hash_json
 from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
+GROUPING = "seed+source+text, corpus-test sources to test"  # how export_rows keeps groups whole
 RUN_STORES = ("runs",)  # the run store the CLI and the app share
 
 
@@ -99,15 +108,38 @@ def _match_lc(given: str, known: Sequence[str]) -> str:
     raise AlictError(f"LC {given!r} is not in this run; its LCs: {', '.join(known)}")
 
 
-def export_rows(rows: list[dict[str, Any]], *, ratios: SplitRatios, seed: int) -> dict[str, list[dict[str, Any]]]:
-    """Split rows by seed and add ``split`` and ``label`` (the training label, None if the case has none)."""
-    parts = split_cases(rows, ratios=ratios, seed=seed)
+def corpus_test_membership(task: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """A test: is this case built from a corpus test sentence, or equal to one? (always False without a task)"""
+    if task is None:
+        return lambda row: False
+    from alict_core.data.splits import source_split_lookup, task_splits
+
+    split_of = source_split_lookup(task)
+    test_texts = {text_key(t) for t in task_splits(task)["test"][0]}
+    return lambda row: (text_key(row["text"]) in test_texts
+                        or any(split_of(s) == "test" for s in case_sources(row)))
+
+
+def check_sources_recorded(rows: Sequence[Mapping[str, Any]], run_id: str) -> None:
+    """Refuse a run whose generated seeds do not record their source sentences (made before they did)."""
+    missing = sum(1 for r in rows if (r.get("meta") or {}).get("rule") and "source_ids" not in (r.get("meta") or {}))
+    if missing:
+        raise AlictError(f"run {run_id}: {missing} cases do not record the corpus sentences their seed was built "
+                         "from (the run predates that), so a leak-free split cannot be made; run it again")
+
+
+def export_rows(rows: list[dict[str, Any]], *, ratios: SplitRatios, seed: int,
+                held_out: Callable[[Mapping[str, Any]], bool] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Split rows leak-free (:func:`split_cases`: by seed, source sentence and text; ``held_out`` rows always
+    test) and add ``split`` and ``label`` (the training label, None if the case has none)."""
+    parts = split_cases(rows, ratios=ratios, seed=seed, held_out=held_out)
     out: dict[str, list[dict[str, Any]]] = {}
     for split, items in parts.items():
         out[split] = []
         for row in sorted(items, key=lambda r: (r["lc_id"], r["seed_id"], r["case_id"])):
             out[split].append({**row, "split": split, "label": training_label(row["expected"]),
-                               "allowed_labels": training_labels(row["expected"])})
+                               "allowed_labels": training_labels(row["expected"]),
+                               "source_ids": case_sources(row)})
     return out
 
 
@@ -128,7 +160,11 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     run_id, rows = run_rows(run_dir, lcs)
     if not rows:
         raise AlictError(f"run {run_id} has no cases for LCs {list(lcs or [])}")
-    parts = export_rows(rows, ratios=ratios, seed=seed)
+    check_sources_recorded(rows, run_id)
+    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
+    if len(tasks) > 1:
+        raise AlictError(f"run {run_id}: the chosen LCs belong to several tasks ({', '.join(tasks)}); export one")
+    parts = export_rows(rows, ratios=ratios, seed=seed, held_out=corpus_test_membership(tasks[0] if tasks else None))
     summary = ExportSummary(out_dir, run_id, sorted({r["lc_id"] for r in rows}))
     for split, items in parts.items():
         for row in items:
@@ -137,7 +173,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
             if not row["allowed_labels"]:
                 summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
     settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
-                "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed}
+                "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
     summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS
                                                                   for r in parts[s]]})
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -157,8 +193,8 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
 def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequence[str]) -> None:
     import pandas as pd
 
-    columns = ["case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels", "split", "test_type",
-               "expected", "failed_by"]
+    columns = ["case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels", "source_ids", "split",
+               "test_type", "expected", "failed_by"]
     for split in SPLITS:
         items = parts.get(split, [])
         if "jsonl" in formats:
@@ -168,6 +204,7 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
             frame["expected"] = frame["expected"].map(lambda e: e if e is None else expectation_text(e))
             frame["failed_by"] = frame["failed_by"].map(_failing_models)
             frame["allowed_labels"] = frame["allowed_labels"].map(lambda v: "|".join(v or []))
+            frame["source_ids"] = frame["source_ids"].map(lambda v: "|".join(v or []))
             write_csv(folder / f"{split}.csv", frame)
     if "hf" in formats:
         try:
@@ -175,15 +212,14 @@ def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequen
         except ImportError as exc:
             raise AlictError("the Hugging Face export needs the `datasets` package (pip install datasets), "
                              "or pass --formats jsonl,csv") from exc
+        features = _hf_features(datasets)
         dataset = datasets.DatasetDict({
-            split: datasets.Dataset.from_list([{"case_id": r["case_id"], "lc_id": r["lc_id"], "seed_id": r["seed_id"],
-                                                "kind": r["kind"], "text": r["text"], "label": r["label"] or "",
-                                                "allowed_labels": "|".join(r["allowed_labels"])}
-                                               for r in parts.get(split, [])]
-                                              or [], features=_hf_features(datasets))
+            split: datasets.Dataset.from_dict(
+                {name: [_hf_value(r, name) for r in parts.get(split, [])] for name in features}, features=features)
             for split in SPLITS
-        })
-        dataset.save_to_disk(str(folder / "hf_dataset"))
+        })  # from_dict, not from_list: an empty split keeps its columns
+        # one shard per split even when a split is empty (zero shards would not load again)
+        dataset.save_to_disk(str(folder / "hf_dataset"), num_shards={split: 1 for split in SPLITS})
 
 
 def _failing_models(failed_by: dict[str, bool] | None) -> str:
@@ -196,9 +232,17 @@ def expectation_text(expected: dict[str, Any]) -> str:
     return f"{expected.get('kind')}={labels}" if labels else str(expected.get("kind"))
 
 
+def _hf_value(row: dict[str, Any], name: str) -> str:
+    value = row.get(name)
+    if isinstance(value, list):
+        return "|".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
 def _hf_features(datasets: Any) -> Any:
     return datasets.Features({name: datasets.Value("string")
-                              for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels")})
+                              for name in ("case_id", "lc_id", "seed_id", "kind", "text", "label", "allowed_labels",
+                                           "source_ids")})
 
 
 def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:

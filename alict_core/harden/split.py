@@ -1,12 +1,12 @@
-"""Split generated cases into train / validation / test by seed, so a seed's expansions never cross splits."""
+"""Split generated cases into train / validation / test so that no seed, source sentence or text crosses splits."""
 
 from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from alict_core.errors import AlictError
 
@@ -72,25 +72,82 @@ def _group_counts(n_groups: int, ratios: SplitRatios) -> tuple[int, int, int]:
     return counts[0], counts[1], counts[2]
 
 
-def split_cases(cases: Sequence[C], *, ratios: SplitRatios | None = None, seed: int = 13,
-                lc_of: Any = None, seed_of: Any = None) -> dict[str, list[C]]:
-    """{split: cases}: per LC, seed groups are shuffled with ``seed`` and cut by ``ratios``.
+def text_key(text: str) -> str:
+    """The form two texts are compared in for leaks: case-folded, whitespace collapsed."""
+    return " ".join(str(text).casefold().split())
 
-    ``cases`` may be ``TestCase`` objects or dicts (``lc_id``/``seed_id`` keys); ``lc_of``/``seed_of``
-    override how the LC and seed id are read. The result does not depend on the input order.
+
+def case_sources(case: Any) -> list[str]:
+    """Corpus sentence ids a case was built from (``meta.source_ids``, recorded from its seed); [] if none."""
+    meta = case.get("meta") if isinstance(case, Mapping) else getattr(case, "meta", None)
+    return [str(s) for s in (meta or {}).get("source_ids") or []]
+
+
+class _Components:
+    """Union-find over string keys."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        self.parent.setdefault(key, key)
+        root = key
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[key] != root:
+            self.parent[key], key = root, self.parent[key]
+        return root
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def split_cases(cases: Sequence[C], *, ratios: SplitRatios | None = None, seed: int = 13,
+                lc_of: Any = None, seed_of: Any = None, sources_of: Any = None, text_of: Any = None,
+                held_out: Callable[[C], bool] | None = None) -> dict[str, list[C]]:
+    """{split: cases}, leak-free: cases that share a seed, a source sentence or a text form one group, and a
+    group never crosses splits.
+
+    Groups are joined across LCs (a source sentence used by two LCs stays on one side). Each group belongs
+    to the LC most of its cases come from; per LC the groups are shuffled with ``seed`` and cut by ``ratios``.
+    A group holding a case for which ``held_out(case)`` is true (built from a corpus test sentence, or equal
+    to one) always goes to the test split; with more such groups than the test share, validation and then
+    train get fewer. ``cases`` may be ``TestCase`` objects or dicts; ``lc_of``/``seed_of``/``sources_of``/
+    ``text_of`` override how fields are read. The result does not depend on the input order.
     """
     ratios = ratios or SplitRatios()
     get_lc = lc_of or (lambda c: c["lc_id"] if isinstance(c, Mapping) else c.lc_id)
     get_seed = seed_of or (lambda c: c["seed_id"] if isinstance(c, Mapping) else c.seed_id)
-    groups: dict[str, dict[str, list[C]]] = defaultdict(lambda: defaultdict(list))
+    get_sources = sources_of or case_sources
+    get_text = text_of or (lambda c: c["text"] if isinstance(c, Mapping) else c.text)
+    links = _Components()
     for case in cases:
-        groups[str(get_lc(case))][str(get_seed(case))].append(case)
+        node = f"seed:{get_lc(case)}:{get_seed(case)}"
+        links.find(node)
+        links.union(node, f"text:{text_key(get_text(case))}")
+        for source in get_sources(case):
+            links.union(node, f"source:{source}")
+    members: dict[str, list[C]] = defaultdict(list)
+    for case in cases:
+        members[links.find(f"seed:{get_lc(case)}:{get_seed(case)}")].append(case)
+    by_lc: dict[str, list[str]] = defaultdict(list)
+    for root, items in members.items():
+        lcs = Counter(str(get_lc(c)) for c in items)
+        by_lc[min(lcs, key=lambda lc: (-lcs[lc], lc))].append(root)
     out: dict[str, list[C]] = {name: [] for name in SPLITS}
-    for lc in sorted(groups):
-        keys = sorted(groups[lc])
+    for lc in sorted(by_lc):
+        keys = sorted(by_lc[lc])
         random.Random(f"{seed}:{lc}").shuffle(keys)
+        forced = {k for k in keys if held_out and any(held_out(c) for c in members[k])}
+        free = [k for k in keys if k not in forced]
         n_train, n_val, _ = _group_counts(len(keys), ratios)
-        for i, key in enumerate(keys):
+        n_train = min(n_train, len(free))
+        n_val = min(n_val, len(free) - n_train)
+        for i, key in enumerate(free):
             split = "train" if i < n_train else "validation" if i < n_train + n_val else "test"
-            out[split].extend(groups[lc][key])
+            out[split].extend(members[key])
+        for key in sorted(forced):
+            out["test"].extend(members[key])
     return out

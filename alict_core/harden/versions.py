@@ -66,6 +66,33 @@ def _factory(name: str, info: dict[str, Any]):
     return factory
 
 
+def hf_weights_hash(folder: str | Path) -> str:
+    """Content hash of a Hugging Face model folder's weight and config files (what retraining starts from)."""
+    from alict_core.hashing import hash_files
+
+    return hash_files(sorted(p for p in Path(folder).iterdir() if p.suffix in (".safetensors", ".bin", ".json")))
+
+
+def parent_model(name: str) -> Any:
+    """The model version ``name`` was retrained from, as it was: a Hugging Face version's recorded folder
+    (refused if its weights changed since), else the registered parent model."""
+    info = version_info(name)
+    if info.get("kind") != "hf":
+        from alict_core.models.registry import get_model
+
+        return get_model(str(info["parent"]))
+    folder = Path(str(info.get("parent_dir") or ""))
+    if not info.get("parent_dir") or not folder.is_dir():
+        raise AlictError(f"version {name!r}: the folder it was retrained from ({info.get('parent_dir')!r}) is gone; "
+                         "its parent cannot be evaluated")
+    if hf_weights_hash(folder) != info.get("parent_weights"):
+        raise AlictError(f"version {name!r}: the weights in {folder} changed since it was retrained from them; "
+                         "restore them or retrain")
+    from alict_core.models.hf import HFClassifier
+
+    return HFClassifier(str(folder), info["task"], name=str(info["parent"]), local_files_only=True)
+
+
 def ensure_registered(name: str) -> bool:
     """Register version ``name`` as a model if it is stored; True when it is (or already was) registered."""
     from alict_core.models.registry import MODELS

@@ -154,7 +154,7 @@ def build_cases(
             seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
             capability=parent.capability, task=parent.task,
             variants=_variants(parent.test_type, text, row, variants_fn),
-            description=parent.description, meta=_expansion_meta(row),
+            description=parent.description, meta=_expansion_meta(row, parent),
         ))
     ids = [c.case_id for c in cases]
     if len(set(ids)) != len(ids):
@@ -164,15 +164,21 @@ def build_cases(
 
 
 def _seed_meta(seed: Mapping[str, Any]) -> dict[str, Any]:
-    """What the failure explorer groups seeds by: the rule and the literals it filled in (``slots``)."""
+    """What the failure explorer groups seeds by: the rule and the literals it filled in (``slots``); and the
+    corpus sentences the seed was built from (``source_ids``), which hardening keeps on one side of its split."""
     meta = {k: seed[k] for k in ("rule", "slots") if seed.get(k)}
+    if "source_ids" in seed:
+        meta["source_ids"] = [str(s) for s in seed["source_ids"] or []]
     return {**dict(seed.get("meta") or {}), **meta}
 
 
-def _expansion_meta(row: Mapping[str, Any]) -> dict[str, Any]:
-    """What the failure explorer groups expansions by: the inserted words and the masked text."""
+def _expansion_meta(row: Mapping[str, Any], parent: TestCase) -> dict[str, Any]:
+    """What the failure explorer groups expansions by: the inserted words and the masked text; and the
+    seed's ``source_ids`` (an expansion is built from the same corpus sentences)."""
     masked = row.get("masked")
     meta: dict[str, Any] = {"words": [str(w) for w in row.get("words") or []]}
+    if "source_ids" in parent.meta:
+        meta["source_ids"] = list(parent.meta["source_ids"])
     if isinstance(masked, Mapping) and masked.get("text"):
         meta["masked"] = str(masked["text"])
     return meta

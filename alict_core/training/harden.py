@@ -24,11 +24,12 @@ import numpy as np
 
 from alict_core.errors import AlictError
 from alict_core.harden.export import export_settings, read_split
-from alict_core.harden.versions import VERSION_FILE, version_dir
+from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import write_json
 
 Progress = Callable[[int, int, str], None]
+UNSEEN_LABEL_BIAS = -30.0  # logit bias of a label the training mix has no example of (probability ~1e-13)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ def training_mix(original: tuple[list[str], list[str]], lc_rows: Sequence[dict[s
         if allowed:
             n_cases += 1
             lc.extend((row["text"], label, 1.0 / len(allowed)) for label in allowed)
+    if not lc_rows:
+        raise AlictError("the LC training split is empty: every seed group went to testing (too few seeds, or all "
+                         "built from corpus test sentences); export more seeds or other LCs")
     if not lc:
         raise AlictError("the LC training split has no case with an expected label "
                          "(INV, DIR and not-label cases cannot be trained on); choose other LCs")
@@ -89,6 +93,26 @@ def original_training_data(task: str) -> tuple[list[str], list[str]]:
     from alict_core.data.splits import task_splits
 
     return task_splits(task)["train"]
+
+
+def corpus_test_data(task: str) -> tuple[list[str], list[str]]:
+    """The task corpus's official test split: what ``harden evaluate`` reports held-out scores on."""
+    from alict_core.data.splits import task_splits
+
+    return task_splits(task)["test"]
+
+
+def leak_check(export_dir: str | Path, task: str, lc_rows: Sequence[dict[str, Any]],
+               heldout: tuple[list[str], list[str]] | None = None) -> dict[str, int]:
+    """Refuse (LeakError, with counts) when an LC training case equals, or shares a source sentence with, an
+    LC test case or a corpus test sentence; the counts otherwise (all leaks 0)."""
+    from alict_core.data.splits import source_split_lookup
+    from alict_core.harden.leaks import check_no_leaks
+
+    report = check_no_leaks(lc_rows, read_split(export_dir, "test"), where=f"export {export_dir}",
+                            heldout_texts=(heldout or corpus_test_data(task))[0],
+                            source_split=source_split_lookup(task))
+    return report.to_dict()
 
 
 def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -113,8 +137,12 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
     return emb
 
 
-def _version_name(parent: str, parent_fingerprint: str, data_hash: str, settings: RetrainSettings) -> str:
-    return f"{parent}@{hash_json({'parent': parent_fingerprint, 'data': data_hash, 'settings': asdict(settings)}, 8)}"
+def _version_name(parent: str, parent_fingerprint: str, data_hash: str, original: tuple[list[str], list[str]],
+                  settings: RetrainSettings) -> str:
+    """``<parent>@<hash of the parent's weights, the LC data, the original training data and the settings>``."""
+    digest = hash_json({'parent': parent_fingerprint, 'data': data_hash, 'original': hash_json([*original]),
+                        'settings': asdict(settings)}, 8)
+    return f"{parent}@{digest}"
 
 
 def _stage(name: str) -> tuple[Path, Path]:
@@ -131,8 +159,12 @@ def _commit(staging: Path, target: Path) -> None:
 
 def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSettings | None = None,
                      encoder: Any = None, original: tuple[list[str], list[str]] | None = None,
+                     heldout: tuple[list[str], list[str]] | None = None,
                      progress: Progress | None = None) -> str:
-    """Refit an embedded classifier's head on original + LC training data; return the new version's name."""
+    """Refit an embedded classifier's head on original + LC training data; return the new version's name.
+
+    ``original`` defaults to the corpus training split; ``heldout`` (the corpus test split by default) is
+    what the leak check, run first, compares the LC training cases with."""
     from sklearn.linear_model import LogisticRegression
 
     from alict_core.models.embedded import EmbeddingHeadModel
@@ -147,11 +179,14 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     encoder = encoder or model.encoder
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
-    texts, y, weights, counts = training_mix(original or original_training_data(task), lc_rows, settings)
+    leaks = leak_check(export_dir, task, lc_rows, heldout)
+    original = original or original_training_data(task)
+    texts, y, weights, counts = training_mix(original, lc_rows, settings)
     unknown = sorted(set(y) - set(labels))
     if unknown:
         raise AlictError(f"training labels {unknown} are not labels of {parent!r} ({labels})")
-    name = _version_name(parent, str(getattr(model, "fingerprint", parent)), exported["data_hash"], settings)
+    name = _version_name(parent, str(getattr(model, "fingerprint", parent)), exported["data_hash"], original,
+                         settings)
     if (version_dir(name) / VERSION_FILE).is_file():
         return name  # same parent, data and settings: the version already exists
     if progress:
@@ -171,6 +206,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     else:
         for row, k in enumerate(classes):
             weight[k], bias[k] = clf.coef_[row], clf.intercept_[row]
+    bias[[k for k in range(len(labels)) if k not in classes]] = UNSEEN_LABEL_BIAS  # never trained on: never predicted
     target, staging = _stage(name)
     try:
         with open(staging / "head.npz", "wb") as handle:
@@ -178,8 +214,8 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
         meta = {**model.meta, "name": name, "n_train": len(texts), "seed": settings.seed,
                 "head": "multinomial logistic regression on mean-pooled MiniLM embeddings (retrained)"}
         write_json(staging / "meta.json", meta)
-        write_json(staging / VERSION_FILE, _version_record(name, parent, "embedded", task, labels, exported,
-                                                           settings, counts))
+        write_json(staging / VERSION_FILE, {**_version_record(name, parent, "embedded", task, labels, exported,
+                                                              settings, counts), "leak_check": leaks})
         _commit(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -198,8 +234,12 @@ def _version_record(name: str, parent: str, kind: str, task: str, labels: list[s
 
 def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | Path, *,
                settings: RetrainSettings | None = None, original: tuple[list[str], list[str]] | None = None,
+               heldout: tuple[list[str], list[str]] | None = None,
                progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> str:
-    """Fine-tune a Hugging Face sequence classifier (local folder) on original + LC data; return the version name."""
+    """Fine-tune a Hugging Face sequence classifier (local folder) on original + LC data; return the version name.
+
+    The version records the folder and a hash of its weights, so ``harden evaluate`` compares it with exactly
+    the weights it was retrained from (never a hub model of the same name)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -207,12 +247,17 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     from alict_core.models.labels import task_labels
 
     settings = settings or RetrainSettings()
+    if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
+        raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
+                         "(e.g. --model hf or --model my-bert)")
     source = Path(model_dir).expanduser()
     if not source.is_dir():
         raise AlictError(f"Hugging Face model folder {source} not found (retraining needs a local copy)")
     exported = export_settings(export_dir)
-    texts, y, weights, counts = training_mix(original or original_training_data(task),
-                                             read_split(export_dir, "train"), settings)
+    lc_rows = read_split(export_dir, "train")
+    leaks = leak_check(export_dir, task, lc_rows, heldout)
+    original = original or original_training_data(task)
+    texts, y, weights, counts = training_mix(original, lc_rows, settings)
     random.seed(settings.seed)
     np.random.seed(settings.seed)
     torch.manual_seed(settings.seed)
@@ -225,10 +270,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     if not pairs:
         raise AlictError(f"none of the training labels {sorted(set(y))} is a label of {parent!r} ({native})")
     counts["dropped_unmappable"] = len(texts) - len(pairs)
-    from alict_core.hashing import hash_files
-
-    weight_files = sorted(p for p in source.iterdir() if p.suffix in (".safetensors", ".bin", ".json"))
-    name = _version_name(parent, hash_files(weight_files), exported["data_hash"], settings)
+    parent_weights = hf_weights_hash(source)
+    name = _version_name(parent, parent_weights, exported["data_hash"], original, settings)
     if (version_dir(name) / VERSION_FILE).is_file():
         return name
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -263,8 +306,9 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     try:
         model.save_pretrained(str(staging / "model"))
         tokenizer.save_pretrained(str(staging / "model"))
-        record = _version_record(name, parent, "hf", task, list(task_labels(task)), exported, settings,
-                                 {**counts, "steps": step})
+        record = {**_version_record(name, parent, "hf", task, list(task_labels(task)), exported, settings,
+                                    {**counts, "steps": step}),
+                  "parent_dir": str(source.resolve()), "parent_weights": parent_weights, "leak_check": leaks}
         write_json(staging / VERSION_FILE, record)
         _commit(staging, target)
     finally:
