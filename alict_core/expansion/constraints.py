@@ -13,7 +13,10 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``article_agreement``: a word inserted right after "a"/"an" keeps the article right ("a [interesting] film");
 - ``coordination``: no modifier on one side of a coordination only ("brothers and [young] sisters");
 - ``commonness`` (min_count 20): the inserted word is common in the corpus;
-- ``corpus_bigram`` (min_count 2): each new pair of neighbouring words is seen in the corpus;
+- ``corpus_bigram`` (min_count 2, pairs function_word): each new pair of the inserted word with a function-word
+  neighbour (determiner, preposition, pronoun, conjunction, ...) is seen in the corpus ("very a", "tells to");
+  ``pairs: all`` asks it of content-word neighbours too (adjective–noun pairs are sparse: "young brothers" is
+  seen once in 4 M words);
 - ``weak_fill`` (min_word_score 0.05): the masked LM's probability of the fill (per slot);
 - ``score_margin`` (min_ratio 0.1): the fill's probability is at least this share of the best fill's;
 - ``neighbour_likelihood`` (max_drop 0.7): the masked LM's probability of each neighbour of an insertion,
@@ -37,6 +40,7 @@ from alict_core.expansion.fluency import (
 CONSTRAINTS_VERSION = "1"  # part of the expansion key: bump when a check or a default changes
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
+CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "NN", "NNS", "VBN", "VBG", "RB"})
 
 
@@ -156,10 +160,14 @@ def _corpus_bigram(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     from alict_core.expansion.corpus_stats import is_wordlike
 
     minimum = int(params.get("min_count", 2))
+    every_pair = params.get("pairs", "function_word") == "all"
     for position in ctx.positions:
         for a, b in ((position - 1, position), (position, position + 1)):
             if a < 0 or b >= len(ctx.tokens):
                 continue
+            other = b if a == position else a
+            if not every_pair and ctx.tags[other].startswith(CONTENT_TAG_PREFIXES):
+                continue  # adjective–noun pairs are too sparse in 4 M words; neighbour_likelihood judges them
             first, second = ctx.tokens[a].lower(), ctx.tokens[b].lower()
             if not (is_wordlike(first) and is_wordlike(second)):
                 continue
@@ -196,7 +204,7 @@ DEFAULT_CHECKS: tuple[Check, ...] = (
     Check("article_agreement", _article_agreement),
     Check("coordination", _coordination),
     Check("commonness", _commonness, {"min_count": 20}),
-    Check("corpus_bigram", _corpus_bigram, {"min_count": 2}),
+    Check("corpus_bigram", _corpus_bigram, {"min_count": 2, "pairs": "function_word"}),
     Check("weak_fill", _weak_fill, {"min_word_score": DEFAULT_MIN_WORD_SCORE}),
     Check("score_margin", _score_margin, {"min_ratio": 0.1}),
     Check("neighbour_likelihood", None, {"max_drop": 0.7, "top_k": 100}, stage="model"),
