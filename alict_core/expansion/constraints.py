@@ -12,6 +12,8 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``grammar_rules``: the fluency rules of ``fluency.py`` (sentence start, repeated word, split name, ...);
 - ``article_agreement``: a word inserted right after "a"/"an" keeps the article right ("a [interesting] film");
 - ``coordination``: no modifier on one side of a coordination only ("brothers and [young] sisters");
+- ``scalar_adverb`` (words ``SCALAR_ADVERBS``): no focus or scalar word that changes what is claimed ("only",
+  "almost", "too", ...);
 - ``commonness`` (min_count 20): the inserted word is common in the corpus;
 - ``corpus_bigram`` (min_count 2, pairs function_word): each new pair of the inserted word with a function-word
   neighbour (determiner, preposition, pronoun, conjunction, ...) is seen in the corpus ("very a", "tells to");
@@ -41,6 +43,10 @@ CONSTRAINTS_VERSION = "1"  # part of the expansion key: bump when a check or a d
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
 CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
+# focus and scalar words: inserted, they change what is claimed ("only good", "almost funny", "too long")
+SCALAR_ADVERBS = ("only", "just", "even", "almost", "nearly", "merely", "barely", "hardly", "rarely", "seldom",
+                  "too", "less", "least", "slightly", "somewhat", "partly", "partially", "once", "longer", "anymore",
+                  "supposedly", "allegedly", "seemingly", "apparently", "rather", "fairly", "enough", "otherwise")
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "NN", "NNS", "VBN", "VBG", "RB"})
 
 
@@ -144,6 +150,14 @@ def _coordination(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _scalar_adverb(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
+    words = {str(w).lower() for w in params.get("words", SCALAR_ADVERBS)}
+    for word in ctx.words:
+        if word.lower() in words:
+            return f"{word!r} changes what the sentence claims (a focus or scalar word)"
+    return None
+
+
 def _commonness(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     if ctx.corpus is None:
         return None
@@ -203,6 +217,7 @@ DEFAULT_CHECKS: tuple[Check, ...] = (
     Check("grammar_rules", _grammar_rules),
     Check("article_agreement", _article_agreement),
     Check("coordination", _coordination),
+    Check("scalar_adverb", _scalar_adverb, {"words": list(SCALAR_ADVERBS)}),
     Check("commonness", _commonness, {"min_count": 20}),
     Check("corpus_bigram", _corpus_bigram, {"min_count": 2, "pairs": "function_word"}),
     Check("weak_fill", _weak_fill, {"min_word_score": DEFAULT_MIN_WORD_SCORE}),
