@@ -130,3 +130,27 @@ def test_pos_table_counts_fills_accepted_and_judged_valid():
                      {"pos": "RB", "fills": 1, "accepted": 1, "judged": 0, "valid": 0}]
     text = format_pos_table(table)
     assert "1/2" in text.splitlines()[1] and text.splitlines()[2].split()[-1] == "—"
+
+
+def test_expand_skips_closed_class_slots_before_the_masked_lm_unless_the_spec_opts_in(tmp_path):
+    from test_expansion import FixedSuggester, Masked, WordParser, always, seed
+
+    from alict_core.expansion import expand
+
+    def masker(seed_id, tree, top_k, max_masks):
+        tokens = tree.leaves()
+        i = tokens.index("movie")
+        return [Masked(seed_id, tokens[:i] + ["[MASK]"] + tokens[i:], [i], ["JJ"]),
+                Masked(seed_id, tokens[:1] + ["[MASK]"] + tokens[1:], [1], ["IN"])]
+
+    seeds = [seed("i saw the movie .", "LC1-0001")]
+    spec = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 2}}
+    suggester = FixedSuggester()
+    result = expand(seeds, spec, WordParser(), suggester, masker=masker, predicate_check=always, out_dir=tmp_path)
+    assert suggester.calls[0] == ["i saw the [MASK] movie ."] and result.counts["LC1"]["masked"] == 1
+    assert {tuple(r["masked"]["mask_tags"]) for r in result.rows} == {("JJ",)}
+    opted = {**spec, "expansion": {**spec["expansion"], "checks": {"open_class_slot": {"tags": ["JJ", "IN"]}}}}
+    suggester = FixedSuggester()
+    result = expand(seeds, opted, WordParser(), suggester, masker=masker, predicate_check=always, out_dir=tmp_path)
+    assert sorted(suggester.calls[0]) == ["i [MASK] saw the movie .", "i saw the [MASK] movie ."]
+    assert result.settings["constraints"]["checks"]["open_class_slot"]["tags"] == ["JJ", "IN"]
