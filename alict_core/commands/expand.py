@@ -187,6 +187,9 @@ def run_suite(args: argparse.Namespace) -> int:
     results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
                            top_k_productions=args.top_k_productions, max_masks=args.max_masks,
                            top_k_words=args.top_k_words, max_per_seed=args.max_per_seed, use_cache=not args.no_cache)
+    from alict_core.expansion.pos_table import format_pos_table, pos_table
+
+    judged = review_validity()
     out_dir = Path(args.out) if args.out else None
     print(f"{'group':<40} {'seeds':>6} {'suggestions':>11} {'accepted':>8}  file")
     for lc_id, result in results.items():
@@ -196,6 +199,7 @@ def run_suite(args: argparse.Namespace) -> int:
         print(f"{lc_id[:40]:<40} {c.get('seeds', 0):>6} {c.get('suggestions', 0):>11} {c.get('accepted', 0):>8}"
               f"  {result.path}")
         print("  rejected: " + format_rejections(rejection_counts(result.rows)))
+        print(format_pos_table(pos_table(result.rows, judged)))
     if not results:
         print("the suite has no MFT cases to expand")
     return 0
