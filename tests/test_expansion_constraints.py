@@ -53,6 +53,7 @@ def test_corpus_stats_know_common_pairs_and_not_broken_ones(corpus):
     ("it is a good film .", [3], ["JJ"], None),
     ("the jokes are almost funny .", [3], ["RB"], "scalar_adverb"),
     ("the jokes are also funny .", [3], ["RB"], None),
+    ("it is funny and very touching .", [4], ["RB"], None),
 ])
 def test_each_fill_check_on_its_own_example(corpus, text, positions, slots, expected):
     assert _failure(_context(text, positions, slots, corpus)) == expected

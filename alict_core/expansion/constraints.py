@@ -141,7 +141,8 @@ def _coordination(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     """A modifier inserted right after a coordinator (or right before one) modifies one conjunct only."""
     for position, word in zip(ctx.positions, ctx.words, strict=True):
         left, right = _neighbours(ctx, position)
-        if left is not None and ctx.tokens[left].lower() in COORDINATORS and left > 0 \
+        adverb = ctx.tags[position].startswith("RB")  # "funny and [very] touching" modifies its own conjunct
+        if left is not None and ctx.tokens[left].lower() in COORDINATORS and left > 0 and not adverb \
                 and ctx.tags[left - 1] in MODIFIER_TAGS | {"NNP", "NNPS"}:
             return f"{word!r} after {ctx.tokens[left]!r} modifies one side of the coordination only"
         if right is not None and ctx.tokens[right].lower() in COORDINATORS and left is not None \
