@@ -18,7 +18,11 @@ Checks on expansions (against the LC spec):
 
 - ``inserted_word_polar`` / ``inserted_word_unknown``: an inserted word that is polar, or that
   SentiWordNet does not know, where the LC allows neutral words only;
-- ``expansion_fails_lc``: the expansion no longer satisfies its LC's search predicates on the corpus part.
+- ``expansion_fails_lc``: the expansion no longer satisfies its LC's search predicates on the corpus part;
+- the insertion patterns of ``alict_core/expansion_patterns.py`` (issue 27's E1–E8, E11):
+  ``preposition_before_non_np``, ``and_pronoun_after_pronoun``, ``article_before_bare_noun``,
+  ``article_before_non_noun``, ``conjunction_inside_phrase``, ``determiner_in_one_conjunct``, ``broken_idiom``,
+  ``comma_and_between_adjectives``, ``article_before_name``, ``stray_that``.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from alict_core.expansion_patterns import PATTERN_REASONS, expansion_pattern_defects
 from alict_core.seeds.types import Seed, Segment, expansion_case_id
 
 REASONS = (
     "double_negation", "repeated_word", "two_final_marks", "stray_punctuation", "lower_case_after_period",
     "stray_space", "duplicate", "inserted_word_polar", "inserted_word_unknown", "expansion_fails_lc",
+    *PATTERN_REASONS,
 )
 CASED_TASKS = frozenset({"sentiment"})
 NEGATIONS = frozenset({"not", "n't", "never", "no", "cannot"})
@@ -247,6 +253,10 @@ def _check_expansions_against_lcs(report: ValidityReport, rows: list[dict[str, A
             if polarity not in allowed:
                 reason = "inserted_word_unknown" if polarity == "unknown" else "inserted_word_polar"
                 report.flags.append(Flag(case_id, seed.lc_id, reason, f"{word!r} is {polarity}"))
+        if len(annotation.tags) == len(str(row["text"]).split()):
+            for reason, detail in expansion_pattern_defects(str(row["text"]).split(), annotation.tags, positions,
+                                                            seed.text.split()):
+                report.flags.append(Flag(case_id, seed.lc_id, reason, detail))
         if check_lc:
             ok, why = expansion_predicates_hold(spec, seed, str(row["text"]), annotation=annotation)
             if not ok:

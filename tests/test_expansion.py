@@ -246,7 +246,10 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     suggester = FixedSuggester()
     result = expand(SEEDS, SPEC, WordParser(), suggester, masker=adjective_masker, predicate_check=always,
                     max_per_seed=2, top_k_words=7, out_dir=tmp_path)
-    assert len(suggester.calls) == 1 and len(suggester.calls[0]) == 3  # all masked sentences in one batch
+    assert len(suggester.calls[0]) == 3  # all masked sentences in one batch
+    # then one round of the neighbour-likelihood check: the valid fills' neighbours masked, seed and expansion
+    assert len(suggester.calls) == 2 and "the [MASK] movie was fun ." not in suggester.calls[1]
+    assert "the french [MASK] was fun ." in suggester.calls[1] and "the [MASK] was fun ." in suggester.calls[1]
     assert all(set(row) >= ROW_KEYS for row in result.rows)
     by_seed = {sid: result.for_seed(sid) for sid in ("LC1-0001", "LC1-0002", "LC1-0003")}
     assert len(by_seed["LC1-0001"]) == 7 and by_seed["LC1-0003"] == []
@@ -262,8 +265,7 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     assert len(by_seed["LC1-0002"]) == 14 and len(result.accepted("LC1-0002")) == 2
     assert len({r["id"] for r in result.rows}) == len(result.rows)
     assert result.counts == {"LC1": {"seeds": 3, "masked": 3, "suggestions": 21, "accepted": 4, "seeds_expanded": 2,
-                                     "rejected": {"cap": 5, "fluency:noun_compound": 3, "fluency:weak_fill": 6,
-                                                  "polarity:polar": 6, "pos": 3}}}
+                                     "rejected": {"cap": 5, "fluency:weak_fill": 6, "polarity:polar": 6, "pos": 3}}}
     italian = next(r for r in by_seed["LC1-0001"] if r["words"] == ["italian"])  # MLM score 0.04 < 0.05
     assert not italian["verdicts"]["fluency"] and italian["reasons"]["fluency"].startswith("weak_fill")
 
@@ -416,3 +418,7 @@ def test_cli_expand_prints_counts_and_writes_jsonl(tmp_path, monkeypatch, capsys
     rows = ExpansionSet.from_jsonl(files[0]).rows
     assert line.split()[1] == "3" and int(line.split()[3]) == len(rows)
     assert all(r["lc_id"] == "sentiment-lc02" and set(r) >= ROW_KEYS for r in rows)
+    header = out.splitlines().index(next(x for x in out.splitlines() if "inserted POS" in x))
+    jj = out.splitlines()[header + 1].split()  # the per-POS table: every fill here is a JJ slot, none judged
+    assert jj[0] == "JJ" and int(jj[1]) == len(rows) and int(jj[2]) == sum(r["accepted"] for r in rows)
+    assert jj[3] == "—"

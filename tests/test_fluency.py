@@ -73,11 +73,17 @@ def test_validate_fill_records_the_fluency_verdict_beside_the_other_checks() -> 
     masked = {"text": "[MASK] The film virtually chokes on its own self-consciousness .",
               "mask_positions": [0], "mask_tags": ["CC"]}
     seed = {"text": "The film virtually chokes on its own self-consciousness .", "protected_spans": []}
-    spec = {"id": "sentiment-lc01", "expansion": {"allowed_polarity": ["neutral"]}}
-    result = validate_fill(masked, ["but"], seed, spec, score=0.2, predicate_check=lambda *_: (True, "ok"))
-    assert result.verdicts["fluency"] is False and result.reasons["fluency"].startswith("sentence_start:")
+    opted_in = {"id": "sentiment-lc01", "expansion": {"allowed_polarity": ["neutral"],
+                                                      "checks": {"open_class_slot": {"tags": ["CC"]}}}}
+    result = validate_fill(masked, ["but"], seed, opted_in, score=0.2, predicate_check=lambda *_: (True, "ok"))
+    # the fluency rules are the acceptance constraint "grammar_rules"
+    assert result.verdicts["fluency"] is False
+    assert result.reasons["fluency"].startswith("grammar_rules: sentence_start:")
     assert result.verdicts["pos"] and result.verdicts["polarity"] and result.verdicts["protected"]
     assert not result.ok
+    default = {"id": "sentiment-lc01", "expansion": {"allowed_polarity": ["neutral"]}}
+    result = validate_fill(masked, ["but"], seed, default, score=0.2, predicate_check=lambda *_: (True, "ok"))
+    assert result.reasons["fluency"].startswith("open_class_slot: slot tag CC")  # closed class: off by default
 
 
 AGREEMENT_CLAUSE_COMPOUND_STACKING = [

@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="expand LC seeds with masked-LM fills of grammar-derived slots; writes JSONL",
         description="Find the seeds of each LC, parse them, build masked sentences from the reference grammar, "
         "fill the masks with a masked LM and validate every fill (POS, polarity, LC predicates, protected "
-        "spans). Every candidate is written (accepted or not) with its verdicts.",
+        "spans, the acceptance constraints of docs/expansion.md). Every candidate is written (accepted or not) "
+        "with its verdicts; a table per inserted POS shows fills, accepted and (from review judgements) judged "
+        "valid.",
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
@@ -91,11 +93,14 @@ def run(args: argparse.Namespace) -> int:
 def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: Any) -> None:
     from tqdm import tqdm
 
+    from alict_core.expansion.pos_table import format_pos_table, pos_table
     from alict_core.expansion.sharded import expand_sharded
     from alict_core.seeds import find_seeds
 
     out_dir = Path(args.out) if args.out else None
     done: list = []
+    judged = review_validity()
+    all_rows: list[dict[str, Any]] = []
     print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
     for spec in specs:
         seeds = find_seeds(spec, corpus).seeds
@@ -116,11 +121,41 @@ def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: An
         print(f"{spec.id:<20} {c['seeds']:>6} {c['masked']:>7} {c['suggestions']:>11} {c['accepted']:>8} "
               f"{c.get('seeds_expanded', 0):>6}  {out_dir / (spec.id + '.jsonl') if out_dir else result.path}")
         print("  rejected: " + format_rejections(c.get("rejected") or {}))
+        table = pos_table(result.iter_rows(), judged)
+        all_rows.extend(table)
+        print(format_pos_table(table))
+    if len(specs) > 1:
+        print("all LCs:")
+        print(format_pos_table(merge_pos_tables(all_rows)))
     if out_dir is not None:
         write_out_folder(out_dir, done)
 
 
 OUT_FILES = ("*.jsonl", "*.meta.json")  # what an `expand --out` folder holds
+
+
+def review_validity() -> dict[str, bool]:
+    """Judged validity of expansions from the review store, if one exists (never creates one)."""
+    import os
+
+    from alict_core.review.store import default_url
+
+    url = default_url()
+    if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
+        return {}
+    from alict_core.expansion.pos_table import judged_validity
+    from alict_core.review.store import ReviewStore
+
+    return judged_validity(ReviewStore(url, read_only=True).judgements())
+
+
+def merge_pos_tables(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        m = merged.setdefault(e["pos"], {"pos": e["pos"], "fills": 0, "accepted": 0, "judged": 0, "valid": 0})
+        for k in ("fills", "accepted", "judged", "valid"):
+            m[k] += e[k]
+    return sorted(merged.values(), key=lambda e: (-e["fills"], e["pos"]))
 
 
 def write_out_folder(out_dir: Path, results: list) -> None:
@@ -155,6 +190,9 @@ def run_suite(args: argparse.Namespace) -> int:
     results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
                            top_k_productions=args.top_k_productions, max_masks=args.max_masks,
                            top_k_words=args.top_k_words, max_per_seed=args.max_per_seed, use_cache=not args.no_cache)
+    from alict_core.expansion.pos_table import format_pos_table, pos_table
+
+    judged = review_validity()
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:  # every group's file at once: a killed run leaves the previous folder intact
         from alict_core.manifest import atomic_dir
@@ -170,6 +208,7 @@ def run_suite(args: argparse.Namespace) -> int:
         print(f"{lc_id[:40]:<40} {c.get('seeds', 0):>6} {c.get('suggestions', 0):>11} {c.get('accepted', 0):>8}"
               f"  {result.path}")
         print("  rejected: " + format_rejections(rejection_counts(result.rows)))
+        print(format_pos_table(pos_table(result.rows, judged)))
     if not results:
         print("the suite has no MFT cases to expand")
     return 0

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from alict_core.config import artefact_dir
+from alict_core.expansion.constraints import CONSTRAINTS_VERSION, Constraints, constraints_of, slot_allowed
+from alict_core.expansion.corpus_stats import is_wordlike, load_corpus_stats
 from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION, checked_min_word_score
 from alict_core.expansion.validation import (
     CHECKS,
@@ -35,8 +37,10 @@ from alict_core.expansion.validation import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, read_jsonl, write_json, write_jsonl
 
-# 5: unknown words rejected, length re-checked on the corpus part; 6: the fluency check (and its rules' version)
-EXPANSION_VERSION = f"6.{RULES_VERSION}"
+# 5: unknown words rejected, length re-checked on the corpus part; 6: the fluency check (and its rules' version);
+# 7: the acceptance constraints (open-class slots, corpus evidence, score margin, neighbour likelihood)
+EXPANSION_VERSION = f"7.{RULES_VERSION}.{CONSTRAINTS_VERSION}"
+MASK_TOKEN = "[MASK]"
 ProgressFn = Callable[[int, int, str], None]
 """``progress(done, total, stage)`` with stage in parse / mask / suggest / validate."""
 Masker = Callable[[str, Any, int, int], list]
@@ -233,9 +237,12 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
     masker = masker or default_masker(grammar)
+    constraints = constraints_of(spec, checked_min_word_score(min_word_score))
+    corpus = load_corpus_stats()
     settings = {"top_k_productions": top_k_productions, "max_masks": max_masks, "top_k_words": top_k_words,
                 "max_per_seed": max_per_seed, "allowed_polarity": list(allowed_polarity_of(spec)),
-                "min_word_score": checked_min_word_score(min_word_score)}
+                "min_word_score": checked_min_word_score(min_word_score), "constraints": constraints.to_dict(),
+                "corpus": getattr(corpus, "fingerprint", None)}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
     if use_cache:
@@ -265,7 +272,9 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     for i, (seed, tree) in enumerate(zip(seeds, trees, strict=True)):
         masked_by_seed.append(list(masker(str(field_of(seed, "id")), tree, top_k_productions, max_masks)))
         report(i + 1, len(seeds), "mask")
-    flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms]
+    slot_checks = constraints.at("slot")
+    flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms
+            if all(slot_allowed(masked_tokens(m)[2], params) is None for _, params in slot_checks)]
     timings["mask"] = time.perf_counter() - started
 
     # 3. suggestions, batched across all masked sentences
@@ -285,10 +294,13 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     for (si, m, tokens, positions, _tags), fills in zip(prepared, suggestions, strict=True):
         seed_text = str(field_of(seeds[si], "text"))
         spans = field_of(seeds[si], "protected_spans") or []
-        for words, score in fill_combinations(fills, top_k_words):
+        combinations = fill_combinations(fills, top_k_words)
+        best_score = combinations[0][1] if combinations else None
+        for words, score in combinations:
             expanded = fill_tokens(tokens, positions, words)
             if " ".join(expanded) != seed_text:
                 candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded,
+                                   "best_score": best_score, "positions": positions,
                                    # check 4 first: it needs no tagging
                                    "protected": check_protected(seed_text, spans, expanded, positions)})
     unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
@@ -308,11 +320,15 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                                         tagged.annotation)
         verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
                                       allowed_polarity=allowed, score=cand["score"], min_word_score=min_word_score,
-                                      predicate_check=_memo_lookup(predicate_memo, memo_key)))
+                                      predicate_check=_memo_lookup(predicate_memo, memo_key),
+                                      constraints=constraints, best_score=cand["best_score"], corpus=corpus))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")
     candidates, verdicts = best_per_text(candidates, verdicts)
     timings["validate"] = time.perf_counter() - started
+    started = time.perf_counter()
+    check_neighbour_likelihood(seeds, candidates, verdicts, constraints, suggester, max_per_seed, batch_size)
+    timings["likelihood"] = time.perf_counter() - started
 
     rows = _rows(seeds, candidates, verdicts, max_per_seed, lc_id, task)
     counts = {lc_id: {"seeds": len(seeds), "masked": len(flat), "suggestions": len(rows),
@@ -326,6 +342,111 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
         result.to_jsonl(path)
         write_file_manifest(path, "expansions", key, len(rows))
     return result
+
+
+def _neighbour_slots(tokens: Sequence[str], positions: Sequence[int]) -> list[tuple[int, int]]:
+    """(index in the expansion, index in the seed) of each word-like token next to an insertion."""
+    inserted = sorted(set(positions))
+    out: list[tuple[int, int]] = []
+    for p in inserted:
+        for step in (-1, 1):
+            j = p + step
+            while j in inserted:
+                j += step
+            if 0 <= j < len(tokens) and is_wordlike(tokens[j].lower()) and tokens[j].isalpha():
+                pair = (j, j - sum(1 for q in inserted if q < j))
+                if pair not in out:
+                    out.append(pair)
+    return out
+
+
+def _word_probability(fills: Sequence[tuple[str, float]], word: str) -> tuple[float, bool]:
+    """(probability of ``word`` among the fills (any case), whether it was listed); unlisted: the last
+    listed probability, an upper bound."""
+    listed = [p for w, p in fills if w.lower() == word.lower()]
+    if listed:
+        return sum(listed), True
+    return (fills[-1][1] if fills else 0.0), False
+
+
+def neighbour_likelihood_problem(seed_tokens: Sequence[str], tokens: Sequence[str], positions: Sequence[int],
+                                 probability: Callable[[list[str]], list[Sequence[tuple[str, float]]]],
+                                 max_drop: float) -> str | None:
+    """Why the insertion makes a neighbouring word much less expected than in the seed, else None.
+
+    Each neighbour is masked in the expansion and in the seed; ``probability`` maps masked texts to the masked
+    LM's fills. A neighbour the seed's fills do not list gives no evidence and is skipped."""
+    pairs = _neighbour_slots(tokens, positions)
+    if not pairs:
+        return None
+    texts = []
+    for j, k in pairs:
+        texts.append(" ".join(MASK_TOKEN if i == j else t for i, t in enumerate(tokens)))
+        texts.append(" ".join(MASK_TOKEN if i == k else t for i, t in enumerate(seed_tokens)))
+    fills = probability(texts)
+    for n, (j, _k) in enumerate(pairs):
+        seed_p, seed_listed = _word_probability(fills[2 * n + 1], tokens[j])
+        if not seed_listed or seed_p <= 0:
+            continue
+        new_p, _ = _word_probability(fills[2 * n], tokens[j])
+        if new_p < (1.0 - max_drop) * seed_p:
+            return (f"{tokens[j]!r} next to the insertion: the masked LM gives it {new_p:.3f}, "
+                    f"in the seed {seed_p:.3f}")
+    return None
+
+
+def check_neighbour_likelihood(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list[Any],
+                               constraints: Constraints, suggester: Any, max_per_seed: int, batch_size: int) -> None:
+    """The ``neighbour_likelihood`` constraint on fills that pass every other check, best score first per
+    seed, in rounds until each seed's cap is filled: a failing fill's ``fluency`` verdict turns False."""
+    params = constraints.params("neighbour_likelihood")
+    if params is None:
+        return
+    max_drop, top_k = float(params.get("max_drop", 0.7)), int(params.get("top_k", 100))
+    queues: dict[int, list[int]] = {}
+    for i in sorted(range(len(candidates)), key=lambda i: (candidates[i]["si"], -candidates[i]["score"])):
+        if verdicts[i].ok:
+            queues.setdefault(candidates[i]["si"], []).append(i)
+    passed: dict[int, int] = {}
+    memo: dict[str, Sequence[tuple[str, float]]] = {}
+
+    def probability(texts: list[str]) -> list[Sequence[tuple[str, float]]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in memo]
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start:start + batch_size]
+            for text, fills in zip(chunk, suggester.suggest(chunk, top_k=top_k), strict=True):
+                memo[text] = fills[0]
+        return [memo[t] for t in texts]
+
+    while True:
+        batch = []
+        for si, queue in queues.items():
+            room = max_per_seed - passed.get(si, 0)
+            while room > 0 and queue:
+                batch.append(queue.pop(0))
+                room -= 1
+        if not batch:
+            break
+        needed = []
+        for i in batch:  # one suggest call per round: collect every masked text first
+            cand = candidates[i]
+            for j, k in _neighbour_slots(cand["tokens"], cand["positions"]):
+                seed_tokens = str(field_of(seeds[cand["si"]], "text")).split(" ")
+                needed.append(" ".join(MASK_TOKEN if x == j else t for x, t in enumerate(cand["tokens"])))
+                needed.append(" ".join(MASK_TOKEN if x == k else t for x, t in enumerate(seed_tokens)))
+        probability(needed)
+        for i in batch:
+            cand = candidates[i]
+            seed_tokens = str(field_of(seeds[cand["si"]], "text")).split(" ")
+            why = neighbour_likelihood_problem(seed_tokens, cand["tokens"], cand["positions"], probability, max_drop)
+            if why is None:
+                passed[cand["si"]] = passed.get(cand["si"], 0) + 1
+            else:
+                verdicts[i].verdicts["fluency"] = False
+                verdicts[i].reasons["fluency"] = f"neighbour_likelihood: {why}"
+    for queue in queues.values():
+        for i in queue:
+            verdicts[i].reasons["fluency"] += "; neighbour_likelihood not checked (the seed's cap was reached)"
 
 
 def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:

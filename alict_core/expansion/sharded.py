@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from alict_core.config import artefact_dir
 from alict_core.executors.base import Executor, get_executor
+from alict_core.expansion.constraints import constraints_of
+from alict_core.expansion.corpus_stats import load_corpus_stats
 from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
 from alict_core.expansion.pipeline import (
     EXPANSION_VERSION,
@@ -172,7 +174,9 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
         if int(value) < 1:
             raise ExpansionError(f"expand(): {name} must be >= 1, got {value}")
     settings["min_word_score"] = checked_min_word_score(min_word_score)
-    key_settings = {**settings, "allowed_polarity": list(allowed_polarity_of(spec))}
+    constraints = constraints_of(spec, settings["min_word_score"])  # a bad spec override fails before any work
+    key_settings = {**settings, "allowed_polarity": list(allowed_polarity_of(spec)),
+                    "constraints": constraints.to_dict(), "corpus": getattr(load_corpus_stats(), "fingerprint", None)}
     # the key needs the backends' fingerprints; get_parser / get_suggester load once per process, so the local
     # executor's worker reuses these objects
     mask_fn = MASKERS.create(masker)

@@ -7,9 +7,10 @@
 3. ``predicates``: the LC's structural predicates still hold on the expanded sentence;
 4. ``protected``: text inserted by a generative rule (``seed.protected_spans``) is neither split by
    an insertion nor changed;
-5. ``fluency``: the inserted word reads as English where it stands (no sentence-initial insertion,
-   repeated word, split name, article mismatch, stacked function words, unbalanced coordination, or
-   a fill the masked LM itself gives less than ``min_word_score``; ``alict_core/expansion/fluency.py``).
+5. ``fluency``: the fill passes the acceptance constraints of ``alict_core/expansion/constraints.py`` (one
+   list a spec tunes: open-class slots, the fluency rules of ``fluency.py``, article and coordination
+   agreement, corpus evidence, the masked LM's score and margin); the reason names the first that fails,
+   e.g. ``"corpus_bigram: 'tells' 'to' seen 0 times"``.
 
 Check 4 needs no tagging and is decided first in ``expand()``: a fill that fails it is not tagged,
 and its other four verdicts are ``None`` (not checked).
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from alict_core.errors import AlictError
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, check_fluency
+from alict_core.expansion.constraints import FillContext, constraints_of
+from alict_core.expansion.corpus_stats import load_corpus_stats
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
 
 MASK = "[MASK]"
 CHECKS = ("pos", "polarity", "predicates", "protected", "fluency")
@@ -200,6 +203,14 @@ def allowed_polarity_of(spec: Any) -> tuple[str, ...]:
     return tuple(allowed) if allowed else DEFAULT_ALLOWED_POLARITY
 
 
+def check_constraints(constraints: Any, ctx: Any) -> tuple[bool, str]:
+    """Check 5: the first failing constraint as ``"name: why"``, else ok."""
+    failure = constraints.first_failure(ctx)
+    if failure is not None:
+        return False, f"{failure[0]}: {failure[1]}"
+    return True, "passes every acceptance constraint"
+
+
 def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_reason: str) -> FillVerdict:
     """The verdict of a fill whose insertion breaks protected text: the other four checks are not
     run (``None``, shown as "—" in the UI) because no fill at that position can be accepted."""
@@ -215,10 +226,13 @@ def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_r
 def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, tagged: Tagged | None = None,
                   allowed_polarity: Sequence[str] | None = None,
                   predicate_check: PredicateCheck | None = None, score: float | None = None,
-                  min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> FillVerdict:
+                  min_word_score: float = DEFAULT_MIN_WORD_SCORE, constraints: Any = None,
+                  best_score: float | None = None, corpus: Any = "default") -> FillVerdict:
     """Run the five checks on ``masked`` filled with ``words``; ``tagged`` (spaCy output on the
     expanded tokens) is computed here when not given; ``score`` is the masked LM's probability of the fill
-    (``None``: the weak-fill rule is not applied)."""
+    and ``best_score`` the best fill's of the same masked sentence (``None``: the score checks are not applied).
+    ``constraints``: the resolved list (default: the spec's); ``corpus``: the ``CorpusStats`` of the corpus
+    checks (default: the data folder's; ``None`` turns corpus evidence off)."""
     tokens, positions, slot_tags = masked_tokens(masked)
     words = [str(w) for w in words]
     expanded = fill_tokens(tokens, positions, words)
@@ -235,7 +249,9 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
         "predicates": check_predicates(spec, seed, verdict.text, predicate_check, tagged.annotation),
         "protected": check_protected(str(field_of(seed, "text", "")), field_of(seed, "protected_spans") or [],
                                      expanded, positions),
-        "fluency": check_fluency(expanded, tagged.tags, positions, words, score, min_word_score),
+        "fluency": check_constraints(constraints if constraints is not None else constraints_of(spec, min_word_score),
+                                     FillContext(expanded, tagged.tags, positions, words, slot_tags, score, best_score,
+                                                 load_corpus_stats() if corpus == "default" else corpus)),
     }
     for check, (ok, reason) in results.items():
         verdict.verdicts[check] = ok

@@ -7,7 +7,7 @@ outcome, sampling caps and an expansion policy. Specs are pure data: no code, no
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic import Strict as StrictValue
@@ -259,6 +259,10 @@ class Sampling(Strict):
 class ExpansionPolicy(Strict):
     allowed_polarity: list[Literal["neutral", "positive", "negative"]] = ["neutral"]
     max_per_seed: Int = Field(default=5, ge=1)
+    checks: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="overrides of the expansion's acceptance constraints, {check: {param: value, enabled: bool}} "
+        "(names and defaults: docs/expansion.md; e.g. open_class_slot.tags opts in to closed-class slots)")
 
 
 class PaperCounts(Strict):
