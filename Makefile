@@ -50,17 +50,18 @@ lint: setup
 phases-reset:
 	@mkdir -p out && rm -f out/phases.tsv
 
+PYTEST_ARGS ?=  # e.g. make test PYTEST_ARGS="-x" (extra pytest options)
 PHASE_TABLE = awk -F'\t' '{printf "  %-13s %5d s\n", $$1, $$2; t += $$2} END {printf "  %-13s %5d s\n", "total", t}' \
 	out/phases.tsv
 
 # the default suite: every test except the exhaustive `slow_full` ones (make test-full)
 test: phases-reset setup lint system-deps models
-	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 -m "not slow_full"; \
+	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 -m "not slow_full" $(PYTEST_ARGS); \
 	  code=$$?; echo "make test phase times:"; $(PHASE_TABLE); exit $$code
 
 # everything, including the exhaustive checks marked slow_full (every LC, every seed count; nightly)
 test-full: phases-reset setup lint system-deps models
-	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30; \
+	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 $(PYTEST_ARGS); \
 	  code=$$?; echo "make test-full phase times:"; $(PHASE_TABLE); exit $$code
 
 test-fast: setup

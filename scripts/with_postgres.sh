@@ -43,13 +43,15 @@ fi
 
 as_server_user=()
 owner="$(id -un)"
+scratch="${TMPDIR:-/tmp}"
 if [ "$(id -u)" -eq 0 ]; then  # PostgreSQL refuses to run as root
     owner="postgres"
     id -u "$owner" >/dev/null 2>&1 || owner="nobody"
     as_server_user=(runuser -u "$owner" --)
+    scratch=/tmp  # root's TMPDIR may be closed to that user
 fi
 
-workdir="$(mktemp -d "${TMPDIR:-/tmp}/alict-pg.XXXXXX")"
+workdir="$(mktemp -d "$scratch/alict-pg.XXXXXX")"
 chmod 755 "$workdir"
 mkdir "$workdir/data" "$workdir/socket"
 chown "$owner" "$workdir/data" "$workdir/socket"
