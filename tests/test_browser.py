@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -228,6 +229,25 @@ def headline_of(page) -> str:
     return next((line for line in lines if "% of the" in line or line.startswith("No cases to group")), "")
 
 
+HEADLINE = re.compile(r"% of the \d+ cases|^No cases to group")
+
+
+def wait_headline(page) -> str:
+    """Wait until the grouping's headline is drawn (not a fixed pause: a loaded machine reruns late); return it."""
+    page.locator('[data-testid="stMain"]').get_by_text(HEADLINE).first.wait_for(state="visible", timeout=120_000)
+    return headline_of(page)
+
+
+def wait_heatmap_rows(page, prefix: str) -> list[str]:
+    """Wait until every row label of the heatmap (the first chart) starts with ``prefix``; return the labels."""
+    page.wait_for_function("""prefix => {
+        const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+        const rows = chart ? [...chart.querySelectorAll('.ytick text')].map(t => t.textContent) : [];
+        return rows.length > 0 && rows.every(r => r.startsWith(prefix));
+    }""", arg=prefix, timeout=120_000)
+    return heatmap_ticks(page)
+
+
 def choose(page, label: str, value: str) -> None:
     """Pick ``value`` in the select / multiselect labelled ``label`` by typing it."""
     box = page.get_by_role("combobox", name=label).first
@@ -277,20 +297,18 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
         assert sorted(rows) == sorted(f"{s.capability} · {s.title}" for s in specs)  # titles, not ids
         capability = specs[0].capability
         choose(page, "Capability", capability)
+        rows = wait_heatmap_rows(page, f"{capability} · ")
         choose(page, "Group by", "inserted word")
+        page.wait_for_function("() => location.search.includes('group=inserted')", timeout=120_000)
+        headline = wait_headline(page)
         no_exception(page)
-        rows = heatmap_ticks(page)
-        assert rows and all(r.startswith(f"{capability} · ") for r in rows)
-        headline = headline_of(page)
-        assert headline
-        page.wait_for_function("() => location.search.includes('group=inserted')", timeout=30_000)
+        assert wait_heatmap_rows(page, f"{capability} · ") == rows
         link = page.url
         assert f"cap={capability}" in link
         other = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
         other.goto(link)
         wait_title(other, "Failures")
-        wait_idle(other)
+        assert wait_headline(other) == headline and wait_heatmap_rows(other, f"{capability} · ") == rows
         no_exception(other)
-        assert heatmap_ticks(other) == rows and headline_of(other) == headline
         assert other.url.split("?", 1)[1] == link.split("?", 1)[1] or f"cap={capability}" in other.url
         browser.close()
