@@ -260,13 +260,19 @@ def choose(page, label: str, value: str) -> None:
 
 def keep_only(page, label: str, keep: list[str]) -> None:
     """Leave only ``keep`` in the multiselect labelled ``label``: click each other chip's remove button (its
-    accessible name is "Remove <value>"), one rerun at a time, then check the chips left."""
+    accessible name is "Remove <value>") and wait for the chip to go, then check the chips left."""
+    from playwright.sync_api import expect
+
     box = page.locator('[data-testid="stMultiSelect"]').filter(has_text=label).first
-    values = [v.strip() for v in box.locator("[data-tag]").all_inner_texts()]
-    for value in (v for v in values if v not in keep):
-        box.get_by_role("button", name=f"Remove {value}", exact=True).click()
-        wait_idle(page)
-    assert [v.strip() for v in box.locator("[data-tag]").all_inner_texts()] == keep
+    chips = box.locator("[data-tag]")
+    chips.first.wait_for(state="visible", timeout=120_000)
+    for value in [v.strip() for v in chips.all_inner_texts() if v.strip() not in keep]:
+        remove = box.get_by_role("button", name=f"Remove {value}", exact=True)
+        remove.click()
+        remove.wait_for(state="detached", timeout=120_000)
+    wait_idle(page)
+    expect(chips).to_have_count(len(keep), timeout=120_000)
+    assert [v.strip() for v in chips.all_inner_texts()] == keep
 
 
 def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
