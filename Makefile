@@ -1,21 +1,23 @@
 # ALiCT Studio — the two commands a new user needs:
 #   make run    set up, start building any missing offline model in the background, start the app
-#   make test   set up, build any missing offline model, run the whole test suite
+#   make test   set up, build any missing offline model, run the test suite (with a throw-away PostgreSQL server);
+#               prints each phase's time at the end (out/phases.tsv)
 PYTHON ?= python3
 PORT ?= 8501
 STAMP := .setup-stamp
+TIMED := scripts/timed.sh
 
-.PHONY: run test test-fast lint setup models models-full browser-deps bench clean
+.PHONY: run test test-full test-fast lint setup models models-full system-deps browser-deps phases-reset bench clean
 
 $(STAMP): requirements.txt requirements-ray.txt
-	$(PYTHON) -m pip install -q -r requirements.txt -r requirements-ray.txt
+	@$(TIMED) pip-install $(PYTHON) -m pip install -q -r requirements.txt -r requirements-ray.txt
 	@touch $(STAMP)
 
 setup: $(STAMP)
 
 # quick profile of every target that has no usable artefact yet (classifiers, then parser, then mlm)
 models: setup
-	$(PYTHON) -m alict_core build missing --profile quick
+	@$(TIMED) models $(PYTHON) -m alict_core build missing --profile quick
 
 # the app starts at once; in the background (niced, so the app stays responsive): classifiers, then the quick
 # parser and MLM, then the full profile (hours on 2 cores). The sidebar ("About models") shows each build's
@@ -31,19 +33,39 @@ models-full: setup
 	$(PYTHON) -m alict_core build missing --profile full
 	$(PYTHON) -m alict_core build --report
 
-browser-deps:
-	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) || echo "chromium not installed: the browser test will be skipped"
+# Debian packages the tests use: chromium (browser tests), PostgreSQL (review store; scripts/with_postgres.sh)
+SYSTEM_PACKAGES = $$(command -v chromium >/dev/null 2>&1 || echo chromium chromium-driver) \
+	$$(ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || echo postgresql)
+system-deps:
+	@$(TIMED) system-deps sh -c 'set -- $(SYSTEM_PACKAGES); [ $$# -eq 0 ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$@" >/dev/null) || \
+	  echo "not installed: $$* (their tests will be skipped)"'
+browser-deps: system-deps
 
 # ruff (pyflakes, import order, bugbear) and mypy on alict_core; settings in pyproject.toml
 lint: setup
-	$(PYTHON) -m ruff check .
-	$(PYTHON) -m mypy
+	@$(TIMED) ruff $(PYTHON) -m ruff check .
+	@$(TIMED) mypy $(PYTHON) -m mypy
 
-test: setup lint browser-deps models
-	$(PYTHON) -m pytest -q
+phases-reset:
+	@mkdir -p out && rm -f out/phases.tsv
+
+PYTEST_ARGS ?=  # e.g. make test PYTEST_ARGS="-x" (extra pytest options)
+PHASE_TABLE = awk -F'\t' '{printf "  %-13s %5d s\n", $$1, $$2; t += $$2} END {printf "  %-13s %5d s\n", "total", t}' \
+	out/phases.tsv
+
+# the default suite: every test except the exhaustive `slow_full` ones (make test-full)
+test: phases-reset setup lint system-deps models
+	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 -m "not slow_full" $(PYTEST_ARGS); \
+	  code=$$?; echo "make test phase times:"; $(PHASE_TABLE); exit $$code
+
+# everything, including the exhaustive checks marked slow_full (every LC, every seed count; nightly)
+test-full: phases-reset setup lint system-deps models
+	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 $(PYTEST_ARGS); \
+	  code=$$?; echo "make test-full phase times:"; $(PHASE_TABLE); exit $$code
 
 test-fast: setup
-	$(PYTHON) -m pytest -q -m "not slow"
+	scripts/with_postgres.sh $(PYTHON) -m pytest -q -m "not slow"
 
 bench: setup
 	$(PYTHON) benchmarks/seeds.py

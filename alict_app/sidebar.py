@@ -155,6 +155,23 @@ def render_about_models(live: bool = False) -> None:
         st.caption("Every saved run records these defaults in its meta.json (`model_defaults`).")
 
 
+def models_pending_notice() -> None:
+    """On the first page, while offline models are missing (a fresh machine, `make run` building them): what
+    is being built and what the user can do meanwhile. Nothing once every model is built."""
+    info = models_overview()
+    building = {row.get("target") for row in info["building"]}
+    missing = [f"{TARGET_TITLES[target]} ({'being built now' if target in building else 'not built yet'})"
+               for target, row in info["artefacts"].items() if row is None]
+    if not missing:
+        return
+    st.info(f"Offline models still to come: {', '.join(missing)}; `make run` builds them in the background, "
+            "progress under **About models** in "
+            "the sidebar. Meanwhile: read and edit the LC specs here, find seeds on **Seeds**, and **Run** the "
+            "models that need no build (the lexicon ones, chosen under Models under test). **Expansions** and "
+            "the MiniLM classifiers are ready when their builds finish; each page says what it is waiting for.",
+            icon=":material/construction:")
+
+
 def render_models_section() -> None:
     """About models; re-drawn every 5 s on its own (a fragment) while a build runs, so its bar moves."""
     if models_overview()["building"]:

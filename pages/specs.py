@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from alict_app import artefacts, spec_store, specs_io, state, widgets
+from alict_app import artefacts, sidebar, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.hashing import hash_text
 
@@ -99,6 +99,7 @@ def discard_copy(spec: Any, editor_key: str) -> None:
 
 def main() -> None:
     widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
+    sidebar.models_pending_notice()  # a fresh machine: what works while the offline models build
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
     if not specs:

@@ -61,6 +61,9 @@ def test_fresh_machine_seeds_page_renders_and_the_sidebar_says_what_is_missing(m
     parser_line = next(line for line in text.splitlines() if line.startswith("**Parser**"))
     assert "`benepar-offline` — offline substitute (" in parser_line and parser_line.endswith("not built yet)")
     assert "parser: not built: `alict build missing --profile quick`" in text
+    notice = [i.value for i in at.info if i.value.startswith("Offline models still to come")]  # the first page
+    assert notice and "parser (not built yet), masked LM (not built yet), classifiers (not built yet)" in notice[0]
+    assert "Meanwhile" in notice[0]
     at.switch_page("pages/seeds.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [e.value for e in at.error]
@@ -85,6 +88,8 @@ def test_the_sidebar_shows_build_progress_and_the_figures_of_the_artefact_in_use
     assert len(bars) == 1 and bars[0].proto.value == 20  # 30 of 150 steps
     assert "step 30/150, ETA 2 min 05 s" in bars[0].proto.text
     assert "quick profile, 120 steps" in text  # the parser role's line names the artefact it loads
+    notice = next(i.value for i in at.info if i.value.startswith("Offline models still to come"))
+    assert notice.startswith("Offline models still to come: masked LM (being built now), classifiers (not built yet)")
 
 
 def test_a_missing_model_says_how_it_is_being_built(models_dir):

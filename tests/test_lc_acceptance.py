@@ -73,10 +73,39 @@ def test_fidelity_report_runs_for_both_tasks_and_is_documented(capsys, sentiment
     assert "## Sentiment (SST)" in text and "## Hate speech (HateXplain)" in text and "| hate_speech-lc14 |" in text
 
 
+def stratified_sample(specs: list) -> set[str]:
+    """One LC per (capability, rule kinds) stratum, the first in spec order: every kind of rule the expansion
+    re-checks, in every capability, without re-proving the same stratum (``make test-full`` runs every LC)."""
+    chosen: dict[tuple, str] = {}
+    for spec in specs:
+        chosen.setdefault((spec.capability, tuple(sorted({rule.kind for rule in spec.rules}))), spec.id)
+    return set(chosen.values())
+
+
+def _expansion_params() -> list:
+    params = []
+    for task in ("sentiment", "hate_speech"):
+        specs = load_task_specs(task)
+        sample = stratified_sample(specs)
+        params += [pytest.param(task, spec.id, id=spec.id, marks=() if spec.id in sample else pytest.mark.slow_full)
+                   for spec in specs]
+    return params
+
+
+def test_the_stratified_sample_covers_every_capability_and_rule_kind():
+    for task in ("sentiment", "hate_speech"):
+        specs = load_task_specs(task)
+        sample = [s for s in specs if s.id in stratified_sample(specs)]
+        assert {s.capability for s in sample} == {s.capability for s in specs}
+        assert {r.kind for s in sample for r in s.rules} == {r.kind for s in specs for r in s.rules}
+        assert len(sample) < len(specs)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["sentiment", "hate_speech"])
-def test_no_accepted_expansion_fails_its_lc(task, tmp_path, sentiment_corpus, hate_corpus):
-    """A 20-seed expansion of every LC with the offline parser and MLM; every accepted expansion is re-checked."""
+@pytest.mark.parametrize("task, lc_id", _expansion_params())
+def test_no_accepted_expansion_fails_its_lc(task, lc_id, tmp_path, sentiment_corpus, hate_corpus):
+    """A 20-seed expansion of the LC with the offline parser and MLM; every accepted expansion is re-checked.
+    ``make test`` runs a stratified sample of the LCs, ``make test-full`` (marker slow_full) every LC."""
     from alict_core.artefacts import is_built
     from alict_core.expansion import expand
     from alict_core.seeds import expansion_predicates_hold
@@ -91,13 +120,12 @@ def test_no_accepted_expansion_fails_its_lc(task, tmp_path, sentiment_corpus, ha
     except Exception as exc:  # noqa: BLE001 - a parser that is not built is a skip, with its message
         pytest.skip(f"parser not available: {exc}")
     corpus = sentiment_corpus if task == "sentiment" else hate_corpus
-    suggester = get_suggester()
-    for spec in load_task_specs(task):
-        seeds = find_seeds(spec, corpus, max_seeds=20).seeds
-        result = expand(seeds, spec, parser, suggester, out_dir=tmp_path)
-        by_id = {s.id: s for s in seeds}
-        report = validate(seeds, result.rows, task=task, specs={spec.id: spec})
-        lc_flags = [f for f in report.flags if f.reason in ("expansion_fails_lc", "inserted_word_unknown")]
-        assert not lc_flags, (spec.id, lc_flags[:3])
-        for row in result.accepted():
-            assert expansion_predicates_hold(spec, by_id[row["seed_id"]], row["text"])[0], row["text"]
+    spec = get_spec(task, lc_id)
+    seeds = find_seeds(spec, corpus, max_seeds=20).seeds
+    result = expand(seeds, spec, parser, get_suggester(), out_dir=tmp_path)
+    by_id = {s.id: s for s in seeds}
+    report = validate(seeds, result.rows, task=task, specs={spec.id: spec})
+    lc_flags = [f for f in report.flags if f.reason in ("expansion_fails_lc", "inserted_word_unknown")]
+    assert not lc_flags, (spec.id, lc_flags[:3])
+    for row in result.accepted():
+        assert expansion_predicates_hold(spec, by_id[row["seed_id"]], row["text"])[0], row["text"]

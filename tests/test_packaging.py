@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "playwright", "jsonschema", "junitparser", "xmlschema", "ruff",
-              "mypy")
+              "mypy", "psycopg")
 
 
 def project() -> dict:

@@ -52,14 +52,8 @@ def test_browser_cannot_add_a_pickle_model_without_the_server_setting(tmp_path, 
     assert "trusted" not in at.session_state["user_models"][0]["kwargs"]  # granted on the server, per use
 
 
-def run_lc_session(results: dict, name: str) -> None:
-    try:
-        _run_lc_session(results, name)
-    except BaseException as exc:  # noqa: BLE001 - a thread's failure must reach the test's assertion
-        results[name] = ([f"session {name} raised {type(exc).__name__}: {exc}"], [], None)
-
-
-def _run_lc_session(results: dict, name: str) -> None:
+def run_lc_session() -> tuple[list, list[str], object]:
+    """One browser session runs sentiment-lc04 (15 seeds) with the fake model: (exceptions, errors, summary)."""
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
     at.switch_page("pages/run.py").run()
@@ -67,27 +61,47 @@ def _run_lc_session(results: dict, name: str) -> None:
     at.number_input(key="max_seeds").set_value(15)
     at.run()
     at.button(key="run_go").click().run()
-    results[name] = (list(at.exception), [e.value for e in at.error], at.dataframe[0].value if at.dataframe else None)
+    return list(at.exception), [e.value for e in at.error], at.dataframe[0].value if at.dataframe else None
 
 
 def test_two_sessions_run_the_same_lc_at_once():
+    """Two sessions press Run on the same LC at once: the app's run path (runs.execute, what the Run button calls)
+    in two threads that a barrier holds until both are inside it, so the runs overlap on every schedule; both
+    finish with the same summary, and a browser session (AppTest, alone: Streamlit's test runtime is not
+    thread-safe) shows the same numbers."""
     import threading
 
-    from streamlit.testing.v1.util import patch_config_options
+    from alict_app import spec_store
 
-    results: dict = {}
-    threads = [threading.Thread(target=run_lc_session, args=(results, n)) for n in ("a", "b")]
-    # each AppTest.run patches streamlit's config.get_option and restores what it saw: two sessions in threads
-    # would switch "global.appTest" off under each other (widgets then miss their test hooks) without this
-    with patch_config_options({"global.appTest": True}):
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(600)
-    assert set(results) == {"a", "b"}
-    for exceptions, errors, summary in results.values():
-        assert not exceptions and not errors, (exceptions, errors)
-        assert summary is not None and list(summary["model"]) == ["fake-sentiment"]
-    run_lc_session(results, "serial")  # a third, alone, reads the finished run: same numbers
-    for name in ("a", "b"):
-        assert results[name][2].equals(results["serial"][2])
+    specs = {s.id: s for s in spec_store.task_specs("sentiment")}
+    request = runs.RunRequest(task="sentiment", lc_ids=["sentiment-lc04"],
+                              models=[{"name": "fake-sentiment", "kwargs": {}, "label": "fake-sentiment"}],
+                              max_seeds=15, spec_keys={"sentiment-lc04": spec_store.spec_key(specs["sentiment-lc04"])})
+    both_inside = threading.Barrier(2, timeout=120)
+    outcomes: dict[str, object] = {}
+
+    def session(name: str) -> None:
+        entered = threading.Event()
+
+        def progress(message: str, fraction: float) -> None:
+            if not entered.is_set():  # the first progress call: this session is inside execute
+                entered.set()
+                both_inside.wait()
+
+        try:
+            outcomes[name] = runs.execute(request, specs, progress)
+        except BaseException as exc:  # noqa: BLE001 - a thread's failure must reach the test's assertion
+            outcomes[name] = exc
+
+    threads = [threading.Thread(target=session, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert not any(thread.is_alive() for thread in threads)
+    assert all(isinstance(outcomes[name], str) for name in ("a", "b")), outcomes
+    summaries = [runs.run_frames(str(outcomes[name]))["summary"] for name in ("a", "b")]
+    assert list(summaries[0]["model"]) == ["fake-sentiment"] and summaries[0].equals(summaries[1])
+    exceptions, errors, shown = run_lc_session()
+    assert not exceptions and not errors, (exceptions, errors)
+    assert shown is not None and shown.equals(summaries[0])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import pwd
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -40,3 +44,21 @@ def small_cases(n: int = 8, label: str = "positive"):
 def tree_snapshot(root: Path) -> dict[str, bytes]:
     """relative path -> bytes of every file under ``root`` (to compare artefacts before and after)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(Path(root).rglob("*")) if p.is_file()}
+
+
+@contextmanager
+def as_unprivileged_real_user() -> Iterator[None]:
+    """As root, make the real user and group ``nobody`` for the block (the effective ids stay root, so files open
+    as before). ``os.access`` checks the real ids, so a folder only root may write reads as not writable, as it
+    does for any other user: the permission checks are exercised as root too. Not root: nothing changes."""
+    if os.geteuid() != 0:
+        yield
+        return
+    nobody = pwd.getpwnam("nobody")
+    os.setresgid(nobody.pw_gid, 0, 0)
+    os.setresuid(nobody.pw_uid, 0, 0)
+    try:
+        yield
+    finally:
+        os.setresuid(0, 0, 0)
+        os.setresgid(0, 0, 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
@@ -224,19 +226,27 @@ OUTPUTS = [  # (argv with {file} / {ro}, needle)
 @pytest.mark.parametrize("argv,needle", OUTPUTS, ids=[f"{a[0]}-{i}" for i, (a, _) in enumerate(OUTPUTS)])
 def test_output_path_checked_before_any_work(cli, tmp_path, argv, needle):
     import os
+    import shutil
+    import tempfile
+    from contextlib import nullcontext
+
+    from tests.robustness.support import as_unprivileged_real_user
 
     (tmp_path / "a-file").write_text("keep")
     (tmp_path / "a-dir").mkdir()
-    ro = tmp_path / "read-only"
-    ro.mkdir()
-    os.chmod(ro, 0o500)
+    ro = Path(tempfile.mkdtemp(prefix="alict-read-only-"))  # outside tmp_path: reachable by an unprivileged user
+    os.chmod(ro, 0o555)
     try:
-        if needle == "not writable" and os.access(ro, os.W_OK):
-            pytest.skip("running as a user who can write anywhere (root)")
         filled = [a.format(file=tmp_path / "a-file", dir=tmp_path / "a-dir", ro=ro) for a in argv]
-        assert_clean_error(cli(*filled), 2, needle, limit_s=5)
+        with as_unprivileged_real_user() if needle == "not writable" else nullcontext():
+            if needle == "not writable":
+                assert os.access(ro, os.R_OK | os.X_OK) and not os.access(ro, os.W_OK)
+            outcome = cli(*filled)
+        assert_clean_error(outcome, 2, needle, limit_s=5)
+        assert not any(ro.iterdir())
     finally:
         os.chmod(ro, 0o700)
+        shutil.rmtree(ro)
     assert (tmp_path / "a-file").read_text() == "keep"
 
 
