@@ -14,6 +14,10 @@ spacing: a defect already present in the corpus sentences a case was built from 
 - ``stray_space``: a doubled, leading or trailing space;
 - ``duplicate``: the same text (case and spacing aside) as an earlier case of the same LC.
 
+Checks on seeds that a person makes (``alict_core.seeds.checks``, issue #27): ``negation_before_adverb``,
+``negated_relative_clause``, ``negation_outside_scope``, ``negated_idiom``, ``stance_without_group``,
+``template_before_fragment``.
+
 Checks on expansions (against the LC spec):
 
 - ``inserted_word_polar`` / ``inserted_word_unknown``: an inserted word that is polar, or that
@@ -33,12 +37,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from alict_core.expansion_patterns import PATTERN_REASONS, expansion_pattern_defects
+from alict_core.seeds.checks import SEED_REASONS, fragment_defects, seed_defects
 from alict_core.seeds.types import Seed, Segment, expansion_case_id
 
 REASONS = (
     "double_negation", "repeated_word", "two_final_marks", "stray_punctuation", "lower_case_after_period",
     "stray_space", "duplicate", "inserted_word_polar", "inserted_word_unknown", "expansion_fails_lc",
     *PATTERN_REASONS,
+    *SEED_REASONS,
 )
 CASED_TASKS = frozenset({"sentiment"})
 NEGATIONS = frozenset({"not", "n't", "never", "no", "cannot"})
@@ -191,8 +197,12 @@ def _seed_bases(seed: Seed) -> list[str]:
 
 
 def validate(seeds: Iterable[Any], expansions: Iterable[Mapping[str, Any]] = (), *, task: str,
-             specs: Mapping[str, Any] | None = None, check_lc: bool = True) -> ValidityReport:
+             specs: Mapping[str, Any] | None = None, check_lc: bool = True,
+             check_seed_clauses: bool = True) -> ValidityReport:
     """Run every check on the seeds (``Seed`` or their dicts) and the accepted expansions.
+
+    Seed checks (``alict_core.seeds.checks``) run on every seed; ``check_seed_clauses`` adds the one that
+    tags template-inserted segments with spaCy (``template_before_fragment``).
 
     ``specs`` (LC id -> ``LCSpec``) enables the expansion checks against each LC: inserted-word polarity
     under the LC's policy and its search predicates (``check_lc``; needs spaCy tagging of the expansions).
@@ -217,7 +227,10 @@ def validate(seeds: Iterable[Any], expansions: Iterable[Mapping[str, Any]] = (),
         seed_by_id[seed.id] = seed
         report.checked.setdefault(seed.lc_id, Counter())["seed"] += 1
         add(seed.id, seed.lc_id, text_defects(seed.text, _seed_bases(seed), cased=cased)
-            + duplicate(seed.id, seed.lc_id, seed.text))
+            + duplicate(seed.id, seed.lc_id, seed.text) + seed_defects(seed))
+    if check_seed_clauses:
+        for seed_id, defects in fragment_defects(list(seed_by_id.values())).items():
+            add(seed_id, seed_by_id[seed_id].lc_id, defects)
     accepted = [dict(r) for r in expansions if r.get("accepted", True) and str(r.get("seed_id")) in seed_by_id]
     for row in accepted:
         seed = seed_by_id[str(row["seed_id"])]

@@ -21,7 +21,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "fidelity.md"
 def test_sentiment_negation_lcs_follow_the_paper(sentiment_corpus, lc, label, expected, paper):
     spec = get_spec("sentiment", lc)
     seeds = find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
-    assert paper / 3 <= len(seeds) <= paper * 3
+    # the replace guards drop targets where negation would not change the claim (relative "that is",
+    # "is not surely", a contrast after the negated clause): fewer seeds than the paper's rule, each right
+    assert paper / 4 <= len(seeds) <= paper * 3
     for seed in seeds:
         assert seed.source_labels == [label] and seed.expected["labels"] == expected
         lower = [t.lower() for t in seed.text.split()]
@@ -32,7 +34,8 @@ def test_sentiment_negation_lcs_follow_the_paper(sentiment_corpus, lc, label, ex
 
 def test_negated_positive_is_an_extension_not_a_paper_lc():
     x01 = get_spec("sentiment", "x01")
-    assert x01.is_extension and x01.paper is None and x01.rules[0].expected.label == "negative"
+    assert x01.is_extension and x01.paper is None
+    assert x01.rules[0].expected.one_of == ["negative", "neutral"]  # denying a mild positive can be neutral
     assert all(s.paper is not None for s in load_task_specs("sentiment") + load_task_specs("hate_speech")
                if not s.is_extension)
 
@@ -48,7 +51,7 @@ def test_hate_lc5_and_lc6_have_four_groups_and_equal_candidates(hate_corpus):
 @pytest.mark.parametrize("task", ["sentiment", "hate_speech"])
 def test_generated_joins_are_clean_in_every_lc(task, sentiment_corpus, hate_corpus):
     corpus = sentiment_corpus if task == "sentiment" else hate_corpus
-    prefixes = ("I would n't say ", "I do not think ", "I do n't agree with ")
+    prefixes = ("I would n't say , given that ", "I do not think , given that ", "I do n't agree , given that ")
     for spec in load_task_specs(task):
         seeds = find_seeds(spec, corpus, max_seeds=200).seeds
         report = validate(seeds, task=task)

@@ -5,7 +5,8 @@ Lexicon classes of a token (used by spec predicates):
   (``polarity_lexicon.token_polarity``: neutral only when known and not strongly polar under another POS);
 - ``unknown_{adj|noun|verb|adv}``: a content word SentiWordNet does not know (never evidence of neutrality);
 - ``objective_{adj|noun|verb|adv}``: every SentiWordNet sense of the word is purely objective;
-- ``identity``, ``pronoun``, ``slur``, ``profanity``: term lists (multi-word terms mark every token).
+- ``identity``, ``pronoun``, ``slur``, ``profanity``: term lists (multi-word terms mark every token); an
+  identity term has no positive/negative class (it names a group; it does not evaluate).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from alict_core.data import lexicons
 from alict_core.data.nlp import SPACY_MODEL, get_nlp
 from alict_core.data.polarity_lexicon import UPOS_TO_SWN, load_sentiwordnet, token_polarity
 
-LEXICON_VERSION = "3"
+LEXICON_VERSION = "4"
 TERM_CLASSES = ("identity", "pronoun", "slur", "profanity")
 POLARITY_CLASSES = tuple(
     f"{p}_{c}"
@@ -125,6 +126,16 @@ def polarity_classes(token: str, lemma: str, upos: str) -> frozenset[str]:
     return frozenset(classes)
 
 
+def token_classes(polarity: frozenset[str], terms: set[str] | frozenset[str]) -> frozenset[str]:
+    """A token's classes: its SentiWordNet classes and term classes; an identity term is a group's name,
+    not an evaluation, so it carries no positive/negative class ("gay" is not SentiWordNet's "merry")."""
+    if not terms:
+        return polarity
+    if "identity" in terms:
+        polarity = frozenset(c for c in polarity if not c.startswith(("positive_", "negative_")))
+    return polarity | terms
+
+
 def annotate_token_lists(
     token_lists: Iterable[Sequence[str]],
     batch_size: int = 256,
@@ -154,7 +165,7 @@ def annotate_token_lists(
         lemmas = tuple(name(row[2]) for row in columns)
         terms = term_classes([t.lower() for t in tokens])
         classes = tuple(
-            polarity_classes(tok, lem, pos) | terms[i] if terms[i] else polarity_classes(tok, lem, pos)
+            token_classes(polarity_classes(tok, lem, pos), terms[i])
             for i, (tok, lem, pos) in enumerate(zip(tokens, lemmas, upos, strict=True))
         )
         out.append(Annotation(tokens, tags, upos, lemmas, classes))

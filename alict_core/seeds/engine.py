@@ -120,9 +120,13 @@ def _mixed_radix(index: int, sizes: list[int]) -> list[int]:
     return digits[::-1]
 
 
+SHUFFLE_ALL_UP_TO = 200_000  # candidates shuffled in full (every one reachable); beyond, a sample of 4 × budget
+
+
 def _candidate_indices(total: int, budget: int | None, rng: random.Random) -> Iterator[int]:
-    """All indices when affordable, else a seeded random sample without replacement (lazy on huge totals)."""
-    if budget is None or total <= budget * 4:
+    """All indices in a seeded order when affordable (guards may reject many candidates, so every one
+    stays reachable), else a seeded random sample without replacement (lazy on huge cross products)."""
+    if budget is None or total <= max(budget * 4, SHUFFLE_ALL_UP_TO):
         order = list(range(total))
         if budget is not None:
             rng.shuffle(order)
@@ -158,10 +162,33 @@ def _build_concat(spec: LCSpec, rule: Rule, pieces: list[Piece], slot_names: lis
     return _seed(spec, rule, joined, sources, slots, protected, segments)
 
 
-def _replace_matches(rule: Rule, lower: list[str]) -> list[tuple[int, int, list[str]]] | None:
+def _guards_hold(rule: Rule, lower: list[str], tags: tuple[str, ...] | None, start: int, end: int) -> bool:
+    """Whether a match at tokens [start, end) passes the replace rule's guards (see ``ReplaceRule``)."""
+    replace = rule.replace
+    assert replace is not None
+    if replace.after is not None:
+        before = lower[start - 1] if start > 0 else ""
+        if before not in {a.lower() for a in replace.after}:
+            return False
+    if replace.target_tags is not None and (tags is None or tags[start] not in replace.target_tags):
+        return False
+    if replace.next_word is not None:
+        if end >= len(lower):
+            return False  # nothing follows the target: "what a mess this is ."
+        allowed = {w.lower() for w in replace.next_word.allow}
+        if lower[end] not in allowed and tags is not None and tags[end] in replace.next_word.exclude_tags:
+            return False
+    if replace.not_later is not None and {w.lower() for w in replace.not_later}.intersection(lower[end:]):
+        return False
+    return True
+
+
+def _replace_matches(rule: Rule, lower: list[str],
+                     tags: tuple[str, ...] | None = None) -> list[tuple[int, int, list[str]]] | None:
     """(start, end, target tokens) of the matches to rewrite, left to right and not overlapping.
 
-    ``first`` rewrites only the earliest match of any pair (the matched target, never a later word).
+    ``first`` rewrites only the earliest match of any pair (the matched target, never a later word);
+    a first match that fails the rule's guards gives no seed (a later one is a different claim).
     With ``skip_negated`` a sentence that already holds a negation (at the target or elsewhere) gives
     None: negating it again would make a double negation whose label is not the LC's.
     """
@@ -179,6 +206,10 @@ def _replace_matches(rule: Rule, lower: list[str]) -> list[tuple[int, int, list[
     for start, end, tgt in found:
         if chosen and start < chosen[-1][1]:
             continue
+        if not _guards_hold(rule, lower, tags, start, end):
+            if rule.replace.occurrence == "first":
+                return None
+            continue
         chosen.append((start, end, tgt))
         if rule.replace.occurrence == "first":
             break
@@ -188,7 +219,7 @@ def _replace_matches(rule: Rule, lower: list[str]) -> list[tuple[int, int, list[
 def _apply_replace(spec: LCSpec, rule: Rule, item: CorpusItem) -> Seed | None:
     assert rule.replace is not None
     original = list(item.tokens)
-    matches = _replace_matches(rule, [t.lower() for t in original])
+    matches = _replace_matches(rule, [t.lower() for t in original], item.annotation.tags)
     if not matches:
         return None
     tokens: list[str] = []

@@ -39,9 +39,51 @@ def find_identity_terms(tokens: list[str]) -> list[tuple[int, int, int, str]]:
     return found
 
 
+# Words that form a fixed pair with an identity term in a coordination ("men and women", "black and white"):
+# swapping one side makes nonsense ("men and gay people"), so a coordinated identity term stays as it is.
+PAIR_WORDS = frozenset({
+    "man", "men", "woman", "women", "boy", "boys", "girl", "girls", "male", "males", "female", "females",
+    "husband", "husbands", "wife", "wives", "brother", "brothers", "sister", "sisters", "lady", "ladies",
+    "gentleman", "gentlemen", "mother", "mothers", "father", "fathers", "son", "sons", "daughter", "daughters",
+    "black", "white", "gay", "straight",
+})
+COORDINATORS = frozenset({"and", "or", "&", "nor"})
+TITLES = frozenset({"mr", "mr.", "mrs", "mrs.", "ms", "ms.", "miss", "sir", "lady", "lord", "king", "queen"})
+SENTENCE_STARTS = frozenset({".", "!", "?", "``", "`", "'", '"', "(", "--", ":", ";"})
+
+
+def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[str]) -> bool:
+    """Whether the identity term at tokens [start, end) is coordinated with a pair word or another term."""
+    partners = PAIR_WORDS | identity_words
+    before = lower[start - 2] if start >= 2 and lower[start - 1] in COORDINATORS else None
+    after = lower[end + 1] if end + 1 < len(lower) and lower[end] in COORDINATORS else None
+    return (before is not None and before in partners) or (after is not None and after in partners)
+
+
+def named_antecedent(tokens: list[str], upto: int) -> bool:
+    """Whether a name or a title stands before token ``upto``: a gendered pronoun after it most likely
+    refers to that person ("Mr. Broomfield ... himself"), so swapping the pronoun alone makes nonsense."""
+    for i, token in enumerate(tokens[:upto]):
+        if token.lower() in TITLES:
+            return True
+        previous = tokens[i - 1] if i else None
+        if (i and token[:1].isupper() and token != "I" and previous not in SENTENCE_STARTS
+                and any(c.isalpha() for c in token)):
+            return True
+    return False
+
+
 def swap_pronouns(tokens: list[str]) -> list[str]:
-    """The tokens with every gendered pronoun swapped ("treating her as" -> "treating him as")."""
+    """The tokens with every gendered pronoun swapped ("treating her as" -> "treating him as").
+
+    Nothing is swapped when a name or title comes before the first gendered pronoun (its likely
+    antecedent: the pronoun must agree with it).
+    """
     table = pronoun_swap_table()
+    first = next((i for i, token in enumerate(tokens)
+                  if table.counterpart(token.lower(), tokens[i + 1 : i + 4]) is not None), None)
+    if first is None or named_antecedent(tokens, first):
+        return list(tokens)
     out = []
     for i, token in enumerate(tokens):
         other = table.counterpart(token.lower(), tokens[i + 1 : i + 4])
@@ -53,9 +95,13 @@ def identity_swaps(text: str) -> list[str]:
     """Variants of ``text`` with every identity term moved to each other group, plus a pronoun swap.
 
     Terms keep their form (singular/plural/adjective); all occurrences move to the same target group.
+    A term coordinated with its pair ("men and women", "black and white") is kept as it is; pronouns
+    are not swapped after a name or title that is their likely antecedent.
     """
     tokens = text.split()
-    occurrences = find_identity_terms(tokens)
+    lower = [t.lower() for t in tokens]
+    identity_words = {word for key in _identity_forms() for word in key}
+    occurrences = [o for o in find_identity_terms(tokens) if not in_fixed_pair(lower, o[0], o[1], identity_words)]
     groups = identity_groups()
     variants: list[str] = []
     if occurrences:

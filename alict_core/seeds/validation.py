@@ -55,7 +55,8 @@ def expansion_predicates_hold(spec: LCSpec, seed: Seed, expanded_text: str, anno
             return False, f"source sentence of group {segment.group!r} not found in the expansion"
         lower = [t.lower() for t in tokens[a:b]]
         classes = frozenset().union(*annotation.classes[a:b])
-        failing = first_failing(spec.group(segment.group), lower, classes, skip=NOT_RECHECKED)
+        tags = annotation.tags[a:b]
+        failing = first_failing(spec.group(segment.group), lower, classes, skip=NOT_RECHECKED, tags=tags)
         if failing is not None:
             value = failing.model_dump(exclude_none=True)[failing.kind]
             return False, f"group {segment.group!r}: predicate {failing.kind} {value} fails"

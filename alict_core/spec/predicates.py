@@ -60,12 +60,42 @@ def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
     return set_semantics(spec, present)
 
 
-def predicate_holds(
-    predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None
-) -> bool:
-    """One predicate on lower-cased tokens, their lexicon classes and (when known) the label.
+FINITE_VERB_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
+WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+SUBJECT_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP", "EX", "CD", "DT"})
+NOT_OPENING_TAGS = frozenset({"CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
 
-    The fields are tried in ``Predicate.kind`` order; exactly one is set.
+
+def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
+    """Whether PTB tags read as a declarative clause that can follow "I think that".
+
+    It does not open with a conjunction, verb or wh-word ("but it ...", "offers ...", "what a mess ...");
+    its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and no
+    relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
+    """
+    if not tags or tags[0] in NOT_OPENING_TAGS:
+        return False
+    subject = False
+    for position, tag in enumerate(tags):
+        if tag in WH_TAGS:
+            return False
+        if position > 0 and position < len(lower) and lower[position] == "that":
+            return False
+        if tag in FINITE_VERB_TAGS:
+            return subject
+        if tag in SUBJECT_TAGS:
+            subject = True
+    return False
+
+
+def predicate_holds(
+    predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None,
+    tags: Sequence[str] | None = None,
+) -> bool:
+    """One predicate on lower-cased tokens, their lexicon classes, (when known) the label and PTB tags.
+
+    The fields are tried in ``Predicate.kind`` order; exactly one is set. Tag predicates hold when the
+    tags are unknown (``None``), as the label does.
     """
     if (length := predicate.length) is not None:
         return length_holds(length, len(lower))
@@ -82,19 +112,26 @@ def predicate_holds(
     if (ends := predicate.ends_with) is not None:
         n = len(lower)
         return any(len(p) <= n and tuple(lower[n - len(p) :]) == p for p in map(lower_tokens, ends))
+    if (tag_set := predicate.tags) is not None:
+        return tags is None or set_semantics(tag_set, set(tags))
+    if (clause := predicate.clause) is not None:
+        return tags is None or is_clause(tags, lower) == clause
     raise AssertionError(predicate.kind)
 
 
-def compile_predicate(predicate: Predicate) -> Callable[[Sequence[str], frozenset[str], str | None], bool]:
+Check = Callable[[Sequence[str], frozenset[str], str | None, Sequence[str] | None], bool]
+
+
+def compile_predicate(predicate: Predicate) -> Check:
     """A fast closure for one predicate (kind dispatch and phrase tokenisation done once)."""
     if (length := predicate.length) is not None:
-        return lambda lower, classes, label: length_holds(length, len(lower))
+        return lambda lower, classes, label, tags: length_holds(length, len(lower))
     if predicate.label is not None:
         labels = frozenset(predicate.label)
-        return lambda lower, classes, label: label is None or label in labels
+        return lambda lower, classes, label, tags: label is None or label in labels
     if (spec := predicate.lexicon) is not None:
-        return lambda lower, classes, label: set_semantics(spec, classes)
-    return lambda lower, classes, label: predicate_holds(predicate, lower, classes, label)
+        return lambda lower, classes, label, tags: set_semantics(spec, classes)
+    return lambda lower, classes, label, tags: predicate_holds(predicate, lower, classes, label, tags)
 
 
 def group_matcher(group: SearchGroup) -> Callable[[object], bool]:
@@ -105,7 +142,8 @@ def group_matcher(group: SearchGroup) -> Callable[[object], bool]:
     def matches(item) -> bool:
         if splits is not None and item.split not in splits:
             return False
-        return all(check(item.lower, item.class_set, item.label) for check in checks)
+        tags = item.annotation.tags
+        return all(check(item.lower, item.class_set, item.label, tags) for check in checks)
 
     return matches
 
@@ -116,12 +154,13 @@ def group_matches(group: SearchGroup, item) -> bool:
 
 
 def first_failing(
-    group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = ()
+    group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = (),
+    tags: Sequence[str] | None = None,
 ) -> Predicate | None:
     """The first predicate of ``group`` that fails on a text (label unknown), ignoring kinds in ``skip``."""
     for predicate in group.predicates:
         if predicate.kind in skip:
             continue
-        if not predicate_holds(predicate, lower, classes, None):
+        if not predicate_holds(predicate, lower, classes, None, tags):
             return predicate
     return None

@@ -89,8 +89,36 @@ class LexiconPredicate(ClassSet):
         return value
 
 
+# Penn Treebank tags (as spaCy's English tagger gives them) that a ``tags`` predicate may name.
+PTB_TAGS = (
+    "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP", "NNPS", "PDT",
+    "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ",
+    "WDT", "WP", "WP$", "WRB", ",", ".", ":", "``", "''", "-LRB-", "-RRB-", "HYPH", "NFP", "ADD", "AFX", "XX",
+    "$", "#", "_SP",
+)
+
+
+class TagSet(ClassSet):
+    """PTB tags of the tokens, same include/exclude × any/all semantics as ``words``."""
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _known_tags(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if name not in PTB_TAGS:
+                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
+        return value
+
+
 class Predicate(Strict):
-    """Exactly one of the fields is set; each is one structural test on a corpus sentence."""
+    """Exactly one of the fields is set; each is one structural test on a corpus sentence.
+
+    ``clause: true`` — the text reads as a declarative clause that can follow "I think that": it does
+    not open with a conjunction, verb or wh-word, and its first finite verb (VBZ/VBD/VBP/MD) has a noun
+    or pronoun before it and no relative/wh-word or inner "that" ("the film is a delight" holds; "a film
+    that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
+    movie" do not). ``clause: false`` is the opposite.
+    """
 
     length: LengthPredicate | None = None
     label: list[str] | None = None
@@ -99,6 +127,8 @@ class Predicate(Strict):
     phrases: ClassSet | None = None
     starts_with: list[str] | None = None
     ends_with: list[str] | None = None
+    tags: TagSet | None = None
+    clause: Annotated[bool, StrictValue()] | None = None
 
     @field_validator("label", mode="before")
     @classmethod
@@ -144,18 +174,55 @@ class Replacement(Strict):
     tgt: str
 
 
+class NextWord(Strict):
+    """What may follow a replace target: no token with one of ``exclude_tags`` unless it is in ``allow``."""
+
+    exclude_tags: list[str] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("exclude_tags")
+    @classmethod
+    def _known_tags(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in PTB_TAGS:
+                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
+        return value
+
+
 class ReplaceRule(Strict):
     """Replace the matched target (each pair's ``src`` phrase) by ``tgt``.
 
     ``first``: only the earliest match of any pair in the sentence is rewritten (the target the search
     matched), never a later word; ``all``: every match. ``skip_negated``: a sentence that already holds
     a negation ("is not", "is n't", "is never", or one elsewhere) is not negated again.
+
+    Guards (each optional) that keep the rewrite where it changes what the sentence claims; a match that
+    fails one is not a target, and with ``first`` the sentence gives no seed:
+    ``after``: the target follows one of these tokens ("" = the sentence start), e.g. not "proof of
+    this is"; ``target_tags``: the PTB tag the target's first word must have (``DT``: the demonstrative
+    "that", not the relative pronoun "that" (WDT) of "a film that is"); ``next_word``: what may follow
+    the target (e.g. no sentence adverb: "is not surely" is not English negation, no "," or "to": "that
+    is , ..." / "that is to say"); ``not_later``: tokens that may not occur after the target, so the
+    negated clause runs to the end of the sentence and no contrast or elaboration outside the negation
+    keeps the original claim ("This is not a train wreck -- a stupefying attempt ...").
     """
 
     group: str
     pairs: list[Replacement] = Field(min_length=1)
     occurrence: Literal["first", "all"] = "first"
-    skip_negated: bool = True
+    skip_negated: Annotated[bool, StrictValue()] = True
+    after: list[str] | None = None
+    target_tags: list[str] | None = None
+    next_word: NextWord | None = None
+    not_later: list[str] | None = None
+
+    @field_validator("target_tags")
+    @classmethod
+    def _known_target_tags(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if name not in PTB_TAGS:
+                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
+        return value
 
 
 class Pairing(Strict):
