@@ -202,3 +202,13 @@ def distinct_values(frame: pd.DataFrame, column: str, limit: int = 500) -> list[
 def options(values: Iterable[str]) -> list[str]:
     """Sorted distinct non-empty strings."""
     return sorted({str(v) for v in values if str(v)})
+
+
+def pass_to_fail_candidates(frame: pd.DataFrame) -> pd.Series:
+    """True for an expansion whose seed passes (same model): the rows that can be pass-to-fail, whose failures are
+    exactly the ``pass_to_fail`` rows (a fail rate over them matches a pass-to-fail list)."""
+    passing_seed = (frame["kind"] == "seed") & ~frame["failed"]
+    passed = set(zip(frame.loc[passing_seed, "case_id"], frame.loc[passing_seed, "model"], strict=True))
+    flags = [k == "expansion" and key in passed
+             for k, key in zip(frame["kind"], zip(frame["seed_id"], frame["model"], strict=True), strict=True)]
+    return pd.Series(flags, index=frame.index, dtype=bool)

@@ -111,6 +111,11 @@ def main() -> None:
 
             outcomes = list(run_suite(cases, [backends.model(m) for m in models]).outcomes)
     shown = None
+    if cases and not models:
+        st.info("No model under test for this task: pick one under **Models under test** in the sidebar to colour "
+                "the tree by its verdicts (grey nodes are \"no test\" until then).")
+    elif not cases and judge_name == NONE:
+        st.info("No model registered for this task can judge the inserted components, so the tree has no DIR tests.")
     if outcomes:
         names = [o.name for o in outcomes]
         state.ensure_choice("lego_model", names)

@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, explorer_data, runs, state, widgets
+from alict_app import artefacts, backends, charts, explorer_data, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.explore import striking_failures
 
@@ -43,18 +43,9 @@ def failure_card(key: str, row: pd.Series) -> None:
 
 def main() -> None:
     widgets.header("Story", "Where each model goes wrong: its three most striking failures, explained.")
-    available = runs.list_runs(state.get("task"))
-    keys = [r["key"] for r in available]
-    current = state.get("run")
-    if current and current not in keys and runs.is_done(current):
-        keys.insert(0, current)
-    if not keys:
-        st.info("No finished run for this task yet.")
+    key = widgets.run_picker(state.get("task"), none_hint="a run made on the Run page appears here")
+    if key is None:
         return
-    state.ensure_choice("run", keys)
-    labels = {r["key"]: runs.describe_run(r) for r in available}
-    st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
-    key = state.get("run")
     data = explorer_data.frame(key)
     top = striking_failures(data, per_model=3)
     if top.empty:
