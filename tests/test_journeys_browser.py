@@ -1,0 +1,237 @@
+"""Real-browser journeys across pages (headless Chromium against a started Streamlit server).
+
+The server runs ``app.py`` with the instant fake backends and a private run store holding one sentiment run
+(seeds and expansions, ``fake-sentiment``) and one hate-speech run (seeds, ``fake-hate``), made before it
+starts. Covered: a task switch on every page (each page follows the task: no run of the other task, run
+names not ids, models under test kept per task), "Link to this view" reopened in a fresh browser context
+shows the same view, and the Failures page's pass-to-fail note and headline agree with the case list.
+Needs Debian's chromium and the ``playwright`` package (skipped otherwise), like tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, free_port, no_exception, see, wait_healthy, wait_idle
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+REPO = Path(__file__).resolve().parent.parent
+TASK_LABELS = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}
+NAV = ["Specs", "Seeds", "Expansions", "Adjunct trees", "Run", "Failures", "Compare", "Report", "Review", "Harden"]
+RUN_PAGES = ("Failures", "Report")  # pages that show one run of the task
+
+
+def make_runs(root: Path) -> dict[str, dict]:
+    """One small finished run per task with the fake models: {task: {"key", "name", "cases"}}."""
+    from alict_app import fakes, runs
+    from alict_core.spec import load_task_specs
+
+    uninstall = fakes.install()
+    saved = runs.runs_root
+    runs.runs_root = lambda: root
+    made = {}
+    try:
+        for task, model, expand in (("sentiment", "fake-sentiment", True), ("hate_speech", "fake-hate", False)):
+            specs = {s.id: s for s in load_task_specs(task)}
+            request = runs.RunRequest(task=task, lc_ids=list(specs)[:2], max_seeds=6, expand=expand,
+                                      models=[{"name": model, "kwargs": {}, "label": model}],
+                                      parser="fake-parser" if expand else None, mlm="fake-mlm" if expand else None)
+            key = runs.execute(request, specs, lambda message, fraction: None)
+            info = runs.run_info(key)
+            made[task] = {"key": key, "name": runs.describe_run(info), "frame": runs.load_run(key).cases()}
+    finally:
+        runs.runs_root = saved
+        uninstall()
+    return made
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is absent: apt-get install -y chromium chromium-driver")
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    root = tmp_path_factory.mktemp("runs")
+    made = make_runs(root)
+    port = free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1", "ALICT_TEST_RUNS_DIR": str(root)}
+    with open(log, "w") as handle:
+        proc = subprocess.Popen(
+            [sys.executable, str(REPO / "tests" / "fake_streamlit.py"), "--server.port", str(port),
+             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, timeout=120)
+        warm_up(url)
+        yield {"url": url, "runs": made, "log": log}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def warm_up(url: str) -> None:
+    """Open the app's root once: until app.py has run in the process, Streamlit serves a deep link (/failures)
+    in its legacy multipage mode, without app.py's navigation and sidebar."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = chromium.new_page()
+        page.goto(url + "/?task=sentiment")
+        page.get_by_role("heading", name="LC specs").first.wait_for(state="visible", timeout=180_000)
+        chromium.close()
+
+
+@pytest.fixture()
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, url: str, ready: str = "failing cases"):
+    """Open ``url`` in a fresh browser context and wait until ``ready`` is shown and the script is idle."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+    page.goto(url)
+    see(page, ready)
+    wait_idle(page)
+    return page
+
+
+def go_to(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).first.click()
+    page.get_by_role("heading", name=re.compile(title if title != "Specs" else "LC specs")).first.wait_for(
+        state="visible", timeout=120_000)
+    wait_idle(page)
+
+
+def choose(page, label: str, option: str, where: str = "body") -> None:
+    """Pick ``option`` in the selectbox labelled ``label``."""
+    page.locator(where).get_by_role("combobox", name=label).first.click()
+    page.get_by_role("option", name=option, exact=True).first.click()
+    wait_idle(page)
+
+
+CORPUS = {"sentiment": "Corpus: Stanford Sentiment Treebank (SST)", "hate_speech": "Corpus: HateXplain"}
+
+
+def switch_task(page, task: str) -> None:
+    """Pick ``task`` in the sidebar and wait until the page was drawn for it."""
+    choose(page, "Task", TASK_LABELS[task], where='[data-testid="stSidebar"]')
+    page.locator('[data-testid="stSidebar"]').get_by_text(CORPUS[task]).first.wait_for(state="visible",
+                                                                                       timeout=120_000)
+    wait_idle(page)
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def selected_run(page) -> str:
+    return page.get_by_role("combobox", name="Run").first.input_value()
+
+
+def models_under_test(page) -> list[str]:
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first
+    return [tag.get_attribute("aria-label") for tag in box.locator("[data-tag]").all()]
+
+
+def test_every_page_follows_the_task_switch(app, browser):
+    """Switch the sidebar task to hate speech on each page: no page keeps the sentiment run (nor its id), the
+    run pages show the hate-speech run by name, and the models under test are the task's own, never empty;
+    switching back brings the sentiment run and its models back."""
+    sentiment, hate = app["runs"]["sentiment"], app["runs"]["hate_speech"]
+    page = open_page(browser, app["url"] + "/failures?task=sentiment")
+    assert selected_run(page) == sentiment["name"]
+    sentiment_models = models_under_test(page)
+    assert sentiment_models
+    for title in NAV:
+        go_to(page, title)
+        switch_task(page, "hate_speech")
+        no_exception(page)
+        text = main_text(page)
+        assert sentiment["key"] not in text and sentiment["key"][:8] not in text, title
+        hate_models = models_under_test(page)
+        assert hate_models and not set(hate_models) & set(sentiment_models), (title, hate_models)
+        if title in RUN_PAGES:
+            assert selected_run(page) == hate["name"], title
+            assert hate["key"] not in text, title  # the run is shown by its name, not its raw id
+        if title == "Adjunct trees":
+            assert "no test" not in text or "Models under test" in text
+        switch_task(page, "sentiment")
+        no_exception(page)
+        assert models_under_test(page) == sentiment_models, title  # each task keeps its own choice
+        if title in RUN_PAGES:
+            assert selected_run(page) == sentiment["name"], title
+    page.context.close()
+
+
+def link_holds(page, part: str, timeout: float = 60_000) -> None:
+    """Wait until the sidebar's "Link to this view" contains ``part`` (fails after ``timeout`` ms)."""
+    page.wait_for_function(
+        """part => [...document.querySelectorAll('a')].some(
+               a => a.textContent.includes('Link to this view') && (a.getAttribute('href') || '').includes(part))""",
+        arg=part, timeout=timeout)
+
+
+def test_link_to_this_view_reopens_the_same_view(app, browser):
+    """The sidebar link holds the view after the last interaction; opened in a fresh context it shows it."""
+    page = open_page(browser, app["url"] + "/failures?task=sentiment")
+    page.get_by_text("both", exact=True).first.click()  # Show: fails → both
+    see(page, "all cases")
+    wait_idle(page)
+    choose(page, "Group by", "model")
+    see(page, "of the model 'fake-sentiment'")  # the grouped headline
+    wait_idle(page)
+    link_holds(page, "group=model")  # without a further click: the link follows the last interaction
+    link = page.get_by_role("link", name="Link to this view").first.get_attribute("href")
+    assert "outcome=all" in link and "group=model" in link, link
+    assert f"run={app['runs']['sentiment']['key']}" in link
+    listed = next(line for line in main_text(page).splitlines() if line.endswith("all cases"))
+    other = open_page(browser, app["url"] + "/failures" + link, ready="all cases")
+    no_exception(other)
+    assert other.get_by_role("radio", name="both").first.is_checked()
+    assert selected_run(other) == app["runs"]["sentiment"]["name"]
+    assert listed in main_text(other).splitlines()
+    again = other.get_by_role("link", name="Link to this view").first.get_attribute("href")
+    assert again == link
+    page.context.close()
+    other.context.close()
+
+
+def test_pass_to_fail_note_and_headline_match_the_list(app, browser):
+    """A run with expansions never says "run with expansions"; with "pass-to-fail only" the grouped headline
+    counts the failures the case list shows."""
+    page = open_page(browser, app["url"] + "/failures?task=sentiment")
+    text = main_text(page)
+    assert "Include expansions" not in text and "run with expansions" not in text
+    assert "pass-to-fail pairs" in text
+    choose(page, "Group by", "model")
+    see(page, "of the model 'fake-sentiment'")
+    page.get_by_text("pass-to-fail only", exact=True).first.click()
+    link_holds(page, "p2f=1")
+    wait_idle(page)
+    no_exception(page)
+    lines = main_text(page).splitlines()
+    listed = int(next(line for line in lines if line.endswith("failing cases")).split()[0])
+    headline = next(line for line in lines if "% of the" in line or line.startswith("No cases to group"))
+    if headline.startswith("No cases"):
+        assert listed == 0
+    else:
+        rate, n = re.search(r"fails (\d+) % of the (\d+) cases", headline).groups()
+        assert round(int(rate) * int(n) / 100) == listed, (headline, listed)
+    page.context.close()
