@@ -254,6 +254,8 @@ class RunReader:
         cube = self.cube()
         if cube.empty:
             return pd.DataFrame(columns=SUMMARY_COLUMNS)
+        from alict_core.capabilities import capability_name
+
         pairs = self.pair_counts().set_index(["lc_id", "model"])
         rows = []
         for (lc, capability, test_type, model), group in cube.groupby(["lc_id", "capability", "test_type", "model"],
@@ -266,7 +268,8 @@ class RunReader:
             elo, ehi = wilson_interval(b, ne)
             alo, ahi = wilson_interval(a + b, ns + ne)
             p2f, f2p = (pairs.loc[(lc, model)] if (lc, model) in pairs.index else (0, 0))
-            rows.append((lc, capability, test_type, model, ns, ne, a, a / ns if ns else np.nan, lo, hi, b,
+            rows.append((lc, capability_name(lc, capability), test_type, model, ns, ne, a, a / ns if ns else np.nan,
+                         lo, hi, b,
                          b / ne if ne else np.nan, elo, ehi, ns + ne, a + b, (a + b) / (ns + ne) if ns + ne else np.nan,
                          alo, ahi, int(p2f), int(f2p)))
         return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
