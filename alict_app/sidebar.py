@@ -198,7 +198,7 @@ def render_sidebar() -> None:
         from alict_core.harden.versions import register_all
 
         register_all(task)  # retrained versions are models too
-        names = backends.backend_names("model", task=task)
+        names, left_out = backends.loadable_names("model", task=task)
         if names:
             ready = [n for n in names
                      if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
@@ -208,7 +208,8 @@ def render_sidebar() -> None:
             follow_task_models(task)
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
-                           help="registered models for this task; offline models that are not built yet are marked")
+                           help=backends.left_out_help(left_out, "registered models for this task that can load "
+                                                       "here; offline models not built yet are marked"))
         else:
             st.caption("Models under test: none registered yet")
         render_models_section()

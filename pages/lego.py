@@ -32,9 +32,10 @@ def build_tree(text: str, settings_json: str, parser_name: str, mlm_name: str) -
 
 
 def picker(kind: str, key: str, label: str) -> str:
-    names = [NONE, *backends.backend_names(kind)]
+    loadable, left_out = backends.loadable_names(kind)
+    names = [NONE, *loadable]
     state.ensure_choice(key, names)
-    st.selectbox(label, names, key=key)
+    st.selectbox(label, names, key=key, help=backends.left_out_help(left_out) or None)
     return str(state.get(key))
 
 
@@ -94,7 +95,7 @@ def main() -> None:
         st.caption("No removable adjunct: the tree is the sentence alone.")
 
     models = [m for m in (state.get("models") or [])]
-    judge_names = backends.backend_names("model", task=task)
+    judge_names, _ = backends.loadable_names("model", task=task)
     state.ensure_choice("lego_judge", judge_names or [NONE])
     judge_name = st.selectbox(
         "Judge of the inserted components",

@@ -142,13 +142,14 @@ def main() -> None:
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
     c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
-    parser_names, mlm_names = backends.backend_names("parser"), backends.backend_names("mlm", menu=True)
+    (parser_names, parsers_out), (mlm_names, mlms_out) = (backends.loadable_names("parser"),
+                                                          backends.loadable_names("mlm", menu=True))
     if expand:
         e1, e2 = st.columns(2)
         state.ensure_choice("parser_name", parser_names)
         state.ensure_choice("mlm_name", mlm_names)
-        e1.selectbox("Parser", parser_names, key="parser_name")
-        e2.selectbox("Masked LM", mlm_names, key="mlm_name")
+        e1.selectbox("Parser", parser_names, key="parser_name", help=backends.left_out_help(parsers_out) or None)
+        e2.selectbox("Masked LM", mlm_names, key="mlm_name", help=backends.left_out_help(mlms_out) or None)
     suites = lego_suites(task)
     chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]
     request = runs.RunRequest(

@@ -162,3 +162,26 @@ def test_background_build_reports_its_log_and_exit_code(tmp_path, monkeypatch):
         time.sleep(0.2)
     assert builds.exit_code("no-such-target") == 2  # argparse rejects the target
     assert "invalid choice" in builds.log_tail("no-such-target")
+
+
+def test_menus_offer_only_backends_that_can_load_offline(tmp_path, monkeypatch):
+    """Offline, a hub masked LM is offered only when its snapshot is in the local HF cache; the others are named
+    with the reason (the help text of the menu)."""
+    from alict_app import backends
+
+    snapshot = tmp_path / "models--roberta-base" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (snapshot / "model.safetensors").write_bytes(b"0")
+    (tmp_path / "models--roberta-base" / "refs").mkdir()
+    (tmp_path / "models--roberta-base" / "refs" / "main").write_text("abc")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("ALICT_OFFLINE", "1")
+    names, left_out = backends.loadable_names("mlm", menu=True)
+    assert "minilm-offline" in names and "roberta-base" in names and "bert-base-uncased" not in names
+    assert "not in the local cache" in left_out["bert-base-uncased"] and "offline mode is on" in left_out[
+        "bert-base-uncased"]
+    assert "bert-base-uncased" in backends.left_out_help(left_out, "a masked LM")
+    models, hub_models = backends.loadable_names("model", task="sentiment")
+    assert "vader" in models and hub_models and all(backends.backend_tags("model", n)["kind"] == "hf"
+                                                    for n in hub_models)
