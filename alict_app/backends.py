@@ -340,7 +340,9 @@ def backend_status() -> list[dict[str, str]]:
     for target, kind in STATUS_TARGETS:
         loaded = [v["name"] for v in LOADED.values() if v["kind"] == kind]
         if target not in _built:
-            rows.append({"what": target, "state": "checking", "note": "looking for built artefacts …"})
+            rows.append({"what": target, "state": "checking",
+                         "note": f"a background check looks for the built {target} (it imports the {kind} code "
+                                 "once per server, a few seconds); this panel updates when it is done"})
             continue
         built = _built[target]
         if loaded:

@@ -187,6 +187,40 @@ def follow_task_models(task: str) -> None:
         st.session_state.pop("models", None)  # ensure_choices then picks the task's default models
 
 
+BACKENDS_POLL_S = 1.0  # while the status probe runs, the Backends panel re-reads it this often
+
+
+def render_backends() -> None:
+    """The Backends panel. While the background probe still checks what is built, its rows re-read the probe every
+    ``BACKENDS_POLL_S`` on their own (a fragment inside the expander), so "checking" resolves without a click."""
+    with st.expander("Backends", expanded=False):
+        if any(row["state"] == "checking" for row in backends.backend_status()):
+            st.fragment(_polled_backend_rows, run_every=BACKENDS_POLL_S)()
+        else:
+            backend_rows(backends.backend_status())
+
+
+def _polled_backend_rows() -> None:
+    rows = backends.backend_status()
+    if not any(row["state"] == "checking" for row in rows) and st.session_state.get(_POLLING):
+        st.session_state.pop(_POLLING, None)
+        st.rerun()  # resolved: redraw the app once, which draws the rows without the timer
+    st.session_state[_POLLING] = True
+    backend_rows(rows)
+
+
+_POLLING = "_alict_backends_polling"
+
+
+def backend_rows(rows: list[dict[str, str]]) -> None:
+    for row in rows:
+        st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
+                    f"{html.escape(row['state'])}  \n"
+                    f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
+        if not demo.enabled():  # demo mode builds nothing
+            build_controls(row)
+
+
 def render_sidebar() -> None:
     """Draw the sidebar widgets (they write to session state) and the backend status."""
     with st.sidebar:
@@ -213,13 +247,7 @@ def render_sidebar() -> None:
         else:
             st.caption("Models under test: none registered yet")
         render_models_section()
-        with st.expander("Backends", expanded=False):
-            for row in backends.backend_status():
-                st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
-                            f"{html.escape(row['state'])}  \n"
-                            f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
-                if not demo.enabled():  # demo mode builds nothing
-                    build_controls(row)
+        render_backends()
         st.session_state[LINK_SLOT] = st.empty()  # filled by render_view_link once the page has drawn
 
 

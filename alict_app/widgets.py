@@ -9,10 +9,17 @@ import streamlit as st
 from alict_app import runs, spec_store, state
 from alict_app.formatting import TASK_TITLES
 
+CONTENT_NOTE = ("Content note: the hate-speech task shows real posts from HateXplain and sentences built from them, "
+                "including slurs, insults and threats against groups of people. They are test cases, quoted to show "
+                "what the models get wrong.")
 
-def header(title: str, caption: str) -> None:
+
+def header(title: str, caption: str, shows_cases: bool = True) -> None:
+    """The page title and what the page is for; on the hate-speech task, a content note before any case text."""
     st.title(title)
     st.caption(caption)
+    if shows_cases and state.get("task") == "hate_speech":
+        st.warning(CONTENT_NOTE, icon=":material/report:")
 
 
 def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any:

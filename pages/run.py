@@ -123,7 +123,8 @@ def request_cancel() -> None:
 
 
 def main() -> None:
-    widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.")
+    widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.",
+                   shows_cases=False)
     run_monitor.section()  # runs in progress (app or CLI): per-shard progress, attach
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)

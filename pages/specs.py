@@ -82,7 +82,8 @@ def discard_copy(spec: Any, editor_key: str) -> None:
 
 
 def main() -> None:
-    widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
+    widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.",
+                   shows_cases=False)
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
     if not specs:

@@ -61,7 +61,9 @@ def app(tmp_path_factory):
     made = make_runs(root)
     port = free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1", "ALICT_TEST_RUNS_DIR": str(root)}
+    workspace = tmp_path_factory.mktemp("workspace")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1", "ALICT_TEST_RUNS_DIR": str(root),
+           "ALICT_WORKSPACE_DIR": str(workspace)}
     with open(log, "w") as handle:
         proc = subprocess.Popen(
             [sys.executable, str(REPO / "tests" / "fake_streamlit.py"), "--server.port", str(port),
@@ -70,8 +72,8 @@ def app(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, timeout=120)
-        warm_up(url)
-        yield {"url": url, "runs": made, "log": log}
+        backends_seen = warm_up(url)
+        yield {"url": url, "runs": made, "log": log, "backends": backends_seen, "workspace": workspace}
     finally:
         proc.terminate()
         try:
@@ -80,17 +82,26 @@ def app(tmp_path_factory):
             proc.kill()
 
 
-def warm_up(url: str) -> None:
-    """Open the app's root once: until app.py has run in the process, Streamlit serves a deep link (/failures)
-    in its legacy multipage mode, without app.py's navigation and sidebar."""
+def warm_up(url: str) -> list[str]:
+    """Open the app's root once (until app.py has run in the process, Streamlit serves a deep link such as
+    /failures in its legacy multipage mode, without app.py's navigation and sidebar); open the Backends panel
+    of this first session and, without any click, wait until its background check has resolved every row.
+    Returns the states the panel showed."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        page = chromium.new_page()
+        page = chromium.new_page(viewport={"width": 1400, "height": 1100})
         page.goto(url + "/?task=sentiment")
         page.get_by_role("heading", name="LC specs").first.wait_for(state="visible", timeout=180_000)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Backends", exact=True).first.click()  # expanding is client-side: no rerun
+        page.wait_for_function(
+            """() => { const text = document.querySelector('[data-testid="stSidebar"]').innerText;
+                       return /parser — /.test(text) && !/— checking/.test(text); }""", timeout=180_000)
+        states = re.findall(r"(models|mlm|parser) — ([a-z ]+)", sidebar.inner_text())
         chromium.close()
+    return [f"{what}: {state}" for what, state in states]
 
 
 @pytest.fixture()
@@ -234,4 +245,43 @@ def test_pass_to_fail_note_and_headline_match_the_list(app, browser):
     else:
         rate, n = re.search(r"fails (\d+) % of the (\d+) cases", headline).groups()
         assert round(int(rate) * int(n) / 100) == listed, (headline, listed)
+    page.context.close()
+
+
+def test_backends_resolve_without_a_click(app):
+    """The first session's Backends panel left "checking" on its own (see ``warm_up``) for all three targets."""
+    assert sorted(line.split(":")[0] for line in app["backends"]) == ["mlm", "models", "parser"], app["backends"]
+    assert not any(line.endswith("checking") for line in app["backends"])
+
+
+def test_page_details_in_a_real_browser(app, browser):
+    """Run: a size estimate before starting. Expansions: the masked-LM menu offers only what can load offline.
+    Hate speech: a content note before case text. Specs: a saved spec is listed at once."""
+    page = open_page(browser, app["url"] + "/run?task=sentiment", ready="LCs to run")
+    see(page, "Size: ")
+    assert re.search(r"Size: \d+ LCs × up to [\d,]+ seeds = up to [\d,]+ cases × \d model\(s\) = up to [\d,]+ "
+                     r"predictions", main_text(page))
+    go_to(page, "Expansions")
+    box = page.get_by_role("combobox", name="Masked LM").first
+    box.wait_for(state="visible", timeout=120_000)
+    box.click()
+    offered = [o.inner_text().strip() for o in page.get_by_role("option").all()]
+    page.keyboard.press("Escape")
+    assert "minilm-offline" in offered and "bert-base-uncased" not in offered and "roberta-base" not in offered
+    go_to(page, "Failures")
+    switch_task(page, "hate_speech")
+    note = page.get_by_text("Content note:").first
+    note.wait_for(state="visible", timeout=60_000)
+    first_case = page.get_by_text("failing cases").first
+    assert note.bounding_box()["y"] < first_case.bounding_box()["y"]  # before the cases
+    switch_task(page, "sentiment")
+    assert page.get_by_text("Content note:").count() == 0
+    go_to(page, "Specs")
+    see(page, "Spec is valid")
+    page.get_by_role("button", name="💾 Save spec").first.click()
+    see(page, "Saved ")
+    wait_idle(page)
+    assert list(Path(app["workspace"]).rglob("*.yaml"))  # written to the workspace
+    see(page, "Showing your workspace copy")  # the list and the editor read the saved copy without leaving
+    no_exception(page)
     page.context.close()
