@@ -52,18 +52,12 @@ def make_runs(root: Path) -> dict[str, dict]:
     return made
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is absent: apt-get install -y chromium chromium-driver")
-    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    root = tmp_path_factory.mktemp("runs")
-    made = make_runs(root)
+def start_server(runs_root: Path, log: Path, review_db: str, **env_extra: str) -> tuple[subprocess.Popen, str]:
+    """``tests/fake_streamlit.py`` on a free port with the run store ``runs_root`` and review store ``review_db``;
+    (process, url) once healthy."""
     port = free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    workspace = tmp_path_factory.mktemp("workspace")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1", "ALICT_TEST_RUNS_DIR": str(root),
-           "ALICT_WORKSPACE_DIR": str(workspace)}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1", "ALICT_TEST_RUNS_DIR": str(runs_root),
+           "ALICT_REVIEW_DB_URL": review_db, **env_extra}
     with open(log, "w") as handle:
         proc = subprocess.Popen(
             [sys.executable, str(REPO / "tests" / "fake_streamlit.py"), "--server.port", str(port),
@@ -72,14 +66,45 @@ def app(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, timeout=120)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, url
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def made_runs(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is absent: apt-get install -y chromium chromium-driver")
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    root = tmp_path_factory.mktemp("runs")
+    review_db = f"sqlite:///{tmp_path_factory.mktemp('review') / 'review.sqlite'}"  # never the shared review store
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ALICT_REVIEW_DB_URL", review_db)
+        made = make_runs(root)
+    made["review_db"] = review_db
+    return root, made
+
+
+@pytest.fixture(scope="module")
+def app(made_runs, tmp_path_factory):
+    root, made = made_runs
+    workspace = tmp_path_factory.mktemp("workspace")
+    proc, url = start_server(root, tmp_path_factory.mktemp("streamlit") / "server.log", made["review_db"],
+                             ALICT_WORKSPACE_DIR=str(workspace))
+    try:
         backends_seen = warm_up(url)
-        yield {"url": url, "runs": made, "log": log, "backends": backends_seen, "workspace": workspace}
+        yield {"url": url, "runs": made, "backends": backends_seen, "workspace": workspace}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 def warm_up(url: str) -> list[str]:
@@ -278,10 +303,37 @@ def test_page_details_in_a_real_browser(app, browser):
     assert page.get_by_text("Content note:").count() == 0
     go_to(page, "Specs")
     see(page, "Spec is valid")
+    wait_idle(page)
     page.get_by_role("button", name="💾 Save spec").first.click()
-    see(page, "Saved ")
+    page.get_by_text(re.compile(r"^Saved /.*\.yaml$")).first.wait_for(state="visible", timeout=120_000)
     wait_idle(page)
     assert list(Path(app["workspace"]).rglob("*.yaml"))  # written to the workspace
     see(page, "Showing your workspace copy")  # the list and the editor read the saved copy without leaving
     no_exception(page)
     page.context.close()
+
+
+def test_story_on_both_tasks_in_demo_mode(made_runs, browser, tmp_path):
+    """Demo mode opens on the Story: on each task it shows that task's run by name, headlines with n and a 95 %
+    interval, no LC id and no "SRL"; on hate speech a content note comes before the first card."""
+    root, made = made_runs
+    proc, url = start_server(root, tmp_path / "demo.log", made["review_db"], ALICT_DEMO_MODE="1")
+    try:
+        page = open_page(browser, url + "/?task=sentiment", ready="Word colours")
+        for task in ("sentiment", "hate_speech"):
+            if task != "sentiment":
+                switch_task(page, task)
+                see(page, "Word colours")
+            no_exception(page)
+            text = main_text(page)
+            assert selected_run(page) == made[task]["name"]
+            assert re.search(r"Fails \d+% of \d+ \(95 % CI \d+%–\d+%\) test cases\.", text), text[:800]
+            assert not re.search(r"(sentiment|hate_speech)-lc\d", text) and "SRL" not in text
+            other = made["hate_speech" if task == "sentiment" else "sentiment"]
+            assert other["key"][:8] not in text
+            if task == "hate_speech":
+                note, card = page.get_by_text("Content note:").first, page.get_by_text("Expected ").first
+                assert note.bounding_box()["y"] < card.bounding_box()["y"]
+        page.context.close()
+    finally:
+        stop(proc)
