@@ -165,11 +165,20 @@ def choose(page, label: str, option: str, where: str = "body") -> None:
 CORPUS = {"sentiment": "Corpus: Stanford Sentiment Treebank (SST)", "hate_speech": "Corpus: HateXplain"}
 
 
+def script_done(page, timeout: float = 300_000) -> None:
+    """Wait until the app's script is not running (Streamlit's ``data-test-script-state`` on the app root)."""
+    page.wait_for_function(
+        """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+                 === 'notRunning'""", timeout=timeout)
+
+
 def switch_task(page, task: str) -> None:
-    """Pick ``task`` in the sidebar and wait until the page was drawn for it."""
+    """Pick ``task`` in the sidebar and wait until the page was drawn for it: the sidebar names the task's corpus
+    (so the new run has started) and then the script has finished."""
     choose(page, "Task", TASK_LABELS[task], where='[data-testid="stSidebar"]')
     page.locator('[data-testid="stSidebar"]').get_by_text(CORPUS[task]).first.wait_for(state="visible",
                                                                                        timeout=120_000)
+    script_done(page)
     wait_idle(page)
 
 
