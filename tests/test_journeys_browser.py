@@ -121,10 +121,13 @@ def warm_up(url: str) -> list[str]:
         page.get_by_role("heading", name="LC specs").first.wait_for(state="visible", timeout=180_000)
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Backends", exact=True).first.click()  # expanding is client-side: no rerun
-        page.wait_for_function(
-            """() => { const text = document.querySelector('[data-testid="stSidebar"]').innerText;
-                       return /parser — /.test(text) && !/— checking/.test(text); }""", timeout=180_000)
-        states = re.findall(r"(models|mlm|parser) — ([a-z ]+)", sidebar.inner_text())
+        panel = sidebar.locator('[data-testid="stExpander"]').filter(
+            has=page.get_by_text("Backends", exact=True)).first
+        page.wait_for_function(  # the three rows shown, none of them "checking"
+            """el => { const rows = el.innerText.match(/(models|mlm|parser) — [a-z ]+/g) || [];
+                       return rows.length === 3 && !rows.some(r => r.endsWith('checking')); }""",
+            arg=panel.element_handle(), timeout=180_000)
+        states = re.findall(r"(models|mlm|parser) — ([a-z ]+)", panel.inner_text())
         chromium.close()
     return [f"{what}: {state}" for what, state in states]
 
