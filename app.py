@@ -14,7 +14,7 @@ import streamlit as st
 
 from alict_app import backends, demo, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
-from alict_app.sidebar import render_sidebar
+from alict_app.sidebar import render_sidebar, render_view_link
 from alict_core.errors import AlictError
 from alict_core.runtime import configure_torch
 
@@ -56,6 +56,7 @@ try:
 finally:
     st.session_state[NAVIGATION_FLAG] = False
 state.sync_query_params()
+render_view_link()
 backends.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules
 if os.environ.get("ALICT_APP_TIMING"):  # per-run script time, for benchmarks
     print(f"[alict-app] {navigation.title}: {time.perf_counter() - _started:.3f}s", file=sys.stderr, flush=True)

@@ -81,6 +81,54 @@ def default_backend(kind: str) -> str | None:
     return None
 
 
+def unavailable_reason(kind: str, name: str) -> str | None:
+    """Why ``kind:name`` cannot load here (one line), or None when it can.
+
+    Offline backends always can (a missing build says how to build it when used). An online one (a Hugging Face
+    hub model, benepar's pretrained parser) can when it is the resolved default, is in the local cache, or the hub
+    answers; offline (``ALICT_OFFLINE``/``HF_HUB_OFFLINE`` or no network) and not cached it cannot."""
+    from alict_core import model_defaults
+
+    tags = backend_tags(kind, name)
+    if tags.get("offline", True) or name == default_backend(kind):
+        return None
+    if kind == "model" and cached_default_classifier(name):
+        return None
+    if kind == "parser":
+        if model_defaults.benepar_location(name) is not None:
+            return None
+        if model_defaults.reachable(model_defaults.BENEPAR_HOST):
+            return None
+        return f"{name}: benepar's pretrained model is not installed in the NLTK data folders and cannot be downloaded"
+    if tags.get("kind", "hf") not in ("hf", None) and kind == "model":
+        return None  # endpoints and adapters take their own arguments (added on the Run page)
+    if model_defaults.cached_snapshot(name) is not None or model_defaults.reachable(model_defaults.HUB_HOST):
+        return None
+    why = "offline mode is on" if model_defaults.offline_forced() else "the hub cannot be reached"
+    return f"{name}: a Hugging Face hub model not in the local cache ({model_defaults.hf_cache_dir()}), and {why}"
+
+
+def loadable_names(kind: str, **tags: Any) -> tuple[list[str], dict[str, str]]:
+    """``backend_names`` split into the names that can load here and {name: why not} of the others (for menus:
+    offer the first, say why the others are left out)."""
+    ok, left_out = [], {}
+    for name in backend_names(kind, **tags):
+        reason = unavailable_reason(kind, name)
+        if reason is None:
+            ok.append(name)
+        else:
+            left_out[name] = reason
+    return ok, left_out
+
+
+def left_out_help(left_out: dict[str, str], base: str = "") -> str:
+    """Help text naming the menu entries left out and why."""
+    if not left_out:
+        return base
+    lines = "\n".join(f"- {reason}" for reason in left_out.values())
+    return f"{base}\n\nNot offered (they cannot load here):\n{lines}".strip()
+
+
 def backend_description(kind: str, name: str) -> str:
     try:
         return registry(kind).entry(name).description
@@ -292,7 +340,9 @@ def backend_status() -> list[dict[str, str]]:
     for target, kind in STATUS_TARGETS:
         loaded = [v["name"] for v in LOADED.values() if v["kind"] == kind]
         if target not in _built:
-            rows.append({"what": target, "state": "checking", "note": "looking for built artefacts …"})
+            rows.append({"what": target, "state": "checking",
+                         "note": f"a background check looks for the built {target} (it imports the {kind} code "
+                                 "once per server, a few seconds); this panel updates when it is done"})
             continue
         built = _built[target]
         if loaded:

@@ -59,5 +59,7 @@ def run_page(main: Callable[[], None], what: str) -> None:
         main()
     if standalone:
         from alict_app import state
+        from alict_app.sidebar import render_view_link
 
         state.sync_query_params()
+        render_view_link()

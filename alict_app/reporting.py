@@ -22,6 +22,12 @@ def import_baseline(path: Path, task: str) -> pd.DataFrame:
     frame = pd.DataFrame(as_rows(imported.cases))
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
+    from alict_core.capabilities import capability_group, capability_name
+
+    lc_ids = frame["lc_id"] if "lc_id" in frame.columns else frame["capability"]
+    # the groups the run's summary names its capabilities by, so both sides meet per capability
+    frame["capability"] = [capability_group(capability_name(str(lc), str(cap)))
+                           for lc, cap in zip(lc_ids, frame["capability"], strict=True)]
     frame.attrs["skipped"] = [s.describe() for s in imported.skipped]  # shown by the page, never silent
     return frame
 

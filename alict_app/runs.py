@@ -219,12 +219,14 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     n = len(request.lc_ids)
     for i, lc_id in enumerate(request.lc_ids):
         spec = specs[lc_id]
-        progress(f"seeds of {lc_id}", 0.3 * i / max(1, n))
+        step = f"LC {i + 1} of {n} ({getattr(spec, 'title', '') or lc_id})"
+        progress(f"{step}: finding seeds", 0.3 * i / max(1, n))
         found = artefacts.seed_set(spec, max_seeds=request.max_seeds, seed=request.sample_seed).seeds
         seeds.extend(found)
         if request.expand and found:
-            def on_expand(done: int, total: int, stage: str, _lc: str = lc_id, _i: int = i) -> None:
-                progress(f"expanding {_lc}: {stage} {done}/{total}", 0.3 * _i / max(1, n))
+            def on_expand(done: int, total: int, stage: str, _step: str = step, _i: int = i) -> None:
+                share = done / total if total else 0.0
+                progress(f"{_step}: expanding, {stage} {done}/{total}", 0.3 * (_i + share) / max(1, n))
 
             if not (request.parser and request.mlm):
                 raise AlictError("a run with expansions needs a parser and a masked LM: choose both")
@@ -249,7 +251,9 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
               for ref in request.models]  # browser references: the trust model checks them here
 
     def on_run(done: int, total: int, message: str = "") -> None:
-        progress(message or f"{done}/{total} cases", 0.3 + 0.7 * (done / total if total else 0.0))
+        counted = f"running the models: {done:,}/{total:,} cases" if total else "preparing the cases"
+        progress(f"{counted} ({message})" if message and total else message or counted,
+                 0.3 + 0.7 * (done / total if total else 0.0))
 
     def request_file() -> dict[str, Any]:  # written into the run before its manifest: never a run without it
         return {"key": request.key(), "request": asdict(request), "status": "done", "started": started,
@@ -265,6 +269,17 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     run_frames.clear()
     overview_figures.clear()
     return folder.name
+
+
+def size_estimate(request: RunRequest, specs: dict[str, Any]) -> dict[str, int]:
+    """An upper bound of a request's size before it runs: seeds (the cap per LC, or the spec's own), cases (with
+    up to ``max_per_seed`` expansions each) and predictions (cases × models)."""
+    seeds = 0
+    for lc_id in request.lc_ids:
+        cap = request.max_seeds if isinstance(request.max_seeds, int) else getattr(specs[lc_id], "max_seeds", None)
+        seeds += int(cap or 1000)
+    cases = seeds * (1 + (request.max_per_seed if request.expand else 0))
+    return {"seeds": seeds, "cases": cases, "models": len(request.models), "predictions": cases * len(request.models)}
 
 
 # ------------------------------------------------------------------ frames from a RunResult

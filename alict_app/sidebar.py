@@ -184,6 +184,60 @@ def _live_about_models() -> None:
     render_about_models(live=True)
 
 
+MODELS_BY_TASK = "_alict_models_by_task"  # task -> its "Models under test" (each task keeps its own choice)
+MODELS_TASK = "_alict_models_task"  # the task the current "models" selection belongs to
+
+
+def follow_task_models(task: str) -> None:
+    """On a task switch, keep the old task's model selection aside and bring back this task's (or its default)."""
+    owner = st.session_state.get(MODELS_TASK)
+    if owner == task:
+        return
+    kept = dict(st.session_state.get(MODELS_BY_TASK) or {})
+    if owner is not None and "models" in st.session_state:
+        kept[owner] = list(st.session_state["models"] or [])
+    st.session_state[MODELS_BY_TASK] = kept
+    st.session_state[MODELS_TASK] = task
+    if task in kept:
+        st.session_state["models"] = kept[task]
+    else:
+        st.session_state.pop("models", None)  # ensure_choices then picks the task's default models
+
+
+BACKENDS_POLL_S = 1.0  # while the status probe runs, the Backends panel re-reads it this often
+
+
+def render_backends() -> None:
+    """The Backends panel. While the background probe still checks what is built, its rows re-read the probe every
+    ``BACKENDS_POLL_S`` on their own (a fragment inside the expander), so "checking" resolves without a click."""
+    with st.expander("Backends", expanded=False):
+        if any(row["state"] == "checking" for row in backends.backend_status()):
+            st.fragment(_polled_backend_rows, run_every=BACKENDS_POLL_S)()
+        else:
+            backend_rows(backends.backend_status())
+
+
+def _polled_backend_rows() -> None:
+    rows = backends.backend_status()
+    if not any(row["state"] == "checking" for row in rows) and st.session_state.get(_POLLING):
+        st.session_state.pop(_POLLING, None)
+        st.rerun()  # resolved: redraw the app once, which draws the rows without the timer
+    st.session_state[_POLLING] = True
+    backend_rows(rows)
+
+
+_POLLING = "_alict_backends_polling"
+
+
+def backend_rows(rows: list[dict[str, str]]) -> None:
+    for row in rows:
+        st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
+                    f"{html.escape(row['state'])}  \n"
+                    f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
+        if not demo.enabled():  # demo mode builds nothing
+            build_controls(row)
+
+
 def render_sidebar() -> None:
     """Draw the sidebar widgets (they write to session state) and the backend status."""
     with st.sidebar:
@@ -195,26 +249,34 @@ def render_sidebar() -> None:
         from alict_core.harden.versions import register_all
 
         register_all(task)  # retrained versions are models too
-        names = backends.backend_names("model", task=task)
+        names, left_out = backends.loadable_names("model", task=task)
         if names:
             ready = [n for n in names
                      if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
             default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
             if default["name"] in names and (default.get("path") or default["name"] in ready):
                 ready = [default["name"], *(n for n in ready if n != default["name"])]
+            follow_task_models(task)
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
-                           help="registered models for this task; offline models that are not built yet are marked")
+                           help=backends.left_out_help(left_out, "registered models for this task that can load "
+                                                       "here; offline models not built yet are marked"))
         else:
             st.caption("Models under test: none registered yet")
         render_models_section()
-        with st.expander("Backends", expanded=False):
-            for row in backends.backend_status():
-                st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
-                            f"{html.escape(row['state'])}  \n"
-                            f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
-                if not demo.enabled():  # demo mode builds nothing
-                    build_controls(row)
-        link = "?" + urlencode(state.query_state())  # values come from the URL: encoded, never raw HTML
-        st.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
-                    help="the task, LC, seed, run, model and case of this view")
+        render_backends()
+        st.session_state[LINK_SLOT] = st.empty()  # filled by render_view_link once the page has drawn
+
+
+LINK_SLOT = "_alict_link_slot"
+
+
+def render_view_link() -> None:
+    """The sidebar's "Link to this view", written after the page ran so it holds the page's latest state
+    (drawn before the page, it showed the view before the last interaction)."""
+    slot = st.session_state.pop(LINK_SLOT, None)
+    if slot is None:
+        return
+    link = "?" + urlencode(state.query_state())  # values come from the URL: encoded, never raw HTML
+    slot.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
+                  help="the task, LC, seed, run, model, case and filters of this view")

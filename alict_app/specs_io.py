@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import re
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from alict_core.errors import SpecError
 
@@ -64,6 +68,68 @@ def error_line(exc: Exception) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _inline(value: Any, quote: str | None = None) -> str:
+    """``value`` as one line of flow YAML (``[a, b]``, ``{pos: JJ}``, ``'text: quoted'``); strings in double
+    quotes when ``quote`` is '"' (the style of the item it replaces)."""
+    if quote == '"' and isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid double-quoted YAML scalar
+    if quote == '"' and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+    return yaml.safe_dump([value], default_flow_style=True, width=1_000_000, allow_unicode=True).strip()[1:-1]
+
+
+def _quote_of(node: yaml.Node) -> str | None:
+    """The quoting style of a scalar item, or of a list's first scalar item."""
+    if isinstance(node, yaml.ScalarNode):
+        return node.style
+    if isinstance(node, yaml.SequenceNode) and node.value:
+        return _quote_of(node.value[0])
+    return None
+
+
+def _node_at(root: yaml.Node, path: tuple) -> yaml.Node:
+    node = root
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next(v for k, v in node.value if getattr(k, "value", None) == step)
+        elif isinstance(node, yaml.SequenceNode):
+            node = node.value[step]
+        else:
+            raise KeyError(step)
+    return node
+
+
+def replace_list(text: str, path: tuple, values: list[Any]) -> str:
+    """``text`` with the YAML list at ``path`` (keys and indices) set to ``values``, as a minimal textual edit:
+    changed items are rewritten in place (same count), else the list alone is rewritten in its own style. The
+    rest of the file (comments, quoting, folded text, key order) stays byte for byte, so a one-character change
+    in a field is a one-line diff. Raises KeyError / ValueError when ``path`` is not a list of ``text``."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    node = _node_at(root, path) if root is not None else None
+    if not isinstance(node, yaml.SequenceNode):
+        raise ValueError(f"no list at {path}")
+    old = yaml.safe_load(text)
+    for step in path:
+        old = old[step]
+    if old == values:
+        return text
+    if len(node.value) == len(values) and node.value:
+        edits = [(item.start_mark.index, item.end_mark.index, _inline(new, _quote_of(item)))
+                 for item, was, new in zip(node.value, old, values, strict=True) if was != new]
+    else:
+        start, end = node.start_mark.index, node.end_mark.index
+        end = start + len(text[start:end].rstrip())
+        quote = _quote_of(node)
+        if node.flow_style or not values:
+            body = _inline(values, quote)
+        else:  # a block list: one "- item" line each, at the column of its first dash
+            body = ("\n" + " " * node.start_mark.column).join(f"- {_inline(v, quote)}" for v in values)
+        edits = [(start, end, body)]
+    for start, end, body in sorted(edits, reverse=True):
+        text = text[:start] + body + text[start + len(text[start:end].rstrip()):]
+    return text
+
+
 def annotated_yaml_html(text: str, line: int | None, message: str, context: int = 4) -> str:
     """HTML of the YAML around ``line`` with that line highlighted and the message under it."""
     lines = text.splitlines() or [""]
@@ -71,10 +137,12 @@ def annotated_yaml_html(text: str, line: int | None, message: str, context: int 
         start, end = 0, min(len(lines), 2 * context + 1)
     else:
         start, end = max(0, line - 1 - context), min(len(lines), line + context)
-    out = ['<pre class="alict-yaml" style="font-size:0.85rem;line-height:1.35;background:#f7f7fb;'
+    out = ['<pre class="alict-yaml" style="white-space:pre;font-size:0.85rem;line-height:1.35;background:#f7f7fb;'
            'padding:0.5rem;border-radius:6px;overflow-x:auto">']
     for number in range(start + 1, end + 1):
-        code = html.escape(lines[number - 1])
+        raw = lines[number - 1]
+        indent = len(raw) - len(raw.lstrip(" "))  # kept visible: indentation errors are about it
+        code = "&nbsp;" * indent + html.escape(raw[indent:])
         if number == line:
             out.append(f'<span style="background:#ffe1e1;display:block"><b>{number:>4} ▶ {code}</b></span>')
             out.append(f'<span style="color:#b00020;display:block">       ^ {html.escape(message)}</span>')

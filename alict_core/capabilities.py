@@ -84,6 +84,15 @@ def lc_info(lc_id: str, capability: str | None = None) -> LCInfo:
     return spec_infos().get(lc_id) or _fallback(lc_id, capability)
 
 
+def capability_name(lc_id: str, capability: str | None) -> str:
+    """The capability to show for a case or summary row: its own when it names one, else (cases of shipped LCs
+    carry their LC id there) the group of the LC's spec; the id itself only for an unknown LC."""
+    if capability and capability != lc_id:
+        return capability
+    known = spec_infos().get(lc_id)
+    return known.capability if known else (capability or lc_id)
+
+
 def lc_catalog(lc_ids: Iterable[str], capabilities: Mapping[str, str] | None = None) -> dict[str, LCInfo]:
     """:func:`lc_info` for many LCs (``capabilities``: LC id -> the capability its cases carry)."""
     capabilities = capabilities or {}

@@ -212,3 +212,47 @@ def distinct_values(frame: pd.DataFrame, column: str, limit: int = 500) -> list[
 def options(values: Iterable[str]) -> list[str]:
     """Sorted distinct non-empty strings."""
     return sorted({str(v) for v in values if str(v)})
+
+
+def pass_to_fail_candidates(frame: pd.DataFrame) -> pd.Series:
+    """True for an expansion whose seed passes (same model): the rows that can be pass-to-fail, whose failures are
+    exactly the ``pass_to_fail`` rows (a fail rate over them matches a pass-to-fail list)."""
+    passing_seed = (frame["kind"] == "seed") & ~frame["failed"]
+    passed = set(zip(frame.loc[passing_seed, "case_id"], frame.loc[passing_seed, "model"], strict=True))
+    flags = [k == "expansion" and key in passed
+             for k, key in zip(frame["kind"], zip(frame["seed_id"], frame["model"], strict=True), strict=True)]
+    return pd.Series(flags, index=frame.index, dtype=bool)
+
+
+PLAIN_CAPABILITIES = {  # capability groups in words a stakeholder reads without the paper at hand
+    "Vocabulary": "Word meaning", "Negation": "Negation (not, never)", "Temporal": "Time (then vs now)",
+    "SRL": "Whose opinion counts", "Questions": "Questions", "Opinion": "Opinions", "Coreference": "Who is meant",
+    "Taxonomy": "Kinds of things", "Fairness": "Fairness to groups", "Identity terms": "Mentions of groups",
+    "Counter speech": "Speaking against hate", "Hate/Slur": "Slurs and hateful words", "Robustness": "Typos and noise",
+    "Other": "Other",
+}
+
+
+def plain_capability(group: str) -> str:
+    """A capability group in plain words (no abbreviations such as SRL)."""
+    return PLAIN_CAPABILITIES.get(group, group)
+
+
+def trustworthy_failures(frame: pd.DataFrame, *, excluded: Iterable[str] = (), reviewed: Iterable[str] = (),
+                         per_model: int = 3) -> pd.DataFrame:
+    """The failures a stakeholder can trust, per model: one per LC, at most ``per_model``.
+
+    ``excluded``: case ids to leave out (flagged by the validity checks, or whose expected label a reviewer
+    disputed). ``reviewed``: case ids reviewers confirmed; they come first (column ``reviewed``). Then
+    pass-to-fail expansions (the seed passes, the expansion fails), then the model's confidence. An expansion
+    whose seed also fails is shown as a sentence of its own (``show_seed`` False), never as a flip."""
+    excluded, reviewed = set(excluded), set(reviewed)
+    failed = frame[frame["failed"] & ~frame["case_id"].isin(excluded)]
+    if failed.empty:
+        return failed.assign(reviewed=pd.Series(dtype=bool), show_seed=pd.Series(dtype=bool))
+    ranked = failed.assign(reviewed=failed["case_id"].isin(reviewed),
+                           show_seed=failed["pass_to_fail"].astype(bool))
+    ranked = ranked.sort_values(["model", "reviewed", "pass_to_fail", "confidence"],
+                                ascending=[True, False, False, False])
+    picked = ranked.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False).head(per_model)
+    return picked.reset_index(drop=True)

@@ -65,14 +65,16 @@ def highlight(row: pd.Series) -> list[str]:
 
 
 def backend_picker(kind: str, key: str, label: str) -> str | None:
-    names = backends.backend_names(kind, menu=True) if kind == "mlm" else backends.backend_names(kind)
-    if kind == "mlm" and not names:
-        names = backends.backend_names(kind)
+    """A menu of the backends of ``kind`` that can load here (the help says which are left out and why)."""
+    names, left_out = backends.loadable_names(kind, menu=True) if kind == "mlm" else backends.loadable_names(kind)
+    if kind == "mlm" and not names and not left_out:
+        names, left_out = backends.loadable_names(kind)
     if not names:
-        st.info(f"No {label.lower()} registered yet.")
+        st.info(f"No {label.lower()} that can load here." + (f" {'; '.join(left_out.values())}." if left_out else ""))
         return None
     state.ensure_choice(key, names)
-    st.selectbox(label, names, key=key, help=backends.backend_description(kind, state.get(key)))
+    st.selectbox(label, names, key=key,
+                 help=backends.left_out_help(left_out, backends.backend_description(kind, state.get(key))))
     return state.get(key)
 
 

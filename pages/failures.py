@@ -18,29 +18,22 @@ import streamlit as st
 from alict_app import artefacts, backends, charts, explorer_data, paged_explorer, runs, state, view_state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.capabilities import group_order
-from alict_core.explore import GROUP_BY, Filters, apply_filters, distinct_values, group_rates, headline, lc_model_rates
+from alict_core.explore import (
+    GROUP_BY,
+    Filters,
+    apply_filters,
+    distinct_values,
+    group_rates,
+    headline,
+    lc_model_rates,
+    pass_to_fail_candidates,
+)
 
 MAX_ROWS = 1000  # cases listed (the filters narrow the rest)
 CASE_COLUMNS = ["capability", "lc_title", "model", "kind", "text", "seed_text", "inserted_word", "expected",
                 "predicted", "confidence", "passed", "pass_to_fail", "lc_id", "case_id"]
 KIND_NAMES = {"seed": "seeds", "expansion": "expansions"}
 OUTCOME_NAMES = {"fails": "failing cases", "passes": "passing cases", "all": "all cases"}
-
-
-def choose_run(task: str) -> str | None:
-    """The run to analyse: ``run`` from the URL/state if it exists, else the newest run of the task."""
-    available = runs.list_runs(task)
-    keys = [r["key"] for r in available]
-    current = state.get("run")
-    if current and current not in keys and runs.is_done(current):
-        keys.insert(0, current)
-    if not keys:
-        st.info("No finished run for this task yet: start one on the **Run** page.")
-        return None
-    state.ensure_choice("run", keys)
-    labels = {r["key"]: runs.describe_run(r) for r in available}
-    st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
-    return state.get("run")
 
 
 def filter_bar(data: pd.DataFrame) -> Filters:
@@ -72,28 +65,48 @@ def filter_bar(data: pd.DataFrame) -> Filters:
                    template or "", word or "", p2f)
 
 
-def overview(key: str, scope: pd.DataFrame, filtered: bool) -> None:
+def overview(key: str, scope: pd.DataFrame, filtered: bool, candidates: pd.Series) -> None:
     """Heatmap of fail rates per LC × model (capability-first labels) of the cases in scope."""
     rates = lc_model_rates(scope) if filtered else explorer_data.heat_rates(key)
     if rates.empty:
         return
     st.plotly_chart(charts.lc_heatmap(rates), width="stretch", key="heatmap")
-    flips = int(scope["pass_to_fail"].sum())
-    st.caption(f"{flips} pass-to-fail pairs (the seed passes, its expansion fails)" if flips else
-               "no pass-to-fail pairs here (run with expansions to find them)")
+    st.caption(pass_to_fail_note(scope, candidates))
     if rates["validity"].notna().any():
         st.caption("Reviewed validity per LC (share of its cases judged valid):")
         st.dataframe(rates[["lc_title", "model", "fail_rate", "validity"]], hide_index=True, width="stretch")
 
 
-def grouping(scope: pd.DataFrame, models: tuple[str, ...]) -> None:
-    """Fail rates per inserted word / template / ... of the cases in scope, with a headline."""
+def pass_to_fail_note(scope: pd.DataFrame, candidates: pd.Series) -> str:
+    """How many pass-to-fail pairs the cases in scope hold, or why there are none (``candidates``: the run's
+    expansions whose seed passes, ``pass_to_fail_candidates`` of the whole run)."""
+    flips = int(scope["pass_to_fail"].sum())
+    if flips:
+        return f"{flips} pass-to-fail pairs (the seed passes, its expansion fails)"
+    expansions = int((scope["kind"] == "expansion").sum())
+    if not expansions:
+        return ("no pass-to-fail pairs: no expansions here (tick \"Include expansions\" on the Run page to make "
+                "them)")
+    n_candidates = int(candidates.reindex(scope.index, fill_value=False).sum())
+    return (f"no pass-to-fail pairs: none of the {n_candidates} expansions whose seed passes fails "
+            f"({expansions - n_candidates} more expansions have a failing seed)")
+
+
+def grouping(scope: pd.DataFrame, models: tuple[str, ...], candidates: pd.Series | None = None) -> None:
+    """Fail rates per inserted word / template / ... of the cases in scope, with a headline.
+
+    ``candidates`` (pass-to-fail only): just the expansions whose seed passes count (those that can be
+    pass-to-fail), so the headline's failures are the listed pass-to-fail cases."""
     label = view_state.get("group")
     if label not in GROUP_BY:
         return
     column = GROUP_BY[label]
+    if candidates is not None:
+        scope = scope[candidates.reindex(scope.index, fill_value=False)]
     rates = group_rates(scope, column)
     st.markdown(f"**{headline(rates, column, models or tuple(scope['model'].unique()))}**")
+    if candidates is not None and not rates.empty:
+        st.caption("pass-to-fail only: of the expansions whose seed passes (their failures are the cases listed)")
     if rates.empty:
         return
     left, right = st.columns([3, 2])
@@ -230,7 +243,7 @@ def recurring(key: str, data: pd.DataFrame) -> None:
 
 def main() -> None:
     widgets.header("Failures", "Where the models fail, on which words and templates, and why.")
-    key = choose_run(state.get("task"))
+    key = widgets.run_picker(state.get("task"))
     if key is None:
         return
     if runs.is_big(key):  # aggregates and one page of rows (alict_app.paged_explorer)
@@ -243,9 +256,10 @@ def main() -> None:
     filters = filter_bar(data)
     scope = apply_filters(data, replace(filters, outcome="all", pass_to_fail=False))
     narrowed = bool(filters.capabilities or filters.lcs or filters.models or filters.test_types or filters.kinds)
+    candidates = pass_to_fail_candidates(data)
     overview(key, apply_filters(data, replace(filters, outcome="all", template="", word="", pass_to_fail=False)),
-             filtered=narrowed)
-    grouping(scope, filters.models)
+             filtered=narrowed, candidates=candidates)
+    grouping(scope, filters.models, candidates if filters.pass_to_fail else None)
     st.subheader("Cases")
     shown = apply_filters(data, filters)
     case_table(shown, filters.outcome)

@@ -32,9 +32,10 @@ def build_tree(text: str, settings_json: str, parser_name: str, mlm_name: str) -
 
 
 def picker(kind: str, key: str, label: str) -> str:
-    names = [NONE, *backends.backend_names(kind)]
+    loadable, left_out = backends.loadable_names(kind)
+    names = [NONE, *loadable]
     state.ensure_choice(key, names)
-    st.selectbox(label, names, key=key)
+    st.selectbox(label, names, key=key, help=backends.left_out_help(left_out) or None)
     return str(state.get(key))
 
 
@@ -94,7 +95,7 @@ def main() -> None:
         st.caption("No removable adjunct: the tree is the sentence alone.")
 
     models = [m for m in (state.get("models") or [])]
-    judge_names = backends.backend_names("model", task=task)
+    judge_names, _ = backends.loadable_names("model", task=task)
     state.ensure_choice("lego_judge", judge_names or [NONE])
     judge_name = st.selectbox(
         "Judge of the inserted components",
@@ -111,6 +112,11 @@ def main() -> None:
 
             outcomes = list(run_suite(cases, [backends.model(m) for m in models]).outcomes)
     shown = None
+    if cases and not models:
+        st.info("No model under test for this task: pick one under **Models under test** in the sidebar to colour "
+                "the tree by its verdicts (grey nodes are \"no test\" until then).")
+    elif not cases and judge_name == NONE:
+        st.info("No model registered for this task can judge the inserted components, so the tree has no DIR tests.")
     if outcomes:
         names = [o.name for o in outcomes]
         state.ensure_choice("lego_model", names)

@@ -127,17 +127,9 @@ def big_report(key: str) -> None:
 def main() -> None:
     widgets.header("Report", "Share the results: baseline comparison, downloads, and a demo view.")
     task = state.get("task")
-    available = runs.list_runs(task)
-    keys = [r["key"] for r in available]
-    if state.get("run") and state.get("run") not in keys and runs.is_done(state.get("run")):
-        keys.insert(0, state.get("run"))
-    if not keys:
-        st.info("No finished run for this task yet: start one on the **Run** page.")
+    key = widgets.run_picker(task)
+    if key is None:
         return
-    state.ensure_choice("run", keys)
-    labels = {r["key"]: runs.describe_run(r) for r in available}
-    st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
-    key = state.get("run")
     if runs.is_big(key):  # aggregates and a bounded sample (alict_core.runner.reader)
         big_report(key)
         return

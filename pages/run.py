@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import streamlit as st
 
 from alict_app import backends, run_monitor, runs, spec_store, state, widgets
@@ -68,12 +71,40 @@ def user_model_form(task: str) -> None:
                 st.checkbox(f"use {ref['label']} ({ref['name']})", value=True, key=f"use::{ref['label']}")
 
 
+def named_summary(summary: Any) -> Any:
+    """The summary with each LC's title beside its capability name (the LC id keeps its own column)."""
+    from alict_core.capabilities import lc_catalog
+
+    if summary.empty or "lc_id" not in summary:
+        return summary
+    catalog = lc_catalog(summary["lc_id"], dict(zip(summary["lc_id"], summary["capability"], strict=True)))
+    named = summary.copy()
+    named.insert(0, "LC", named["lc_id"].map(lambda lc: catalog[lc].title))
+    named["capability"] = named["lc_id"].map(lambda lc: catalog[lc].capability)
+    return named[["capability", *(c for c in named.columns if c != "capability")]]
+
+
 def show_result(key: str, cached: bool) -> None:
     summary = runs.run_frames(key)["summary"]
-    st.success(f"Run finished{' (loaded from cache)' if cached else ''} — run id `{runs.resolve(key)}`. "
+    info = runs.run_info(key)
+    st.success(f"Run finished{' (loaded from cache)' if cached else ''}: {runs.describe_run(info)}. "
                "Open **Failures** for the analysis.", icon=":material/check_circle:")
     if len(summary):
-        st.dataframe(for_display(summary), hide_index=True, width="stretch")
+        st.dataframe(for_display(named_summary(summary)), hide_index=True, width="stretch")
+
+
+def duration_text(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def size_line(request: runs.RunRequest, specs: dict[str, Any]) -> str:
+    """The request's size before it starts: LCs, up to how many cases and predictions."""
+    size = runs.size_estimate(request, specs)
+    expansions = f", up to {request.max_per_seed} expansions each" if request.expand else ""
+    return (f"Size: {len(request.lc_ids)} LCs × up to {size['seeds'] // max(1, len(request.lc_ids)):,} seeds"
+            f"{expansions} = up to {size['cases']:,} cases × {size['models']} model(s) = up to "
+            f"{size['predictions']:,} predictions (fewer when an LC has fewer seeds).")
 
 
 def lego_suites(task: str) -> list[str]:
@@ -93,7 +124,8 @@ def request_cancel() -> None:
 
 
 def main() -> None:
-    widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.")
+    widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.",
+                   shows_cases=False)
     run_monitor.section()  # runs in progress (app or CLI): per-shard progress, attach
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
@@ -112,13 +144,14 @@ def main() -> None:
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
     c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
-    parser_names, mlm_names = backends.backend_names("parser"), backends.backend_names("mlm", menu=True)
+    (parser_names, parsers_out), (mlm_names, mlms_out) = (backends.loadable_names("parser"),
+                                                          backends.loadable_names("mlm", menu=True))
     if expand:
         e1, e2 = st.columns(2)
         state.ensure_choice("parser_name", parser_names)
         state.ensure_choice("mlm_name", mlm_names)
-        e1.selectbox("Parser", parser_names, key="parser_name")
-        e2.selectbox("Masked LM", mlm_names, key="mlm_name")
+        e1.selectbox("Parser", parser_names, key="parser_name", help=backends.left_out_help(parsers_out) or None)
+        e2.selectbox("Masked LM", mlm_names, key="mlm_name", help=backends.left_out_help(mlms_out) or None)
     suites = lego_suites(task)
     chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]
     request = runs.RunRequest(
@@ -133,6 +166,8 @@ def main() -> None:
                                       "expansions are excluded; the report says how many per LC and why")),
     )
     key = request.key()
+    if chosen and refs:
+        st.caption(size_line(request, {s.id: s for s in chosen}))
     b1, b2 = st.columns([1, 5])
     go = b1.button("▶ Run", type="primary", disabled=not ((chosen or suites) and refs), key="run_go")
     b2.button("■ Cancel", on_click=request_cancel, key="run_cancel",
@@ -146,9 +181,14 @@ def main() -> None:
             return
         bar = st.progress(0.0, text="starting …")
         log = st.empty()
+        started = time.monotonic()
 
         def progress(message: str, fraction: float) -> None:
-            bar.progress(fraction, text=message)
+            elapsed = time.monotonic() - started
+            eta = (f"ETA {duration_text(elapsed * (1 - fraction) / fraction)}" if fraction >= 0.02
+                   else "ETA after the first steps")
+            bar.progress(min(max(fraction, 0.0), 1.0),
+                         text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 
         with st.status("Running …", expanded=True) as status, run_scope() as scope:
             try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)

@@ -11,6 +11,8 @@ from alict_app import artefacts, sidebar, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.hashing import hash_text
 
+SAVED = "_alict_spec_saved"  # {"lc", "path"} of the spec just saved (shown after the page is redrawn)
+
 
 def common_fields(data: Any) -> list[dict[str, Any]]:
     """The spec's common editable fields: each search group's predicates (one YAML item per line)
@@ -68,11 +70,9 @@ def _line_data(line: str) -> Any:
 
 
 def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
-    """Callback: write the form's fields back into the YAML editor text (comments are not kept)."""
-    data = yaml_data(st.session_state[editor_key])
-    if not isinstance(data, dict):
-        st.session_state["form_error"] = "the YAML changed and no longer parses; the form was not applied"
-        return
+    """Callback: write the form's fields back into the YAML editor text as a minimal edit (only the changed
+    list items are rewritten; comments, quoting and the rest of the file stay as they are)."""
+    text = st.session_state[editor_key]
     for item in fields:
         entered = st.session_state.get(field_key(editor_key, item["path"], version), "")
         lines = [line.strip() for line in entered.splitlines()]
@@ -82,8 +82,16 @@ def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> N
         except (yaml.YAMLError, ValueError) as exc:
             st.session_state["form_error"] = f"{item['label']}: not valid YAML ({str(exc)[:200]})"
             return
-        set_path(data, item["path"], value)
-    st.session_state[editor_key] = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        try:
+            text = specs_io.replace_list(text, item["path"], value)
+        except (KeyError, IndexError, ValueError, yaml.YAMLError):  # the YAML changed shape: rewrite it whole
+            data = yaml_data(text)
+            if not isinstance(data, dict):
+                st.session_state["form_error"] = "the YAML changed and no longer parses; the form was not applied"
+                return
+            set_path(data, item["path"], value)
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    st.session_state[editor_key] = text
 
 
 def reset_editor(editor_key: str, original: str) -> None:
@@ -98,12 +106,16 @@ def discard_copy(spec: Any, editor_key: str) -> None:
 
 
 def main() -> None:
-    widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.")
+    widgets.header("LC specs", "Linguistic-capability specifications: search rules, predicates, expected behaviour.",
+                   shows_cases=False)
     sidebar.models_pending_notice()  # a fresh machine: what works while the offline models build
     task = state.get("task")
     specs = widgets.task_specs_or_stop(task)
     if not specs:
         return
+    saved = st.session_state.pop(SAVED, None)
+    if saved and saved["lc"] in {s.id for s in specs}:
+        state.put("lc", saved["lc"])  # the saved spec, now in the list, is the one being edited
     st.dataframe(widgets.spec_table(specs), hide_index=True, width="stretch", height=min(400, 38 + 35 * len(specs)))
     spec = widgets.lc_picker(specs, "Edit LC spec")
     original = spec_store.spec_text(spec)
@@ -131,6 +143,11 @@ def main() -> None:
             st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}",
                      icon=":material/warning:")
             st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
+            others = getattr(problem, "others", None) or []
+            if others:
+                st.markdown("**Also:**\n" + "\n".join(
+                    f"- {'line ' + str(o['line']) if o.get('line') else 'spec'}"
+                    f"{', field ' + o['field'] if o.get('field') else ''}: {o['message']}" for o in others))
         else:
             st.success("Spec is valid.", icon=":material/check_circle:")
         st.button("Revert to the file on disk", on_click=reset_editor, args=(editor_key, original))
@@ -185,7 +202,11 @@ def main() -> None:
                 st.warning(f"{target.name} exists — tick 'Overwrite if it exists' to replace it.")
             else:
                 path = specs_io.save_spec_text(directory, name, text, overwrite=overwrite)
-                st.success(f"Saved {path}")
+                st.session_state[SAVED] = {"lc": parsed.id, "path": str(path)}
+                st.session_state.get("spec_drafts", {}).pop(f"spec_yaml::{task}::{parsed.id}", None)
+                st.rerun()  # redraw from the top: the list and the picker include the saved spec
+    if saved:
+        st.success(f"Saved {saved['path']}")
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

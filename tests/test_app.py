@@ -235,6 +235,8 @@ def test_run_failures_report_flow(tmp_runs, tmp_path, monkeypatch):
     assert at.query_params["run"] in (key, [key])
     summary = at.dataframe[0].value
     assert set(summary["lc_id"]) == {"sentiment-lc01", "sentiment-lc04"} and set(summary["model"]) == {"fake-sentiment"}
+    assert not set(summary["capability"]) & set(summary["lc_id"]) and summary["LC"].str.len().min() > 10  # names
+    assert any(c.value.startswith("Size: 2 LCs × up to") and "predictions" in c.value for c in at.caption)
     # a second click is served from the saved run
     at.button(key="run_go").click().run()
     assert any("loaded from cache" in s.value for s in at.success)
@@ -275,7 +277,8 @@ def test_run_failures_report_flow(tmp_runs, tmp_path, monkeypatch):
     assert_clean(at)
     table = at.dataframe[-1].value.set_index("capability")
     assert int(table["baseline_tests"].sum()) == 7
-    assert set(table.index) == {c.capability for c in result.case_list}
+    assert set(table.index) == {"Negation", "Vocabulary"}  # capability names on both sides, never LC ids
+    assert set(table.index) == set(result.summary()["capability"])
 
 
 def test_failure_browser_filters_and_deep_link_to_a_case(tmp_runs):

@@ -149,3 +149,36 @@ def test_demo_mode_opens_on_the_story_and_renders_nothing_that_writes(monkeypatc
         assert not keys & writing, (page, keys)
         assert not any(str(k).startswith("build::") for k in keys), (page, keys)
         assert not demo.get("file_uploader") and not demo.get("text_area") and not demo.get("text_input"), page
+
+
+def test_story_cards_can_be_trusted_on_both_tasks(monkeypatch):
+    """Story: headlines give n and a 95 % interval, plain capability words (no LC ids, no "SRL"), the explainer
+    named only in the footnote, "becomes" only for pass-to-fail pairs; on hate speech a content note first."""
+    import re
+
+    from alict_app import explorer_data
+    from alict_core.explore import trustworthy_failures
+
+    at = start()
+    key = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04", "sentiment-lc08"))
+    monkeypatch.setenv("ALICT_DEMO_MODE", "1")
+    demo = start({"run": key})
+    assert_clean(demo)
+    headline = next(m.value for m in demo.markdown if m.value.startswith("Fails "))
+    assert re.match(r"Fails \d+% of \d+ \(95 % CI \d+%–\d+%\) test cases\.", headline), headline
+    shown = " ".join(m.value for m in demo.markdown) + " ".join(c.value for c in demo.caption)
+    assert "sentiment-lc" not in shown and "SRL" not in shown and "lemna" not in shown.replace("LEMNA", "")
+    assert any("LEMNA explanations" in c.value for c in demo.main.caption)  # the method, in the footnote only
+    data = explorer_data.frame(key)
+    top = trustworthy_failures(data, per_model=3)
+    flips = [m.value for m in demo.markdown if "\n\nbecomes\n\n" in m.value]
+    assert len(flips) == int(top["show_seed"].sum())
+    assert all(bool(data.loc[data["case_id"] == c, "pass_to_fail"].any()) for c in top.loc[top["show_seed"], "case_id"])
+    excluded = set(top["case_id"][:1])  # a case left out (flagged or disputed) never shows up again
+    assert not set(trustworthy_failures(data, excluded=excluded)["case_id"]) & excluded
+    confirmed = set(top["case_id"][-1:])
+    assert trustworthy_failures(data, reviewed=confirmed).iloc[0]["case_id"] in confirmed  # reviewed first
+    demo.sidebar.selectbox(key="task").set_value("hate_speech").run()
+    assert_clean(demo)
+    assert any(w.value.startswith("Content note:") for w in demo.warning)
+    assert not any(key in m.value for m in demo.markdown)  # the sentiment run is not shown on hate speech

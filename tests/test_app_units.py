@@ -126,7 +126,9 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
         assert (tmp_path / key / "meta.json").exists()  # the run store of the CLI: one folder per run id
         assert runs.list_runs("sentiment")[0]["key"] == key
         fractions = [f for _, f in messages]
-        assert all(0 <= f <= 1 for f in fractions) and any("sentiment-lc04" in m for m, _ in messages)
+        assert all(0 <= f <= 1 for f in fractions)
+        assert any(m.startswith(f"LC 1 of 1 ({spec.title})") for m, _ in messages)
+        assert any(m.startswith("running the models: ") for m, _ in messages)  # overall progress, then the models
     finally:
         uninstall()
 
@@ -168,3 +170,59 @@ def test_background_build_reports_its_log_and_exit_code(tmp_path, monkeypatch):
         time.sleep(0.2)
     assert builds.exit_code("no-such-target") == 2  # argparse rejects the target
     assert "invalid choice" in builds.log_tail("no-such-target")
+
+
+def test_menus_offer_only_backends_that_can_load_offline(tmp_path, monkeypatch):
+    """Offline, a hub masked LM is offered only when its snapshot is in the local HF cache; the others are named
+    with the reason (the help text of the menu)."""
+    from alict_app import backends
+
+    snapshot = tmp_path / "models--roberta-base" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (snapshot / "model.safetensors").write_bytes(b"0")
+    (tmp_path / "models--roberta-base" / "refs").mkdir()
+    (tmp_path / "models--roberta-base" / "refs" / "main").write_text("abc")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("ALICT_OFFLINE", "1")
+    names, left_out = backends.loadable_names("mlm", menu=True)
+    assert "minilm-offline" in names and "roberta-base" in names and "bert-base-uncased" not in names
+    assert "not in the local cache" in left_out["bert-base-uncased"] and "offline mode is on" in left_out[
+        "bert-base-uncased"]
+    assert "bert-base-uncased" in backends.left_out_help(left_out, "a masked LM")
+    models, hub_models = backends.loadable_names("model", task="sentiment")
+    assert "vader" in models and hub_models and all(backends.backend_tags("model", n)["kind"] == "hf"
+                                                    for n in hub_models)
+
+
+def test_apply_to_yaml_is_a_minimal_edit():
+    """A one-character change in a form field changes one line of the spec YAML; quoting and comments stay."""
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).resolve().parent.parent / "alict_core/specs/sentiment/sentiment-lc09.yaml").read_text()
+    edited = specs_io.replace_list(text, ("rules", 0, "concat", 0), ["Do I think that", "Do I agree that!"])
+    diff = [line for line in specs_io.unified_diff(text, edited).splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert diff == ['-      - ["Do I think that", "Do I agree that"]',
+                    '+      - ["Do I think that", "Do I agree that!"]']
+    longer = specs_io.replace_list(text, ("search", 0, "predicates"), [{"label": ["positive"]}, {"pos": "JJ"}])
+    assert yaml.safe_load(longer)["search"][0]["predicates"] == [{"label": ["positive"]}, {"pos": "JJ"}]
+    assert yaml.safe_load(longer)["description"] == yaml.safe_load(text)["description"]
+    changed = [line for line in specs_io.unified_diff(text, longer).splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert len(changed) == 3  # one predicate line out, two in; nothing else of the file
+
+
+def test_every_spec_problem_is_listed_and_the_excerpt_keeps_indentation():
+    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+
+    text = "schema_version: 1\nid: sentiment-lcx\ntask: sentiment\nbogus: 1\nother: 2\n"
+    with pytest.raises(SpecValidationError) as caught:
+        parse_spec_text(text, "x.yaml")
+    problems = [caught.value.detail.split(" (and")[0]] + [o["message"] for o in caught.value.others]
+    assert len(problems) >= 3 and any("'other'" in p for p in problems) and any("'bogus'" in p for p in problems)
+    assert f"(and {len(caught.value.others)} more problem" in str(caught.value)
+    html = specs_io.annotated_yaml_html("a:\n    b: 1\n", 2, "bad")
+    assert "&nbsp;" * 4 + "b: 1" in html

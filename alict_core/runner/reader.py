@@ -297,6 +297,7 @@ class RunReader:
         cube = self.cube()
         if cube.empty:
             return pd.DataFrame(columns=SUMMARY_COLUMNS)
+
         pairs = self.pair_counts().set_index(["lc_id", "model"])
         groups = self.group_counts().set_index(["lc_id", "model"])
         fields = [*CLUSTER_FIELDS_EXPANSIONS, *CLUSTER_FIELDS_ALL]

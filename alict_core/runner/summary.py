@@ -80,7 +80,11 @@ def merge_counts(parts: Iterable[Iterable[Mapping[str, Any]]]) -> list[dict[str,
 
 
 def summary_frame(counts: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """The summary table: counts, fail rates of seeds (Wilson), expansions and all cases (seed-clustered), pairs."""
+    """The summary table: counts, fail rates of seeds (Wilson), expansions and all cases (seed-clustered), pairs.
+
+    ``capability`` holds the capability's name (``capabilities.capability_name``), never the LC id of a shipped LC."""
+    from alict_core.capabilities import capability_name
+
     rows = []
     for c in counts:
         ns, ne, a, b = (int(c[k]) for k in ("n_seeds", "n_expansions", "n_fail_seeds", "n_fail_expansions"))
@@ -89,7 +93,8 @@ def summary_frame(counts: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         lo, hi = wilson_interval(a, ns)
         elo, ehi = clustered_interval(b, ne, *stats_e)
         alo, ahi = clustered_interval(a + b, ns + ne, *stats_a)
-        rows.append((c["lc_id"], c["capability"], c["test_type"], c["model"], ns, ne, a, a / ns if ns else np.nan,
+        rows.append((c["lc_id"], capability_name(c["lc_id"], c["capability"]), c["test_type"], c["model"], ns, ne, a,
+                     a / ns if ns else np.nan,
                      lo, hi, b, b / ne if ne else np.nan, elo, ehi, ns + ne, a + b,
                      (a + b) / (ns + ne) if ns + ne else np.nan, alo, ahi,
                      int(c["n_pass_to_fail"]), int(c["n_fail_to_pass"]), design_effect(b, ne, *stats_e),

@@ -17,10 +17,12 @@ from alict_core.spec.schema import LCSpec
 class SpecValidationError(SpecError):
     """A spec failed to parse or validate; ``path``, ``line`` (1-based) and ``field`` locate it."""
 
-    def __init__(self, source: str, message: str, line: int | None = None, field: str | None = None) -> None:
+    def __init__(self, source: str, message: str, line: int | None = None, field: str | None = None,
+                 others: list[dict[str, Any]] | None = None) -> None:
         self.path = source
         self.line = line
         self.field = field
+        self.others = others or []  # the further problems: {"message", "line", "field"} each
         where = source + (f", line {line}" if line else "") + (f", field {field!r}" if field else "")
         super().__init__(f"{where}: {message}")
         self.detail = message
@@ -105,18 +107,24 @@ def parse_spec_text(text: str, source: str = "<spec>") -> LCSpec:
     try:
         return LCSpec.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(error["loc"])
-        field = ".".join(str(p) for p in loc if not (isinstance(p, str) and (p[:1].isupper() or "[" in p))) or None
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = f"unknown field {str(loc[-1])!r}"
-        elif error["type"] == "missing":
-            message = f"missing required field {str(loc[-1])!r}"
-        more = len(exc.errors()) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise SpecValidationError(source, message, _key_line(root, loc), field) from None
+        problems = [_problem(root, error) for error in exc.errors()]
+        first, others = problems[0], problems[1:]
+        message = first["message"]
+        if others:
+            message += f" (and {len(others)} more problem{'s' if len(others) > 1 else ''})"
+        raise SpecValidationError(source, message, first["line"], first["field"], others) from None
+
+
+def _problem(root: yaml.Node | None, error: Any) -> dict[str, Any]:
+    """One pydantic error as {"message", "line", "field"} (the line of the YAML key it is about)."""
+    loc = tuple(error["loc"])
+    field = ".".join(str(p) for p in loc if not (isinstance(p, str) and (p[:1].isupper() or "[" in p))) or None
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = f"unknown field {str(loc[-1])!r}"
+    elif error["type"] == "missing":
+        message = f"missing required field {str(loc[-1])!r}"
+    return {"message": message, "line": _key_line(root, loc), "field": field}
 
 
 def load_spec(path: str | Path) -> LCSpec:

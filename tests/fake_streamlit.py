@@ -1,0 +1,33 @@
+"""Start ``streamlit run app.py`` with the instant fake backends and a private run store (browser tests).
+
+    ALICT_TEST_RUNS_DIR=/tmp/runs python tests/fake_streamlit.py --server.port 8600 --server.headless true
+
+The fakes (``alict_app.fakes``) are registered in the server process before Streamlit starts, so every
+session sees them; the run store is ``$ALICT_TEST_RUNS_DIR`` instead of the shared cache's runs folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    sys.path.insert(0, str(REPO))
+    from alict_app import fakes, runs
+
+    fakes.install()
+    root = Path(os.environ["ALICT_TEST_RUNS_DIR"])
+    runs.runs_root = lambda: root  # the pages look the store up through this function
+    from streamlit.web import cli
+
+    os.chdir(REPO)
+    sys.argv = ["streamlit", "run", str(REPO / "app.py"), *sys.argv[1:]]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()
