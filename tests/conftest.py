@@ -60,3 +60,18 @@ def private_workspace(tmp_path_factory):
         os.environ.pop("ALICT_WORKSPACE_DIR", None)
     else:
         os.environ["ALICT_WORKSPACE_DIR"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_review_store(tmp_path_factory):
+    """Tests never read or write the developer's own review database (its schema may be another version's,
+    and a confirmed write-back there would change what every test run excludes)."""
+    import os
+
+    previous = os.environ.get("ALICT_REVIEW_DB_URL")
+    os.environ["ALICT_REVIEW_DB_URL"] = f"sqlite:///{tmp_path_factory.mktemp('review')}/review.sqlite"
+    yield
+    if previous is None:
+        os.environ.pop("ALICT_REVIEW_DB_URL", None)
+    else:
+        os.environ["ALICT_REVIEW_DB_URL"] = previous
