@@ -163,10 +163,10 @@ def writeback_view(suite_task: str) -> None:
                            key=f"review_writeback_sure_{suite_task}")
         label = "Apply the new rule" if changed else "Confirm write-back"
         if st.button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not sure):
-            review_store.confirm_writeback(suite_task, minimum, st.session_state.get("reviewer") or "")
+            store(write=True).confirm_writeback(suite_task, minimum, st.session_state.get("reviewer") or "")
             st.rerun()
     elif st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
-        review_store.revoke_writeback(suite_task)
+        store(write=True).revoke_writeback(suite_task)
         st.rerun()
 
 

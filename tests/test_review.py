@@ -482,6 +482,7 @@ def test_cases_without_a_task_field_are_filtered_too(url, tmp_path):
 def test_streaming_run_drops_a_rejected_seed_with_its_expansions(url, tmp_path):
     from alict_core.runner import run_streaming
     from alict_core.runner.reader import RunReader
+    from alict_core.runner.stream import group_by_seed
 
     cases = make_cases(per_lc=(("sentiment-lc01", 3),), expansions=2)
     store = ReviewStore()
@@ -490,7 +491,7 @@ def test_streaming_run_drops_a_rejected_seed_with_its_expansions(url, tmp_path):
     for name in ("ann", "bob"):
         store.judge(seed.id, name, relevance=1, label_score=5)
     store.confirm_writeback("sentiment", 2)
-    folder = run_streaming(cases, ["vader"], run_dir=tmp_path / "run", shard_size=2,
+    folder = run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=2,
                            cache_root=tmp_path / "pred")
     ids = {row["case_id"] for row in RunReader.open(folder).iter_case_rows()}
     assert ids == {c.case_id for c in cases} - {"sentiment-lc01-s1", "sentiment-lc01-s1-x0", "sentiment-lc01-s1-x1"}
@@ -501,9 +502,11 @@ def test_review_sample_reads_a_sharded_run(url, tmp_path, capsys):
     from alict_core.cli import main
     from alict_core.review import load_cases
     from alict_core.runner import run_streaming
+    from alict_core.runner.stream import group_by_seed
 
     cases = make_cases(per_lc=(("sentiment-lc01", 6), ("sentiment-lc04", 4)), expansions=1)
-    folder = run_streaming(cases, ["vader"], run_dir=tmp_path / "run", shard_size=4, cache_root=tmp_path / "p")
+    folder = run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
+                           cache_root=tmp_path / "p")
     assert not (folder / "cases.jsonl").exists() and len(list((folder / "cases").glob("part-*.jsonl"))) > 1
     assert {c.case_id for c in load_cases(folder)} == {c.case_id for c in cases}
     assert main(["review", "sample", "--name", "from-run", "--task", "sentiment", "--cases", str(folder),

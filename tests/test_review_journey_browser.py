@@ -21,6 +21,7 @@ import pytest
 
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases, run_streaming
+from alict_core.runner.stream import group_by_seed
 from tests.browser_sync import ScriptState
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -52,6 +53,7 @@ def case_ids(folder: Path) -> set[str]:
 def judge_everything(page, script: ScriptState, base: str, reviewer: str, n_items: int) -> None:
     """Judge every case of the reviewer's queue with the keys 1–5 (label 1 where this reviewer rejects)."""
     page.goto(f"{base}/review?review=journey&reviewer={reviewer}", timeout=WAIT)
+    page.get_by_role("button", name="Start reviewing (take a set)").click(timeout=WAIT)  # a view never claims
     for i in range(1, n_items + 1):
         page.get_by_text(f"Case {i} of {n_items}").first.wait_for(timeout=WAIT)
         script.wait_idle()
@@ -80,7 +82,7 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
     for key in ("ALICT_REVIEW_DB_URL", "ALICT_CACHE_DIR"):  # this process runs and reads the same stores
         monkeypatch.setenv(key, env[key])
     runs_root = tmp_path / "cache" / "runs"
-    cases = build_cases(SEEDS, EXPANSIONS)
+    cases = group_by_seed(build_cases(SEEDS, EXPANSIONS))  # a seed and its expansions one after the other
     request = {"key": "journey", "status": "done", "started": 0, "finished": time.time(),
                "request": {"task": "sentiment", "lc_ids": ["sentiment-lc04"],
                            "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}

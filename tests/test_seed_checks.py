@@ -141,5 +141,5 @@ def test_identity_swaps_keep_fixed_pairs(text, kept):
 
 def test_pronouns_after_a_named_antecedent_are_not_swapped():
     assert identity_swaps("Mr. Broomfield turns the camera on himself and his family .") == []
-    assert identity_swaps("Nicholson is at his best , and he knows it .") == []
+    assert identity_swaps("The film gives Nicholson a role , and he knows it .") == []
     assert "He is a great actor ." in identity_swaps("She is a great actor .")
