@@ -77,6 +77,13 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     ("deep.jsonl", lambda rows: b"[" * 100_000 + b"]" * 100_000 + b"\n", ["nested too deeply"], {}),
     ("other.jsonl", lambda rows: _jsonl(_filled(rows, case_id="nope")), ["case 'nope'", "is not in review task"], {}),
     ("form.txt", lambda rows: b"x", ["format must be csv or jsonl"], {}),
+    # attack pass: scores nobody signed, a case judged twice, odd digits and names, notes the store would cut
+    ("unsigned.csv", lambda rows: _csv(_filled(rows, reviewer="")), ["unsigned.csv:2", "but no reviewer"], {}),
+    ("twice.csv", lambda rows: _csv(_filled(rows) + _filled(rows[:1], relevance="1")),
+     ["twice.csv:6", "again (first at twice.csv:2)"], {}),
+    ("wide.csv", lambda rows: _csv(_filled(rows, relevance="\uff14")), ["relevance must be an integer"], {}),
+    ("nul.jsonl", lambda rows: _jsonl(_filled(rows, reviewer="a\u0000b")), ["control characters"], {}),
+    ("note.csv", lambda rows: _csv(_filled(rows, note="n" * 2001)), ["note longer than 2000"], {}),
 ]
 
 
@@ -106,6 +113,25 @@ def test_review_import_round_trip_with_a_bom_and_a_fresh_database_only_after_the
     bad.write_bytes(b"\xff")
     assert_clean_error(cli("review", "import", str(bad), "--db", f"sqlite:///{fresh}"), 2, "not UTF-8")
     assert not fresh.exists(), "a bad file opens no database"
+
+
+@pytest.mark.parametrize("name,reviewers,needles", [
+    ("", "", ["review task name must be 1–200 characters"]),
+    ("   ", "", ["review task name must be 1–200 characters"]),
+    (" t2", "", ["leading or trailing spaces"]),
+    ("x" * 201, "", ["1–200 characters"]),
+    ("a\nb", "", ["holds control characters"]),
+    ("t2", "ann,b\x00b", ["reviewer name", "control characters"]),
+], ids=["empty", "blank", "padded", "long", "newline", "reviewer-nul"])
+def test_review_sample_bad_names(cli, tmp_path, review_task, name, reviewers, needles):
+    """A task named '' (or padded, or with a line break) could never be named again on the command line."""
+    from alict_core.review import ReviewStore
+
+    cases = tmp_path / "cases.jsonl"
+    outcome = cli("review", "sample", "--name", name, "--task", "sentiment", "--cases", str(cases), "--size", "2",
+                  "--sets", "1", "--k", "2" if reviewers else "1", "--reviewers", reviewers)
+    assert_clean_error(outcome, 2, *needles)
+    assert [t.name for t in ReviewStore().tasks()] == ["t"]
 
 
 @pytest.mark.parametrize("schema", ["CREATE TABLE review_tasks (id INTEGER, other TEXT)",
