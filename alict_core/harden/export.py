@@ -150,6 +150,8 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
+    if not formats:  # an export of no files would be "done" yet hold nothing to train on
+        raise AlictError(f"no export format named; choose any of {', '.join(FORMATS)} (e.g. --formats jsonl,csv)")
     ratios = ratios or SplitRatios()
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():

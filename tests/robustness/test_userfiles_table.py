@@ -209,7 +209,7 @@ def test_lego_seed_file_over_the_seed_limit(cli, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ harden, report, settings, workspace
 @pytest.mark.parametrize("split", ["8:nan:1", "nan:nan:nan", "inf:1:1", "8:1:-inf", "8:1", "a:b:c", "-1:1:1",
-                                   "0:0:0", "8:1:0", "1e309:1:1", ""])
+                                   "0:0:0", "8:1:0", "1e309:1:1", "", "1e308:1e308:1e308"])
 def test_harden_export_bad_split(cli, tmp_path, split):
     from alict_core.runner import run_suite
     from tests.robustness.support import KeywordModel, small_cases
@@ -218,6 +218,19 @@ def test_harden_export_bad_split(cli, tmp_path, split):
     outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--split", split,
                   "--out", str(tmp_path / "hx"))
     assert_clean_error(outcome, 2, "split", limit_s=30)
+    assert not (tmp_path / "hx").exists()
+
+
+@pytest.mark.parametrize("formats", ["", ",,", " , "])
+def test_harden_export_of_no_format_is_refused(cli, tmp_path, formats):
+    """An export naming no format held only export.json and exited 0: nothing to train on, without a word."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", formats,
+                  "--out", str(tmp_path / "hx"))
+    assert_clean_error(outcome, 2, "no export format named", limit_s=30)
     assert not (tmp_path / "hx").exists()
 
 
