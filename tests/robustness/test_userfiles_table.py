@@ -234,6 +234,26 @@ def test_harden_export_of_no_format_is_refused(cli, tmp_path, formats):
     assert not (tmp_path / "hx").exists()
 
 
+@pytest.mark.parametrize("model,extra,needle", [
+    ("nosuch", [], "nosuch"),
+    ("vader", [], "not an embedded MiniLM classifier"),
+    ("hf", ["--hf-dir", "{missing}", "--task", "sentiment"], "not found"),
+    ("hf", ["--hf-dir", "{tmp}"], "--task is required"),
+    ("a b", ["--hf-dir", "{tmp}", "--task", "sentiment"], "cannot name a version"),
+], ids=["unknown", "not-embedded", "no-hf-dir", "no-task", "bad-name"])
+def test_harden_fix_refuses_a_bad_model_before_the_export(cli, tmp_path, model, extra, needle):
+    """`harden fix --model nosuch` wrote the whole export before the model was looked up."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    extra = [e.format(missing=tmp_path / "nope", tmp=tmp_path) for e in extra]
+    outcome = cli("harden", "fix", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--model", model, *extra,
+                  "--out", str(tmp_path / "hx"))
+    assert_clean_error(outcome, 2, needle, limit_s=60)
+    assert not (tmp_path / "hx").exists()
+
+
 @pytest.mark.parametrize("task", ["hate_speech"])
 def test_report_export_of_another_tasks_run(cli, tmp_path, task):
     from alict_core.runner import run_suite
