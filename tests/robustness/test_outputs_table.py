@@ -44,6 +44,8 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
     (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{dir}"], "is a folder", "{dir}"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{file}/j.xml"], "is a file", "{file}/j.xml"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--fail-threshold", "x"], "--fail-threshold", "x"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--export", "{foreign}"], "already holds other files",
+     "{foreign}"),
     (["review", "export", "t", "--out", "{dir}", "--db", "sqlite:///{tmp}/review.sqlite"], "is a folder", "{dir}"),
     (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files", "{foreign}"),
     (["expand", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files",
