@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.cliargs import add_executor_args, executor_options, int_range
+from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
 from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="cap on seeds per LC; on a --suite: a seeded random sample of N items per test, "
                         "stratified by label (seed: --sample-seed), never the first N in file order")
-    parser.add_argument("--inv-threshold", type=float, default=None, metavar="P",
+    parser.add_argument("--inv-threshold", type=float_range(0.0, 1.0), default=None, metavar="P",
                         help="CheckList INV tests of a --suite: a variant whose predicted label changed still "
                         "passes when its probability of the original label stays within P of the original's "
                         "(default 0.1, CheckList's INV threshold)")
@@ -334,6 +334,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")
     check_export_paths(args)
+    if getattr(args, "inv_threshold", None) is not None and not args.suite:  # else silently without effect
+        raise AlictError("--inv-threshold applies to the CheckList INV tests of a --suite; give a --suite or drop it")
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     options = executor_options(args)
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
