@@ -144,3 +144,22 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("out,needle", [(".", "already holds other files"), ("/", "is the root folder")],
+                         ids=["dot-with-other-files", "root"])
+def test_run_out_of_a_folder_without_a_name(cli, paths, monkeypatch, out, needle):
+    """`run --out .` was an internal error (exit 3: "PosixPath('.') has an empty name")."""
+    monkeypatch.chdir(paths["foreign"])
+    before = {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")}
+    outcome = cli(*[a.format(seeds=paths["seeds"], tmp=paths["tmp"]) for a in RUN[:-1]], out)
+    assert_clean_error(outcome, 2, needle, limit_s=30)
+    assert {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")} == before
+
+
+def test_run_out_dot_in_an_empty_folder_runs_there(cli, paths, monkeypatch):
+    monkeypatch.chdir(paths["dir"])
+    outcome = cli(*[a.format(seeds=paths["seeds"], tmp=paths["tmp"]) for a in RUN[:-1]], ".")
+    assert outcome.code == 0, outcome.err
+    assert (paths["dir"] / "meta.json").is_file()
+    assert not [p.name for p in paths["tmp"].iterdir() if p.name.startswith(".")]  # no staging sibling left
