@@ -186,8 +186,16 @@ def load_task_specs(task: str) -> list[LCSpec]:
     if not directory.is_dir():
         raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: sentiment, hate_speech")
     files = spec_files(task)
-    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in files)
+    stamp = tuple((p.name, _mtime(p)) for p in files)
     return list(_load_specs_cached(tuple(str(p) for p in files), stamp, task))
+
+
+def _mtime(path: Path) -> int:
+    """A spec file's change stamp; a dangling or looping link is one message naming the file."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError as exc:
+        raise SpecValidationError(str(path), f"cannot read spec file ({exc.strerror})") from None
 
 
 def get_spec(task: str, lc_id: str) -> LCSpec:

@@ -303,3 +303,16 @@ def test_workspace_spec_file_not_named_after_its_id(cli, tmp_path, monkeypatch, 
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
     assert_clean_error(outcome, 2, *needles)
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("link", ["loop", "dangling"])
+def test_workspace_spec_link_that_cannot_be_followed(cli, tmp_path, monkeypatch, link):
+    """A spec link pointing at itself was an internal error (exit 3: OSError ELOOP from the change stamp)."""
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    path = folder / "sentiment-lc04.yaml"
+    path.symlink_to(path if link == "loop" else tmp_path / "gone.yaml")
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "cannot read spec file")
+    assert not (tmp_path / "s").exists()
