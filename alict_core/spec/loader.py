@@ -153,6 +153,9 @@ def spec_dirs(task: str) -> list[Path]:
 
 def spec_files(task: str) -> list[Path]:
     """The spec files of a task in file-name order, workspace files replacing built-ins of the same name."""
+    user = workspace_spec_dir(task)
+    if user.exists() and not user.is_dir():  # else the user's specs would be left out without a word
+        raise SpecError(f"the workspace's spec folder {user} is a file, not a folder; move it away")
     by_name = {path.name: path for directory in spec_dirs(task) if directory.is_dir()
                for path in sorted(directory.glob("*.yaml"))}
     return [by_name[name] for name in sorted(by_name)]

@@ -277,11 +277,32 @@ def test_torch_threads_setting(cli, monkeypatch, value):
     assert_clean_error(cli("parse", "--text", "a film"), 2, "ALICT_TORCH_THREADS", "from 1 to 1024")
 
 
-def test_workspace_dir_that_is_a_file(cli, tmp_path, monkeypatch):
+def _ws_file(tmp_path):
     (tmp_path / "ws").write_text("not a folder")
-    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    return str(tmp_path / "ws")
+
+
+def _ws_loop(tmp_path):
+    (tmp_path / "ws").symlink_to(tmp_path / "ws")
+    return str(tmp_path / "ws")
+
+
+def _ws_specs_file(tmp_path):
+    (tmp_path / "ws" / "specs").mkdir(parents=True)
+    (tmp_path / "ws" / "specs" / "sentiment").write_text("not a folder")
+    return str(tmp_path / "ws")
+
+
+@pytest.mark.parametrize("make,needle", [
+    (_ws_file, "ALICT_WORKSPACE_DIR names a file"),
+    (lambda tmp_path: "  ", "ALICT_WORKSPACE_DIR is set but empty"),  # was: the default workspace, silently
+    (_ws_loop, "names a link that leads nowhere"),  # was: no workspace specs, silently
+    (_ws_specs_file, "spec folder"),  # was: the user's specs left out, silently
+], ids=["file", "blank", "looping-link", "specs-task-a-file"])
+def test_workspace_dir_that_is_not_a_folder(cli, tmp_path, monkeypatch, make, needle):
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", make(tmp_path))
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
-    assert_clean_error(outcome, 2, "ALICT_WORKSPACE_DIR names a file")
+    assert_clean_error(outcome, 2, needle)
     assert not (tmp_path / "s").exists()
 
 
