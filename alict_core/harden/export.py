@@ -158,6 +158,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         raise AlictError(f"--out {out_dir} is a file, not a folder")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         raise AlictError(f"--out {out_dir} is not empty; pass --overwrite to replace it")
+    _check_only_export_files(out_dir)
     run_dir = resolve_run(run)
     run_id, rows = run_rows(run_dir, lcs)
     if not rows:
@@ -185,11 +186,25 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
                                              "untrainable": summary.untrainable, "formats": list(formats)})
+        _check_only_export_files(out_dir)
         replace_dir(staging, out_dir)  # old or new export, never a mix (a kill between renames is recovered)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return summary
+
+
+EXPORT_NAMES = ("export.json", "hf_dataset", *(f"{split}.{suffix}" for split in SPLITS for suffix in ("jsonl", "csv")))
+
+
+def _check_only_export_files(out_dir: Path) -> None:
+    """``--overwrite`` replaces an earlier export, never a folder holding anything else (``--out ~`` wiped it)."""
+    if not out_dir.is_dir():
+        return
+    foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in EXPORT_NAMES)
+    if foreign:
+        raise AlictError(f"--out {out_dir} holds files that are not an export's ({', '.join(foreign[:3])}); "
+                         "--overwrite replaces only an earlier export: choose a new or empty folder")
 
 
 def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequence[str]) -> None:

@@ -234,6 +234,26 @@ def test_harden_export_of_no_format_is_refused(cli, tmp_path, formats):
     assert not (tmp_path / "hx").exists()
 
 
+@pytest.mark.parametrize("content", [".ssh/id", "thesis.tex", "train.jsonl.bak", "hf_dataset/x"])
+def test_harden_export_overwrite_replaces_only_an_export(cli, tmp_path, content):
+    """`--out ~ --overwrite` replaced the whole folder (user files, .ssh and all) with the export."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    home = tmp_path / "home"
+    (home / content).parent.mkdir(parents=True, exist_ok=True)
+    (home / content).write_text("keep me")
+    outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--out", str(home),
+                  "--overwrite", "--formats", "jsonl")
+    if content.startswith("hf_dataset"):  # an earlier export's own folder: replaced, as --overwrite says
+        assert outcome.code == 0, outcome.err
+        return
+    assert_clean_error(outcome, 2, "holds files that are not an export's", limit_s=30)
+    assert (home / content).read_text() == "keep me"
+    assert sorted(p.name for p in home.iterdir()) == [content.split("/")[0]]
+
+
 @pytest.mark.parametrize("model,extra,needle", [
     ("nosuch", [], "nosuch"),
     ("vader", [], "not an embedded MiniLM classifier"),
