@@ -60,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.manifest import check_output_file
 
     check_output_file(args.json, "--json")  # before any run is loaded
+    from alict_core.commands.run import check_outputs_apart
+
+    for run_dir in {args.run_a, args.run_b or args.run_a}:  # --json RUN/meta.json replaced the run's own file
+        check_outputs_apart([("--json", args.json)], run_dir)
     run_a = _load(args.run_a)
     run_b = _load(args.run_b) if args.run_b else run_a
     comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)

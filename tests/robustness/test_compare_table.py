@@ -25,12 +25,17 @@ def _run(tmp_path: Path, name: str, lc: str = "sentiment-lc01", n: int = 4) -> P
     (["{a}", "--json", "{tmp}"], ["--json", "is a folder"]),
     (["{a}", "--json", "{a}/meta.json/x.json"], ["--json", "is a file (not a folder)"]),
     (["{tmp}/nope"], ["not found"]),
-], ids=["disjoint-lcs", "show-negative", "show-float", "json-folder", "json-under-a-file", "missing-run"])
+    (["{a}", "--json", "{a}/meta.json"], ["--json", "lies inside the run folder"]),  # replaced the run's meta.json
+    (["{a}", "{a}", "--json", "{a}/cases/c.json"], ["--json", "lies inside the run folder"]),
+], ids=["disjoint-lcs", "show-negative", "show-float", "json-folder", "json-under-a-file", "missing-run",
+        "json-onto-the-run-meta", "json-into-the-run"])
 def test_compare_refuses(cli, tmp_path, argv, needles):
     """``--show -1`` printed all cases but one (``head(-1)``); runs sharing no LC compared nothing, exit 0."""
     paths = {"a": _run(tmp_path, "a"), "other": _run(tmp_path, "other", "sentiment-lc02"), "tmp": tmp_path}
+    meta = (paths["a"] / "meta.json").read_bytes()
     outcome = cli("compare", *[arg.format(**paths) for arg in argv])
     assert_clean_error(outcome, 2, *needles, limit_s=30)
+    assert (paths["a"] / "meta.json").read_bytes() == meta
 
 
 def test_compare_of_partly_different_lcs_says_so(cli, tmp_path):

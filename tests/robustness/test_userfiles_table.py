@@ -115,6 +115,19 @@ def test_review_import_round_trip_with_a_bom_and_a_fresh_database_only_after_the
     assert not fresh.exists(), "a bad file opens no database"
 
 
+@pytest.mark.parametrize("out", ["review.sqlite", "review.sqlite-wal", "sub/../review.sqlite"])
+def test_review_export_onto_its_own_database_is_refused(cli, tmp_path, review_task, out):
+    """`review export t --out <the review database>` replaced the database with a CSV (exit 0)."""
+    from alict_core.review import ReviewStore
+
+    (tmp_path / "sub").mkdir()
+    before = (tmp_path / "review.sqlite").read_bytes()
+    outcome = cli("review", "export", "t", "--format", "csv", "--out", str(tmp_path / out))
+    assert_clean_error(outcome, 2, "is the review database")
+    assert (tmp_path / "review.sqlite").read_bytes() == before
+    assert [t.name for t in ReviewStore().tasks()] == ["t"]
+
+
 @pytest.mark.parametrize("name,reviewers,needles", [
     ("", "", ["review task name must be 1–200 characters"]),
     ("   ", "", ["review task name must be 1–200 characters"]),
