@@ -13,6 +13,9 @@ RANGES = [  # (command prefix, option, bad values)
     (["run", "--task", "sentiment", "--models", "vader"], "--batch-size", ["0", "-3", "99999999", "nan"]),
     (["run", "--task", "sentiment", "--models", "vader"], "--inv-threshold", ["nan", "-0.1", "1.5", "inf", "x"]),
     (["seeds", "--task", "sentiment"], "--max", ["-1", "0", "abc", "1e99", "10000000000"]),
+    (["validate", "--task", "sentiment"], "--max-seeds", ["-1", "0", "1.5"]),  # 0 validated nothing, exit 0
+    (["validate", "--task", "sentiment"], "--show", ["-1", "x"]),
+    (["compare", "run-a"], "--show", ["-1", "1e3"]),
     (["seeds", "--task", "sentiment"], "--seed", ["-1", "x", "99999999999"]),
     (["expand", "--task", "sentiment"], "--max-seeds", ["-1", "0", "2000000000"]),
     (["expand", "--task", "sentiment"], "--top-k-words", ["0", "-2", "100000"]),
