@@ -20,7 +20,7 @@ from alict_core.harden.split import (
     training_labels,
 )
 from alict_core.hashing import hash_json
-from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.jsonl import read_json, write_json, write_jsonl
 from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -271,8 +271,17 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = folder / f"{split}.jsonl"
     if not path.is_file():
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
-    return list(iter_jsonl(path))
+    from alict_core.userfiles import jsonl_rows
+
+    # an export folder is handed in by the user: the strict-input path (UTF-8, size, nesting, rows)
+    return [row for _, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
-    return dict(read_json(Path(export_dir) / "export.json"))
+    from alict_core.userfiles import parse_json, read_text
+
+    path = Path(export_dir) / "export.json"
+    settings = parse_json(read_text(path, "export settings", error=AlictError), path.name, error=AlictError)
+    if not isinstance(settings, dict):
+        raise AlictError(f"{path}: expected a JSON object written by `harden export`")
+    return settings

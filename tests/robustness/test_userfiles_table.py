@@ -267,6 +267,29 @@ def test_harden_export_overwrite_replaces_only_an_export(cli, tmp_path, content)
     assert sorted(p.name for p in home.iterdir()) == [content.split("/")[0]]
 
 
+@pytest.mark.parametrize("file,data,needle", [
+    ("train.jsonl", b"\xff\xfe\n", "not UTF-8"),
+    ("train.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested too deeply"),
+    ("train.jsonl", b"[1, 2]\n", "expected a JSON object"),
+    ("export.json", b"\xff", "not UTF-8"),
+    ("export.json", b"[1, 2]", "expected a JSON object"),
+    ("export.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+], ids=["split-not-utf8", "split-deep", "split-list", "settings-not-utf8", "settings-list", "settings-deep"])
+def test_harden_tampered_export_is_one_message(cli, tmp_path, file, data, needle):
+    """`harden train/evaluate --export` of a tampered export was exit 3 (UnicodeDecodeError, RecursionError)."""
+    from alict_core.errors import AlictError
+    from alict_core.harden.export import export_settings, read_split
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    assert cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", "jsonl",
+               "--out", str(tmp_path / "hx")).code == 0
+    (tmp_path / "hx" / file).write_bytes(data)
+    with pytest.raises(AlictError, match=needle):
+        read_split(tmp_path / "hx", "train") if file == "train.jsonl" else export_settings(tmp_path / "hx")
+
+
 @pytest.mark.parametrize("model,extra,needle", [
     ("nosuch", [], "nosuch"),
     ("vader", [], "not an embedded MiniLM classifier"),
