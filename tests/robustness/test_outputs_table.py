@@ -171,3 +171,22 @@ def test_run_out_dot_in_an_empty_folder_runs_there(cli, paths, monkeypatch):
     assert outcome.code == 0, outcome.err
     assert (paths["dir"] / "meta.json").is_file()
     assert not [p.name for p in paths["tmp"].iterdir() if p.name.startswith(".")]  # no staging sibling left
+
+
+@pytest.mark.parametrize("command,row,needle", [
+    (["expand", "--task", "sentiment", "--lc", "4", "--max-seeds", "1"],
+     {"id": "s1", "lc_id": "sentiment-lc04", "text": "a film", "test_type": "MFT", "expected": POSITIVE},
+     "holds seeds"),
+    (["seeds", "--task", "sentiment", "--lc", "4", "--max", "1"],
+     {"id": "s1-x1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "a fine film"}, "holds expansions"),
+], ids=["expand-onto-seeds", "seeds-onto-expansions"])
+def test_seeds_and_expansions_never_replace_each_other(cli, tmp_path, command, row, needle):
+    """`expand --out <a seeds --out folder>` silently replaced sentiment-lc04.jsonl (the seeds) by expansions."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "sentiment-lc04.jsonl").write_text(json.dumps(row) + "\n")
+    before = (folder / "sentiment-lc04.jsonl").read_bytes()
+    outcome = cli(*command, "--out", str(folder))
+    assert_clean_error(outcome, 2, needle, str(folder), "sentiment-lc04.jsonl", limit_s=30)
+    assert (folder / "sentiment-lc04.jsonl").read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["sentiment-lc04.jsonl"]
