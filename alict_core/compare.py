@@ -251,14 +251,22 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
         same = name_a == name_b
         label_a = label_a or (f"{name_a} (A)" if same else name_a)
         label_b = label_b or (f"{name_b} (B)" if same else name_b)
+    lcs_a, lcs_b = set(a["lc_id"]), set(b["lc_id"])
+    if lcs_a and lcs_b and not lcs_a & lcs_b:  # nothing pairs: every number would compare different tests
+        raise AlictError(f"run A ({', '.join(sorted(lcs_a))}) and run B ({', '.join(sorted(lcs_b))}) share no LC: "
+                         "nothing to compare; run the same LCs on both sides")
     note = ""
+    if lcs_a != lcs_b:
+        sides = (("A", lcs_a - lcs_b), ("B", lcs_b - lcs_a))
+        only = [f"only in {side}: {', '.join(sorted(lcs))}" for side, lcs in sides if lcs]
+        note = f"The runs hold different LCs ({'; '.join(only)}); those LCs have no paired cases. "
     if run_a.run_id == run_b.run_id and name_a == name_b:
-        note = (f"A and B are the same run ({run_a.run_id}) and the same model ({name_a}): every case agrees, "
-                "so nothing can differ.")
+        note += (f"A and B are the same run ({run_a.run_id}) and the same model ({name_a}): every case agrees, "
+                 "so nothing can differ.")
     else:
         fingerprint_a = run_a.outcomes[run_a.models.index(name_a)].fingerprint
         fingerprint_b = run_b.outcomes[run_b.models.index(name_b)].fingerprint
         if fingerprint_a == fingerprint_b:
-            note = (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "
-                    "cases or expectations.")
+            note += (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "
+                     "cases or expectations.")
     return compare_frames(a, b, label_a, label_b, note)

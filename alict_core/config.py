@@ -102,13 +102,17 @@ def workspace_dir() -> Path:
 
     Not created here: only saving a spec creates it.
     """
-    configured = os.environ.get(WORKSPACE_ENV, "").strip()
-    if not configured:
+    if WORKSPACE_ENV not in os.environ:
         return cache_dir() / "workspace"
+    configured = os.environ[WORKSPACE_ENV].strip()
+    if not configured:  # no silent fallback to the default workspace (as for ALICT_DATA_DIR)
+        raise AlictError(f"{WORKSPACE_ENV} is set but empty; unset it or set it to a folder")
     path = Path(configured).expanduser()
     if path.exists() and not path.is_dir():
         raise AlictError(f"{WORKSPACE_ENV} names a file, not a folder; point it at a folder (it is created when a "
                          "spec is first saved) or unset it")
+    if path.is_symlink() and not path.exists():  # a dangling or looping link: its specs would vanish silently
+        raise AlictError(f"{WORKSPACE_ENV} names a link that leads nowhere ({configured}); point it at a folder")
     return path
 
 

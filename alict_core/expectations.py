@@ -156,8 +156,14 @@ def from_dict(row: Mapping[str, Any] | Expectation, where: str = "expected") -> 
     if not isinstance(row, Mapping) or row.get("kind") not in KINDS:
         raise ExpectationError(f"{where}: expected.kind must be one of {KINDS}, got {row!r}")
     kind = row["kind"]
-    labels = tuple(str(x) for x in row.get("labels") or ())
+    raw_labels = row.get("labels") or ()
+    if not isinstance(raw_labels, (list, tuple)) or not all(isinstance(x, str) for x in raw_labels):
+        raise ExpectationError(f"{where}: expected.labels must be a list of label names, got {raw_labels!r}")
+    labels = tuple(raw_labels)
     tolerance = row.get("tolerance")
+    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                  or not 0 <= tolerance <= 1):  # NaN fails the range too
+        raise ExpectationError(f"{where}: expected.tolerance must be a number from 0 to 1, got {tolerance!r}")
     if kind in ("label", "one_of", "not_label", "direction") and not labels:
         raise ExpectationError(f"{where}: expected.kind {kind!r} needs at least one label")
     if kind == "invariance":

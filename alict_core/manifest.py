@@ -273,13 +273,22 @@ def _exchange(a: Path, b: Path) -> bool:
     return result == 0
 
 
+def named_dir(target: Path | str) -> Path:
+    """``target`` as an absolute path with a name (``.``, ``sub/..`` become the folder they mean; ``/`` is refused),
+    so its hidden siblings (``.<name>.old``, ``.<name>.tmp-*``) can be named."""
+    path = Path(os.path.abspath(target))
+    if not path.name:
+        raise AlictError(f"output folder {str(target)!r} is the root folder; give a folder inside it")
+    return path
+
+
 def _old_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.old")
 
 
 def recover_dir(target: Path) -> None:
     """Finish an interrupted swap: if ``target`` is missing but its old copy is beside it, put it back."""
-    target = Path(target)
+    target = named_dir(target)
     old = _old_name(target)
     if old.is_dir():
         if not target.exists():
@@ -356,7 +365,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
     the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
     """
-    target = Path(target)
+    target = named_dir(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         recover_dir(target)
@@ -399,7 +408,7 @@ def replace_dir(complete: Path, target: Path) -> None:
     mix. The old content is renamed to a hidden ``.<name>.tmp-*`` folder before it is removed, so a kill during
     the removal leaves only a folder that :func:`clean_stale` removes later.
     """
-    complete, target = Path(complete), Path(target)
+    complete, target = Path(complete), named_dir(target)
     if not target.exists():
         os.replace(complete, target)
         return

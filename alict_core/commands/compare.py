@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from alict_core.cliargs import int_range
 from alict_core.errors import AlictError
 
 
@@ -23,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model-a", default=None, help="model of side A (needed when its run has several)")
     parser.add_argument("--model-b", default=None, help="model of side B (needed when its run has several)")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the comparison as JSON")
-    parser.add_argument("--show", type=int, default=10, help="newly failing / passing cases to print (default 10)")
+    parser.add_argument("--show", type=int_range(0, 100_000), default=10,
+                        help="newly failing / passing cases to print (default 10)")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when an LC fails significantly more often in B (Holm-corrected p < 0.05 "
                              "across LCs)")
@@ -55,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from alict_core.compare import compare_runs
+    from alict_core.manifest import check_output_file
 
+    check_output_file(args.json, "--json")  # before any run is loaded
+    from alict_core.commands.run import check_outputs_apart
+
+    for run_dir in {args.run_a, args.run_b or args.run_a}:  # --json RUN/meta.json replaced the run's own file
+        check_outputs_apart([("--json", args.json)], run_dir)
     run_a = _load(args.run_a)
     run_b = _load(args.run_b) if args.run_b else run_a
     comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)

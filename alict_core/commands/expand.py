@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")
     check_mergeable(args.out, OUT_FILES, "--out")  # the folder is swapped whole at the end: refused now, not then
+    from alict_core.commands.seeds import check_out_holds_no
+
+    check_out_holds_no(args.out, "seeds", "seeds --out")  # expansions of LC4 would replace its seeds
     if args.suite:
         return run_suite(args)
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)

@@ -175,6 +175,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_fix(args: argparse.Namespace) -> int:
+    from alict_core.training.harden import check_retrain_parent
+
+    check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
     run_export(args)
     name = _train(args, args.out)
     print(f"retrained version: {name}")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.commands.run import add_export_options, check_export_paths, parse_thresholds
+from alict_core.commands.run import add_export_options, check_export_paths, check_outputs_apart, parse_thresholds
 from alict_core.errors import AlictError
 
 
@@ -65,9 +65,20 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
+    if args.export:  # a folder of other files is refused before the HTML report is written, not after
+        from alict_core.manifest import _check_replaceable
+        from alict_core.suites.tables import EXPORT_FILES
+
+        try:
+            _check_replaceable(Path(args.export), EXPORT_FILES)
+        except AlictError:
+            raise AlictError(f"--export {args.export!r} already holds other files; choose a new or empty folder "
+                             "(an export folder is replaced as a whole)") from None
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
     run_dir = Path(args.run_dir) if args.run_dir else latest_run()
+    check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
+                        run_dir, args.export)
     large = _large_run(run_dir)
     if large is not None:
         return _report_large(large, args)

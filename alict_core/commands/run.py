@@ -79,6 +79,29 @@ def check_export_paths(args: argparse.Namespace) -> None:
     check_output_file(args.summary_json, "--summary-json")
 
 
+def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Path | None,
+                        export: str | None = None) -> None:
+    """Refuse, before any work, two outputs naming one file (the last would silently replace the first) and an
+    output inside the run folder it is made from (``report RUN --out RUN/meta.json`` destroyed the run); only
+    ``report.html`` may sit in the run folder, as ``run --report`` puts it there."""
+    seen: dict[Path, str] = {}
+    folder = Path(run_dir).resolve() if run_dir else None
+    for option, value in outputs:
+        if not value:
+            continue
+        path = Path(value).resolve()
+        if path in seen:
+            raise AlictError(f"{option} and {seen[path]} name the same file {value!r}; give each its own")
+        seen[path] = option
+        if folder is not None and path.is_relative_to(folder) and path != folder / "report.html":
+            raise AlictError(f"{option} {value!r} lies inside the run folder {str(run_dir)!r} and would replace or "
+                             "mix with the run's own files; write it elsewhere")
+    if export and folder is not None:
+        target = Path(export).resolve()
+        if target == folder or target.is_relative_to(folder) or folder.is_relative_to(target):
+            raise AlictError(f"--export {export!r} overlaps the run folder {str(run_dir)!r}; export to another folder")
+
+
 def write_exports(result, args: argparse.Namespace, thresholds: dict[str, float]) -> None:
     """Write the files asked for by ``--junit`` / ``--summary-json``."""
     if args.junit:
@@ -334,6 +357,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report")
     check_export_paths(args)
+    check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],
+                        args.out)
+    if getattr(args, "inv_threshold", None) is not None and not args.suite:  # else silently without effect
+        raise AlictError("--inv-threshold applies to the CheckList INV tests of a --suite; give a --suite or drop it")
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     options = executor_options(args)
     thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}

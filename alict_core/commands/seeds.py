@@ -10,6 +10,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from alict_core.cliargs import int_range
+from alict_core.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,6 +39,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 OUT_FILES = ("*.jsonl",)  # what a `seeds --out` folder holds: <lc>.jsonl per LC
 
 
+def check_out_holds_no(folder: str | None, kind: str, command: str) -> None:
+    """Refuse an ``--out`` folder holding another command's ``<lc>.jsonl`` files (``kind`` "seeds" or
+    "expansions", told by their first row): same names, so one would silently replace the other."""
+    if not folder or not Path(folder).is_dir():
+        return
+    for path in sorted(Path(folder).glob("*.jsonl")):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                first = next((line for line in handle if line.strip()), "")
+            row = json.loads(first) if first else {}
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue  # not ours to judge: check_mergeable and the readers say what is wrong with it
+        found = "expansions" if isinstance(row, dict) and "seed_id" in row else "seeds"
+        if isinstance(row, dict) and row and found == kind:
+            raise AlictError(f"--out {str(folder)!r} holds {kind} ({path.name}, written by `{command}`); this "
+                             "command's files have the same names and would replace them: choose another folder")
+
+
 def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
     from alict_core.spec import get_spec, load_spec, load_task_specs
 
@@ -55,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")
     check_mergeable(args.out, OUT_FILES, "--out")
+    check_out_holds_no(args.out, "expansions", "expand --out")
     specs = selected_specs(args.task, args.lc, args.spec)
     bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json,
                file=sys.stderr)

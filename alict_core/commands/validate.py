@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from alict_core.cliargs import int_range
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -15,11 +17,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     parser.add_argument("--lc", action="append", default=None, help="LC id (repeatable; default: every LC)")
-    parser.add_argument("--max-seeds", type=int, default=None, help="cap on seeds per LC (default: the spec's)")
+    parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
+                        help="cap on seeds per LC (default: the spec's)")
     parser.add_argument("--seeds", action="append", default=[], help="seed JSONL file(s) instead of the corpus search")
     parser.add_argument("--expansions", action="extend", nargs="+", default=[],
                         help="expansions JSONL file(s) or folder(s) of them (accepted rows are checked)")
-    parser.add_argument("--show", type=int, default=5, help="print this many flagged cases per LC (0: none)")
+    parser.add_argument("--show", type=int_range(0, 100_000), default=5,
+                        help="print this many flagged cases per LC (0: none)")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     parser.set_defaults(handler=run)
 

@@ -20,7 +20,7 @@ from alict_core.harden.split import (
     training_labels,
 )
 from alict_core.hashing import hash_json
-from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.jsonl import read_json, write_json, write_jsonl
 from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -150,12 +150,15 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
+    if not formats:  # an export of no files would be "done" yet hold nothing to train on
+        raise AlictError(f"no export format named; choose any of {', '.join(FORMATS)} (e.g. --formats jsonl,csv)")
     ratios = ratios or SplitRatios()
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():
         raise AlictError(f"--out {out_dir} is a file, not a folder")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         raise AlictError(f"--out {out_dir} is not empty; pass --overwrite to replace it")
+    _check_only_export_files(out_dir)
     run_dir = resolve_run(run)
     run_id, rows = run_rows(run_dir, lcs)
     if not rows:
@@ -183,11 +186,25 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
                                              "untrainable": summary.untrainable, "formats": list(formats)})
+        _check_only_export_files(out_dir)
         replace_dir(staging, out_dir)  # old or new export, never a mix (a kill between renames is recovered)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return summary
+
+
+EXPORT_NAMES = ("export.json", "hf_dataset", *(f"{split}.{suffix}" for split in SPLITS for suffix in ("jsonl", "csv")))
+
+
+def _check_only_export_files(out_dir: Path) -> None:
+    """``--overwrite`` replaces an earlier export, never a folder holding anything else (``--out ~`` wiped it)."""
+    if not out_dir.is_dir():
+        return
+    foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in EXPORT_NAMES)
+    if foreign:
+        raise AlictError(f"--out {out_dir} holds files that are not an export's ({', '.join(foreign[:3])}); "
+                         "--overwrite replaces only an earlier export: choose a new or empty folder")
 
 
 def _write(folder: Path, parts: dict[str, list[dict[str, Any]]], formats: Sequence[str]) -> None:
@@ -254,8 +271,17 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = folder / f"{split}.jsonl"
     if not path.is_file():
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
-    return list(iter_jsonl(path))
+    from alict_core.userfiles import jsonl_rows
+
+    # an export folder is handed in by the user: the strict-input path (UTF-8, size, nesting, rows)
+    return [row for _, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
-    return dict(read_json(Path(export_dir) / "export.json"))
+    from alict_core.userfiles import parse_json, read_text
+
+    path = Path(export_dir) / "export.json"
+    settings = parse_json(read_text(path, "export settings", error=AlictError), path.name, error=AlictError)
+    if not isinstance(settings, dict):
+        raise AlictError(f"{path}: expected a JSON object written by `harden export`")
+    return settings

@@ -36,7 +36,7 @@ class SplitRatios:
             values = [float(p) for p in parts]
         except ValueError:
             values = []
-        if len(values) != 3 or not all(math.isfinite(v) for v in values) or sum(values) <= 0 \
+        if len(values) != 3 or not all(math.isfinite(v) for v in values) or not 0 < sum(values) < math.inf \
                 or any(v < 0 for v in values):
             raise AlictError(f"--split {text[:40]!r}: expected three finite non-negative numbers such as 8:1:1")
         total = sum(values)

@@ -63,6 +63,7 @@ def export_task(store: ReviewStore, task_name: str, path: Path | str, fmt: str |
     return len(rows)
 
 
+NOTE_CHARS = 2000  # what the store keeps of a note
 REQUIRED_COLUMNS = ("case_id", "text_hash", "reviewer", "relevance", "label_score")
 TEXT_COLUMNS = ("task", "case_id", "text_hash", "reviewer", "note")
 
@@ -101,10 +102,14 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
                       rows: list[tuple[str, dict[str, Any]]] | None = None) -> int:
     """Read judgements from CSV/JSONL (or the ``rows`` read already) into the store (upserts); the count saved."""
     items_by_task: dict[str, dict[tuple[str, str], Any]] = {}
+    seen: dict[tuple[int, str], str] = {}
     planned = []
     for where, row in rows if rows is not None else read_judgements(path, fmt):
         reviewer = str(row.get("reviewer") or "").strip()
         if not reviewer:
+            filled = [c for c in JUDGEMENT_COLUMNS[1:] if row.get(c) not in (None, "")]
+            if filled:  # scores nobody signed would be dropped without a word
+                raise ReviewError(f"{where}: {', '.join(filled)} filled in but no reviewer; add the reviewer's name")
             continue
         name = task_name or str(row.get("task") or "")
         if not name:
@@ -124,5 +129,13 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
             raise ReviewError(f"{where}: case {item.case_id!r} is an expansion and needs a validity score")
         if len(reviewer) > 100:
             raise ReviewError(f"{where}: reviewer name longer than 100 characters")
-        planned.append((item.id, reviewer, scores, str(row.get("note") or "")))
+        if not reviewer.isprintable():
+            raise ReviewError(f"{where}: reviewer name {reviewer[:40]!r} holds control characters")
+        note = str(row.get("note") or "")
+        if len(note) > NOTE_CHARS:
+            raise ReviewError(f"{where}: note longer than {NOTE_CHARS} characters ({len(note)}); shorten it")
+        first = seen.setdefault((item.id, reviewer), where)
+        if first != where:  # the last would win silently, and the count would be off
+            raise ReviewError(f"{where}: case {item.case_id!r} is judged by {reviewer!r} again (first at {first})")
+        planned.append((item.id, reviewer, scores, note))
     return store.judge_many(planned)  # one transaction: a file is imported whole or not at all

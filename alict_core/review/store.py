@@ -370,6 +370,8 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
     if isinstance(value, bool):  # JSON true is not a score of 1
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
+    if isinstance(value, str) and not value.strip().isascii():  # int() reads full-width and other digits
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     try:
         score = int(value)
     except (TypeError, ValueError, OverflowError):
@@ -377,6 +379,16 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
     if score != float(value) or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     return score
+
+
+def check_name(name: str | None, what: str, longest: int) -> str:
+    """A task or reviewer name, stripped: 1 to ``longest`` printable characters (no NUL or line breaks)."""
+    name = (name or "").strip()
+    if not name or len(name) > longest:
+        raise ReviewError(f"{what} must be 1–{longest} characters, got {name[:40]!r}")
+    if not name.isprintable():
+        raise ReviewError(f"{what} {name[:40]!r} holds control characters")
+    return name
 
 
 class ReviewStore:
@@ -398,9 +410,7 @@ class ReviewStore:
 
     def reviewer(self, name: str) -> Reviewer:
         """The reviewer of that name, created on first use (names only; no passwords)."""
-        name = (name or "").strip()
-        if not name or len(name) > 100:
-            raise ReviewError("reviewer name must be 1–100 characters")
+        name = check_name(name, "reviewer name", 100)
         if self.read_only:
             found = self.find_reviewer(name)
             if found is None:
@@ -440,6 +450,10 @@ class ReviewStore:
     def create_task(self, name: str, suite_task: str, plan: dict[str, Any], items: Sequence[dict[str, Any]],
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
+        if name != check_name(name, "review task name", 200):
+            raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
+        for _, reviewer in assignments:
+            check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
             if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
                 raise ReviewError(f"a review task named {name!r} already exists; choose another --name")

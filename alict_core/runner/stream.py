@@ -322,6 +322,10 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     check_run_options(shard_size, workers, batch_size)
     refs = model_refs(models)
     started, started_at = time.monotonic(), time.time()
+    if run_dir is not None:
+        from alict_core.manifest import named_dir
+
+        run_dir = named_dir(run_dir)  # `--out .` names the current folder: its siblings need a name
     root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
             "plugins": list(plugins)}

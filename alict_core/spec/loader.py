@@ -161,6 +161,9 @@ def spec_dirs(task: str) -> list[Path]:
 
 def spec_files(task: str) -> list[Path]:
     """The spec files of a task in file-name order, workspace files replacing built-ins of the same name."""
+    user = workspace_spec_dir(task)
+    if user.exists() and not user.is_dir():  # else the user's specs would be left out without a word
+        raise SpecError(f"the workspace's spec folder {user} is a file, not a folder; move it away")
     by_name = {path.name: path for directory in spec_dirs(task) if directory.is_dir()
                for path in sorted(directory.glob("*.yaml"))}
     return [by_name[name] for name in sorted(by_name)]
@@ -194,8 +197,16 @@ def load_task_specs(task: str) -> list[LCSpec]:
     if not directory.is_dir():
         raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: sentiment, hate_speech")
     files = spec_files(task)
-    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in files)
+    stamp = tuple((p.name, _mtime(p)) for p in files)
     return list(_load_specs_cached(tuple(str(p) for p in files), stamp, task))
+
+
+def _mtime(path: Path) -> int:
+    """A spec file's change stamp; a dangling or looping link is one message naming the file."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError as exc:
+        raise SpecValidationError(str(path), f"cannot read spec file ({exc.strerror})") from None
 
 
 def get_spec(task: str, lc_id: str) -> LCSpec:

@@ -157,6 +157,25 @@ def _commit(staging: Path, target: Path) -> None:
     os.replace(staging, target)
 
 
+def check_retrain_parent(parent: str, model_dir: str | Path | None = None, task: str | None = None) -> None:
+    """Refuse a parent model that cannot be retrained, before any export or training work (``harden fix``)."""
+    if model_dir:
+        if not task:
+            raise AlictError("--task is required with --hf-dir")
+        if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
+            raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
+                             "(e.g. --model hf or --model my-bert)")
+        if not Path(model_dir).expanduser().is_dir():
+            raise AlictError(f"Hugging Face model folder {model_dir} not found (retraining needs a local copy)")
+        return
+    from alict_core.models.embedded import EmbeddingHeadModel
+    from alict_core.models.registry import get_model
+
+    if not isinstance(get_model(parent), EmbeddingHeadModel):
+        raise AlictError(f"model {parent!r} is not an embedded MiniLM classifier; use a Hugging Face model "
+                         "(hf:model_id=...) or one of minilm-sst / minilm-hatexplain")
+
+
 def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSettings | None = None,
                      encoder: Any = None, original: tuple[list[str], list[str]] | None = None,
                      heldout: tuple[list[str], list[str]] | None = None,

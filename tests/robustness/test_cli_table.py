@@ -12,6 +12,9 @@ RANGES = [  # (command prefix, option, bad values)
     (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000"]),
     (["run", "--task", "sentiment", "--models", "vader"], "--batch-size", ["0", "-3", "99999999", "nan"]),
     (["seeds", "--task", "sentiment"], "--max", ["-1", "0", "abc", "1e99", "10000000000"]),
+    (["validate", "--task", "sentiment"], "--max-seeds", ["-1", "0", "1.5"]),  # 0 validated nothing, exit 0
+    (["validate", "--task", "sentiment"], "--show", ["-1", "x"]),
+    (["compare", "run-a"], "--show", ["-1", "1e3"]),
     (["seeds", "--task", "sentiment"], "--seed", ["-1", "x", "99999999999"]),
     (["expand", "--task", "sentiment"], "--max-seeds", ["-1", "0", "2000000000"]),
     (["expand", "--task", "sentiment"], "--top-k-words", ["0", "-2", "100000"]),
@@ -34,6 +37,16 @@ def test_numeric_option_out_of_range(cli, prefix, option, value):
     outcome = cli(*prefix, f"{option}={value}")
     assert_clean_error(outcome, 2, option)
     assert "out of range" in outcome.err or "not a whole number" in outcome.err or "not a number" in outcome.err
+
+
+@pytest.mark.parametrize("value", ["0.2", "nan", "-0.1", "inf"])
+def test_inv_threshold_without_a_suite_is_refused(cli, tmp_path, value):
+    """It was accepted (even NaN) and had no effect: an option that silently does nothing. (With a --suite the
+    value is checked by the importer: tests/test_suites.py.)"""
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--inv-threshold", value,
+                  "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "--inv-threshold applies to", "--suite")
+    assert not any(tmp_path.iterdir()), "nothing written"
 
 
 BAD_LCS = ["1.4", "-4", "4x", "hate_speech-lc04", "lc99", "12", "0", "lc", "LC 4", "sentiment-lc4x", "+4", "４"]

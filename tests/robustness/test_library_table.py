@@ -362,3 +362,29 @@ def test_extreme_numbers_in_a_spec_are_refused_or_searched(sentiment_corpus, nam
             find_seeds(spec, sentiment_corpus, max_seeds=5)
         except AlictError:
             pass
+
+
+SEED_ROWS = [  # (a change to a good seed row, what the message names); each was accepted (a silent coercion)
+    ({"expected": {"kind": "label", "labels": [True]}}, "expected.labels must be a list of label names"),
+    ({"expected": {"kind": "label", "labels": "positive"}}, "expected.labels must be a list of label names"),
+    ({"expected": {"kind": "direction", "labels": ["positive"], "tolerance": True, "direction": "up"},
+      "test_type": "DIR"}, "expected.tolerance must be a number from 0 to 1"),
+    ({"expected": {"kind": "direction", "labels": ["positive"], "tolerance": -5, "direction": "up"},
+      "test_type": "DIR"}, "expected.tolerance must be a number from 0 to 1"),
+    ({"expected": {"kind": "invariance", "labels": [], "tolerance": float("nan")}, "test_type": "INV"},
+     "expected.tolerance must be a number from 0 to 1"),
+    ({"text": 12345}, "text must be a non-empty text"),
+    ({"text": "  "}, "text must be a non-empty text"),
+]
+
+
+@pytest.mark.parametrize("change,needle", SEED_ROWS, ids=[f"seed-{i}" for i in range(len(SEED_ROWS))])
+def test_seed_rows_are_strict(change, needle):
+    """`run --seeds` rows: no bool, number or blank where a label, tolerance or text is meant."""
+    from alict_core.errors import AlictError
+    from alict_core.runner import build_cases
+
+    seed = {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a good film", "test_type": "MFT",
+            "expected": {"kind": "label", "labels": ["positive"]}, **change}
+    with pytest.raises(AlictError, match=needle):
+        build_cases([seed])

@@ -44,6 +44,16 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
     (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{dir}"], "is a folder", "{dir}"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{file}/j.xml"], "is a file", "{file}/j.xml"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--fail-threshold", "x"], "--fail-threshold", "x"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--export", "{foreign}"], "already holds other files",
+     "{foreign}"),
+    # attack pass: two outputs on one file, outputs inside the run they are made from
+    ([*RUN, "--junit", "{tmp}/j.xml", "--summary-json", "{tmp}/j.xml"], "name the same file", "{tmp}/j.xml"),
+    ([*RUN, "--junit", "{tmp}/run/meta.json"], "lies inside the run folder", "{tmp}/run/meta.json"),
+    (["report", "{run}", "--out", "{run}/meta.json"], "lies inside the run folder", "{run}/meta.json"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{run}/cases/s.json"],
+     "lies inside the run folder", "{run}/cases/s.json"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--export", "{run}"], "overlaps the run folder", "{run}"),
+    (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{tmp}/r.html"], "name the same file", "{tmp}/r.html"),
     (["review", "export", "t", "--out", "{dir}", "--db", "sqlite:///{tmp}/review.sqlite"], "is a folder", "{dir}"),
     (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files", "{foreign}"),
     (["expand", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files",
@@ -142,3 +152,41 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("out,needle", [(".", "already holds other files"), ("/", "is the root folder")],
+                         ids=["dot-with-other-files", "root"])
+def test_run_out_of_a_folder_without_a_name(cli, paths, monkeypatch, out, needle):
+    """`run --out .` was an internal error (exit 3: "PosixPath('.') has an empty name")."""
+    monkeypatch.chdir(paths["foreign"])
+    before = {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")}
+    outcome = cli(*[a.format(seeds=paths["seeds"], tmp=paths["tmp"]) for a in RUN[:-1]], out)
+    assert_clean_error(outcome, 2, needle, limit_s=30)
+    assert {p.relative_to(paths["tmp"]).as_posix() for p in paths["tmp"].rglob("*")} == before
+
+
+def test_run_out_dot_in_an_empty_folder_runs_there(cli, paths, monkeypatch):
+    monkeypatch.chdir(paths["dir"])
+    outcome = cli(*[a.format(seeds=paths["seeds"], tmp=paths["tmp"]) for a in RUN[:-1]], ".")
+    assert outcome.code == 0, outcome.err
+    assert (paths["dir"] / "meta.json").is_file()
+    assert not [p.name for p in paths["tmp"].iterdir() if p.name.startswith(".")]  # no staging sibling left
+
+
+@pytest.mark.parametrize("command,row,needle", [
+    (["expand", "--task", "sentiment", "--lc", "4", "--max-seeds", "1"],
+     {"id": "s1", "lc_id": "sentiment-lc04", "text": "a film", "test_type": "MFT", "expected": POSITIVE},
+     "holds seeds"),
+    (["seeds", "--task", "sentiment", "--lc", "4", "--max", "1"],
+     {"id": "s1-x1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "a fine film"}, "holds expansions"),
+], ids=["expand-onto-seeds", "seeds-onto-expansions"])
+def test_seeds_and_expansions_never_replace_each_other(cli, tmp_path, command, row, needle):
+    """`expand --out <a seeds --out folder>` silently replaced sentiment-lc04.jsonl (the seeds) by expansions."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "sentiment-lc04.jsonl").write_text(json.dumps(row) + "\n")
+    before = (folder / "sentiment-lc04.jsonl").read_bytes()
+    outcome = cli(*command, "--out", str(folder))
+    assert_clean_error(outcome, 2, needle, str(folder), "sentiment-lc04.jsonl", limit_s=30)
+    assert (folder / "sentiment-lc04.jsonl").read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["sentiment-lc04.jsonl"]

@@ -24,6 +24,12 @@ HOSTILE = [  # (page, query)
     pytest.param("pages/seeds.py", {"lc": "hate_speech-lc04"}, marks=pytest.mark.slow),
     pytest.param("pages/run.py", {"run": "../app-runs", "lc": "4x"}, marks=pytest.mark.slow),
     pytest.param("pages/expansions.py", {"lc": "lc99", "seed": "../../x"}, marks=pytest.mark.slow),
+    # attack pass: review links naming no task, a huge one, a reviewer with control characters
+    ("pages/review.py", {"review": "x" * 5000, "reviewer": "a\x07b"}),
+    pytest.param("pages/review.py", {"review": "=cmd|calc", "reviewer": " "}, marks=pytest.mark.slow),
+    pytest.param("pages/compare.py", {"run": "../../etc", "model": "=x"}, marks=pytest.mark.slow),
+    pytest.param("pages/harden.py", {"run": "/etc", "lc": "lc99"}, marks=pytest.mark.slow),
+    pytest.param("pages/lego.py", {"lc": "-1", "task": "hate_speech"}, marks=pytest.mark.slow),
 ]
 
 

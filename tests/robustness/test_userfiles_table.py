@@ -77,6 +77,13 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     ("deep.jsonl", lambda rows: b"[" * 100_000 + b"]" * 100_000 + b"\n", ["nested too deeply"], {}),
     ("other.jsonl", lambda rows: _jsonl(_filled(rows, case_id="nope")), ["case 'nope'", "is not in review task"], {}),
     ("form.txt", lambda rows: b"x", ["format must be csv or jsonl"], {}),
+    # attack pass: scores nobody signed, a case judged twice, odd digits and names, notes the store would cut
+    ("unsigned.csv", lambda rows: _csv(_filled(rows, reviewer="")), ["unsigned.csv:2", "but no reviewer"], {}),
+    ("twice.csv", lambda rows: _csv(_filled(rows) + _filled(rows[:1], relevance="1")),
+     ["twice.csv:6", "again (first at twice.csv:2)"], {}),
+    ("wide.csv", lambda rows: _csv(_filled(rows, relevance="\uff14")), ["relevance must be an integer"], {}),
+    ("nul.jsonl", lambda rows: _jsonl(_filled(rows, reviewer="a\u0000b")), ["control characters"], {}),
+    ("note.csv", lambda rows: _csv(_filled(rows, note="n" * 2001)), ["note longer than 2000"], {}),
 ]
 
 
@@ -106,6 +113,38 @@ def test_review_import_round_trip_with_a_bom_and_a_fresh_database_only_after_the
     bad.write_bytes(b"\xff")
     assert_clean_error(cli("review", "import", str(bad), "--db", f"sqlite:///{fresh}"), 2, "not UTF-8")
     assert not fresh.exists(), "a bad file opens no database"
+
+
+@pytest.mark.parametrize("out", ["review.sqlite", "review.sqlite-wal", "sub/../review.sqlite"])
+def test_review_export_onto_its_own_database_is_refused(cli, tmp_path, review_task, out):
+    """`review export t --out <the review database>` replaced the database with a CSV (exit 0)."""
+    from alict_core.review import ReviewStore
+
+    (tmp_path / "sub").mkdir()
+    before = (tmp_path / "review.sqlite").read_bytes()
+    outcome = cli("review", "export", "t", "--format", "csv", "--out", str(tmp_path / out))
+    assert_clean_error(outcome, 2, "is the review database")
+    assert (tmp_path / "review.sqlite").read_bytes() == before
+    assert [t.name for t in ReviewStore().tasks()] == ["t"]
+
+
+@pytest.mark.parametrize("name,reviewers,needles", [
+    ("", "", ["review task name must be 1–200 characters"]),
+    ("   ", "", ["review task name must be 1–200 characters"]),
+    (" t2", "", ["leading or trailing spaces"]),
+    ("x" * 201, "", ["1–200 characters"]),
+    ("a\nb", "", ["holds control characters"]),
+    ("t2", "ann,b\x00b", ["reviewer name", "control characters"]),
+], ids=["empty", "blank", "padded", "long", "newline", "reviewer-nul"])
+def test_review_sample_bad_names(cli, tmp_path, review_task, name, reviewers, needles):
+    """A task named '' (or padded, or with a line break) could never be named again on the command line."""
+    from alict_core.review import ReviewStore
+
+    cases = tmp_path / "cases.jsonl"
+    outcome = cli("review", "sample", "--name", name, "--task", "sentiment", "--cases", str(cases), "--size", "2",
+                  "--sets", "1", "--k", "2" if reviewers else "1", "--reviewers", reviewers)
+    assert_clean_error(outcome, 2, *needles)
+    assert [t.name for t in ReviewStore().tasks()] == ["t"]
 
 
 @pytest.mark.parametrize("schema", ["CREATE TABLE review_tasks (id INTEGER, other TEXT)",
@@ -183,7 +222,7 @@ def test_lego_seed_file_over_the_seed_limit(cli, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ harden, report, settings, workspace
 @pytest.mark.parametrize("split", ["8:nan:1", "nan:nan:nan", "inf:1:1", "8:1:-inf", "8:1", "a:b:c", "-1:1:1",
-                                   "0:0:0", "8:1:0", "1e309:1:1", ""])
+                                   "0:0:0", "8:1:0", "1e309:1:1", "", "1e308:1e308:1e308"])
 def test_harden_export_bad_split(cli, tmp_path, split):
     from alict_core.runner import run_suite
     from tests.robustness.support import KeywordModel, small_cases
@@ -192,6 +231,82 @@ def test_harden_export_bad_split(cli, tmp_path, split):
     outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--split", split,
                   "--out", str(tmp_path / "hx"))
     assert_clean_error(outcome, 2, "split", limit_s=30)
+    assert not (tmp_path / "hx").exists()
+
+
+@pytest.mark.parametrize("formats", ["", ",,", " , "])
+def test_harden_export_of_no_format_is_refused(cli, tmp_path, formats):
+    """An export naming no format held only export.json and exited 0: nothing to train on, without a word."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", formats,
+                  "--out", str(tmp_path / "hx"))
+    assert_clean_error(outcome, 2, "no export format named", limit_s=30)
+    assert not (tmp_path / "hx").exists()
+
+
+@pytest.mark.parametrize("content", [".ssh/id", "thesis.tex", "train.jsonl.bak", "hf_dataset/x"])
+def test_harden_export_overwrite_replaces_only_an_export(cli, tmp_path, content):
+    """`--out ~ --overwrite` replaced the whole folder (user files, .ssh and all) with the export."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    home = tmp_path / "home"
+    (home / content).parent.mkdir(parents=True, exist_ok=True)
+    (home / content).write_text("keep me")
+    outcome = cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--out", str(home),
+                  "--overwrite", "--formats", "jsonl")
+    if content.startswith("hf_dataset"):  # an earlier export's own folder: replaced, as --overwrite says
+        assert outcome.code == 0, outcome.err
+        return
+    assert_clean_error(outcome, 2, "holds files that are not an export's", limit_s=30)
+    assert (home / content).read_text() == "keep me"
+    assert sorted(p.name for p in home.iterdir()) == [content.split("/")[0]]
+
+
+@pytest.mark.parametrize("file,data,needle", [
+    ("train.jsonl", b"\xff\xfe\n", "not UTF-8"),
+    ("train.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested too deeply"),
+    ("train.jsonl", b"[1, 2]\n", "expected a JSON object"),
+    ("export.json", b"\xff", "not UTF-8"),
+    ("export.json", b"[1, 2]", "expected a JSON object"),
+    ("export.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+], ids=["split-not-utf8", "split-deep", "split-list", "settings-not-utf8", "settings-list", "settings-deep"])
+def test_harden_tampered_export_is_one_message(cli, tmp_path, file, data, needle):
+    """`harden train/evaluate --export` of a tampered export was exit 3 (UnicodeDecodeError, RecursionError)."""
+    from alict_core.errors import AlictError
+    from alict_core.harden.export import export_settings, read_split
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    assert cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", "jsonl",
+               "--out", str(tmp_path / "hx")).code == 0
+    (tmp_path / "hx" / file).write_bytes(data)
+    with pytest.raises(AlictError, match=needle):
+        read_split(tmp_path / "hx", "train") if file == "train.jsonl" else export_settings(tmp_path / "hx")
+
+
+@pytest.mark.parametrize("model,extra,needle", [
+    ("nosuch", [], "nosuch"),
+    ("vader", [], "not an embedded MiniLM classifier"),
+    ("hf", ["--hf-dir", "{missing}", "--task", "sentiment"], "not found"),
+    ("hf", ["--hf-dir", "{tmp}"], "--task is required"),
+    ("a b", ["--hf-dir", "{tmp}", "--task", "sentiment"], "cannot name a version"),
+], ids=["unknown", "not-embedded", "no-hf-dir", "no-task", "bad-name"])
+def test_harden_fix_refuses_a_bad_model_before_the_export(cli, tmp_path, model, extra, needle):
+    """`harden fix --model nosuch` wrote the whole export before the model was looked up."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    extra = [e.format(missing=tmp_path / "nope", tmp=tmp_path) for e in extra]
+    outcome = cli("harden", "fix", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--model", model, *extra,
+                  "--out", str(tmp_path / "hx"))
+    assert_clean_error(outcome, 2, needle, limit_s=60)
     assert not (tmp_path / "hx").exists()
 
 
@@ -218,11 +333,32 @@ def test_torch_threads_setting(cli, monkeypatch, value):
     assert_clean_error(cli("parse", "--text", "a film"), 2, "ALICT_TORCH_THREADS", "from 1 to 1024")
 
 
-def test_workspace_dir_that_is_a_file(cli, tmp_path, monkeypatch):
+def _ws_file(tmp_path):
     (tmp_path / "ws").write_text("not a folder")
-    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    return str(tmp_path / "ws")
+
+
+def _ws_loop(tmp_path):
+    (tmp_path / "ws").symlink_to(tmp_path / "ws")
+    return str(tmp_path / "ws")
+
+
+def _ws_specs_file(tmp_path):
+    (tmp_path / "ws" / "specs").mkdir(parents=True)
+    (tmp_path / "ws" / "specs" / "sentiment").write_text("not a folder")
+    return str(tmp_path / "ws")
+
+
+@pytest.mark.parametrize("make,needle", [
+    (_ws_file, "ALICT_WORKSPACE_DIR names a file"),
+    (lambda tmp_path: "  ", "ALICT_WORKSPACE_DIR is set but empty"),  # was: the default workspace, silently
+    (_ws_loop, "names a link that leads nowhere"),  # was: no workspace specs, silently
+    (_ws_specs_file, "spec folder"),  # was: the user's specs left out, silently
+], ids=["file", "blank", "looping-link", "specs-task-a-file"])
+def test_workspace_dir_that_is_not_a_folder(cli, tmp_path, monkeypatch, make, needle):
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", make(tmp_path))
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
-    assert_clean_error(outcome, 2, "ALICT_WORKSPACE_DIR names a file")
+    assert_clean_error(outcome, 2, needle)
     assert not (tmp_path / "s").exists()
 
 
@@ -243,4 +379,17 @@ def test_workspace_spec_file_not_named_after_its_id(cli, tmp_path, monkeypatch, 
     (folder / file_name).write_text(text.replace(*change), encoding="utf-8")
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
     assert_clean_error(outcome, 2, *needles)
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("link", ["loop", "dangling"])
+def test_workspace_spec_link_that_cannot_be_followed(cli, tmp_path, monkeypatch, link):
+    """A spec link pointing at itself was an internal error (exit 3: OSError ELOOP from the change stamp)."""
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    path = folder / "sentiment-lc04.yaml"
+    path.symlink_to(path if link == "loop" else tmp_path / "gone.yaml")
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "cannot read spec file")
     assert not (tmp_path / "s").exists()
