@@ -85,17 +85,29 @@ def test_output_paths_are_checked_before_any_work(cli, paths, saved_run, argv, n
 
 
 def test_read_only_output_folder(cli, paths):
-    ro = paths["tmp"] / "read-only"
-    ro.mkdir()
-    os.chmod(ro, 0o500)
+    """A --junit path in a folder the user may not write is refused before the run; as root, the real user is
+    ``nobody`` for the call (``os.access`` checks the real ids), so the check runs on every machine."""
+    import shutil
+    import tempfile
+
+    from tests.robustness.support import as_unprivileged_real_user
+
+    ro = Path(tempfile.mkdtemp(prefix="alict-read-only-"))  # outside tmp_path: reachable by an unprivileged user
+    os.chmod(ro, 0o555)
+    writable = Path(tempfile.mkdtemp(prefix="alict-writable-"))
+    os.chmod(writable, 0o777)
     try:
-        if os.access(ro, os.W_OK):
-            pytest.skip("running as a user who can write anywhere (root)")
         argv = [a.format(**{k: str(v) for k, v in paths.items()}) for a in RUN]
-        outcome = cli(*argv, "--junit", str(ro / "j.xml"))
+        argv[argv.index("--out") + 1] = str(writable / "run")  # only the --junit folder is not writable
+        with as_unprivileged_real_user():
+            assert not os.access(ro, os.W_OK)
+            outcome = cli(*argv, "--junit", str(ro / "j.xml"))
         assert_clean_error(outcome, 2, "--junit", "not writable")
+        assert not any(ro.iterdir()) and not any(writable.iterdir())
     finally:
         os.chmod(ro, 0o700)
+        shutil.rmtree(ro)
+        shutil.rmtree(writable)
 
 
 @pytest.mark.parametrize("writer", ["junit", "summary", "jsonl", "json"])
