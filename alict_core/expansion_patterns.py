@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from alict_core.expansion.fluency import NAME_TAGS, NOUN_PHRASE_INSIDE, NOUN_TAGS
+from alict_core.expansion.fluency import _head_noun as head_noun
+
 PATTERN_REASONS = (
     "preposition_before_non_np", "and_pronoun_after_pronoun", "article_before_bare_noun", "article_before_non_noun",
     "conjunction_inside_phrase", "determiner_in_one_conjunct", "broken_idiom", "comma_and_between_adjectives",
@@ -37,9 +40,6 @@ ARTICLES = frozenset({"a", "an", "the"})
 DETERMINERS = ARTICLES | {"this", "that", "these", "those", "some", "any", "every", "each", "my", "your", "his",
                           "her", "its", "our", "their", "no"}
 COORDINATORS = frozenset({"and", "or", "but", "nor"})
-NOUN_TAGS = frozenset({"NN", "NNS"})
-NAME_TAGS = frozenset({"NNP", "NNPS"})
-NOUN_PHRASE_INSIDE = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "VBN", "VBG", "CD", "HYPH", ",", "CC"})
 BE_FORMS = frozenset({"be", "is", "are", "was", "were", "been", "being", "'s", "'re", "'m", "am"})
 NOUN_PHRASE_START = frozenset({"DT", "PRP", "PRP$", "NN", "NNS", "JJ", "CD", "PDT"})
 NOT_A_CONJUNCT = frozenset({"enough", "too", "either", "as", "than", "of", "to", "so", "also", "very", "then"})
@@ -59,18 +59,6 @@ def _kind(tag: str) -> str:
         if tag.startswith(prefix):
             return kind
     return tag
-
-
-def _head_noun(tags: Sequence[str], start: int, limit: int = 5) -> int | None:
-    """Index of the noun (or name) a determiner before ``start`` introduces, skipping modifiers."""
-    for index in range(start, min(len(tags), start + limit)):
-        if tags[index] in NOUN_TAGS or tags[index] in NAME_TAGS:
-            while index + 1 < len(tags) and (tags[index + 1] in NOUN_TAGS or tags[index + 1] in NAME_TAGS):
-                index += 1
-            return index
-        if tags[index] not in NOUN_PHRASE_INSIDE:
-            return None
-    return None
 
 
 def _idiom_spans(tokens: Sequence[str]) -> list[tuple[tuple[str, ...], int, int]]:
@@ -116,7 +104,7 @@ def expansion_pattern_defects(tokens: Sequence[str], tags: Sequence[str], positi
         if word in COORDINATORS and right is not None and tags[right] == "PRP" and left_tag == "PRP":
             add("and_pronoun_after_pronoun", f"{tokens[p]} {tokens[right]} after {tokens[left]!r}: {window}")  # type: ignore[index]
         if word in ARTICLES and right is not None:
-            head = _head_noun(tags, right)
+            head = head_noun(tags, right)
             if head is None or (left_tag.startswith("RB") and lower[left] in ("very", "so", "too", "quite")):  # type: ignore[index]
                 if right_tag not in NAME_TAGS:
                     add("article_before_non_noun", f"{tokens[p]!r} before {tokens[right]!r}: {window}")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Mapping
 
 WAIT = 120_000  # ms: a cold Streamlit page on two loaded cores
 
@@ -39,3 +45,30 @@ class ScriptState:
         while self.running:
             assert time.monotonic() < deadline, "the app's script did not finish"
             self.page.wait_for_timeout(20)  # lets Playwright deliver the websocket events; the loop waits on state
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(repo: Path, log_path: Path, env: Mapping[str, str]) -> tuple[Any, str]:
+    """``streamlit run app.py`` on a free port, (process, base URL) once its health check answers (90 s at most)."""
+    port = free_port()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=repo, stdout=log, stderr=subprocess.STDOUT, env=dict(env))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                return proc, base
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.terminate()
+                raise AssertionError("streamlit did not start") from None
+            time.sleep(0.3)

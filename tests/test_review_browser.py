@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,17 +10,11 @@ import pytest
 from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases
-from tests.browser_sync import ScriptState
+from tests.browser_sync import ScriptState, start_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_number_keys_judge_cases(tmp_path):
@@ -38,23 +27,9 @@ def test_number_keys_judge_cases(tmp_path):
               "test_type": "MFT", "expected": expected} for i in range(3)]
     store = ReviewStore(url)
     task, _ = create_review_task(store, "keys", "sentiment", build_cases(seeds), SamplingPlan(n_sets=1, k=1, size=3))
-    port = free_port()
     env = {**os.environ, "ALICT_REVIEW_DB_URL": url, "PYTHONUNBUFFERED": "1"}
-    with open(tmp_path / "server.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc, base = start_app(REPO, tmp_path / "server.log", env)
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                assert time.time() < deadline and proc.poll() is None, "streamlit did not start"
-                time.sleep(0.3)
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                          args=["--no-sandbox", "--disable-dev-shm-usage"])

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,7 +18,7 @@ import pytest
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases, run_streaming
 from alict_core.runner.stream import group_by_seed
-from tests.browser_sync import ScriptState
+from tests.browser_sync import ScriptState, start_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
@@ -37,12 +33,6 @@ EXPANSIONS = [{"id": f"sentiment-lc04-s{i}-x0", "seed_id": f"sentiment-lc04-s{i}
 BOTH_REJECT = "a good film number zero"  # ann and bob: the label is wrong → rejected under the default rule (2)
 ANN_REJECTS = "a good film number one"  # only ann: one reviewer never rejects a case alone
 STEP_BUTTONS = ("strongly not relevant", "strongly negative", "strongly not consistent")  # relevance, label, validity
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def case_ids(folder: Path) -> set[str]:
@@ -89,22 +79,8 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
     first = run_streaming(cases, ["vader"], root=runs_root, shard_size=2, extra_files={"request.json": request})
     assert not (first / "cases.jsonl").exists() and len(list((first / "cases").glob("part-*.jsonl"))) > 1  # sharded
 
-    port = free_port()
-    with open(tmp_path / "server.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc, base = start_app(REPO, tmp_path / "server.log", env)
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                assert time.time() < deadline and proc.poll() is None, "streamlit did not start"
-                time.sleep(0.3)
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                          args=["--no-sandbox", "--disable-dev-shm-usage"])

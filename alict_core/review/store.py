@@ -532,17 +532,7 @@ class ReviewStore:
             raise ReviewError(f"{where}an expansion needs a validity score (does the seed's label still hold?)")
         rid = self.reviewer(reviewer).id
         now = _now()
-        dialect = self.engine.dialect.name
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            insert: Any = sqlite_insert
-        elif dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            insert = pg_insert
-        else:
-            raise ReviewError(f"review database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+        insert = self._upsert_insert()
         statement = insert(Judgement).values(item_id=item_id, reviewer_id=rid, created_at=now, updated_at=now, **values)
         statement = statement.on_conflict_do_update(index_elements=["item_id", "reviewer_id"],
                                                     set_={**values, "updated_at": now})
@@ -552,6 +542,19 @@ class ReviewStore:
                 conn.execute(statement)
 
         retrying(write)
+
+    def _upsert_insert(self) -> Any:
+        """The dialect's ``insert`` with ``on_conflict_do_update`` (SQLite or PostgreSQL)."""
+        dialect = self.engine.dialect.name
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            return sqlite_insert
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert
+        raise ReviewError(f"review database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
 
     def judge_many(self, entries: Sequence[tuple[int, str, dict[str, Any], str]]) -> int:
         """Save (or overwrite) many judgements ``(item_id, reviewer, scores, note)`` in one transaction (imports:
@@ -577,17 +580,7 @@ class ReviewStore:
                 raise ReviewError(f"{where}an expansion needs a validity score")
             rows.append({"item_id": item_id, "reviewer_id": rids[reviewer], "created_at": now, "updated_at": now,
                          **values})
-        dialect = self.engine.dialect.name
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            insert: Any = sqlite_insert
-        elif dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            insert = pg_insert
-        else:
-            raise ReviewError(f"review database dialect {dialect!r} is not supported (use SQLite or PostgreSQL)")
+        insert = self._upsert_insert()
 
         statement = insert(Judgement)
         statement = statement.on_conflict_do_update(

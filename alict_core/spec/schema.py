@@ -98,16 +98,21 @@ PTB_TAGS = (
 )
 
 
+def known_tags(value: list[str] | None) -> list[str] | None:
+    """The list itself when every entry is a PTB tag; else one error listing the valid tags."""
+    for name in value or []:
+        if name not in PTB_TAGS:
+            raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
+    return value
+
+
 class TagSet(ClassSet):
     """PTB tags of the tokens, same include/exclude × any/all semantics as ``words``."""
 
     @field_validator("include", "exclude")
     @classmethod
     def _known_tags(cls, value: list[str] | None) -> list[str] | None:
-        for name in value or []:
-            if name not in PTB_TAGS:
-                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
-        return value
+        return known_tags(value)
 
 
 class Predicate(Strict):
@@ -183,10 +188,7 @@ class NextWord(Strict):
     @field_validator("exclude_tags")
     @classmethod
     def _known_tags(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in PTB_TAGS:
-                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
-        return value
+        return known_tags(value) or []
 
 
 class ReplaceRule(Strict):
@@ -219,10 +221,7 @@ class ReplaceRule(Strict):
     @field_validator("target_tags")
     @classmethod
     def _known_target_tags(cls, value: list[str] | None) -> list[str] | None:
-        for name in value or []:
-            if name not in PTB_TAGS:
-                raise ValueError(f"unknown PTB tag {name!r}; valid names: {', '.join(PTB_TAGS)}")
-        return value
+        return known_tags(value)
 
 
 class Pairing(Strict):
