@@ -82,6 +82,15 @@ def _run_task(key: str) -> str | None:
         return None
 
 
+def remember_run(task: str, run_id: str) -> None:
+    """The run this session just finished (or loaded from the store) is the one the run picker shows next for
+    ``task``, even when an older cached run is served and a newer one exists."""
+    state.put("run", run_id)
+    remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
+    remembered[task] = run_id
+    st.session_state[RUNS_BY_TASK] = remembered
+
+
 def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> str | None:
     """Select a finished run of ``task`` (state key ``run``, in the URL) by its name; None, with a hint, if none.
 

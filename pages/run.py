@@ -176,7 +176,7 @@ def main() -> None:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
     if go:
         if runs.is_done(key):
-            state.put("run", runs.resolve(key))
+            widgets.remember_run(task, runs.resolve(key))
             show_result(key, cached=True)
             return
         bar = st.progress(0.0, text="starting …")
@@ -207,10 +207,10 @@ def main() -> None:
             st.warning(f"Model {name} gave {count} answer(s) that could not be parsed: scored as its fallback label "
                        "in this run and not cached, so running again asks again.")
         if runs.is_done(key):
-            state.put("run", runs.resolve(key))
+            widgets.remember_run(task, runs.resolve(key))
             show_result(key, cached=False)
     elif runs.is_done(key):
-        state.put("run", runs.resolve(key))
+        widgets.remember_run(task, runs.resolve(key))
         show_result(key, cached=True)
     else:
         previous = runs.list_runs(task)
