@@ -291,7 +291,8 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
         wait_idle(page)
         keep_only(page, "LCs to run", [s.id for s in specs])  # the first three LCs
         page.get_by_role("button", name="▶ Run").first.click()
-        done = page.get_by_text("Run finished").or_(page.get_by_text("loaded from cache"))  # a repeat is served saved
+        # this run's line names its 3 LCs: a line left from the default selection's cached run (all LCs) is stale
+        done = page.get_by_text(re.compile(rf"Run finished.* · {len(specs)} LCs · "))  # a repeat: "(loaded from cache)"
         done.first.wait_for(state="visible", timeout=600_000)
         wait_idle(page)
         no_exception(page)
