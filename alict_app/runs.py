@@ -259,10 +259,22 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         return {"key": request.key(), "request": asdict(request), "status": "done", "started": started,
                 "finished": time.time()}
 
+    labels = [ref.get("label") or ref["name"] for ref in request.models]
+
+    def write_story(folder: Path) -> None:  # the Story page's cards, ready when the run is (alict_core.story)
+        from alict_core.jsonl import read_json
+        from alict_core.story import precompute_story
+
+        progress("preparing the Story's cards", 1.0)
+        names = [m["name"] for m in read_json(folder / "meta.json")["models"]]
+        refs = {name: ref for name, ref in zip(names, request.models, strict=False)}
+        refs.update({label: ref for label, ref in zip(labels, request.models, strict=True)})
+        precompute_story(folder, lambda name: backends.model_from_ref(refs.get(name, {"name": name, "kwargs": {}})))
+
     try:  # one code path with the CLI; finished shards and cached predictions make a re-run resume
         folder = run_streaming(group_by_seed(cases), models, root=runs_root(), batch_size=request.batch_size,
                                progress=on_run, should_stop=should_stop, extra={"validity": validity},
-                               extra_files={"request.json": request_file})
+                               extra_files={"request.json": request_file}, on_finished=write_story)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
     _load_run.clear()

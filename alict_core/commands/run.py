@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from alict_core.cliargs import add_executor_args, executor_options, int_range
 from alict_core.csvsafe import read_csv
@@ -346,6 +347,18 @@ def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
     return [get_model(ref["name"], **ref["kwargs"]) for ref in model_refs(names, task, trust_pickle)]
 
 
+def story_writer(refs: list) -> Callable[[Path], Any]:
+    """What a finished run calls to precompute the app's Story (``alict_core.story``; never fails the run)."""
+
+    def write(folder: Path) -> None:
+        from alict_core.jsonl import read_json
+        from alict_core.story import loader_for, precompute_story
+
+        precompute_story(folder, loader_for(refs, [m["name"] for m in read_json(folder / "meta.json")["models"]]))
+
+    return write
+
+
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -395,7 +408,7 @@ def run(args: argparse.Namespace) -> int:
         out = run_streaming(cases, refs, run_dir=Path(args.out) if args.out else None, shard_size=args.shard_size,
                             executor=args.executor, workers=args.workers, batch_size=args.batch_size,
                             progress=progress, extra=extra, include_rejected=args.include_rejected,
-                            executor_options=options)
+                            executor_options=options, on_finished=story_writer(refs))
     finally:
         if bar is not None:
             bar.close()

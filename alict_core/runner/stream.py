@@ -302,7 +302,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                   cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
                   plugins: Sequence[str] = (), root: Path | None = None,
                   extra_files: Mapping[str, Any] | None = None,
-                  executor_options: Mapping[str, Any] | None = None) -> Path:
+                  executor_options: Mapping[str, Any] | None = None,
+                  on_finished: Callable[[Path], Any] | None = None) -> Path:
     """Run ``cases`` through ``models`` shard by shard on ``executor``; return the (finished) run folder.
 
     ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir`` defaults to
@@ -315,7 +316,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
-    executor (``ray``: ``address``, ``gpus_per_worker``).
+    executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
+    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.story``).
     """
     from alict_core.executors import get_executor
 
@@ -370,6 +372,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                     from alict_core.manifest import replace_dir
 
                     replace_dir(work, folder)  # the finished re-write replaces the old run whole
+                if on_finished is not None:
+                    on_finished(folder)
                 return folder
         finally:
             shutil.rmtree(staging, ignore_errors=True)
