@@ -6,14 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from alict_app.guard import guarded, run_page
-from alict_core.csvsafe import read_csv
+from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
+from alict_core.harden import guards
+from alict_core.harden.evaluate import regression_text, regressions
 from alict_core.harden.export import export_hardening_data, list_runs
+from alict_core.harden.guards import preselected, run_readiness
 from alict_core.harden.split import SplitRatios
 from alict_core.harden.versions import list_versions, register_all
 from alict_core.hashing import hash_json
 
 RETRAINABLE_KINDS = ("embedded", "version")
+STAGES = {"exporting": 0.05, "retraining": 0.45, "testing": 0.5}  # shares of the time, for one overall ETA
 
 
 def _retrainable(name: str) -> bool:
@@ -25,10 +29,13 @@ def _retrainable(name: str) -> bool:
         return False
 
 
-def _lc_fail_rates(folder, model: str) -> pd.DataFrame:
-    summary = read_csv(folder / "summary.csv")
-    rows = summary[summary.model == model][["lc_id", "n_cases", "fail_rate"]]
-    return rows.sort_values("fail_rate", ascending=False).reset_index(drop=True)
+@st.cache_data(show_spinner="Checking which LCs can be trained on and tested …", max_entries=16)
+def _readiness(folder: str, stamp: float, model: str, split: str, seed: int, minimum: int) -> pd.DataFrame:
+    """Per LC of the run: cases, the model's fail rate, trainable cases, test split size, ready or why not
+    (``alict_core.harden.guards``; ``stamp`` renews it when the run changes)."""
+    rows = [r.to_dict() for r in run_readiness(folder, model, ratios=SplitRatios.parse(split), seed=seed,
+                                               min_test_cases=minimum)]
+    return pd.DataFrame(rows, columns=["lc_id", "n_cases", "fail_rate", "trainable", "test_cases", "ready", "reason"])
 
 
 def _comparison_chart(table: pd.DataFrame):
@@ -56,24 +63,41 @@ def _retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share
     ratios = SplitRatios.parse(split)
     export_dir = artefact_dir("harden") / hash_json({"run": str(folder), "lcs": lcs, "split": split, "seed": seed})
     with st.status("Retraining …", expanded=True) as status:
+        overall = StagedProgress(st.progress(0.0, text="starting …"), STAGES)
         status.write(f"Exporting the cases of {', '.join(lcs)}, split by seed and source sentence ({split}) …")
+        overall.update("exporting", 0, 1)
         export_hardening_data(folder, export_dir, lcs=lcs, ratios=ratios, seed=seed, formats=("jsonl", "csv"),
-                              overwrite=True)
-        bar = st.progress(0.0, text="retraining")
-        name = retrain_embedded(model, export_dir, settings=settings,
-                                progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=msg))
+                              overwrite=True, min_test_cases=guards.MIN_TEST_CASES)  # a short test split: refused
+        overall.update("exporting", 1, 1, "done")
+        name = retrain_embedded(model, export_dir, settings=settings, min_test_cases=guards.MIN_TEST_CASES,
+                                progress=lambda done, total, msg: overall.update("retraining", done, total, msg))
         status.write(f"New version **{name}**; testing parent and version on held-out cases …")
         comparison = evaluate_versions(model, name, export_dir,
-                                       progress=lambda done, total, msg: bar.progress(done / max(total, 1),
-                                                                                      text=msg[:60]))
+                                       progress=lambda done, total, msg: overall.update("testing", done, total, msg))
+        overall.update("testing", 1, 1, "done")
         status.update(label=f"Retrained {name}", state="complete")
     register_all()
     st.session_state["harden_result"] = comparison.to_dict() | {"headline": comparison.headline()}
 
 
+def show_regressions(result: dict) -> None:
+    """What got worse after hardening, in red: each LC and corpus measure with its delta and interval."""
+    items = result.get("regressions")
+    if items is None:
+        items = regressions(result)
+    if not items:
+        st.success("Nothing got worse: no LC's fail rate rose and the corpus test scores did not fall.")
+        return
+    lines = [f"- :red[{regression_text(item)}]"
+             + ("" if item["clear"] or item["ci"] is None else " — the interval includes no change")
+             for item in items]
+    st.markdown(f":red[**Worse after hardening ({len(items)}):**]\n" + "\n".join(lines))
+
+
 def show_result(result: dict) -> None:
     st.subheader(f"{result['parent']} → {result['child']}")
     st.markdown(result["headline"])
+    show_regressions(result)
     table = pd.DataFrame(result["lcs"])
     st.plotly_chart(_comparison_chart(table), width="stretch")
     st.dataframe(table, hide_index=True, width="stretch",
@@ -111,17 +135,30 @@ def main() -> None:
                           format_func=lambda i: f"{runs[i]['id'][:12]} · {', '.join(runs[i]['models'])}")
     run = runs[choice]
     model = st.selectbox("Model to retrain", [m for m in run["models"] if _retrainable(m)], key="harden_model")
-    rates = _lc_fail_rates(run["folder"], model)
-    st.dataframe(rates, hide_index=True, column_config={"fail_rate": st.column_config.NumberColumn(format="percent")})
-    default = list(rates.lc_id[:3])
-    lcs = st.multiselect("LCs to train on (default: the three it fails most)", list(rates.lc_id), default=default,
-                         key="harden_lcs")
     with st.expander("Settings"):
         seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=13, key="harden_seed"))
         split = st.text_input("Train:validation:test split of seed groups", value="8:1:1", key="harden_split")
         share = st.slider("Share of LC cases in the training mix (0 = all original + all LC cases)", 0.0, 0.9, 0.0,
                           key="harden_share")
         cap = int(st.number_input("Cap on original training texts (0 = all)", min_value=0, value=0, key="harden_cap"))
+    folder = run["folder"]
+    readiness = _readiness(str(folder), (folder / "meta.json").stat().st_mtime, model, split, seed,
+                           guards.MIN_TEST_CASES)
+    st.dataframe(readiness, hide_index=True, width="stretch",
+                 column_config={"fail_rate": st.column_config.NumberColumn("fail rate", format="percent"),
+                                "test_cases": st.column_config.NumberColumn("test split"),
+                                "trainable": st.column_config.NumberColumn("trainable (training split)"),
+                                "reason": st.column_config.TextColumn("why not preselected")})
+    if st.session_state.get("harden_lcs_for") != [run["id"], model, split, seed]:  # a new run or model: preselect
+        st.session_state["harden_lcs_for"] = [run["id"], model, split, seed]
+        st.session_state["harden_lcs"] = preselected([guards.LcReadiness(**r) for r in readiness.to_dict("records")])
+    lcs = st.multiselect(f"LCs to train on (preselected: up to three it fails most — at least "
+                         f"{guards.MIN_FAIL_RATE:.0%} — that can be trained on and have a test split of at least "
+                         f"{guards.MIN_TEST_CASES} cases)", list(readiness.lc_id), key="harden_lcs")
+    short = readiness[readiness.lc_id.isin(lcs) & (readiness.test_cases < guards.MIN_TEST_CASES)]
+    if len(short):
+        st.warning(guards.split_size_message(list(zip(short.lc_id, short.test_cases.astype(int), strict=True)),
+                                             guards.MIN_TEST_CASES) + ". Retraining refuses it.")
     if st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go"):
         with guarded("retraining"):
             _retrain(run["folder"], model, lcs, seed, split, share or None, cap or None)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from alict_app import backends, run_monitor, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
+from alict_app.progress import duration_text, eta_text
 from alict_core import trust
 from alict_core.models.run_scope import run_scope
 from alict_core.runner.summary import for_display
@@ -91,11 +92,6 @@ def show_result(key: str, cached: bool) -> None:
                "Open **Failures** for the analysis.", icon=":material/check_circle:")
     if len(summary):
         st.dataframe(for_display(named_summary(summary)), hide_index=True, width="stretch")
-
-
-def duration_text(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 def size_line(request: runs.RunRequest, specs: dict[str, Any]) -> str:
@@ -185,8 +181,7 @@ def main() -> None:
 
         def progress(message: str, fraction: float) -> None:
             elapsed = time.monotonic() - started
-            eta = (f"ETA {duration_text(elapsed * (1 - fraction) / fraction)}" if fraction >= 0.02
-                   else "ETA after the first steps")
+            eta = eta_text(fraction, elapsed)
             bar.progress(min(max(fraction, 0.0), 1.0),
                          text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from alict_core.errors import AlictError
+from alict_core.harden import guards
 from alict_core.harden.export import export_hardening_data, read_split
 from alict_core.harden.split import SplitRatios, split_cases, training_label
 from alict_core.runner.cases import TestCase
@@ -17,6 +18,7 @@ from alict_core.runner.cases import TestCase
 WORDS_POS = ("good", "great", "lovely", "fine", "superb")
 WORDS_NEG = ("bad", "awful", "dull", "poor", "weak")
 SUBJECTS = ("the film", "the cast", "the plot", "the music")
+TOY_MIN_TEST_CASES = 5  # the toy run's test splits hold 6 cases per LC; the real minimum (10) is tested on its own
 TEST_SOURCED = (18, 19)  # seeds built from a corpus *test* sentence: they may only ever be tested
 
 
@@ -82,6 +84,7 @@ def tiny_parent(tmp_path, monkeypatch):
     from alict_core.models.registry import MODELS, clear_model_cache
 
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(guards, "MIN_TEST_CASES", TOY_MIN_TEST_CASES)  # the toy LCs' test splits hold 6 cases
     monkeypatch.setattr(encoder_module, "shared_encoder", lambda path=None: HashingEncoder())
     labels = ["negative", "neutral", "positive"]
     emb = HashingEncoder().encode(ORIGINAL[0])

@@ -66,6 +66,9 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int_range(1, 100), default=1)
     p.add_argument("--batch-size", type=int_range(1, 4096), default=16)
     p.add_argument("--learning-rate", type=float_range(1e-8, 1.0), default=2e-5)
+    p.add_argument("--min-test-cases", type=int_range(1, 10**6), default=None,
+                   help="refuse to train when a trained LC's test split holds fewer cases (default "
+                   "alict_core.harden.guards.MIN_TEST_CASES = 10: fewer cannot show a fix)")
     if not any(a.dest == "seed" for a in p._actions):
         p.add_argument("--seed", type=int_range(0, 2**31 - 1), default=13)
 
@@ -76,14 +79,20 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace, min_test_cases: int | None = None) -> int:
+    """Write the export; with ``min_test_cases`` (``fix``) refuse a short test split before writing it."""
     from alict_core.harden.export import export_hardening_data
+    from alict_core.harden.guards import short_test_splits, split_size_message
     from alict_core.harden.split import SplitRatios
 
     summary = export_hardening_data(args.run, args.out, lcs=_lcs(args.lcs), ratios=SplitRatios.parse(args.split),
-                                    seed=args.seed, formats=_formats(args.formats), overwrite=args.overwrite)
+                                    seed=args.seed, formats=_formats(args.formats), overwrite=args.overwrite,
+                                    min_test_cases=min_test_cases)
     for split, per_lc in summary.counts.items():
         print(f"{split:>10}: " + ", ".join(f"{lc} {n}" for lc, n in sorted(per_lc.items())))
+    short = short_test_splits(summary.counts, summary.lcs)
+    if short:
+        print(f"note: {split_size_message(short)}; `harden train` refuses such an export")
     if summary.untrainable:
         print("cases without a single expected label (kept for testing, not trained on): "
               + ", ".join(f"{lc} {n}" for lc, n in sorted(summary.untrainable.items())))
@@ -126,8 +135,9 @@ def _train(args: argparse.Namespace, export_dir: str) -> str:
             if not args.task:
                 raise AlictError("--task is required with --hf-dir")
             return retrain_hf(args.model, args.hf_dir, args.task, export_dir, settings=_settings(args),
-                              progress=progress)
-        return retrain_embedded(args.model, export_dir, settings=_settings(args), progress=progress)
+                              progress=progress, min_test_cases=args.min_test_cases)
+        return retrain_embedded(args.model, export_dir, settings=_settings(args), progress=progress,
+                                min_test_cases=args.min_test_cases)
     finally:
         bar.close()
 
@@ -160,6 +170,11 @@ def _print_comparison(comparison, as_json: bool) -> None:
     if checks.get("heldout_texts_excluded_as_training_texts"):
         print(f"corpus test split: {checks['heldout_texts_excluded_as_training_texts']} texts left out (equal to a "
               "training text)")
+    from alict_core.harden.evaluate import regression_text, regressions
+
+    for item in regressions(comparison.to_dict()):
+        print(f"worse after hardening: {regression_text(item)}"
+              + ("" if item["clear"] or item["ci"] is None else " (the interval includes no change)"))
     print(comparison.headline())
 
 
@@ -175,10 +190,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_fix(args: argparse.Namespace) -> int:
+    from alict_core.harden.guards import minimum_test_cases
     from alict_core.training.harden import check_retrain_parent
 
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
-    run_export(args)
+    run_export(args, min_test_cases=minimum_test_cases(args.min_test_cases))  # a short test split: nothing written
     name = _train(args, args.out)
     print(f"retrained version: {name}")
     from alict_core.harden.evaluate import evaluate_versions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -29,8 +29,9 @@ class HardenComparison:
     checks: dict[str, Any] = field(default_factory=dict)  # leak check counts and what was left out, and why
 
     def to_dict(self) -> dict[str, Any]:
-        return {"parent": self.parent, "child": self.child, "lcs": self.lcs.to_dict(orient="records"),
-                "heldout": self.heldout, "checks": self.checks}
+        out = {"parent": self.parent, "child": self.child, "lcs": self.lcs.to_dict(orient="records"),
+               "heldout": self.heldout, "checks": self.checks}
+        return out | {"regressions": regressions(out)}
 
     def headline(self) -> str:
         trained = self.lcs[self.lcs.trained]
@@ -44,6 +45,54 @@ class HardenComparison:
             parts.append(f"held-out accuracy {before.get('accuracy', float('nan')):.3f} → "
                          f"{after.get('accuracy', float('nan')):.3f}")
         return "; ".join(parts)
+
+
+def difference_interval(k_after: int, k_before: int, n: int) -> tuple[float, float] | None:
+    """95 % interval of ``k_after/n - k_before/n`` (Newcombe's score interval, statsmodels; it treats the two
+    as independent samples, which is conservative for the same cases scored twice); None when n is 0."""
+    if n <= 0:
+        return None
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    low, high = confint_proportions_2indep(k_after, n, k_before, n, compare="diff", method="newcomb")
+    return float(low), float(high)
+
+
+def regressions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What got worse after hardening, from a comparison's ``to_dict()``: each LC whose fail rate rose, and
+    corpus test accuracy or macro-F1 that fell; each with before, after, delta and the delta's 95 % interval
+    (None where there is none: macro-F1), and ``clear`` when that interval excludes 0."""
+    out = []
+    for row in result.get("lcs") or []:
+        if row["fail_after"] > row["fail_before"]:
+            n = int(row["n_cases"])
+            ci = difference_interval(round(row["fail_after"] * n), round(row["fail_before"] * n), n)
+            out.append({"what": row["lc_id"], "measure": "fail rate", "trained": bool(row.get("trained")),
+                        "before": row["fail_before"], "after": row["fail_after"],
+                        "delta": row["fail_after"] - row["fail_before"], "ci": ci, "clear": bool(ci and ci[0] > 0)})
+    before, after = (result.get("heldout") or {}).get("parent"), (result.get("heldout") or {}).get("child")
+    if before and after:
+        for measure in ("accuracy", "macro_f1"):
+            if after.get(measure, 0.0) < before.get(measure, 0.0):
+                n = int(after.get("n") or 0)
+                ci = (difference_interval(round(after[measure] * n), round(before[measure] * n), n)
+                      if measure == "accuracy" else None)
+                out.append({"what": "corpus test split", "measure": measure.replace("_", "-"), "trained": False,
+                            "before": before[measure], "after": after[measure],
+                            "delta": after[measure] - before[measure], "ci": ci,
+                            "clear": bool(ci and ci[1] < 0)})
+    return out
+
+
+def regression_text(item: Mapping[str, Any]) -> str:
+    """'sentiment-lc04: fail rate 50.0 % → 75.0 % (+25.0 points, 95 % CI −6.1 to +52.3)' and the like."""
+    percent = item["measure"] == "fail rate"
+    value = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:.3f}")
+    delta = f"{item['delta'] * 100:+.1f} points" if percent or item["measure"] == "accuracy" else \
+        f"{item['delta']:+.3f}"
+    ci = item.get("ci")
+    interval = f", 95 % CI {ci[0] * 100:+.1f} to {ci[1] * 100:+.1f}" if ci else ""
+    return f"{item['what']}: {item['measure']} {value(item['before'])} → {value(item['after'])} ({delta}{interval})"
 
 
 def _mean(frame: pd.DataFrame, column: str) -> float:

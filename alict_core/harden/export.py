@@ -145,8 +145,12 @@ def export_rows(rows: list[dict[str, Any]], *, ratios: SplitRatios, seed: int,
 
 def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence[str] | None = None,
                           ratios: SplitRatios | None = None, seed: int = 13,
-                          formats: Sequence[str] = FORMATS, overwrite: bool = False) -> ExportSummary:
-    """Write ``train/validation/test`` files for the run's cases of ``lcs``; the folder appears whole or not at all."""
+                          formats: Sequence[str] = FORMATS, overwrite: bool = False,
+                          min_test_cases: int | None = None) -> ExportSummary:
+    """Write ``train/validation/test`` files for the run's cases of ``lcs``; the folder appears whole or not at all.
+
+    ``min_test_cases``: refuse, before writing anything, when an LC's test split is under it (what training
+    refuses, :mod:`alict_core.harden.guards`); None writes any split."""
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
@@ -175,6 +179,10 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
             summary.counts[split][row["lc_id"]] += 1
             if not row["allowed_labels"]:
                 summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
+    if min_test_cases is not None:
+        from alict_core.harden.guards import check_test_split
+
+        check_test_split(summary.counts, summary.lcs, min_test_cases)
     settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
     summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS

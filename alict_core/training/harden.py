@@ -24,6 +24,7 @@ import numpy as np
 
 from alict_core.errors import AlictError
 from alict_core.harden.export import export_settings, read_split
+from alict_core.harden.guards import check_export_test_split
 from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import write_json
@@ -115,8 +116,10 @@ def leak_check(export_dir: str | Path, task: str, lc_rows: Sequence[dict[str, An
     return report.to_dict()
 
 
-def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
-    """Encode ``texts``, reusing a plain ``.npy`` cache keyed by encoder fingerprint and texts."""
+def _cached_embeddings(encoder: Any, texts: Sequence[str],
+                       progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Encode ``texts``, reusing a plain ``.npy`` cache keyed by encoder fingerprint and texts;
+    ``progress(done, total)`` while encoding."""
     from alict_core.config import artefact_dir
 
     folder = artefact_dir("embeddings") / hash_text(str(encoder.fingerprint))
@@ -128,7 +131,8 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
                 return cached
         except (OSError, ValueError):
             pass  # damaged cache entry: encode again and overwrite it
-    emb = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+    emb = np.asarray(encoder.encode(list(texts), progress=progress) if progress else encoder.encode(list(texts)),
+                     dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy")
     with os.fdopen(fd, "wb") as handle:
@@ -179,11 +183,12 @@ def check_retrain_parent(parent: str, model_dir: str | Path | None = None, task:
 def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSettings | None = None,
                      encoder: Any = None, original: tuple[list[str], list[str]] | None = None,
                      heldout: tuple[list[str], list[str]] | None = None,
-                     progress: Progress | None = None) -> str:
+                     progress: Progress | None = None, min_test_cases: int | None = None) -> str:
     """Refit an embedded classifier's head on original + LC training data; return the new version's name.
 
     ``original`` defaults to the corpus training split; ``heldout`` (the corpus test split by default) is
-    what the leak check, run first, compares the LC training cases with."""
+    what the leak check, run first, compares the LC training cases with. An LC whose test split is under
+    ``min_test_cases`` (default ``guards.MIN_TEST_CASES``) is refused before any training."""
     from sklearn.linear_model import LogisticRegression
 
     from alict_core.models.embedded import EmbeddingHeadModel
@@ -199,6 +204,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
+    check_export_test_split(export_dir, min_test_cases)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
     unknown = sorted(set(y) - set(labels))
@@ -208,13 +214,19 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
                          settings)
     if (version_dir(name) / VERSION_FILE).is_file():
         return name  # same parent, data and settings: the version already exists
+    steps = 100  # encoding is most of the time: steps 0-90, fitting 90-99, saving 100
     if progress:
-        progress(0, 3, f"encoding {len(texts)} training texts")
+        progress(0, steps, f"encoding {len(texts)} training texts")
     distinct = list(dict.fromkeys(texts))
     position = {t: i for i, t in enumerate(distinct)}
-    emb = _cached_embeddings(encoder, distinct)[[position[t] for t in texts]]
+
+    def encoding(done: int, total: int) -> None:
+        if progress:
+            progress(int(90 * done / max(total, 1)), steps, f"encoding training texts {done:,}/{total:,}")
+
+    emb = _cached_embeddings(encoder, distinct, encoding if progress else None)[[position[t] for t in texts]]
     if progress:
-        progress(1, 3, "fitting the head")
+        progress(90, steps, "fitting the head")
     clf = LogisticRegression(C=float(model.meta.get("C", 1.0)), max_iter=2000, random_state=settings.seed)
     clf.fit(emb, np.array([labels.index(v) for v in y]), sample_weight=np.array(weights))
     weight = np.zeros((len(labels), emb.shape[1]), dtype=np.float32)
@@ -239,7 +251,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if progress:
-        progress(3, 3, f"saved {name}")
+        progress(steps, steps, f"saved {name}")
     return name
 
 
@@ -254,7 +266,8 @@ def _version_record(name: str, parent: str, kind: str, task: str, labels: list[s
 def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | Path, *,
                settings: RetrainSettings | None = None, original: tuple[list[str], list[str]] | None = None,
                heldout: tuple[list[str], list[str]] | None = None,
-               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None) -> str:
+               progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+               min_test_cases: int | None = None) -> str:
     """Fine-tune a Hugging Face sequence classifier (local folder) on original + LC data; return the version name.
 
     The version records the folder and a hash of its weights, so ``harden evaluate`` compares it with exactly
@@ -275,6 +288,7 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
+    check_export_test_split(export_dir, min_test_cases)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
     random.seed(settings.seed)
