@@ -435,7 +435,8 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     at = AppTest.from_file(page, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="harden_model").value == "tiny-embedded"
-    at.multiselect(key="harden_lcs").set_value(["toy-lc01"]).run()
+    assert at.multiselect(key="harden_lcs").value == ["toy-lc01"]  # toy-lc02 passes: not preselected
+    assert at.dataframe[0].value.set_index("lc_id").loc["toy-lc02", "reason"].startswith("the model fails only 0%")
     at.button(key="harden_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [e.value for e in at.error], [e.value for e in at.error]
@@ -446,6 +447,135 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     assert any("is now selectable" in i.value for i in at.info)
     assert any(c.value.startswith("Leak check: 0 of") for c in at.caption)
     assert any("1 texts equal to a training text left out" in c.value for c in at.caption)
+    # the other LC got worse (0 % -> 100 %): flagged in red with its delta and interval
+    worse = next(m.value for m in at.markdown if m.value.startswith(":red[**Worse after hardening (1):**]"))
+    assert "toy-lc02: fail rate 0.0% → 100.0% (+100.0 points, 95 % CI +" in worse
+    bar = at.get("progress")[0].proto
+    assert bar.value == 100 and bar.text.startswith("step 3 of 3, testing") and "ETA 0 s" in bar.text
+
+
+def test_readiness_preselects_only_trainable_lcs_the_model_fails_with_a_big_enough_test_split(saved_run, tiny_parent,
+                                                                                              monkeypatch):
+    from alict_core.harden.export import corpus_test_membership, export_rows
+    from alict_core.harden.split import SplitRatios
+
+    ready = {r.lc_id: r for r in guards.run_readiness(saved_run, tiny_parent)}
+    assert ready["toy-lc01"].ready and ready["toy-lc01"].fail_rate == 1.0 and ready["toy-lc01"].test_cases == 6
+    assert not ready["toy-lc02"].ready and ready["toy-lc02"].reason.startswith("the model fails only 0%")
+    assert guards.preselected(list(ready.values())) == ["toy-lc01"]
+    monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
+    strict = guards.run_readiness(saved_run, tiny_parent)
+    assert [r.reason for r in strict if r.lc_id == "toy-lc01"] == [
+        "its test split holds 6 cases, under the minimum of 10"]
+    assert guards.preselected(strict) == []
+    # an LC whose expectation cannot be trained on (INV) is never ready, however often the model fails it
+    rows = [{**c.to_dict(), "lc_id": "toy-inv", "expected": {"kind": "invariance"},
+             "failed_by": {tiny_parent: True}} for c in _cases()[:60]]
+    parts = export_rows(rows, ratios=SplitRatios(), seed=13, held_out=corpus_test_membership("sentiment"))
+    (inv,) = guards.lc_readiness(rows, tiny_parent, parts, min_test_cases=1)
+    assert not inv.ready and inv.fail_rate == 1.0 and inv.reason.startswith("its expectation cannot be trained on")
+
+
+def test_a_test_split_under_the_minimum_is_refused_naming_the_lc_its_size_and_the_minimum(
+        saved_run, tiny_parent, tmp_path, monkeypatch, capsys):
+    from alict_core import cli
+    from alict_core.data import splits
+    from alict_core.training import harden as training
+    from alict_core.training.harden import retrain_embedded
+
+    monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
+    monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
+    monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)  # the real rule; the toy LCs' test splits hold 6 cases
+    message = "the test split of toy-lc01 holds 6 cases, under the minimum of 10 per trained LC"
+    with pytest.raises(AlictError, match=message):  # the export of `fix` and the page: refused before writing
+        export_hardening_data(saved_run, tmp_path / "refused", lcs=["toy-lc01"], min_test_cases=10)
+    assert not (tmp_path / "refused").exists()
+    out = tmp_path / "plain"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], formats=("jsonl",))  # a bare export may be small
+    with pytest.raises(AlictError, match=message):  # training refuses it (CLI `harden train` and the page)
+        retrain_embedded(tiny_parent, out)
+    assert retrain_embedded(tiny_parent, out, min_test_cases=6).startswith("tiny-embedded@")
+    code = cli.main(["harden", "fix", "--run", str(saved_run), "--lcs", "toy-lc01", "--out", str(tmp_path / "fix"),
+                     "--model", tiny_parent, "--formats", "jsonl"])
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err and "Traceback" not in captured.err
+    assert not (tmp_path / "fix").exists()
+    assert cli.main(["harden", "train", "--export", str(out), "--model", tiny_parent]) == 2
+    assert message in capsys.readouterr().err
+    assert cli.main(["harden", "export", "--run", str(saved_run), "--lcs", "toy-lc01", "--out", str(tmp_path / "x"),
+                     "--formats", "jsonl"]) == 0
+    assert f"note: {message}" in capsys.readouterr().out
+
+
+def test_regressions_list_what_got_worse_with_its_delta_and_interval():
+    from alict_core.harden.evaluate import regression_text, regressions
+
+    lc = {"trained": False, "n_cases": 20, "ci_low_before": 0, "ci_high_before": 1, "ci_low_after": 0,
+          "ci_high_after": 1}
+    result = {"lcs": [{**lc, "lc_id": "a", "fail_before": 0.5, "fail_after": 0.75},
+                      {**lc, "lc_id": "b", "fail_before": 0.5, "fail_after": 0.25}],
+              "heldout": {"parent": {"accuracy": 0.8, "macro_f1": 0.7, "n": 100},
+                          "child": {"accuracy": 0.78, "macro_f1": 0.71, "n": 100}}}
+    worse = regressions(result)
+    assert [(w["what"], w["measure"]) for w in worse] == [("a", "fail rate"), ("corpus test split", "accuracy")]
+    low, high = worse[0]["ci"]
+    assert low < 0 < high and not worse[0]["clear"]  # 10 of 20 -> 15 of 20: the interval includes no change
+    assert regression_text(worse[0]) == (f"a: fail rate 50.0% → 75.0% (+25.0 points, 95 % CI {low * 100:+.1f} "
+                                         f"to {high * 100:+.1f})")
+    assert regression_text(worse[1]).startswith("corpus test split: accuracy 0.800 → 0.780 (-2.0 points, 95 % CI")
+    big = regressions({"lcs": [{**lc, "n_cases": 400, "lc_id": "a", "fail_before": 0.1, "fail_after": 0.5}]})
+    assert big[0]["clear"] and big[0]["ci"][0] > 0.3
+
+
+def test_staged_progress_is_one_bar_that_never_goes_back_and_gives_an_eta():
+    from alict_app.progress import StagedProgress, eta_text
+
+    class Bar:
+        def __init__(self):
+            self.calls = []
+
+        def progress(self, value, text):
+            self.calls.append((value, text))
+
+    bar = Bar()
+    overall = StagedProgress(bar, {"exporting": 0.1, "retraining": 0.4, "testing": 0.5})
+    overall.update("exporting", 1, 1)
+    overall.update("retraining", 50, 100, "encoding")
+    overall.update("retraining", 10, 100, "a late, smaller count")
+    overall.update("testing", 1, 2)
+    values = [v for v, _ in bar.calls]
+    assert values == pytest.approx([0.1, 0.3, 0.3, 0.75]) and values == sorted(values)
+    assert bar.calls[1][1].startswith("step 2 of 3, retraining: encoding · 30% · ") and "ETA " in bar.calls[1][1]
+    assert eta_text(0.01, 5) == "ETA after the first steps" and eta_text(0.5, 30) == "ETA 30 s"
+    assert eta_text(0.25, 30) == "ETA 1 min 30 s"
+
+
+def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, tiny_parent, monkeypatch):
+    """AppTest: with the real minimum no toy LC is preselected; choosing one warns, and retraining is refused
+    with the LC, its test split's size and the minimum; no export and no version is written."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_core.config import artefact_dir
+    from alict_core.harden.versions import list_versions
+
+    monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
+    shutil.copytree(saved_run, artefact_dir("runs") / "0123456789abcdef")
+    page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
+    at = AppTest.from_file(page, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="harden_lcs").value == []
+    reasons = at.dataframe[0].value.set_index("lc_id")["reason"]
+    assert reasons["toy-lc01"] == "its test split holds 6 cases, under the minimum of 10"
+    at.multiselect(key="harden_lcs").set_value(["toy-lc01"]).run()
+    message = "the test split of toy-lc01 holds 6 cases, under the minimum of 10 per trained LC"
+    assert any(w.value.startswith(message) for w in at.warning)
+    at.button(key="harden_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert "harden_result" not in at.session_state
+    assert not list(artefact_dir("harden").iterdir()) and not list_versions()
 
 
 @pytest.mark.parametrize("parent", ["hf", "textattack/bert-base-uncased-SST-2"])
@@ -494,3 +624,4 @@ def test_cases_carry_their_seeds_source_sentences():
                         variants_fn=lambda text: [])
     assert [c.meta["source_ids"] for c in cases] == [["sst-test-3", "sst-train-4"]] * 2
     assert cases[1].meta["words"] == ["very"]
+
