@@ -91,10 +91,8 @@ def test_a_card_whose_label_a_reviewer_disputes_is_replaced_and_its_successor_ex
     assert reviewed.iloc[0]["case_id"] == after.iloc[-1]["case_id"] and bool(reviewed.iloc[0]["reviewed"])
 
 
-def test_the_cli_run_writes_the_story_too(tmp_path, monkeypatch):
+def test_the_cli_run_writes_the_story_too(tmp_path):
     from alict_core.cli import main
-
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))  # its predictions cache too
 
     out = tmp_path / "run"
     code = main(["run", "--task", "sentiment", "--models", "fake-sentiment", "--lc", "sentiment-lc04",
