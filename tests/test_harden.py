@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,27 +13,21 @@ from alict_core.harden import guards
 from alict_core.harden.export import export_hardening_data, read_split
 from alict_core.harden.split import SplitRatios, split_cases, training_label
 from alict_core.runner.cases import TestCase
+from tests.harden_toy import (
+    HELDOUT,
+    ORIGINAL,
+    SPLITS_OF_TOY_TASK,
+    SUBJECTS,
+    WORDS_NEG,
+    WORDS_POS,
+    HashingEncoder,
+    register,
+    unregister,
+    write_head,
+)
 
-WORDS_POS = ("good", "great", "lovely", "fine", "superb")
-WORDS_NEG = ("bad", "awful", "dull", "poor", "weak")
-SUBJECTS = ("the film", "the cast", "the plot", "the music")
 TOY_MIN_TEST_CASES = 5  # the toy run's test splits hold 6 cases per LC; the real minimum (10) is tested on its own
 TEST_SOURCED = (18, 19)  # seeds built from a corpus *test* sentence: they may only ever be tested
-
-
-class HashingEncoder:
-    """Bag of words hashed into 64 dimensions (deterministic, instant) with the MiniLM encoder's interface."""
-
-    fingerprint = "hashing-encoder:1"
-    dim = 64
-
-    def encode(self, texts, batch_size: int = 64, progress=None) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in str(text).lower().split():
-                out[i, zlib.crc32(word.encode()) % self.dim] += 1.0
-            out[i] /= max(1.0, float(np.linalg.norm(out[i])))
-        return out
 
 
 def _source(lc: str, s: int) -> str:
@@ -66,46 +59,16 @@ def _cases() -> list[TestCase]:
     return cases
 
 
-ORIGINAL = ([f"{s} was {w}" for s in SUBJECTS for w in WORDS_POS] * 2
-            + [f"{s} was {w}" for s in SUBJECTS for w in WORDS_NEG] * 2, ["positive"] * 40 + ["negative"] * 40)
-# the corpus test split of the toy task: its own texts, plus one that is also an original training text
-HELDOUT = ([f"the {noun} was {w}" for noun in ("story", "show", "book") for w in (*WORDS_POS, *WORDS_NEG)]
-           + ["the film was good"], [y for _ in range(3) for y in ["positive"] * 5 + ["negative"] * 5] + ["positive"])
-SPLITS_OF_TOY_TASK = {"train": ORIGINAL, "test": HELDOUT}
-
-
 @pytest.fixture()
 def tiny_parent(tmp_path, monkeypatch):
     """A registered embedded classifier 'tiny-embedded' on the hashing encoder, trained on ORIGINAL only."""
-    from sklearn.linear_model import LogisticRegression
-
     from alict_core.models import encoder as encoder_module
-    from alict_core.models.embedded import EmbeddingHeadModel
-    from alict_core.models.registry import MODELS, clear_model_cache
 
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(guards, "MIN_TEST_CASES", TOY_MIN_TEST_CASES)  # the toy LCs' test splits hold 6 cases
     monkeypatch.setattr(encoder_module, "shared_encoder", lambda path=None: HashingEncoder())
-    labels = ["negative", "neutral", "positive"]
-    emb = HashingEncoder().encode(ORIGINAL[0])
-    clf = LogisticRegression(C=10.0, max_iter=2000, random_state=0).fit(emb, [labels.index(y) for y in ORIGINAL[1]])
-    weight = np.zeros((3, emb.shape[1]), dtype=np.float32)
-    bias = np.zeros(3, dtype=np.float32)
-    weight[0], bias[0] = -clf.coef_[0] / 2, -clf.intercept_[0] / 2
-    weight[2], bias[2] = clf.coef_[0] / 2, clf.intercept_[0] / 2
-    bias[1] = -5.0
-    head = tmp_path / "tiny-embedded"
-    head.mkdir()
-    np.savez(head / "head.npz", weight=weight, bias=bias)
-    (head / "meta.json").write_text(json.dumps({"name": "tiny-embedded", "task": "sentiment", "labels": labels,
-                                                "C": 10.0}))
-    MODELS.add("tiny-embedded", lambda **kw: EmbeddingHeadModel("tiny-embedded", head, encoder=HashingEncoder()),
-               "test", task="sentiment", offline=True, kind="embedded")
-    clear_model_cache()
-    yield "tiny-embedded"
-    for name in list(MODELS.names(kind="version")) + ["tiny-embedded"]:
-        MODELS.remove(name)
-    clear_model_cache()
+    yield register(write_head(tmp_path / "tiny-embedded"))
+    unregister()
 
 
 @pytest.fixture()
