@@ -4,6 +4,7 @@
 
 The fakes (``alict_app.fakes``) are registered in the server process before Streamlit starts, so every
 session sees them; the run store is ``$ALICT_TEST_RUNS_DIR`` instead of the shared cache's runs folder.
+``$ALICT_TEST_PLUGIN`` (optional): a module whose ``install()`` runs then too (e.g. ``tests.harden_toy``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ def main() -> None:
     from alict_app import fakes, runs
 
     fakes.install()
+    if os.environ.get("ALICT_TEST_PLUGIN"):
+        import importlib
+
+        importlib.import_module(os.environ["ALICT_TEST_PLUGIN"]).install()
     root = Path(os.environ["ALICT_TEST_RUNS_DIR"])
     runs.runs_root = lambda: root  # the pages look the store up through this function
     from streamlit.web import cli
