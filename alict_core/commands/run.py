@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_executor_args(parser, "cases per shard: the unit of work, progress and resume (a seed and its "
                       "expansions stay in one shard)", 10_000)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--no-story", action="store_true",
+                        help="do not precompute the app's Story for the finished run (story.json: its telling "
+                             "failures explained; the app computes it on first view instead)")
     parser.add_argument("--include-rejected", action="store_true", help="also run cases human reviewers rejected")
     parser.set_defaults(handler=run)
 
@@ -408,7 +411,8 @@ def run(args: argparse.Namespace) -> int:
         out = run_streaming(cases, refs, run_dir=Path(args.out) if args.out else None, shard_size=args.shard_size,
                             executor=args.executor, workers=args.workers, batch_size=args.batch_size,
                             progress=progress, extra=extra, include_rejected=args.include_rejected,
-                            executor_options=options, on_finished=story_writer(refs))
+                            executor_options=options,
+                            on_finished=None if getattr(args, "no_story", False) else story_writer(refs))
     finally:
         if bar is not None:
             bar.close()
