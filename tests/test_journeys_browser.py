@@ -194,7 +194,10 @@ def selected_run(page) -> str:
 
 
 def models_under_test(page) -> list[str]:
+    """The chips of the sidebar's "Models under test", once drawn (the sidebar can finish after the main area)."""
     box = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]').first
+    box.locator("[data-tag]").first.wait_for(state="visible", timeout=120_000)
+    script_done(page)
     return [tag.get_attribute("aria-label") for tag in box.locator("[data-tag]").all()]
 
 
