@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from alict_app import runs as app_runs
+from alict_app import state
 from alict_app.guard import guarded, run_page
 from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
@@ -126,13 +128,15 @@ def main() -> None:
                "text is both trained on and tested, and seeds built from corpus test sentences are only tested; a "
                "leak check runs before training), then compare parent and retrained version on the untouched test "
                "split, the other LCs and the corpus test split.")
-    runs = [r for r in list_runs() if any(_retrainable(m) for m in r["models"])]
+    task = state.get("task")  # the sidebar task's runs, and runs whose task cannot be told (custom LCs)
+    infos = {info["key"]: info for info in app_runs.list_runs() if info["request"].get("task") in (task, None)}
+    runs = [r for r in list_runs() if r["id"] in infos and any(_retrainable(m) for m in r["models"])]
     if not runs:
-        st.info("No saved run with a retrainable model (minilm-sst, minilm-hatexplain or a retrained version) yet: "
-                "run one on the **Run** page first.")
+        st.info("No saved run of this task with a retrainable model (minilm-sst, minilm-hatexplain or a retrained "
+                "version) yet: run one on the **Run** page first.")
         return
     choice = st.selectbox("Run", range(len(runs)), key="harden_run",
-                          format_func=lambda i: f"{runs[i]['id'][:12]} · {', '.join(runs[i]['models'])}")
+                          format_func=lambda i: app_runs.describe_run(infos[runs[i]["id"]]))
     run = runs[choice]
     model = st.selectbox("Model to retrain", [m for m in run["models"] if _retrainable(m)], key="harden_model")
     with st.expander("Settings"):

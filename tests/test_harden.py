@@ -398,6 +398,8 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     at = AppTest.from_file(page, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="harden_model").value == "tiny-embedded"
+    run_label = at.selectbox(key="harden_run").options[0]  # the run by its name (when · LCs · models), not its id
+    assert " · 2 LCs · tiny-embedded · 01234567" in run_label and "0123456789ab" not in run_label, run_label
     assert at.multiselect(key="harden_lcs").value == ["toy-lc01"]  # toy-lc02 passes: not preselected
     assert at.dataframe[0].value.set_index("lc_id").loc["toy-lc02", "reason"].startswith("the model fails only 0%")
     at.button(key="harden_go").click().run()
