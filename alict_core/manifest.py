@@ -88,9 +88,11 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    from alict_core.jsonl import new_temp_file
+
+    tmp = new_temp_file(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with open(tmp, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

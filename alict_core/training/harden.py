@@ -26,7 +26,7 @@ from alict_core.errors import AlictError
 from alict_core.harden.export import export_settings, read_split
 from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
 from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import write_json
+from alict_core.jsonl import new_temp_file, write_json
 
 Progress = Callable[[int, int, str], None]
 UNSEEN_LABEL_BIAS = -30.0  # logit bias of a label the training mix has no example of (probability ~1e-13)
@@ -130,10 +130,13 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str]) -> np.ndarray:
             pass  # damaged cache entry: encode again and overwrite it
     emb = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy")
-    with os.fdopen(fd, "wb") as handle:
-        np.save(handle, emb, allow_pickle=False)
-    os.replace(tmp, path)
+    tmp = new_temp_file(path)
+    try:
+        with open(tmp, "wb") as handle:
+            np.save(handle, emb, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return emb
 
 
