@@ -391,6 +391,18 @@ def check_name(name: str | None, what: str, longest: int) -> str:
     return name
 
 
+def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
+    """Reviewer names, each checked by :func:`check_name`, none blank and none twice (a duplicate would claim two
+    places of one set, or be dropped without a word)."""
+    checked: list[str] = []
+    for name in names:
+        name = check_name(name, f"a reviewer name in {what}", 100)
+        if name in checked:
+            raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
+        checked.append(name)
+    return checked
+
+
 class ReviewStore:
     """Operations on one review database; thread-safe (one short session per call)."""
 
@@ -452,6 +464,7 @@ class ReviewStore:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
         if name != check_name(name, "review task name", 200):
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
+        assignments = list(assignments)
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
@@ -644,10 +657,14 @@ class ReviewStore:
         with self.session() as s:
             return s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
 
-    def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str = "") -> WritebackRule:
-        """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers)."""
+    def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str | None = None) -> WritebackRule:
+        """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers).
+
+        ``confirmed_by``: who confirms (recorded), a name like a reviewer's; None records no one, and a blank,
+        over-long or control-character name is refused (never recorded as given, nor cut)."""
         if isinstance(min_agreeing, bool) or not isinstance(min_agreeing, int) or not 1 <= min_agreeing <= 100:
             raise ReviewError(f"min_agreeing must be a whole number from 1 to 100, got {min_agreeing!r}")
+        by = "" if confirmed_by is None else check_name(confirmed_by, "the name of who confirms", 100)
 
         def write() -> WritebackRule:
             with self.session() as s:
@@ -656,7 +673,7 @@ class ReviewStore:
                     rule = WritebackRule(suite_task=suite_task, min_agreeing=min_agreeing)
                     s.add(rule)
                 rule.min_agreeing = min_agreeing
-                rule.confirmed_by = str(confirmed_by or "")[:100]
+                rule.confirmed_by = by
                 rule.confirmed_at = _now()
                 try:
                     s.commit()
