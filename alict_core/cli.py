@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
+from alict_core.cliargs import check_repeats
 from alict_core.errors import AlictError
 from alict_core.runtime import configure_torch
 
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         _configure_logging()
         parser = build_parser()
         args = parser.parse_args(argv)
+        check_repeats(args)  # an option naming one file or LC twice, before any work
         configure_torch()  # process-wide settings once, before any model loads
         if not getattr(args, "handler", None):
             parser.print_help()

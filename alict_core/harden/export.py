@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from alict_core.cliargs import distinct
 from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.harden.split import (
@@ -87,6 +88,8 @@ def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list
 
     result = RunResult.load(run_dir)
     known = list(dict.fromkeys(c.lc_id for c in result.case_list))
+    if lcs:  # `lc5,lc05` names one LC twice: said, not merged
+        distinct(list(lcs), "--lcs", key=lambda lc: _match_lc(lc, known))
     chosen = list(known) if not lcs else [_match_lc(lc, known) for lc in lcs]
     rows = []
     for i, case in enumerate(result.case_list):
@@ -152,6 +155,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
     if not formats:  # an export of no files would be "done" yet hold nothing to train on
         raise AlictError(f"no export format named; choose any of {', '.join(FORMATS)} (e.g. --formats jsonl,csv)")
+    distinct(list(formats), "--formats")
     ratios = ratios or SplitRatios()
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():
