@@ -19,6 +19,7 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
@@ -220,44 +221,80 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
 
 OWN_TABLES: dict[str, set[str]] = {table.name: {column.name for column in table.columns}
                                    for table in Base.metadata.sorted_tables}
+# (kind, name) of every other schema object this project creates: the indexes of its tables. SQLite's own
+# objects (``sqlite_autoindex_*`` of unique constraints, ``sqlite_sequence`` ...) are not counted.
+OWN_OBJECTS: set[tuple[str, str]] = {("index", str(index.name)) for table in Base.metadata.sorted_tables
+                                     for index in table.indexes}
 
 
-def existing_tables(url: str, engine: Engine | None = None) -> dict[str, set[str]]:
-    """Table → column names of the database at ``url``, read without writing (a missing SQLite file: none)."""
+@dataclass(frozen=True)
+class Schema:
+    """What a database holds: table → column names, and its other objects as (kind, name, table)."""
+
+    tables: dict[str, set[str]]
+    objects: frozenset[tuple[str, str, str]] = frozenset()
+
+
+def existing_tables(url: str, engine: Engine | None = None) -> Schema:
+    """The tables (with columns) and other objects (indexes, views, triggers) of the database at ``url``, read
+    without writing (a missing SQLite file: none)."""
     path = sqlite_path(url)
     if path is not None:
         if not path.exists():
-            return {}
+            return Schema({})
         if not path.is_file():
             raise ReviewError(f"review database {safe_url(url)} is not a file")
         try:
             conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
             try:
-                names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                return {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
-                        for name in names}
+                rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+                names = [name for kind, name, _ in rows if kind == "table"]
+                tables = {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
+                          for name in names}
+                return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"))
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
-    inspector = inspect(engine if engine is not None else _make_engine(url))
-    return {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+    engine = engine if engine is not None else _make_engine(url)
+    inspector = inspect(engine)
+    tables = {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+    objects = {("view", name, name) for name in inspector.get_view_names()}
+    if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
+        from sqlalchemy import text
+
+        with engine.connect() as conn:
+            schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
+            objects |= {("trigger", str(name), str(table)) for name, table in conn.execute(text(
+                "SELECT trigger_name, event_object_table FROM information_schema.triggers "
+                f"WHERE event_object_schema = {schema}"))}
+    return Schema(tables, frozenset(objects))
 
 
-def check_schema(tables: dict[str, set[str]], url: str) -> bool:
-    """True for this project's schema, False for an empty database; ReviewError (naming the database) for any
-    other: it is another application's, and nothing is written to it."""
-    tables = {name: columns for name, columns in tables.items() if not name.startswith("sqlite_")}
-    if not tables:
+def check_schema(schema: Schema, url: str) -> bool:
+    """True for this project's schema (or an earlier step of it), False for an empty database; ReviewError
+    (naming the database and the first object that is not ours) for any other: another application's, or ours
+    with a table, column, index, view or trigger added by hand. Nothing is written to it."""
+    tables = {name: columns for name, columns in schema.tables.items() if not name.startswith("sqlite_")}
+    objects = sorted((kind, name, table) for kind, name, table in schema.objects if not name.startswith("sqlite_"))
+    if not tables and not objects:
         return False
     foreign = sorted(name for name in tables if name not in OWN_TABLES)
-    unlike = sorted(name for name, columns in tables.items() if name in OWN_TABLES and not OWN_TABLES[name] <= columns)
+    unlike = sorted(name for name, columns in tables.items() if name in OWN_TABLES and OWN_TABLES[name] != columns)
+    strange = [(kind, name, table) for kind, name, table in objects
+               if (kind, name) not in OWN_OBJECTS or table not in OWN_TABLES]
+    problem = None
     if foreign or unlike or "schema_migrations" not in tables:
-        shown = ", ".join((foreign or unlike or sorted(tables))[:5])
-        raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database (it holds tables "
-                          f"{shown}); nothing was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file "
-                          "or an ALiCT review database")
+        problem = f"it holds tables {', '.join((foreign or unlike or sorted(tables))[:5])}"
+    elif strange:
+        kind, name, table = strange[0]
+        problem = f"it holds the {kind} {name!r}" + (f" on table {table!r}" if table != name else "") + \
+            ", which ALiCT does not create" + (f" (and {len(strange) - 1} more)" if len(strange) > 1 else "")
+    if problem:
+        raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database ({problem}); nothing "
+                          "was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review "
+                          "database")
     return True
 
 

@@ -59,6 +59,20 @@ FOREIGN: dict[str, tuple[Callable[[Path], None], str]] = {  # how to make the fi
     "ours-without-schema-migrations": (_ours_without_migrations, "not an ALiCT review database"),
     "a-view-only": (lambda p: _sql(p, "CREATE TABLE t (x)", "CREATE VIEW v AS SELECT x FROM t"),
                     "not an ALiCT review database"),
+    # ours plus an object added by hand: a trigger runs on our writes, a view or index is not ours to migrate
+    "ours-plus-a-trigger": (lambda p: _ours_plus(p, "CREATE TRIGGER audit AFTER INSERT ON judgements BEGIN "
+                                                    "DELETE FROM reviewers; END"), "the trigger 'audit' on table "
+                                                                                   "'judgements'"),
+    "ours-plus-a-trigger-on-a-new-task": (lambda p: _ours_plus(p, "CREATE TRIGGER t1 BEFORE INSERT ON review_tasks "
+                                                                  "BEGIN SELECT 1; END"), "the trigger 't1'"),
+    "ours-plus-an-index": (lambda p: _ours_plus(p, "CREATE INDEX mine ON judgements (note)"),
+                           "the index 'mine' on table 'judgements'"),
+    "ours-plus-a-view": (lambda p: _ours_plus(p, "CREATE VIEW everyone AS SELECT name FROM reviewers"),
+                         "the view 'everyone'"),
+    "ours-plus-a-column": (lambda p: _ours_plus(p, "ALTER TABLE reviewers ADD COLUMN email TEXT NOT NULL DEFAULT ''"),
+                           "it holds tables reviewers"),
+    "ours-plus-two-objects": (lambda p: _ours_plus(p, "CREATE VIEW v1 AS SELECT 1", "CREATE VIEW v2 AS SELECT 2"),
+                              "(and 1 more)"),
     "not-sqlite": (lambda p: p.write_text("id,name\n1,ann\n"), "not a SQLite database"),
     "a-folder": (lambda p: p.mkdir(), "is not a file"),
 }
@@ -104,6 +118,15 @@ def test_a_foreign_database_is_refused_and_left_untouched(cli, tmp_path, kind, c
     dispose_engines()
     assert_untouched(db_dir, before)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["ANALYZE"], ["VACUUM"]], ids=["as-made", "analyzed", "vacuumed"])
+def test_our_own_database_is_accepted(cli, tmp_path, extra):
+    """SQLite's own objects (``sqlite_stat1`` of ANALYZE, autoindexes) are not foreign."""
+    path = tmp_path / "review.sqlite"
+    _ours_plus(path, *extra)
+    outcome = cli(*_commands(tmp_path, f"sqlite:///{path}")["sample"])
+    assert outcome.code == 0, outcome.err
 
 
 def assert_untouched(folder: Path, before: dict[str, str]) -> None:
