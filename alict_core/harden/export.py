@@ -6,7 +6,9 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
+
+from pydantic import ConfigDict, StrictStr
 
 from alict_core.cliargs import distinct
 from alict_core.csvsafe import write_csv
@@ -23,6 +25,19 @@ from alict_core.harden.split import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json, write_jsonl
 from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.suites.schema import CaseRow
+
+
+class ExportRow(CaseRow):
+    """One row of an export split: a case (checked as the suite importers check one) with its training label(s)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    split: Literal["train", "validation", "test"] | None = None
+    label: StrictStr | None = None
+    allowed_labels: list[StrictStr] = []
+    source_ids: list[StrictStr] = []
+
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
@@ -277,8 +292,26 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
     from alict_core.userfiles import jsonl_rows
 
-    # an export folder is handed in by the user: the strict-input path (UTF-8, size, nesting, rows)
-    return [row for _, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
+    # an export folder is handed in by the user (and may be edited by hand): the strict-input path (UTF-8, size,
+    # nesting, rows), and every row as the suite importers check a case (texts within the text limit ...)
+    return [checked_export_row(where, row)
+            for where, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
+
+
+def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` of a split when it is a case as ``harden export`` writes it: the fields of a cases JSONL row
+    (``suites.schema.CaseRow``: text and variants non-empty, without NUL, within ``text_chars``; strict types)
+    plus the training label(s); else one error naming ``file:line``, the field and the limit or type."""
+    from pydantic import ValidationError
+
+    from alict_core.suites.schema import first_problem
+
+    try:
+        ExportRow.model_validate(row)
+    except ValidationError as exc:
+        raise AlictError(f"{where}: {first_problem(exc)}; a hand-edited export must keep the form `harden "
+                         "export` writes (or export the run again)") from None
+    return row
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:

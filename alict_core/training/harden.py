@@ -193,14 +193,14 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     from alict_core.models.registry import get_model
 
     settings = settings or RetrainSettings()
+    exported = export_settings(export_dir)  # the user's export is checked before any model is loaded
+    lc_rows = read_split(export_dir, "train")
     model = get_model(parent)
     if not isinstance(model, EmbeddingHeadModel):
         raise AlictError(f"model {parent!r} is not an embedded MiniLM classifier; use a Hugging Face model "
                          "(hf:model_id=...) or one of minilm-sst / minilm-hatexplain")
     task, labels = model.meta["task"], list(model.labels)
     encoder = encoder or model.encoder
-    exported = export_settings(export_dir)
-    lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
