@@ -325,7 +325,7 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
     from alict_core.models.registry import model_entry
     from alict_core.trust import check_pickle_allowed
 
-    refs = []
+    refs: list[dict] = []
     for name, kwargs in parse_model_refs(names):
         entry = model_entry(name)
         model_task = entry.tags.get("task")

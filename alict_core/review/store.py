@@ -264,9 +264,9 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
     if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
         from sqlalchemy import text
 
-        with engine.connect() as conn:
+        with engine.connect() as connection:
             schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
-            objects |= {("trigger", str(name), str(table)) for name, table in conn.execute(text(
+            objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
                 "SELECT trigger_name, event_object_table FROM information_schema.triggers "
                 f"WHERE event_object_schema = {schema}"))}
     return Schema(tables, frozenset(objects))
