@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from alict_core.errors import AlictError
+
 
 def new_temp_file(path: Path) -> Path:
     """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
@@ -49,6 +51,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: the node (or link) would be replaced
+        raise AlictError(f"{str(path)!r} is a device, pipe or socket, not a file; give a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = new_temp_file(path)
     try:

@@ -465,6 +465,8 @@ def check_output_file(path: Path | str | None, what: str) -> None:
     path = Path(path)
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: it would be replaced by a file
+        raise AlictError(f"{what} {str(path)!r} is a device, pipe or socket, not a file; give a file name")
     if path.exists() and not os.access(path, os.W_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable")
     base = _nearest_existing(path.parent)

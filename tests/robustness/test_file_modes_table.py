@@ -152,3 +152,24 @@ def test_no_writer_makes_private_temporary_files():
                  for path in [*root.glob("alict_core/**/*.py"), *root.glob("alict_app/*.py"), *root.glob("pages/*.py")]
                  if "mkstemp(" in path.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+@pytest.mark.parametrize("via_link", [False, True], ids=["fifo", "link-to-fifo"])
+def test_a_device_or_pipe_is_never_replaced_by_an_output(cli, tmp_path, via_link):
+    """``--out /dev/null`` (or ``/dev/stdout``, a link to one) as root replaced the device node (or the link)
+    with a regular file by the atomic rename; a pipe plays the device here."""
+    from alict_core.errors import AlictError
+    from alict_core.jsonl import write_json
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    target = fifo
+    if via_link:
+        target = tmp_path / "stdout"
+        target.symlink_to(fifo)
+    with pytest.raises(AlictError, match="is a device, pipe or socket, not a file"):
+        write_json(target, {"a": 1})
+    outcome = cli("review", "export", "t", "--out", str(target), "--db", f"sqlite:///{tmp_path / 'r.sqlite'}")
+    assert outcome.code == 2 and "is a device, pipe or socket, not a file" in outcome.err, outcome.err
+    assert stat.S_ISFIFO(os.stat(target).st_mode) and target.is_symlink() == via_link
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"pipe", target.name})
