@@ -304,13 +304,18 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
     plus the training label(s); else one error naming ``file:line``, the field and the limit or type."""
     from pydantic import ValidationError
 
+    from alict_core.runner.cases import check_expected
     from alict_core.suites.schema import first_problem
 
     try:
         ExportRow.model_validate(row)
+        check_expected(row["expected"], f"{where}: field 'expected'")  # a typed expectation, as a run reads it
     except ValidationError as exc:
         raise AlictError(f"{where}: {first_problem(exc)}; a hand-edited export must keep the form `harden "
                          "export` writes (or export the run again)") from None
+    except AlictError as exc:
+        raise AlictError(f"{exc}; a hand-edited export must keep the form `harden export` writes (or export the "
+                         "run again)") from None
     return row
 
 
