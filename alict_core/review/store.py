@@ -431,13 +431,13 @@ def check_name(name: str | None, what: str, longest: int) -> str:
 def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
     """Reviewer names, each checked by :func:`check_name`, none blank and none twice (a duplicate would claim two
     places of one set, or be dropped without a word)."""
-    checked: list[str] = []
+    checked: dict[str, None] = {}  # ordered, with set-speed lookups (a list of 100,000 names stays fast)
     for name in names:
         name = check_name(name, f"a reviewer name in {what}", 100)
         if name in checked:
             raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
-        checked.append(name)
-    return checked
+        checked[name] = None
+    return list(checked)
 
 
 class ReviewStore:
