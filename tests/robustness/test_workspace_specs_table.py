@@ -98,3 +98,27 @@ def test_a_new_spec_is_saved_as_yaml(folder):
     from alict_app import specs_io
 
     assert specs_io.spec_target(folder, "sentiment-x08.yml") == Path(folder).resolve() / "sentiment-x08.yaml"
+
+
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("files", [{"sentiment-lc04.yml": _text()},
+                                   {"sentiment-lc04.yaml": _text(), "sentiment-lc04.yml": _text()}],
+                         ids=["yml", "yaml-and-yml"])
+def test_the_specs_page_reads_a_yml_spec_and_names_two_files_of_one(folder, files):
+    from streamlit.testing.v1 import AppTest
+
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["lc"] = "sentiment-lc04"
+    at.run()
+    at.switch_page("pages/specs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert not any("Unexpected error" in e or "Traceback" in e for e in errors), errors
+    if len(files) > 1:
+        assert any("sentiment-lc04.yaml and sentiment-lc04.yml both hold spec" in e for e in errors), errors
+    else:
+        assert not errors
+        shown = " ".join(str(getattr(el, "value", "")) for el in [*at.caption, *at.markdown])
+        assert "your workspace copy" in shown
