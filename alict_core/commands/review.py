@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action.add_argument("--revoke", action="store_true", help="turn the write-back off (runs exclude nothing)")
     writeback.add_argument("--by", default=None, help="who confirms (recorded; with --confirm)")
     writeback.add_argument("--json", action="store_true", help="print JSON")
-    writeback.set_defaults(handler=run_writeback)
+    writeback.set_defaults(handler=_foreign_schema(run_writeback))
 
 
 def _store(args: argparse.Namespace, read_only: bool = False):

@@ -150,13 +150,23 @@ class WritebackRule(Base):
     confirmed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
+# The tables each step creates: a database recording a step as applied must hold them.
+STEP_TABLES: dict[int, tuple[str, ...]] = {
+    1: tuple(model.__tablename__ for model in (Reviewer, ReviewTask, ReviewItem, Assignment, Judgement)),
+    2: (WritebackRule.__tablename__,),
+}
+
+
+def _create_step(conn: Connection, step: int) -> None:
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[name] for name in STEP_TABLES[step]])
+
+
 def _migration_1(conn: Connection) -> None:
-    tables = [Reviewer.__table__, ReviewTask.__table__, ReviewItem.__table__, Assignment.__table__, Judgement.__table__]
-    Base.metadata.create_all(conn, tables=tables)  # type: ignore[arg-type]
+    _create_step(conn, 1)
 
 
 def _migration_2(conn: Connection) -> None:
-    Base.metadata.create_all(conn, tables=[WritebackRule.__table__])  # type: ignore[list-item]
+    _create_step(conn, 2)
 
 
 # Append new steps (never edit applied ones): (version, name, function applying it on a connection).
@@ -233,6 +243,11 @@ class Schema:
 
     tables: dict[str, set[str]]
     objects: frozenset[tuple[str, str, str]] = frozenset()
+    applied: frozenset[int] = frozenset()  # the steps ``schema_migrations`` records
+
+
+def _applied(rows: Iterable[Any]) -> frozenset[int]:
+    return frozenset(row[0] for row in rows if isinstance(row[0], int) and not isinstance(row[0], bool))
 
 
 def existing_tables(url: str, engine: Engine | None = None) -> Schema:
@@ -251,7 +266,10 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
                 names = [name for kind, name, _ in rows if kind == "table"]
                 tables = {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
                           for name in names}
-                return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"))
+                steps = _applied(conn.execute("SELECT version FROM schema_migrations")) \
+                    if "version" in tables.get("schema_migrations", ()) else frozenset()
+                return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
+                              steps)
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
@@ -261,15 +279,19 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
     inspector = inspect(engine)
     tables = {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
     objects = {("view", name, name) for name in inspector.get_view_names()}
-    if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
+    applied: frozenset[int] = frozenset()
+    if engine.dialect.name in ("postgresql", "mysql", "mariadb") or "version" in tables.get("schema_migrations", ()):
         from sqlalchemy import text
 
-        with engine.connect() as connection:
-            schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
-            objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
-                "SELECT trigger_name, event_object_table FROM information_schema.triggers "
-                f"WHERE event_object_schema = {schema}"))}
-    return Schema(tables, frozenset(objects))
+        with engine.connect() as connection:  # reads only
+            if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
+                schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
+                objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
+                    "SELECT trigger_name, event_object_table FROM information_schema.triggers "
+                    f"WHERE event_object_schema = {schema}"))}
+            if "version" in tables.get("schema_migrations", ()):
+                applied = _applied(connection.execute(text("SELECT version FROM schema_migrations")))
+    return Schema(tables, frozenset(objects), applied)
 
 
 def check_schema(schema: Schema, url: str) -> bool:
@@ -291,6 +313,11 @@ def check_schema(schema: Schema, url: str) -> bool:
         kind, name, table = strange[0]
         problem = f"it holds the {kind} {name!r}" + (f" on table {table!r}" if table != name else "") + \
             ", which ALiCT does not create" + (f" (and {len(strange) - 1} more)" if len(strange) > 1 else "")
+    lacking = [(step, table) for step in sorted(schema.applied) for table in STEP_TABLES.get(step, ())
+               if table not in tables]
+    if not problem and lacking:  # a table dropped by hand: every use of it would fail half-way
+        step, table = lacking[0]
+        problem = f"it records schema step {step} as applied but lacks its table {table!r}"
     if problem:
         raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database ({problem}); nothing "
                           "was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review "
