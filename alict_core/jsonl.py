@@ -18,8 +18,9 @@ def new_temp_file(path: Path) -> Path:
     """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
 
     Created with the mode of any new file (0666 less the umask, e.g. 0644), or with the permissions of the
-    regular file it will replace (a file the user made private stays private). ``tempfile.mkstemp`` would make
-    it 0600, and every file renamed from it would stay unreadable to anyone else.
+    regular file it will replace (a file the user made private stays private; the owner may always read and
+    write it). ``tempfile.mkstemp`` would make it 0600, and every file renamed from it would stay unreadable to
+    anyone else.
     """
     path = Path(path)
     try:
@@ -34,8 +35,8 @@ def new_temp_file(path: Path) -> Path:
         except FileExistsError:
             continue
         try:
-            if keep is not None:
-                os.fchmod(fd, keep)
+            if keep is not None:  # the owner keeps reading and writing: a read-only file can still be re-written
+                os.fchmod(fd, keep | stat.S_IRUSR | stat.S_IWUSR)
         finally:
             os.close(fd)
         return tmp
