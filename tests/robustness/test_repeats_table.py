@@ -113,3 +113,17 @@ def test_library_export_refuses_an_lc_or_format_twice(tmp_path):
     with pytest.raises(AlictError, match="names 'jsonl' twice"):
         export_hardening_data(run_dir, tmp_path / "b", lcs=["sentiment-lc01"], formats=("jsonl", "jsonl"))
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_two_spec_files_of_one_lc_are_refused(cli, tmp_path, monkeypatch):
+    """``seeds --spec a.yaml --spec b.yaml`` with one spec id in both searched the LC twice and kept one."""
+    from alict_core import config
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    text = (config.SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text(encoding="utf-8")
+    (tmp_path / "a.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "b.yml").write_text(text, encoding="utf-8")
+    outcome = cli("seeds", "--task", "sentiment", "--spec", str(tmp_path / "a.yaml"), "--spec",
+                  str(tmp_path / "b.yml"), "--max", "2", "--out", str(tmp_path / "out"))
+    assert_clean_error(outcome, 2, "b.yml", "a.yaml", "both hold spec 'sentiment-lc04'")
+    assert not (tmp_path / "out").exists()
