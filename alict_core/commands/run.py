@@ -336,6 +336,10 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
             kwargs.setdefault("task", task)
         if "trusted" in kwargs:
             raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")
+        given = kwargs.get("name")
+        if given is not None and (not given or len(given) > 200 or not given.isprintable()):
+            raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
+                             "name in the run and its reports)")
         if entry.tags.get("kind") == "sklearn":
             check_pickle_allowed(trust_pickle, origin="cli")
             kwargs["trusted"] = True  # type: ignore[assignment]

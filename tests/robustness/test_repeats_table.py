@@ -1,5 +1,6 @@
 """Repeated names table: a list option naming one model, LC, file, format or threshold twice (or holding an
-empty entry among its names) is one message before any work: no case built, no seed read, nothing written.
+empty entry among its names, or a model with a blank name) is one message before any work: no case built, no
+seed read, nothing written.
 
 Before, ``run --models vader,vader`` was refused only after the cases were built, ``--lc 4 --lc lc04`` and
 ``--seeds f --seeds f`` were merged or ran twice without a word, and the last of two ``--fail-threshold`` for
@@ -27,6 +28,10 @@ ROWS = [  # (id, argv, needles)
     ("static-same-stem", [*RUN, "--models", "static:path=a/p.csv,static:path=b/p.csv", "--lc", "4"],
      ["two models would both be named 'p'"]),
     ("models-empty-entry", [*RUN, "--models", "vader,,textblob", "--lc", "4"], ["--models", "empty entry"]),
+    ("model-name-empty", [*RUN, "--models", "vader:name=", "--lc", "4"], ["name=''", "1–200 printable"]),
+    ("model-name-blank", [*RUN, "--models", "vader:name= ", "--lc", "4"], ["name=''", "1–200 printable"]),
+    ("model-name-control", [*RUN, "--models", "vader:name=a\x07b", "--lc", "4"], ["1–200 printable"]),
+    ("model-name-long", [*RUN, "--models", "vader:name=" + "m" * 201, "--lc", "4"], ["1–200 printable"]),
     ("lc-twice", [*RUN, "--models", "vader", "--lc", "4", "--lc", "4"], ["--lc names '4' twice"]),
     ("lc-aliases", [*RUN, "--models", "vader", "--lc", "4", "--lc", "sentiment-lc04"],
      ["--lc names 'sentiment-lc04' twice", "are the same"]),
