@@ -13,6 +13,8 @@ from typing import Any, Iterable, Iterator
 
 from alict_core.errors import AlictError
 
+NAME_MAX = 255  # bytes of one path component
+
 
 def new_temp_file(path: Path) -> Path:
     """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
@@ -28,8 +30,9 @@ def new_temp_file(path: Path) -> Path:
         keep = stat.S_IMODE(replaced.st_mode) & 0o777 if stat.S_ISREG(replaced.st_mode) else None
     except OSError:
         keep = None
+    stem = os.fsencode(path.name)[:NAME_MAX - 18].decode(errors="ignore")  # "." + ".<12 hex>.tmp" must fit too
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = path.parent / f".{stem}.{secrets.token_hex(6)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         except FileExistsError:

@@ -175,3 +175,34 @@ def test_a_device_or_pipe_is_never_replaced_by_an_output(cli, tmp_path, via_link
     assert outcome.code == 2 and "is a device, pipe or socket, not a file" in outcome.err, outcome.err
     assert stat.S_ISFIFO(os.stat(target).st_mode) and target.is_symlink() == via_link
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"pipe", target.name})
+
+
+def test_a_long_file_name_that_fits_is_written(tmp_path):
+    """A 254-byte name fits the file system, but not with the temporary file's prefix and suffix: the run was
+    done, then the final write failed with exit 3."""
+    from alict_core.jsonl import write_json
+
+    target = tmp_path / ("é" * 125 + ".json")  # 255 bytes
+    write_json(target, {"a": 1})
+    assert target.is_file() and sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+
+
+LONG = [  # (argv, needles): refused before any work, nothing written
+    (["review", "export", "t", "--out", "{tmp}/" + "a" * 256 + ".csv"], ["--out", "260 bytes long; at most 255"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--summary-json", "{tmp}/" + "s" * 300,
+      "--out", "{tmp}/run"], ["--summary-json", "300 bytes long; at most 255"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--out", "{tmp}/" + "r" * 240],
+     ["--out", "240 bytes long; at most 223", "staging copy"]),
+    (["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--out", "{tmp}/" + "d" * 300 + "/run"],
+     ["--out", "the folder name", "300 bytes long; at most 255"]),
+]
+
+
+@pytest.mark.parametrize("argv,needles", LONG, ids=["review-export", "summary-json", "run-out", "run-out-parent"])
+def test_a_name_too_long_is_refused_before_any_work(cli, tmp_path, monkeypatch, argv, needles):
+    from tests.robustness.conftest import assert_clean_error
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    outcome = cli(*[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert_clean_error(outcome, 2, *needles)
+    assert list(tmp_path.iterdir()) == []
