@@ -24,7 +24,7 @@ from alict_core.harden.split import (
 )
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json, write_jsonl
-from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
 from alict_core.suites.schema import CaseRow
 
 
@@ -173,6 +173,7 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     distinct(list(formats), "--formats")
     ratios = ratios or SplitRatios()
     out_dir = Path(out_dir).expanduser()
+    check_output_dir(out_dir, "--out")  # a name too long for its staging sibling, a folder not writable: now
     if out_dir.exists() and not out_dir.is_dir():
         raise AlictError(f"--out {out_dir} is a file, not a folder")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:

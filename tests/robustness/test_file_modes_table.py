@@ -195,10 +195,14 @@ LONG = [  # (argv, needles): refused before any work, nothing written
      ["--out", "240 bytes long; at most 223", "staging copy"]),
     (["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--out", "{tmp}/" + "d" * 300 + "/run"],
      ["--out", "the folder name", "300 bytes long; at most 255"]),
+    (["harden", "export", "--run", "{tmp}/run", "--lcs", "lc01", "--out", "{tmp}/" + "h" * 240],
+     ["--out", "240 bytes long; at most 223"]),
+    (["seeds", "--task", "sentiment", "--lc", "4", "--out", "{tmp}/" + "s" * 240], ["--out", "at most 223"]),
 ]
 
 
-@pytest.mark.parametrize("argv,needles", LONG, ids=["review-export", "summary-json", "run-out", "run-out-parent"])
+@pytest.mark.parametrize("argv,needles", LONG, ids=["review-export", "summary-json", "run-out", "run-out-parent",
+                                                    "harden-export-out", "seeds-out"])
 def test_a_name_too_long_is_refused_before_any_work(cli, tmp_path, monkeypatch, argv, needles):
     from tests.robustness.conftest import assert_clean_error
 
