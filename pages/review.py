@@ -267,6 +267,13 @@ def main() -> None:
     if not reviewer:
         st.info("Enter your name to start (or resume) reviewing.")
         return
+    from alict_core.review.store import ReviewError, check_name
+
+    try:  # said now, not when a click would create the reviewer
+        check_name(reviewer, "your name", 100)
+    except ReviewError as exc:
+        st.error(f"{exc}; use letters, digits and spaces.")
+        return
     reset_position((task.name, reviewer))
     judge_view(task, reviewer)
 

@@ -149,3 +149,26 @@ def test_the_review_page_confirms_only_with_a_name(tmp_path, monkeypatch, review
         assert not at.exception, [e.value for e in at.exception]
     dispose_engines()
     assert [row[3] for row in _rows(path, "writeback_rules")] == ([recorded] if recorded else [])
+
+
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("reviewer", ["a\x07b", "ann\u202e"], ids=["bell", "right-to-left-override"])
+def test_the_review_page_refuses_a_name_with_control_characters_before_any_click(tmp_path, monkeypatch, reviewer):
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_path / "review.sqlite"
+    store = ReviewStore(f"sqlite:///{path}")
+    create_review_task(store, "t", "sentiment", _cases(), SamplingPlan(size=4, n_sets=1, k=1))
+    dispose_engines()
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["review"] = "t"
+    at.query_params["reviewer"] = reviewer
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("your name" in e.value and "control characters" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert "review_claim" not in [b.key for b in at.button], "no button that would create the reviewer"
+    dispose_engines()
+    assert _rows(path, "reviewers") == []
