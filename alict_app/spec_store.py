@@ -54,12 +54,11 @@ def is_user_spec(spec: LCSpec) -> bool:
 
 
 def discard_user_copy(spec: LCSpec) -> Path | None:
-    """Delete the workspace copy of a spec (the built-in of the same id applies again); the deleted path."""
-    from alict_app.specs_io import spec_target
-
-    if not is_user_spec(spec):
+    """Delete the workspace copy of a spec, ``.yaml`` or ``.yml`` (the built-in of the same id applies again);
+    the deleted path."""
+    target = core_spec.workspace_spec_file(spec.task, spec.id)
+    if target is None:
         return None
-    target = spec_target(save_dir(spec.task), spec.id)
     target.unlink(missing_ok=True)
     return target
 

@@ -29,9 +29,14 @@ def safe_spec_name(name: str) -> str:
 
 
 def spec_target(directory: Path, name: str) -> Path:
-    """The file a spec named ``name`` is saved to, guaranteed to lie inside ``directory``."""
+    """The file a spec named ``name`` is saved to, guaranteed to lie inside ``directory``: the user's file of that
+    id when there is one (``.yaml`` or ``.yml``, so a save never leaves two files of one spec), else ``<name>.yaml``."""
+    from alict_core.spec import specs_in
+
     directory = Path(directory).resolve()
-    target = (directory / f"{safe_spec_name(name)}.yaml").resolve()
+    stem = safe_spec_name(name)
+    existing = specs_in(directory).get(stem)
+    target = (existing if existing is not None else directory / f"{stem}.yaml").resolve()
     if target.parent != directory:
         raise SpecError(f"spec file name {name!r} leaves the spec folder {directory}")
     return target

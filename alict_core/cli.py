@@ -16,6 +16,7 @@ turns failures into exit codes (documented in docs/ROBUSTNESS.md):
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import pkgutil
@@ -24,6 +25,7 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
+from alict_core.cliargs import check_repeats
 from alict_core.errors import AlictError
 from alict_core.runtime import configure_torch
 
@@ -93,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         _configure_logging()
         parser = build_parser()
         args = parser.parse_args(argv)
+        check_repeats(args)  # an option naming one file or LC twice, before any work
         configure_torch()  # process-wide settings once, before any model loads
         if not getattr(args, "handler", None):
             parser.print_help()
@@ -110,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given: the input's fault
+            print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
+            return EXIT_INPUT
         if debug:
             traceback.print_exc()
         print(f"error: internal error ({type(exc).__name__}: {one_line(exc)[:300]}); "

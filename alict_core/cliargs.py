@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Hashable, Sequence, TypeVar
+
+T = TypeVar("T")
 
 
 def int_range(low: int, high: int | str) -> Callable[[str], int]:
@@ -68,3 +71,62 @@ def executor_options(args: argparse.Namespace) -> dict[str, str]:
     if args.ray_address and args.executor != "ray":
         raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
     return {"address": args.ray_address} if args.ray_address else {}
+
+
+def distinct(items: Sequence[T], option: str, key: Callable[[T], Hashable] | None = None) -> list[T]:
+    """``items`` when no two are the same (by ``key``); else one error naming the option and the item given twice.
+
+    A repeated item is never right: it was merged silently, ran twice, or (``--models vader,vader``) was refused
+    only after the work had started."""
+    from alict_core.errors import AlictError
+
+    seen: dict[Hashable, T] = {}
+    for item in items:
+        found = key(item) if key is not None else item
+        if found in seen:
+            alias = "" if seen[found] == item else f" ({item!r} and {seen[found]!r} are the same)"
+            raise AlictError(f"{option} names {item!r} twice{alias}; name each once")
+        seen[found] = item
+    return list(items)
+
+
+def comma_list(text: str | None, option: str, key: Callable[[str], Hashable] | None = None) -> list[str]:
+    """The entries of a comma-separated option (stripped): [] when it names nothing (missing, empty, ``,,``); an
+    empty entry among names (``a,,b``, ``a,``) or an entry given twice is one error naming the option."""
+    from alict_core.errors import AlictError
+
+    items = [item.strip() for item in (text or "").split(",")]
+    if not any(items):  # nothing named: the caller says what is missing
+        return []
+    if not all(items):
+        raise AlictError(f"{option} {text!r} has an empty entry; separate names by single commas")
+    return distinct(items, option, key)
+
+
+REPEATED_FILES = ("seeds", "suite", "expansions", "spec")  # repeatable options naming input files
+
+
+def check_repeats(args: argparse.Namespace) -> None:
+    """Refuse, right after parsing and before any work, a repeatable option naming one file or LC twice
+    (``--seeds f --seeds f``, ``--lc 4 --lc lc04``): its cases would run twice or be merged without a word."""
+    for dest in REPEATED_FILES:
+        values = getattr(args, dest, None)
+        if isinstance(values, list) and len(values) > 1:
+            distinct(values, f"--{dest}", key=lambda value: str(Path(value).expanduser().resolve()))
+    lcs = getattr(args, "lc", None)
+    if isinstance(lcs, list) and len(lcs) > 1:
+        distinct(lcs, "--lc", key=lambda lc: _lc_key(getattr(args, "task", None), lc))
+
+
+def _lc_key(task: str | None, lc: str) -> str:
+    """An LC's full id (``4``, ``lc04`` and ``LC4`` are one LC); the name as given when it names none."""
+    from alict_core.errors import AlictError
+
+    if not task:
+        return lc
+    from alict_core.spec import get_spec
+
+    try:
+        return get_spec(task, lc).id
+    except AlictError:  # an unknown name: the command says so, listing the task's LCs
+        return lc

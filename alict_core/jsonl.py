@@ -5,10 +5,44 @@ from __future__ import annotations
 import errno
 import json
 import os
-import tempfile
+import secrets
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from alict_core.errors import AlictError
+
+NAME_MAX = 255  # bytes of one path component
+
+
+def new_temp_file(path: Path) -> Path:
+    """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
+
+    Created with the mode of any new file (0666 less the umask, e.g. 0644), or with the permissions of the
+    regular file it will replace (a file the user made private stays private; the owner may always read and
+    write it). ``tempfile.mkstemp`` would make it 0600, and every file renamed from it would stay unreadable to
+    anyone else.
+    """
+    path = Path(path)
+    try:
+        replaced = os.lstat(path)
+        keep = stat.S_IMODE(replaced.st_mode) & 0o777 if stat.S_ISREG(replaced.st_mode) else None
+    except OSError:
+        keep = None
+    stem = os.fsencode(path.name)[:NAME_MAX - 18].decode(errors="ignore")  # "." + ".<12 hex>.tmp" must fit too
+    while True:
+        tmp = path.parent / f".{stem}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        except FileExistsError:
+            continue
+        try:
+            if keep is not None:  # the owner keeps reading and writing: a read-only file can still be re-written
+                os.fchmod(fd, keep | stat.S_IRUSR | stat.S_IWUSR)
+        finally:
+            os.close(fd)
+        return tmp
 
 
 @contextmanager
@@ -21,10 +55,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: the node (or link) would be replaced
+        raise AlictError(f"{str(path)!r} is a device, pipe or socket, not a file; give a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = new_temp_file(path)
     try:
         yield tmp_path
         try:

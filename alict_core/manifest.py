@@ -88,9 +88,11 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    from alict_core.jsonl import new_temp_file
+
+    tmp = new_temp_file(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with open(tmp, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -442,11 +444,29 @@ def _nearest_existing(path: Path) -> Path:
     return path
 
 
+NAME_MAX = 255  # bytes of one path component (Linux, macOS)
+STAGING_ROOM = 32  # what a folder's staging sibling adds to its name: ".<name>.tmp-<random>", ".<name>.pending"
+
+
+def _check_name_lengths(path: Path, what: str, room: int) -> None:
+    """Refuse a path with a component over ``NAME_MAX`` bytes, or a last component over ``NAME_MAX - room`` (its
+    temporary sibling would not fit): else the work is done and the final write fails (exit 3)."""
+    for part in path.parts[:-1]:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise AlictError(f"{what}: the folder name {part[:40]!r}... is {len(os.fsencode(part))} bytes long; at "
+                             f"most {NAME_MAX}")
+    size, top = len(os.fsencode(path.name)), NAME_MAX - room
+    if size > top:
+        raise AlictError(f"{what} {path.name[:40]!r}...: the name is {size} bytes long; at most {top}"
+                         + (" (the staging copy beside it adds a suffix)" if room else ""))
+
+
 def check_output_dir(path: Path | str | None, what: str) -> None:
     """Refuse, before any work, an output folder that is a file or cannot be written (one clear line)."""
     if path is None:
         return
     path = Path(path)
+    _check_name_lengths(path, what, STAGING_ROOM)
     if path.exists() and not path.is_dir():
         raise AlictError(f"{what} {str(path)!r} exists and is not a folder; choose another path")
     base = _nearest_existing(path)
@@ -461,8 +481,11 @@ def check_output_file(path: Path | str | None, what: str) -> None:
     if path is None:
         return
     path = Path(path)
+    _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: it would be replaced by a file
+        raise AlictError(f"{what} {str(path)!r} is a device, pipe or socket, not a file; give a file name")
     if path.exists() and not os.access(path, os.W_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable")
     base = _nearest_existing(path.parent)

@@ -162,8 +162,11 @@ def writeback_view(suite_task: str) -> None:
         sure = st.checkbox(f"Leave these {len(rejected)} case(s) out of every later {suite_task} run",
                            key=f"review_writeback_sure_{suite_task}")
         label = "Apply the new rule" if changed else "Confirm write-back"
-        if st.button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not sure):
-            store(write=True).confirm_writeback(suite_task, minimum, st.session_state.get("reviewer") or "")
+        who = str(st.session_state.get("reviewer") or "").strip()
+        if not who:  # the confirmation records who gave it: never an empty name
+            st.caption("Enter your name above to confirm: the confirmation records who gave it.")
+        if st.button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not sure or not who):
+            store(write=True).confirm_writeback(suite_task, minimum, who)
             st.rerun()
     elif st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
         store(write=True).revoke_writeback(suite_task)
@@ -263,6 +266,13 @@ def main() -> None:
             metrics_view(task)
     if not reviewer:
         st.info("Enter your name to start (or resume) reviewing.")
+        return
+    from alict_core.review.store import ReviewError, check_name
+
+    try:  # said now, not when a click would create the reviewer
+        check_name(reviewer, "your name", 100)
+    except ReviewError as exc:
+        st.error(f"{exc}; use letters, digits and spaces.")
         return
     reset_position((task.name, reviewer))
     judge_view(task, reviewer)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from alict_core.cliargs import float_range, int_range
+from alict_core.cliargs import comma_list, float_range, int_range
 from alict_core.errors import AlictError
 
 
@@ -101,14 +101,14 @@ def run_export(args: argparse.Namespace, min_test_cases: int | None = None) -> i
 
 
 def _lcs(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
+    items = comma_list(text, "--lcs")
     if not items:
         raise AlictError("--lcs is empty: name at least one LC of the run")
     return items
 
 
 def _formats(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
+    return comma_list(text, "--formats")
 
 
 def _settings(args: argparse.Namespace):

@@ -101,7 +101,7 @@ def default_judge(task: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.expand import load_suggester
-    from alict_core.commands.run import resolve_models
+    from alict_core.commands.run import model_refs, resolve_models
     from alict_core.config import artefact_dir
     from alict_core.lego import pipeline
     from alict_core.manifest import check_mergeable, check_output_dir
@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
     settings = _settings(args)
+    if args.models:  # a model named twice (or not for this task) is refused before the seeds are read
+        model_refs(args.models, args.task)
     seeds = _seeds(args)  # the user's input is checked before any model is loaded
     models = resolve_models(args.models, args.task) if args.models else []
     judge = (

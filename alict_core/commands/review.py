@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--sets", type=int, default=10, help="number of sets the sample is split into")
     sample.add_argument("--k", type=int, default=2, help="reviewers per case")
     sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--reviewers", default="", help="comma-separated reviewer names to assign sets to now")
+    sample.add_argument("--reviewers", default=None, help="comma-separated reviewer names to assign sets to now")
     sample.set_defaults(handler=_foreign_schema(run_sample))
 
     export = sub.add_parser("export", parents=[common], help="write a task's cases (or its judgements) as CSV/JSONL")
@@ -68,9 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action = writeback.add_mutually_exclusive_group()
     action.add_argument("--confirm", action="store_true", help="turn the write-back on with this rule")
     action.add_argument("--revoke", action="store_true", help="turn the write-back off (runs exclude nothing)")
-    writeback.add_argument("--by", default="", help="who confirms (recorded)")
+    writeback.add_argument("--by", default=None, help="who confirms (recorded; with --confirm)")
     writeback.add_argument("--json", action="store_true", help="print JSON")
-    writeback.set_defaults(handler=run_writeback)
+    writeback.set_defaults(handler=_foreign_schema(run_writeback))
 
 
 def _store(args: argparse.Namespace, read_only: bool = False):
@@ -101,8 +101,19 @@ def _foreign_schema(handler):
     return checked
 
 
+def reviewer_list(text: str | None) -> list[str]:
+    """``--reviewers a,b``: every entry a reviewer name, none blank, none twice (checked before any work)."""
+    from alict_core.review.store import check_reviewers
+
+    if not text:  # not given (or given as '', as a script passes an empty variable): nobody assigned now
+        return []
+    return check_reviewers(text.split(","), "--reviewers")
+
+
 def run_sample(args: argparse.Namespace) -> int:
     from alict_core.review import SamplingPlan, create_review_task, load_cases
+
+    reviewer_list(args.reviewers)  # before the cases are read
 
     if args.cases:
         source = Path(args.cases)
@@ -113,7 +124,7 @@ def run_sample(args: argparse.Namespace) -> int:
     cases = load_cases(source)
     plan = SamplingPlan(confidence=args.confidence, margin=args.margin, size=args.size, n_sets=args.sets, k=args.k,
                         seed=args.seed)
-    reviewers = [r for r in args.reviewers.split(",") if r.strip()]
+    reviewers = reviewer_list(args.reviewers)
     task, summary = create_review_task(_store(args), args.name, args.task, cases, plan, reviewers)
     print(f"review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
           f"from {summary['population']} seeds of {source}, {summary['n_sets']} sets × {args.k} reviewers")
@@ -188,6 +199,12 @@ def run_writeback(args: argparse.Namespace) -> int:
 
     if args.min_agreeing is not None:
         check_min_agreeing(args.min_agreeing)
+    if args.by is not None:
+        from alict_core.review.store import check_name
+
+        if not args.confirm:  # else given and silently not recorded
+            raise AlictError("--by names who confirms the write-back: give it with --confirm")
+        check_name(args.by, "--by (who confirms)", 100)
     store = _store(args)
     if args.revoke:
         store.revoke_writeback(args.task)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, executor_options, int_range
+from alict_core.cliargs import add_executor_args, distinct, executor_options, int_range
 from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
@@ -129,6 +129,8 @@ def parse_thresholds(items: list[str]) -> dict[str, float]:
         if not sep or not lc or not 0.0 <= value <= 1.0:
             raise AlictError(f"--fail-threshold {item!r}: expected LC=RATE with RATE in [0, 1], "
                              "e.g. LC1=0.25 or '*=0.5'")
+        if lc in out:  # else the last one silently wins
+            raise AlictError(f"--fail-threshold names LC {lc!r} twice; give each LC one threshold")
         out[lc] = value
     return out
 
@@ -299,7 +301,10 @@ def parse_model_refs(text: str) -> list[tuple[str, dict[str, str]]]:
     model's arguments); ``name:key=value`` starts a model with arguments.
     """
     refs: list[tuple[str, dict[str, str]]] = []
-    for part in (p.strip() for p in text.split(",")):
+    parts = [p.strip() for p in text.split(",")]
+    if any(parts) and not all(parts):
+        raise AlictError(f"--models {text!r} has an empty entry; separate models by single commas")
+    for part in parts:
         if not part:
             continue
         head, eq, _ = part.partition("=")
@@ -324,7 +329,7 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
     from alict_core.models.registry import model_entry
     from alict_core.trust import check_pickle_allowed
 
-    refs = []
+    refs: list[dict] = []
     for name, kwargs in parse_model_refs(names):
         entry = model_entry(name)
         model_task = entry.tags.get("task")
@@ -335,13 +340,42 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
             kwargs.setdefault("task", task)
         if "trusted" in kwargs:
             raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")
+        given = kwargs.get("name")
+        if given is not None and (not given or len(given) > 200 or not given.isprintable()):
+            raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
+                             "name in the run and its reports)")
         if entry.tags.get("kind") == "sklearn":
             check_pickle_allowed(trust_pickle, origin="cli")
             kwargs["trusted"] = True  # type: ignore[assignment]
         refs.append({"name": name, "kwargs": kwargs})
     if not refs:
         raise AlictError("--models is empty")
+    seen: dict[str, dict] = {}
+    for ref in refs:  # before any work (the run refused it only once its cases were built)
+        shown = run_name(ref["name"], ref["kwargs"])
+        if shown in seen:
+            if seen[shown] == ref:
+                raise AlictError(f"--models names {shown!r} twice; name each model once")
+            raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
+                             "with name=...")
+        seen[shown] = ref
     return refs
+
+
+def run_name(name: str, kwargs: dict[str, str]) -> str:
+    """The name a model of ``--models`` will have in the run (its ``name=`` argument, else what its kind calls
+    it: the hub id, the file's stem, the URL, ``chat:<model>``): two models of one name cannot share a run."""
+    if kwargs.get("name"):
+        return str(kwargs["name"])
+    if name == "hf" and kwargs.get("model_id"):
+        return str(kwargs["model_id"])
+    if name in ("sklearn", "static") and kwargs.get("path"):
+        return Path(kwargs["path"]).stem
+    if name == "http" and kwargs.get("url"):
+        return str(kwargs["url"])
+    if name == "openai-chat" and kwargs.get("model"):
+        return f"chat:{kwargs['model']}"
+    return name
 
 
 def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
@@ -379,7 +413,9 @@ def run(args: argparse.Namespace) -> int:
         raise AlictError("--inv-threshold applies to the CheckList INV tests of a --suite; give a --suite or drop it")
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     options = executor_options(args)
-    thresholds = {canonical_lc(args.task, lc): rate for lc, rate in parse_thresholds(args.fail_threshold).items()}
+    given = parse_thresholds(args.fail_threshold)
+    distinct(list(given), "--fail-threshold", key=lambda lc: canonical_lc(args.task, lc))  # LC4=… and lc04=…
+    thresholds = {canonical_lc(args.task, lc): rate for lc, rate in given.items()}
     refs = model_refs(args.models, args.task, trust_pickle=args.trust_pickle)
     skipped: list[dict] = []
     cases = group_by_seed(collect_cases(args, skipped))  # a seed and its expansions share a shard

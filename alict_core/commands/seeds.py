@@ -61,7 +61,14 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
     from alict_core.spec import get_spec, load_spec, load_task_specs
 
     if spec_files:
-        return [load_spec(p) for p in spec_files]
+        specs = [load_spec(p) for p in spec_files]
+        by_id: dict[str, Path] = {}
+        for path, spec in zip(spec_files, specs, strict=True):  # two files of one LC: its seeds twice, one lost
+            if spec.id in by_id:
+                raise AlictError(f"--spec {str(path)!r} and {str(by_id[spec.id])!r} both hold spec {spec.id!r}; "
+                                 "give each LC once")
+            by_id[spec.id] = path
+        return specs
     if lc_ids:
         return [get_spec(task, lc) for lc in lc_ids]
     return load_task_specs(task)

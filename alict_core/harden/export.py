@@ -6,8 +6,11 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
+from pydantic import ConfigDict, StrictStr
+
+from alict_core.cliargs import distinct
 from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.harden.split import (
@@ -21,7 +24,20 @@ from alict_core.harden.split import (
 )
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json, write_jsonl
-from alict_core.manifest import clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.suites.schema import CaseRow
+
+
+class ExportRow(CaseRow):
+    """One row of an export split: a case (checked as the suite importers check one) with its training label(s)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    split: Literal["train", "validation", "test"] | None = None
+    label: StrictStr | None = None
+    allowed_labels: list[StrictStr] = []
+    source_ids: list[StrictStr] = []
+
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
 FORMATS = ("jsonl", "csv", "hf")
@@ -87,6 +103,8 @@ def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list
 
     result = RunResult.load(run_dir)
     known = list(dict.fromkeys(c.lc_id for c in result.case_list))
+    if lcs:  # `lc5,lc05` names one LC twice: said, not merged
+        distinct(list(lcs), "--lcs", key=lambda lc: _match_lc(lc, known))
     chosen = list(known) if not lcs else [_match_lc(lc, known) for lc in lcs]
     rows = []
     for i, case in enumerate(result.case_list):
@@ -156,8 +174,10 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         raise AlictError(f"unknown export format(s) {unknown}; choose from {', '.join(FORMATS)}")
     if not formats:  # an export of no files would be "done" yet hold nothing to train on
         raise AlictError(f"no export format named; choose any of {', '.join(FORMATS)} (e.g. --formats jsonl,csv)")
+    distinct(list(formats), "--formats")
     ratios = ratios or SplitRatios()
     out_dir = Path(out_dir).expanduser()
+    check_output_dir(out_dir, "--out")  # a name too long for its staging sibling, a folder not writable: now
     if out_dir.exists() and not out_dir.is_dir():
         raise AlictError(f"--out {out_dir} is a file, not a folder")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
@@ -281,8 +301,31 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
     from alict_core.userfiles import jsonl_rows
 
-    # an export folder is handed in by the user: the strict-input path (UTF-8, size, nesting, rows)
-    return [row for _, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
+    # an export folder is handed in by the user (and may be edited by hand): the strict-input path (UTF-8, size,
+    # nesting, rows), and every row as the suite importers check a case (texts within the text limit ...)
+    return [checked_export_row(where, row)
+            for where, row in jsonl_rows(path, f"export split {split}.jsonl", error=AlictError)]
+
+
+def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` of a split when it is a case as ``harden export`` writes it: the fields of a cases JSONL row
+    (``suites.schema.CaseRow``: text and variants non-empty, without NUL, within ``text_chars``; strict types)
+    plus the training label(s); else one error naming ``file:line``, the field and the limit or type."""
+    from pydantic import ValidationError
+
+    from alict_core.runner.cases import check_expected
+    from alict_core.suites.schema import first_problem
+
+    try:
+        ExportRow.model_validate(row)
+        check_expected(row["expected"], f"{where}: field 'expected'")  # a typed expectation, as a run reads it
+    except ValidationError as exc:
+        raise AlictError(f"{where}: {first_problem(exc)}; a hand-edited export must keep the form `harden "
+                         "export` writes (or export the run again)") from None
+    except AlictError as exc:
+        raise AlictError(f"{exc}; a hand-edited export must keep the form `harden export` writes (or export the "
+                         "run again)") from None
+    return row
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
@@ -149,13 +150,23 @@ class WritebackRule(Base):
     confirmed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
+# The tables each step creates: a database recording a step as applied must hold them.
+STEP_TABLES: dict[int, tuple[str, ...]] = {
+    1: tuple(model.__tablename__ for model in (Reviewer, ReviewTask, ReviewItem, Assignment, Judgement)),
+    2: (WritebackRule.__tablename__,),
+}
+
+
+def _create_step(conn: Connection, step: int) -> None:
+    Base.metadata.create_all(conn, tables=[Base.metadata.tables[name] for name in STEP_TABLES[step]])
+
+
 def _migration_1(conn: Connection) -> None:
-    tables = [Reviewer.__table__, ReviewTask.__table__, ReviewItem.__table__, Assignment.__table__, Judgement.__table__]
-    Base.metadata.create_all(conn, tables=tables)  # type: ignore[arg-type]
+    _create_step(conn, 1)
 
 
 def _migration_2(conn: Connection) -> None:
-    Base.metadata.create_all(conn, tables=[WritebackRule.__table__])  # type: ignore[list-item]
+    _create_step(conn, 2)
 
 
 # Append new steps (never edit applied ones): (version, name, function applying it on a connection).
@@ -220,44 +231,97 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
 
 OWN_TABLES: dict[str, set[str]] = {table.name: {column.name for column in table.columns}
                                    for table in Base.metadata.sorted_tables}
+# (kind, name) of every other schema object this project creates: the indexes of its tables. SQLite's own
+# objects (``sqlite_autoindex_*`` of unique constraints, ``sqlite_sequence`` ...) are not counted.
+OWN_OBJECTS: set[tuple[str, str]] = {("index", str(index.name)) for table in Base.metadata.sorted_tables
+                                     for index in table.indexes}
 
 
-def existing_tables(url: str, engine: Engine | None = None) -> dict[str, set[str]]:
-    """Table → column names of the database at ``url``, read without writing (a missing SQLite file: none)."""
+@dataclass(frozen=True)
+class Schema:
+    """What a database holds: table → column names, and its other objects as (kind, name, table)."""
+
+    tables: dict[str, set[str]]
+    objects: frozenset[tuple[str, str, str]] = frozenset()
+    applied: frozenset[int] = frozenset()  # the steps ``schema_migrations`` records
+
+
+def _applied(rows: Iterable[Any]) -> frozenset[int]:
+    return frozenset(row[0] for row in rows if isinstance(row[0], int) and not isinstance(row[0], bool))
+
+
+def existing_tables(url: str, engine: Engine | None = None) -> Schema:
+    """The tables (with columns) and other objects (indexes, views, triggers) of the database at ``url``, read
+    without writing (a missing SQLite file: none)."""
     path = sqlite_path(url)
     if path is not None:
         if not path.exists():
-            return {}
+            return Schema({})
         if not path.is_file():
             raise ReviewError(f"review database {safe_url(url)} is not a file")
         try:
             conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
             try:
-                names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                return {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
-                        for name in names}
+                rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+                names = [name for kind, name, _ in rows if kind == "table"]
+                tables = {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
+                          for name in names}
+                steps = _applied(conn.execute("SELECT version FROM schema_migrations")) \
+                    if "version" in tables.get("schema_migrations", ()) else frozenset()
+                return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
+                              steps)
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
-    inspector = inspect(engine if engine is not None else _make_engine(url))
-    return {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+    engine = engine if engine is not None else _make_engine(url)
+    inspector = inspect(engine)
+    tables = {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
+    objects = {("view", name, name) for name in inspector.get_view_names()}
+    applied: frozenset[int] = frozenset()
+    if engine.dialect.name in ("postgresql", "mysql", "mariadb") or "version" in tables.get("schema_migrations", ()):
+        from sqlalchemy import text
+
+        with engine.connect() as connection:  # reads only
+            if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
+                schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
+                objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
+                    "SELECT trigger_name, event_object_table FROM information_schema.triggers "
+                    f"WHERE event_object_schema = {schema}"))}
+            if "version" in tables.get("schema_migrations", ()):
+                applied = _applied(connection.execute(text("SELECT version FROM schema_migrations")))
+    return Schema(tables, frozenset(objects), applied)
 
 
-def check_schema(tables: dict[str, set[str]], url: str) -> bool:
-    """True for this project's schema, False for an empty database; ReviewError (naming the database) for any
-    other: it is another application's, and nothing is written to it."""
-    tables = {name: columns for name, columns in tables.items() if not name.startswith("sqlite_")}
-    if not tables:
+def check_schema(schema: Schema, url: str) -> bool:
+    """True for this project's schema (or an earlier step of it), False for an empty database; ReviewError
+    (naming the database and the first object that is not ours) for any other: another application's, or ours
+    with a table, column, index, view or trigger added by hand. Nothing is written to it."""
+    tables = {name: columns for name, columns in schema.tables.items() if not name.startswith("sqlite_")}
+    objects = sorted((kind, name, table) for kind, name, table in schema.objects if not name.startswith("sqlite_"))
+    if not tables and not objects:
         return False
     foreign = sorted(name for name in tables if name not in OWN_TABLES)
-    unlike = sorted(name for name, columns in tables.items() if name in OWN_TABLES and not OWN_TABLES[name] <= columns)
+    unlike = sorted(name for name, columns in tables.items() if name in OWN_TABLES and OWN_TABLES[name] != columns)
+    strange = [(kind, name, table) for kind, name, table in objects
+               if (kind, name) not in OWN_OBJECTS or table not in OWN_TABLES]
+    problem = None
     if foreign or unlike or "schema_migrations" not in tables:
-        shown = ", ".join((foreign or unlike or sorted(tables))[:5])
-        raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database (it holds tables "
-                          f"{shown}); nothing was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file "
-                          "or an ALiCT review database")
+        problem = f"it holds tables {', '.join((foreign or unlike or sorted(tables))[:5])}"
+    elif strange:
+        kind, name, table = strange[0]
+        problem = f"it holds the {kind} {name!r}" + (f" on table {table!r}" if table != name else "") + \
+            ", which ALiCT does not create" + (f" (and {len(strange) - 1} more)" if len(strange) > 1 else "")
+    lacking = [(step, table) for step in sorted(schema.applied) for table in STEP_TABLES.get(step, ())
+               if table not in tables]
+    if not problem and lacking:  # a table dropped by hand: every use of it would fail half-way
+        step, table = lacking[0]
+        problem = f"it records schema step {step} as applied but lacks its table {table!r}"
+    if problem:
+        raise ReviewError(f"review database {safe_url(url)} is not an ALiCT review database ({problem}); nothing "
+                          "was written to it; give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review "
+                          "database")
     return True
 
 
@@ -391,6 +455,18 @@ def check_name(name: str | None, what: str, longest: int) -> str:
     return name
 
 
+def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
+    """Reviewer names, each checked by :func:`check_name`, none blank and none twice (a duplicate would claim two
+    places of one set, or be dropped without a word)."""
+    checked: dict[str, None] = {}  # ordered, with set-speed lookups (a list of 100,000 names stays fast)
+    for name in names:
+        name = check_name(name, f"a reviewer name in {what}", 100)
+        if name in checked:
+            raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
+        checked[name] = None
+    return list(checked)
+
+
 class ReviewStore:
     """Operations on one review database; thread-safe (one short session per call)."""
 
@@ -452,6 +528,7 @@ class ReviewStore:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
         if name != check_name(name, "review task name", 200):
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
+        assignments = list(assignments)
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
@@ -644,10 +721,14 @@ class ReviewStore:
         with self.session() as s:
             return s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
 
-    def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str = "") -> WritebackRule:
-        """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers)."""
+    def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str | None = None) -> WritebackRule:
+        """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers).
+
+        ``confirmed_by``: who confirms (recorded), a name like a reviewer's; None records no one, and a blank,
+        over-long or control-character name is refused (never recorded as given, nor cut)."""
         if isinstance(min_agreeing, bool) or not isinstance(min_agreeing, int) or not 1 <= min_agreeing <= 100:
             raise ReviewError(f"min_agreeing must be a whole number from 1 to 100, got {min_agreeing!r}")
+        by = "" if confirmed_by is None else check_name(confirmed_by, "the name of who confirms", 100)
 
         def write() -> WritebackRule:
             with self.session() as s:
@@ -656,7 +737,7 @@ class ReviewStore:
                     rule = WritebackRule(suite_task=suite_task, min_agreeing=min_agreeing)
                     s.add(rule)
                 rule.min_agreeing = min_agreeing
-                rule.confirmed_by = str(confirmed_by or "")[:100]
+                rule.confirmed_by = by
                 rule.confirmed_at = _now()
                 try:
                     s.commit()

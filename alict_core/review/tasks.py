@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from alict_core.errors import AlictError
 from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
-from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask
+from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask, check_reviewers
 from alict_core.runner.cases import TestCase
 
 
@@ -55,6 +55,7 @@ def lc_titles(task: str) -> dict[str, tuple[str, str]]:
 def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence[TestCase], plan: SamplingPlan,
                        reviewers: Sequence[str] = ()) -> tuple[ReviewTask, dict[str, Any]]:
     """Sample ``cases`` by ``plan`` and store the task; name reviewers to assign sets now (else they claim sets)."""
+    reviewers = check_reviewers(reviewers)  # before any sampling
     chosen = [c for c in cases if (c.task or task) == task]
     items, summary = draw_sample(chosen, plan, lc_titles(task))
     pairs = assign_sets(summary["n_sets"], plan.k, reviewers)

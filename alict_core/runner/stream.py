@@ -32,7 +32,6 @@ import json
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -43,7 +42,7 @@ from alict_core.csvsafe import write_csv
 from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import _default, iter_jsonl, read_json, write_json
+from alict_core.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
 from alict_core.manifest import clean_stale, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
@@ -146,9 +145,7 @@ class RunShardWorker:
                   "counts": result.counts(), "unparsed": unparsed, "models": self.describe()}
         target = run_dir / "results" / part_name(shard, ".parquet")
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        tmp = Path(tmp_name)
+        tmp = new_temp_file(target)
         try:
             result.results_table().to_parquet(tmp, index=False)
             counts["results_sha256"] = sha256_file(tmp)

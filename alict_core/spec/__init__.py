@@ -10,7 +10,9 @@ from alict_core.spec.loader import (
     spec_dirs,
     spec_files,
     spec_path,
+    specs_in,
     workspace_spec_dir,
+    workspace_spec_file,
 )
 from alict_core.spec.schema import SCHEMA_VERSION, LCSpec
 
@@ -18,5 +20,6 @@ SPEC_DIRS = {"sentiment": spec_dir("sentiment"), "hate_speech": spec_dir("hate_s
 
 __all__ = [
     "LCSpec", "SCHEMA_VERSION", "SPEC_DIRS", "SpecValidationError", "get_spec", "load_spec",
-    "load_task_specs", "parse_spec_text", "spec_dir", "spec_dirs", "spec_files", "spec_path", "workspace_spec_dir",
+    "load_task_specs", "parse_spec_text", "spec_dir", "spec_dirs", "spec_files", "spec_path", "specs_in",
+    "workspace_spec_dir", "workspace_spec_file",
 ]

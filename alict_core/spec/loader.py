@@ -159,20 +159,51 @@ def spec_dirs(task: str) -> list[Path]:
     return [spec_dir(task), workspace_spec_dir(task)]
 
 
+SPEC_SUFFIXES = (".yaml", ".yml")  # YAML's two extensions, in any case: a spec saved as x.yml is a spec
+
+
+def is_spec_file_name(name: str) -> bool:
+    """A spec file's name: not hidden (temporary files of a write), ending in .yaml or .yml (any case)."""
+    return not name.startswith(".") and name.lower().endswith(SPEC_SUFFIXES) and len(Path(name).stem) > 0
+
+
+def specs_in(directory: Path) -> dict[str, Path]:
+    """Spec id (file stem) → file of the spec files in ``directory``; two files of one stem (``x.yaml`` and
+    ``x.yml``) are one error naming both, since either one would silently shadow the other."""
+    found: dict[str, Path] = {}
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.iterdir()):
+        if not is_spec_file_name(path.name):
+            continue
+        stem = Path(path.name).stem
+        if stem in found:
+            raise SpecValidationError(str(path), f"{found[stem].name} and {path.name} both hold spec {stem!r} in "
+                                      f"{directory}; keep one of them", field="id")
+        found[stem] = path
+    return found
+
+
 def spec_files(task: str) -> list[Path]:
-    """The spec files of a task in file-name order, workspace files replacing built-ins of the same name."""
+    """The spec files of a task in spec-id order, workspace files (``.yaml`` or ``.yml``) replacing built-ins of
+    the same id."""
     user = workspace_spec_dir(task)
     if user.exists() and not user.is_dir():  # else the user's specs would be left out without a word
         raise SpecError(f"the workspace's spec folder {user} is a file, not a folder; move it away")
-    by_name = {path.name: path for directory in spec_dirs(task) if directory.is_dir()
-               for path in sorted(directory.glob("*.yaml"))}
-    return [by_name[name] for name in sorted(by_name)]
+    by_id: dict[str, Path] = {}
+    for directory in spec_dirs(task):
+        by_id.update(specs_in(directory))
+    return [by_id[stem] for stem in sorted(by_id)]
+
+
+def workspace_spec_file(task: str, lc_id: str) -> Path | None:
+    """The user's workspace file of a spec (``<id>.yaml`` or ``<id>.yml``), None when there is none."""
+    return specs_in(workspace_spec_dir(task)).get(lc_id)
 
 
 def spec_path(task: str, lc_id: str) -> Path:
     """The file a spec is read from: the user's workspace copy if there is one, else the built-in."""
-    user = workspace_spec_dir(task) / f"{lc_id}.yaml"
-    return user if user.exists() else spec_dir(task) / f"{lc_id}.yaml"
+    return workspace_spec_file(task, lc_id) or spec_dir(task) / f"{lc_id}.yaml"
 
 
 @lru_cache(maxsize=8)

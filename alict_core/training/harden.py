@@ -27,7 +27,7 @@ from alict_core.harden.export import export_settings, read_split
 from alict_core.harden.guards import check_export_test_split
 from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
 from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import write_json
+from alict_core.jsonl import new_temp_file, write_json
 
 Progress = Callable[[int, int, str], None]
 UNSEEN_LABEL_BIAS = -30.0  # logit bias of a label the training mix has no example of (probability ~1e-13)
@@ -134,10 +134,13 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str],
     emb = np.asarray(encoder.encode(list(texts), progress=progress) if progress else encoder.encode(list(texts)),
                      dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy")
-    with os.fdopen(fd, "wb") as handle:
-        np.save(handle, emb, allow_pickle=False)
-    os.replace(tmp, path)
+    tmp = new_temp_file(path)
+    try:
+        with open(tmp, "wb") as handle:
+            np.save(handle, emb, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return emb
 
 
@@ -195,14 +198,14 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     from alict_core.models.registry import get_model
 
     settings = settings or RetrainSettings()
+    exported = export_settings(export_dir)  # the user's export is checked before any model is loaded
+    lc_rows = read_split(export_dir, "train")
     model = get_model(parent)
     if not isinstance(model, EmbeddingHeadModel):
         raise AlictError(f"model {parent!r} is not an embedded MiniLM classifier; use a Hugging Face model "
                          "(hf:model_id=...) or one of minilm-sst / minilm-hatexplain")
     task, labels = model.meta["task"], list(model.labels)
     encoder = encoder or model.encoder
-    exported = export_settings(export_dir)
-    lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
     check_export_test_split(export_dir, min_test_cases)
     original = original or original_training_data(task)

@@ -59,6 +59,25 @@ FOREIGN: dict[str, tuple[Callable[[Path], None], str]] = {  # how to make the fi
     "ours-without-schema-migrations": (_ours_without_migrations, "not an ALiCT review database"),
     "a-view-only": (lambda p: _sql(p, "CREATE TABLE t (x)", "CREATE VIEW v AS SELECT x FROM t"),
                     "not an ALiCT review database"),
+    # ours plus an object added by hand: a trigger runs on our writes, a view or index is not ours to migrate
+    "ours-plus-a-trigger": (lambda p: _ours_plus(p, "CREATE TRIGGER audit AFTER INSERT ON judgements BEGIN "
+                                                    "DELETE FROM reviewers; END"), "the trigger 'audit' on table "
+                                                                                   "'judgements'"),
+    "ours-plus-a-trigger-on-a-new-task": (lambda p: _ours_plus(p, "CREATE TRIGGER t1 BEFORE INSERT ON review_tasks "
+                                                                  "BEGIN SELECT 1; END"), "the trigger 't1'"),
+    "ours-plus-an-index": (lambda p: _ours_plus(p, "CREATE INDEX mine ON judgements (note)"),
+                           "the index 'mine' on table 'judgements'"),
+    "ours-plus-a-view": (lambda p: _ours_plus(p, "CREATE VIEW everyone AS SELECT name FROM reviewers"),
+                         "the view 'everyone'"),
+    "ours-plus-a-column": (lambda p: _ours_plus(p, "ALTER TABLE reviewers ADD COLUMN email TEXT NOT NULL DEFAULT ''"),
+                           "it holds tables reviewers"),
+    "ours-plus-two-objects": (lambda p: _ours_plus(p, "CREATE VIEW v1 AS SELECT 1", "CREATE VIEW v2 AS SELECT 2"),
+                              "(and 1 more)"),
+    "ours-lacking-a-table-of-an-applied-step": (lambda p: _ours_plus(p, "DROP TABLE writeback_rules"),
+                                                "records schema step 2 as applied but lacks its table "
+                                                "'writeback_rules'"),
+    "ours-lacking-judgements": (lambda p: _ours_plus(p, "DROP TABLE judgements"),
+                                "records schema step 1 as applied but lacks its table 'judgements'"),
     "not-sqlite": (lambda p: p.write_text("id,name\n1,ann\n"), "not a SQLite database"),
     "a-folder": (lambda p: p.mkdir(), "is not a file"),
 }
@@ -82,10 +101,12 @@ def _commands(tmp_path: Path, url: str) -> dict[str, list[str]]:
         "import": ["review", "import", str(judgements), "--db", url],
         "sample": ["review", "sample", "--name", "n", "--task", "sentiment", "--cases", str(cases), "--size", "1",
                    "--db", url],
+        "writeback": ["review", "writeback", "--task", "sentiment", "--db", url],
+        "writeback-confirm": ["review", "writeback", "--task", "sentiment", "--confirm", "--by", "lead", "--db", url],
     }
 
 
-COMMANDS = ["stats", "stats-json", "export", "import", "sample"]
+COMMANDS = ["stats", "stats-json", "export", "import", "sample", "writeback", "writeback-confirm"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -104,6 +125,17 @@ def test_a_foreign_database_is_refused_and_left_untouched(cli, tmp_path, kind, c
     dispose_engines()
     assert_untouched(db_dir, before)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["ANALYZE"], ["VACUUM"],
+                                   ["DROP TABLE writeback_rules", "DELETE FROM schema_migrations WHERE version = 2"]],
+                         ids=["as-made", "analyzed", "vacuumed", "an-earlier-step"])
+def test_our_own_database_is_accepted(cli, tmp_path, extra):
+    """SQLite's own objects (``sqlite_stat1`` of ANALYZE, autoindexes) are not foreign."""
+    path = tmp_path / "review.sqlite"
+    _ours_plus(path, *extra)
+    outcome = cli(*_commands(tmp_path, f"sqlite:///{path}")["sample"])
+    assert outcome.code == 0, outcome.err
 
 
 def assert_untouched(folder: Path, before: dict[str, str]) -> None:
