@@ -168,7 +168,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     seeds = list(seeds)
     if max_per_seed is None:
         max_per_seed = int(field_of(field_of(spec, "expansion"), "max_per_seed", 5) or 5)
-    settings: dict[str, float] = {"top_k_productions": top_k_productions, "max_masks": max_masks,
+    settings: dict[str, Any] = {"top_k_productions": top_k_productions, "max_masks": max_masks,
                                   "top_k_words": top_k_words, "max_per_seed": max_per_seed}
     for name, value in settings.items():
         if int(value) < 1:
