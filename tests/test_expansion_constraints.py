@@ -53,11 +53,13 @@ def test_corpus_stats_know_common_pairs_and_not_broken_ones(corpus):
     ("it is a good horror film .", [4], ["NN"], None),
     ("it is a good film .", [3], ["JJ"], None),
     ("the jokes are almost funny .", [3], ["RB"], "scalar_adverb"),
-    ("the jokes are also funny .", [3], ["RB"], None),
+    ("the jokes are also funny .", [3], ["RB"], "scalar_adverb"),  # "also" adds a claim
+    ("the jokes are quite funny .", [3], ["RB"], None),
+    ("a film that american men can embrace .", [3], ["JJ"], "group_word"),
     ("it is funny and very touching .", [4], ["RB"], None),
     ("this is not a new horror film .", [4], ["JJ"], None),  # adjective before a noun modifier
     ("the film is quite funny .", [3], ["RB"], None),  # adverb before an adjective
-    ("it tells more than it shows again .", [6], ["RB"], "modifier_position"),  # adverb before "."
+    ("foster and whitaker are especially fine back .", [6], ["RB"], "modifier_position"),  # adverb before "."
     ("the hero is a man local in the story .", [5], ["JJ"], "modifier_position"),  # adjective before a preposition
     ("the political relationships of the family .", [1], ["JJ"], "modifier_position"),  # pair seen 0 times
     ("i saw the movie .", [2], ["NN"], "open_class_slot"),  # a closed-class word in an open-class slot
@@ -76,7 +78,7 @@ def test_open_class_fills_drop_closed_class_words_and_keep_the_best_modifiers():
 
 def test_corpus_and_score_checks(corpus):
     assert _failure(_context("it is a sesquipedalian film .", [3], ["JJ"], corpus)) == "commonness"
-    assert _failure(_context("it was the also film .", [3], ["RB"], corpus)) == "corpus_bigram"
+    assert _failure(_context("it was the actually film .", [3], ["RB"], corpus)) == "corpus_bigram"
     ctx = _context("it is a good film .", [3], ["JJ"], corpus, score=0.06, best=0.9)
     assert _failure(ctx) == "score_margin"
     assert _failure(ctx, {"score_margin": {"min_ratio": 0.05}}) is None

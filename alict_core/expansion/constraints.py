@@ -38,7 +38,7 @@ from alict_core.expansion.fluency import (
     _slot_problem,
 )
 
-CONSTRAINTS_VERSION = "2"
+CONSTRAINTS_VERSION = "3"
 # the masked LM's per-slot probability floor: the quick-profile MLM gives good modifiers 0.003-0.04 once closed-class
 # words are out of the pool ("a [little] horror flick" 0.041, "[strange]" 0.008); fluency.py's 0.05 was judged on the
 # full-profile MLM's unfiltered fills (expand --min-word-score sets it)
@@ -49,7 +49,18 @@ CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
 # focus and scalar words: inserted, they change what is claimed ("only good", "almost funny", "too long")
 SCALAR_ADVERBS = ("only", "just", "even", "almost", "nearly", "merely", "barely", "hardly", "rarely", "seldom",
                   "too", "less", "least", "slightly", "somewhat", "partly", "partially", "once", "longer", "anymore",
-                  "supposedly", "allegedly", "seemingly", "apparently", "rather", "fairly", "enough", "otherwise")
+                  "supposedly", "allegedly", "seemingly", "apparently", "rather", "fairly", "enough", "otherwise",
+                  # focus and aspect: "also lacking", "is ever gone", "still", "again" add a claim (tuning sample)
+                  "also", "ever", "still", "again", "already", "yet", "instead")
+# words naming a group of people (nationality, region, religion, race, gender, sexuality): inserted, they change who a
+# statement is about ("american men", "foreign western countries") — the masked LM's favourite adjectives
+GROUP_WORDS = ("american", "americans", "western", "eastern", "northern", "southern", "english", "british", "irish",
+               "scottish", "french", "german", "italian", "spanish", "european", "african", "asian", "indian",
+               "chinese",
+               "japanese", "korean", "mexican", "russian", "arab", "arabic", "israeli", "palestinian", "jewish",
+               "christian", "catholic", "protestant", "islamic", "muslim", "hindu", "foreign", "native", "ethnic",
+               "black", "white", "gay", "lesbian", "female", "male", "feminine", "masculine",
+               "immigrant", "refugee", "democratic", "republican", "liberal", "conservative")
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "NN", "NNS", "VBN", "VBG", "RB"})
 # closed-class words: never proposed for an open-class slot (the masked LM ranks "the", "a", "to" first everywhere)
 CLOSED_CLASS_WORDS = frozenset("""
@@ -210,6 +221,16 @@ def _scalar_adverb(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _group_word(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
+    from alict_core.data.lexicons import identity_terms
+
+    words = {str(w).lower() for w in params.get("words", GROUP_WORDS)} | identity_terms()
+    for word in ctx.words:
+        if word.lower() in words:
+            return f"{word!r} names a group of people: it changes who the sentence is about"
+    return None
+
+
 def _commonness(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     if ctx.corpus is None:
         return None
@@ -270,6 +291,7 @@ DEFAULT_CHECKS: tuple[Check, ...] = (
     Check("article_agreement", _article_agreement),
     Check("coordination", _coordination),
     Check("scalar_adverb", _scalar_adverb, {"words": list(SCALAR_ADVERBS)}),
+    Check("group_word", _group_word, {"words": list(GROUP_WORDS)}),
     Check("commonness", _commonness, {"min_count": 20}),
     Check("corpus_bigram", _corpus_bigram, {"min_count": 2, "pairs": "function_word"}),
     Check("modifier_position", _modifier_position, {"min_count": 3}),
