@@ -4,9 +4,10 @@ Following TextAttack's constraints, each ``Check`` looks at one filled masked se
 and returns ``None`` (it holds) or why it fails. ``DEFAULT_CHECKS`` is the list, cheapest first; an LC spec
 tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}}``), see docs/expansion.md.
 
-- ``open_class_slot`` (tags JJ, RB, NN): only these slot tags are filled at all (closed-class insertions —
+- ``open_class_slot`` (tags JJ, RB, NN; pool 50): only these slot tags are filled at all (closed-class insertions —
   prepositions, conjunctions, determiners, pronouns — were where nearly every invalid expansion came from);
-  checked on the masked sentences before the masked LM runs;
+  checked on the masked sentences before the masked LM runs; the LM's ``pool`` best words per slot are read and
+  closed-class words dropped before ``top_k_words`` are kept;
 - ``noun_modifier`` (min_count 3): an inserted noun stands right before a noun and the compound is seen in
   the corpus ("a horror film"), never elsewhere ("a mixed bag film");
 - ``grammar_rules``: the fluency rules of ``fluency.py`` (sentence start, repeated word, split name, ...);
@@ -14,12 +15,15 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``coordination``: no modifier on one side of a coordination only ("brothers and [young] sisters");
 - ``scalar_adverb`` (words ``SCALAR_ADVERBS``): no focus or scalar word that changes what is claimed ("only",
   "almost", "too", ...);
+- ``group_word`` (words ``GROUP_WORDS`` + the identity lexicon): no word naming a group of people ("american men");
 - ``commonness`` (min_count 20): the inserted word is common in the corpus;
 - ``corpus_bigram`` (min_count 2, pairs function_word): each new pair of the inserted word with a function-word
   neighbour (determiner, preposition, pronoun, conjunction, ...) is seen in the corpus ("very a", "tells to");
   ``pairs: all`` asks it of content-word neighbours too (adjective–noun pairs are sparse: "young brothers" is
   seen once in 4 M words);
-- ``weak_fill`` (min_word_score 0.05): the masked LM's probability of the fill (per slot);
+- ``modifier_position`` (min_count 3): an adjective right before a noun/adjective, an adverb right before an
+  adjective, participle, lexical verb or adverb, and that pair seen in the corpus ("quite funny");
+- ``weak_fill`` (min_word_score 0.003): the masked LM's probability of the fill (per slot);
 - ``score_margin`` (min_ratio 0.1): the fill's probability is at least this share of the best fill's;
 - ``neighbour_likelihood`` (max_drop 0.7): the masked LM's probability of each neighbour of an insertion,
   masked in the expansion, is not below (1 - max_drop) times its probability in the seed (a pseudo-log-
