@@ -130,5 +130,9 @@ def test_no_accepted_expansion_fails_its_lc(task, lc_id, tmp_path, sentiment_cor
     report = validate(seeds, result.rows, task=task, specs={spec.id: spec})
     lc_flags = [f for f in report.flags if f.reason in ("expansion_fails_lc", "inserted_word_unknown")]
     assert not lc_flags, (spec.id, lc_flags[:3])
-    for row in result.accepted():
+    assert result.rows, f"{spec.id}: no fill was produced and judged"
+    # every fill the pipeline let through its predicate check (accepted or stopped by a later constraint; with
+    # the quick models few are accepted) keeps the LC's predicates when re-checked on its own
+    passed = [row for row in result.rows if row["verdicts"].get("predicates") is True or row["accepted"]]
+    for row in passed:
         assert expansion_predicates_hold(spec, by_id[row["seed_id"]], row["text"])[0], row["text"]
