@@ -42,12 +42,17 @@ def run_page(main: Callable[[], None], what: str) -> None:
     """Run a page's main function inside the error boundary.
 
     Pages normally run under ``app.py``'s ``st.navigation`` (which draws the sidebar and keeps the URL
-    state). Streamlit also runs files of a ``pages/`` folder directly (its legacy multipage mode, e.g. on
-    a server's first session or in ``AppTest.switch_page``); then the page sets up that context itself.
+    state). Until ``app.py`` first calls ``st.navigation`` in a process, Streamlit runs a page's URL (a deep
+    link such as ``/failures?task=…&run=…`` as a fresh server's first request) in its legacy multipage mode:
+    the file in ``pages/`` alone, with a navigation of every file there. Then the page leaves that mode and
+    asks for a rerun, in which ``app.py`` runs and its navigation opens this page with the link's query.
+    A page file run as the main script (``AppTest.from_file("pages/x.py")``) sets up that context itself.
     """
     import streamlit as st
 
     standalone = not st.session_state.get(NAVIGATION_FLAG)
+    if standalone and leave_legacy_pages_mode():
+        st.rerun()
     if standalone:
         from alict_app import state
         from alict_app.sidebar import render_sidebar
@@ -63,3 +68,15 @@ def run_page(main: Callable[[], None], what: str) -> None:
 
         state.sync_query_params()
         render_view_link()
+
+
+def leave_legacy_pages_mode() -> bool:
+    """Whether Streamlit was still in its legacy ``pages/`` folder mode (``app.py`` has not called
+    ``st.navigation`` in this process yet); it is switched off here, as ``st.navigation`` itself does."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if not PagesManager.uses_pages_directory:
+        return False
+    PagesManager.uses_pages_directory = False
+    return True
+
