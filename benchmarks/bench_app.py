@@ -10,8 +10,8 @@ a one-line Streamlit app of two empty pages in a temporary folder, and drives he
 ``/failures`` (a fresh browser context: navigation start → the page's title visible), and warm page
 switches (sidebar link click → the page's title visible and the script idle, every page visited once
 before), each beside the empty app's figure and their ratio (the machine's load cancels out of the
-ratio); then the app server's RSS after visiting every page on both tasks. The order of the trials is
-shuffled with ``--seed`` (deterministic).
+ratio); then the app server's RSS after visiting the pages (every page unless ``--pages``) on both tasks.
+The order of the trials is shuffled with ``--seed`` (deterministic).
 
 ``--apptest`` runs the app in-process on the embedded defaults (``--fake``: the instant test backends),
 visits every page cold, runs the default models on two LCs, then times each page's script again with
@@ -315,15 +315,16 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
             for name in pages:
                 print(median_line(APP_PAGES[name][0], switches[name], empty_switches, BROWSER_SWITCH_GOAL_S))
             if rss:
-                for task in TASKS:  # every page on both tasks, each in a fresh session opened on the task
+                for task in TASKS:  # the pages on both tasks, each task in a fresh session opened on it
                     walk = BrowserSession(browser, f"{app_url}/?task={task}", APP_PAGES["specs"][1], APP_PAGES)
                     walk.current = "specs"
-                    for name in ordered(rng, list(APP_PAGES), walk.current):
+                    for name in ordered(rng, pages, walk.current):
                         walk.switch(name)
                     walk.close()
                 server = psutil.Process(app_proc.pid)
                 children = sum(child.memory_info().rss for child in server.children(recursive=True))
-                print(f"app server RSS after every page on both tasks: {server.memory_info().rss / 2**20:.0f} MB"
+                which = "every page" if set(pages) == set(APP_PAGES) else f"Specs, {', '.join(pages)}"
+                print(f"app server RSS after {which} on both tasks: {server.memory_info().rss / 2**20:.0f} MB"
                       f" (child processes: {children / 2**20:.0f} MB)")
             browser.close()
     finally:
@@ -347,7 +348,7 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(APP_PAGES),
                         help=f"comma-separated pages whose warm switch is timed (of {', '.join(APP_PAGES)})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the trials' order")
-    parser.add_argument("--no-rss", action="store_true", help="skip visiting every page on both tasks for the RSS")
+    parser.add_argument("--no-rss", action="store_true", help="skip visiting the pages on both tasks for the RSS")
     args = parser.parse_args()
     if args.switches:
         bench_switches(args.switches, args.lcs, args.models, args.cases)
