@@ -44,17 +44,19 @@ def run_page(main: Callable[[], None], what: str) -> None:
     Pages normally run under ``app.py``'s ``st.navigation`` (which draws the sidebar and keeps the URL
     state). Until ``app.py`` first calls ``st.navigation`` in a process, Streamlit runs a page's URL (a deep
     link such as ``/failures?task=…&run=…`` as a fresh server's first request) in its legacy multipage mode:
-    the file in ``pages/`` alone, with a navigation of every file there. Then the page leaves that mode and
-    asks for a rerun, in which ``app.py`` runs and its navigation opens this page with the link's query.
-    A page file run as the main script (``AppTest.from_file("pages/x.py")``) sets up that context itself.
+    the file in ``pages/`` alone, with a navigation of every file there. On a session's first run the page
+    leaves that mode and asks for a rerun, in which ``app.py`` runs and its navigation opens this page with
+    the link's query. Later runs in that mode (``AppTest.switch_page``, which re-enters it on every run) and a
+    page file run as the main script set up the sidebar and URL state themselves.
     """
     import streamlit as st
 
+    from alict_app import state
+
     standalone = not st.session_state.get(NAVIGATION_FLAG)
-    if standalone and leave_legacy_pages_mode():
-        st.rerun()
+    if standalone and not state.initialised() and leave_legacy_pages_mode():
+        st.rerun()  # a session's first run: no widget value to lose (AppTest runs every page in that mode)
     if standalone:
-        from alict_app import state
         from alict_app.sidebar import render_sidebar
 
         state.init_state()
@@ -63,7 +65,6 @@ def run_page(main: Callable[[], None], what: str) -> None:
     with guarded(what):
         main()
     if standalone:
-        from alict_app import state
         from alict_app.sidebar import render_view_link
 
         state.sync_query_params()
