@@ -23,7 +23,7 @@ APP_NAV = ["Specs", "Seeds", "Expansions", "Adjunct trees", "Run", "Failures", "
 
 
 def test_deep_link_as_the_first_request_of_a_fresh_server(made_runs, tmp_path):  # noqa: F811 - the fixture
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     root, made = made_runs
     run = made["sentiment"]
@@ -45,10 +45,12 @@ def test_deep_link_as_the_first_request_of_a_fresh_server(made_runs, tmp_path): 
             links = [text.strip() for text in nav.get_by_role("link").all_inner_texts()]
             assert [name for name in APP_NAV if any(text.endswith(name) for text in links)] == APP_NAV, links
             assert not any(text.lower().endswith(("story", "app")) for text in links), links  # not the folder's
-            assert page.locator('[data-testid="stSidebar"]').get_by_role("combobox", name="Task").count() == 1
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            expect(sidebar.get_by_role("combobox", name="Task")).to_have_count(1, timeout=60_000)  # app.py's sidebar
+            expect(sidebar.get_by_text("Corpus: Stanford Sentiment Treebank (SST)")).to_be_visible(timeout=60_000)
             assert selected_run(page) == run["name"]
             both = page.get_by_role("radiogroup").get_by_role("radio", name="both")
-            assert both.first.is_checked()  # the link's outcome=all, not the default "fails"
+            expect(both.first).to_be_checked(timeout=60_000)  # the link's outcome=all, not the default "fails"
             assert f"run={run['key']}" in page.url and "/failures" in page.url
             browser.close()
     finally:
