@@ -265,6 +265,7 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
     """Medians of ``repeats`` first paints and warm switches, app beside the empty app; then the server's RSS."""
     import os
     import random
+    import shutil
     import tempfile
 
     import psutil
@@ -327,6 +328,9 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
                 print(f"app server RSS after {which} on both tasks: {server.memory_info().rss / 2**20:.0f} MB"
                       f" (child processes: {children / 2**20:.0f} MB)")
             browser.close()
+    except BaseException:
+        print(f"server logs kept in {scratch}", file=sys.stderr)
+        raise
     finally:
         for proc in (app_proc, empty_proc):
             proc.terminate()
@@ -334,6 +338,7 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    shutil.rmtree(scratch, ignore_errors=True)  # the servers' logs, once every figure is printed
 
 
 def main() -> None:
