@@ -81,18 +81,19 @@ def default_backend(kind: str) -> str | None:
     return None
 
 
-def unavailable_reason(kind: str, name: str) -> str | None:
+def unavailable_reason(kind: str, name: str, local_defaults: dict[str, str] | None = None) -> str | None:
     """Why ``kind:name`` cannot load here (one line), or None when it can.
 
     Offline backends always can (a missing build says how to build it when used). An online one (a Hugging Face
     hub model, benepar's pretrained parser) can when it is the resolved default, is in the local cache, or the hub
-    answers; offline (``ALICT_OFFLINE``/``HF_HUB_OFFLINE`` or no network) and not cached it cannot."""
+    answers; offline (``ALICT_OFFLINE``/``HF_HUB_OFFLINE`` or no network) and not cached it cannot.
+    ``local_defaults``: ``default_classifier_folders()`` when the caller has it already (one look-up per menu)."""
     from alict_core import model_defaults
 
     tags = backend_tags(kind, name)
     if tags.get("offline", True) or name == default_backend(kind):
         return None
-    if kind == "model" and cached_default_classifier(name):
+    if kind == "model" and name in (default_classifier_folders() if local_defaults is None else local_defaults):
         return None
     if kind == "parser":
         if model_defaults.benepar_location(name) is not None:
@@ -112,8 +113,9 @@ def loadable_names(kind: str, **tags: Any) -> tuple[list[str], dict[str, str]]:
     """``backend_names`` split into the names that can load here and {name: why not} of the others (for menus:
     offer the first, say why the others are left out)."""
     ok, left_out = [], {}
+    local = default_classifier_folders() if kind == "model" else {}
     for name in backend_names(kind, **tags):
-        reason = unavailable_reason(kind, name)
+        reason = unavailable_reason(kind, name, local)
         if reason is None:
             ok.append(name)
         else:
@@ -233,15 +235,22 @@ def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
     return value
 
 
+def default_classifier_folders() -> dict[str, str]:
+    """{name: local folder} of the tasks' resolved default classifiers found in the local Hugging Face cache
+    (the paper's models); one resolution for a whole menu."""
+    from alict_core.model_defaults import resolved_defaults
+
+    folders: dict[str, str] = {}
+    for role, entry in resolved_defaults().items():
+        if role.startswith("classifier:") and entry.get("kind") == "hf" and entry.get("path"):
+            folders.setdefault(entry["name"], entry["path"])
+    return folders
+
+
 def cached_default_classifier(name: str) -> str | None:
     """The local folder of ``name`` when it is a task's resolved default classifier found in the local Hugging
     Face cache (the paper's model), else None."""
-    from alict_core.model_defaults import resolved_defaults
-
-    for role, entry in resolved_defaults().items():
-        if role.startswith("classifier:") and entry["name"] == name and entry.get("kind") == "hf":
-            return entry.get("path")
-    return None
+    return default_classifier_folders().get(name)
 
 
 def model(registry_name: str, **kwargs: Any) -> Any:
@@ -277,12 +286,20 @@ def reference_grammar() -> Any:
 
 def model_ready(name: str) -> bool:
     """False when a registered model needs an offline build that is missing (embedded heads); else True."""
-    if backend_tags("model", name).get("kind") != "embedded":
-        return True
-    from alict_core import artefacts
+    return name in ready_models([name])
 
-    found = artefacts.locate("classifiers", check=False)
-    return found is not None and (found.path / name / "head.npz").exists()
+
+def ready_models(names: list[str]) -> set[str]:
+    """The names of ``names`` that can load without a missing offline build (see ``model_ready``); the built
+    classifiers are looked up once for the whole list."""
+    embedded = [n for n in names if backend_tags("model", n).get("kind") == "embedded"]
+    ready = {n for n in names if n not in embedded}
+    if embedded:
+        from alict_core import artefacts
+
+        found = artefacts.locate("classifiers", check=False)
+        ready |= {n for n in embedded if found is not None and (found.path / n / "head.npz").exists()}
+    return ready
 
 
 # ---------------------------------------------------------------- build status (sidebar)

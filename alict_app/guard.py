@@ -42,14 +42,21 @@ def run_page(main: Callable[[], None], what: str) -> None:
     """Run a page's main function inside the error boundary.
 
     Pages normally run under ``app.py``'s ``st.navigation`` (which draws the sidebar and keeps the URL
-    state). Streamlit also runs files of a ``pages/`` folder directly (its legacy multipage mode, e.g. on
-    a server's first session or in ``AppTest.switch_page``); then the page sets up that context itself.
+    state). Until ``app.py`` first calls ``st.navigation`` in a process, Streamlit runs a page's URL (a deep
+    link such as ``/failures?task=…&run=…`` as a fresh server's first request) in its legacy multipage mode:
+    the file in ``pages/`` alone, with a navigation of every file there. On a session's first run the page
+    leaves that mode and asks for a rerun, in which ``app.py`` runs and its navigation opens this page with
+    the link's query. Later runs in that mode (``AppTest.switch_page``, which re-enters it on every run) and a
+    page file run as the main script set up the sidebar and URL state themselves.
     """
     import streamlit as st
 
+    from alict_app import state
+
     standalone = not st.session_state.get(NAVIGATION_FLAG)
+    if standalone and not state.initialised() and leave_legacy_pages_mode():
+        st.rerun()  # a session's first run: no widget value to lose (AppTest runs every page in that mode)
     if standalone:
-        from alict_app import state
         from alict_app.sidebar import render_sidebar
 
         state.init_state()
@@ -58,8 +65,19 @@ def run_page(main: Callable[[], None], what: str) -> None:
     with guarded(what):
         main()
     if standalone:
-        from alict_app import state
         from alict_app.sidebar import render_view_link
 
         state.sync_query_params()
         render_view_link()
+
+
+def leave_legacy_pages_mode() -> bool:
+    """Whether Streamlit was still in its legacy ``pages/`` folder mode (``app.py`` has not called
+    ``st.navigation`` in this process yet); it is switched off here, as ``st.navigation`` itself does."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if not PagesManager.uses_pages_directory:
+        return False
+    PagesManager.uses_pages_directory = False
+    return True
+

@@ -129,12 +129,31 @@ def list_runs(task: str | None = None) -> list[dict[str, Any]]:
         if meta.parent.name.startswith("."):
             continue  # a run being written (or left by a killed writer)
         try:
-            info = run_info(meta.parent.name)
+            info = _run_info_at(str(meta.parent), _info_stamp(meta.parent))
         except (ValueError, KeyError, OSError):
             continue
         if task is None or info["request"].get("task") == task:
             rows.append(info)
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
+
+
+def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
+    """(mtime, size) of the files ``run_info`` reads: changes whenever what it would return may change."""
+    stamps = []
+    for name in ("request.json", "meta.json", "summary.csv"):
+        try:
+            stat = (folder / name).stat()
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        except FileNotFoundError:
+            stamps.append((0, -1))
+    return tuple(stamps)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, Any]:
+    """``run_info`` of the run in ``folder``, read again only when its files change (``stamp``): listing the runs
+    on every page switch reads no file."""
+    return run_info(Path(folder).name)
 
 
 def describe_run(info: dict[str, Any]) -> str:

@@ -39,13 +39,19 @@ def build_controls(row: dict[str, str]) -> None:
             st.rerun()
 
 
-def model_label(name: str) -> str:
-    tags = backends.backend_tags("model", name)
-    if backends.cached_default_classifier(name):
-        return f"{name} (paper's model, local cache)"
-    if not tags.get("offline", True):
-        return f"{name} (online)"
-    return name if backends.model_ready(name) else f"{name} (not built)"
+def model_labels(names: list[str], ready: set[str]) -> dict[str, str]:
+    """Menu labels of the models ``names`` (``ready``: those whose offline build exists): the paper's model from
+    the local cache, an online model, one not built yet."""
+    local = backends.default_classifier_folders()
+    labels = {}
+    for name in names:
+        if name in local:
+            labels[name] = f"{name} (paper's model, local cache)"
+        elif not backends.backend_tags("model", name).get("offline", True):
+            labels[name] = f"{name} (online)"
+        else:
+            labels[name] = name if name in ready else f"{name} (not built)"
+    return labels
 
 
 ROLE_TITLES = {"parser": "Parser", "mlm": "Masked LM", "classifier:sentiment": "Sentiment classifier",
@@ -251,14 +257,15 @@ def render_sidebar() -> None:
         register_all(task)  # retrained versions are models too
         names, left_out = backends.loadable_names("model", task=task)
         if names:
-            ready = [n for n in names
-                     if backends.backend_tags("model", n).get("offline", True) and backends.model_ready(n)]
+            built = backends.ready_models(names)
+            labels = model_labels(names, built)
+            ready = [n for n in names if backends.backend_tags("model", n).get("offline", True) and n in built]
             default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
             if default["name"] in names and (default.get("path") or default["name"] in ready):
                 ready = [default["name"], *(n for n in ready if n != default["name"])]
             follow_task_models(task)
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
-            st.multiselect("Models under test", names, key="models", format_func=lambda n: model_label(n),
+            st.multiselect("Models under test", names, key="models", format_func=lambda n: labels.get(n, n),
                            help=backends.left_out_help(left_out, "registered models for this task that can load "
                                                        "here; offline models not built yet are marked"))
         else:

@@ -32,6 +32,11 @@ def init_state() -> None:
             st.session_state[key] = st.session_state[key]
 
 
+def initialised() -> bool:
+    """Whether this session's state was set up (by an earlier run, or earlier in this one)."""
+    return bool(st.session_state.get(_INIT_FLAG))
+
+
 def get(key: str, default: Any = None) -> Any:
     return st.session_state.get(key, default)
 

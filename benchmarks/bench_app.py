@@ -1,26 +1,33 @@
-"""App speed goals: first run < 3 s, warm page switches < 1 s (script time, measured with AppTest).
+"""App speed in a real browser: first paint and warm page switches beside an empty Streamlit page.
 
-    python benchmarks/bench_app.py [--fake]
+    python benchmarks/bench_app.py [--repeats 10] [--pages failures,run] [--seed 0] [--no-rss]
+    python benchmarks/bench_app.py --apptest [--fake]            script time in-process (AppTest)
     python benchmarks/bench_app.py --switches 10 [--lcs 25 --models 3 --cases 100]
 
-The second form (``--switches N``) loads a synthetic saved run (N LCs × M models, capability-first
-titles, seeds and expansions with inserted words) into a temporary run folder and, with the instant
-fake backends, switches to every page N times with warm caches; it prints the median and the maximum
-switch time per page and their ratio to the 1 s goal.
+The default form starts ``streamlit run app.py`` (the user's cache, models and runs) and, side by side,
+a one-line Streamlit app of two empty pages in a temporary folder, and drives headless Chromium
+(/usr/bin/chromium) against both. It prints medians of ``--repeats`` of: first paint of ``/`` and
+``/failures`` (a fresh browser context: navigation start → the page's title visible), and warm page
+switches (sidebar link click → the page's title visible and the script idle, every page visited once
+before), each beside the empty app's figure and their ratio (the machine's load cancels out of the
+ratio); then the app server's RSS after visiting the pages (every page unless ``--pages``) on both tasks.
+The order of the trials is shuffled with ``--seed`` (deterministic).
 
-Runs the app in-process on the embedded defaults (``--fake``: the instant test backends), visits every
-page cold, runs the default models on two LCs, then times each page again with warm caches. Prints the
-time and its ratio to the goal (ratio < 1 meets the goal) and the process's peak RSS.
-The browser-side figures (first paint, page switches) come from ``tests/test_browser.py``.
+``--apptest`` runs the app in-process on the embedded defaults (``--fake``: the instant test backends),
+visits every page cold, runs the default models on two LCs, then times each page's script again with
+warm caches. ``--switches N`` loads a synthetic saved run (N LCs × M models) with the fake backends and
+times N warm script runs per page (median, maximum, ratio to the 1 s goal).
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -109,6 +116,230 @@ def bench_switches(switches: int, n_lcs: int, n_models: int, cases_per_lc: int) 
     if problems:
         print("exceptions:", problems)
 
+# --- the real-browser benchmark -------------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+# url path → (sidebar link, page title); the order of app.py's navigation
+APP_PAGES = {"specs": ("Specs", "LC specs"), "seeds": ("Seeds", "Seeds"), "expansions": ("Expansions", "Expansions"),
+             "lego": ("Adjunct trees", "Adjunct trees"), "run": ("Run", "Run"), "failures": ("Failures", "Failures"),
+             "compare": ("Compare", "Compare"), "report": ("Report", "Report"), "review": ("Review", "Review"),
+             "harden": ("Harden", "Harden")}
+TASKS = ("sentiment", "hate_speech")
+EMPTY_APP = ('import streamlit as st; st.navigation([st.Page(lambda: st.title("Alpha"), title="Alpha", '
+             'url_path="alpha", default=True), st.Page(lambda: st.title("Beta"), title="Beta", '
+             'url_path="beta")]).run()\n')
+EMPTY_PAGES = {"alpha": ("Alpha", "Alpha"), "beta": ("Beta", "Beta")}
+FIRST_PAINT_GOAL_S = 1.5
+BROWSER_SWITCH_GOAL_S = 0.5
+WAIT_MS = 300_000  # a cold page on two loaded cores (the Expansions page loads a parser and a masked LM)
+
+
+class ScriptTracker:
+    """Whether a page's Streamlit script is running, and how many runs finished, from the app's websocket."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.running = True
+        self.finished = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload: bytes | str) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        if isinstance(payload, str):
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self.running = True
+        elif kind == "session_status_changed":
+            self.running = msg.session_status_changed.script_is_running
+        elif kind == "script_finished":
+            self.running = False
+            self.finished += 1
+
+    def wait_idle_after(self, finished_before: int, timeout_ms: float = WAIT_MS) -> None:
+        """Wait until a script run finished after ``finished_before`` runs and no run is under way."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while self.running or self.finished <= finished_before:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the app's script did not finish")
+            self.page.wait_for_timeout(10)  # lets Playwright deliver the websocket events
+
+
+def start_server(script: Path, log: Path, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """``streamlit run script`` headless on a free port; (process, base URL) once healthy (120 s at most)."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with open(log, "w") as handle:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script.name, "--server.port", str(port),
+             "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=script.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                return proc, base
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.terminate()
+                raise RuntimeError(f"{script.name} did not start; see {log}") from None
+            time.sleep(0.2)
+
+
+def wait_title(page: Any, title: str) -> None:
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(state="visible", timeout=WAIT_MS)
+
+
+def first_paint(browser: Any, url: str, title: str) -> float:
+    """Seconds from navigation start in a fresh browser context (a new session) to the page's title visible."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        tracker = ScriptTracker(page)
+        started = time.perf_counter()
+        page.goto(url, wait_until="commit")
+        wait_title(page, title)
+        painted = time.perf_counter() - started
+        tracker.wait_idle_after(0)  # the server is idle again before the next trial
+        return painted
+    finally:
+        context.close()
+
+
+class BrowserSession:
+    """One browser tab on one app: page switches through the sidebar, timed to the title and the script idle."""
+
+    def __init__(self, browser: Any, url: str, title: str, pages: dict[str, tuple[str, str]]) -> None:
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.tracker = ScriptTracker(self.page)
+        self.pages = pages
+        self.page.goto(url)
+        wait_title(self.page, title)
+        self.tracker.wait_idle_after(0)
+        self.current = ""
+
+    def switch(self, name: str) -> float:
+        link, title = self.pages[name]
+        before = self.tracker.finished
+        nav = self.page.locator('[data-testid="stSidebarNav"]')
+        started = time.perf_counter()
+        nav.get_by_role("link", name=link).first.click()
+        wait_title(self.page, title)
+        self.tracker.wait_idle_after(before)
+        self.current = name
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def ordered(rng: Any, names: Sequence[str], current: str) -> list[str]:
+    """``names`` in a seeded random order that does not start on the current page."""
+    order = list(names)
+    rng.shuffle(order)
+    if len(order) > 1 and order[0] == current:
+        order.append(order.pop(0))
+    return order
+
+
+def median_line(label: str, values: list[float], empty: list[float], goal: float) -> str:
+    import statistics
+
+    app, base = statistics.median(values), statistics.median(empty)
+    return (f"  {label:24s} {app:6.2f} s   empty page {base:5.2f} s   ratio {app / base:5.1f}   "
+            f"goal {goal:g} s {'met' if app < goal else 'missed'}")
+
+
+def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
+    """Medians of ``repeats`` first paints and warm switches, app beside the empty app; then the server's RSS."""
+    import os
+    import random
+    import shutil
+    import tempfile
+
+    import psutil
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        raise SystemExit("/usr/bin/chromium is absent: apt-get install -y chromium")
+    rng = random.Random(seed)
+    scratch = Path(tempfile.mkdtemp(prefix="alict-bench-browser-"))
+    (scratch / "empty").mkdir()
+    empty_script = scratch / "empty" / "empty_app.py"
+    empty_script.write_text(EMPTY_APP)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ALICT_TORCH_THREADS": "1"}
+    app_proc, app_url = start_server(REPO / "app.py", scratch / "app.log", env)
+    empty_proc, empty_url = start_server(empty_script, scratch / "empty.log", env)
+    paints: dict[str, list[float]] = {"/": [], "/failures": [], "empty": []}
+    switches: dict[str, list[float]] = {name: [] for name in pages}
+    empty_switches: list[float] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+            first_paint(browser, app_url + "/", APP_PAGES["specs"][1])  # warm-up: imports, corpus, caches
+            first_paint(browser, app_url + "/failures", APP_PAGES["failures"][1])
+            app = BrowserSession(browser, app_url + "/", APP_PAGES["specs"][1], APP_PAGES)
+            app.current = "specs"
+            for name in ordered(rng, pages, app.current):  # every page once: warm caches, models loaded
+                app.switch(name)
+            empty = BrowserSession(browser, empty_url + "/", "Alpha", EMPTY_PAGES)
+            empty.current = "alpha"
+            for repeat in range(repeats):
+                trials = [("/", app_url + "/", APP_PAGES["specs"][1]),
+                          ("/failures", app_url + "/failures", APP_PAGES["failures"][1]),
+                          ("empty", empty_url + "/", "Alpha")]
+                rng.shuffle(trials)
+                for label, url, title in trials:
+                    paints[label].append(first_paint(browser, url, title))
+                for name in ordered(rng, pages, app.current):
+                    switches[name].append(app.switch(name))
+                    empty_switches.append(empty.switch("beta" if empty.current == "alpha" else "alpha"))
+                print(f"repeat {repeat + 1}/{repeats} done", file=sys.stderr, flush=True)
+            app.close()
+            empty.close()
+            print(f"medians of {repeats} (app beside a one-line empty Streamlit app, same browser, same machine)")
+            print("first paint (fresh session: navigation start → page title visible)")
+            for label in ("/", "/failures"):
+                print(median_line(label, paints[label], paints["empty"], FIRST_PAINT_GOAL_S))
+            print("warm page switch (sidebar click → page title visible and script idle)")
+            for name in pages:
+                print(median_line(APP_PAGES[name][0], switches[name], empty_switches, BROWSER_SWITCH_GOAL_S))
+            if rss:
+                for task in TASKS:  # the pages on both tasks, each task in a fresh session opened on it
+                    walk = BrowserSession(browser, f"{app_url}/?task={task}", APP_PAGES["specs"][1], APP_PAGES)
+                    walk.current = "specs"
+                    for name in ordered(rng, pages, walk.current):
+                        walk.switch(name)
+                    walk.close()
+                server = psutil.Process(app_proc.pid)
+                children = sum(child.memory_info().rss for child in server.children(recursive=True))
+                which = "every page" if set(pages) == set(APP_PAGES) else f"Specs, {', '.join(pages)}"
+                print(f"app server RSS after {which} on both tasks: {server.memory_info().rss / 2**20:.0f} MB"
+                      f" (child processes: {children / 2**20:.0f} MB)")
+            browser.close()
+    except BaseException:
+        print(f"server logs kept in {scratch}", file=sys.stderr)
+        raise
+    finally:
+        for proc in (app_proc, empty_proc):
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    shutil.rmtree(scratch, ignore_errors=True)  # the servers' logs, once every figure is printed
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -117,9 +348,22 @@ def main() -> None:
     parser.add_argument("--lcs", type=int, default=25, help="LCs of the synthetic run")
     parser.add_argument("--models", type=int, default=3, help="models of the synthetic run")
     parser.add_argument("--cases", type=int, default=100, help="cases per LC of the synthetic run (30 %% seeds)")
+    parser.add_argument("--apptest", action="store_true", help="time page scripts in-process (AppTest)")
+    parser.add_argument("--repeats", type=int, default=10, help="browser trials per figure (medians of these)")
+    parser.add_argument("--pages", default=",".join(APP_PAGES),
+                        help=f"comma-separated pages whose warm switch is timed (of {', '.join(APP_PAGES)})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the trials' order")
+    parser.add_argument("--no-rss", action="store_true", help="skip visiting the pages on both tasks for the RSS")
     args = parser.parse_args()
     if args.switches:
         bench_switches(args.switches, args.lcs, args.models, args.cases)
+        return
+    if not args.apptest:
+        pages = [name.strip() for name in args.pages.split(",") if name.strip()]
+        unknown = [name for name in pages if name not in APP_PAGES]
+        if unknown or not pages or args.repeats < 1:
+            parser.error(f"--pages takes names of {', '.join(APP_PAGES)} (got {args.pages!r}); --repeats ≥ 1")
+        bench_browser(args.repeats, pages, args.seed, rss=not args.no_rss)
         return
     from streamlit.testing.v1 import AppTest
 
