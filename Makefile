@@ -1,7 +1,7 @@
 # ALiCT Studio — the two commands a new user needs:
 #   make run    set up, start building any missing offline model in the background, start the app
-#   make test   set up, build any missing offline model, run the test suite (with a throw-away PostgreSQL server);
-#               prints each phase's time at the end (out/phases.tsv)
+#   make test   set up, build any missing offline model (in the background, beside lint and the tests that need
+#               none), run the test suite (with a throw-away PostgreSQL server); prints each phase's time at the end
 PYTHON ?= python3
 PORT ?= 8501
 STAMP := .setup-stamp
@@ -48,21 +48,19 @@ lint: setup
 	@$(TIMED) mypy $(PYTHON) -m mypy
 
 phases-reset:
-	@mkdir -p out && rm -f out/phases.tsv
+	@mkdir -p out && rm -f out/phases.tsv && date +%s > out/started
 
 PYTEST_ARGS ?=  # e.g. make test PYTEST_ARGS="-x" (extra pytest options)
-PHASE_TABLE = awk -F'\t' '{printf "  %-13s %5d s\n", $$1, $$2; t += $$2} END {printf "  %-13s %5d s\n", "total", t}' \
-	out/phases.tsv
 
-# the default suite: every test except the exhaustive `slow_full` ones (make test-full)
-test: phases-reset setup lint system-deps models
-	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 -m "not slow_full" $(PYTEST_ARGS); \
-	  code=$$?; echo "make test phase times:"; $(PHASE_TABLE); exit $$code
+# the default suite: every test except the exhaustive `slow_full` ones (make test-full). The quick build of any
+# missing model runs in the background beside lint, system packages and the tests that need no built model;
+# the `slow` tests follow once it is done (scripts/test_suite.sh)
+test: phases-reset setup
+	@scripts/test_suite.sh $(PYTHON) "not slow_full" $(PYTEST_ARGS)
 
 # everything, including the exhaustive checks marked slow_full (every LC, every seed count; nightly)
-test-full: phases-reset setup lint system-deps models
-	@$(TIMED) pytest scripts/with_postgres.sh $(PYTHON) -m pytest -q --durations=30 $(PYTEST_ARGS); \
-	  code=$$?; echo "make test-full phase times:"; $(PHASE_TABLE); exit $$code
+test-full: phases-reset setup
+	@scripts/test_suite.sh $(PYTHON) "" $(PYTEST_ARGS)
 
 test-fast: setup
 	scripts/with_postgres.sh $(PYTHON) -m pytest -q -m "not slow"
