@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PARSER, MLM, MASKER, CHECK = "fake-flat-parser", "fake-fixed-mlm", "fake-adjective", "fake-always"
-# stand-in fills ("french", "american") for the sharding mechanics: the group-word and corpus-pair checks are off
-SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 2, "checks": {
-    "modifier_position": {"enabled": False}, "group_word": {"enabled": False}}}}
+SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 2}}
 WORDS = [("french", 0.4), ("good", 0.2), ("dog", 0.1), ("american", 0.08), ("wooden", 0.05), ("italian", 0.04)]
 
 

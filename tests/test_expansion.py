@@ -51,11 +51,7 @@ def seed(text: str, sid: str = "LC1-aaaa", spans=()) -> dict:
     return {"id": sid, "lc_id": "LC1", "task": "sentiment", "text": text, "protected_spans": [list(s) for s in spans]}
 
 
-# the mechanics with stand-in fills ("french", "american"): corpus evidence for the modified pair and group words off,
-# so the stand-in scores decide (each constraint has its own tests in test_expansion_constraints.py)
-SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 5, "checks": {
-    "modifier_position": {"enabled": False}, "group_word": {"enabled": False}, "scalar_adverb": {"enabled": False},
-    "weak_fill": {"min_word_score": 0.05}}}}
+SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 5}}
 SLOT_JJ = Masked("LC1-aaaa", ["the", "[MASK]", "movie", "was", "fun", "."], [1], ["JJ"])
 
 

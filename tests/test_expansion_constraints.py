@@ -47,42 +47,25 @@ def test_corpus_stats_know_common_pairs_and_not_broken_ones(corpus):
     ("it is a mixed bag film .", [4], ["NN"], "noun_modifier"),  # compound never seen
     ("it is an interesting film .", [3], ["JJ"], None),
     ("it is a interesting film .", [3], ["JJ"], "article_agreement"),
-    ("a story of men and young women .", [5], ["JJ"], "coordination"),
-    ("a story of young men and women .", [3], ["JJ"], None),
-    ("a story of young brothers and sisters .", [3], ["JJ"], "modifier_position"),  # "young brothers" seen once
+    ("a story of brothers and young sisters .", [5], ["JJ"], "coordination"),
+    ("a story of young brothers and sisters .", [3], ["JJ"], None),
     ("it is a good horror film .", [4], ["NN"], None),
     ("it is a good film .", [3], ["JJ"], None),
     ("the jokes are almost funny .", [3], ["RB"], "scalar_adverb"),
-    ("the jokes are also funny .", [3], ["RB"], "scalar_adverb"),  # "also" adds a claim
-    ("the jokes are quite funny .", [3], ["RB"], None),
-    ("a film that american men can embrace .", [3], ["JJ"], "group_word"),
+    ("the jokes are also funny .", [3], ["RB"], None),
     ("it is funny and very touching .", [4], ["RB"], None),
-    ("this is not a new horror film .", [4], ["JJ"], None),  # adjective before a noun modifier
-    ("the film is quite funny .", [3], ["RB"], None),  # adverb before an adjective
-    ("foster and whitaker are especially fine back .", [6], ["RB"], "modifier_position"),  # adverb before "."
-    ("the hero is a man local in the story .", [5], ["JJ"], "modifier_position"),  # adjective before a preposition
-    ("the political relationships of the family .", [1], ["JJ"], "modifier_position"),  # pair seen 0 times
-    ("i saw the movie .", [2], ["NN"], "open_class_slot"),  # a closed-class word in an open-class slot
 ])
 def test_each_fill_check_on_its_own_example(corpus, text, positions, slots, expected):
     assert _failure(_context(text, positions, slots, corpus)) == expected
 
 
-def test_open_class_fills_drop_closed_class_words_and_keep_the_best_modifiers():
-    from alict_core.expansion.constraints import open_class_fills
-
-    fills = [("the", 0.08), ("a", 0.04), ("little", 0.03), ("to", 0.02), ("funny", 0.02), ("strange", 0.01)]
-    assert open_class_fills(fills, "JJ", {"pool": 50}, 2) == [("little", 0.03), ("funny", 0.02)]
-    assert open_class_fills(fills, "DT", {"pool": 50}, 2) == [("the", 0.08), ("a", 0.04)]  # an opted-in slot
-
-
 def test_corpus_and_score_checks(corpus):
     assert _failure(_context("it is a sesquipedalian film .", [3], ["JJ"], corpus)) == "commonness"
-    assert _failure(_context("it was the actually film .", [3], ["RB"], corpus)) == "corpus_bigram"
+    assert _failure(_context("it was the also film .", [3], ["RB"], corpus)) == "corpus_bigram"
     ctx = _context("it is a good film .", [3], ["JJ"], corpus, score=0.06, best=0.9)
     assert _failure(ctx) == "score_margin"
     assert _failure(ctx, {"score_margin": {"min_ratio": 0.05}}) is None
-    assert _failure(_context("it is a good film .", [3], ["JJ"], corpus, score=0.002, best=0.002)) == "weak_fill"
+    assert _failure(_context("it is a good film .", [3], ["JJ"], corpus, score=0.01, best=0.01)) == "weak_fill"
 
 
 def test_a_spec_opts_in_to_closed_class_slots_and_disables_checks(corpus):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
-from alict_core.expansion.constraints import WEAK_FILL_FLOOR
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,10 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
                         help="LC id (repeatable); default: every LC of the task")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
-                        help="expand only the first N seeds of each LC (with --seed: a seeded draw of N, the seeds "
-                        "`seeds --seed S --max N` writes)")
-    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=None,
-                        help="seed sampling seed (default: the spec's), as `seeds --seed`")
+                        help="expand only the first N seeds of each LC")
     parser.add_argument("--parser", default=None, help="parser name (default: the resolved default parser)")
     parser.add_argument("--mlm", default=None,
                         help="suggester name (minilm-offline, bert-base-uncased, roberta-base) or a local model folder "
@@ -36,9 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--top-k-words", type=int_range(1, 1000), default=10)
     parser.add_argument("--top-k-productions", type=int_range(1, 100), default=5)
     parser.add_argument("--max-masks", type=int_range(1, 100), default=2)
-    parser.add_argument("--min-word-score", type=float_range(0.0, 0.99), default=None,
-                        help="weak_fill check: reject a fill the masked LM gives less than this probability "
-                        f"(per word; default {WEAK_FILL_FLOOR:g} or the spec's, 0 turns the floor off)")
+    parser.add_argument("--min-word-score", type=float_range(0.0, 0.99), default=DEFAULT_MIN_WORD_SCORE,
+                        help="fluency check: reject a fill the masked LM gives less than this probability "
+                        f"(per word; default {DEFAULT_MIN_WORD_SCORE:g}, 0 turns the floor off)")
     parser.add_argument("--max-per-seed", type=int_range(1, 10_000), default=None,
                         help="accepted expansions per seed (default: the spec's)")
     parser.add_argument("--no-cache", action="store_true",
@@ -72,17 +69,6 @@ def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
     return progress
 
 
-def lc_seed_draw(spec: Any, corpus: Any, max_seeds: int | None, seed: int | None) -> list:
-    """The seeds ``expand`` expands: without ``seed`` the first ``max_seeds`` of the spec's own draw; with it
-    the draw of ``seeds --seed SEED --max MAX_SEEDS`` (same seeds, same ids), so `run --seeds` can pair them."""
-    from alict_core.seeds import find_seeds
-
-    if seed is None:
-        seeds = find_seeds(spec, corpus).seeds
-        return seeds[:max_seeds] if max_seeds is not None else seeds
-    return find_seeds(spec, corpus, max_seeds=max_seeds if max_seeds is not None else "spec", seed=seed).seeds
-
-
 def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
     from alict_core.executors import get_executor
@@ -112,6 +98,7 @@ def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: An
 
     from alict_core.expansion.pos_table import format_pos_table, pos_table
     from alict_core.expansion.sharded import expand_sharded
+    from alict_core.seeds import find_seeds
 
     out_dir = Path(args.out) if args.out else None
     done: list = []
@@ -119,7 +106,9 @@ def _expand_lcs(args: argparse.Namespace, specs: list, corpus: Any, executor: An
     all_rows: list[dict[str, Any]] = []
     print(f"{'lc':<20} {'seeds':>6} {'masked':>7} {'suggestions':>11} {'accepted':>8} {'seeds+':>6}  file")
     for spec in specs:
-        seeds = lc_seed_draw(spec, corpus, args.max_seeds, getattr(args, "seed", None))
+        seeds = find_seeds(spec, corpus).seeds
+        if args.max_seeds is not None:
+            seeds = seeds[: args.max_seeds]
         bars: dict[str, tqdm] = {}
         result = expand_sharded(seeds, spec, parser=args.parser, mlm=args.mlm,
                                 top_k_productions=args.top_k_productions, max_masks=args.max_masks,

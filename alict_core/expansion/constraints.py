@@ -4,10 +4,9 @@ Following TextAttack's constraints, each ``Check`` looks at one filled masked se
 and returns ``None`` (it holds) or why it fails. ``DEFAULT_CHECKS`` is the list, cheapest first; an LC spec
 tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}}``), see docs/expansion.md.
 
-- ``open_class_slot`` (tags JJ, RB, NN; pool 50): only these slot tags are filled at all (closed-class insertions —
+- ``open_class_slot`` (tags JJ, RB, NN): only these slot tags are filled at all (closed-class insertions —
   prepositions, conjunctions, determiners, pronouns — were where nearly every invalid expansion came from);
-  checked on the masked sentences before the masked LM runs; the LM's ``pool`` best words per slot are read and
-  closed-class words dropped before ``top_k_words`` are kept;
+  checked on the masked sentences before the masked LM runs;
 - ``noun_modifier`` (min_count 3): an inserted noun stands right before a noun and the compound is seen in
   the corpus ("a horror film"), never elsewhere ("a mixed bag film");
 - ``grammar_rules``: the fluency rules of ``fluency.py`` (sentence start, repeated word, split name, ...);
@@ -15,15 +14,12 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``coordination``: no modifier on one side of a coordination only ("brothers and [young] sisters");
 - ``scalar_adverb`` (words ``SCALAR_ADVERBS``): no focus or scalar word that changes what is claimed ("only",
   "almost", "too", ...);
-- ``group_word`` (words ``GROUP_WORDS`` + the identity lexicon): no word naming a group of people ("american men");
 - ``commonness`` (min_count 20): the inserted word is common in the corpus;
 - ``corpus_bigram`` (min_count 2, pairs function_word): each new pair of the inserted word with a function-word
   neighbour (determiner, preposition, pronoun, conjunction, ...) is seen in the corpus ("very a", "tells to");
   ``pairs: all`` asks it of content-word neighbours too (adjective–noun pairs are sparse: "young brothers" is
   seen once in 4 M words);
-- ``modifier_position`` (min_count 3): an adjective right before a noun/adjective, an adverb right before an
-  adjective, participle, lexical verb or adverb, and that pair seen in the corpus ("quite funny");
-- ``weak_fill`` (min_word_score 0.003): the masked LM's probability of the fill (per slot);
+- ``weak_fill`` (min_word_score 0.05): the masked LM's probability of the fill (per slot);
 - ``score_margin`` (min_ratio 0.1): the fill's probability is at least this share of the best fill's;
 - ``neighbour_likelihood`` (max_drop 0.7): the masked LM's probability of each neighbour of an insertion,
   masked in the expansion, is not below (1 - max_drop) times its probability in the seed (a pseudo-log-
@@ -37,49 +33,21 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from alict_core.expansion.fluency import (
+    DEFAULT_MIN_WORD_SCORE,
     NOUN_TAGS,
     _article_mismatch,
     _slot_problem,
 )
 
-CONSTRAINTS_VERSION = "3"
-# the masked LM's per-slot probability floor: the quick-profile MLM gives good modifiers 0.003-0.04 once closed-class
-# words are out of the pool ("a [little] horror flick" 0.041, "[strange]" 0.008); fluency.py's 0.05 was judged on the
-# full-profile MLM's unfiltered fills (expand --min-word-score sets it)
-WEAK_FILL_FLOOR = 0.003  # part of the expansion key: bump when a check or a default changes
+CONSTRAINTS_VERSION = "1"  # part of the expansion key: bump when a check or a default changes
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
 CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
 # focus and scalar words: inserted, they change what is claimed ("only good", "almost funny", "too long")
 SCALAR_ADVERBS = ("only", "just", "even", "almost", "nearly", "merely", "barely", "hardly", "rarely", "seldom",
                   "too", "less", "least", "slightly", "somewhat", "partly", "partially", "once", "longer", "anymore",
-                  "supposedly", "allegedly", "seemingly", "apparently", "rather", "fairly", "enough", "otherwise",
-                  # focus and aspect: "also lacking", "is ever gone", "still", "again" add a claim (tuning sample)
-                  "also", "ever", "still", "again", "already", "yet", "instead")
-# words naming a group of people (nationality, region, religion, race, gender, sexuality): inserted, they change who a
-# statement is about ("american men", "foreign western countries") — the masked LM's favourite adjectives
-GROUP_WORDS = ("american", "americans", "western", "eastern", "northern", "southern", "english", "british", "irish",
-               "scottish", "french", "german", "italian", "spanish", "european", "african", "asian", "indian",
-               "chinese",
-               "japanese", "korean", "mexican", "russian", "arab", "arabic", "israeli", "palestinian", "jewish",
-               "christian", "catholic", "protestant", "islamic", "muslim", "hindu", "foreign", "native", "ethnic",
-               "black", "white", "gay", "lesbian", "female", "male", "feminine", "masculine",
-               "immigrant", "refugee", "democratic", "republican", "liberal", "conservative")
+                  "supposedly", "allegedly", "seemingly", "apparently", "rather", "fairly", "enough", "otherwise")
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "NN", "NNS", "VBN", "VBG", "RB"})
-# closed-class words: never proposed for an open-class slot (the masked LM ranks "the", "a", "to" first everywhere)
-CLOSED_CLASS_WORDS = frozenset("""
-a an the this that these those some any no every each either neither another such what which whose whatever
-i me my mine you your yours he him his she her hers it its we us our ours they them their theirs one ones
-myself yourself himself herself itself ourselves themselves who whom whoever
-of in on at for with by from to into onto about over under after before between through during without within
-against among across along around behind beyond near off out up down upon than as like via per
-and or nor but so yet if because although though while since unless whether when where why how then there here
-be am is are was were been being do does did done have has had having will would shall should can could may
-might must not n't never much many more most less least few several all both half
-""".split())
-# what an inserted modifier may stand right before: adjectives and adverbs before adjectives, nouns, participles
-MODIFIED_BY = {"JJ": ("NN", "NNS", "JJ", "VBG", "VBN"),
-               "RB": ("JJ", "JJR", "VBN", "VBG", "VB", "VBD", "VBZ", "VBP", "RB")}
 
 
 @dataclass(frozen=True)
@@ -134,41 +102,7 @@ def slot_allowed(slot_tags: Sequence[str], params: Mapping[str, Any]) -> str | N
 
 
 def _open_class_slot(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
-    return slot_allowed(ctx.slot_tags, params) or next(
-        (f"{w!r} is a closed-class word" for w, tag in zip(ctx.words, ctx.slot_tags, strict=True)
-         if tag in OPEN_CLASS_TAGS and w.lower() in CLOSED_CLASS_WORDS), None)
-
-
-def open_class_fills(fills: Sequence[tuple[str, float]], slot_tag: str, params: Mapping[str, Any],
-                     keep: int) -> list[tuple[str, float]]:
-    """The masked LM's fills of one open-class slot without closed-class words, best first, at most ``keep``
-    (``open_class_slot``: the LM is asked for its ``pool`` best words, so modifiers ranked below "the", "a",
-    "to" still get a chance); a slot of another tag (a spec's opt-in) keeps its fills as they are."""
-    if slot_tag not in OPEN_CLASS_TAGS:
-        return list(fills)[:keep]
-    return [(w, p) for w, p in fills if w.lower() not in CLOSED_CLASS_WORDS][:keep]
-
-
-def _modifier_position(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
-    """An inserted adjective stands right before a noun or another adjective ("a [little] horror flick"), an
-    inserted adverb right before an adjective, participle, lexical verb or adverb ("is [quite] funny"), and the
-    pair of modifier and the word it modifies is seen ``min_count`` times in the corpus ("quite funny" 22,
-    "local screen" 0)."""
-    minimum = int(params.get("min_count", 3))
-    for position, word, tag in zip(ctx.positions, ctx.words, ctx.slot_tags, strict=True):
-        wanted = MODIFIED_BY.get(tag)
-        if wanted is None:
-            continue
-        right = position + 1
-        if right >= len(ctx.tokens) or right in ctx.positions or not ctx.tags[right].startswith(wanted) \
-                or ctx.tokens[right].lower() in CLOSED_CLASS_WORDS:
-            after = f"{ctx.tokens[right]!r}/{ctx.tags[right]}" if right < len(ctx.tokens) else "the end"
-            return f"{tag} {word!r} before {after} modifies nothing"
-        if ctx.corpus is not None:
-            seen = ctx.corpus.bigram(word.lower(), ctx.tokens[right].lower())
-            if seen < minimum:
-                return f"{word!r} {ctx.tokens[right]!r} seen {seen} times in the corpus (< {minimum})"
-    return None
+    return slot_allowed(ctx.slot_tags, params)
 
 
 def _noun_modifier(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
@@ -225,16 +159,6 @@ def _scalar_adverb(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _group_word(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
-    from alict_core.data.lexicons import identity_terms
-
-    words = {str(w).lower() for w in params.get("words", GROUP_WORDS)} | identity_terms()
-    for word in ctx.words:
-        if word.lower() in words:
-            return f"{word!r} names a group of people: it changes who the sentence is about"
-    return None
-
-
 def _commonness(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     if ctx.corpus is None:
         return None
@@ -269,7 +193,7 @@ def _corpus_bigram(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
 
 
 def _weak_fill(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
-    floor = float(params.get("min_word_score", WEAK_FILL_FLOOR))
+    floor = float(params.get("min_word_score", DEFAULT_MIN_WORD_SCORE))
     if ctx.score is None or not ctx.positions:
         return None
     per_word = float(ctx.score) ** (1.0 / len(ctx.positions))
@@ -289,17 +213,15 @@ def _score_margin(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
 
 
 DEFAULT_CHECKS: tuple[Check, ...] = (
-    Check("open_class_slot", _open_class_slot, {"tags": list(OPEN_CLASS_TAGS), "pool": 50}, stage="slot"),
+    Check("open_class_slot", _open_class_slot, {"tags": list(OPEN_CLASS_TAGS)}, stage="slot"),
     Check("noun_modifier", _noun_modifier, {"min_count": 3}),
     Check("grammar_rules", _grammar_rules),
     Check("article_agreement", _article_agreement),
     Check("coordination", _coordination),
     Check("scalar_adverb", _scalar_adverb, {"words": list(SCALAR_ADVERBS)}),
-    Check("group_word", _group_word, {"words": list(GROUP_WORDS)}),
     Check("commonness", _commonness, {"min_count": 20}),
     Check("corpus_bigram", _corpus_bigram, {"min_count": 2, "pairs": "function_word"}),
-    Check("modifier_position", _modifier_position, {"min_count": 3}),
-    Check("weak_fill", _weak_fill, {"min_word_score": WEAK_FILL_FLOOR}),
+    Check("weak_fill", _weak_fill, {"min_word_score": DEFAULT_MIN_WORD_SCORE}),
     Check("score_margin", _score_margin, {"min_ratio": 0.1}),
     Check("neighbour_likelihood", None, {"max_drop": 0.7, "top_k": 100}, stage="model"),
 )

@@ -74,13 +74,10 @@ _AN_CONSONANT_LETTER = ("hour", "honest", "honor", "honour", "heir")
 _A_VOWEL_LETTER = ("one", "once", "uni", "use", "usu", "usa", "euro", "eu", "ewe", "ufo", "u.")
 
 
-def checked_min_word_score(value: float | None) -> float | None:
-    """``value`` as the weak-fill floor (None: the ``weak_fill`` constraint's default), or the one message saying
-    it must lie in [0, 1)."""
+def checked_min_word_score(value: float) -> float:
+    """``value`` as the weak-fill floor, or the one message saying it must lie in [0, 1)."""
     from alict_core.expansion.validation import ExpansionError
 
-    if value is None:
-        return None
     if not 0.0 <= float(value) < 1.0:
         raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {value}")
     return float(value)

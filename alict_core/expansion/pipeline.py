@@ -17,15 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from alict_core.config import artefact_dir
-from alict_core.expansion.constraints import (
-    CONSTRAINTS_VERSION,
-    Constraints,
-    constraints_of,
-    open_class_fills,
-    slot_allowed,
-)
+from alict_core.expansion.constraints import CONSTRAINTS_VERSION, Constraints, constraints_of, slot_allowed
 from alict_core.expansion.corpus_stats import is_wordlike, load_corpus_stats
-from alict_core.expansion.fluency import RULES_VERSION, checked_min_word_score
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION, checked_min_word_score
 from alict_core.expansion.validation import (
     CHECKS,
     ExpansionError,
@@ -228,7 +222,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
            progress: ProgressFn | None = None, masker: Masker | None = None, grammar: Any = None,
            predicate_check: PredicateCheck | None = None, use_cache: bool = True,
            out_dir: Path | None = None, batch_size: int = 64,
-           min_word_score: float | None = None) -> ExpansionSet:
+           min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> ExpansionSet:
     """Expand every seed of one LC; keep every candidate with its verdicts, accept up to
     ``max_per_seed`` valid fills per seed (best MLM score first; ``None`` → the spec's cap).
     ``min_word_score``: the fluency check's floor on the masked LM's probability of a fill (0 turns it off).
@@ -288,15 +282,9 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     prepared = [(si, m, *masked_tokens(m)) for si, m in flat]
     texts = [" ".join(tokens) for _, _, tokens, _, _ in prepared]
     suggestions: list[Any] = []
-    slot_params = constraints.params("open_class_slot")
-    pool = max(top_k_words, int(slot_params.get("pool", top_k_words))) if slot_params is not None else top_k_words
     for start in range(0, len(texts), batch_size):
-        suggestions.extend(suggester.suggest(texts[start:start + batch_size], top_k=pool))
+        suggestions.extend(suggester.suggest(texts[start:start + batch_size], top_k=top_k_words))
         report(min(start + batch_size, len(texts)), len(texts), "suggest")
-    if slot_params is not None:  # closed-class words out of open-class slots, then the best top_k_words
-        suggestions = [[open_class_fills(fills, tag, slot_params, top_k_words) for fills, tag in zip(per_mask, tags,
-                                                                                                       strict=True)]
-                       for per_mask, (_, _, _, _, tags) in zip(suggestions, prepared, strict=True)]
     timings["suggest"] = time.perf_counter() - started
 
     # 4. candidates, each distinct text tagged once (one spaCy pass), validated; per seed and text the

@@ -21,7 +21,7 @@ from alict_core.config import artefact_dir
 from alict_core.executors.base import Executor, get_executor
 from alict_core.expansion.constraints import constraints_of
 from alict_core.expansion.corpus_stats import load_corpus_stats
-from alict_core.expansion.fluency import checked_min_word_score
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
 from alict_core.expansion.pipeline import (
     EXPANSION_VERSION,
     ExpansionSet,
@@ -151,7 +151,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
                    out_dir: Path | None = None, use_cache: bool = True, progress: ProgressFn | None = None,
                    should_stop: Callable[[], bool] | None = None, masker: str = "reference",
                    predicate_check: str | None = None, batch_size: int = 64,
-                   min_word_score: float | None = None) -> ExpansionSummary:
+                   min_word_score: float = DEFAULT_MIN_WORD_SCORE) -> ExpansionSummary:
     """:func:`expand` of one LC's seeds, shard by shard through the executor ``executor`` with ``workers``.
 
     ``executor`` is a registered name (built here with ``workers``, closed at the end) or an executor the
@@ -168,7 +168,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     seeds = list(seeds)
     if max_per_seed is None:
         max_per_seed = int(field_of(field_of(spec, "expansion"), "max_per_seed", 5) or 5)
-    settings: dict[str, Any] = {"top_k_productions": top_k_productions, "max_masks": max_masks,
+    settings: dict[str, float] = {"top_k_productions": top_k_productions, "max_masks": max_masks,
                                   "top_k_words": top_k_words, "max_per_seed": max_per_seed}
     for name, value in settings.items():
         if int(value) < 1:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 from alict_core.errors import AlictError
 from alict_core.expansion.constraints import FillContext, constraints_of
 from alict_core.expansion.corpus_stats import load_corpus_stats
+from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
 
 MASK = "[MASK]"
 CHECKS = ("pos", "polarity", "predicates", "protected", "fluency")
@@ -225,7 +226,7 @@ def unchecked_verdict(expanded: Sequence[str], words: Sequence[str], protected_r
 def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, tagged: Tagged | None = None,
                   allowed_polarity: Sequence[str] | None = None,
                   predicate_check: PredicateCheck | None = None, score: float | None = None,
-                  min_word_score: float | None = None, constraints: Any = None,
+                  min_word_score: float = DEFAULT_MIN_WORD_SCORE, constraints: Any = None,
                   best_score: float | None = None, corpus: Any = "default") -> FillVerdict:
     """Run the five checks on ``masked`` filled with ``words``; ``tagged`` (spaCy output on the
     expanded tokens) is computed here when not given; ``score`` is the masked LM's probability of the fill
