@@ -29,7 +29,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from alict_core.errors import AlictError
 
@@ -476,12 +476,42 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
-def check_output_file(path: Path | str | None, what: str) -> None:
-    """Refuse, before any work, an output file path that is a folder or cannot be written."""
+def _artefact_holding(path: Path) -> Path | None:
+    """The verified artefact folder (one carrying ``manifest.json``) of which ``path`` is the manifest or a listed
+    file, else None."""
+    target = Path(os.path.abspath(path))
+    for folder in target.parents:
+        manifest = folder / MANIFEST
+        if not manifest.is_file():
+            continue
+        relative = target.relative_to(folder).as_posix()
+        if relative == MANIFEST:
+            return folder
+        try:
+            files = json.loads(manifest.read_text(encoding="utf-8")).get("files") or {}
+        except (OSError, ValueError, AttributeError):
+            return folder  # a damaged manifest: its folder is an artefact all the same
+        if relative in files:
+            return folder
+    return None
+
+
+def check_output_file(path: Path | str | None, what: str,
+                      inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
+    """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
+    own ``inputs`` ((option, path) pairs), or a file of a verified artefact (a saved run's ``meta.json``, an
+    export's files: replacing it destroys the artefact)."""
     if path is None:
         return
     path = Path(path)
     _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
+    for option, given in inputs:
+        if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
+            raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
+    artefact = _artefact_holding(path.resolve())
+    if artefact is not None:
+        raise AlictError(f"{what} {str(path)!r} is a file of the saved artefact {str(artefact)!r} (it carries "
+                         f"{MANIFEST}); replacing it would destroy that artefact: write it elsewhere")
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
     if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: it would be replaced by a file

@@ -79,8 +79,15 @@ def check_export_paths(args: argparse.Namespace) -> None:
     """Refuse, before any work, a ``--junit`` / ``--summary-json`` path that cannot be written (names the path)."""
     from alict_core.manifest import check_output_file
 
-    check_output_file(args.junit, "--junit")
-    check_output_file(args.summary_json, "--summary-json")
+    inputs = command_inputs(args)
+    check_output_file(args.junit, "--junit", inputs)
+    check_output_file(args.summary_json, "--summary-json", inputs)
+
+
+def command_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The input files a run reads ((option, path) pairs): no output may replace one of them."""
+    return [(option, value) for option in ("--seeds", "--suite", "--expansions")
+            for value in getattr(args, option[2:].replace("-", "_"), None) or []]
 
 
 def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Path | None,
@@ -405,7 +412,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")
-    check_output_file(args.report, "--report")
+    check_output_file(args.report, "--report", command_inputs(args))
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         args.out)
