@@ -375,6 +375,11 @@ SEED_ROWS = [  # (a change to a good seed row, what the message names); each was
      "expected.tolerance must be a number from 0 to 1"),
     ({"text": 12345}, "text must be a non-empty text"),
     ({"text": "  "}, "text must be a non-empty text"),
+    # hostile pass 2: the seed id `true` was stored as "True", a number as its digits
+    ({"id": True}, "id must be a non-empty text"),
+    ({"id": 7}, "id must be a non-empty text"),
+    ({"id": ""}, "id must be a non-empty text"),
+    ({"lc_id": ["sentiment-lc04"]}, "lc_id must be a non-empty text"),
 ]
 
 
