@@ -84,6 +84,9 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     ("wide.csv", lambda rows: _csv(_filled(rows, relevance="\uff14")), ["relevance must be an integer"], {}),
     ("nul.jsonl", lambda rows: _jsonl(_filled(rows, reviewer="a\u0000b")), ["control characters"], {}),
     ("note.csv", lambda rows: _csv(_filled(rows, note="n" * 2001)), ["note longer than 2000"], {}),
+    # hostile pass 2: a column named twice (the row kept the last value: relevance 1 imported over 5, exit 0)
+    ("twocols.csv", lambda rows: _csv(_filled(rows)).replace(b"relevance", b"relevance,relevance", 1).replace(
+        b",ann,5,", b",ann,5,1,"), ["twocols.csv:1", "names the column 'relevance' twice"], {}),
 ]
 
 
