@@ -472,6 +472,10 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    inside = next((folder for folder in path.resolve().parents if (folder / MANIFEST).is_file()), None)
+    if inside is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} (it carries "
+                         f"{MANIFEST}); a re-write of it replaces the whole folder: write it elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
