@@ -26,7 +26,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TypeVar
@@ -368,26 +368,53 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
     """
     target = named_dir(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        recover_dir(target)
-        clean_stale(target.parent)
-        if merge:
-            check_mergeable(target, owned)
-        else:
-            _check_replaceable(target, owned)
-        tmp = staging_dir(target.parent, f".{target.name}.tmp-")
-        if merge and target.is_dir():
-            shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
-    except OSError as exc:
-        raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
-    try:
-        yield tmp
-        _fsync_tree(tmp)
-        replace_dir(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    # a merge reads the folder, adds to it and swaps it in: two writers at once would each swap in their own
+    # copy and the first one's files would be lost (both saying they were written), so merges take turns
+    with folder_lock(target) if merge else nullcontext():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            recover_dir(target)
+            clean_stale(target.parent)
+            if merge:
+                check_mergeable(target, owned)
+            else:
+                _check_replaceable(target, owned)
+            tmp = staging_dir(target.parent, f".{target.name}.tmp-")
+            if merge and target.is_dir():
+                shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+        except OSError as exc:
+            raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
+        try:
+            yield tmp
+            _fsync_tree(tmp)
+            replace_dir(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def folder_lock_file(target: Path) -> Path:
+    """The lock file of an output folder (in the cache, never beside the user's folder)."""
+    from alict_core.config import artefact_dir
+
+    return artefact_dir("locks") / f"dir-{hashlib.sha256(os.fsencode(Path(target).resolve())).hexdigest()[:24]}.lock"
+
+
+@contextmanager
+def folder_lock(target: Path) -> Iterator[None]:
+    """Exclusive use of an output folder among processes: ``flock`` on ``<cache>/locks/dir-<hash of its path>.lock``
+    (released by the kernel when a holder is killed); without ``fcntl`` (not POSIX) nothing is locked."""
+    with open(folder_lock_file(target), "a") as handle:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def staging_dir(parent: Path, prefix: str) -> Path:
