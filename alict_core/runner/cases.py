@@ -146,8 +146,11 @@ def build_cases(
         )
         cases.append(case)
         by_seed[case.seed_id] = case
-    for row in _expansion_rows(expansions):
-        if not row.get("accepted", True):
+    for n, row in enumerate(_expansion_rows(expansions)):
+        accepted = row.get("accepted", True)
+        if not isinstance(accepted, bool):  # "no" is a truthy string: it was read as accepted
+            raise CaseError(f"expansion #{n} ({row.get('id', '?')}): accepted must be true or false, got {accepted!r}")
+        if not accepted:
             continue
         parent = by_seed.get(str(row.get("seed_id")))
         if parent is None or "text" not in row:

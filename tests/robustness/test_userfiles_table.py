@@ -396,3 +396,33 @@ def test_workspace_spec_link_that_cannot_be_followed(cli, tmp_path, monkeypatch,
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
     assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "cannot read spec file")
     assert not (tmp_path / "s").exists()
+
+
+def test_workspace_spec_that_is_a_pipe(cli, tmp_path, monkeypatch):
+    """Hostile pass 2: a workspace spec that is a named pipe hung every command that reads the specs (and the
+    Specs page): the read waited for a writer for ever. Now it is refused before it is opened. (A writer is
+    provided, so the test ends even where the file would be read: then the spec's content is refused instead.)"""
+    import os
+    import threading
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    pipe = folder / "sentiment-lc04.yaml"
+    os.mkfifo(pipe)
+
+    def writer() -> None:
+        try:
+            with open(pipe, "w", encoding="utf-8") as handle:
+                handle.write("title: x\n")
+        except OSError:
+            pass
+
+    threading.Thread(target=writer, daemon=True).start()
+    try:
+        outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    finally:
+        reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer still waiting finish
+        os.close(reader)
+    assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "not a regular file")
+    assert not (tmp_path / "s").exists()
