@@ -508,41 +508,24 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
 
 
 def _artefact_holding(path: Path) -> Path | None:
-    """The verified artefact folder (one carrying ``manifest.json``) of which ``path`` is the manifest or a listed
-    file, else None."""
+    """The saved artefact folder (one carrying ``manifest.json``) that ``path`` lies inside, else None. A
+    ``report.html`` right inside a run is not the run's (``run --report`` and ``report`` put it there)."""
     target = Path(os.path.abspath(path))
     for folder in target.parents:
-        manifest = folder / MANIFEST
-        if not manifest.is_file():
-            continue
-        relative = target.relative_to(folder).as_posix()
-        if relative == MANIFEST:
-            return folder
-        try:
-            files = json.loads(manifest.read_text(encoding="utf-8")).get("files") or {}
-        except (OSError, ValueError, AttributeError):
-            return folder  # a damaged manifest: its folder is an artefact all the same
-        if relative in files:
-            return folder
+        if (folder / MANIFEST).is_file():
+            return None if target == folder / "report.html" else folder
     return None
 
 
 def check_output_file(path: Path | str | None, what: str,
                       inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
     """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
-    own ``inputs`` ((option, path) pairs), or a file of a verified artefact (a saved run's ``meta.json``, an
-    export's files: replacing it destroys the artefact)."""
+    own ``inputs`` ((option, path) pairs), or a path inside a saved artefact (a run's ``meta.json``: replacing it
+    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``."""
     if path is None:
         return
     path = Path(path)
     _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
-    for option, given in inputs:
-        if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
-            raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
-    artefact = _artefact_holding(path.resolve())
-    if artefact is not None:
-        raise AlictError(f"{what} {str(path)!r} is a file of the saved artefact {str(artefact)!r} (it carries "
-                         f"{MANIFEST}); replacing it would destroy that artefact: write it elsewhere")
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
     if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: it would be replaced by a file
@@ -554,3 +537,10 @@ def check_output_file(path: Path | str | None, what: str,
         raise AlictError(f"{what} {str(path)!r} cannot be written: {str(base)!r} is a file (not a folder)")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+    for option, given in inputs:
+        if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
+            raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
+    artefact = _artefact_holding(path.resolve())
+    if artefact is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} (it carries "
+                         f"{MANIFEST}) and would replace or mix with its files: write it elsewhere")

@@ -49,9 +49,9 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
     # attack pass: two outputs on one file, outputs inside the run they are made from
     ([*RUN, "--junit", "{tmp}/j.xml", "--summary-json", "{tmp}/j.xml"], "name the same file", "{tmp}/j.xml"),
     ([*RUN, "--junit", "{tmp}/run/meta.json"], "lies inside the run folder", "{tmp}/run/meta.json"),
-    (["report", "{run}", "--out", "{run}/meta.json"], "would destroy that artefact", "{run}/meta.json"),
+    (["report", "{run}", "--out", "{run}/meta.json"], "lies inside the saved artefact", "{run}/meta.json"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{run}/cases/s.json"],
-     "lies inside the run folder", "{run}/cases/s.json"),
+     "lies inside the saved artefact", "{run}/cases/s.json"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--export", "{run}"], "overlaps the run folder", "{run}"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{tmp}/r.html"], "name the same file", "{tmp}/r.html"),
     (["review", "export", "t", "--out", "{dir}", "--db", "sqlite:///{tmp}/review.sqlite"], "is a folder", "{dir}"),
@@ -220,6 +220,8 @@ INPUTS_AND_ARTEFACTS = [  # (argv, the path the message must name): an output on
     ([*RUN, "--junit", "{run}/manifest.json"], "{run}/manifest.json"),
     (["report", "{copy}", "--out", "{tmp}/r.html", "--junit", "{run}/summary.csv"], "{run}/summary.csv"),
     (["compare", "{copy}", "{copy}", "--json", "{run}/meta.json"], "{run}/meta.json"),
+    ([*RUN, "--junit", "{run}/junit.xml"], "{run}/junit.xml"),  # a new file: a re-write of the run dropped it
+    (["compare", "{copy}", "{copy}", "--json", "{run}/results/c.json"], "{run}/results/c.json"),
     (["review", "export", "t", "--out", "{run}/meta.json", "--db", "sqlite:///{tmp}/review.sqlite"],
      "{run}/meta.json"),
 ]
