@@ -26,10 +26,10 @@ import secrets
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from alict_core.errors import AlictError
 
@@ -368,26 +368,53 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
     the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
     """
     target = named_dir(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        recover_dir(target)
-        clean_stale(target.parent)
-        if merge:
-            check_mergeable(target, owned)
-        else:
-            _check_replaceable(target, owned)
-        tmp = staging_dir(target.parent, f".{target.name}.tmp-")
-        if merge and target.is_dir():
-            shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
-    except OSError as exc:
-        raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
-    try:
-        yield tmp
-        _fsync_tree(tmp)
-        replace_dir(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    # a merge reads the folder, adds to it and swaps it in: two writers at once would each swap in their own
+    # copy and the first one's files would be lost (both saying they were written), so merges take turns
+    with folder_lock(target) if merge else nullcontext():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            recover_dir(target)
+            clean_stale(target.parent)
+            if merge:
+                check_mergeable(target, owned)
+            else:
+                _check_replaceable(target, owned)
+            tmp = staging_dir(target.parent, f".{target.name}.tmp-")
+            if merge and target.is_dir():
+                shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+        except OSError as exc:
+            raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
+        try:
+            yield tmp
+            _fsync_tree(tmp)
+            replace_dir(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def folder_lock_file(target: Path) -> Path:
+    """The lock file of an output folder (in the cache, never beside the user's folder)."""
+    from alict_core.config import artefact_dir
+
+    return artefact_dir("locks") / f"dir-{hashlib.sha256(os.fsencode(Path(target).resolve())).hexdigest()[:24]}.lock"
+
+
+@contextmanager
+def folder_lock(target: Path) -> Iterator[None]:
+    """Exclusive use of an output folder among processes: ``flock`` on ``<cache>/locks/dir-<hash of its path>.lock``
+    (released by the kernel when a holder is killed); without ``fcntl`` (not POSIX) nothing is locked."""
+    with open(folder_lock_file(target), "a") as handle:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def staging_dir(parent: Path, prefix: str) -> Path:
@@ -472,12 +499,29 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    inside = next((folder for folder in path.resolve().parents if (folder / MANIFEST).is_file()), None)
+    if inside is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} (it carries "
+                         f"{MANIFEST}); a re-write of it replaces the whole folder: write it elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
-def check_output_file(path: Path | str | None, what: str) -> None:
-    """Refuse, before any work, an output file path that is a folder or cannot be written."""
+def _artefact_holding(path: Path) -> Path | None:
+    """The saved artefact folder (one carrying ``manifest.json``) that ``path`` lies inside, else None. A
+    ``report.html`` right inside a run is not the run's (``run --report`` and ``report`` put it there)."""
+    target = Path(os.path.abspath(path))
+    for folder in target.parents:
+        if (folder / MANIFEST).is_file():
+            return None if target == folder / "report.html" else folder
+    return None
+
+
+def check_output_file(path: Path | str | None, what: str,
+                      inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
+    """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
+    own ``inputs`` ((option, path) pairs), or a path inside a saved artefact (a run's ``meta.json``: replacing it
+    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``."""
     if path is None:
         return
     path = Path(path)
@@ -493,3 +537,10 @@ def check_output_file(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} cannot be written: {str(base)!r} is a file (not a folder)")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+    for option, given in inputs:
+        if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
+            raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
+    artefact = _artefact_holding(path.resolve())
+    if artefact is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} (it carries "
+                         f"{MANIFEST}) and would replace or mix with its files: write it elsewhere")

@@ -7,12 +7,17 @@ word contributions of the cards the Story would show. Reviews change after a run
 them when it shows the story (disputed labels left out, confirmed ones first); a card chosen then that has no
 contributions yet is explained at that moment and the story saved again.
 
-A plain JSON file, written atomically, keyed by the run id (``meta.json``); a story of another run id or
-another ``STORY_VERSION`` is not used. Runs over ``LARGE_ROWS`` case × model rows get no story file.
+A plain JSON file, written atomically, keyed by the run id (``meta.json``) and bound to the run's content: it
+records the sha256 of the run's ``manifest.json`` and a sha256 of its own content. A story of another run id,
+another ``STORY_VERSION``, another version of the run, or one edited or damaged since it was written (forged
+fail rates, a wrong type anywhere) is not used: the page computes it again from the verified run. Runs over
+``LARGE_ROWS`` case × model rows get no story file.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 from pathlib import Path
@@ -120,18 +125,42 @@ def explain_cards(story: dict[str, Any], cards: pd.DataFrame, load_model: ModelL
     return added
 
 
+INTEGRITY_KEYS = ("run_manifest_sha256", "sha256")  # written by save_story, checked by read_story
+
+
+def _content_sha256(story: Mapping[str, Any]) -> str:
+    """sha256 of the story's content (without its integrity fields), in a canonical JSON form."""
+    content = {k: v for k, v in story.items() if k not in INTEGRITY_KEYS}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _manifest_sha256(run_dir: Path) -> str | None:
+    try:
+        return hashlib.sha256((run_dir / "manifest.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def read_story(run_dir: str | Path) -> dict[str, Any] | None:
-    """The run's saved story, or None (none, damaged, of another run id or an older story version)."""
+    """The run's saved story, or None (none, damaged or edited since it was written, of another run id, of
+    another version of the run, or of an older story version)."""
     from alict_core.jsonl import read_json
 
     folder = Path(run_dir)
     try:
         story = read_json(story_path(folder))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(story, dict) or story.get("version") != STORY_VERSION:
         return None
     if story.get("run_id") != _run_id(folder):
+        return None
+    manifest = _manifest_sha256(folder)
+    if manifest is None or story.get("run_manifest_sha256") != manifest or \
+            story.get("sha256") != _content_sha256(story):
+        log.warning("story of %s not used: it does not match its run or its checksum (edited or damaged); "
+                    "computing it again", folder)
         return None
     return story
 
@@ -140,8 +169,14 @@ def save_story(run_dir: str | Path, story: Mapping[str, Any]) -> bool:
     """Write the story atomically beside the run; False when the run folder is not writable (it is a cache)."""
     from alict_core.jsonl import write_json
 
+    folder = Path(run_dir)
+    from alict_core.jsonl import _default
+
+    # as read back: numpy values and tuples in their JSON form, so the checksum is the one read_story computes
+    content = json.loads(json.dumps({k: v for k, v in story.items() if k not in INTEGRITY_KEYS}, default=_default))
+    sealed = {**content, "run_manifest_sha256": _manifest_sha256(folder), "sha256": _content_sha256(content)}
     try:
-        write_json(story_path(run_dir), dict(story))
+        write_json(story_path(folder), sealed)
     except OSError as exc:
         log.warning("story of %s not saved: %s", run_dir, exc)
         return False

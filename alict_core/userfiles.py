@@ -112,6 +112,9 @@ def csv_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_row
             where = f"{file.name}:{record}"
             if not header:
                 header = [h.strip() for h in values]
+                twice = duplicate_columns(header)
+                if twice:  # a row would keep only the last of the two values, silently
+                    raise error(f"{where}: the header names the column {twice[0]!r} twice")
                 continue
             if not any(v.strip() for v in values):
                 continue
@@ -128,6 +131,12 @@ def csv_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_row
                         "(the CSV field limit)") from None
         raise error(f"{where}: malformed CSV ({exc})") from None
     return header, rows
+
+
+def duplicate_columns(header: list[str]) -> list[str]:
+    """Column names (not blank) that a CSV header gives more than once, in order."""
+    named = [h for h in header if h]
+    return sorted({h for h in named if named.count(h) > 1}, key=named.index)
 
 
 def iter_lines(path: str | Path, what: str, *, error: ErrorClass = InputFileError) -> Iterator[tuple[int, str]]:

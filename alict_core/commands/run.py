@@ -79,8 +79,15 @@ def check_export_paths(args: argparse.Namespace) -> None:
     """Refuse, before any work, a ``--junit`` / ``--summary-json`` path that cannot be written (names the path)."""
     from alict_core.manifest import check_output_file
 
-    check_output_file(args.junit, "--junit")
-    check_output_file(args.summary_json, "--summary-json")
+    inputs = command_inputs(args)
+    check_output_file(args.junit, "--junit", inputs)
+    check_output_file(args.summary_json, "--summary-json", inputs)
+
+
+def command_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The input files a run reads ((option, path) pairs): no output may replace one of them."""
+    return [(option, value) for option in ("--seeds", "--suite", "--expansions")
+            for value in getattr(args, option[2:].replace("-", "_"), None) or []]
 
 
 def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Path | None,
@@ -172,6 +179,7 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     from alict_core.spec import get_spec, load_task_specs
 
     specs = {s.id: s for s in load_task_specs(task)}
+    of_task = set(specs)
     if lcs:
         chosen = {get_spec(task, lc).id for lc in lcs}  # accepts sentiment-lc04, LC4, lc04 or 4
         specs = {k: v for k, v in specs.items() if k in chosen}
@@ -180,7 +188,7 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
         for file in seed_files:
             if not Path(file).is_file():
                 raise AlictError(f"--seeds file {file} not found")
-            rows.extend(r for r in read_rows(Path(file), "--seeds") if r.get("lc_id") in specs)
+            rows.extend(r for r in seed_file_rows(Path(file), task, of_task) if r["lc_id"] in specs)
         if max_seeds is not None:
             per_lc: dict[str, int] = {}
             kept = []
@@ -218,6 +226,23 @@ def read_rows(path: Path, option: str) -> list[dict]:
         return [row for _, row in jsonl_rows(path, option)]
     except InputFileError as exc:
         raise AlictError(f"{option} {exc}") from None
+
+
+def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
+    """The rows of a ``--seeds`` file; a row whose ``lc_id`` is not an LC of ``task`` (a typo, another task's LC,
+    a number) is refused naming file and line: it was dropped without a word."""
+    from alict_core.userfiles import InputFileError, jsonl_rows
+
+    try:
+        numbered = jsonl_rows(path, "--seeds")
+    except InputFileError as exc:
+        raise AlictError(f"--seeds {exc}") from None
+    for where, row in numbered:
+        lc_id = row.get("lc_id")
+        if not isinstance(lc_id, str) or lc_id not in of_task:
+            raise AlictError(f"--seeds {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
+                             f"{', '.join(sorted(of_task)[:3])}, …)")
+    return [row for _, row in numbered]
 
 
 def read_expansion_rows(given: list[str]) -> list[dict]:
@@ -405,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")
-    check_output_file(args.report, "--report")
+    check_output_file(args.report, "--report", command_inputs(args))
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         args.out)

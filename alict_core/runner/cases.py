@@ -128,6 +128,9 @@ def build_cases(
                 raise CaseError(f"{where}: missing field {key!r}")
         if seed["test_type"] not in TEST_TYPES:
             raise CaseError(f"{where}: test_type must be one of {TEST_TYPES}, got {seed['test_type']!r}")
+        for key in ("id", "lc_id"):  # true or 7 would be stored as "True" / "7", a list as its repr
+            if not isinstance(seed[key], str) or not seed[key].strip():
+                raise CaseError(f"{where}: {key} must be a non-empty text, got {seed[key]!r}")
         if not isinstance(seed["text"], str) or not seed["text"].strip():  # 12345 is not a sentence, "" tests nothing
             raise CaseError(f"{where}: text must be a non-empty text, got {seed['text']!r}")
         if max_seeds is not None and per_lc.get(seed["lc_id"], 0) >= max_seeds:
@@ -143,8 +146,11 @@ def build_cases(
         )
         cases.append(case)
         by_seed[case.seed_id] = case
-    for row in _expansion_rows(expansions):
-        if not row.get("accepted", True):
+    for n, row in enumerate(_expansion_rows(expansions)):
+        accepted = row.get("accepted", True)
+        if not isinstance(accepted, bool):  # "no" is a truthy string: it was read as accepted
+            raise CaseError(f"expansion #{n} ({row.get('id', '?')}): accepted must be true or false, got {accepted!r}")
+        if not accepted:
             continue
         parent = by_seed.get(str(row.get("seed_id")))
         if parent is None or "text" not in row:

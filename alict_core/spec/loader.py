@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,10 @@ def load_spec(path: str | Path) -> LCSpec:
     from alict_core.limits import limits
 
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a pipe would block the read for ever, /dev/zero fill the memory
+            raise SpecValidationError(str(path), "not a regular file (a pipe, device or socket); a spec is a YAML file")
+        size = info.st_size
         if size > limits().spec_bytes:
             raise SpecValidationError(str(path), f"{size:,} bytes, over the spec size limit of {limits().spec_bytes:,} "
                                       "(setting ALICT_LIMIT_SPEC_BYTES)")

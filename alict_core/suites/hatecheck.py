@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
+from alict_core.userfiles import duplicate_columns
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")
 GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-hateful", "nonhateful": "non-hateful",
@@ -40,6 +41,9 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
         with open(path, encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
             header = [h.strip() for h in (reader.fieldnames or [])]
+            twice = duplicate_columns(header)
+            if twice:  # DictReader would keep only the last of the two values, silently
+                raise SuiteFormatError(f"{path.name}:1: the header names the column {twice[0]!r} twice")
             missing = [c for c in REQUIRED if c not in header]
             if missing:
                 raise SuiteFormatError(f"{path.name}: HateCheck CSV lacks columns {missing} (has {header[:12]})")

@@ -307,3 +307,22 @@ def test_damaged_legacy_run_is_one_line(cli, tmp_path, damage):
     outcome = cli("report", str(run_dir), "--out", str(tmp_path / "r.html"))
     assert_clean_error(outcome, 2, "run 'run' cannot be read")
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("lc_id", ["../../etc", "sentiment-lc4", "hate_speech-lc01", 4, None],
+                         ids=["path", "typo", "other-task", "number", "missing"])
+def test_seeds_rows_of_no_lc_of_the_task_are_refused(cli, tmp_path, lc_id):
+    """Hostile pass 2: a `--seeds` row whose lc_id is no LC of the task was dropped without a word (3 rows in, 2
+    cases run, exit 0)."""
+    import json
+
+    rows = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"the staff was {w}",
+             "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}}
+            for i, w in enumerate(["good", "fine", "great"])]
+    rows[1]["lc_id"] = lc_id
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet",
+                  "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "seeds.jsonl:2", "is not an LC of task 'sentiment'")
+    assert not (tmp_path / "run").exists()

@@ -82,6 +82,9 @@ FILE_BAD = [  # (file name, bytes, needles)
     ("s.csv", b"functionality,case_id,test_case,label_gold\nx,1,caf\xe9,hateful\n", ["not UTF-8"]),
     ("s.csv", b"functionality,case_id,test_case,label_gold\n", ["no test cases"]),
     ("s.csv", b"", ["lacks columns"]),
+    # hostile pass 2: a column named twice (DictReader kept the last: 'non-hateful' read over 'hateful', exit 0)
+    ("s.csv", b"functionality,case_id,test_case,label_gold,label_gold\nx,1,y,hateful,non-hateful\n",
+     ["s.csv:1", "names the column 'label_gold' twice"]),
     ("s.jsonl", b'{"case_id": "a"}\n', ["s.jsonl:1", "is missing"]),
     ("s.jsonl", b"not json\n", ["s.jsonl:1", "not JSON"]),
     ("s.jsonl", b"[1, 2]\n", ["s.jsonl:1"]),

@@ -238,3 +238,24 @@ def test_listings_ignore_a_save_in_progress(tmp_path, monkeypatch):
         (folder / "meta.json").write_text(json.dumps({"task": "sentiment", "trees": 1, "dir_tests": 2}))
         (folder / "cases.jsonl").write_text("")
     assert [Path(row["path"]).parent.name for row in saved_suites("sentiment")] == ["k1"]
+
+
+def test_merges_into_one_folder_take_turns(tmp_path, monkeypatch):
+    """Hostile pass 2: `seeds --out D --lc 4` and `seeds --out D --lc 5` at once both said "seeds written", and D
+    held only one LC's file (each merged a copy of D and swapped it in; the last swap won). A merge now holds the
+    folder's lock from its copy to its swap: a second writer cannot take it meanwhile, and after the first one it
+    copies the first one's files too."""
+    import fcntl
+
+    from alict_core.manifest import atomic_dir, folder_lock_file
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "seeds"
+    with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:
+        (staging / "sentiment-lc04.jsonl").write_text("{}\n")
+        with open(folder_lock_file(out), "a") as other:  # a second writer's try, without waiting
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:
+        (staging / "sentiment-lc05.jsonl").write_text("{}\n")
+    assert sorted(p.name for p in out.iterdir()) == ["sentiment-lc04.jsonl", "sentiment-lc05.jsonl"]

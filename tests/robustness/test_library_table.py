@@ -375,6 +375,11 @@ SEED_ROWS = [  # (a change to a good seed row, what the message names); each was
      "expected.tolerance must be a number from 0 to 1"),
     ({"text": 12345}, "text must be a non-empty text"),
     ({"text": "  "}, "text must be a non-empty text"),
+    # hostile pass 2: the seed id `true` was stored as "True", a number as its digits
+    ({"id": True}, "id must be a non-empty text"),
+    ({"id": 7}, "id must be a non-empty text"),
+    ({"id": ""}, "id must be a non-empty text"),
+    ({"lc_id": ["sentiment-lc04"]}, "lc_id must be a non-empty text"),
 ]
 
 
@@ -388,3 +393,19 @@ def test_seed_rows_are_strict(change, needle):
             "expected": {"kind": "label", "labels": ["positive"]}, **change}
     with pytest.raises(AlictError, match=needle):
         build_cases([seed])
+
+
+
+@pytest.mark.parametrize("accepted", ["no", "false", 0, 1, None, [False]])
+def test_expansion_rows_accepted_is_a_bool(accepted):
+    """Hostile pass 2: an `--expansions` row with `"accepted": "no"` was run as an accepted expansion (a truthy
+    string); 0 / 1 / null were read as booleans too."""
+    from alict_core.errors import AlictError
+    from alict_core.runner import build_cases
+
+    seed = {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a good film", "test_type": "MFT",
+            "expected": {"kind": "label", "labels": ["positive"]}}
+    row = {"seed_id": "s1", "text": "a very good film", "accepted": accepted}
+    with pytest.raises(AlictError, match="accepted must be true or false"):
+        build_cases([seed], [row])
+    assert [c.kind for c in build_cases([seed], [{**row, "accepted": False}])] == ["seed"]

@@ -49,9 +49,9 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
     # attack pass: two outputs on one file, outputs inside the run they are made from
     ([*RUN, "--junit", "{tmp}/j.xml", "--summary-json", "{tmp}/j.xml"], "name the same file", "{tmp}/j.xml"),
     ([*RUN, "--junit", "{tmp}/run/meta.json"], "lies inside the run folder", "{tmp}/run/meta.json"),
-    (["report", "{run}", "--out", "{run}/meta.json"], "lies inside the run folder", "{run}/meta.json"),
+    (["report", "{run}", "--out", "{run}/meta.json"], "lies inside the saved artefact", "{run}/meta.json"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{run}/cases/s.json"],
-     "lies inside the run folder", "{run}/cases/s.json"),
+     "lies inside the saved artefact", "{run}/cases/s.json"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--export", "{run}"], "overlaps the run folder", "{run}"),
     (["report", "{run}", "--out", "{tmp}/r.html", "--junit", "{tmp}/r.html"], "name the same file", "{tmp}/r.html"),
     (["review", "export", "t", "--out", "{dir}", "--db", "sqlite:///{tmp}/review.sqlite"], "is a folder", "{dir}"),
@@ -60,6 +60,14 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
      "{foreign}"),
     (["lego", "--task", "sentiment", "--lc", "1", "--out", "{foreign}"], "already holds other files", "{foreign}"),
     (["lego", "--task", "sentiment", "--lc", "1", "--out", "{file}"], "is not a folder", "{file}"),
+    # hostile pass 2: an output folder inside a saved run (a re-write of the run swapped it away, exit 0 both times)
+    (["harden", "export", "--run", "{run}", "--lcs", "sentiment-lc01", "--out", "{run}/export"],
+     "lies inside the saved artefact", "{run}/export"),
+    ([*RUN, "--out", "{run}/inner"], "lies inside the saved artefact", "{run}/inner"),
+    (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{run}/cases/seeds"], "lies inside the saved artefact",
+     "{run}/cases/seeds"),
+    (["lego", "--task", "sentiment", "--lc", "1", "--out", "{run}/lego"], "lies inside the saved artefact",
+     "{run}/lego"),
 ]
 
 
@@ -202,3 +210,38 @@ def test_seeds_and_expansions_never_replace_each_other(cli, tmp_path, command, r
     assert_clean_error(outcome, 2, needle, str(folder), "sentiment-lc04.jsonl", limit_s=30)
     assert (folder / "sentiment-lc04.jsonl").read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == ["sentiment-lc04.jsonl"]
+
+
+INPUTS_AND_ARTEFACTS = [  # (argv, the path the message must name): an output onto an input or an artefact's file
+    ([*RUN, "--junit", "{seeds}"], "{seeds}"),
+    ([*RUN, "--summary-json", "{seeds}"], "{seeds}"),
+    ([*RUN, "--report", "{seeds}"], "{seeds}"),
+    ([*RUN, "--summary-json", "{run}/meta.json"], "{run}/meta.json"),
+    ([*RUN, "--junit", "{run}/manifest.json"], "{run}/manifest.json"),
+    (["report", "{copy}", "--out", "{tmp}/r.html", "--junit", "{run}/summary.csv"], "{run}/summary.csv"),
+    (["compare", "{copy}", "{copy}", "--json", "{run}/meta.json"], "{run}/meta.json"),
+    ([*RUN, "--junit", "{run}/junit.xml"], "{run}/junit.xml"),  # a new file: a re-write of the run dropped it
+    (["compare", "{copy}", "{copy}", "--json", "{run}/results/c.json"], "{run}/results/c.json"),
+    (["review", "export", "t", "--out", "{run}/meta.json", "--db", "sqlite:///{tmp}/review.sqlite"],
+     "{run}/meta.json"),
+]
+
+
+@pytest.mark.parametrize("argv,named", INPUTS_AND_ARTEFACTS, ids=[f"{a[0]}-{i}" for i, (a, _) in
+                                                                  enumerate(INPUTS_AND_ARTEFACTS)])
+def test_outputs_never_replace_an_input_or_a_saved_artefact(cli, paths, saved_run, argv, named):
+    """Hostile pass 2: `run --junit <its own --seeds file>` and `run --summary-json <another run>/meta.json` (also
+    `report --junit`, `compare --json`, `review export --out` onto another run's files) replaced the file, exit 0:
+    the input lost, the other run no longer loading."""
+    import shutil
+
+    from tests.robustness.support import tree_snapshot
+
+    copy = paths["tmp"] / "copy"
+    shutil.copytree(saved_run, copy)
+    fill = {**{k: str(v) for k, v in paths.items()}, "run": str(saved_run), "copy": str(copy)}
+    before, seeds = tree_snapshot(saved_run), paths["seeds"].read_bytes()
+    outcome = cli(*[a.format(**fill) for a in argv])
+    assert_clean_error(outcome, 2, named.format(**fill), limit_s=15)
+    assert tree_snapshot(saved_run) == before and paths["seeds"].read_bytes() == seeds
+    assert not (paths["tmp"] / "run").exists() and not (paths["tmp"] / "r.html").exists()

@@ -75,3 +75,47 @@ def test_harden_split_typed_in_the_page_is_one_message(split):
 
     with pytest.raises(AlictError, match="finite non-negative numbers"):
         SplitRatios.parse(split)
+
+
+def _forge_rates(story):
+    for row in story["rates"]:
+        row.update(n_fail=0, fail_rate=0.0)
+
+
+STORY_TAMPERS = {  # name -> an edit of the run's story.json (hostile pass 2: all were served or a traceback)
+    "forged-rates": _forge_rates,  # served as it was: "Fails 0% of …"
+    "nan-rate": lambda s: [r.update(n_cases=float("nan")) for r in s["rates"]],  # "Fails no cases test cases."
+    "candidates-a-string": lambda s: s.update(candidates="x"),  # ValueError on the page
+    "rates-missing-columns": lambda s: s.update(rates=[{"model": "fake-sentiment"}]),  # KeyError
+    "n-excluded-a-word": lambda s: s.update(n_excluded="many"),  # ValueError
+    "contributions-a-list": lambda s: s.update(contributions=[]),  # TypeError
+    "samples-huge": lambda s: s.update(samples=10**12, contributions={}),  # over the explain limit
+    "method-a-path": lambda s: s.update(method="../../x", contributions={}),
+}
+
+
+@pytest.mark.parametrize("tamper", list(STORY_TAMPERS))
+def test_an_edited_story_is_never_served(tmp_runs, monkeypatch, tamper):
+    """The Story page reads the run's story.json (beside the run, outside its manifest): an edited or damaged one
+    is recomputed from the verified run, never shown, never an error on the page."""
+    import json
+
+    from alict_app import runs
+    from alict_core import story as core_story
+    from tests.test_app_explorer import run_fake, start
+
+    key = run_fake(start(), lcs=("sentiment-lc04",))
+    path = core_story.story_path(runs.run_dir(key))
+    story = json.loads(path.read_text())
+    honest = [(r["model"], r["n_cases"], r["n_fail"]) for r in story["rates"]]
+    assert any(n_fail for _, _, n_fail in honest), "the fake model fails some negations"
+    STORY_TAMPERS[tamper](story)
+    path.write_text(json.dumps(story))
+    monkeypatch.setenv("ALICT_DEMO_MODE", "1")  # the app opens on the Story of ?run=
+    at = start({"run": key})
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    served = core_story.read_story(path.parent)
+    assert served is not None and [(r["model"], r["n_cases"], r["n_fail"]) for r in served["rates"]] == honest
+    headlines = [m.value for m in at.markdown if m.value.startswith("Fails ")]
+    assert headlines and all("Fails 0%" not in h and "no cases" not in h for h in headlines), headlines

@@ -84,6 +84,9 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     ("wide.csv", lambda rows: _csv(_filled(rows, relevance="\uff14")), ["relevance must be an integer"], {}),
     ("nul.jsonl", lambda rows: _jsonl(_filled(rows, reviewer="a\u0000b")), ["control characters"], {}),
     ("note.csv", lambda rows: _csv(_filled(rows, note="n" * 2001)), ["note longer than 2000"], {}),
+    # hostile pass 2: a column named twice (the row kept the last value: relevance 1 imported over 5, exit 0)
+    ("twocols.csv", lambda rows: _csv(_filled(rows)).replace(b"relevance", b"relevance,relevance", 1).replace(
+        b",ann,5,", b",ann,5,1,"), ["twocols.csv:1", "names the column 'relevance' twice"], {}),
 ]
 
 
@@ -392,4 +395,34 @@ def test_workspace_spec_link_that_cannot_be_followed(cli, tmp_path, monkeypatch,
     path.symlink_to(path if link == "loop" else tmp_path / "gone.yaml")
     outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
     assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "cannot read spec file")
+    assert not (tmp_path / "s").exists()
+
+
+def test_workspace_spec_that_is_a_pipe(cli, tmp_path, monkeypatch):
+    """Hostile pass 2: a workspace spec that is a named pipe hung every command that reads the specs (and the
+    Specs page): the read waited for a writer for ever. Now it is refused before it is opened. (A writer is
+    provided, so the test ends even where the file would be read: then the spec's content is refused instead.)"""
+    import os
+    import threading
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    pipe = folder / "sentiment-lc04.yaml"
+    os.mkfifo(pipe)
+
+    def writer() -> None:
+        try:
+            with open(pipe, "w", encoding="utf-8") as handle:
+                handle.write("title: x\n")
+        except OSError:
+            pass
+
+    threading.Thread(target=writer, daemon=True).start()
+    try:
+        outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--out", str(tmp_path / "s"))
+    finally:
+        reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer still waiting finish
+        os.close(reader)
+    assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "not a regular file")
     assert not (tmp_path / "s").exists()
