@@ -1,11 +1,13 @@
 """The Story page's data: the run's precomputed ``story.json`` (``alict_core.story``), applied to today's reviews.
 
-A run finished by the app or the CLI carries its story; for an older run the story is computed here once
-(explorer table, validity exclusions, explanations of the default cards) and saved beside the run.
+A run finished by the app or the CLI carries its story; for an older run (or a story that does not verify) it is
+computed here (explorer table, validity exclusions, explanations of the default cards) and kept in this server's
+bounded cache — a page view never writes into the run.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,15 +22,26 @@ def model_loader(key: str) -> core_story.ModelLoader:
     return lambda name: backends.model_from_ref(explorer_data.model_ref(key, name))
 
 
-def load(key: str) -> dict[str, Any]:
-    """The story of run ``key``: read from the run, or computed now (and saved) for a run without one."""
+def _stamp(folder: Path) -> tuple[int, ...]:
+    """Changes when the run's story or its files change (a re-written run, a story written by a finished run)."""
+    return tuple(path.stat().st_mtime_ns if path.exists() else 0
+                 for path in (folder / core_story.STORY_FILE, folder / "meta.json", folder / "manifest.json"))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _story(key: str, stamp: tuple[int, ...]) -> dict[str, Any]:
+    """One shared story per run and stamp: cards explained later (reviews chose another case) are kept in it."""
     folder = runs.run_dir(key)
-    story = core_story.read_story(folder)
-    if story is None:
-        with st.spinner("Preparing this run's story (once; later runs come with theirs) …"):
-            story = core_story.build_story(runs.load_run(key), model_loader(key))
-            core_story.save_story(folder, story)
-    return story
+    return core_story.read_story(folder) or core_story.build_story(runs.load_run(key), model_loader(key))
+
+
+def load(key: str) -> dict[str, Any]:
+    """The story of run ``key``: read from the run, or computed now for a run without a (verified) one."""
+    folder = runs.run_dir(key)
+    if not (folder / core_story.STORY_FILE).exists():
+        with st.spinner("Preparing this run's story (once per server; runs finished now come with theirs) …"):
+            return _story(key, _stamp(folder))
+    return _story(key, _stamp(folder))
 
 
 def review_keys(task: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
@@ -50,8 +63,8 @@ def cards(key: str, story: dict[str, Any], disputed: set[tuple[str, str]],
           confirmed: set[tuple[str, str]]) -> tuple[pd.DataFrame, int]:
     """(the cards to show, per model, each with its ``contributions``; how many failures were left out).
 
-    Cards whose word contributions the story lacks (reviews chose another case) are explained now and the
-    story saved again."""
+    Cards whose word contributions the story lacks (reviews chose another case) are explained now and kept in the
+    server's copy of the story (never written into the run)."""
     from alict_core.explore import trustworthy_failures
     from alict_core.hashing import hash_text
 
@@ -63,8 +76,7 @@ def cards(key: str, story: dict[str, Any], disputed: set[tuple[str, str]],
     excluded = {keyed[k] for k in disputed if k in keyed}
     reviewed = {keyed[k] for k in confirmed if k in keyed}
     top = trustworthy_failures(candidates, excluded=excluded, reviewed=reviewed, per_model=core_story.CARDS)
-    if core_story.explain_cards(story, top, model_loader(key)):
-        core_story.save_story(runs.run_dir(key), story)
+    core_story.explain_cards(story, top, model_loader(key))
     top["contributions"] = [story["contributions"][core_story.contribution_key(str(m), str(t))]
                             for m, t in zip(top["model"], top["text"], strict=True)]
     return top, int(story["n_excluded"]) + len(excluded)

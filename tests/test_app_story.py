@@ -54,7 +54,7 @@ def test_a_finished_run_carries_its_story_and_the_page_only_reads_it(monkeypatch
     assert any(c.value.startswith("¹ Word colours: LEMNA explanations (200 perturbed") for c in at.main.caption)
 
 
-def test_a_run_without_a_story_gets_one_computed_and_saved_the_same(monkeypatch):
+def test_a_run_without_a_story_gets_the_same_one_computed_and_the_view_writes_nothing(monkeypatch):
     from alict_app import runs
 
     key = run_fake(start(), lcs=LCS)
@@ -62,16 +62,17 @@ def test_a_run_without_a_story_gets_one_computed_and_saved_the_same(monkeypatch)
     written = json.loads(path.read_text())
     first = cards_shown(open_story(key, monkeypatch))
     path.unlink()  # a run saved before stories were precomputed
+    before = sorted(p.name for p in path.parent.iterdir())
     again = open_story(key, monkeypatch)
-    assert cards_shown(again) == first
-    assert json.loads(path.read_text()) == written  # computed and saved: the same story (explanations seeded)
+    assert cards_shown(again) == first  # computed on the page: the same cards (explanations seeded)
+    assert sorted(p.name for p in path.parent.iterdir()) == before  # a page view never writes into the run
     written["run_id"] = "another run"  # a story that is not this run's is not used: computed again
     path.write_text(json.dumps(written))
     assert cards_shown(open_story(key, monkeypatch)) == first
-    assert core_story.read_story(path.parent)["run_id"] != "another run"
+    assert json.loads(path.read_text())["run_id"] == "another run"  # left as it was, not used
 
 
-def test_a_card_whose_label_a_reviewer_disputes_is_replaced_and_its_successor_explained_and_saved():
+def test_a_card_whose_label_a_reviewer_disputes_is_replaced_and_its_successor_explained():
     from alict_app import runs, story_data
 
     key = run_fake(start(), lcs=LCS)
@@ -84,10 +85,10 @@ def test_a_card_whose_label_a_reviewer_disputes_is_replaced_and_its_successor_ex
     after, left_out_after = story_data.cards(key, story, disputed, set())
     assert first["case_id"] not in set(after["case_id"]) and left_out_after == left_out + 1
     assert all(c["tokens"] for c in after["contributions"])
-    saved = core_story.read_story(runs.run_dir(key))
-    assert len(saved["contributions"]) >= explained  # a newly chosen card's explanation is saved for next time
+    assert len(story["contributions"]) > explained  # kept in the server's copy of the story for next time
+    assert len(core_story.read_story(runs.run_dir(key))["contributions"]) == explained  # the run is not written
     confirmed = {(after.iloc[-1]["case_id"], hash_text(str(after.iloc[-1]["text"])))}
-    reviewed, _ = story_data.cards(key, saved, disputed, confirmed)
+    reviewed, _ = story_data.cards(key, story, disputed, confirmed)
     assert reviewed.iloc[0]["case_id"] == after.iloc[-1]["case_id"] and bool(reviewed.iloc[0]["reviewed"])
 
 
