@@ -88,6 +88,16 @@ def test_data_dir_variable_is_not_replaced(cli, tmp_path, monkeypatch, value, co
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("value", ["{missing}", "", "{file}", "{empty}"], ids=["missing", "blank", "file", "empty"])
+def test_data_info_names_a_data_dir_variable_that_is_no_data_folder(cli, tmp_path, monkeypatch, value):
+    """`data info` does not answer "0/9 files" with exit 0 for a $ALICT_DATA_DIR that cannot be a data folder."""
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("ALICT_DATA_DIR", value.format(missing=tmp_path / "nowhere", file=tmp_path / "a-file",
+                                                      empty=tmp_path / "empty"))
+    assert_clean_error(cli("data", "info"), 2, "ALICT_DATA_DIR")
+
+
 def test_cache_dir_that_is_a_file(cli, tmp_path, monkeypatch):
     (tmp_path / "cache").write_text("not a folder")
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
