@@ -132,6 +132,11 @@ def check_yaml_shape(text: str, source: str) -> None:
                     raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 open_nodes.pop()
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "") or ""):  # LibYAML >= 0.2.6 (PyYAML 6.0.4) scans
+            mark = getattr(exc, "problem_mark", None)  # ahead and stops a deep document before our event check
+            line = mark.line + 1 if mark is not None else None
+            detail = f"nested deeper than {limit.spec_depth} levels (setting {setting('spec_depth')})"
+            raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail) from None
         return  # the loader reports syntax errors with their line
 
