@@ -15,6 +15,7 @@ from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path
 from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
+from alict_core.userfiles import unique_keys
 
 log = logging.getLogger("alict_core")
 CHECKLIST_INV_THRESHOLD = 0.1  # CheckList's ``INV(..., threshold=0.1)`` default
@@ -147,7 +148,7 @@ def _read_json(path: Path) -> Any:
     gz = " (gzip)" if path.suffix == ".gz" else ""
     try:
         with _open_text(path) as handle:
-            return json.load(handle)
+            return json.load(handle, object_pairs_hook=unique_keys)  # a key twice is refused, not last-wins
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text{gz} (byte {exc.start})") from None
     except RecursionError:

@@ -93,6 +93,14 @@ FILE_BAD = [  # (file name, bytes, needles)
     ("s.json", b'{"t": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ["nested too deeply"]),
     ("s.json.gz", gzip.compress(b'{"t": ' + b"{\"a\": " * 50_000 + b"1" + b"}" * 50_001), ["nested too deeply"]),
     ("s.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", ["s.jsonl:1"]),
+    # hostile pass 3: a key given twice in one JSON object (json.load kept the last, silently; exit 0)
+    ("s.json", b'{"t": {"type": "MFT", "capability": "Vocab", "data": ["a good film"], "labels": 2, "labels": 0}}',
+     ["not valid JSON", "duplicate key 'labels'"]),
+    ("s.json", b'{"t": {"type": "MFT", "capability": "Vocab", "data": ["a good film"], "labels": 2}, "t": {}}',
+     ["not valid JSON", "duplicate key 't'"]),
+    ("s.jsonl", b'{"case_id": "c1", "lc_id": "LC1", "kind": "seed", "seed_id": "c1", "text": "a good film", '
+     b'"text": "a bad film", "expected": {"kind": "label", "labels": ["positive"]}, "test_type": "MFT"}\n',
+     ["s.jsonl:1", "duplicate key 'text'"]),
 ]
 
 

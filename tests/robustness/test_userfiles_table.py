@@ -87,6 +87,12 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     # hostile pass 2: a column named twice (the row kept the last value: relevance 1 imported over 5, exit 0)
     ("twocols.csv", lambda rows: _csv(_filled(rows)).replace(b"relevance", b"relevance,relevance", 1).replace(
         b",ann,5,", b",ann,5,1,"), ["twocols.csv:1", "names the column 'relevance' twice"], {}),
+    # hostile pass 3: a JSON key given twice (json.loads kept the last: relevance 5 imported over 1, exit 0),
+    # and digits with an underscore (int("0_4") is 4)
+    ("twokeys.jsonl", lambda rows: _jsonl(_filled(rows, relevance=1)).replace(b'"relevance": 1', b'"relevance": 1, '
+                                                                            b'"relevance": 5'),
+     ["twokeys.jsonl:1", "duplicate key 'relevance'"], {}),
+    ("under.csv", lambda rows: _csv(_filled(rows, relevance="0_4")), ["relevance must be an integer", "0_4"], {}),
 ]
 
 
