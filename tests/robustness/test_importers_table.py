@@ -242,3 +242,23 @@ def test_static_predictions_over_the_size_limit(tmp_path, monkeypatch):
     path.write_text("text,label\na good film,positive\n")
     with pytest.raises(ModelError, match="ALICT_LIMIT_SUITE_BYTES"):
         StaticPredictionsModel(path, "sentiment")
+
+
+@pytest.mark.parametrize("padding", [2_000, 50_000], ids=["over-the-limit", "far-over"])
+def test_gzip_suite_is_held_to_the_size_limit_once_decompressed(tmp_path, monkeypatch, padding):
+    """Hostile pass 3: the size limit was checked on the compressed file only; a 29 KB `.json.gz` holding 30 MB
+    (any ratio up to ~1000:1: a 100 MB file could hold 100 GB) was read whole into memory and imported, exit 0."""
+    monkeypatch.setenv("ALICT_LIMIT_SUITE_BYTES", "1000")
+    body = json.dumps({"t": GOOD_MFT})[:-1] + " " * padding + "}"
+    path = tmp_path / "s.json.gz"
+    path.write_bytes(gzip.compress(body.encode()))
+    assert path.stat().st_size < 1000
+    with pytest.raises(SuiteFormatError) as info:
+        read_suite(path, "sentiment")
+    assert "once decompressed" in str(info.value) and "ALICT_LIMIT_SUITE_BYTES" in str(info.value)
+
+
+def test_gzip_suite_within_the_limit_still_reads(tmp_path):
+    path = tmp_path / "s.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"t": GOOD_MFT}).encode()))
+    assert len(read_suite(path, "sentiment").cases) == 2
