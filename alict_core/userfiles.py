@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -91,6 +92,9 @@ def parse_json(text: str, where: str, *, error: ErrorClass = InputFileError) -> 
         raise error(f"{where}: not valid JSON ({exc})") from None
 
 
+JSONL_LINE_END = re.compile(r"\r\n|\r|\n")  # never str.splitlines(): JSON strings hold U+2028, U+2029, U+0085 raw
+
+
 def jsonl_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_rows: str = "suite_cases",
                error: ErrorClass = InputFileError) -> list[tuple[str, dict[str, Any]]]:
     """(``name:line``, object) of every non-blank line of a JSON-lines file, checked as above."""
@@ -98,7 +102,7 @@ def jsonl_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_r
     text = read_text(file, what, limit=limit, error=error)
     top = int(getattr(limits(), max_rows))
     rows: list[tuple[str, dict[str, Any]]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(JSONL_LINE_END.split(text), start=1):
         if not line.strip():
             continue
         where = f"{file.name}:{n}"

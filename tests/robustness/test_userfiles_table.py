@@ -432,3 +432,20 @@ def test_workspace_spec_that_is_a_pipe(cli, tmp_path, monkeypatch):
         os.close(reader)
     assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "not a regular file")
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["LS", "PS", "NEL"])
+def test_review_import_reads_back_its_own_jsonl_with_unicode_line_separators(cli, tmp_path, review_task,
+                                                                            separator):
+    """Hostile pass 3: JSON writes U+2028/U+2029/U+0085 raw inside a string (our JSONL writers too: `review export
+    --format jsonl`, `seeds --out`); the reader split lines with str.splitlines(), which breaks there, so a valid
+    file of our own was refused as "not valid JSON (Unterminated string …)". Lines end only at \\n (or \\r)."""
+    from alict_core.review import ReviewStore
+
+    rows = _filled(review_task, note=f"first{separator}second")
+    path = tmp_path / "form.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows), encoding="utf-8")
+    outcome = cli("review", "import", str(path), "--task", "t")
+    assert outcome.code == 0, outcome.err
+    notes = {j["note"] for j in ReviewStore().judgements()}
+    assert notes == {f"first{separator}second"}
