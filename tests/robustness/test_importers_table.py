@@ -214,6 +214,15 @@ STATIC_BAD = [  # (file name, bytes, needles)
     ("p.csv", b"text,negative,neutral,positive\na,nan,0,1\n", ["finite"]),
     ("p.csv", b"text,negative,neutral,positive\na,x,0,1\n", ["must be numbers"]),
     ("p.csv", b"text,label\ncaf\xe9,positive\n", ["not UTF-8"]),
+    # hostile pass 3: a text twice with another answer (the last kept, silently), digits int()/float() read but
+    # nobody types as numbers (Arabic-Indic and full-width label indexes, full-width or '_' probabilities)
+    ("p.jsonl", b'{"text": "a", "label": "negative"}\n{"text": "b", "label": "positive"}\n'
+                b'{"text": "a", "label": "positive"}\n', ["p.jsonl:3", "'a'", "p.jsonl:1", "another prediction"]),
+    ("p.csv", b"text,label\na,negative\na,0\na,positive\n", ["p.csv:4", "p.csv:2", "another prediction"]),
+    ("p.jsonl", '{"text": "a", "label": "\u0662"}\n'.encode(), ["p.jsonl:1", "is not one of"]),
+    ("p.jsonl", '{"text": "a", "label": "\uff12"}\n'.encode(), ["p.jsonl:1", "is not one of"]),
+    ("p.csv", "text,negative,neutral,positive\na,\uff10.\uff11,0,0.9\n".encode(), ["p.csv:2", "must be numbers"]),
+    ("p.csv", b"text,negative,neutral,positive\na,0_1,0,0.9\n", ["p.csv:2", "must be numbers"]),
 ]
 
 
