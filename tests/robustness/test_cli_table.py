@@ -350,3 +350,18 @@ def test_parse_a_word_of_invisible_characters(cli, word):
     inside = cli("parse", "--text", f"a {word} good film")
     assert inside.code == 0, inside.err
     assert word in inside.out and "internal error" not in inside.err
+
+
+@pytest.mark.parametrize("lc", ["1", "lc01", "LC1", "sentiment-lc01"])
+def test_explain_results_takes_the_short_lc_forms(cli, tmp_path, lc):
+    """Hostile pass 3: `explain --results RUN --lc 4` said "LC '4' is not in this run; its LCs are: sentiment-lc04"
+    (exit 2), while every other command reads `4`, `lc04`, `LC4` as sentiment-lc04."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("explain", "--results", str(run), "--lc", lc, "--no-template", "--samples", "10")
+    assert "is not in this run" not in outcome.err, outcome.err
+    assert outcome.code == 0, outcome.err
+    refused = cli("explain", "--results", str(run), "--lc", "2", "--no-template")
+    assert_clean_error(refused, 2, "'2' is not in this run", "sentiment-lc01")
