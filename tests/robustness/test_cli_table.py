@@ -365,3 +365,17 @@ def test_explain_results_takes_the_short_lc_forms(cli, tmp_path, lc):
     assert outcome.code == 0, outcome.err
     refused = cli("explain", "--results", str(run), "--lc", "2", "--no-template")
     assert_clean_error(refused, 2, "'2' is not in this run", "sentiment-lc01")
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1", "localhost:1"])
+def test_a_ray_address_where_nothing_answers_is_one_message(cli, tmp_path, address):
+    """Hostile pass 3: `run --executor ray --ray-address 127.0.0.1:1` hung (no answer within 120 s: ray.init kept
+    retrying the dead address); now one line within seconds, nothing written."""
+    pytest.importorskip("ray")
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text('{"id": "s1", "lc_id": "sentiment-lc04", "text": "a good film", "test_type": "MFT", '
+                     '"expected": {"kind": "label", "labels": ["positive"]}}\n')
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds),
+                  "--executor", "ray", "--ray-address", address, "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, address, "nothing answers", limit_s=30)
+    assert not (tmp_path / "run").exists()
