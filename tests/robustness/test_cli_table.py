@@ -9,7 +9,8 @@ import pytest
 from tests.robustness.conftest import assert_clean_error
 
 RANGES = [  # (command prefix, option, bad values)
-    (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000"]),
+    (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000",
+                                                                                 "0_3", "\uff13"]),
     (["run", "--task", "sentiment", "--models", "vader"], "--batch-size", ["0", "-3", "99999999", "nan"]),
     (["seeds", "--task", "sentiment"], "--max", ["-1", "0", "abc", "1e99", "10000000000"]),
     (["validate", "--task", "sentiment"], "--max-seeds", ["-1", "0", "1.5"]),  # 0 validated nothing, exit 0
@@ -23,7 +24,8 @@ RANGES = [  # (command prefix, option, bad values)
     (["expand", "--task", "sentiment"], "--max-per-seed", ["0", "-5", "1e3"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--samples", ["0", "-10", "1000000000"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--template-samples", ["0", "100000000"]),
-    (["explain", "--text", "a good film", "--model", "vader"], "--p-thresh", ["-0.1", "1.5", "nan", "inf", "x"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--p-thresh", ["-0.1", "1.5", "nan", "inf", "x",
+                                                                                         "0_5"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--max-pairs", ["0", "-1"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--seed", ["-1", "1.5"]),
     (["parse", "--text", "a good film"], "--top-k", ["0", "-1", "1000"]),
@@ -379,3 +381,13 @@ def test_a_ray_address_where_nothing_answers_is_one_message(cli, tmp_path, addre
                   "--executor", "ray", "--ray-address", address, "--out", str(tmp_path / "run"))
     assert_clean_error(outcome, 2, address, "nothing answers", limit_s=30)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("value", ["4=0_1", "4=\uff10.5"])
+def test_fail_threshold_with_digits_nobody_types(cli, tmp_path, value):
+    """Hostile pass 3: `--fail-threshold 4=0_1` was read as 1.0 (Python's digit separator): a gate that never
+    fails, exit 0."""
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--fail-threshold", value,
+                  "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "--fail-threshold", "expected LC=RATE")
+    assert not any(tmp_path.iterdir())
