@@ -30,6 +30,12 @@ RANGES = [  # (command prefix, option, bad values)
     (["explain", "--text", "a good film", "--model", "vader"], "--seed", ["-1", "1.5"]),
     (["parse", "--text", "a good film"], "--top-k", ["0", "-1", "1000"]),
     (["parse", "--text", "a good film"], "--max-masks", ["0", "500"]),
+    # hostile pass 3: review sample read its numbers with plain int()/float() ("1_0" as 10, "-1" to the library)
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--size", ["0", "1_0", "\uff13"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--sets", ["-1", "2_0"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--k", ["0", "1_0"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--margin", ["0.0_5", "nan", "2"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--seed", ["-1", "x"]),
 ]
 RANGE_CASES = [(prefix, option, value) for prefix, option, values in RANGES for value in values]
 
