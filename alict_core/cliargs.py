@@ -10,13 +10,22 @@ from typing import Callable, Hashable, Sequence, TypeVar
 T = TypeVar("T")
 
 
+def plain_digits(raw: str) -> str:
+    """``raw`` stripped, or ValueError when it holds what ``int()``/``float()`` read but nobody types as a number:
+    ``_`` digit separators (``0_1`` is 1.0) and non-ASCII digits (full-width, Arabic-Indic)."""
+    text = raw.strip()
+    if "_" in text or not text.isascii():
+        raise ValueError(raw)
+    return text
+
+
 def int_range(low: int, high: int | str) -> Callable[[str], int]:
     """A whole number in [low, high]; ``high`` may name a limit in ``alict_core.limits`` (read at parse time)."""
 
     def parse(raw: str) -> int:
         top = _top(high)
         try:
-            value = int(raw.strip())
+            value = int(plain_digits(raw))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{raw[:30]!r} is not a whole number") from None
         if not low <= value <= top:
@@ -32,7 +41,7 @@ def float_range(low: float, high: float) -> Callable[[str], float]:
 
     def parse(raw: str) -> float:
         try:
-            value = float(raw.strip())
+            value = float(plain_digits(raw))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{raw[:30]!r} is not a number") from None
         if not math.isfinite(value) or not low <= value <= high:

@@ -489,11 +489,16 @@ def _check_name_lengths(path: Path, what: str, room: int) -> None:
 
 
 def check_output_dir(path: Path | str | None, what: str) -> None:
-    """Refuse, before any work, an output folder that is a file or cannot be written (one clear line)."""
+    """Refuse, before any work, an output folder that is a file, a symbolic link or cannot be written (one clear
+    line)."""
     if path is None:
         return
     path = Path(path)
     _check_name_lengths(path, what, STAGING_ROOM)
+    if path.is_symlink():  # the staged folder is swapped in by rename: it would replace the link (a partial run and
+        # stray temporaries were left when a later step followed it), never fill the folder it leads to
+        raise AlictError(f"{what} {str(path)!r} is a symbolic link: the folder is swapped in whole and would replace "
+                         "the link, not fill the folder it points to; give the folder's own path")
     if path.exists() and not path.is_dir():
         raise AlictError(f"{what} {str(path)!r} exists and is not a folder; choose another path")
     base = _nearest_existing(path)
@@ -521,7 +526,8 @@ def check_output_file(path: Path | str | None, what: str,
                       inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
     """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
     own ``inputs`` ((option, path) pairs), or a path inside a saved artefact (a run's ``meta.json``: replacing it
-    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``."""
+    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``, or a symbolic
+    link (the rename would replace the link, not its target)."""
     if path is None:
         return
     path = Path(path)
@@ -544,3 +550,7 @@ def check_output_file(path: Path | str | None, what: str,
     if artefact is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
         raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} (it carries "
                          f"{MANIFEST}) and would replace or mix with its files: write it elsewhere")
+    if path.is_symlink():  # the atomic rename replaces the link itself (/dev/stdout: the system's link), never
+        # the file it leads to: "written to X" would be untrue and the link gone
+        raise AlictError(f"{what} {str(path)!r} is a symbolic link: writing would replace the link, not the file it "
+                         "points to; give the file's own path")

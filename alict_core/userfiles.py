@@ -3,9 +3,9 @@
 Every reader of a user file goes through here, so each gets the same checks and the same one-line messages:
 the file exists and is a file; its size is within a limit (``ALICT_LIMIT_SUITE_BYTES`` unless told otherwise)
 *before* it is read; it is UTF-8 (the message names line and byte); JSON is valid, not nested past the
-interpreter's recursion limit and has no ``NaN``/``Infinity``; CSV fields stay within the csv module's field
-limit; row counts stay within a limit. Errors are raised as the caller's error class (a subclass of
-``AlictError``), so the CLI turns them into exit 2 and the pages into one message.
+interpreter's recursion limit and has no ``NaN``/``Infinity`` and no key twice in one object; CSV fields stay
+within the csv module's field limit; row counts stay within a limit. Errors are raised as the caller's error class
+(a subclass of ``AlictError``), so the CLI turns them into exit 2 and the pages into one message.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -63,16 +64,35 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON number")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's dict, refusing a key given twice (``json.loads`` would silently keep the last value)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r} in one object")
+        out[key] = value
+    return out
+
+
+def strict_json_loads(text: str) -> Any:
+    """``json.loads`` refusing ``NaN``/``Infinity`` and duplicate keys (ValueError; RecursionError when too deep)."""
+    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=unique_keys)
+
+
 def parse_json(text: str, where: str, *, error: ErrorClass = InputFileError) -> Any:
-    """``json.loads`` with one clear error for bad JSON, ``NaN``/``Infinity`` and nesting too deep to read."""
+    """``json.loads`` with one clear error for bad JSON, ``NaN``/``Infinity``, a key given twice in one object and
+    nesting too deep to read."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return strict_json_loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise error(f"{where}: JSON nested too deeply to read") from None
     except ValueError as exc:
         raise error(f"{where}: not valid JSON ({exc})") from None
+
+
+JSONL_LINE_END = re.compile(r"\r\n|\r|\n")  # never str.splitlines(): JSON strings hold U+2028, U+2029, U+0085 raw
 
 
 def jsonl_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_rows: str = "suite_cases",
@@ -82,7 +102,7 @@ def jsonl_rows(path: str | Path, what: str, *, limit: str = "suite_bytes", max_r
     text = read_text(file, what, limit=limit, error=error)
     top = int(getattr(limits(), max_rows))
     rows: list[tuple[str, dict[str, Any]]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(JSONL_LINE_END.split(text), start=1):
         if not line.strip():
             continue
         where = f"{file.name}:{n}"

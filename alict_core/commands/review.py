@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from alict_core.cliargs import float_range, int_range
 from alict_core.errors import AlictError
 
 
@@ -27,12 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--name", required=True, help="name of the new review task")
     sample.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
     sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
-    sample.add_argument("--confidence", type=float, default=0.95)
-    sample.add_argument("--margin", type=float, default=0.05)
-    sample.add_argument("--size", type=int, default=None, help="fixed number of seeds instead of the size rule")
-    sample.add_argument("--sets", type=int, default=10, help="number of sets the sample is split into")
-    sample.add_argument("--k", type=int, default=2, help="reviewers per case")
-    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--confidence", type=float_range(0.0, 1.0), default=0.95)
+    sample.add_argument("--margin", type=float_range(0.0, 1.0), default=0.05)
+    sample.add_argument("--size", type=int_range(1, 1_000_000), default=None,
+                        help="fixed number of seeds instead of the size rule")
+    sample.add_argument("--sets", type=int_range(1, 10_000), default=10, help="number of sets the sample is split into")
+    sample.add_argument("--k", type=int_range(1, 1_000), default=2, help="reviewers per case")
+    sample.add_argument("--seed", type=int_range(0, 2**32 - 1), default=0)
     sample.add_argument("--reviewers", default=None, help="comma-separated reviewer names to assign sets to now")
     sample.set_defaults(handler=_foreign_schema(run_sample))
 

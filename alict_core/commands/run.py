@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, distinct, executor_options, int_range
+from alict_core.cliargs import add_executor_args, distinct, executor_options, int_range, plain_digits
 from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
@@ -130,7 +130,7 @@ def parse_thresholds(items: list[str]) -> dict[str, float]:
     for item in items:
         lc, sep, rate = item.rpartition("=")
         try:
-            value = float(rate)
+            value = float(plain_digits(rate))  # never "0_1" (1.0) or full-width digits
         except ValueError:
             value = -1.0
         if not sep or not lc or not 0.0 <= value <= 1.0:

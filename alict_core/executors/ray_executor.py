@@ -78,6 +78,26 @@ def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, AlictError) else f"{type(exc).__name__}: {exc}"
 
 
+REACH_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str, timeout: float = REACH_TIMEOUT_S) -> None:
+    """Refuse a cluster address where nothing answers (``ray.init`` retried a dead ``host:port`` for minutes: a
+    hang); ``auto`` and addresses without a port are left to Ray."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isascii() or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise AlictError(f"could not reach the Ray cluster at {address!r}: nothing answers there ({reason})") from None
+
+
 class RayExecutor:
     """``workers`` Ray actors (one model instance each) fed one task at a time by Ray Data.
 
@@ -105,6 +125,7 @@ class RayExecutor:
         quiet = {"logging_level": logging.WARNING, "log_to_driver": False, "configure_logging": True}
         try:
             if self.address:
+                check_reachable(self.address)
                 ray.init(address=self.address, **quiet)
             else:
                 # local workers import alict_core from wherever this process does

@@ -20,6 +20,21 @@ from alict_core.jsonl import read_json, write_json
 from alict_core.models.protocol import Model, content_fingerprint
 
 
+def run_lc(lc_id: str, known: Sequence[str]) -> str:
+    """The run's full LC id named by ``lc_id`` (``4``, ``lc04``, ``LC4`` as every command reads them); an
+    ExplainError listing the run's LCs when it names none of them."""
+    from alict_core.errors import SpecError
+    from alict_core.lcids import parse_lc_id
+
+    if not known or lc_id in known:
+        return lc_id
+    task = known[0].split("-lc")[0].split("-x")[0]
+    try:
+        return parse_lc_id(task, lc_id, known)
+    except SpecError:
+        raise ExplainError(f"LC {lc_id!r} is not in this run; its LCs are: {', '.join(known)}") from None
+
+
 def inserted_positions(seed_tokens: Sequence[str], expansion_tokens: Sequence[str]) -> list[int]:
     """Positions of the expansion's tokens that are not aligned to an identical seed token (difflib)."""
     matcher = difflib.SequenceMatcher(a=list(seed_tokens), b=list(expansion_tokens), autojunk=False)
@@ -215,8 +230,7 @@ def explain_lc_failures(
         run = RunResult.load(run)
     pairs = run.pass_to_fail()
     known = sorted(set(run.cases().lc_id)) if hasattr(run, "cases") else []
-    if known and lc_id not in known:
-        raise ExplainError(f"LC {lc_id!r} is not in this run; its LCs are: {', '.join(known)}")
+    lc_id = run_lc(lc_id, known)
     pairs = pairs[pairs.lc_id == lc_id]
     if model is not None:
         pairs = pairs[pairs.model == model.name] if (pairs.model == model.name).any() else pairs

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 from alict_core.config import artefact_dir
 from alict_core.executors.base import Executor, get_executor
 from alict_core.explain.base import ExplainError, ProgressFn, as_cached
-from alict_core.explain.compare import PairExplanation, compare_pair
+from alict_core.explain.compare import PairExplanation, compare_pair, run_lc
 from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
 
@@ -169,8 +169,7 @@ def _failing_pairs(run: Any, lc_id: str, model_name: str | None, max_pairs: int 
         run = RunResult.load(run)
     pairs = run.pass_to_fail()
     known = sorted(set(run.cases().lc_id)) if hasattr(run, "cases") else []
-    if known and lc_id not in known:
-        raise ExplainError(f"LC {lc_id!r} is not in this run; its LCs are: {', '.join(known)}")
+    lc_id = run_lc(lc_id, known)
     pairs = pairs[pairs.lc_id == lc_id]
     if model_name is not None and (pairs.model == model_name).any():
         pairs = pairs[pairs.model == model_name]  # else: that model explains the run's first model's pairs

@@ -33,6 +33,8 @@ class SplitRatios:
         """'8:1:1' or '0.8,0.1,0.1' → ratios normalised to sum 1."""
         parts = text.replace(",", ":").split(":")
         try:
+            if any("_" in p or not p.isascii() for p in parts):  # float() reads "8_0" as 80, full-width digits
+                raise ValueError(text)
             values = [float(p) for p in parts]
         except ValueError:
             values = []

@@ -20,10 +20,18 @@ class StaticPredictionsModel:
         self.name = name or path.stem
         self.labels = task_labels(task)
         self.table: dict[str, np.ndarray] = {}
+        first: dict[str, str] = {}
         for line_no, row in self._rows(path, self.name):
+            where = f"{path.name}:{line_no}"
             if not isinstance(row.get("text"), str):
-                raise ModelError(f"model {self.name!r}: {path.name}:{line_no}: row has no text field 'text'")
-            self.table[row["text"]] = self._proba(row, f"{path.name}:{line_no}")
+                raise ModelError(f"model {self.name!r}: {where}: row has no text field 'text'")
+            proba = self._proba(row, where)
+            text = row["text"]
+            if text in self.table and not np.array_equal(self.table[text], proba):  # the last would win silently
+                raise ModelError(f"model {self.name!r}: {where}: text {text[:60]!r} has another prediction than "
+                                 f"at {first[text]}; give each text one prediction")
+            self.table[text] = proba
+            first.setdefault(text, where)
         self.fingerprint = f"static:{hash_files([path])}"
 
     @staticmethod
@@ -47,6 +55,8 @@ class StaticPredictionsModel:
             try:
                 if any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
                     raise ValueError
+                if any(isinstance(v, str) and (not v.isascii() or "_" in v) for v in values):
+                    raise ValueError  # float() reads full-width digits and "0_1" (as 1.0)
                 proba = np.array([float(v) for v in values])
             except ValueError:
                 raise ModelError(f"model {self.name!r}: {where}: columns {list(self.labels)} must be numbers") from None
@@ -63,7 +73,7 @@ class StaticPredictionsModel:
             raise ModelError(f"model {self.name!r}: {where}: label must be a label name or index, "
                              f"got {type(label).__name__}")
         label = str(label)
-        if label.isdigit() and int(label) < len(self.labels):
+        if label.isascii() and label.isdigit() and int(label) < len(self.labels):  # never "٢" or "２"
             label = self.labels[int(label)]
         if label not in self.labels:
             raise ModelError(f"model {self.name!r}: {where}: label {label[:40]!r} is not one of {self.labels}")

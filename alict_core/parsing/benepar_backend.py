@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import unicodedata
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +19,22 @@ from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
 Progress = Callable[[int, int], None]
+STAND_IN = "-"  # parsed in place of a word with no character the parser's subword tokenizer reads
+
+
+def readable(token: str) -> str:
+    """``token``, or a stand-in when it holds only invisible characters (format, control, combining marks,
+    spaces: U+200B, U+00AD, U+FEFF …): benepar's retokenizer finds no subword for it and fails (StopIteration)."""
+    return token if any(unicodedata.category(c)[0] not in "CMZ" for c in token) else STAND_IN
+
+
+def _with_leaves(tree: nltk.Tree, tokens: list[str]) -> nltk.Tree:
+    """The tree with its leaves set back to ``tokens`` (the words parsed as a stand-in get their own text)."""
+    positions = tree.treepositions("leaves")
+    if len(positions) == len(tokens):
+        for position, token in zip(positions, tokens, strict=True):
+            tree[position] = token
+    return tree
 CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
 MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
 
@@ -109,12 +126,13 @@ class BeneparParser:
                 pieces = [toks[j : j + MAX_WORDS] for j in range(0, len(toks), MAX_WORDS)]
                 out[i] = nltk.Tree("S", list(self._parse_uncached(pieces)))
         if todo:
-            examples = [dataclasses.replace(example_from_tokens(toks), tree=None) for _, toks in todo]
+            examples = [dataclasses.replace(example_from_tokens([readable(t) for t in toks]), tree=None)
+                        for _, toks in todo]
             # no torch.inference_mode(): benepar's CKY decoder (torch-struct) needs autograd
             with self._lock:
                 trees = parse_examples(self._model, examples)
-            for (i, _), tree in zip(todo, trees, strict=True):
-                out[i] = unwrap_root(tree)
+            for (i, toks), tree in zip(todo, trees, strict=True):
+                out[i] = _with_leaves(unwrap_root(tree), toks)
         return out  # type: ignore[return-value]
 
     def parse_batch(self, token_lists: list[list[str]], progress: Progress | None = None) -> list[nltk.Tree]:

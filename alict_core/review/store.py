@@ -434,7 +434,8 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
     if isinstance(value, bool):  # JSON true is not a score of 1
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
-    if isinstance(value, str) and not value.strip().isascii():  # int() reads full-width and other digits
+    if isinstance(value, str) and (not value.strip().isascii() or "_" in value):  # int() reads full-width
+        # and other digits, and "0_4" as 4
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     try:
         score = int(value)

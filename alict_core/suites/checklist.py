@@ -15,13 +15,10 @@ from alict_core.hashing import hash_json
 from alict_core.jsonl import atomic_path
 from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
+from alict_core.userfiles import unique_keys
 
 log = logging.getLogger("alict_core")
 CHECKLIST_INV_THRESHOLD = 0.1  # CheckList's ``INV(..., threshold=0.1)`` default
-
-
-def _open_text(path: Path, mode: str = "rt"):
-    return gzip.open(path, mode, encoding="utf-8") if path.suffix == ".gz" else open(path, mode, encoding="utf-8")
 
 
 def _label_index(expected: dict, labels: Sequence[str]) -> int | list[int] | None:
@@ -141,13 +138,18 @@ def _read_json(path: Path) -> Any:
 
     if not path.is_file():
         raise SuiteFormatError(f"suite file {path.name!r} not found")
-    if path.stat().st_size > limits().suite_bytes:
+    top = limits().suite_bytes
+    if path.stat().st_size > top:
         raise SuiteFormatError(f"{path.name}: {path.stat().st_size:,} bytes, over the suite size limit "
                                f"(setting ALICT_LIMIT_SUITE_BYTES)")
     gz = " (gzip)" if path.suffix == ".gz" else ""
     try:
-        with _open_text(path) as handle:
-            return json.load(handle)
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
+            data = handle.read(top + 1)  # bounded: a small gzip file can hold a thousand times its size
+        if len(data) > top:
+            raise SuiteFormatError(f"{path.name}: over {top:,} bytes once decompressed, over the suite size limit "
+                                   "(setting ALICT_LIMIT_SUITE_BYTES)")
+        return json.loads(data.decode("utf-8"), object_pairs_hook=unique_keys)  # a key twice is refused
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text{gz} (byte {exc.start})") from None
     except RecursionError:

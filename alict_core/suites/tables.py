@@ -30,6 +30,7 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
     from alict_core.limits import limits
     from alict_core.runner.cases import CaseError, check_expected
     from alict_core.suites.schema import CaseRow, SuiteFormatError, first_problem
+    from alict_core.userfiles import unique_keys
 
     path = Path(path)
     if not path.is_file():
@@ -46,7 +47,7 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
                     continue
                 where = f"{path.name}:{line_no}"
                 try:
-                    row = CaseRow.model_validate(json.loads(line))
+                    row = CaseRow.model_validate(json.loads(line, object_pairs_hook=unique_keys))
                     expected = check_expected(row.expected, f"{where}, field 'expected'")
                 except RecursionError:
                     raise SuiteFormatError(f"{where}, JSON nested too deeply to read") from None

@@ -9,7 +9,8 @@ import pytest
 from tests.robustness.conftest import assert_clean_error
 
 RANGES = [  # (command prefix, option, bad values)
-    (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000"]),
+    (["run", "--task", "sentiment", "--models", "vader"], "--max-seeds", ["-1", "0", "4x", "1.5", "5000000000",
+                                                                                 "0_3", "\uff13"]),
     (["run", "--task", "sentiment", "--models", "vader"], "--batch-size", ["0", "-3", "99999999", "nan"]),
     (["seeds", "--task", "sentiment"], "--max", ["-1", "0", "abc", "1e99", "10000000000"]),
     (["validate", "--task", "sentiment"], "--max-seeds", ["-1", "0", "1.5"]),  # 0 validated nothing, exit 0
@@ -23,11 +24,18 @@ RANGES = [  # (command prefix, option, bad values)
     (["expand", "--task", "sentiment"], "--max-per-seed", ["0", "-5", "1e3"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--samples", ["0", "-10", "1000000000"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--template-samples", ["0", "100000000"]),
-    (["explain", "--text", "a good film", "--model", "vader"], "--p-thresh", ["-0.1", "1.5", "nan", "inf", "x"]),
+    (["explain", "--text", "a good film", "--model", "vader"], "--p-thresh", ["-0.1", "1.5", "nan", "inf", "x",
+                                                                                         "0_5"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--max-pairs", ["0", "-1"]),
     (["explain", "--text", "a good film", "--model", "vader"], "--seed", ["-1", "1.5"]),
     (["parse", "--text", "a good film"], "--top-k", ["0", "-1", "1000"]),
     (["parse", "--text", "a good film"], "--max-masks", ["0", "500"]),
+    # hostile pass 3: review sample read its numbers with plain int()/float() ("1_0" as 10, "-1" to the library)
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--size", ["0", "1_0", "\uff13"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--sets", ["-1", "2_0"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--k", ["0", "1_0"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--margin", ["0.0_5", "nan", "2"]),
+    (["review", "sample", "--task", "sentiment", "--name", "t"], "--seed", ["-1", "x"]),
 ]
 RANGE_CASES = [(prefix, option, value) for prefix, option, values in RANGES for value in values]
 
@@ -336,3 +344,56 @@ def test_seeds_rows_of_no_lc_of_the_task_are_refused(cli, tmp_path, lc_id):
                   "--out", str(tmp_path / "run"))
     assert_clean_error(outcome, 2, "seeds.jsonl:2", "is not an LC of task 'sentiment'")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow  # the built offline parser
+@pytest.mark.parametrize("word", ["\u200b", "\u00ad", "\u0301", "\ufeff", "\u2060"],
+                         ids=["zero-width-space", "soft-hyphen", "combining-accent", "bom", "word-joiner"])
+def test_parse_a_word_of_invisible_characters(cli, word):
+    """Hostile pass 3: `parse --text $'\\u200b'` (or such a word inside a sentence, from any seed file or the Lego
+    page) ended in the internal-error exit 3 (StopIteration in benepar's retokenizer: the word has no character
+    its tokenizer reads). The word is parsed in place of a stand-in and kept as the tree's leaf."""
+    alone = cli("parse", "--text", word)
+    assert alone.code == 0, alone.err
+    inside = cli("parse", "--text", f"a {word} good film")
+    assert inside.code == 0, inside.err
+    assert word in inside.out and "internal error" not in inside.err
+
+
+@pytest.mark.parametrize("lc", ["1", "lc01", "LC1", "sentiment-lc01"])
+def test_explain_results_takes_the_short_lc_forms(cli, tmp_path, lc):
+    """Hostile pass 3: `explain --results RUN --lc 4` said "LC '4' is not in this run; its LCs are: sentiment-lc04"
+    (exit 2), while every other command reads `4`, `lc04`, `LC4` as sentiment-lc04."""
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    outcome = cli("explain", "--results", str(run), "--lc", lc, "--no-template", "--samples", "10")
+    assert "is not in this run" not in outcome.err, outcome.err
+    assert outcome.code == 0, outcome.err
+    refused = cli("explain", "--results", str(run), "--lc", "2", "--no-template")
+    assert_clean_error(refused, 2, "'2' is not in this run", "sentiment-lc01")
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1", "localhost:1"])
+def test_a_ray_address_where_nothing_answers_is_one_message(cli, tmp_path, address):
+    """Hostile pass 3: `run --executor ray --ray-address 127.0.0.1:1` hung (no answer within 120 s: ray.init kept
+    retrying the dead address); now one line within seconds, nothing written."""
+    pytest.importorskip("ray")
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text('{"id": "s1", "lc_id": "sentiment-lc04", "text": "a good film", "test_type": "MFT", '
+                     '"expected": {"kind": "label", "labels": ["positive"]}}\n')
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds),
+                  "--executor", "ray", "--ray-address", address, "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, address, "nothing answers", limit_s=30)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("value", ["4=0_1", "4=\uff10.5"])
+def test_fail_threshold_with_digits_nobody_types(cli, tmp_path, value):
+    """Hostile pass 3: `--fail-threshold 4=0_1` was read as 1.0 (Python's digit separator): a gate that never
+    fails, exit 0."""
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--fail-threshold", value,
+                  "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "--fail-threshold", "expected LC=RATE")
+    assert not any(tmp_path.iterdir())

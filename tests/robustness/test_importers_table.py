@@ -93,6 +93,14 @@ FILE_BAD = [  # (file name, bytes, needles)
     ("s.json", b'{"t": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ["nested too deeply"]),
     ("s.json.gz", gzip.compress(b'{"t": ' + b"{\"a\": " * 50_000 + b"1" + b"}" * 50_001), ["nested too deeply"]),
     ("s.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", ["s.jsonl:1"]),
+    # hostile pass 3: a key given twice in one JSON object (json.load kept the last, silently; exit 0)
+    ("s.json", b'{"t": {"type": "MFT", "capability": "Vocab", "data": ["a good film"], "labels": 2, "labels": 0}}',
+     ["not valid JSON", "duplicate key 'labels'"]),
+    ("s.json", b'{"t": {"type": "MFT", "capability": "Vocab", "data": ["a good film"], "labels": 2}, "t": {}}',
+     ["not valid JSON", "duplicate key 't'"]),
+    ("s.jsonl", b'{"case_id": "c1", "lc_id": "LC1", "kind": "seed", "seed_id": "c1", "text": "a good film", '
+     b'"text": "a bad film", "expected": {"kind": "label", "labels": ["positive"]}, "test_type": "MFT"}\n',
+     ["s.jsonl:1", "duplicate key 'text'"]),
 ]
 
 
@@ -206,6 +214,15 @@ STATIC_BAD = [  # (file name, bytes, needles)
     ("p.csv", b"text,negative,neutral,positive\na,nan,0,1\n", ["finite"]),
     ("p.csv", b"text,negative,neutral,positive\na,x,0,1\n", ["must be numbers"]),
     ("p.csv", b"text,label\ncaf\xe9,positive\n", ["not UTF-8"]),
+    # hostile pass 3: a text twice with another answer (the last kept, silently), digits int()/float() read but
+    # nobody types as numbers (Arabic-Indic and full-width label indexes, full-width or '_' probabilities)
+    ("p.jsonl", b'{"text": "a", "label": "negative"}\n{"text": "b", "label": "positive"}\n'
+                b'{"text": "a", "label": "positive"}\n', ["p.jsonl:3", "'a'", "p.jsonl:1", "another prediction"]),
+    ("p.csv", b"text,label\na,negative\na,0\na,positive\n", ["p.csv:4", "p.csv:2", "another prediction"]),
+    ("p.jsonl", '{"text": "a", "label": "\u0662"}\n'.encode(), ["p.jsonl:1", "is not one of"]),
+    ("p.jsonl", '{"text": "a", "label": "\uff12"}\n'.encode(), ["p.jsonl:1", "is not one of"]),
+    ("p.csv", "text,negative,neutral,positive\na,\uff10.\uff11,0,0.9\n".encode(), ["p.csv:2", "must be numbers"]),
+    ("p.csv", b"text,negative,neutral,positive\na,0_1,0,0.9\n", ["p.csv:2", "must be numbers"]),
 ]
 
 
@@ -234,3 +251,23 @@ def test_static_predictions_over_the_size_limit(tmp_path, monkeypatch):
     path.write_text("text,label\na good film,positive\n")
     with pytest.raises(ModelError, match="ALICT_LIMIT_SUITE_BYTES"):
         StaticPredictionsModel(path, "sentiment")
+
+
+@pytest.mark.parametrize("padding", [2_000, 50_000], ids=["over-the-limit", "far-over"])
+def test_gzip_suite_is_held_to_the_size_limit_once_decompressed(tmp_path, monkeypatch, padding):
+    """Hostile pass 3: the size limit was checked on the compressed file only; a 29 KB `.json.gz` holding 30 MB
+    (any ratio up to ~1000:1: a 100 MB file could hold 100 GB) was read whole into memory and imported, exit 0."""
+    monkeypatch.setenv("ALICT_LIMIT_SUITE_BYTES", "1000")
+    body = json.dumps({"t": GOOD_MFT})[:-1] + " " * padding + "}"
+    path = tmp_path / "s.json.gz"
+    path.write_bytes(gzip.compress(body.encode()))
+    assert path.stat().st_size < 1000
+    with pytest.raises(SuiteFormatError) as info:
+        read_suite(path, "sentiment")
+    assert "once decompressed" in str(info.value) and "ALICT_LIMIT_SUITE_BYTES" in str(info.value)
+
+
+def test_gzip_suite_within_the_limit_still_reads(tmp_path):
+    path = tmp_path / "s.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"t": GOOD_MFT}).encode()))
+    assert len(read_suite(path, "sentiment").cases) == 2

@@ -245,3 +245,67 @@ def test_outputs_never_replace_an_input_or_a_saved_artefact(cli, paths, saved_ru
     assert_clean_error(outcome, 2, named.format(**fill), limit_s=15)
     assert tree_snapshot(saved_run) == before and paths["seeds"].read_bytes() == seeds
     assert not (paths["tmp"] / "run").exists() and not (paths["tmp"] / "r.html").exists()
+
+
+LINKED_OUTPUTS = [  # an output file named by a symbolic link: the atomic rename replaced the link, not its target
+    [*RUN, "--junit", "{link}"],
+    [*RUN, "--summary-json", "{link}"],
+    [*RUN, "--report", "{link}"],
+    ["report", "{copy}", "--out", "{link}"],
+    ["report", "{copy}", "--out", "{tmp}/r.html", "--summary-json", "{link}"],
+    ["compare", "{copy}", "{copy}", "--json", "{link}"],
+    ["review", "export", "t", "--out", "{link}", "--db", "sqlite:///{tmp}/review.sqlite"],
+]
+
+
+@pytest.mark.parametrize("argv", LINKED_OUTPUTS, ids=[f"{a[0]}-{i}" for i, a in enumerate(LINKED_OUTPUTS)])
+def test_an_output_file_that_is_a_link_is_refused(cli, paths, saved_run, argv):
+    """Hostile pass 3: `report RUN --out /dev/stdout` with stdout redirected to a file passed the device check (the
+    link leads to a regular file), said "report written to /dev/stdout", exit 0, and replaced the system's
+    /dev/stdout link with a regular file; nothing reached stdout. Any link: the link replaced, its target untouched."""
+    import shutil
+
+    copy = paths["tmp"] / "copy"
+    shutil.copytree(saved_run, copy)
+    target = paths["tmp"] / "target.html"
+    target.write_text("keep me")
+    link = paths["tmp"] / "link.html"
+    link.symlink_to(target)
+    fill = {**{k: str(v) for k, v in paths.items()}, "run": str(saved_run), "copy": str(copy), "link": str(link)}
+    outcome = cli(*[a.format(**fill) for a in argv])
+    assert_clean_error(outcome, 2, str(link), "is a symbolic link", limit_s=15)
+    assert link.is_symlink() and target.read_text() == "keep me"
+    assert not (paths["tmp"] / "run").exists() and not (paths["tmp"] / "r.html").exists()
+
+
+LINKED_FOLDERS = [  # an output folder named by a symbolic link (to an empty folder, or leading nowhere)
+    [*RUN[:-1], "{link}"],
+    ["seeds", "--task", "sentiment", "--lc", "1", "--out", "{link}"],
+    ["expand", "--task", "sentiment", "--lc", "1", "--out", "{link}"],
+    ["lego", "--task", "sentiment", "--lc", "1", "--out", "{link}"],
+    ["harden", "export", "--run", "{copy}", "--lcs", "sentiment-lc01", "--out", "{link}"],
+    ["report", "{copy}", "--out", "{tmp}/r.html", "--export", "{link}"],
+]
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["to-an-empty-folder", "dangling"])
+@pytest.mark.parametrize("argv", LINKED_FOLDERS, ids=[f"{a[0]}-{i}" for i, a in enumerate(LINKED_FOLDERS)])
+def test_an_output_folder_that_is_a_link_is_refused(cli, paths, saved_run, argv, dangling):
+    """Hostile pass 3: `run --out L` (L a link to an empty folder) failed half-way with "cannot access
+    '.stream.tmp-…': Is a directory" (a hidden temporary name), and left L replaced by a partial run (cases/ only, no
+    manifest), a stray `.stream.tmp-*` link and a `.L.tmp-old-*` folder; `seeds --out <dangling link>` the same."""
+    import shutil
+
+    copy = paths["tmp"] / "copy"
+    shutil.copytree(saved_run, copy)
+    target = paths["tmp"] / "elsewhere"
+    if not dangling:
+        target.mkdir()
+    link = paths["tmp"] / "link"
+    link.symlink_to(target, target_is_directory=True)
+    fill = {**{k: str(v) for k, v in paths.items()}, "run": str(saved_run), "copy": str(copy), "link": str(link)}
+    before = sorted(p.name for p in paths["tmp"].iterdir())
+    outcome = cli(*[a.format(**fill) for a in argv])
+    assert_clean_error(outcome, 2, str(link), "is a symbolic link", limit_s=30)
+    assert link.is_symlink() and (dangling or not any(target.iterdir()))
+    assert sorted(p.name for p in paths["tmp"].iterdir()) == before, "no partial run, no stray temporary"

@@ -87,6 +87,12 @@ REVIEW_FILES = [  # (name, make(rows) -> bytes, needles, env)
     # hostile pass 2: a column named twice (the row kept the last value: relevance 1 imported over 5, exit 0)
     ("twocols.csv", lambda rows: _csv(_filled(rows)).replace(b"relevance", b"relevance,relevance", 1).replace(
         b",ann,5,", b",ann,5,1,"), ["twocols.csv:1", "names the column 'relevance' twice"], {}),
+    # hostile pass 3: a JSON key given twice (json.loads kept the last: relevance 5 imported over 1, exit 0),
+    # and digits with an underscore (int("0_4") is 4)
+    ("twokeys.jsonl", lambda rows: _jsonl(_filled(rows, relevance=1)).replace(b'"relevance": 1', b'"relevance": 1, '
+                                                                            b'"relevance": 5'),
+     ["twokeys.jsonl:1", "duplicate key 'relevance'"], {}),
+    ("under.csv", lambda rows: _csv(_filled(rows, relevance="0_4")), ["relevance must be an integer", "0_4"], {}),
 ]
 
 
@@ -225,7 +231,8 @@ def test_lego_seed_file_over_the_seed_limit(cli, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ harden, report, settings, workspace
 @pytest.mark.parametrize("split", ["8:nan:1", "nan:nan:nan", "inf:1:1", "8:1:-inf", "8:1", "a:b:c", "-1:1:1",
-                                   "0:0:0", "8:1:0", "1e309:1:1", "", "1e308:1e308:1e308"])
+                                   "0:0:0", "8:1:0", "1e309:1:1", "", "1e308:1e308:1e308",
+                                   "8_0:1:1", "\uff18:1:1"])  # hostile pass 3: read as 80:1:1 and 8:1:1
 def test_harden_export_bad_split(cli, tmp_path, split):
     from alict_core.runner import run_suite
     from tests.robustness.support import KeywordModel, small_cases
@@ -426,3 +433,20 @@ def test_workspace_spec_that_is_a_pipe(cli, tmp_path, monkeypatch):
         os.close(reader)
     assert_clean_error(outcome, 2, "sentiment-lc04.yaml", "not a regular file")
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["LS", "PS", "NEL"])
+def test_review_import_reads_back_its_own_jsonl_with_unicode_line_separators(cli, tmp_path, review_task,
+                                                                            separator):
+    """Hostile pass 3: JSON writes U+2028/U+2029/U+0085 raw inside a string (our JSONL writers too: `review export
+    --format jsonl`, `seeds --out`); the reader split lines with str.splitlines(), which breaks there, so a valid
+    file of our own was refused as "not valid JSON (Unterminated string …)". Lines end only at \\n (or \\r)."""
+    from alict_core.review import ReviewStore
+
+    rows = _filled(review_task, note=f"first{separator}second")
+    path = tmp_path / "form.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows), encoding="utf-8")
+    outcome = cli("review", "import", str(path), "--task", "t")
+    assert outcome.code == 0, outcome.err
+    notes = {j["note"] for j in ReviewStore().judgements()}
+    assert notes == {f"first{separator}second"}
