@@ -82,9 +82,13 @@ def chips(page) -> list[str]:
 
 def table_text(page) -> str:
     """The readiness table's cells (a canvas grid: read through its accessible copy)."""
+    from playwright.sync_api import expect
+
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for(state="visible", timeout=120_000)
-    return grid.locator("table").first.inner_text() if grid.locator("table").count() else grid.inner_text()
+    cells = grid.locator("table").first if grid.locator("table").count() else grid
+    expect(cells).to_contain_text(re.compile(r"toy-lc0\d"), timeout=120_000)  # the copy fills after the grid draws
+    return cells.text_content() or ""  # the accessible copy is not rendered: its innerText can be empty
 
 
 def test_harden_preselects_ready_lcs_refuses_a_small_test_split_and_flags_what_got_worse(harden_app):
