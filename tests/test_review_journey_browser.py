@@ -109,7 +109,12 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
             unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
             assert case_ids(unconfirmed) == {c.case_id for c in cases}
             # 4. the confirmation turns the write-back on
-            page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()
+            script.wait_idle()  # the statistics are drawn: the checkbox is not re-mounted under the click
+            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later sentiment run")
+            page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()  # its label
+            sync_api.expect(sure).to_be_checked(timeout=WAIT)
+            script.wait_idle()
+            sync_api.expect(page.get_by_role("button", name="Confirm write-back")).to_be_enabled(timeout=WAIT)
             page.get_by_role("button", name="Confirm write-back").click()
             page.get_by_text("Write-back on").first.wait_for(timeout=WAIT)
             browser.close()
