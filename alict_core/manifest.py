@@ -401,10 +401,10 @@ def folder_lock_file(target: Path) -> Path:
 
 
 @contextmanager
-def folder_lock(target: Path) -> Iterator[None]:
-    """Exclusive use of an output folder among processes: ``flock`` on ``<cache>/locks/dir-<hash of its path>.lock``
-    (released by the kernel when a holder is killed); without ``fcntl`` (not POSIX) nothing is locked."""
-    with open(folder_lock_file(target), "a") as handle:
+def file_lock(path: Path) -> Iterator[None]:
+    """Exclusive among processes: ``flock`` on ``path`` (released by the kernel when a holder is killed); without
+    ``fcntl`` (not POSIX) nothing is locked."""
+    with open(path, "a") as handle:
         try:
             import fcntl
         except ImportError:
@@ -415,6 +415,14 @@ def folder_lock(target: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def folder_lock(target: Path) -> Iterator[None]:
+    """Exclusive use of an output folder among processes: a ``file_lock`` on ``<cache>/locks/dir-<hash of its
+    path>.lock``."""
+    with file_lock(folder_lock_file(target)):
+        yield
 
 
 def staging_dir(parent: Path, prefix: str) -> Path:

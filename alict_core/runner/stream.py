@@ -43,7 +43,7 @@ from alict_core.errors import AlictError
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.hashing import hash_json, hash_text
 from alict_core.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
-from alict_core.manifest import clean_stale, sha256_file, staging_dir
+from alict_core.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.runner.cases import TestCase
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
@@ -257,18 +257,8 @@ def run_lock(folder: Path) -> Iterator[None]:
     key = str(Path(folder).resolve())
     with _THREAD_LOCKS_GUARD:
         lock = _THREAD_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        with open(artefact_dir("locks") / f"run-{hash_text(key)}.lock", "a") as handle:
-            try:
-                import fcntl
-            except ImportError:  # not POSIX: the thread lock only
-                yield
-                return
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with lock, file_lock(artefact_dir("locks") / f"run-{hash_text(key)}.lock"):  # not POSIX: the thread lock only
+        yield
 
 
 def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
