@@ -111,7 +111,16 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
             # 4. the confirmation turns the write-back on
             script.wait_idle()  # the statistics are drawn: the checkbox is not re-mounted under the click
             sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later sentiment run")
-            page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()  # its label
+            # under load a tick can be undone by a rerun still under way (known issue, #29 notes): tick it again,
+            # at most 4 times, each waiting for the page to settle; the journey needs it ticked once
+            for _attempt in range(4):
+                page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()  # label
+                script.wait_idle()
+                try:
+                    sync_api.expect(sure).to_be_checked(timeout=15_000)
+                    break
+                except AssertionError:
+                    continue
             sync_api.expect(sure).to_be_checked(timeout=WAIT)
             script.wait_idle()
             sync_api.expect(page.get_by_role("button", name="Confirm write-back")).to_be_enabled(timeout=WAIT)
