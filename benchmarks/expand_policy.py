@@ -13,7 +13,6 @@ on the same seeds.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
 import sys
@@ -34,6 +33,7 @@ def main() -> None:
     args.add_argument("--out", default=None, help="folder for sample.csv and accepted.jsonl (default: a temp dir)")
     opts = args.parse_args()
 
+    from alict_core.csvsafe import write_csv_rows
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
     from alict_core.expansion.pipeline import default_masker
@@ -96,12 +96,11 @@ def main() -> None:
         for row in accepted:
             handle.write(json.dumps({k: row[k] for k in keep} | {"pos": row["masked"].get("mask_tags")}) + "\n")
     sample = random.Random(opts.sample_seed).sample(accepted, min(opts.sample, len(accepted)))
-    with open(out / "sample.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "lc_id", "inserted", "pos", "seed_text", "text", "valid"])
-        for row in sample:
-            writer.writerow([row["id"], row["lc_id"], " ".join(row["words"]),
-                             "+".join(row["masked"].get("mask_tags") or []), row["seed_text"], row["text"], ""])
+    columns = ["id", "lc_id", "inserted", "pos", "seed_text", "text", "valid"]
+    write_csv_rows(out / "sample.csv", ({"id": row["id"], "lc_id": row["lc_id"], "inserted": " ".join(row["words"]),
+                                         "pos": "+".join(row["masked"].get("mask_tags") or []),
+                                         "seed_text": row["seed_text"], "text": row["text"], "valid": ""}
+                                        for row in sample), columns)  # the one formula-safe CSV writer
     print(f"\nsample of {len(sample)} accepted expansions to judge: {out / 'sample.csv'}")
 
 
