@@ -12,8 +12,7 @@ import streamlit as st
 
 from alict_app import charts, runs, state, view_state
 from alict_core.capabilities import group_order, lc_catalog
-from alict_core.explore import headline
-from alict_core.metrics.intervals import wilson_interval
+from alict_core.explore import counted_group_rates, headline
 from alict_core.runner.reader import RowFilter
 
 PAGE_SIZE = 100
@@ -33,22 +32,19 @@ def labelled_cube(key: str) -> pd.DataFrame:
                        lc_label=cube["lc_id"].map(lambda lc: catalog[lc].label))
 
 
-def cube_rates(cube: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Fail rate per value of ``by`` from aggregate counts (the columns of ``explore.group_rates``).
+def filtered_group_rates(key: str, cube: pd.DataFrame, filters: RowFilter, by: str) -> pd.DataFrame:
+    """Fail rate per value of ``by`` of the rows inside ``filters`` (the columns of ``explore.group_rates``).
 
-    The interval is Wilson on cases: the filtered cube has no seed groups, so it is narrower than the
-    seed-clustered interval of ``explore.group_rates`` and of the run summary (which large runs also get).
+    Counts come from ``RunReader.cluster_counts`` (per LC, or LC × model when grouping by model, summed part by
+    part), so the interval is seed-clustered like ``explore.group_rates`` and the run summary; ``cube`` (labelled)
+    gives each LC its capability and label.
     """
-    columns = [by, "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"]
-    if cube.empty:
-        return pd.DataFrame(columns=columns)
-    grouped = cube.groupby(by, sort=False)[["n", "n_fail"]].sum().reset_index()
-    grouped.columns = [by, "n_cases", "n_fail"]
-    bounds = [wilson_interval(int(f), int(n)) for f, n in zip(grouped["n_fail"], grouped["n_cases"], strict=True)]
-    grouped["fail_rate"] = grouped["n_fail"] / grouped["n_cases"]
-    grouped["ci_low"] = [lo for lo, _ in bounds]
-    grouped["ci_high"] = [hi for _, hi in bounds]
-    return grouped.sort_values(["fail_rate", "n_cases"], ascending=[False, False], ignore_index=True)[columns]
+    counts = runs.reader(key).cluster_counts(filters, by_model=by == "model")
+    if not counts.empty:
+        labels = cube.drop_duplicates("lc_id").set_index("lc_id")
+        counts = counts.assign(capability=counts["lc_id"].map(labels["capability"]),
+                               lc_label=counts["lc_id"].map(labels["lc_label"]))
+    return counted_group_rates(counts, by)
 
 
 def heat_rates(cube: pd.DataFrame) -> pd.DataFrame:
@@ -133,7 +129,7 @@ def show(key: str) -> None:
     label = view_state.get("group")
     if label in BIG_GROUP_BY:
         column = BIG_GROUP_BY[label]
-        grouped = cube_rates(scope, column)
+        grouped = filtered_group_rates(key, cube, filters, column)
         st.markdown(f"**{headline(grouped, column, models or tuple(scope['model'].unique()))}**")
         st.dataframe(grouped, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="percent")

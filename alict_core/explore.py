@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from alict_core.capabilities import lc_catalog
-from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
+from alict_core.metrics.intervals import CLUSTER_STAT_FIELDS, cluster_stats, clustered_interval, wilson_interval
 
 GROUP_BY = {"inserted word": "inserted_word", "template": "template", "LC": "lc_label", "capability": "capability",
             "model": "model", "test type": "test_type"}
@@ -152,6 +152,25 @@ def group_rates(frame: pd.DataFrame, by: str, min_cases: int = 1) -> pd.DataFram
             bounds.append(clustered_interval(int(f), int(n), **cluster_stats(seeds["sum"], seeds["size"])))
     else:
         bounds = [wilson_interval(int(f), int(n)) for f, n in zip(grouped["n_fail"], grouped["n_cases"], strict=True)]
+    grouped["fail_rate"] = grouped["n_fail"] / grouped["n_cases"]
+    grouped["ci_low"] = [lo for lo, _ in bounds]
+    grouped["ci_high"] = [hi for _, hi in bounds]
+    return grouped.sort_values(["fail_rate", "n_cases"], ascending=[False, False], ignore_index=True)[columns]
+
+
+def counted_group_rates(counts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """:func:`group_rates` from counts: per value of ``by``, summed ``n``/``n_fail`` and seed-group statistics.
+
+    ``counts`` has ``by``, ``n``, ``n_fail`` and ``CLUSTER_STAT_FIELDS`` per disjoint set of seed groups (e.g.
+    ``RunReader.cluster_counts`` per LC); they add up, so the interval is the same seed-clustered interval.
+    """
+    columns = [by, "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"]
+    if counts.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = counts.groupby(by, sort=False)[["n", "n_fail", *CLUSTER_STAT_FIELDS]].sum().reset_index()
+    bounds = [clustered_interval(int(row.n_fail), int(row.n), **{f: int(getattr(row, f)) for f in CLUSTER_STAT_FIELDS})
+              for row in grouped.itertuples(index=False)]
+    grouped = grouped.rename(columns={"n": "n_cases"})
     grouped["fail_rate"] = grouped["n_fail"] / grouped["n_cases"]
     grouped["ci_low"] = [lo for lo, _ in bounds]
     grouped["ci_high"] = [hi for _, hi in bounds]

@@ -11,6 +11,7 @@ import os
 import socket
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -18,14 +19,16 @@ import pyarrow.parquet as pq
 
 LCS = (("sentiment-lc01", "Vocabulary"), ("sentiment-lc04", "Negation"), ("sentiment-lc05", "Negation"))
 LABELS = ["negative", "neutral", "positive"]
+Fails = Callable[[np.ndarray, np.ndarray, int], np.ndarray]  # (case index, seed number, model index) -> failed
 
 
 def write_sharded_run(folder: Path, n_cases: int, *, shard_size: int = 10_000, models: tuple[str, ...] = ("m1", "m2"),
                       expansions_per_seed: int = 3, status: str = "done", shards_done: int | None = None,
-                      pid: int | None = None) -> dict[str, int]:
+                      pid: int | None = None, fails: Fails | None = None) -> dict[str, int]:
     """Write ``n_cases`` cases × ``models`` as results/part-*.parquet (+ progress/meta); return known counts.
 
-    Case i of seed s fails for model m when ``(i + m_index) % 4 == 0``. ``status`` "running" leaves meta.json
+    Case i of seed s fails for model m when ``(i + m_index) % 4 == 0``, or where ``fails(i, seed_number,
+    m_index)`` (arrays) says so. ``status`` "running" leaves meta.json
     and summary.csv out and writes only ``shards_done`` parts.
     """
     group = expansions_per_seed + 1
@@ -45,7 +48,7 @@ def write_sharded_run(folder: Path, n_cases: int, *, shard_size: int = 10_000, m
         text = np.char.add("synthetic sentence number ", idx.astype(str))
         tables = []
         for m_index, model in enumerate(models):
-            failed = (idx + m_index) % 4 == 0
+            failed = (idx + m_index) % 4 == 0 if fails is None else np.asarray(fails(idx, idx // group, m_index))
             proba = np.tile(np.array([0.1, 0.2, 0.7]), (len(idx), 1))
             proba[failed] = [0.7, 0.2, 0.1]
             tables.append(pa.table({

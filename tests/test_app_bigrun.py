@@ -90,3 +90,31 @@ def test_run_page_lists_running_runs_and_attaches(tmp_runs):
     at.selectbox(key="attach_run").set_value("livecli").run()
     assert_clean(at)
     assert any("cases 4,000/10,000" in m.value for m in at.markdown)
+
+
+def test_failures_grouping_of_a_large_run_is_seed_clustered(tmp_runs):
+    """Expansions repeat their seed's outcome: the filtered grouping's interval is the library's seed-clustered
+    one on the same seed groups (as in the small-run explorer), wider than Wilson on cases."""
+    import pandas as pd
+
+    from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
+
+    def repeats_its_seed(idx, seed_number, m_index):  # 3 seeds in 10 fail; every tenth expansion flips
+        return ((seed_number * 37 + 11 * m_index) % 10 < 3) ^ ((idx % 10 == 7) & (idx % 4 != 0))
+
+    write_sharded_run(tmp_runs / "bigrun3", 8_000, shard_size=2_000, fails=repeats_its_seed)
+    at = start({"run": "bigrun3", "group": "model", "kind": "expansion"})
+    at.switch_page("pages/failures.py").run()
+    assert_clean(at)
+    table = next(d.value for d in at.dataframe if "ci_low" in d.value.columns).set_index("model")
+    rows = pd.read_parquet(tmp_runs / "bigrun3" / "results", columns=["model", "lc_id", "kind", "seed_id", "passed"])
+    rows = rows[rows["kind"] == "expansion"].assign(failed=lambda r: ~r["passed"])
+    assert sorted(table.index) == ["m1", "m2"]
+    for model, cases in rows.groupby("model"):
+        per_seed = cases.groupby(["lc_id", "seed_id"])["failed"].agg(["sum", "size"])
+        n, n_fail = len(cases), int(cases["failed"].sum())
+        low, high = clustered_interval(n_fail, n, **cluster_stats(per_seed["sum"], per_seed["size"]))
+        assert int(table.loc[model, "n_cases"]) == n == 6_000
+        assert (table.loc[model, "ci_low"], table.loc[model, "ci_high"]) == pytest.approx((low, high), abs=1e-9)
+        wilson_low, wilson_high = wilson_interval(n_fail, n)
+        assert high - low > 1.25 * (wilson_high - wilson_low)

@@ -151,3 +151,51 @@ def test_cli_report_of_a_large_run_reads_aggregates_and_gates_on_thresholds(tmp_
     assert main(["report", str(tmp_path / "run"), "--out", str(out), "--export", str(tmp_path / "x")]) != 0
     assert "--metrics and --export need every case in memory" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def repeats_its_seed(idx: np.ndarray, seed_number: np.ndarray, m_index: int) -> np.ndarray:
+    """3 seeds in 10 fail (each LC); an expansion repeats its seed's outcome except every tenth case (flipped)."""
+    seed_fails = (seed_number * 37 + 11 * m_index) % 10 < 3
+    return seed_fails ^ ((idx % 10 == 7) & (idx % 4 != 0))
+
+
+@pytest.fixture(scope="module")
+def clustered(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("runs") / "clustered"
+    write_sharded_run(folder, 8_000, shard_size=1_000, fails=repeats_its_seed)
+    rows = pd.read_parquet(folder / "results", columns=["lc_id", "test_type", "model", "kind", "seed_id", "passed"])
+    return folder, rows.assign(failed=~rows["passed"])
+
+
+@pytest.mark.parametrize(("filters", "by"), [(RowFilter(), "lc_id"), (RowFilter(), "model"),
+                                             (RowFilter(kinds=("expansion",), models=("m2",)), "lc_id"),
+                                             (RowFilter(lcs=("sentiment-lc04", "sentiment-lc05")), "test_type")])
+def test_filtered_grouping_is_seed_clustered_like_the_in_memory_explorer(clustered, filters, by):
+    from alict_core.explore import counted_group_rates, group_rates
+    from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
+
+    folder, rows = clustered
+    counts = RunReader.open(folder).cluster_counts(filters, by_model=by == "model")
+    rates = counted_group_rates(counts, by).set_index(by)
+    mask = pd.Series(True, index=rows.index)
+    for column, values in (("lc_id", filters.lcs), ("model", filters.models), ("kind", filters.kinds)):
+        mask &= rows[column].isin(values) if values else True
+    inside = rows[mask]
+    in_memory = group_rates(inside, by).set_index(by)  # the small-run explorer on the same rows
+    pd.testing.assert_frame_equal(rates.sort_index(), in_memory.sort_index(), check_dtype=False)
+    for value, cases in inside.groupby(by):  # the library's interval on the same seed groups, wider than Wilson
+        per_seed = cases.groupby(list(dict.fromkeys([by, "lc_id", "seed_id"])))["failed"].agg(["sum", "size"])
+        n, n_fail = len(cases), int(cases["failed"].sum())
+        expected = clustered_interval(n_fail, n, **cluster_stats(per_seed["sum"], per_seed["size"]))
+        assert (rates.loc[value, "ci_low"], rates.loc[value, "ci_high"]) == pytest.approx(expected, abs=1e-12)
+        low, high = wilson_interval(n_fail, n)
+        assert expected[1] - expected[0] > 1.25 * (high - low)  # outcomes repeat within a seed group
+
+
+def test_cluster_counts_add_up_over_parts_and_a_filter_outside_the_run_counts_nothing(clustered):
+    folder, rows = clustered
+    reader = RunReader.open(folder)
+    counts = reader.cluster_counts(RowFilter(), by_model=True)
+    assert int(counts["n"].sum()) == len(rows) and int(counts["n_fail"].sum()) == int(rows["failed"].sum())
+    assert int(counts["n_groups"].sum()) == 2 * 2_000  # 2,000 seed groups, per model
+    assert reader.cluster_counts(RowFilter(models=("nobody",))).empty

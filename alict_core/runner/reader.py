@@ -289,6 +289,37 @@ class RunReader:
                                                 columns=["lc_id", "model", *fields])
         return self._memo["groups"]
 
+    def cluster_counts(self, filters: RowFilter = RowFilter(), by_model: bool = False) -> pd.DataFrame:
+        """Cases, failures and seed-group statistics of the rows inside ``filters`` (every outcome counts).
+
+        One row per LC × test type (× model when ``by_model``): ``n``, ``n_fail`` and the additive
+        ``CLUSTER_STAT_FIELDS`` of ``clustered_interval``. A cluster is a seed group of one LC — a seed and its
+        expansions, every selected model's outcome on them (one model's only when ``by_model``) — the unit of
+        ``explore.group_rates``. Groups never span parts, so each part's sums are added (one part in memory);
+        the result has a row per LC × test type (× model), however many cases.
+        """
+        scope = RowFilter(lcs=filters.lcs, models=filters.models, test_types=filters.test_types, kinds=filters.kinds)
+        memo_key = f"clusters:{scope}:{by_model}"
+        if memo_key not in self._memo:
+            keys = ["lc_id", "test_type", *(["model"] if by_model else [])]
+            fields = ["n", "n_fail", *CLUSTER_FIELDS_ALL]
+            totals: dict[tuple[str, ...], np.ndarray] = {}
+            for fragment in self._fragments():
+                frame = fragment.to_table(columns=[*keys, "seed_id", "passed"], filter=scope.expression()).to_pandas()
+                if frame.empty:
+                    continue
+                frame = frame.assign(m=1, y=(~frame["passed"].astype(bool)).astype(np.int64))
+                per_group = frame.groupby([*keys, "seed_id"], sort=False, observed=True)[["m", "y"]].sum()
+                stats = pd.DataFrame({"n": per_group["m"], "n_fail": per_group["y"], "n_groups": 1,
+                                      "sum_sq_fail": per_group["y"] ** 2, "sum_sq_cases": per_group["m"] ** 2,
+                                      "sum_fail_cases": per_group["y"] * per_group["m"]}, index=per_group.index)
+                for key, row in stats.groupby(level=keys, sort=False)[fields].sum().iterrows():
+                    key = tuple(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+                    totals[key] = totals.get(key, 0) + row.to_numpy(dtype=np.int64)
+            self._memo[memo_key] = pd.DataFrame([(*key, *values) for key, values in totals.items()],
+                                                columns=[*keys, *fields])
+        return self._memo[memo_key]
+
     def summary(self) -> pd.DataFrame:
         """Per LC × model summary (RunResult.summary's columns): summary.csv of a finished run, else aggregated."""
         path = self.folder / "summary.csv"
