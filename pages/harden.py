@@ -11,7 +11,7 @@ from alict_app.guard import guarded, run_page
 from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
 from alict_core.harden import guards
-from alict_core.harden.evaluate import regression_text, regressions
+from alict_core.harden.evaluate import paired_tests, regression_note, regression_text, regressions
 from alict_core.harden.export import export_hardening_data, list_runs
 from alict_core.harden.guards import preselected, run_readiness
 from alict_core.harden.split import SplitRatios
@@ -90,8 +90,7 @@ def show_regressions(result: dict) -> None:
     if not items:
         st.success("Nothing got worse: no LC's fail rate rose and the corpus test scores did not fall.")
         return
-    lines = [f"- :red[{regression_text(item)}]"
-             + ("" if item["clear"] or item["ci"] is None else " — the interval includes no change")
+    lines = [f"- :red[{regression_text(item)}]" + (f" — {note}" if (note := regression_note(item)) else "")
              for item in items]
     st.markdown(f":red[**Worse after hardening ({len(items)}):**]\n" + "\n".join(lines))
 
@@ -104,12 +103,18 @@ def show_result(result: dict) -> None:
     st.plotly_chart(_comparison_chart(table), width="stretch")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="percent")
-                                for c in table.columns if c.startswith(("fail", "ci_", "delta"))})
+                                for c in table.columns if c.startswith(("fail", "ci_", "delta", "diff_"))})
+    tests = result.get("tests") or paired_tests()
+    st.caption(f"Before and after on exactly the same cases: {tests['lcs']} (p_value); {tests['correction']} "
+               "(p_holm, regression). diff_low–diff_high: the seed-clustered 95 % interval of the paired change.")
     if result.get("heldout"):
         held = pd.DataFrame(result["heldout"]).T.reset_index(names="model")
         dropped = (result.get("checks") or {}).get("heldout_texts_excluded_as_training_texts", 0)
+        paired = result.get("heldout_test") or {}
         st.caption("Corpus test split (never used in retraining"
-                   + (f"; {dropped} texts equal to a training text left out)" if dropped else ")"))
+                   + (f"; {dropped} texts equal to a training text left out)" if dropped else ")")
+                   + (f". Accuracy change: {paired['newly_right']} texts newly right, {paired['newly_wrong']} newly "
+                      f"wrong; {tests['heldout']}: p = {paired['p_value']:.3g}" if paired else ""))
         st.dataframe(held, hide_index=True)
     checks = result.get("checks") or {}
     if checks.get("leak_check"):

@@ -412,9 +412,14 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     assert any("is now selectable" in i.value for i in at.info)
     assert any(c.value.startswith("Leak check: 0 of") for c in at.caption)
     assert any("1 texts equal to a training text left out" in c.value for c in at.caption)
-    # the other LC got worse (0 % -> 100 %): flagged in red with its delta and interval
+    # the other LC got worse (0 % -> 100 %): flagged in red with its delta, interval and paired test after Holm
     worse = next(m.value for m in at.markdown if m.value.startswith(":red[**Worse after hardening (1):**]"))
     assert "toy-lc02: fail rate 0.0% → 100.0% (+100.0 points, 95 % CI +" in worse
+    assert "paired p = < 0.001, Holm p = < 0.001)" in worse and "not significant" not in worse
+    other = next(row for row in result["lcs"] if not row["trained"])
+    assert other["regression"] and other["p_holm"] < 0.05
+    assert any(c.value.startswith("Before and after on exactly the same cases: paired, seed-clustered exact sign "
+                                  "test") and "Holm (family-wise error) across LCs" in c.value for c in at.caption)
     bar = at.get("progress")[0].proto
     assert bar.value == 100 and bar.text.startswith("step 3 of 3, testing") and "ETA 0 s" in bar.text
 
@@ -472,24 +477,85 @@ def test_a_test_split_under_the_minimum_is_refused_naming_the_lc_its_size_and_th
     assert f"note: {message}" in capsys.readouterr().out
 
 
-def test_regressions_list_what_got_worse_with_its_delta_and_interval():
-    from alict_core.harden.evaluate import regression_text, regressions
+def test_regressions_list_what_got_worse_with_its_paired_test_and_interval():
+    from alict_core.harden.evaluate import regression_note, regression_text, regressions
 
     lc = {"trained": False, "n_cases": 20, "ci_low_before": 0, "ci_high_before": 1, "ci_low_after": 0,
           "ci_high_after": 1}
-    result = {"lcs": [{**lc, "lc_id": "a", "fail_before": 0.5, "fail_after": 0.75},
-                      {**lc, "lc_id": "b", "fail_before": 0.5, "fail_after": 0.25}],
+    result = {"lcs": [{**lc, "lc_id": "a", "fail_before": 0.5, "fail_after": 0.75, "diff_low": -0.05,
+                       "diff_high": 0.55, "p_value": 0.0313, "p_holm": 0.0626, "regression": False},
+                      {**lc, "lc_id": "b", "fail_before": 0.5, "fail_after": 0.25, "diff_low": -0.5,
+                       "diff_high": 0.0, "p_value": 0.0313, "p_holm": 0.0626, "regression": False}],
               "heldout": {"parent": {"accuracy": 0.8, "macro_f1": 0.7, "n": 100},
-                          "child": {"accuracy": 0.78, "macro_f1": 0.71, "n": 100}}}
+                          "child": {"accuracy": 0.78, "macro_f1": 0.71, "n": 100}},
+              "heldout_test": {"newly_wrong": 4, "newly_right": 2, "p_value": 0.6875, "diff_low": -0.07,
+                               "diff_high": 0.03}}
     worse = regressions(result)
     assert [(w["what"], w["measure"]) for w in worse] == [("a", "fail rate"), ("corpus test split", "accuracy")]
-    low, high = worse[0]["ci"]
-    assert low < 0 < high and not worse[0]["clear"]  # 10 of 20 -> 15 of 20: the interval includes no change
-    assert regression_text(worse[0]) == (f"a: fail rate 50.0% → 75.0% (+25.0 points, 95 % CI {low * 100:+.1f} "
-                                         f"to {high * 100:+.1f})")
-    assert regression_text(worse[1]).startswith("corpus test split: accuracy 0.800 → 0.780 (-2.0 points, 95 % CI")
-    big = regressions({"lcs": [{**lc, "n_cases": 400, "lc_id": "a", "fail_before": 0.1, "fail_after": 0.5}]})
-    assert big[0]["clear"] and big[0]["ci"][0] > 0.3
+    assert worse[0]["ci"] == (-0.05, 0.55) and not worse[0]["clear"]  # raw p < 0.05, not after Holm
+    assert regression_text(worse[0]) == ("a: fail rate 50.0% → 75.0% (+25.0 points, 95 % CI -5.0 to +55.0, "
+                                         "paired p = 0.031, Holm p = 0.063)")
+    assert regression_note(worse[0]) == "not significant after Holm's correction across the LCs"
+    assert regression_text(worse[1]) == ("corpus test split: accuracy 0.800 → 0.780 (-2.0 points, 95 % CI -7.0 to "
+                                         "+3.0, paired p = 0.688)")
+    assert regression_note(worse[1]) == "not significant (McNemar's exact test)"
+    flagged = regressions({"lcs": [{**result["lcs"][0], "p_holm": 0.004, "regression": True}]})
+    assert flagged[0]["clear"] and regression_note(flagged[0]) == ""
+
+
+def test_before_after_is_compares_paired_seed_clustered_test_with_holm_across_lcs(saved_run, tiny_parent,
+                                                                                   tmp_path, capsys, monkeypatch):
+    """Parent and version score the same cases: each LC gets the exact sign test on its seed groups' net
+    discordance (checked against scipy on the version's own predictions), Holm across the LCs (statsmodels)
+    flags what got worse, accuracy gets McNemar's exact test; the CLI says which test and correction."""
+    from scipy.stats import binomtest
+    from statsmodels.stats.multitest import multipletests
+
+    from alict_core import cli
+    from alict_core.data import splits
+    from alict_core.harden.evaluate import evaluate_versions
+    from alict_core.models.registry import get_model
+    from alict_core.training.harden import RetrainSettings, retrain_embedded
+
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
+    name = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL, heldout=HELDOUT)
+    comparison = evaluate_versions(tiny_parent, name, out, heldout=HELDOUT, original=ORIGINAL, save=False)
+    lcs = comparison.lcs.set_index("lc_id")
+    test = read_split(out, "test")
+    texts = [r["text"] for r in test]
+    passed = {}
+    for model in (tiny_parent, name):
+        classifier = get_model(model)
+        labels = [classifier.labels[i] for i in classifier.predict_proba(texts).argmax(axis=1)]
+        passed[model] = [y in r["expected"]["labels"] for y, r in zip(labels, test, strict=True)]
+    net: dict[str, int] = {}
+    for r, before, after in zip(test, passed[tiny_parent], passed[name], strict=True):
+        net[r["seed_id"]] = net.get(r["seed_id"], 0) + int(before and not after) - int(after and not before)
+    up, down = sum(d > 0 for d in net.values()), sum(d < 0 for d in net.values())
+    assert down > up == 0  # the version fixed whole seed groups of the trained LC
+    assert lcs.loc["toy-lc01", "p_value"] == pytest.approx(binomtest(up, up + down, 0.5).pvalue)
+    assert lcs.loc["toy-lc01", "seed_groups"] == len(net) < lcs.loc["toy-lc01", "n_cases"]  # groups, not cases
+    holm = multipletests(lcs["p_value"].to_numpy(), method="holm")[1]
+    assert lcs["p_holm"].to_numpy() == pytest.approx(holm)
+    assert (lcs["regression"] == ((lcs["p_holm"] < 0.05) & (lcs["fail_after"] > lcs["fail_before"]))).all()
+    changed_cases = sum(b != a for b, a in zip(passed[tiny_parent], passed[name], strict=True))
+    assert lcs.loc["toy-lc01", "p_value"] > binomtest(0, changed_cases, 0.5).pvalue  # cases are not independent
+    assert lcs.loc["toy-lc01", "diff_low"] <= lcs.loc["toy-lc01", "delta"] <= lcs.loc["toy-lc01", "diff_high"]
+    paired = comparison.heldout_test
+    n = comparison.heldout["parent"]["n"]
+    assert paired["newly_right"] - paired["newly_wrong"] == pytest.approx(
+        (comparison.heldout["child"]["accuracy"] - comparison.heldout["parent"]["accuracy"]) * n, abs=0.01)
+    discordant = paired["newly_right"] + paired["newly_wrong"]
+    expected_p = binomtest(paired["newly_wrong"], discordant, 0.5).pvalue if discordant else 1.0
+    assert paired["p_value"] == pytest.approx(expected_p)
+    monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
+    assert cli.main(["harden", "evaluate", "--export", str(out), "--version", name]) == 0
+    printed = capsys.readouterr().out
+    assert ("before/after on the same cases: paired, seed-clustered exact sign test on seed groups' net discordance"
+            in printed and "Holm (family-wise error) across LCs: an LC got worse when its Holm-adjusted p < 0.05"
+            in printed and "p_holm" in printed)
+    assert f"newly wrong, McNemar's exact test on the same corpus test texts: p = {paired['p_value']:.3g}" in printed
 
 
 def test_staged_progress_is_one_bar_that_never_goes_back_and_gives_an_eta():

@@ -157,8 +157,16 @@ def _print_comparison(comparison, as_json: bool) -> None:
     table = comparison.lcs.copy()
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table.round(3).to_string(index=False))
+    from alict_core.harden.evaluate import paired_tests, regression_note, regression_text, regressions
+
+    tests = paired_tests()
+    print(f"before/after on the same cases: {tests['lcs']}; {tests['correction']}")
     for who, scores in comparison.heldout.items():
         print(f"held-out {who}: accuracy {scores['accuracy']:.4f}, macro-F1 {scores['macro_f1']:.4f} (n={scores['n']})")
+    if comparison.heldout_test:
+        paired = comparison.heldout_test
+        print(f"held-out accuracy change: {paired['newly_right']} texts newly right, {paired['newly_wrong']} newly "
+              f"wrong, {tests['heldout']}: p = {paired['p_value']:.3g}")
     checks = comparison.checks
     if checks.get("leak_check"):
         leak = checks["leak_check"]
@@ -170,11 +178,9 @@ def _print_comparison(comparison, as_json: bool) -> None:
     if checks.get("heldout_texts_excluded_as_training_texts"):
         print(f"corpus test split: {checks['heldout_texts_excluded_as_training_texts']} texts left out (equal to a "
               "training text)")
-    from alict_core.harden.evaluate import regression_text, regressions
-
     for item in regressions(comparison.to_dict()):
-        print(f"worse after hardening: {regression_text(item)}"
-              + ("" if item["clear"] or item["ci"] is None else " (the interval includes no change)"))
+        note = regression_note(item)
+        print(f"worse after hardening: {regression_text(item)}" + (f" ({note})" if note else ""))
     print(comparison.headline())
 
 

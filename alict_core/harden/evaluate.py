@@ -1,4 +1,10 @@
-"""Prove the fix: parent vs retrained version on the LC test split, the other LCs and the corpus test split."""
+"""Prove the fix: parent vs retrained version on the LC test split, the other LCs and the corpus test split.
+
+Both models score exactly the same cases, so before/after is compared as ``compare`` compares two runs: per
+LC the paired, seed-clustered test of :mod:`alict_core.compare` (exact sign test on seed groups' net
+discordance), Holm's correction across the LCs for the "got worse" flag, and the seed-clustered interval of
+the paired difference. Corpus test accuracy: McNemar's exact test on the same texts (groups of one text).
+"""
 
 from __future__ import annotations
 
@@ -18,19 +24,35 @@ CASE_KEYS = ("case_id", "lc_id", "kind", "seed_id", "text", "expected", "test_ty
              "description", "meta")
 
 
+HELDOUT_TEST = "McNemar's exact test on the same corpus test texts"
+
+
+def paired_tests() -> dict[str, str]:
+    """What the before/after tests are (saved with every comparison, shown by the CLI and the page)."""
+    from alict_core.compare import ALPHA, GATE_CORRECTION, TEST_NAME
+
+    return {"lcs": f"paired, seed-clustered {TEST_NAME}",
+            "correction": f"{GATE_CORRECTION}: an LC got worse when its Holm-adjusted p < {ALPHA}",
+            "heldout": HELDOUT_TEST}
+
+
 @dataclass
 class HardenComparison:
-    """Per LC fail rates before/after (with 95 % Wilson intervals) and held-out accuracy / macro-F1."""
+    """Per LC fail rates before/after (seed-clustered 95 % intervals), the paired test of the change (``p_value``,
+    ``p_holm``, ``regression``: Holm-adjusted p < 0.05 and the fail rate rose, with the paired difference's
+    interval ``diff_low``/``diff_high``) and held-out accuracy / macro-F1 with McNemar's test (``heldout_test``)."""
 
     parent: str
     child: str
     lcs: pd.DataFrame
     heldout: dict[str, dict[str, float]] = field(default_factory=dict)
     checks: dict[str, Any] = field(default_factory=dict)  # leak check counts and what was left out, and why
+    heldout_test: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"parent": self.parent, "child": self.child, "lcs": self.lcs.to_dict(orient="records"),
-               "heldout": self.heldout, "checks": self.checks}
+               "heldout": self.heldout, "heldout_test": self.heldout_test, "tests": paired_tests(),
+               "checks": self.checks}
         return out | {"regressions": regressions(out)}
 
     def headline(self) -> str:
@@ -47,52 +69,89 @@ class HardenComparison:
         return "; ".join(parts)
 
 
-def difference_interval(k_after: int, k_before: int, n: int) -> tuple[float, float] | None:
-    """95 % interval of ``k_after/n - k_before/n`` (Newcombe's score interval, statsmodels; it treats the two
-    as independent samples, which is conservative for the same cases scored twice); None when n is 0."""
-    if n <= 0:
-        return None
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
-    low, high = confint_proportions_2indep(k_after, n, k_before, n, compare="diff", method="newcomb")
-    return float(low), float(high)
+def _interval(low: Any, high: Any) -> tuple[float, float] | None:
+    return None if low is None or high is None or low != low or high != high else (float(low), float(high))
 
 
 def regressions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What got worse after hardening, from a comparison's ``to_dict()``: each LC whose fail rate rose, and
-    corpus test accuracy or macro-F1 that fell; each with before, after, delta and the delta's 95 % interval
-    (None where there is none: macro-F1), and ``clear`` when that interval excludes 0."""
+    corpus test accuracy or macro-F1 that fell; each with before, after, delta, the delta's paired 95 % interval
+    (None where there is none: macro-F1), the paired test's ``p_value`` (and ``p_holm`` for LCs), and ``clear``:
+    an LC's Holm-adjusted p < 0.05 (the ``regression`` flag), accuracy's McNemar p < 0.05."""
+    from alict_core.compare import ALPHA
+
     out = []
     for row in result.get("lcs") or []:
         if row["fail_after"] > row["fail_before"]:
-            n = int(row["n_cases"])
-            ci = difference_interval(round(row["fail_after"] * n), round(row["fail_before"] * n), n)
             out.append({"what": row["lc_id"], "measure": "fail rate", "trained": bool(row.get("trained")),
                         "before": row["fail_before"], "after": row["fail_after"],
-                        "delta": row["fail_after"] - row["fail_before"], "ci": ci, "clear": bool(ci and ci[0] > 0)})
+                        "delta": row["fail_after"] - row["fail_before"],
+                        "ci": _interval(row.get("diff_low"), row.get("diff_high")),
+                        "p_value": row.get("p_value"), "p_holm": row.get("p_holm"),
+                        "clear": bool(row.get("regression"))})
     before, after = (result.get("heldout") or {}).get("parent"), (result.get("heldout") or {}).get("child")
+    paired = result.get("heldout_test") or {}
     if before and after:
         for measure in ("accuracy", "macro_f1"):
             if after.get(measure, 0.0) < before.get(measure, 0.0):
-                n = int(after.get("n") or 0)
-                ci = (difference_interval(round(after[measure] * n), round(before[measure] * n), n)
-                      if measure == "accuracy" else None)
+                accuracy = measure == "accuracy"
+                p = paired.get("p_value") if accuracy else None
                 out.append({"what": "corpus test split", "measure": measure.replace("_", "-"), "trained": False,
                             "before": before[measure], "after": after[measure],
-                            "delta": after[measure] - before[measure], "ci": ci,
-                            "clear": bool(ci and ci[1] < 0)})
+                            "delta": after[measure] - before[measure],
+                            "ci": _interval(paired.get("diff_low"), paired.get("diff_high")) if accuracy else None,
+                            "p_value": p, "p_holm": None, "clear": bool(p is not None and p < ALPHA)})
     return out
 
 
 def regression_text(item: Mapping[str, Any]) -> str:
-    """'sentiment-lc04: fail rate 50.0 % → 75.0 % (+25.0 points, 95 % CI −6.1 to +52.3)' and the like."""
+    """'sentiment-lc04: fail rate 50.0 % → 75.0 % (+25.0 points, 95 % CI −6.1 to +52.3, paired p = 0.031,
+    Holm p = 0.093)' and the like."""
     percent = item["measure"] == "fail rate"
     value = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:.3f}")
     delta = f"{item['delta'] * 100:+.1f} points" if percent or item["measure"] == "accuracy" else \
         f"{item['delta']:+.3f}"
     ci = item.get("ci")
     interval = f", 95 % CI {ci[0] * 100:+.1f} to {ci[1] * 100:+.1f}" if ci else ""
-    return f"{item['what']}: {item['measure']} {value(item['before'])} → {value(item['after'])} ({delta}{interval})"
+    tests = "".join(f", {name} p = {_p(item[key])}" for key, name in (("p_value", "paired"), ("p_holm", "Holm"))
+                    if item.get(key) is not None)
+    return (f"{item['what']}: {item['measure']} {value(item['before'])} → {value(item['after'])} "
+            f"({delta}{interval}{tests})")
+
+
+def regression_note(item: Mapping[str, Any]) -> str:
+    """Why a listed change is not a clear regression ('' when it is, or when no test applies: macro-F1)."""
+    if item["clear"] or item.get("p_value") is None:
+        return ""
+    if item.get("p_holm") is not None:
+        return "not significant after Holm's correction across the LCs"
+    return "not significant (McNemar's exact test)"
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def paired_lc_tests(result: Any, parent: str, child: str) -> pd.DataFrame:
+    """Per LC of a run holding both models: ``compare``'s paired, seed-clustered test of child vs parent on the
+    same cases, with Holm's correction across the LCs (columns of ``Comparison.lcs``)."""
+    from alict_core.compare import compare_frames, side_frame
+
+    return compare_frames(side_frame(result, parent), side_frame(result, child), parent, child).lcs
+
+
+def heldout_paired_test(correct_before: Any, correct_after: Any) -> dict[str, float]:
+    """McNemar's exact test of accuracy on the same texts (``compare``'s sign test with one text per group) and
+    the paired 95 % interval of the accuracy change."""
+    import numpy as np
+
+    from alict_core.compare import paired_difference_interval, paired_sign_test
+
+    before, after = np.asarray(correct_before, dtype=bool), np.asarray(correct_after, dtype=bool)
+    newly_wrong, newly_right = (before & ~after).astype(int), (~before & after).astype(int)
+    low, high = paired_difference_interval(newly_right, newly_wrong, np.ones(len(before)))
+    return {"newly_wrong": int(newly_wrong.sum()), "newly_right": int(newly_right.sum()),
+            "p_value": paired_sign_test(newly_wrong, newly_right), "diff_low": low, "diff_high": high}
 
 
 def _mean(frame: pd.DataFrame, column: str) -> float:
@@ -116,13 +175,17 @@ def _probas(models: Sequence[Any], texts: Sequence[str]) -> list[Any]:
     return [m.predict_proba(list(texts)) for m in models]
 
 
+def _predicted(model: Any, proba: Any) -> list[str]:
+    return [model.labels[i] for i in proba.argmax(axis=1)]
+
+
 def heldout_scores(model: Any, texts: Sequence[str], labels: Sequence[str], proba: Any = None) -> dict[str, float]:
     """Accuracy and macro-F1 of a model on labelled texts (scikit-learn metrics); ``proba``: its
     probabilities on ``texts`` when already computed."""
     from sklearn.metrics import accuracy_score, f1_score
 
     proba = model.predict_proba(list(texts)) if proba is None else proba
-    predicted = [model.labels[i] for i in proba.argmax(axis=1)]
+    predicted = _predicted(model, proba)
     return {"accuracy": round(float(accuracy_score(labels, predicted)), 4),
             "macro_f1": round(float(f1_score(labels, predicted, average="macro", labels=list(model.labels),
                                              zero_division=0)), 4),
@@ -182,15 +245,21 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         raise AlictError("the export's test split is empty: export more seeds or a larger test share")
     result = run_suite(cases, [parent_model, child_model], progress=progress)
     summary = result.summary()
+    paired = paired_lc_tests(result, parent_model.name, child_model.name).set_index("lc_id")
     rows_out = []
     for lc in dict.fromkeys(c.lc_id for c in cases):
         before = summary[(summary.lc_id == lc) & (summary.model == parent_model.name)].iloc[0]
         after = summary[(summary.lc_id == lc) & (summary.model == child_model.name)].iloc[0]
+        test = paired.loc[lc]
         rows_out.append({"lc_id": lc, "trained": lc in trained, "n_cases": int(before.n_cases),
                          "fail_before": float(before.fail_rate), "ci_low_before": float(before.ci_low_all),
                          "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
                          "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
-                         "delta": float(after.fail_rate - before.fail_rate)})
+                         "delta": float(after.fail_rate - before.fail_rate),
+                         "newly_failing": int(test.newly_failing), "newly_passing": int(test.newly_passing),
+                         "seed_groups": int(test.seed_groups), "diff_low": float(test.diff_low),
+                         "diff_high": float(test.diff_high), "p_value": float(test.p_value),
+                         "p_holm": float(test.p_holm), "regression": bool(test.regression)})
     comparison = HardenComparison(parent, child, pd.DataFrame(rows_out),
                                   checks={"leak_check": leaks.to_dict(),
                                           "other_lc_cases_excluded_for_overlap": excluded_other})
@@ -206,6 +275,9 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         before, after = _probas([parent_model, child_model], texts)
         comparison.heldout = {"parent": heldout_scores(parent_model, texts, labels, before),
                               "child": heldout_scores(child_model, texts, labels, after)}
+        comparison.heldout_test = heldout_paired_test(
+            [p == y for p, y in zip(_predicted(parent_model, before), labels, strict=True)],
+            [p == y for p, y in zip(_predicted(child_model, after), labels, strict=True)])
     if save:
         write_json(version_dir(child) / "evaluation.json", comparison.to_dict())
     return comparison
