@@ -415,7 +415,7 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     # the other LC got worse (0 % -> 100 %): flagged in red with its delta, interval and paired test after Holm
     worse = next(m.value for m in at.markdown if m.value.startswith(":red[**Worse after hardening (1):**]"))
     assert "toy-lc02: fail rate 0.0% → 100.0% (+100.0 points, 95 % CI +" in worse
-    assert "paired p = < 0.001, Holm p = < 0.001)" in worse and "not significant" not in worse
+    assert "paired p < 0.001, Holm p < 0.001)" in worse and "not significant" not in worse
     other = next(row for row in result["lcs"] if not row["trained"])
     assert other["regression"] and other["p_holm"] < 0.05
     assert any(c.value.startswith("Before and after on exactly the same cases: paired, seed-clustered exact sign "

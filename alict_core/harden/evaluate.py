@@ -113,7 +113,7 @@ def regression_text(item: Mapping[str, Any]) -> str:
         f"{item['delta']:+.3f}"
     ci = item.get("ci")
     interval = f", 95 % CI {ci[0] * 100:+.1f} to {ci[1] * 100:+.1f}" if ci else ""
-    tests = "".join(f", {name} p = {_p(item[key])}" for key, name in (("p_value", "paired"), ("p_holm", "Holm"))
+    tests = "".join(f", {name} p {_p(item[key])}" for key, name in (("p_value", "paired"), ("p_holm", "Holm"))
                     if item.get(key) is not None)
     return (f"{item['what']}: {item['measure']} {value(item['before'])} → {value(item['after'])} "
             f"({delta}{interval}{tests})")
@@ -129,7 +129,7 @@ def regression_note(item: Mapping[str, Any]) -> str:
 
 
 def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    return "< 0.001" if value < 0.001 else f"= {value:.3f}"
 
 
 def paired_lc_tests(result: Any, parent: str, child: str) -> pd.DataFrame:
@@ -151,7 +151,7 @@ def heldout_paired_test(correct_before: Any, correct_after: Any) -> dict[str, fl
     newly_wrong, newly_right = (before & ~after).astype(int), (~before & after).astype(int)
     low, high = paired_difference_interval(newly_right, newly_wrong, np.ones(len(before)))
     return {"newly_wrong": int(newly_wrong.sum()), "newly_right": int(newly_right.sum()),
-            "p_value": paired_sign_test(newly_wrong, newly_right), "diff_low": low, "diff_high": high}
+            "p_value": paired_sign_test(newly_wrong, newly_right), "diff_low": float(low), "diff_high": float(high)}
 
 
 def _mean(frame: pd.DataFrame, column: str) -> float:
