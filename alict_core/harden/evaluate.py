@@ -105,8 +105,8 @@ def regressions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def regression_text(item: Mapping[str, Any]) -> str:
-    """'sentiment-lc04: fail rate 50.0 % → 75.0 % (+25.0 points, 95 % CI −6.1 to +52.3, paired p = 0.031,
-    Holm p = 0.093)' and the like."""
+    """'sentiment-lc04: fail rate 50.0% → 75.0% (+25.0 points, 95 % CI -5.0 to +55.0, paired p = 0.031,
+    Holm p = 0.063)' and the like."""
     percent = item["measure"] == "fail rate"
     value = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:.3f}")
     delta = f"{item['delta'] * 100:+.1f} points" if percent or item["measure"] == "accuracy" else \
