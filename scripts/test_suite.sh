@@ -26,7 +26,7 @@ scripts/timed.sh models "$python" -m alict_core build missing --profile quick > 
 build=$!
 unbuilt=""
 stop_jobs() { kill $build $unbuilt 2>/dev/null; wait $build $unbuilt 2>/dev/null; }
-trap stop_jobs INT TERM
+trap 'stop_jobs; exit 130' INT TERM
 TESTS_NICE=5  # the tests beside the build yield to it (and to the slow tests), not so much that a timed check starves
 
 code=0
