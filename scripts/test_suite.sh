@@ -4,7 +4,8 @@
 #
 # On a fresh machine the quick model build is the critical path, and most tests need no built model. So the
 # build of whatever is missing starts in the background first; lint, the Debian packages and then the tests
-# that need no built model (every test not marked `slow`) run beside it, the tests at a lower priority
+# that need no built model (every test not marked `slow`, and the `slow` ones marked `no_models`, e.g. the
+# browser tests with fake backends) run beside it, the tests at a lower priority
 # (nice) so the build gets the CPU first. As soon as the build has finished, the `slow` tests (real offline
 # models, real browser) start, while the rest of the others go on beside them; on a machine with the models
 # built both start at once. Each pytest run gets its own throw-away PostgreSQL server (scripts/with_postgres.sh).
@@ -49,7 +50,7 @@ run_pytest() {  # run_pytest NICENESS PHASE EXPR ARGS...: 0 when it passes or se
 }
 
 echo "tests that need no built model: running beside the build (niced; log: out/pytest-unbuilt.log, shown at the end)"
-run_pytest "$TESTS_NICE" pytest-unbuilt "not slow" "$@" > out/pytest-unbuilt.log 2>&1 &
+run_pytest "$TESTS_NICE" pytest-unbuilt "not slow or no_models" "$@" > out/pytest-unbuilt.log 2>&1 &
 unbuilt=$!
 
 wait "$build"
@@ -59,7 +60,7 @@ if [ "$built" -ne 0 ]; then
     echo "the quick model build failed (exit $built): see out/build.log; the slow tests need its models" >&2
     code=1
 else
-    run_pytest 0 pytest-slow "slow" "$@" || code=1
+    run_pytest 0 pytest-slow "slow and not no_models" "$@" || code=1
 fi
 wait "$unbuilt" || code=1
 echo "== the tests that need no built model (out/pytest-unbuilt.log):"
