@@ -22,6 +22,10 @@ both() {  # both EXPR: EXPR and the MARKERS given (none for make test-full)
     if [ -n "$markers" ]; then echo "($1) and ($markers)"; else echo "$1"; fi
 }
 
+# OpenMP threads sleep instead of spinning between parallel regions (the CLI and app.py set the same default):
+# on 2 shared cores spinning burns the CPU the build and the other pytest run need; results are unchanged
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
 echo "building missing quick-profile models in the background (log: out/build.log)"
 scripts/timed.sh models "$python" -m alict_core build missing --profile quick > out/build.log 2>&1 &
 build=$!
