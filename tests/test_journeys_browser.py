@@ -20,7 +20,7 @@ import pytest
 
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, free_port, no_exception, see, wait_healthy, wait_idle
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.no_models]  # fake backends: runs beside the build
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parent.parent
 TASK_LABELS = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}
