@@ -35,7 +35,7 @@ def configure_torch() -> None:
     so start-up stays fast); when torch is already loaded it also calls ``torch.set_num_threads``. It also
     asks OpenMP to sleep, not spin, between parallel regions (``OMP_WAIT_POLICY=PASSIVE`` unless set): on a
     shared 2-core machine a spinning thread burns the core its partner or another job needs (a quick-profile
-    parser step took 2-5x the CPU time and up to 10x the wall time beside one busy process); the results are
+    parser step took 2.2x the CPU time and 6x the wall time beside one busy process); the results are
     the same, only idle waiting changes.
     """
     if _applied.is_set():
