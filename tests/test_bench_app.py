@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow_full  # a benchmark (its own server and browser, ~35 s): make test-full; pages are tested elsewhere
 def test_browser_benchmark_prints_figures_beside_the_empty_page():
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium is absent: apt-get install -y chromium chromium-driver")

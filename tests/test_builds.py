@@ -190,7 +190,10 @@ def _weights(artefact) -> dict[str, str]:
     return {name: digest for name, digest in artefact.manifest["files"].items() if not name.endswith(".json")}
 
 
-@pytest.mark.parametrize("target", ["classifiers", "mlm", "parser"])
+# make test builds the classifiers twice; the parser and the MLM are each built twice (stopped and resumed vs
+# uninterrupted, byte-identical) by tests/test_build_resume.py, so their own pair runs only under make test-full
+@pytest.mark.parametrize("target", ["classifiers", pytest.param("mlm", marks=pytest.mark.slow_full),
+                                    pytest.param("parser", marks=pytest.mark.slow_full)])
 def test_two_micro_builds_give_identical_figures_and_weights(tmp_path, target):
     """The same command gives the same figures and byte-identical weights (the real trainers, on the micro
     profile: seconds each; test_two_quick_builds_give_identical_figures repeats it on quick under slow_full)."""

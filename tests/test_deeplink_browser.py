@@ -16,7 +16,7 @@ from tests.browser_sync import ScriptState
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, no_exception
 from tests.test_journeys_browser import made_runs, selected_run, start_server, stop  # noqa: F401 - fixture
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.no_models]  # fake backends: runs beside the build
 
 APP_NAV = ["Specs", "Seeds", "Expansions", "Adjunct trees", "Run", "Failures", "Compare", "Report", "Review",
            "Harden"]

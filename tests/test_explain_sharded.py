@@ -122,6 +122,7 @@ def test_cli_flags_reach_the_sharded_explainer(tmp_path, models, capsys, monkeyp
 
 
 @pytest.mark.slow
+@pytest.mark.no_models  # VADER is a pip package, not a built model: runs beside the quick build
 def test_vader_pairs_with_two_processes_equal_local(tmp_path, monkeypatch):
     """A real registered model (VADER) in spawned workers explains the same pairs as the local executor."""
     pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")

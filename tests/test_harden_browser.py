@@ -21,7 +21,7 @@ from tests.harden_toy import MODEL, register, unregister, write_head
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, see, wait_idle
 from tests.test_journeys_browser import go_to, script_done, start_server, stop
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.no_models]  # fake backends: runs beside the build
 
 NEGATED = ("the film", "the cast", "the plot", "the music", "the script", "the score", "the acting", "the story",
            "the ending", "the pacing", "the dialogue", "the visuals")

@@ -144,6 +144,7 @@ def test_an_installed_benepar_en3_is_the_default_parser(env, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.no_models  # builds its own micro parser: runs beside the quick build
 def test_benepar_en3_folder_loads_through_the_paper_path(env, tmp_path):
     """A benepar-format folder (a micro-profile build) installed as benepar_en3 parses through the default loader."""
     import shutil

@@ -45,6 +45,7 @@ def test_console_command_and_package_data():
 
 
 @pytest.mark.slow
+@pytest.mark.no_models  # builds a wheel: runs beside the quick build
 def test_the_wheel_holds_the_specs_and_the_command(tmp_path):
     source = tmp_path / "src"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "tests"))

@@ -175,6 +175,7 @@ def test_generated_spec_documents_give_a_spec_or_one_located_error(text):
 
 
 @pytest.mark.slow
+@pytest.mark.slow_full  # make test runs the 1,500-document fuzz above; make test-full adds these 5,000
 @settings(FUZZ, max_examples=5_000)
 @given(documents)
 def test_5000_generated_spec_documents(text):

@@ -169,7 +169,7 @@ def test_killed_rewrite_of_a_finished_run_leaves_it_whole_and_resumes(tmp_path):
     assert not _leftovers(out.parent)
 
 
-@pytest.mark.parametrize("seed", [5, 11])
+@pytest.mark.parametrize("seed", [5, pytest.param(11, marks=pytest.mark.slow_full)])  # make test: one seed
 def test_sigkill_at_random_points_of_run_rewrites(tmp_path, seed):
     """Random points (cases staged, shards predicted, counts merged, the swap): old or new run, never a mix."""
     rng = random.Random(seed)

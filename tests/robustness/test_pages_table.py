@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py
+SLOW = [pytest.mark.slow, pytest.mark.no_models]  # slow pages, fake backends: make test runs them beside the build
 
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -18,18 +19,18 @@ HOSTILE = [  # (page, query)
     ("pages/report.py", {"run": "/etc/passwd"}),
     ("pages/failures.py", {"run": ".hidden"}),
     ("pages/seeds.py", {"lc": "1.4"}),
-    pytest.param("pages/report.py", {"run": "x" * 300}, marks=pytest.mark.slow),
-    pytest.param("pages/failures.py", {"run": "..", "model": "../x"}, marks=pytest.mark.slow),
-    pytest.param("pages/seeds.py", {"task": "bogus", "lc": "-4"}, marks=pytest.mark.slow),
-    pytest.param("pages/seeds.py", {"lc": "hate_speech-lc04"}, marks=pytest.mark.slow),
-    pytest.param("pages/run.py", {"run": "../app-runs", "lc": "4x"}, marks=pytest.mark.slow),
-    pytest.param("pages/expansions.py", {"lc": "lc99", "seed": "../../x"}, marks=pytest.mark.slow),
+    pytest.param("pages/report.py", {"run": "x" * 300}, marks=SLOW),
+    pytest.param("pages/failures.py", {"run": "..", "model": "../x"}, marks=SLOW),
+    pytest.param("pages/seeds.py", {"task": "bogus", "lc": "-4"}, marks=SLOW),
+    pytest.param("pages/seeds.py", {"lc": "hate_speech-lc04"}, marks=SLOW),
+    pytest.param("pages/run.py", {"run": "../app-runs", "lc": "4x"}, marks=SLOW),
+    pytest.param("pages/expansions.py", {"lc": "lc99", "seed": "../../x"}, marks=SLOW),
     # attack pass: review links naming no task, a huge one, a reviewer with control characters
     ("pages/review.py", {"review": "x" * 5000, "reviewer": "a\x07b"}),
-    pytest.param("pages/review.py", {"review": "=cmd|calc", "reviewer": " "}, marks=pytest.mark.slow),
-    pytest.param("pages/compare.py", {"run": "../../etc", "model": "=x"}, marks=pytest.mark.slow),
-    pytest.param("pages/harden.py", {"run": "/etc", "lc": "lc99"}, marks=pytest.mark.slow),
-    pytest.param("pages/lego.py", {"lc": "-1", "task": "hate_speech"}, marks=pytest.mark.slow),
+    pytest.param("pages/review.py", {"review": "=cmd|calc", "reviewer": " "}, marks=SLOW),
+    pytest.param("pages/compare.py", {"run": "../../etc", "model": "=x"}, marks=SLOW),
+    pytest.param("pages/harden.py", {"run": "/etc", "lc": "lc99"}, marks=SLOW),
+    pytest.param("pages/lego.py", {"lc": "-1", "task": "hate_speech"}, marks=SLOW),
 ]
 
 
