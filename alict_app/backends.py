@@ -328,13 +328,15 @@ def _probe_built() -> None:
         except Exception as exc:  # noqa: BLE001 - the page reports it when it needs the backend
             log.warning("listing %s backends failed: %s", kind, exc)
     _probe_done.set()
-    _preimport_model_code()
+    if _built.get("parser") or _built.get("mlm"):  # the code is needed only to load a built parser or masked LM
+        _preimport_model_code()
 
 
 def _preimport_model_code() -> None:
     """Import the transformers model code the offline parser and masked LM are built on (BERT-style encoders), off
     the page's thread: it is most of a first parser load (~5 of 7 s on two busy cores); the Expansions page's first
-    open then mostly reads weights. Imports only: no model is loaded and no weights are read."""
+    open then mostly reads weights. Imports only: no model is loaded and no weights are read (the server's RSS grows
+    by ~120 MB, which the first parser load would add anyway)."""
     try:
         from transformers import BertConfig
         from transformers.models.auto import modeling_auto
