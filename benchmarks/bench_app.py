@@ -10,8 +10,11 @@ a one-line Streamlit app of two empty pages in a temporary folder, and drives he
 ``/failures`` (a fresh browser context: navigation start → the page's title visible), and warm page
 switches (sidebar link click → the page's title visible and the script idle, every page visited once
 before), each beside the empty app's figure and their ratio (the machine's load cancels out of the
-ratio); then the app server's RSS after visiting the pages (every page unless ``--pages``) on both tasks.
-The order of the trials is shuffled with ``--seed`` (deterministic).
+ratio); each page's first open in the server (the visit that loads what it needs, once); task switches (the
+sidebar's Task menu → the sidebar names the task's corpus and the script idle) on Specs and Failures where
+asked for, the server's first one (cold) apart; then the app server's RSS after visiting the pages (every page
+unless ``--pages``) on both tasks. ``/proc/loadavg`` is printed at the start and the end. The order of the
+trials is shuffled with ``--seed`` (deterministic).
 
 ``--apptest`` runs the app in-process on the embedded defaults (``--fake``: the instant test backends),
 visits every page cold, runs the default models on two LCs, then times each page's script again with
@@ -129,7 +132,7 @@ APP_PAGES = {"specs": ("Specs", "LC specs"), "seeds": ("Seeds", "Seeds"), "expan
 TASKS = ("sentiment", "hate_speech")
 TASK_TITLES = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}  # the sidebar's menu
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}  # its caption
-TASK_SWITCH_PAGES = ("specs", "failures")  # the task switch is timed on these (Specs counts seeds in the corpus)
+TASK_SWITCH_PAGES = ("specs", "failures")  # the task switch is timed on these, where asked for (Specs counts seeds)
 EMPTY_APP = ('import streamlit as st; st.navigation([st.Page(lambda: st.title("Alpha"), title="Alpha", '
              'url_path="alpha", default=True), st.Page(lambda: st.title("Beta"), title="Beta", '
              'url_path="beta")]).run()\n')
@@ -321,7 +324,7 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
                     switches[name].append(app.switch(name))
                     empty_switches.append(empty.switch("beta" if empty.current == "alpha" else "alpha"))
                 print(f"repeat {repeat + 1}/{repeats} done", file=sys.stderr, flush=True)
-            task_pages = [name for name in TASK_SWITCH_PAGES if name == "specs" or name in pages]
+            task_pages = [name for name in TASK_SWITCH_PAGES if name in pages]  # only the pages asked for
             task_switches: dict[str, list[float]] = {name: [] for name in task_pages}
             first_task_switch = None
             for name in task_pages:
