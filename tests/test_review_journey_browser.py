@@ -115,9 +115,9 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
             page.get_by_text("Tick the box above to confirm").first.wait_for(timeout=WAIT)
             script.wait_idle()
             page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
-            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later sentiment run")
+            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later Sentiment (SST) run")
             sync_api.expect(sure).not_to_be_checked()
-            page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()  # its label
+            page.get_by_text("Leave these 1 case(s) out of every later Sentiment (SST) run").first.click()  # its label
             sync_api.expect(sure).to_be_checked()
             script.wait_idle()
             assert sure.is_checked()  # ticked once, it holds: in the form a tick makes no rerun that could undo it
