@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from alict_app import backends, demo, state
+from alict_app import artefacts, backends, demo, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar, render_view_link
 from alict_core.errors import AlictError
@@ -58,5 +58,6 @@ finally:
 state.sync_query_params()
 render_view_link()
 backends.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules
+artefacts.start_corpus_warmup()  # and every task's corpus, so the first task switch reads none
 if os.environ.get("ALICT_APP_TIMING"):  # per-run script time, for benchmarks
     print(f"[alict-app] {navigation.title}: {time.perf_counter() - _started:.3f}s", file=sys.stderr, flush=True)

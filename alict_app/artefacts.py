@@ -7,6 +7,8 @@ results (``st.cache_data``) by all their arguments. Heavy core modules are impor
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from typing import Any
 
@@ -27,6 +29,31 @@ def corpus(task: str) -> Any:
     value = load_corpus(task)
     backends.mark_loaded("corpus", task, started)
     return value
+
+
+log = logging.getLogger(__name__)
+_warmup_started = threading.Event()
+
+
+def start_corpus_warmup() -> None:
+    """Once per process, after the first page is drawn: load every task's annotated corpus in a background thread,
+    so that a session's first switch of the sidebar task reads no corpus (every session shares the loaded ones).
+    A corpus not annotated yet is left to the page that needs it. (Streamlit logs "missing ScriptRunContext" for
+    this thread: the cache's spinner has no page to draw on, as intended.)"""
+    if not _warmup_started.is_set():
+        _warmup_started.set()
+        threading.Thread(target=_warm_corpora, name="alict-corpus-warmup", daemon=True).start()
+
+
+def _warm_corpora() -> None:
+    from alict_core.data.corpus import CORPUS_OF_TASK, is_annotated
+
+    for task in CORPUS_OF_TASK:
+        try:
+            if is_annotated(task):
+                corpus(task)  # the app's own cache: a page asking meanwhile waits for this load, never loads twice
+        except Exception as exc:  # noqa: BLE001 - a warm-up never breaks the app: the page reports it when needed
+            log.warning("warming the %s corpus failed: %s", task, exc)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -38,6 +38,12 @@ def mark_loaded(kind: str, name: str, started: float, artefact: str = "") -> Non
                                     "profile": artefact.split(":", 1)[0] if artefact else None}
 
 
+def is_loaded(kind: str, name: str) -> bool:
+    """Whether this process holds ``kind:name`` already (loaded by any session)."""
+    with _loaded_lock:
+        return f"{kind}:{name}" in LOADED
+
+
 # ---------------------------------------------------------------- registries
 def registry(kind: str) -> Registry[Any]:
     """The core registry of a backend kind: parser, mlm, model, explainer."""
@@ -322,6 +328,22 @@ def _probe_built() -> None:
         except Exception as exc:  # noqa: BLE001 - the page reports it when it needs the backend
             log.warning("listing %s backends failed: %s", kind, exc)
     _probe_done.set()
+    if _built.get("parser") or _built.get("mlm"):  # the code is needed only to load a built parser or masked LM
+        _preimport_model_code()
+
+
+def _preimport_model_code() -> None:
+    """Import the transformers model code the offline parser and masked LM are built on (BERT-style encoders), off
+    the page's thread: it is most of a first parser load (~5 of 7 s on two busy cores); the Expansions page's first
+    open then mostly reads weights. Imports only: no model is loaded and no weights are read (the server's RSS grows
+    by ~120 MB, which the first parser load would add anyway)."""
+    try:
+        from transformers import BertConfig
+        from transformers.models.auto import modeling_auto
+
+        modeling_auto.MODEL_MAPPING[BertConfig]  # resolves (imports) the model class, as loading a model does
+    except Exception as exc:  # noqa: BLE001 - only a head start: the page loads what it needs anyway
+        log.warning("pre-importing the model code failed: %s", exc)
 
 
 def start_status_probe() -> None:

@@ -28,14 +28,14 @@ def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any
     ids = [s.id for s in specs]
     by_id = {s.id: s for s in specs}
     state.ensure_choice("lc", ids)
-
-    def describe(lc_id: str) -> str:
-        spec = by_id[lc_id]
-        text = getattr(spec, "title", "") or getattr(spec, "description", "") or getattr(spec, "capability", "")
-        return f"{lc_id} — {text[:90]}" if text else lc_id
-
-    st.selectbox(label, ids, key="lc", format_func=describe)
+    st.selectbox(label, ids, key="lc", format_func=lambda lc_id: lc_label(by_id[lc_id]))
     return by_id[state.get("lc")]
+
+
+def lc_label(spec: Any) -> str:
+    """How a menu names an LC: its id and its title (the name a reader knows it by), cut at 90 characters."""
+    text = getattr(spec, "title", "") or getattr(spec, "description", "") or getattr(spec, "capability", "")
+    return f"{spec.id} — {text[:90]}" if text else spec.id
 
 
 def task_specs_or_stop(task: str) -> list[Any]:

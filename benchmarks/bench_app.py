@@ -1,6 +1,6 @@
 """App speed in a real browser: first paint and warm page switches beside an empty Streamlit page.
 
-    python benchmarks/bench_app.py [--repeats 10] [--pages failures,run] [--seed 0] [--no-rss]
+    python benchmarks/bench_app.py [--repeats 10] [--pages failures,run] [--seed 0] [--no-rss] [--settle 40]
     python benchmarks/bench_app.py --apptest [--fake]            script time in-process (AppTest)
     python benchmarks/bench_app.py --switches 10 [--lcs 25 --models 3 --cases 100]
 
@@ -10,8 +10,11 @@ a one-line Streamlit app of two empty pages in a temporary folder, and drives he
 ``/failures`` (a fresh browser context: navigation start → the page's title visible), and warm page
 switches (sidebar link click → the page's title visible and the script idle, every page visited once
 before), each beside the empty app's figure and their ratio (the machine's load cancels out of the
-ratio); then the app server's RSS after visiting the pages (every page unless ``--pages``) on both tasks.
-The order of the trials is shuffled with ``--seed`` (deterministic).
+ratio); each page's first open in the server (the visit that loads what it needs, once); task switches (the
+sidebar's Task menu → the sidebar names the task's corpus and the script idle) on Specs and Failures where
+asked for, the server's first one (cold) apart; then the app server's RSS after visiting the pages (every page
+unless ``--pages``) on both tasks. ``/proc/loadavg`` is printed at the start and the end. The order of the
+trials is shuffled with ``--seed`` (deterministic).
 
 ``--apptest`` runs the app in-process on the embedded defaults (``--fake``: the instant test backends),
 visits every page cold, runs the default models on two LCs, then times each page's script again with
@@ -127,6 +130,9 @@ APP_PAGES = {"specs": ("Specs", "LC specs"), "seeds": ("Seeds", "Seeds"), "expan
              "compare": ("Compare", "Compare"), "report": ("Report", "Report"), "review": ("Review", "Review"),
              "harden": ("Harden", "Harden")}
 TASKS = ("sentiment", "hate_speech")
+TASK_TITLES = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}  # the sidebar's menu
+CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}  # its caption
+TASK_SWITCH_PAGES = ("specs", "failures")  # the task switch is timed on these, where asked for (Specs counts seeds)
 EMPTY_APP = ('import streamlit as st; st.navigation([st.Page(lambda: st.title("Alpha"), title="Alpha", '
              'url_path="alpha", default=True), st.Page(lambda: st.title("Beta"), title="Beta", '
              'url_path="beta")]).run()\n')
@@ -240,6 +246,17 @@ class BrowserSession:
         self.current = name
         return time.perf_counter() - started
 
+    def switch_task(self, task: str) -> float:
+        """Pick ``task`` in the sidebar's Task menu; seconds to the sidebar naming its corpus and the script idle."""
+        before = self.tracker.finished
+        sidebar = self.page.locator('[data-testid="stSidebar"]')
+        started = time.perf_counter()
+        sidebar.get_by_role("combobox", name="Task").first.click()
+        self.page.get_by_role("option", name=TASK_TITLES[task], exact=True).first.click()
+        sidebar.get_by_text(f"Corpus: {CORPUS_NAMES[task]}").first.wait_for(state="visible", timeout=WAIT_MS)
+        self.tracker.wait_idle_after(before)
+        return time.perf_counter() - started
+
     def close(self) -> None:
         self.context.close()
 
@@ -261,7 +278,7 @@ def median_line(label: str, values: list[float], empty: list[float], goal: float
             f"goal {goal:g} s {'met' if app < goal else 'missed'}")
 
 
-def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
+def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool, settle_s: float = 0.0) -> None:
     """Medians of ``repeats`` first paints and warm switches, app beside the empty app; then the server's RSS."""
     import os
     import random
@@ -274,6 +291,7 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
     if not CHROMIUM.exists():
         raise SystemExit("/usr/bin/chromium is absent: apt-get install -y chromium")
     rng = random.Random(seed)
+    print(f"/proc/loadavg at the start: {Path('/proc/loadavg').read_text().strip()}")
     scratch = Path(tempfile.mkdtemp(prefix="alict-bench-browser-"))
     (scratch / "empty").mkdir()
     empty_script = scratch / "empty" / "empty_app.py"
@@ -291,8 +309,9 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
             first_paint(browser, app_url + "/failures", APP_PAGES["failures"][1])
             app = BrowserSession(browser, app_url + "/", APP_PAGES["specs"][1], APP_PAGES)
             app.current = "specs"
-            for name in ordered(rng, pages, app.current):  # every page once: warm caches, models loaded
-                app.switch(name)
+            app.page.wait_for_timeout(settle_s * 1000)  # --settle: the server's background work done first
+            first_open = {name: app.switch(name)  # every page once: warm caches, models loaded
+                          for name in ordered(rng, pages, app.current)}
             empty = BrowserSession(browser, empty_url + "/", "Alpha", EMPTY_PAGES)
             empty.current = "alpha"
             for repeat in range(repeats):
@@ -306,8 +325,21 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
                     switches[name].append(app.switch(name))
                     empty_switches.append(empty.switch("beta" if empty.current == "alpha" else "alpha"))
                 print(f"repeat {repeat + 1}/{repeats} done", file=sys.stderr, flush=True)
+            task_pages = [name for name in TASK_SWITCH_PAGES if name in pages]  # only the pages asked for
+            task_switches: dict[str, list[float]] = {name: [] for name in task_pages}
+            first_task_switch = None
+            for name in task_pages:
+                app.switch(name)
+                for _ in range(repeats):
+                    to_hate = app.switch_task("hate_speech")
+                    if first_task_switch is None:  # the server's first hate-speech session: cold caches
+                        first_task_switch = (name, to_hate)
+                    else:
+                        task_switches[name].append(to_hate)
+                    task_switches[name].append(app.switch_task("sentiment"))
             app.close()
             empty.close()
+            print(f"/proc/loadavg at the end: {Path('/proc/loadavg').read_text().strip()}")
             print(f"medians of {repeats} (app beside a one-line empty Streamlit app, same browser, same machine)")
             print("first paint (fresh session: navigation start → page title visible)")
             for label in ("/", "/failures"):
@@ -315,6 +347,17 @@ def bench_browser(repeats: int, pages: list[str], seed: int, rss: bool) -> None:
             print("warm page switch (sidebar click → page title visible and script idle)")
             for name in pages:
                 print(median_line(APP_PAGES[name][0], switches[name], empty_switches, BROWSER_SWITCH_GOAL_S))
+            print("first open of each page in this server (once; loads what the page needs, e.g. the parser and MLM)")
+            for name, seconds in first_open.items():
+                print(f"  {APP_PAGES[name][0]:24s} {seconds:6.2f} s")
+            if first_task_switch is not None:
+                print("task switch (sidebar Task menu → the sidebar names the task's corpus and the script is idle)")
+                name, seconds = first_task_switch
+                print(f"  {APP_PAGES[name][0] + ', first (cold)':24s} {seconds:6.2f} s")
+            for name, values in task_switches.items():
+                if values:
+                    label = f"{APP_PAGES[name][0]} (both ways)"
+                    print(median_line(label, values, empty_switches, BROWSER_SWITCH_GOAL_S))
             if rss:
                 for task in TASKS:  # the pages on both tasks, each task in a fresh session opened on it
                     walk = BrowserSession(browser, f"{app_url}/?task={task}", APP_PAGES["specs"][1], APP_PAGES)
@@ -353,6 +396,8 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(APP_PAGES),
                         help=f"comma-separated pages whose warm switch is timed (of {', '.join(APP_PAGES)})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the trials' order")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds to wait on the first page before the pages' first opens (a user reading it)")
     parser.add_argument("--no-rss", action="store_true", help="skip visiting the pages on both tasks for the RSS")
     args = parser.parse_args()
     if args.switches:
@@ -363,7 +408,7 @@ def main() -> None:
         unknown = [name for name in pages if name not in APP_PAGES]
         if unknown or not pages or args.repeats < 1:
             parser.error(f"--pages takes names of {', '.join(APP_PAGES)} (got {args.pages!r}); --repeats ≥ 1")
-        bench_browser(args.repeats, pages, args.seed, rss=not args.no_rss)
+        bench_browser(args.repeats, pages, args.seed, rss=not args.no_rss, settle_s=max(0.0, args.settle))
         return
     from streamlit.testing.v1 import AppTest
 

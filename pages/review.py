@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs, state, widgets
+from alict_app.formatting import TASK_TITLES
 from alict_app.guard import guarded, run_page
 
 QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -150,27 +151,49 @@ def writeback_view(suite_task: str) -> None:
     if rule is not None:
         st.markdown(f"**Write-back on** (at least {rule.min_agreeing} agreeing reviewers; confirmed"
                     + (f" by {rule.confirmed_by}" if rule.confirmed_by else "") + f"). **Rejected cases** "
-                    f"({len(rejected)}{seeds}) are left out of later {suite_task} runs; "
+                    f"({len(rejected)}{seeds}) are left out of later {TASK_TITLES[suite_task]} runs; "
                     "`run --include-rejected` shows them.")
     else:
         st.markdown(f"**Write-back off**: later runs exclude nothing yet. Under this rule **{len(rejected)} "
-                    f"case(s){seeds}** would be left out of later {suite_task} runs.")
+                    f"case(s){seeds}** would be left out of later {TASK_TITLES[suite_task]} runs.")
     if rejected:
         st.dataframe(pd.DataFrame(rejected), hide_index=True)
     changed = rule is not None and int(rule.min_agreeing) != minimum
     if rule is None or changed:
-        sure = st.checkbox(f"Leave these {len(rejected)} case(s) out of every later {suite_task} run",
-                           key=f"review_writeback_sure_{suite_task}")
-        label = "Apply the new rule" if changed else "Confirm write-back"
-        who = str(st.session_state.get("reviewer") or "").strip()
-        if not who:  # the confirmation records who gave it: never an empty name
-            st.caption("Enter your name above to confirm: the confirmation records who gave it.")
-        if st.button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not sure or not who):
-            store(write=True).confirm_writeback(suite_task, minimum, who)
-            st.rerun()
-    elif st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
+        confirm_form(suite_task, len(rejected), minimum, changed)
+    else:
+        off_button(suite_task)
+
+
+def off_button(suite_task: str) -> None:
+    if st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
         store(write=True).revoke_writeback(suite_task)
         st.rerun()
+
+
+def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) -> None:
+    """The write-back confirmation: a tick and a button in one form.
+
+    A form keeps the tick in the browser until the button is pressed, and sends tick and click in one message.
+    As a plain checkbox the tick was a rerun of its own, and the button's state waited for that rerun: on a
+    loaded machine a tick was seen undone by a rerun under way at the same time. In the form no rerun comes
+    between the tick and the click.
+    """
+    who = str(st.session_state.get("reviewer") or "").strip()
+    with st.form(f"review_writeback_{suite_task}", border=False, enter_to_submit=False):
+        sure = st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
+                           key=f"review_writeback_sure_{suite_task}")
+        if not who:  # the confirmation records who gave it: never an empty name
+            st.caption("Enter your name above to confirm: the confirmation records who gave it.")
+        label = "Apply the new rule" if changed else "Confirm write-back"
+        pressed = st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who)
+    if not pressed:
+        return
+    if not sure:
+        st.warning("Tick the box above to confirm: later runs then leave these cases out.")
+        return
+    store(write=True).confirm_writeback(suite_task, minimum, who)
+    st.rerun()
 
 
 def judge_view(task: Any, reviewer: str) -> None:
@@ -253,7 +276,7 @@ def main() -> None:
             create_task_form(suite_task)
     tasks = review_store.tasks(suite_task)
     if not tasks:
-        st.info(f"No review tasks for {suite_task} yet.")
+        st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")
         return
     names = [t.name for t in tasks]
     state.ensure_choice("review", names)

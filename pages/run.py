@@ -129,7 +129,8 @@ def main() -> None:
         return
     ids = [s.id for s in specs]
     state.ensure_choices("run_lcs", ids, default=ids)
-    st.multiselect("LCs to run", ids, key="run_lcs")
+    by_id = {s.id: s for s in specs}
+    st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
     user_model_form(task)
     refs = model_refs(task)
     st.caption("Models: " + (", ".join(r["label"] for r in refs) or "none — pick models in the sidebar"))

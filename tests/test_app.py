@@ -198,6 +198,11 @@ def test_expansions_page_draws_the_tree_and_verdicts_with_fake_backends():
     at.selectbox(key="mlm_name").set_value("fake-mlm")
     at.run()
     assert_clean(at)
+    if at.status:  # loaded by this run (a test before may have loaded them): the box said so in words, now done
+        assert at.status[0].label == "Models loaded: the page below is complete.", at.status[0].label
+        assert at.status[0].state == "complete"
+    at.run()
+    assert not at.status  # loaded now: no box on later runs
     headers = [s.value for s in at.subheader]
     assert "Parse tree" in headers
     assert len(at.get("plotly_chart")) >= 1
@@ -375,7 +380,8 @@ def test_corpus_and_models_load_once_per_process(monkeypatch):
         at = start({"lc": "sentiment-lc04"})
         at.switch_page("pages/seeds.py").run()
         assert_clean(at)
-    assert calls == ["sentiment"]
+    assert calls.count("sentiment") == 1  # (the app may warm the hate-speech corpus in the background: once too)
+    assert calls.count("hate_speech") <= 1
     first = backends.model("fake-sentiment")
     assert backends.model("fake-sentiment") is first
 
@@ -447,6 +453,25 @@ def test_user_added_model_from_stored_predictions(tmp_runs, tmp_path, monkeypatc
     next(b for b in at.button if b.label == "Add model").click().run()
     assert any("not found" in e.value for e in at.error)
     assert [m["label"] for m in at.session_state["user_models"]] == ["stored"]
+
+
+def test_the_corpus_warm_up_loads_each_annotated_corpus_once_for_every_session(monkeypatch):
+    """The background warm-up (started by app.py after the first page) fills the app's corpus cache for both tasks:
+    a later first task switch reads no corpus."""
+    import alict_core.data.corpus as corpus_module
+    from alict_app import artefacts
+
+    calls = []
+    real = corpus_module.load_corpus
+    monkeypatch.setattr(corpus_module, "load_corpus", lambda task, *a, **k: calls.append(task) or real(task, *a, **k))
+    artefacts.corpus.clear()
+    assert corpus_module.is_annotated("sentiment") and corpus_module.is_annotated("hate_speech")
+    artefacts._warm_corpora()
+    assert sorted(calls) == ["hate_speech", "sentiment"]
+    assert len(artefacts.corpus("hate_speech")) > 0 and len(artefacts.corpus("sentiment")) > 0
+    assert sorted(calls) == ["hate_speech", "sentiment"]  # served from the cache: no second load
+    with pytest.raises(corpus_module.AlictError, match="unknown task"):
+        corpus_module.is_annotated("weather")
 
 
 def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):

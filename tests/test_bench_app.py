@@ -32,6 +32,10 @@ def test_browser_benchmark_prints_figures_beside_the_empty_page():
         app, empty, ratio = map(float, match.groups())
         assert app > 0 and empty > 0 and abs(ratio - app / empty) <= 0.051 + 0.01 * app / empty
     assert "medians of 1" in out
+    assert re.search(r"^/proc/loadavg at the start: \d", out, re.M) and re.search(r"^/proc/loadavg at the end", out,
+                                                                                    re.M)
+    assert re.search(r"^\s+Failures\s+\d+\.\d\d s$", out, re.M), "the page's first open in the server"
+    assert re.search(r"^\s+Failures, first \(cold\)\s+\d+\.\d\d s$", out, re.M), "the first task switch"
     assert not re.search(r"^\s+(Specs|Run|Report)\s", out, re.M), "only the page asked for is timed"
     rss = re.search(r"app server RSS after Specs, failures on both tasks: (\d+) MB", out)
     assert rss and int(rss.group(1)) > 100, out  # a Streamlit server with pandas loaded is well above 100 MB

@@ -280,6 +280,7 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
     in a new browser context: the same view, with LC titles as the heatmap's row labels."""
     from playwright.sync_api import sync_playwright
 
+    from alict_app.widgets import lc_label
     from alict_core.spec import load_task_specs
 
     specs = load_task_specs("sentiment")[:3]
@@ -289,7 +290,7 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
         page.goto(server["url"] + "/run?task=sentiment")
         wait_title(page, "Run")
         wait_idle(page)
-        keep_only(page, "LCs to run", [s.id for s in specs])  # the first three LCs
+        keep_only(page, "LCs to run", [lc_label(s) for s in specs])  # the first three LCs, by id and title
         page.get_by_role("button", name="▶ Run").first.click()
         # this run's line names its 3 LCs: a line left from the default selection's cached run (all LCs) is stale
         done = page.get_by_text(re.compile(rf"Run finished.* · {len(specs)} LCs · "))  # a repeat: "(loaded from cache)"

@@ -295,10 +295,12 @@ def test_backends_resolve_without_a_click(app):
 
 
 def test_page_details_in_a_real_browser(app, browser):
-    """Run: a size estimate before starting. Expansions: the masked-LM menu offers only what can load offline.
-    Hate speech: a content note before case text. Specs: a saved spec is listed at once."""
+    """Run: a size estimate before starting, the LCs named by title. Expansions: the masked-LM menu offers only what
+    can load offline. Hate speech: a content note before case text. Specs: a saved spec is listed at once."""
     page = open_page(browser, app["url"] + "/run?task=sentiment", ready="LCs to run")
     see(page, "Size: ")
+    chips = page.locator('[data-testid="stMultiSelect"]').filter(has_text="LCs to run").first.locator("[data-tag]")
+    assert chips.count() > 0 and all(" — " in c for c in chips.all_inner_texts())  # each LC by its title, not a bare id
     assert re.search(r"Size: \d+ LCs × up to [\d,]+ seeds = up to [\d,]+ cases × \d model\(s\) = up to [\d,]+ "
                      r"predictions", main_text(page))
     go_to(page, "Expansions")

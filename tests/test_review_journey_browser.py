@@ -108,22 +108,19 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
             page.get_by_text("1 case(s), and every expansion of the 1 rejected seed(s)").first.wait_for(timeout=WAIT)
             unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
             assert case_ids(unconfirmed) == {c.case_id for c in cases}
-            # 4. the confirmation turns the write-back on
-            script.wait_idle()  # the statistics are drawn: the checkbox is not re-mounted under the click
-            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later sentiment run")
-            # under load a tick can be undone by a rerun still under way (known issue, #29 notes): tick it again,
-            # at most 4 times, each waiting for the page to settle; the journey needs it ticked once
-            for _attempt in range(4):
-                page.get_by_text("Leave these 1 case(s) out of every later sentiment run").first.click()  # label
-                script.wait_idle()
-                try:
-                    sync_api.expect(sure).to_be_checked(timeout=15_000)
-                    break
-                except AssertionError:
-                    continue
-            sync_api.expect(sure).to_be_checked(timeout=WAIT)
+            # 4. the confirmation turns the write-back on: not without the tick; ticked once, the tick holds
             script.wait_idle()
-            sync_api.expect(page.get_by_role("button", name="Confirm write-back")).to_be_enabled(timeout=WAIT)
+            confirm = page.get_by_role("button", name="Confirm write-back")
+            confirm.click()
+            page.get_by_text("Tick the box above to confirm").first.wait_for(timeout=WAIT)
+            script.wait_idle()
+            page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
+            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later Sentiment (SST) run")
+            sync_api.expect(sure).not_to_be_checked()
+            page.get_by_text("Leave these 1 case(s) out of every later Sentiment (SST) run").first.click()  # its label
+            sync_api.expect(sure).to_be_checked()
+            script.wait_idle()
+            assert sure.is_checked()  # ticked once, it holds: in the form a tick makes no rerun that could undo it
             page.get_by_role("button", name="Confirm write-back").click()
             page.get_by_text("Write-back on").first.wait_for(timeout=WAIT)
             browser.close()

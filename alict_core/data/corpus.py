@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -94,12 +95,25 @@ def load_corpus(task: str, progress: Callable[[int, int], None] | None = None) -
     """
     if task not in CORPUS_OF_TASK:
         raise AlictError(f"unknown task {task!r}; valid tasks: {', '.join(CORPUS_OF_TASK)}")
-    if task not in _LOADED:  # once per process, whatever progress callback the caller passes
-        _LOADED[task] = _load_corpus(task, progress)
-    return _LOADED[task]
+    with _LOADING:  # once per process (threads share it), whatever progress callback the caller passes
+        if task not in _LOADED:
+            _LOADED[task] = _load_corpus(task, progress)
+        return _LOADED[task]
+
+
+def is_annotated(task: str) -> bool:
+    """Whether ``task``'s corpus is loaded in this process or annotated on disk (loading it then reads a Parquet
+    file: seconds, not the minutes of an annotation run)."""
+    if task in _LOADED:
+        return True
+    if task not in CORPUS_OF_TASK:
+        raise AlictError(f"unknown task {task!r}; valid tasks: {', '.join(CORPUS_OF_TASK)}")
+    name = CORPUS_OF_TASK[task]
+    return (artefact_dir("annotations") / f"{name}-{corpus_hash(name)}.parquet").exists()
 
 
 _LOADED: dict[str, Corpus] = {}
+_LOADING = threading.Lock()
 
 
 def _load_corpus(task: str, progress) -> Corpus:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
@@ -130,12 +131,35 @@ def corpus_test_membership(task: str | None) -> Callable[[Mapping[str, Any]], bo
     """A test: is this case built from a corpus test sentence, or equal to one? (always False without a task)"""
     if task is None:
         return lambda row: False
-    from alict_core.data.splits import source_split_lookup, task_splits
+    from alict_core.data.splits import source_split_lookup
 
     split_of = source_split_lookup(task)
-    test_texts = {text_key(t) for t in task_splits(task)["test"][0]}
+    test_texts = corpus_test_texts(task)
     return lambda row: (text_key(row["text"]) in test_texts
                         or any(split_of(s) == "test" for s in case_sources(row)))
+
+
+_TEST_TEXTS: dict[tuple[str, str], frozenset[str]] = {}
+_TEST_TEXTS_LOCK = threading.Lock()
+
+
+def corpus_test_texts(task: str) -> frozenset[str]:
+    """The text keys of the task's corpus test sentences, once per process and data folder: from the annotated
+    corpus when it is on disk (the app holds it loaded anyway; same sentences), else from the raw splits (reading
+    SST's trees takes seconds; the Harden page asked again for every run, model and split)."""
+    from alict_core.config import data_dir
+    from alict_core.data.corpus import is_annotated, load_corpus
+    from alict_core.data.splits import task_splits
+
+    key = (task, str(data_dir()))
+    with _TEST_TEXTS_LOCK:
+        if key not in _TEST_TEXTS:
+            if is_annotated(task):
+                texts = [item.text for item in load_corpus(task).items if item.split == "test"]
+            else:
+                texts = task_splits(task)["test"][0]
+            _TEST_TEXTS[key] = frozenset(text_key(t) for t in texts)
+        return _TEST_TEXTS[key]
 
 
 def check_sources_recorded(rows: Sequence[Mapping[str, Any]], run_id: str) -> None:

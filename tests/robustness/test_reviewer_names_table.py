@@ -140,7 +140,7 @@ def test_the_review_page_confirms_only_with_a_name(tmp_path, monkeypatch, review
     at.query_params["reviewer"] = reviewer
     at.run()
     at.switch_page("pages/review.py").run()
-    at.checkbox(key="review_writeback_sure_sentiment").check().run()
+    at.checkbox(key="review_writeback_sure_sentiment").check()  # in the confirmation form: sent with its button
     button = at.button(key="review_writeback_confirm_sentiment")
     assert not at.exception, [e.value for e in at.exception]
     assert button.disabled == (recorded is None)
@@ -149,6 +149,29 @@ def test_the_review_page_confirms_only_with_a_name(tmp_path, monkeypatch, review
         assert not at.exception, [e.value for e in at.exception]
     dispose_engines()
     assert [row[3] for row in _rows(path, "writeback_rules")] == ([recorded] if recorded else [])
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_the_review_page_does_not_confirm_without_the_tick(tmp_path, monkeypatch):
+    """Pressing "Confirm write-back" with the box unticked says so and records no rule."""
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_path / "review.sqlite"
+    store = ReviewStore(f"sqlite:///{path}")
+    task, _ = create_review_task(store, "t", "sentiment", _cases(), SamplingPlan(size=4, n_sets=1, k=1))
+    store.judge(store.items(task.id)[0].id, "ann", relevance=4, label_score=4)
+    dispose_engines()
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["review"] = "t"
+    at.query_params["reviewer"] = "lead"
+    at.run()
+    at.switch_page("pages/review.py").run()
+    at.button(key="review_writeback_confirm_sentiment").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
+    dispose_engines()
+    assert _rows(path, "writeback_rules") == []
 
 
 @pytest.mark.usefixtures("fake_backends")
