@@ -457,15 +457,19 @@ def check_name(name: str | None, what: str, longest: int) -> str:
 
 
 def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
-    """Reviewer names, each checked by :func:`check_name`, none blank and none twice (a duplicate would claim two
-    places of one set, or be dropped without a word)."""
-    checked: dict[str, None] = {}  # ordered, with set-speed lookups (a list of 100,000 names stays fast)
+    """Reviewer names, each checked by :func:`check_name`, none blank and none twice, also not in another case (a
+    duplicate would claim two places of one set, or be dropped without a word)."""
+    checked: dict[str, str] = {}  # case-folded name → name as given; ordered, with set-speed lookups
     for name in names:
         name = check_name(name, f"a reviewer name in {what}", 100)
-        if name in checked:
-            raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
-        checked[name] = None
-    return list(checked)
+        key = name.casefold()  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
+        if key in checked:
+            if checked[key] == name:
+                raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
+            raise ReviewError(f"{what} name reviewer {checked[key]!r} twice (also as {name!r}: names that differ "
+                              "only in case are one reviewer); name each reviewer once")
+        checked[key] = name
+    return list(checked.values())
 
 
 class ReviewStore:
@@ -551,6 +555,12 @@ class ReviewStore:
             if set_nos is not None:
                 query = query.where(ReviewItem.set_no.in_(list(set_nos)))
             return list(s.scalars(query.order_by(ReviewItem.set_no, ReviewItem.position)))
+
+    def count_items(self, task_id: int) -> int:
+        """How many cases the task sampled (judged or not)."""
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).select_from(ReviewItem).where(ReviewItem.task_id == task_id))
+                       or 0)
 
     # assignments ---------------------------------------------------------------------------------------
     def assigned_sets(self, task_id: int, reviewer: str) -> list[int]:

@@ -1,0 +1,182 @@
+"""Hostile pass 4 table (notes: attack_pass4.md): saved runs read by review sampling and the large-run pages are
+verified first; a run file that is a pipe, device or folder is named as such (never opened, never waited on);
+`review sample` names a task mismatch; `review stats` counts sampled, unjudged cases.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from alict_core.manifest import CorruptArtefactError, verify_file, write_file_manifest
+from alict_core.review.store import dispose_engines
+from alict_core.runner import run_streaming
+from alict_core.runner.stream import group_by_seed
+from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import small_cases
+
+pytestmark = pytest.mark.timeout(120)  # a pipe opened for reading blocks: a regression fails, never hangs the suite
+
+
+@pytest.fixture(autouse=True)
+def fresh_engines():
+    dispose_engines()
+    yield
+    dispose_engines()
+
+
+@pytest.fixture
+def saved_run(tmp_path) -> Path:
+    """A finished sharded run of 8 sentiment seeds (vader), with its manifest."""
+    cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(8)]
+    return run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
+                         cache_root=tmp_path / "pred")
+
+
+def _first(folder: Path, pattern: str) -> Path:
+    return sorted(folder.glob(pattern))[0]
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def _dangling(path: Path) -> None:
+    path.unlink()
+    path.symlink_to(path.with_name("nowhere"))
+
+
+def _edited_text(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["text"] = "=HYPERLINK(\"http://x\")"
+    path.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+
+
+SPECIAL = [  # (file of the run, how it is replaced, needle)
+    ("results/part-*.parquet", _fifo, "is a named pipe (FIFO), not a regular file"),
+    ("cases/part-*.jsonl", _fifo, "is a named pipe (FIFO), not a regular file"),
+    ("meta.json", _fifo, "is a named pipe (FIFO), not a regular file"),
+    ("manifest.json", _fifo, "manifest.json is a named pipe (FIFO), not a regular file"),
+    ("results/part-*.parquet", _folder, "is a folder, not a regular file"),
+    ("counts/part-*.json", _dangling, "is a link that leads nowhere"),
+]
+
+
+@pytest.mark.parametrize("pattern,replace,needle", SPECIAL,
+                         ids=["results-fifo", "cases-fifo", "meta-fifo", "manifest-fifo", "part-folder", "dangling"])
+@pytest.mark.parametrize("command", ["report", "compare", "review-sample"])
+def test_a_run_file_that_is_no_regular_file_is_named_never_read(cli, tmp_path, saved_run, pattern, replace, needle,
+                                                               command):
+    replace(_first(saved_run, pattern))
+    argv = {"report": ["report", str(saved_run), "--out", str(tmp_path / "r.html")],
+            "compare": ["compare", str(saved_run), str(saved_run)],
+            "review-sample": ["review", "sample", "--name", "t", "--task", "sentiment", "--cases", str(saved_run),
+                              "--size", "2", "--sets", "1", "--k", "1", "--db",
+                              f"sqlite:///{tmp_path / 'review.sqlite'}"]}[command]
+    assert_clean_error(cli(*argv), 2, needle)  # a pipe opened for reading would block: the limit catches a hang
+    assert not (tmp_path / "r.html").exists()
+    assert not (tmp_path / "review.sqlite").exists() or not _tasks(tmp_path / "review.sqlite")
+
+
+def test_verify_file_names_a_pipe(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text("{}\n")
+    write_file_manifest(path, "x", "k", 1)
+    _fifo(path)
+    with pytest.raises(CorruptArtefactError, match="is a named pipe"):
+        verify_file(path, "x")
+
+
+def _tasks(path: Path) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT name FROM review_tasks").fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()
+
+
+TAMPERED: list[tuple[str, Callable[[Path], None], str]] = [
+    ("cases/part-*.jsonl", _edited_text, "does not match its checksum"),
+    ("results/part-*.parquet", lambda p: p.write_bytes(b"PAR1 garbage PAR1"), "does not match its checksum"),
+    ("manifest.json", lambda p: p.unlink(), "is not finished (no manifest)"),
+]
+
+
+@pytest.mark.parametrize("pattern,tamper,needle", TAMPERED, ids=["cases-edited", "results-garbage", "no-manifest"])
+def test_review_sample_refuses_a_tampered_run(cli, tmp_path, saved_run, pattern, tamper, needle):
+    tamper(_first(saved_run, pattern))
+    db = tmp_path / "review.sqlite"
+    outcome = cli("review", "sample", "--name", "t", "--task", "sentiment", "--cases", str(saved_run), "--size", "2",
+                  "--sets", "1", "--k", "1", "--db", f"sqlite:///{db}")
+    assert_clean_error(outcome, 2, needle)
+    assert not db.exists() or not _tasks(db)
+
+
+def test_review_sample_of_a_run_of_another_task_names_both_tasks(cli, tmp_path, saved_run):
+    db = tmp_path / "review.sqlite"
+    outcome = cli("review", "sample", "--name", "t", "--task", "hate_speech", "--cases", str(saved_run), "--size",
+                  "2", "--sets", "1", "--k", "1", "--db", f"sqlite:///{db}")
+    assert_clean_error(outcome, 2, "the cases are of task sentiment, not hate_speech")
+    assert not db.exists() or not _tasks(db)
+
+
+def test_review_stats_right_after_sampling_counts_the_sampled_cases(cli, tmp_path, saved_run):
+    db = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    assert cli("review", "sample", "--name", "t", "--task", "sentiment", "--cases", str(saved_run), "--size", "3",
+               "--sets", "1", "--k", "1", "--db", db).code == 0
+    text = cli("review", "stats", "t", "--db", db)
+    assert text.code == 0, text.err
+    assert "t (sentiment): 3 cases sampled, 0 of them judged (0 judgements by 0 reviewer(s))" in text.out
+    as_json = cli("review", "stats", "t", "--json", "--db", db)
+    stats = json.loads(as_json.out)["t"]
+    assert (stats["n_sampled"], stats["n_cases"], stats["n_judgements"]) == (3, 0, 0)
+
+
+def test_the_large_run_pages_verify_a_finished_run(tmp_path, monkeypatch, saved_run):
+    """The app reads runs over BIG_ROWS through RunReader (aggregates): a finished one is verified first."""
+    from alict_app import runs
+
+    monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
+    runs._reader.clear()
+    assert runs._reader(saved_run.name, 1.0).n_rows() == 8
+    _edited_text(_first(saved_run, "cases/part-*.jsonl"))
+    with pytest.raises(CorruptArtefactError, match="does not match its checksum"):
+        runs._reader(saved_run.name, 2.0)
+
+
+NOT_UTF8 = [  # (argv with raw bytes that are not UTF-8, as a shell passes them; Python reads them as surrogates)
+    (["review", "stats", "\udcff"], "argument #3 '\\xff' is not valid UTF-8"),
+    (["report", "RUN", "--title", "\udcff"], "argument #4 '\\xff' is not valid UTF-8"),
+    (["run", "--task", "sentiment", "--lc", "4", "--models", "vader", "--out", "OUT\udcfe"], "is not valid UTF-8"),
+    (["parse", "--text", "caf\udce9 is good"], "argument #3 'caf\\xe9 is good' is not valid UTF-8"),
+    (["review", "sample", "--task", "sentiment", "--name", "t\udcff"], "is not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", NOT_UTF8, ids=["stats", "title", "run-out", "parse", "sample-name"])
+def test_arguments_that_are_not_utf8_are_one_message(cli, tmp_path, saved_run, argv, needle):
+    argv = [a.replace("RUN", str(saved_run)).replace("OUT", str(tmp_path / "o")) for a in argv]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert_clean_error(cli(*argv), 2, needle, "give arguments, names and paths in UTF-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_setting_that_is_not_utf8_is_one_message(cli, monkeypatch):
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", "/tmp/w\udcff")
+    assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "4"), 2,
+                       "$ALICT_WORKSPACE_DIR '/tmp/w\\xff' is not valid UTF-8")
