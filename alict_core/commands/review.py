@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "its reviewers, give a label that disagrees with its expectation or a relevance of 2 or less; the "
         "expansions of a rejected seed go with it. Runs exclude nothing until the write-back is confirmed.")
     writeback.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
-    writeback.add_argument("--min-agreeing", type=int, default=None,
+    writeback.add_argument("--min-agreeing", type=int_range(1, 1_000), default=None,
                            help="reviewers who must agree to reject a case (default: the confirmed rule's, else 2)")
     action = writeback.add_mutually_exclusive_group()
     action.add_argument("--confirm", action="store_true", help="turn the write-back on with this rule")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, distinct, executor_options, int_range, plain_digits
+from alict_core.cliargs import add_executor_args, distinct, executor_options, float_range, int_range, plain_digits
 from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="cap on seeds per LC; on a --suite: a seeded random sample of N items per test, "
                         "stratified by label (seed: --sample-seed), never the first N in file order")
-    parser.add_argument("--inv-threshold", type=float, default=None, metavar="P",
+    parser.add_argument("--inv-threshold", type=float_range(0.0, 1.0), default=None, metavar="P",
                         help="CheckList INV tests of a --suite: a variant whose predicted label changed still "
                         "passes when its probability of the original label stays within P of the original's "
                         "(default 0.1, CheckList's INV threshold)")
