@@ -62,7 +62,7 @@ def _seeds(args: argparse.Namespace) -> list:
     from alict_core.lego import pipeline
 
     if args.seeds:
-        seeds = pipeline.seeds_from_file(args.seeds)
+        seeds = pipeline.seeds_from_file(args.seeds, args.task)
     elif args.lc:
         seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
     else:

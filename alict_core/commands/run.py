@@ -245,8 +245,14 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
     return [row for _, row in numbered]
 
 
-def read_expansion_rows(given: list[str]) -> list[dict]:
-    """Rows of the --expansions files (or folders of them); a bad line is one error naming file and line."""
+def read_expansion_rows(given: list[str], task: str | None) -> list[dict]:
+    """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
+    ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
+    ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    from alict_core.spec import load_task_specs
+    from alict_core.userfiles import InputFileError, jsonl_rows
+
+    of_task = {s.id for s in load_task_specs(task)} if given and task else set()
     expansions: list[dict] = []
     for item in given:
         path = Path(item)
@@ -254,7 +260,16 @@ def read_expansion_rows(given: list[str]) -> list[dict]:
         if not files or not all(f.is_file() for f in files):
             raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
         for file in files:
-            expansions.extend(read_rows(file, "--expansions"))
+            try:
+                numbered = jsonl_rows(file, "--expansions")
+            except InputFileError as exc:
+                raise AlictError(f"--expansions {exc}") from None
+            for where, row in numbered:
+                lc_id = row.get("lc_id")
+                if task and (not isinstance(lc_id, str) or lc_id not in of_task):
+                    raise AlictError(f"--expansions {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its "
+                                     f"LCs: {', '.join(sorted(of_task)[:3])}, …)")
+                expansions.append(row)
     return expansions
 
 
@@ -263,7 +278,7 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
     from alict_core.suites import read_suite
 
     cases = []
-    expansions = read_expansion_rows(args.expansions)
+    expansions = read_expansion_rows(args.expansions, None if args.suite else args.task)  # suite rows: suite ids
     if not args.no_lcs:
         wanted: dict[str, set[str]] = {}
         for row in expansions:

@@ -180,3 +180,37 @@ def test_a_setting_that_is_not_utf8_is_one_message(cli, monkeypatch):
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", "/tmp/w\udcff")
     assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "4"), 2,
                        "$ALICT_WORKSPACE_DIR '/tmp/w\\xff' is not valid UTF-8")
+
+
+def _expansions_of_another_task(tmp_path: Path) -> Path:
+    path = tmp_path / "exp" / "sentiment-lc04.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"lc_id": "sentiment-lc04", "seed_id": "s1", "text": "a fine film indeed",
+                                "accepted": True}) + "\n")
+    return path.parent
+
+
+MISMATCHED = [  # (argv naming hate_speech with inputs of sentiment, needle); rows were dropped without a word
+    (["run", "--task", "hate_speech", "--lc", "1", "--models", "profanity-check", "--max-seeds", "1", "--expansions",
+      "EXP", "--out", "OUT"], "--expansions sentiment-lc04.jsonl:1: lc_id 'sentiment-lc04' is not an LC of task"),
+    (["validate", "--task", "hate_speech", "--lc", "1", "--max-seeds", "1", "--expansions", "EXP"],
+     "--expansions sentiment-lc04.jsonl:1: lc_id 'sentiment-lc04' is not an LC of task 'hate_speech'"),
+    (["fidelity", "--task", "hate_speech", "--lc", "1", "--expansions", "EXP"],
+     "--expansions sentiment-lc04.jsonl:1: lc_id 'sentiment-lc04' is not an LC of task 'hate_speech'"),
+    (["lego", "--task", "hate_speech", "--seeds", "SEEDS", "--out", "OUT"],
+     "seeds.jsonl:1: the seed is of task 'sentiment', not 'hate_speech'"),
+    (["explain", "--results", "RUN", "--lc", "1", "--model", "profanity-check"],
+     "model 'profanity-check' is for task hate_speech, but the run's LC sentiment-lc01 is of task sentiment"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", MISMATCHED, ids=["run-expansions", "validate-expansions",
+                                                         "fidelity-expansions", "lego-seeds", "explain-model"])
+def test_inputs_of_another_task_are_refused(cli, tmp_path, saved_run, argv, needle):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps({"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                 "text": "a fine film"}) + "\n")
+    values = {"EXP": str(_expansions_of_another_task(tmp_path)), "OUT": str(tmp_path / "out"), "SEEDS": str(seeds),
+              "RUN": str(saved_run)}
+    assert_clean_error(cli(*[values.get(a, a) for a in argv]), 2, needle, limit_s=60)
+    assert not (tmp_path / "out").exists()
