@@ -214,3 +214,51 @@ def test_inputs_of_another_task_are_refused(cli, tmp_path, saved_run, argv, need
               "RUN": str(saved_run)}
     assert_clean_error(cli(*[values.get(a, a) for a in argv]), 2, needle, limit_s=60)
     assert not (tmp_path / "out").exists()
+
+
+def _judged_database(tmp_path: Path) -> Path:
+    """A review database with one task of 2 sentiment seeds, both judged by one reviewer."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+
+    path = tmp_path / "review.sqlite"
+    store = ReviewStore(f"sqlite:///{path}")
+    cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(2)]
+    create_review_task(store, "t", "sentiment", cases, SamplingPlan(size=2, n_sets=1, k=1), ["ann"])
+    for item in store.items(store.task("t").id):
+        store.judge(item.id, "ann", relevance=4, label_score=5)
+    dispose_engines()
+    return path
+
+
+TAMPERED_DB = [  # (SQL run on the database outside ALiCT, needle); each was counted (or exit 3) before
+    ("UPDATE judgements SET relevance = 99", "relevance must be an integer from 1 to 5, got 99"),
+    ("UPDATE judgements SET label_score = -7", "label score must be an integer from 1 to 5, got -7"),
+    ("UPDATE judgements SET label_score = 'abc'", "label score must be an integer from 1 to 5, got 'abc'"),
+    ("UPDATE judgements SET relevance = 4.5", "relevance must be an integer from 1 to 5, got 4.5"),
+    ("UPDATE judgements SET validity = 9", "a seed has no validity score, got 9"),
+    ("UPDATE review_items SET kind = 'weird'", "its item's kind 'weird'"),
+    ("UPDATE review_tasks SET suite_task = 'bogus'", "its task is 'bogus'"),
+    ("UPDATE review_tasks SET plan = 'not json'", "the review database holds damaged review tasks"),
+    ("UPDATE review_items SET expected = '[1'", "the review database holds damaged"),
+]
+
+
+@pytest.mark.parametrize("sql,needle", TAMPERED_DB, ids=["rel99", "label-negative", "label-text", "rel-float",
+                                                         "validity-on-seed", "kind", "task", "plan", "expected"])
+@pytest.mark.parametrize("command", ["stats", "export", "writeback"])
+def test_a_review_database_changed_outside_is_refused_not_counted(cli, tmp_path, sql, needle, command):
+    path = _judged_database(tmp_path)
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    url = f"sqlite:///{path}"
+    argv = {"stats": ["review", "stats", "t", "--db", url],
+            "export": ["review", "export", "t", "--judgements", "--db", url, "--out", str(tmp_path / "x.csv")],
+            "writeback": ["review", "writeback", "--task", "sentiment", "--db", url]}[command]
+    outcome = cli(*argv)
+    if command == "writeback" and ("suite_task" in sql or "plan" in sql):
+        assert outcome.code == 0, outcome.err  # not a sentiment task any more / a plan the write-back never reads
+        return
+    assert_clean_error(outcome, 2, needle, "changed outside ALiCT")
+    assert not (tmp_path / "x.csv").exists()
