@@ -262,3 +262,33 @@ def test_a_review_database_changed_outside_is_refused_not_counted(cli, tmp_path,
         return
     assert_clean_error(outcome, 2, needle, "changed outside ALiCT")
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_story_json_that_is_a_pipe_is_not_waited_on(saved_run):
+    """The Story page reads story.json beside the run (outside its manifest): a pipe there hung the page."""
+    from alict_core.story import read_story
+
+    story = saved_run / "story.json"
+    if story.exists():
+        story.unlink()
+    os.mkfifo(story)
+    assert read_story(saved_run) is None  # computed again from the verified run
+
+
+def test_a_running_run_whose_progress_is_a_pipe_is_not_waited_on(tmp_path, saved_run):
+    """Every page and `report`/`review sample` without a run list the store's unfinished runs (progress.json)."""
+    from alict_core.runner.store import unfinished_runs
+
+    running = tmp_path / "store" / "0123456789abcdef"
+    running.mkdir(parents=True)
+    os.mkfifo(running / "progress.json")
+    assert unfinished_runs(tmp_path / "store") == []
+
+
+@pytest.mark.parametrize("reader", ["read_json", "read_jsonl", "iter_jsonl"])
+def test_the_artefact_readers_name_a_pipe(tmp_path, reader):
+    from alict_core import jsonl
+
+    os.mkfifo(tmp_path / "x.json")
+    with pytest.raises(jsonl.NotARegularFileError, match="is a named pipe"):
+        list(getattr(jsonl, reader)(tmp_path / "x.json"))
