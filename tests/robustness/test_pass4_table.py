@@ -292,3 +292,58 @@ def test_the_artefact_readers_name_a_pipe(tmp_path, reader):
     os.mkfifo(tmp_path / "x.json")
     with pytest.raises(jsonl.NotARegularFileError, match="is a named pipe"):
         list(getattr(jsonl, reader)(tmp_path / "x.json"))
+
+
+SETTINGS = [  # ($variable, value, needle): int() reads "1_0" as 10 and "１０" as 10; a bad cache size was exit 3
+    ("ALICT_MODEL_CACHE_SIZE", "x", "ALICT_MODEL_CACHE_SIZE='x' must be a whole number from 1 to 1024"),
+    ("ALICT_MODEL_CACHE_SIZE", "2.5", "must be a whole number from 1 to 1024"),
+    ("ALICT_TORCH_THREADS", "\uff12", "ALICT_TORCH_THREADS='\uff12' must be a whole number from 1 to 1024"),
+    ("ALICT_TORCH_THREADS", "1_0", "must be a whole number from 1 to 1024"),
+    ("ALICT_LIMIT_MAX_SEEDS", "1_0", "ALICT_LIMIT_MAX_SEEDS='1_0' must be a positive whole number"),
+    ("ALICT_LIMIT_MAX_SEEDS", "\uff11\uff10", "must be a positive whole number"),
+]
+
+
+def _read_setting(variable: str) -> None:
+    from alict_core.limits import Limits, setting_number
+    from alict_core.runtime import torch_threads
+
+    if variable == "ALICT_MODEL_CACHE_SIZE":
+        setting_number(variable, 8, 1, 1024, whole=True)  # what models/registry.py reads at import
+    elif variable == "ALICT_TORCH_THREADS":
+        torch_threads()
+    else:
+        Limits.from_env()
+
+
+@pytest.mark.parametrize("variable,value,needle", SETTINGS, ids=["cache-x", "cache-float", "threads-wide",
+                                                                 "threads-underscore", "limit-underscore",
+                                                                 "limit-wide"])
+def test_numeric_settings_take_plain_digits_only(monkeypatch, variable, value, needle):
+    from alict_core.errors import AlictError
+
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(AlictError) as raised:
+        _read_setting(variable)
+    assert needle in str(raised.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "1_0", "inf"])
+def test_the_online_probe_timeout_is_checked(monkeypatch, value):
+    from alict_core.errors import AlictError
+    from alict_core.limits import setting_number
+
+    monkeypatch.setenv("ALICT_ONLINE_TIMEOUT", value)
+    with pytest.raises(AlictError, match="ALICT_ONLINE_TIMEOUT=.* must be a number from 0.1 to 60"):
+        setting_number("ALICT_ONLINE_TIMEOUT", 1.5, 0.1, 60)
+
+
+def test_a_bad_model_cache_size_is_one_message_on_the_cli():
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "alict_core", "explain", "--text", "a good film", "--model", "vader"]
+    done = subprocess.run(argv, text=True, capture_output=True, env={**os.environ, "ALICT_MODEL_CACHE_SIZE": "x"},
+                          timeout=120)
+    assert done.returncode == 2, done.stderr[-400:]
+    assert "ALICT_MODEL_CACHE_SIZE='x' must be a whole number" in done.stderr and "Traceback" not in done.stderr
