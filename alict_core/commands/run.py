@@ -242,6 +242,8 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
         if not isinstance(lc_id, str) or lc_id not in of_task:
             raise AlictError(f"--seeds {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
                              f"{', '.join(sorted(of_task)[:3])}, …)")
+        if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
+            raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
     return [row for _, row in numbered]
 
 

@@ -347,3 +347,15 @@ def test_a_bad_model_cache_size_is_one_message_on_the_cli():
                           timeout=120)
     assert done.returncode == 2, done.stderr[-400:]
     assert "ALICT_MODEL_CACHE_SIZE='x' must be a whole number" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_seed_rows_naming_another_task_are_refused(cli, tmp_path, command):
+    """A row of an LC of the task but `"task": "hate_speech"` was stored as a hate-speech case of a sentiment run."""
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps({"id": "s1", "lc_id": "sentiment-lc04", "task": "hate_speech", "text": "not bad",
+                                 "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}}) + "\n")
+    extra = ["--models", "vader", "--out", str(tmp_path / "out")] if command == "run" else []
+    outcome = cli(command, "--task", "sentiment", "--lc", "4", "--seeds", str(seeds), *extra)
+    assert_clean_error(outcome, 2, "seeds.jsonl:1: the seed names task 'hate_speech', not 'sentiment'")
+    assert not (tmp_path / "out").exists()
