@@ -457,7 +457,8 @@ def damaged_rows(what: str) -> Iterator[None]:
         yield
     except (ValueError, TypeError, OverflowError) as exc:
         raise ReviewError(f"the review database holds damaged {what} ({type(exc).__name__}: {str(exc)[:80]}); it was "
-                          "changed outside ALiCT: restore a copy or pass --db with another review database") from None
+                          "changed outside ALiCT: restore a copy or use another review database "
+                          "($ALICT_REVIEW_DB_URL or --db)") from None
 
 
 def check_stored_judgement(j: Any, item: Any, task_name: str, suite: str) -> None:
@@ -478,8 +479,8 @@ def check_stored_judgement(j: Any, item: Any, task_name: str, suite: str) -> Non
         elif j.validity is not None:
             raise ReviewError(f"a seed has no validity score, got {j.validity!r}")
     except ReviewError as exc:
-        raise ReviewError(f"{where}{exc}; it was changed outside ALiCT: restore a copy or pass --db with another "
-                          "review database") from None
+        raise ReviewError(f"{where}{exc}; it was changed outside ALiCT: restore a copy or use another review "
+                          "database ($ALICT_REVIEW_DB_URL or --db)") from None
 
 
 def check_name(name: str | None, what: str, longest: int) -> str:
