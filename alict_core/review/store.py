@@ -455,7 +455,7 @@ def damaged_rows(what: str) -> Iterator[None]:
     """A row the ORM cannot load (a JSON column that is not JSON, a text where a number is kept) is one message."""
     try:
         yield
-    except (ValueError, TypeError, OverflowError) as exc:
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise ReviewError(f"the review database holds damaged {what} ({type(exc).__name__}: {str(exc)[:80]}); it was "
                           "changed outside ALiCT: restore a copy or use another review database "
                           "($ALICT_REVIEW_DB_URL or --db)") from None

@@ -240,11 +240,16 @@ TAMPERED_DB = [  # (SQL run on the database outside ALiCT, needle); each was cou
     ("UPDATE review_tasks SET suite_task = 'bogus'", "its task is 'bogus'"),
     ("UPDATE review_tasks SET plan = 'not json'", "the review database holds damaged review tasks"),
     ("UPDATE review_items SET expected = '[1'", "the review database holds damaged"),
+    ("UPDATE review_items SET expected = '" + "[" * 100_000 + "]" * 100_000 + "'",
+     "the review database holds damaged judgements (RecursionError"),
+    ("UPDATE review_tasks SET plan = '" + "[" * 100_000 + "]" * 100_000 + "'",
+     "the review database holds damaged review tasks (RecursionError"),
 ]
 
 
 @pytest.mark.parametrize("sql,needle", TAMPERED_DB, ids=["rel99", "label-negative", "label-text", "rel-float",
-                                                         "validity-on-seed", "kind", "task", "plan", "expected"])
+                                                         "validity-on-seed", "kind", "task", "plan", "expected",
+                                                         "expected-deep", "plan-deep"])
 @pytest.mark.parametrize("command", ["stats", "export", "writeback"])
 def test_a_review_database_changed_outside_is_refused_not_counted(cli, tmp_path, sql, needle, command):
     path = _judged_database(tmp_path)
@@ -257,7 +262,7 @@ def test_a_review_database_changed_outside_is_refused_not_counted(cli, tmp_path,
             "export": ["review", "export", "t", "--judgements", "--db", url, "--out", str(tmp_path / "x.csv")],
             "writeback": ["review", "writeback", "--task", "sentiment", "--db", url]}[command]
     outcome = cli(*argv)
-    if command == "writeback" and ("suite_task" in sql or "plan" in sql):
+    if command == "writeback" and ("suite_task" in sql or "SET plan" in sql):
         assert outcome.code == 0, outcome.err  # not a sentiment task any more / a plan the write-back never reads
         return
     assert_clean_error(outcome, 2, needle, "changed outside ALiCT")
