@@ -364,3 +364,31 @@ def test_seed_rows_naming_another_task_are_refused(cli, tmp_path, command):
     outcome = cli(command, "--task", "sentiment", "--lc", "4", "--seeds", str(seeds), *extra)
     assert_clean_error(outcome, 2, "seeds.jsonl:1: the seed names task 'hate_speech', not 'sentiment'")
     assert not (tmp_path / "out").exists()
+
+
+PROGRESS = [  # a running run's progress.json as written by hand: the Run page said "Unexpected error … ValueError"
+    {"status": "running", "pid": "x", "n_cases": "many", "shards_done": -5},
+    {"status": "running", "n_shards": 1e309, "cases_done": True, "started_at": "yesterday", "models": "vader"},
+    {"n_cases": [1], "updated_at": float("nan"), "models": [1, None]},
+]
+
+
+@pytest.mark.parametrize("progress", PROGRESS, ids=["texts", "huge-and-bool", "lists-and-nan"])
+def test_a_progress_file_of_wrong_types_reads_as_a_stopped_run(tmp_path, progress):
+    from alict_core.runner.reader import running_runs
+
+    running = tmp_path / "0123456789abcdef"
+    running.mkdir()
+    (running / "progress.json").write_text(json.dumps(progress))
+    (view,) = running_runs(tmp_path)
+    assert (view["n_cases"], view["cases_done"]) == (0, 0) and 0.0 <= view["fraction"] <= 1.0
+    assert all(isinstance(m, str) for m in view["models"])
+
+
+def test_a_progress_file_nested_too_deep_is_skipped(tmp_path):
+    from alict_core.runner.reader import running_runs
+
+    running = tmp_path / "0123456789abcdef"
+    running.mkdir()
+    (running / "progress.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert running_runs(tmp_path) == []
