@@ -170,8 +170,12 @@ BIG_ROWS = LARGE_ROWS  # case × model rows above which the pages aggregate and 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _reader(run_id: str, stamp: float) -> Any:
     from alict_core.runner.reader import RunReader
+    from alict_core.runner.run import verify_saved_run
 
-    return RunReader.open(runs_root() / run_id)
+    folder = runs_root() / run_id
+    if (folder / "meta.json").exists():  # finished: checked against its manifest, like RunResult.load (a running
+        verify_saved_run(folder)  # run has no manifest yet and shows its finished shards)
+    return RunReader.open(folder)
 
 
 def _stamp(folder: Path) -> float:

@@ -19,6 +19,7 @@ import argparse
 import errno
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 import traceback
@@ -85,6 +86,21 @@ def _configure_logging() -> None:
         logger.setLevel(logging.WARNING)
 
 
+def check_utf8_inputs(argv: list[str], environ: dict[str, str]) -> None:
+    """Every argument and ``ALICT_*`` setting is UTF-8 text: raw bytes that are not (decoded by Python as lone
+    surrogates) would pass the parser and fail deep inside, when the text is stored or printed."""
+    def raw(text: str) -> str:
+        return repr(text.encode("utf-8", "surrogateescape"))[1:]
+
+    for position, text in enumerate(argv, 1):
+        if any("\udc80" <= ch <= "\udcff" for ch in text):
+            raise AlictError(f"argument #{position} {raw(text)} is not valid UTF-8; give arguments, names and "
+                             "paths in UTF-8")
+    for name, text in sorted(environ.items()):
+        if name.startswith("ALICT_") and any("\udc80" <= ch <= "\udcff" for ch in text):
+            raise AlictError(f"${name} {raw(text)} is not valid UTF-8; set it in UTF-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -93,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["--debug"] + [a for a in argv if a != "--debug"]
     try:
         _configure_logging()
+        check_utf8_inputs(argv, dict(os.environ))
         parser = build_parser()
         args = parser.parse_args(argv)
         check_repeats(args)  # an option naming one file or LC twice, before any work

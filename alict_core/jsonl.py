@@ -81,13 +81,34 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
     return count
 
 
+class NotARegularFileError(AlictError, OSError):
+    """An artefact file that is a pipe, device, socket or folder (reading a pipe would wait for a writer)."""
+
+
+def open_regular(path: Path, encoding: str | None = "utf-8") -> Any:
+    """``open(path)`` for reading, refusing (never blocking on) anything but a regular file: the file is opened
+    without waiting and checked on its descriptor, so a pipe swapped in after any earlier check is named too."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else \
+                "a device or socket"
+            raise NotARegularFileError(f"{path}: is {kind}, not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return open(fd, encoding=encoding) if encoding else open(fd, "rb")
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path) as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path) as handle:
         for line in handle:
             if line.strip():
                 yield json.loads(line)
@@ -100,7 +121,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
+    with open_regular(path) as handle:
         return json.load(handle)
 
 

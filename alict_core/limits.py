@@ -13,6 +13,35 @@ from typing import Any
 
 from alict_core.errors import AlictError
 
+
+def whole_number(raw: str) -> int | None:
+    """``raw`` as a whole number written in ASCII digits (an optional sign), else None: ``int()`` also reads
+    ``1_0`` as 10 and full-width or Arabic-Indic digits, which nobody types as a setting."""
+    text = raw.strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    return int(text) if digits.isascii() and digits.isdigit() else None
+
+
+def setting_number(variable: str, default: float, low: float, high: float, whole: bool = False) -> float:
+    """A finite number in [low, high] (``whole``: a whole number) from ``$variable`` (``default`` when unset or
+    blank), else one message."""
+    import math
+
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw) if raw.isascii() and "_" not in raw else math.nan
+    except ValueError:
+        value = math.nan
+    if whole:
+        number = whole_number(raw)
+        value = math.nan if number is None else float(number)
+    if not (math.isfinite(value) and low <= value <= high):
+        what = "a whole number" if whole else "a number"
+        raise AlictError(f"{variable}={raw[:20]!r} must be {what} from {low:g} to {high:g}")
+    return value
+
 ENV_PREFIX = "ALICT_LIMIT_"
 
 
@@ -52,11 +81,8 @@ class Limits:
             raw = os.environ.get(variable)
             if raw is None or not raw.strip():
                 continue
-            try:
-                value = int(raw)
-            except ValueError:
-                value = -1
-            if value < 1:
+            value = whole_number(raw)
+            if value is None or value < 1:
                 raise LimitError(f"{variable}={raw[:20]!r} must be a positive whole number")
             values[f.name] = value
         return cls(**values)

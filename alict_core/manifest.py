@@ -24,6 +24,7 @@ import logging
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 from contextlib import contextmanager, nullcontext
@@ -75,9 +76,31 @@ class Manifest:
         return manifest
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no regular file ("is missing", "is a named pipe (FIFO)", ...), or None when it is one.
+    Never opens the path: a pipe or device is named, not read (a read would block or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "is a link that leads nowhere" if os.path.islink(path) else "is missing"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {kind}, not a regular file"
+
+
 def sha256_file(path: Path) -> str:
+    """sha256 of a regular file; opened without blocking, so a pipe swapped in after a check is refused, not
+    waited on."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CorruptArtefactError(f"{path}: is not a regular file (a pipe, device or folder)")
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -107,10 +130,17 @@ def _dump(manifest: Manifest) -> bytes:
 
 
 def _read_manifest(path: Path, where: str) -> Manifest:
-    if not path.is_file():
+    problem = not_a_file(path)
+    if problem == "is missing":
         raise CorruptArtefactError(f"{where}: no manifest (written by an older version, or interrupted)")
+    if problem:
+        raise CorruptArtefactError(f"{where}: {path.name} {problem}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in after the check is not waited on
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CorruptArtefactError(f"{where}: {path.name} is not a regular file")
+            data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise CorruptArtefactError(f"{where}: unreadable manifest ({type(exc).__name__})") from None
     return Manifest.from_dict(data, where)
@@ -139,8 +169,9 @@ def verify_dir(directory: Path, kind: str, key: str | None = None, label: str | 
         raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
     for name, digest in manifest.files.items():
         path = directory / name
-        if not path.is_file():
-            raise CorruptArtefactError(f"{where}: file {name} is missing")
+        problem = not_a_file(path)
+        if problem:
+            raise CorruptArtefactError(f"{where}: file {name} {problem}")
         if sha256_file(path) != digest:
             raise CorruptArtefactError(f"{where}: file {name} does not match its checksum (changed or truncated)")
     return manifest
@@ -165,8 +196,9 @@ def verify_file(path: Path, kind: str, key: str | None = None, label: str | None
     """Check one file against the manifest beside it."""
     path = Path(path)
     where = label or f"{kind} {path.name}"
-    if not path.is_file():
-        raise CorruptArtefactError(f"{where}: file is missing")
+    problem = not_a_file(path)
+    if problem:
+        raise CorruptArtefactError(f"{where}: file {problem}")
     manifest = _read_manifest(file_manifest_path(path), where)
     if manifest.kind != kind:
         raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from alict_core.errors import AlictError
+from alict_core.limits import setting_number
 
 ROLES = ("parser", "mlm", "classifier:sentiment", "classifier:hate_speech")
 PIN_ENV = {
@@ -158,7 +159,7 @@ def reachable(host: tuple[str, int]) -> bool:
         return False
     with _LOCK:
         if host not in _PROBES:
-            _PROBES[host] = _https_answers(host, float(os.environ.get(TIMEOUT_ENV, "1.5")))
+            _PROBES[host] = _https_answers(host, setting_number(TIMEOUT_ENV, 1.5, 0.1, 60))
         return _PROBES[host]
 
 

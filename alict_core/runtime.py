@@ -19,11 +19,10 @@ def torch_threads() -> int:
     """Threads torch may use (``ALICT_TORCH_THREADS``, default 2: the machines are shared); a value that is not a
     whole number in [1, 1024] is one clear error (an operator's setting, never silently replaced)."""
     raw = os.environ.get(TORCH_THREADS_ENV, "").strip() or "2"
-    try:
-        threads = int(raw)
-    except ValueError:
-        threads = 0
-    if not 1 <= threads <= MAX_TORCH_THREADS:
+    from alict_core.limits import whole_number
+
+    threads = whole_number(raw)
+    if threads is None or not 1 <= threads <= MAX_TORCH_THREADS:
         raise AlictError(f"{TORCH_THREADS_ENV}={raw[:20]!r} must be a whole number from 1 to {MAX_TORCH_THREADS}")
     return threads
 

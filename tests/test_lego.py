@@ -290,8 +290,9 @@ def test_cli_bad_input_is_one_message(tmp_path, capsys):
         ]
     )
     assert code == 2 and "not found" in capsys.readouterr().err
-    code = main(["lego", "--task", "sentiment", "--corpus-sample", "3", "--breadth", "0", "--judge", "vader"])
-    assert code == 2 and "--breadth" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # refused by the option's range, before any work
+        main(["lego", "--task", "sentiment", "--corpus-sample", "3", "--breadth", "0", "--judge", "vader"])
+    assert stopped.value.code == 2 and "--breadth: 0 is out of range [1, 20]" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -546,8 +546,9 @@ def test_writeback_cli_says_what_will_be_excluded_and_confirms(url, capsys):
     assert json.loads(capsys.readouterr().out)["rejected"] == []
     assert main(["review", "writeback", "--task", "sentiment", "--confirm", "--by", "lead"]) == 0
     assert "ON" in capsys.readouterr().out and rejected_case_ids("sentiment") == {"sentiment-lc01-s0"}
-    assert main(["review", "writeback", "--task", "sentiment", "--min-agreeing", "0"]) == 2
-    assert "whole number >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # refused by the option's range, before the database is opened
+        main(["review", "writeback", "--task", "sentiment", "--min-agreeing", "0"])
+    assert stopped.value.code == 2 and "--min-agreeing: 0 is out of range [1, 1000]" in capsys.readouterr().err
     assert main(["review", "writeback", "--task", "sentiment", "--revoke"]) == 0
     assert rejected_case_ids("sentiment") == set()
 

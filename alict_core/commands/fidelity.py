@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
-    rows = fidelity_rows(specs, corpus, read_expansion_rows(args.expansions),
+    rows = fidelity_rows(specs, corpus, read_expansion_rows(args.expansions, args.task),
                          progress=None if args.json else lambda lc: print(f"counting {lc} …", file=sys.stderr))
     if args.json:
         print(json.dumps(as_records(rows), indent=2))

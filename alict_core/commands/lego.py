@@ -10,7 +10,7 @@ from alict_core.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from alict_core.cliargs import int_range
+    from alict_core.cliargs import float_range, int_range
     from alict_core.lego.settings import LegoSettings
 
     defaults = LegoSettings()
@@ -45,16 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--parser", default=None, help="constituency parser for SBAR clauses (default: the resolved default parser)"
     )
     parser.add_argument("--no-constituency", action="store_true", help="adjuncts from the dependency parse only")
-    parser.add_argument(
-        "--breadth", type=int, default=defaults.breadth, help="children per node per level (original + mutations)"
-    )
-    parser.add_argument("--max-nodes", type=int, default=defaults.max_nodes, help="nodes per tree")
-    parser.add_argument("--max-adjuncts", type=int, default=defaults.max_adjuncts)
-    parser.add_argument(
-        "--mlm-top-k", type=int, default=defaults.mlm_top_k, help="fills per word; 0 turns the masked LM off"
-    )
-    parser.add_argument("--threshold", type=float, default=defaults.threshold, help="DIR tolerance (the paper's 0.1)")
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--breadth", type=int_range(1, 20), default=defaults.breadth,
+                        help="children per node per level (original + mutations)")
+    parser.add_argument("--max-nodes", type=int_range(1, 2000), default=defaults.max_nodes, help="nodes per tree")
+    parser.add_argument("--max-adjuncts", type=int_range(0, 20), default=defaults.max_adjuncts)
+    parser.add_argument("--mlm-top-k", type=int_range(0, 50), default=defaults.mlm_top_k,
+                        help="fills per word; 0 turns the masked LM off")
+    parser.add_argument("--threshold", type=float_range(0.0, 1.0), default=defaults.threshold,
+                        help="DIR tolerance (the paper's 0.1)")
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=defaults.seed)
     parser.add_argument("--out", default=None, help="output folder (default: cache dir lego/<key>)")
     parser.set_defaults(handler=run)
 
@@ -63,7 +62,7 @@ def _seeds(args: argparse.Namespace) -> list:
     from alict_core.lego import pipeline
 
     if args.seeds:
-        seeds = pipeline.seeds_from_file(args.seeds)
+        seeds = pipeline.seeds_from_file(args.seeds, args.task)
     elif args.lc:
         seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
     else:

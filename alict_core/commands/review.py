@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "its reviewers, give a label that disagrees with its expectation or a relevance of 2 or less; the "
         "expansions of a rejected seed go with it. Runs exclude nothing until the write-back is confirmed.")
     writeback.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
-    writeback.add_argument("--min-agreeing", type=int, default=None,
+    writeback.add_argument("--min-agreeing", type=int_range(1, 1_000), default=None,
                            help="reviewers who must agree to reject a case (default: the confirmed rule's, else 2)")
     action = writeback.add_mutually_exclusive_group()
     action.add_argument("--confirm", action="store_true", help="turn the write-back on with this rule")
@@ -177,14 +177,16 @@ def run_stats(args: argparse.Namespace) -> int:
     tasks = [store.task(args.name)] if args.name else store.tasks()
     if not tasks:
         raise AlictError("no review tasks yet; create one with `review sample`")
-    out = {t.name: {"suite_task": t.suite_task, **task_stats(store.judgements(t.id), t.suite_task)} for t in tasks}
+    out = {t.name: {"suite_task": t.suite_task, "n_sampled": store.count_items(t.id),
+                    **task_stats(store.judgements(t.id), t.suite_task)} for t in tasks}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     for name, stats in out.items():
         agree = stats["agreement"]
-        print(f"{name} ({stats['suite_task']}): {stats['n_judgements']} judgements of {stats['n_cases']} cases "
-              f"by {len(stats['reviewers'])} reviewer(s); metrics per case (n = cases), 95 % Wilson intervals")
+        print(f"{name} ({stats['suite_task']}): {stats['n_sampled']} cases sampled, {stats['n_cases']} of them judged "
+              f"({stats['n_judgements']} judgements by {len(stats['reviewers'])} reviewer(s)); metrics per judged "
+              "case (n = cases), 95 % Wilson intervals")
         for part in ("seed", "expansion", "overall"):
             m = stats[part]
             print(f"  {part:<9} LabelCons {_fmt(m['label_cons'])} | LCRel {_fmt(m['lc_rel'])} | "

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, distinct, executor_options, int_range, plain_digits
+from alict_core.cliargs import add_executor_args, distinct, executor_options, float_range, int_range, plain_digits
 from alict_core.csvsafe import read_csv
 from alict_core.errors import AlictError
 
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="cap on seeds per LC; on a --suite: a seeded random sample of N items per test, "
                         "stratified by label (seed: --sample-seed), never the first N in file order")
-    parser.add_argument("--inv-threshold", type=float, default=None, metavar="P",
+    parser.add_argument("--inv-threshold", type=float_range(0.0, 1.0), default=None, metavar="P",
                         help="CheckList INV tests of a --suite: a variant whose predicted label changed still "
                         "passes when its probability of the original label stays within P of the original's "
                         "(default 0.1, CheckList's INV threshold)")
@@ -242,11 +242,19 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
         if not isinstance(lc_id, str) or lc_id not in of_task:
             raise AlictError(f"--seeds {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
                              f"{', '.join(sorted(of_task)[:3])}, …)")
+        if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
+            raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
     return [row for _, row in numbered]
 
 
-def read_expansion_rows(given: list[str]) -> list[dict]:
-    """Rows of the --expansions files (or folders of them); a bad line is one error naming file and line."""
+def read_expansion_rows(given: list[str], task: str | None) -> list[dict]:
+    """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
+    ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
+    ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    from alict_core.spec import load_task_specs
+    from alict_core.userfiles import InputFileError, jsonl_rows
+
+    of_task = {s.id for s in load_task_specs(task)} if given and task else set()
     expansions: list[dict] = []
     for item in given:
         path = Path(item)
@@ -254,7 +262,16 @@ def read_expansion_rows(given: list[str]) -> list[dict]:
         if not files or not all(f.is_file() for f in files):
             raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
         for file in files:
-            expansions.extend(read_rows(file, "--expansions"))
+            try:
+                numbered = jsonl_rows(file, "--expansions")
+            except InputFileError as exc:
+                raise AlictError(f"--expansions {exc}") from None
+            for where, row in numbered:
+                lc_id = row.get("lc_id")
+                if task and (not isinstance(lc_id, str) or lc_id not in of_task):
+                    raise AlictError(f"--expansions {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its "
+                                     f"LCs: {', '.join(sorted(of_task)[:3])}, …)")
+                expansions.append(row)
     return expansions
 
 
@@ -263,7 +280,7 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
     from alict_core.suites import read_suite
 
     cases = []
-    expansions = read_expansion_rows(args.expansions)
+    expansions = read_expansion_rows(args.expansions, None if args.suite else args.task)  # suite rows: suite ids
     if not args.no_lcs:
         wanted: dict[str, set[str]] = {}
         for row in expansions:

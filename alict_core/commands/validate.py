@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.spec import load_task_specs
     from alict_core.validity import format_summary, validate
 
-    expansions = read_expansion_rows(args.expansions)
+    expansions = read_expansion_rows(args.expansions, args.task)
     wanted: dict[str, set[str]] = {}
     for row in expansions:
         if row.get("accepted", True) and "lc_id" in row:

@@ -161,6 +161,20 @@ def _count_rows(path: Path) -> int:
     return sum(1 for _ in iter_jsonl(path))
 
 
+def _check_model_task(model_name: str, lc_id: str, run_task: str) -> None:
+    """A model of another task would explain this run's cases in its own labels: refused (one message)."""
+    from alict_core.models import MODELS
+    from alict_core.models.registry import model_entry
+
+    try:
+        model_task = model_entry(model_name).tags.get("task")
+    except Exception:  # noqa: BLE001 - an unknown model is reported where it is built, with the registry's names
+        return
+    if model_task not in (None, run_task):
+        raise ExplainError(f"model {model_name!r} is for task {model_task}, but the run's LC {lc_id} is of task "
+                           f"{run_task}; models for {run_task}: {', '.join(MODELS.names(task=run_task))}")
+
+
 def _failing_pairs(run: Any, lc_id: str, model_name: str | None, max_pairs: int | None) -> list[dict[str, Any]]:
     """The pass-to-fail pairs :func:`explain_lc_failures` would explain, as plain dicts (with ``model``)."""
     if not hasattr(run, "pass_to_fail"):
@@ -170,6 +184,10 @@ def _failing_pairs(run: Any, lc_id: str, model_name: str | None, max_pairs: int 
     pairs = run.pass_to_fail()
     known = sorted(set(run.cases().lc_id)) if hasattr(run, "cases") else []
     lc_id = run_lc(lc_id, known)
+    if model_name is not None:
+        tasks = {c.task for c in getattr(run, "case_list", []) if c.lc_id == lc_id and c.task}
+        if len(tasks) == 1:
+            _check_model_task(model_name, lc_id, str(tasks.pop()))
     pairs = pairs[pairs.lc_id == lc_id]
     if model_name is not None and (pairs.model == model_name).any():
         pairs = pairs[pairs.model == model_name]  # else: that model explains the run's first model's pairs

@@ -46,8 +46,9 @@ class LegoResult:
         }
 
 
-def seeds_from_file(path: str | Path) -> list[LegoSeed]:
-    """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line)."""
+def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]:
+    """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line). A
+    row that names its ``task`` (as `seeds --out` writes) must name ``task``: another task's seeds are refused."""
     from alict_core.limits import LimitError, check_text
     from alict_core.userfiles import iter_lines, jsonl_rows
 
@@ -61,6 +62,10 @@ def seeds_from_file(path: str | Path) -> list[LegoSeed]:
                     raise AlictError(f"{where}: field 'id' must be text or a whole number, "
                                      f"got {type(seed_id).__name__}")
                 text = check_text(row.get("text"), f"{where}: field 'text'")
+                row_task = row.get("task")
+                if task is not None and row_task is not None and row_task != task:
+                    raise AlictError(f"{where}: the seed is of task {row_task!r}, not {task!r}; give seeds of "
+                                     f"task {task!r} (or run lego --task {row_task})")
                 seeds.append(LegoSeed(str(seed_id if seed_id is not None else f"seed-{n}"), text))
             return dedupe(seeds)
         for n, line in iter_lines(path, what):

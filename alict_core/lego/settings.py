@@ -24,7 +24,7 @@ class LegoSettings(BaseModel):
     threshold: float = Field(
         default=0.1, ge=0.0, le=1.0, description="DIR tolerance on the watched label's probability"
     )
-    seed: int = Field(default=0, description="random seed for the choice of mutated words")
+    seed: int = Field(default=0, ge=0, le=2**32 - 1, description="random seed for the choice of mutated words")
     use_constituency: bool = Field(
         default=True, description="also take SBAR clauses from the project's constituency parser"
     )

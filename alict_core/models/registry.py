@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from alict_core.caching import LoadOnceCache
 from alict_core.errors import AlictError, ModelError
 from alict_core.hashing import hash_json
+from alict_core.limits import setting_number
 from alict_core.models.protocol import Model
 from alict_core.registry import Registry
 
@@ -139,7 +139,8 @@ def _static(path: str, task: str, **kw: Any) -> Model:
 
 
 MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"
-_CACHE: LoadOnceCache[Model] = LoadOnceCache("models", max_entries=max(1, int(os.environ.get(MODEL_CACHE_ENV, "8"))))
+_CACHE: LoadOnceCache[Model] = LoadOnceCache(
+    "models", max_entries=int(setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)))
 
 
 def _build(name: str, kwargs: dict[str, Any]) -> Model:

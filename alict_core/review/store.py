@@ -19,10 +19,11 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import (
@@ -446,6 +447,42 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
     return score
 
 
+STORED_TASKS = ("sentiment", "hate_speech")
+
+
+@contextmanager
+def damaged_rows(what: str) -> Iterator[None]:
+    """A row the ORM cannot load (a JSON column that is not JSON, a text where a number is kept) is one message."""
+    try:
+        yield
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+        raise ReviewError(f"the review database holds damaged {what} ({type(exc).__name__}: {str(exc)[:80]}); it was "
+                          "changed outside ALiCT: restore a copy or use another review database "
+                          "($ALICT_REVIEW_DB_URL or --db)") from None
+
+
+def check_stored_judgement(j: Any, item: Any, task_name: str, suite: str) -> None:
+    """A judgement as read back holds what :meth:`ReviewStore.judge` stores (scores 1–5 ints, validity only and
+    always on an expansion, a known task and kind); a row changed outside ALiCT is refused, never counted."""
+    where = f"the review database holds a damaged judgement (id {j.id} of task {task_name!r}): "
+    try:
+        if suite not in STORED_TASKS:
+            raise ReviewError(f"its task is {suite!r}, not one of {', '.join(STORED_TASKS)}")
+        if item.kind not in ("seed", "expansion") or not isinstance(item.expected, dict):
+            raise ReviewError(f"its item's kind {item.kind!r} or expectation is not one ALiCT writes")
+        for name, value in (("relevance", j.relevance), ("label score", j.label_score)):
+            if isinstance(value, float):  # SQLite keeps 4.5 in an INTEGER column
+                raise ReviewError(f"{name} must be an integer from 1 to 5, got {value!r}")
+            check_score(name, value)
+        if item.kind == "expansion":
+            check_score("validity", j.validity)
+        elif j.validity is not None:
+            raise ReviewError(f"a seed has no validity score, got {j.validity!r}")
+    except ReviewError as exc:
+        raise ReviewError(f"{where}{exc}; it was changed outside ALiCT: restore a copy or use another review "
+                          "database ($ALICT_REVIEW_DB_URL or --db)") from None
+
+
 def check_name(name: str | None, what: str, longest: int) -> str:
     """A task or reviewer name, stripped: 1 to ``longest`` printable characters (no NUL or line breaks)."""
     name = (name or "").strip()
@@ -457,15 +494,19 @@ def check_name(name: str | None, what: str, longest: int) -> str:
 
 
 def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
-    """Reviewer names, each checked by :func:`check_name`, none blank and none twice (a duplicate would claim two
-    places of one set, or be dropped without a word)."""
-    checked: dict[str, None] = {}  # ordered, with set-speed lookups (a list of 100,000 names stays fast)
+    """Reviewer names, each checked by :func:`check_name`, none blank and none twice, also not in another case (a
+    duplicate would claim two places of one set, or be dropped without a word)."""
+    checked: dict[str, str] = {}  # case-folded name → name as given; ordered, with set-speed lookups
     for name in names:
         name = check_name(name, f"a reviewer name in {what}", 100)
-        if name in checked:
-            raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
-        checked[name] = None
-    return list(checked)
+        key = name.casefold()  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
+        if key in checked:
+            if checked[key] == name:
+                raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
+            raise ReviewError(f"{what} name reviewer {checked[key]!r} twice (also as {name!r}: names that differ "
+                              "only in case are one reviewer); name each reviewer once")
+        checked[key] = name
+    return list(checked.values())
 
 
 class ReviewStore:
@@ -510,14 +551,14 @@ class ReviewStore:
 
     # tasks ---------------------------------------------------------------------------------------------
     def tasks(self, suite_task: str | None = None) -> list[ReviewTask]:
-        with self.session() as s:
+        with self.session() as s, damaged_rows("review tasks"):
             query = select(ReviewTask).order_by(ReviewTask.id)
             if suite_task:
                 query = query.where(ReviewTask.suite_task == suite_task)
             return list(s.scalars(query))
 
     def task(self, name: str) -> ReviewTask:
-        with self.session() as s:
+        with self.session() as s, damaged_rows("review tasks"):
             found = s.scalar(select(ReviewTask).where(ReviewTask.name == name))
         if found is None:
             known = ", ".join(t.name for t in self.tasks()) or "none yet (run `review sample`)"
@@ -546,11 +587,17 @@ class ReviewStore:
             return task
 
     def items(self, task_id: int, set_nos: Iterable[int] | None = None) -> list[ReviewItem]:
-        with self.session() as s:
+        with self.session() as s, damaged_rows("review items"):
             query = select(ReviewItem).where(ReviewItem.task_id == task_id)
             if set_nos is not None:
                 query = query.where(ReviewItem.set_no.in_(list(set_nos)))
             return list(s.scalars(query.order_by(ReviewItem.set_no, ReviewItem.position)))
+
+    def count_items(self, task_id: int) -> int:
+        """How many cases the task sampled (judged or not)."""
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).select_from(ReviewItem).where(ReviewItem.task_id == task_id))
+                       or 0)
 
     # assignments ---------------------------------------------------------------------------------------
     def assigned_sets(self, task_id: int, reviewer: str) -> list[int]:
@@ -688,8 +735,9 @@ class ReviewStore:
         if reviewer is not None:
             query = query.where(Reviewer.name == reviewer)
         rows = []
-        with self.session() as s:
+        with self.session() as s, damaged_rows("judgements"):
             for j, item, name, task_name, suite in s.execute(query).tuples():
+                check_stored_judgement(j, item, task_name, suite)
                 rows.append({
                     "task": task_name, "suite_task": suite, "item_id": item.id, "set_no": item.set_no,
                     "case_id": item.case_id, "text_hash": item.text_hash, "lc_id": item.lc_id, "kind": item.kind,

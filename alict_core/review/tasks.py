@@ -25,18 +25,28 @@ def load_cases(path: Path | str) -> list[TestCase]:
         except SuiteFormatError as exc:
             raise ReviewError(str(exc)) from None
 
+    from alict_core.manifest import READ_ERRORS
+    from alict_core.runner.run import verify_saved_run
+
     path = Path(path)
     if path.is_dir():
+        has_results = (path / "results").exists() or (path / "results.parquet").exists()
+        if (path / "cases.jsonl").is_file() and not has_results:  # cases without results (e.g. `lego --out`)
+            return strict(path / "cases.jsonl")
         try:
+            verify_saved_run(path)  # a tampered or unfinished run is refused, not sampled
             reader = RunReader.open(path)
+            if not reader.case_files():
+                raise ReviewError(f"{path}: the run has no cases (neither cases.jsonl nor cases/part-*.jsonl); "
+                                  "give a finished run directory or a cases .jsonl")
+            return [TestCase.from_dict(row) for row in reader.iter_case_rows()]
+        except ReviewError:
+            raise
         except AlictError as exc:
-            if (path / "cases.jsonl").is_file():  # a folder of cases without results (e.g. `lego --out`)
-                return strict(path / "cases.jsonl")
             raise ReviewError(f"{path}: {exc}; give a run directory or a cases .jsonl") from None
-        if not reader.case_files():
-            raise ReviewError(f"{path}: the run has no cases (neither cases.jsonl nor cases/part-*.jsonl); "
-                              "give a finished run directory or a cases .jsonl")
-        return [TestCase.from_dict(row) for row in reader.iter_case_rows()]
+        except READ_ERRORS as exc:  # a run from before manifests, damaged
+            raise ReviewError(f"{path}: the run cannot be read ({type(exc).__name__}); give a run directory or a "
+                              "cases .jsonl") from None
     if not path.is_file():
         raise ReviewError(f"{path}: no such run directory or cases file; give a run directory or a cases .jsonl")
     return strict(path)
@@ -57,6 +67,10 @@ def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence
     """Sample ``cases`` by ``plan`` and store the task; name reviewers to assign sets now (else they claim sets)."""
     reviewers = check_reviewers(reviewers)  # before any sampling
     chosen = [c for c in cases if (c.task or task) == task]
+    if cases and not chosen:  # a run of another task: say so, not "no seeds"
+        others = ", ".join(sorted({str(c.task) for c in cases}))
+        raise ReviewError(f"the cases are of task {others}, not {task}; give --task {others.split(', ')[0]} or "
+                          f"cases of task {task}")
     items, summary = draw_sample(chosen, plan, lc_titles(task))
     pairs = assign_sets(summary["n_sets"], plan.k, reviewers)
     return store.create_task(name, task, summary, items, pairs), summary

@@ -36,7 +36,7 @@ def read_progress(run_dir: Path) -> dict[str, Any] | None:
     """The run's ``progress.json`` (None when absent or unreadable)."""
     try:
         value = read_json(Path(run_dir) / PROGRESS)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

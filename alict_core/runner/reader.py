@@ -8,6 +8,7 @@ aggregate table (per LC × model × test type × kind), never by the number of c
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from dataclasses import dataclass, field
@@ -71,16 +72,30 @@ def pid_alive(progress: dict[str, Any]) -> bool:
     return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)
 
 
+def _count(value: Any) -> int:
+    """A count of progress.json, 0 when it is not a whole number >= 0 (the file is the writer's note, not trusted)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _moment(value: Any, default: float) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return float(value) if ok else default
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[str, Any]:
     """A progress.json made readable: fraction, rate (cases/s), ETA (s) and the status a person should see.
 
     A "running" run whose process is gone reads "stopped (process gone); re-run to resume".
     """
     now = time.time() if now is None else now
-    n_shards, shards_done = int(progress.get("n_shards") or 0), int(progress.get("shards_done") or 0)
-    n_cases, cases_done = int(progress.get("n_cases") or 0), int(progress.get("cases_done") or 0)
-    started = float(progress.get("started_at") or now)
-    updated = float(progress.get("updated_at") or now)
+    n_shards, shards_done = _count(progress.get("n_shards")), _count(progress.get("shards_done"))
+    n_cases, cases_done = _count(progress.get("n_cases")), _count(progress.get("cases_done"))
+    started = _moment(progress.get("started_at"), now)
+    updated = _moment(progress.get("updated_at"), now)
     elapsed = max(updated - started, 1e-9)
     rate = cases_done / elapsed if cases_done else 0.0
     eta = (n_cases - cases_done) / rate if rate > 0 and n_cases > cases_done else None
@@ -92,7 +107,7 @@ def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[st
     fraction = shards_done / n_shards if n_shards else (cases_done / n_cases if n_cases else 0.0)
     return {"status": status, "shown_status": shown, "alive": alive, "fraction": min(1.0, max(0.0, fraction)),
             "n_shards": n_shards, "shards_done": shards_done, "n_cases": n_cases, "cases_done": cases_done,
-            "rate": rate, "eta_s": eta, "models": list(progress.get("models") or []),
+            "rate": rate, "eta_s": eta, "models": [m for m in _list(progress.get("models")) if isinstance(m, str)],
             "message": str(progress.get("message") or ""), "updated_ago_s": max(0.0, now - updated)}
 
 

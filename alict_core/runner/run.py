@@ -420,20 +420,10 @@ class RunResult:
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
-        from alict_core.manifest import MANIFEST, READ_ERRORS, CorruptArtefactError, recover_dir, verify_dir
+        from alict_core.manifest import READ_ERRORS, CorruptArtefactError
 
         directory = Path(directory)
-        recover_dir(directory)
-        if not directory.is_dir():
-            raise AlictError(f"saved run {directory.name!r} not found")
-        if not (directory / "meta.json").exists():
-            raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
-                             "run `python -m alict_core run` first")
-        if (directory / MANIFEST).exists():  # runs saved before manifests existed are checked by reading
-            verify_dir(directory, "run", label=f"run {directory.name!r}")
-        elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
-            raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
-                                       "run the same inputs again to complete it")
+        verify_saved_run(directory)
         try:
             return cls._read(directory)
         except READ_ERRORS as exc:
@@ -462,3 +452,21 @@ class RunResult:
                 [v if isinstance(v, str) else None for v in part.failing_variant],
             ))
         return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}))
+
+
+def verify_saved_run(directory: Path) -> None:
+    """A finished, saved run in ``directory`` that passes its manifest check, else one message (every reader of a
+    saved run's files calls this first: a tampered part is refused, never read)."""
+    from alict_core.manifest import MANIFEST, CorruptArtefactError, recover_dir, verify_dir
+
+    recover_dir(directory)
+    if not directory.is_dir():
+        raise AlictError(f"saved run {directory.name!r} not found")
+    if not (directory / "meta.json").exists():
+        raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
+                         "run `python -m alict_core run` first")
+    if (directory / MANIFEST).exists() or (directory / MANIFEST).is_symlink():  # runs from before manifests: read
+        verify_dir(directory, "run", label=f"run {directory.name!r}")
+    elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
+        raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
+                                   "run the same inputs again to complete it")

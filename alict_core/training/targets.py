@@ -67,7 +67,7 @@ def checkpoint_interval(profile_every: int | None) -> int | None:
     raw = os.environ.get(EVERY_ENV, "").strip()
     if not raw:
         return profile_every or None
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):  # "１０" and "1_0" are digits to int(), not to a person
         from alict_core.errors import AlictError
 
         raise AlictError(f"{EVERY_ENV}={raw!r} is not a whole number of steps (0 = no checkpoints)")

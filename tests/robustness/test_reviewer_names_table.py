@@ -79,11 +79,15 @@ REVIEWERS = [  # (--reviewers, needles)
     ("ann," + "x" * 101, ["a reviewer name in --reviewers must be 1–100 characters"]),
     ("ann,ann", ["--reviewers name reviewer 'ann' twice"]),
     ("ann, ann ", ["--reviewers name reviewer 'ann' twice"]),
+    ("a,A", ["--reviewers name reviewer 'a' twice (also as 'A'", "differ only in case"]),
+    ("Ann,bob,ANN ", ["--reviewers name reviewer 'Ann' twice (also as 'ANN'"]),
+    ("straße,STRASSE", ["--reviewers name reviewer 'straße' twice (also as 'STRASSE'"]),
 ]
 
 
 @pytest.mark.parametrize("reviewers,needles", REVIEWERS,
-                         ids=["blank", "empty-entry", "trailing-blank", "tab", "long", "twice", "twice-padded"])
+                         ids=["blank", "empty-entry", "trailing-blank", "tab", "long", "twice", "twice-padded",
+                              "case-variant", "case-variant-padded", "casefold"])
 def test_review_sample_bad_reviewers_are_refused(cli, tmp_path, reviewers, needles):
     path = tmp_path / "review.sqlite"
     cases = tmp_path / "cases.jsonl"
