@@ -228,6 +228,15 @@ def read_rows(path: Path, option: str) -> list[dict]:
         raise AlictError(f"{option} {exc}") from None
 
 
+def check_row_lc(option: str, where: str, row: dict, task: str, of_task: set[str]) -> None:
+    """Refuse a user-file row whose ``lc_id`` is no LC of ``task`` (a typo, another task's LC, a number),
+    naming the option, file and line: such rows were dropped without a word."""
+    lc_id = row.get("lc_id")
+    if not isinstance(lc_id, str) or lc_id not in of_task:
+        raise AlictError(f"{option} {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
+                         f"{', '.join(sorted(of_task)[:3])}, …)")
+
+
 def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
     """The rows of a ``--seeds`` file; a row whose ``lc_id`` is not an LC of ``task`` (a typo, another task's LC,
     a number) is refused naming file and line: it was dropped without a word."""
@@ -238,10 +247,7 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
     except InputFileError as exc:
         raise AlictError(f"--seeds {exc}") from None
     for where, row in numbered:
-        lc_id = row.get("lc_id")
-        if not isinstance(lc_id, str) or lc_id not in of_task:
-            raise AlictError(f"--seeds {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
-                             f"{', '.join(sorted(of_task)[:3])}, …)")
+        check_row_lc("--seeds", where, row, task, of_task)
         if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
             raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
     return [row for _, row in numbered]
@@ -267,10 +273,8 @@ def read_expansion_rows(given: list[str], task: str | None) -> list[dict]:
             except InputFileError as exc:
                 raise AlictError(f"--expansions {exc}") from None
             for where, row in numbered:
-                lc_id = row.get("lc_id")
-                if task and (not isinstance(lc_id, str) or lc_id not in of_task):
-                    raise AlictError(f"--expansions {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its "
-                                     f"LCs: {', '.join(sorted(of_task)[:3])}, …)")
+                if task:
+                    check_row_lc("--expansions", where, row, task, of_task)
                 expansions.append(row)
     return expansions
 
