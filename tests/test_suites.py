@@ -234,6 +234,8 @@ def test_run_suite_max_seeds_and_skipped_tests_in_every_report(tmp_path, monkeyp
     xmlschema.XMLSchema(str(Path(__file__).parent / "fixtures" / "junit.xsd")).validate(str(tmp_path / "junit.xml"))
     junit_suite = next(iter(JUnitXml.fromfile(str(tmp_path / "junit.xml"))))
     assert sum(p.name == "skipped_test" and "dir_code" in p.value for p in junit_suite.properties()) == 1
-    assert main(["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(path), "--quiet",
-                 "--inv-threshold", "2", "--out", str(tmp_path / "bad")]) == 2
-    assert "INV threshold must be a number from 0 to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # the option's range check (argparse), before any work
+        main(["run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(path), "--quiet",
+              "--inv-threshold", "2", "--out", str(tmp_path / "bad")])
+    assert refused.value.code == 2 and "--inv-threshold: 2 is out of range [0.0, 1.0]" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
