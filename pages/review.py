@@ -177,7 +177,8 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
     A form keeps the tick in the browser until the button is pressed, and sends tick and click in one message.
     As a plain checkbox the tick was a rerun of its own, and the button's state waited for that rerun: on a
     loaded machine a tick was seen undone by a rerun under way at the same time. In the form no rerun comes
-    between the tick and the click.
+    between the tick and the click. A press without the tick leaves its warning in the session until the
+    confirmation succeeds, so a rerun from elsewhere (the sidebar's probe resolving) never hides it.
     """
     who = str(st.session_state.get("reviewer") or "").strip()
     with st.form(f"review_writeback_{suite_task}", border=False, enter_to_submit=False):
@@ -187,13 +188,15 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
             st.caption("Enter your name above to confirm: the confirmation records who gave it.")
         label = "Apply the new rule" if changed else "Confirm write-back"
         pressed = st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who)
-    if not pressed:
-        return
-    if not sure:
+    tick_needed = f"_review_writeback_tick_needed_{suite_task}"
+    if pressed and sure:
+        st.session_state.pop(tick_needed, None)
+        store(write=True).confirm_writeback(suite_task, minimum, who)
+        st.rerun()
+    if pressed:
+        st.session_state[tick_needed] = True
+    if st.session_state.get(tick_needed):  # kept until confirmed: a rerun from elsewhere never wipes the message
         st.warning("Tick the box above to confirm: later runs then leave these cases out.")
-        return
-    store(write=True).confirm_writeback(suite_task, minimum, who)
-    st.rerun()
 
 
 def judge_view(task: Any, reviewer: str) -> None:

@@ -4,18 +4,24 @@ Each process builds its worker once (``worker_cls(**init_kwargs)``, e.g. loading
 initializer and then runs one task at a time. At most ``2 × workers`` tasks are in flight, so a long task list
 never piles up in the pool's queue. On a stop request or an error, queued tasks are cancelled, running ones
 finish their shard (shards are written atomically) and the pool is shut down.
+
+Shutting down is bounded once no shard is running: a worker that has nothing left to do but does not exit within
+``EXIT_WAIT_S`` (seen once on a loaded machine: a spawned worker asleep on a futex at exit) is terminated, then
+killed, so ``close`` never waits forever on a process that will not end by itself.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import threading
 from typing import Any, Iterator, Mapping, Sequence
 
 from alict_core.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
 POLL_S = 0.2
+EXIT_WAIT_S = 20.0  # how long idle workers may take to exit after shutdown before they are terminated
 _WORKER: Any = None  # the worker of this process (set by the pool initializer)
 
 
@@ -43,6 +49,7 @@ class ProcessExecutor:
         self.workers = workers
         self._pool: cf.ProcessPoolExecutor | None = None
         self._key: tuple[type, str] | None = None
+        self._in_flight: set[cf.Future] = set()
 
     def _pool_for(self, worker_cls: type, init_kwargs: Mapping[str, Any]) -> cf.ProcessPoolExecutor:
         key = (worker_cls, repr(sorted(init_kwargs.items())))
@@ -67,21 +74,40 @@ class ProcessExecutor:
                     raise ExecutorCancelled("stopped; finished shards are kept and a re-run resumes after them")
                 while pending and len(running) < 2 * self.workers:
                     running.add(pool.submit(_call, pending.pop()))
+                self._in_flight = running
                 finished, running = cf.wait(running, timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
+                self._in_flight = running
                 for future in finished:
                     yield _result(future)
         except BaseException:  # a stop, an error, or the caller leaving early
             if running:
-                for future in running:
-                    future.cancel()
+                self._in_flight = running
                 self.close()  # running tasks finish their shard; queued ones never start
             raise
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-            self._key = None
+        """Shut the pool down: queued shards are cancelled, running ones finish, then every worker ends (terminated,
+        at last killed, when it does not exit by itself within ``EXIT_WAIT_S`` of having nothing to do)."""
+        pool, in_flight = self._pool, self._in_flight
+        self._pool, self._key, self._in_flight = None, None, set()
+        if pool is None:
+            return
+        # the pool's own process table (no public accessor before Python 3.14's terminate_workers)
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        stopper = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True},
+                                   name="alict-pool-shutdown", daemon=True)
+        stopper.start()
+        for future in in_flight:
+            future.cancel()
+        cf.wait(in_flight)  # a running shard is real work: it finishes (or fails) before anything is ended
+        stopper.join(EXIT_WAIT_S)
+        for end in ("terminate", "kill"):
+            if not stopper.is_alive():
+                return
+            for process in workers:
+                if process.is_alive():
+                    getattr(process, end)()
+            stopper.join(EXIT_WAIT_S)
 
 
 def _result(future: cf.Future) -> dict[str, Any]:

@@ -174,8 +174,16 @@ def test_the_review_page_does_not_confirm_without_the_tick(tmp_path, monkeypatch
     at.button(key="review_writeback_confirm_sentiment").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
+    at.run()  # a rerun from elsewhere (the sidebar's probe resolving) keeps the message: it was wiped under load
+    assert any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
     dispose_engines()
     assert _rows(path, "writeback_rules") == []
+    at.checkbox(key="review_writeback_sure_sentiment").check()
+    at.button(key="review_writeback_confirm_sentiment").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
+    dispose_engines()
+    assert [row[3] for row in _rows(path, "writeback_rules")] == ["lead"]
 
 
 @pytest.mark.usefixtures("fake_backends")
