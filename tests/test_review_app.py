@@ -125,7 +125,8 @@ def test_a_press_outcome_stays_on_a_rerun_from_elsewhere(tmp_path, monkeypatch):
     request = {"key": "kept", "status": "done", "started": 0, "finished": time.time(),
                "request": {"task": "sentiment", "lc_ids": ["sentiment-lc04"],
                            "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
-    run_streaming(build_cases(seeds), ["vader"], root=tmp_path / "cache" / "runs", extra_files={"request.json": request})
+    run_streaming(build_cases(seeds), ["vader"], root=tmp_path / "cache" / "runs",
+                  extra_files={"request.json": request})
     try:
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
         at.query_params["reviewer"] = "ann"
