@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser_sync import WAIT, ScriptState, start_app
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser]  # after the builds: a build landing reruns the page
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 
