@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import logging
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,6 +12,7 @@ import streamlit as st
 from alict_app import backends, demo, state
 from alict_app.formatting import TASK_TITLES, TASKS
 
+log = logging.getLogger(__name__)
 CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
 STATE_ICONS = {
     "loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳",
@@ -224,15 +226,32 @@ def render_backends() -> None:
 
 
 def _polled_backend_rows() -> None:
+    """The rows, re-read on the fragment's timer. Once nothing is "checking" they are final: the timer is stopped
+    and nothing else is redrawn. (A full ``st.rerun()`` here, to draw the rows without the timer, also redrew the
+    page: a message drawn only in the run of a press vanished at a moment set by the probe.)"""
     rows = backends.backend_status()
-    if not any(row["state"] == "checking" for row in rows) and st.session_state.get(_POLLING):
-        st.session_state.pop(_POLLING, None)
-        st.rerun()  # resolved: redraw the app once, which draws the rows without the timer
-    st.session_state[_POLLING] = True
+    if not any(row["state"] == "checking" for row in rows):
+        stop_own_timer()
     backend_rows(rows)
 
 
-_POLLING = "_alict_backends_polling"
+def stop_own_timer() -> None:
+    """Tell the browser to stop the running fragment's ``run_every`` timer: Streamlit's own stop_auto_rerun message,
+    the one it sends for a timed fragment that is drawn no more (``streamlit==1.67.0`` is pinned). Failing that,
+    the timer keeps redrawing the fragment alone (harmless, cheap) until the next full run, which draws the rows
+    without a timer."""
+    try:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
+
+        ctx, fragment_id = get_script_run_ctx(), ThreadState.get().fragment_id
+        if ctx is None or not fragment_id:
+            return
+        msg = ForwardMsg()
+        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
+        ctx.enqueue(msg)
+    except Exception as exc:  # noqa: BLE001 - only the timer's end: the panel is right either way
+        log.warning("could not stop the Backends panel's timer: %s", exc)
 
 
 def backend_rows(rows: list[dict[str, str]]) -> None:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from alict_app import runs as app_runs
 from alict_app import state
-from alict_app.guard import guarded, run_page
+from alict_app.guard import run_page, show_error
 from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
 from alict_core.harden import guards
@@ -79,7 +79,8 @@ def _retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share
         overall.update("testing", 1, 1, "done")
         status.update(label=f"Retrained {name}", state="complete")
     register_all()
-    st.session_state["harden_result"] = comparison.to_dict() | {"headline": comparison.headline()}
+    st.session_state["harden_result"] = comparison.to_dict() | {
+        "headline": comparison.headline(), "status": f"Retrained {name}", "progress": overall.text("testing", "done")}
 
 
 def show_regressions(result: dict) -> None:
@@ -127,6 +128,19 @@ def show_result(result: dict) -> None:
     st.info(f"The version **{result['child']}** is now selectable under *Models under test* in the sidebar.")
 
 
+RETRAIN_FAILED = "harden_failed"  # the last press's error and the inputs it was refused for
+
+
+def show_refusal(inputs: list) -> None:
+    """The last press's error, kept while the inputs stay as they were: drawn only in the press's run, a rerun
+    from elsewhere (the sidebar's status probe resolving, a build landing) wiped it before it was read."""
+    failed = st.session_state.get(RETRAIN_FAILED)
+    if failed and failed["inputs"] == inputs:
+        show_error(failed["error"], "retraining")
+    elif failed:
+        st.session_state.pop(RETRAIN_FAILED)
+
+
 def main() -> None:
     st.title("Harden")
     st.caption("Retrain a model on the generated cases of LCs it fails (split so that no seed, source sentence or "
@@ -168,11 +182,21 @@ def main() -> None:
     if len(short):
         st.warning(guards.split_size_message(list(zip(short.lc_id, short.test_cases.astype(int), strict=True)),
                                              guards.MIN_TEST_CASES) + ". Retraining refuses it.")
-    if st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go"):
-        with guarded("retraining"):
+    inputs = [run["id"], model, list(lcs), seed, split, share, cap]
+    pressed = st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go")
+    if pressed:
+        st.session_state.pop(RETRAIN_FAILED, None)
+        try:
             _retrain(run["folder"], model, lcs, seed, split, share or None, cap or None)
-    if st.session_state.get("harden_result"):
-        show_result(st.session_state["harden_result"])
+        except Exception as exc:  # noqa: BLE001 - shown below, and kept: see show_refusal
+            st.session_state[RETRAIN_FAILED] = {"inputs": inputs, "error": exc}
+    show_refusal(inputs)
+    result = st.session_state.get("harden_result")
+    if result:
+        if not pressed and result.get("progress"):  # the finished status box, as the press's run left it
+            with st.status(result["status"], state="complete", expanded=False):
+                st.progress(1.0, text=result["progress"])
+        show_result(result)
     versions = list_versions()
     if versions:
         with st.expander(f"Retrained versions ({len(versions)})"):

@@ -12,7 +12,7 @@ import streamlit as st
 
 from alict_app import runs, state, widgets
 from alict_app.formatting import TASK_TITLES
-from alict_app.guard import guarded, run_page
+from alict_app.guard import guarded, run_page, show_error
 
 QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "relevance": ("How relevant is the sentence to this linguistic capability?",
@@ -90,14 +90,46 @@ def create_task_form(suite_task: str) -> None:
             from alict_core.review import SamplingPlan, create_review_task, load_cases
 
             if not name.strip():
-                st.error("Give the review task a name.")
+                keep_notice("create", suite_task, "error", "Give the review task a name.")
                 return
             plan = SamplingPlan(size=int(size) or None, n_sets=int(n_sets), k=int(k), seed=int(seed))
-            task, summary = create_review_task(store(write=True), name.strip(), suite_task,
-                                               load_cases(runs.run_dir(key)), plan)
+            try:
+                task, summary = create_review_task(store(write=True), name.strip(), suite_task,
+                                                   load_cases(runs.run_dir(key)), plan)
+            except Exception as exc:  # noqa: BLE001 - shown by show_notice, like guarded() would, but kept
+                keep_notice("create", suite_task, "error", exc)
+                return
             st.session_state["review"] = task.name
-            st.success(f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
-                       f"in {summary['n_sets']} sets.")
+            keep_notice("create", suite_task, "success",
+                        f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} "
+                        f"expansions in {summary['n_sets']} sets.")
+
+
+NOTICES = "_review_notices"  # where -> (task, kind, message or error): a press's outcome, kept (see keep_notice)
+
+
+def keep_notice(where: str, suite_task: str, kind: str, message: str | BaseException) -> None:
+    """Keep a press's outcome (``kind``: success, info or error) for ``show_notice``: drawn only in the press's
+    run, a rerun from elsewhere (the sidebar's status probe resolving, a build landing) wiped it before it was read.
+    It stays until the next press there (``drop_notice``) or a task switch."""
+    st.session_state.setdefault(NOTICES, {})[where] = (suite_task, kind, message)
+
+
+def drop_notice(where: str) -> None:
+    st.session_state.get(NOTICES, {}).pop(where, None)
+
+
+def show_notice(where: str, suite_task: str) -> None:
+    kept = st.session_state.get(NOTICES, {}).get(where)
+    if kept is None:
+        return
+    task, kind, message = kept
+    if task != suite_task:
+        drop_notice(where)
+    elif isinstance(message, BaseException):
+        show_error(message, "creating the review task" if where == "create" else "taking a set")
+    else:
+        getattr(st, kind)(message)
 
 
 def metrics_view(task: Any) -> None:
@@ -206,11 +238,14 @@ def judge_view(task: Any, reviewer: str) -> None:
     if not queue.items:
         st.caption(f"{reviewer} has no set of this task yet.")
         if st.button("Start reviewing (take a set)", key="review_claim", type="primary"):
+            drop_notice(f"claim::{task.name}")
             if store(write=True).claim_set(task.id, reviewer) is None:
-                st.info("Every set of this task already has its reviewers; ask for another task.")
+                keep_notice(f"claim::{task.name}", task.suite_task, "info",
+                            "Every set of this task already has its reviewers; ask for another task.")
             else:
                 st.session_state.pop("review_index", None)
                 st.rerun()
+        show_notice(f"claim::{task.name}", task.suite_task)
         return
     total, done = len(queue.items), len(queue.judged)
     index = int(st.session_state.setdefault("review_index", queue.next_index))
@@ -225,12 +260,14 @@ def judge_view(task: Any, reviewer: str) -> None:
             return
         st.success("All your cases are judged — thank you.")
         if c2.button("Take another set"):
+            drop_notice(f"claim::{task.name}")
             got = store(write=True).claim_set(task.id, reviewer)
             if got is None:
-                st.info("No set needs another reviewer.")
+                keep_notice(f"claim::{task.name}", task.suite_task, "info", "No set needs another reviewer.")
             else:
                 st.session_state.pop("review_index", None)  # resume at the new set's first case
                 st.rerun()
+        show_notice(f"claim::{task.name}", task.suite_task)
         return
     item = queue.items[index]
     item_steps = steps(item)
@@ -277,6 +314,7 @@ def main() -> None:
     with st.expander("New review task", expanded=not tasks):
         with guarded("creating the review task"):
             create_task_form(suite_task)
+    show_notice("create", suite_task)  # outside the expander: it folds once a task exists
     tasks = review_store.tasks(suite_task)
     if not tasks:
         st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")

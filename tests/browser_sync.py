@@ -14,18 +14,49 @@ WAIT = 120_000  # ms: a cold Streamlit page on two loaded cores
 
 
 class ScriptState:
-    """Whether the app's script is running, read from Streamlit's own websocket messages (ForwardMsg protobufs).
+    """Whether the app's script is running or about to run, read from the websocket messages both ways (Streamlit's
+    BackMsg and ForwardMsg protobufs).
 
-    A key pressed while a rerun is under way can be lost, so every key waits for the script to be idle: the
-    messages say so exactly (no sleeps, no guessing from the page).
+    A key pressed or a button clicked while a rerun is under way can be lost (the running script is interrupted,
+    a press's work cut short), and a message drawn in one run is gone after the next: every action waits for the
+    script to be idle. Idle means: no full-app run in progress, none the browser asked for and not yet started,
+    and none announced to follow (a run that ended early for a rerun, a fragment's ``st.rerun()``). Fragment runs
+    (the sidebar's timers) are not waited for: they never interrupt a full run and redraw only their own part.
+    The messages say all this exactly: no sleeps, no guessing from the page.
     """
 
     def __init__(self, page) -> None:
         self.page = page
-        self.running = True
-        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+        self.running = True  # a full-app run in progress (the first one starts with the page's load)
+        self.requested = False  # the browser asked for a full-app rerun that has not started yet
+        self.follows = False  # a run ended early for a rerun: the next one is on its way
+        self.full_runs_finished = 0
+        self.stopped_timers: list[str] = []  # fragments whose run_every timer the server stopped
+        page.on("websocket", self._socket)
+        page._alict_script_state = self  # noqa: SLF001 - found again by ``of(page)``
 
-    def _frame(self, payload: bytes | str) -> None:
+    @staticmethod
+    def of(page) -> ScriptState:
+        """The ScriptState watching ``page`` (made right after the page, before its first ``goto``)."""
+        state = getattr(page, "_alict_script_state", None)
+        assert state is not None, "watch the page with ScriptState(page) before opening the app in it"
+        return state
+
+    def _socket(self, ws) -> None:
+        ws.on("framereceived", self._received)
+        ws.on("framesent", self._sent)
+
+    def _sent(self, payload: bytes | str) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        if isinstance(payload, str):
+            return
+        msg = BackMsg()
+        msg.ParseFromString(payload)
+        if msg.WhichOneof("type") == "rerun_script" and not msg.rerun_script.fragment_id:
+            self.requested = True
+
+    def _received(self, payload: bytes | str) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
         if isinstance(payload, str):
@@ -34,17 +65,43 @@ class ScriptState:
         msg.ParseFromString(payload)
         kind = msg.WhichOneof("type")
         if kind == "new_session":
-            self.running = True
-        elif kind == "session_status_changed":
-            self.running = msg.session_status_changed.script_is_running
+            self.follows = False
+            if not msg.metadata.run.fragment_ids:  # a full-app run started: it serves every request sent so far
+                self.running, self.requested = True, False
+        elif kind == "stop_auto_rerun":
+            self.stopped_timers.extend(msg.stop_auto_rerun.fragment_ids)
         elif kind == "script_finished":
-            self.running = False
+            status = msg.script_finished
+            if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                self.follows = True
+            elif status != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                self.running = False
+                self.full_runs_finished += 1
+
+    @property
+    def busy(self) -> bool:
+        return self.running or self.requested or self.follows
 
     def wait_idle(self, timeout_ms: float = WAIT) -> None:
+        """Wait until the script is idle. First a round trip to the page, so every message the browser sent
+        before it (the rerun a click or key just asked for) has been seen here."""
         deadline = time.monotonic() + timeout_ms / 1000
-        while self.running:
-            assert time.monotonic() < deadline, "the app's script did not finish"
+        from playwright.sync_api import Error
+
+        try:
+            self.page.evaluate("() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))")
+        except Error:  # the page is navigating: its new socket's messages are what the loop below waits on
+            pass
+        while self.busy:
+            assert time.monotonic() < deadline, (
+                f"the app's script did not become idle (running={self.running}, requested={self.requested}, "
+                f"follows={self.follows})")
             self.page.wait_for_timeout(20)  # lets Playwright deliver the websocket events; the loop waits on state
+
+
+def wait_idle(page, timeout_ms: float = WAIT) -> None:
+    """``ScriptState.of(page).wait_idle``: for tests that hand the page around."""
+    ScriptState.of(page).wait_idle(timeout_ms)
 
 
 def free_port() -> int:

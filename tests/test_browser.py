@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_sync import ScriptState
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,9 +88,9 @@ def wait_title(page, title: str, timeout: float = 30_000) -> None:
 
 
 def wait_idle(page, timeout: float = 600_000) -> None:
-    """Wait until the script stopped running (the status widget disappears)."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
+    """Wait until the app's script is idle, the rerun the last action asked for included (``ScriptState``: the
+    websocket messages; a fixed pause then the status widget's absence missed a rerun that started late)."""
+    ScriptState.of(page).wait_idle(timeout)
 
 
 def see(page, text: str, timeout: float = 120_000) -> None:
@@ -111,6 +113,7 @@ def test_six_pages_in_a_real_browser(server, tmp_path):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        ScriptState(page)
         opened = time.perf_counter()
         page.goto(server["url"] + "/?task=sentiment")
         wait_title(page, "LC specs")
@@ -191,6 +194,7 @@ def test_six_pages_in_a_real_browser(server, tmp_path):
             no_exception(page)
         # a second browser session at the same time, opened from a deep link, works independently
         other = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        ScriptState(other)
         other.goto(server["url"] + "/seeds?task=sentiment&lc=sentiment-lc02")
         wait_title(other, "Seeds")
         see(other, "corpus matches")
@@ -287,6 +291,7 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        ScriptState(page)
         page.goto(server["url"] + "/run?task=sentiment")
         wait_title(page, "Run")
         wait_idle(page)
@@ -314,6 +319,7 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
         link = page.url
         assert f"cap={capability}" in link
         other = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+        ScriptState(other)
         other.goto(link)
         wait_title(other, "Failures")
         assert wait_headline(other) == headline and wait_heatmap_rows(other, f"{capability} · ") == rows

@@ -422,6 +422,11 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
                                   "test") and "Holm (family-wise error) across LCs" in c.value for c in at.caption)
     bar = at.get("progress")[0].proto
     assert bar.value == 100 and bar.text.startswith("step 3 of 3, testing") and "ETA 0 s" in bar.text
+    at.run()  # a rerun from elsewhere (the sidebar's probe resolving) keeps the finished bar and the result
+    assert not at.exception, [e.value for e in at.exception]
+    bars = at.get("progress")
+    assert len(bars) == 1 and bars[0].proto.text == bar.text and bars[0].proto.value == 100
+    assert any(m.value.startswith(":red[**Worse after hardening (1):**]") for m in at.markdown)
 
 
 def test_readiness_preselects_only_trainable_lcs_the_model_fails_with_a_big_enough_test_split(saved_run, tiny_parent,
@@ -605,6 +610,10 @@ def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, ti
     at.button(key="harden_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    at.run()  # a rerun from elsewhere (the sidebar's probe resolving) keeps the refusal: it was wiped under load
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    at.multiselect(key="harden_lcs").set_value([]).run()  # other inputs: the refusal was about the old ones
+    assert not any(message in e.value for e in at.error), [e.value for e in at.error]
     assert "harden_result" not in at.session_state
     assert not list(artefact_dir("harden").iterdir()) and not list_versions()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_sync import ScriptState
 from tests.harden_toy import MODEL, register, unregister, write_head
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, see, wait_idle
 from tests.test_journeys_browser import go_to, script_done, start_server, stop
@@ -97,6 +98,7 @@ def test_harden_preselects_ready_lcs_refuses_a_small_test_split_and_flags_what_g
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = chromium.new_page(viewport={"width": 1400, "height": 1100})
+        ScriptState(page)
         page.goto(harden_app["url"] + "/?task=sentiment")
         page.get_by_role("heading", name="LC specs").first.wait_for(state="visible", timeout=180_000)
         script_done(page)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_sync import ScriptState
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, free_port, no_exception, see, wait_healthy, wait_idle
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -117,6 +118,7 @@ def warm_up(url: str) -> list[str]:
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = chromium.new_page(viewport={"width": 1400, "height": 1100})
+        ScriptState(page)
         page.goto(url + "/?task=sentiment")
         page.get_by_role("heading", name="LC specs").first.wait_for(state="visible", timeout=180_000)
         sidebar = page.locator('[data-testid="stSidebar"]')
@@ -145,6 +147,7 @@ def browser():
 def open_page(browser, url: str, ready: str = "failing cases"):
     """Open ``url`` in a fresh browser context and wait until ``ready`` is shown and the script is idle."""
     page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+    ScriptState(page)
     page.goto(url)
     see(page, ready)
     wait_idle(page)
@@ -169,10 +172,9 @@ CORPUS = {"sentiment": "Corpus: Stanford Sentiment Treebank (SST)", "hate_speech
 
 
 def script_done(page, timeout: float = 300_000) -> None:
-    """Wait until the app's script is not running (Streamlit's ``data-test-script-state`` on the app root)."""
-    page.wait_for_function(
-        """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
-                 === 'notRunning'""", timeout=timeout)
+    """Wait until the app's script is idle (``ScriptState``: the websocket messages; the app root's
+    ``data-test-script-state`` still read 'notRunning' before the rerun an action asked for had started)."""
+    wait_idle(page, timeout)
 
 
 def switch_task(page, task: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_sync import ScriptState
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, free_port, no_exception, see, wait_healthy, wait_idle
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -69,6 +70,7 @@ def test_adjunct_trees_page_renders_a_tree_in_a_real_browser(server, tmp_path):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        ScriptState(page)
         page.goto(server + "/lego?task=sentiment")
         page.get_by_role("heading", name="Adjunct trees").first.wait_for(state="visible", timeout=120_000)
         wait_idle(page)
