@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from pydantic import ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from alict_core.cliargs import distinct
 from alict_core.csvsafe import write_csv
@@ -38,6 +38,19 @@ class ExportRow(CaseRow):
     label: StrictStr | None = None
     allowed_labels: list[StrictStr] = []
     source_ids: list[StrictStr] = []
+
+
+class ExportRecord(BaseModel):
+    """The fields of ``export.json`` that training and evaluation read, in the types ``harden export`` writes
+    (strict: no number read from a bool or a text)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    run_id: StrictStr = Field(pattern=r"^[0-9a-f]{8,64}$")
+    run_dir: StrictStr | None = None
+    lcs: list[StrictStr] = Field(min_length=1)
+    data_hash: StrictStr = Field(min_length=1, max_length=128)
+    counts: dict[StrictStr, dict[StrictStr, StrictInt]]
 
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -355,8 +368,17 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
     from alict_core.userfiles import parse_json, read_text
 
+    from pydantic import ValidationError
+
+    from alict_core.suites.schema import first_problem
+
     path = Path(export_dir) / "export.json"
     settings = parse_json(read_text(path, "export settings", error=AlictError), path.name, error=AlictError)
     if not isinstance(settings, dict):
         raise AlictError(f"{path}: expected a JSON object written by `harden export`")
+    try:  # a hand-edited export.json: one message before any model is loaded, never a TypeError mid-training
+        ExportRecord.model_validate(settings)
+    except ValidationError as exc:
+        raise AlictError(f"{path}: {first_problem(exc)}; a hand-edited export.json must keep the form `harden "
+                         "export` writes (or export the run again)") from None
     return settings

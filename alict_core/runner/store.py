@@ -31,6 +31,31 @@ def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
     return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")
 
 
+def saved_run_dir(value: str, what: str = "run") -> Path:
+    """A saved run's folder from a folder path or a run id of the run store; one message when neither, or when
+    the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
+    folder), never a bare "not found"."""
+    from alict_core.errors import AlictError
+    from alict_core.jsonl import read_json
+
+    path = Path(value).expanduser()
+    if path.is_dir() or "/" in value or "\\" in value:
+        return path
+    try:
+        folder = resolve_run_id(value)
+    except AlictError:
+        raise AlictError(f"{what} {value!r} not found: give a run folder (written by `run --out`) or the id of a "
+                         f"saved run in the run store {runs_root()}") from None
+    try:
+        recorded = read_json(folder / "meta.json").get("run_id")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return folder  # the run's own check says what is wrong with its meta.json
+    if recorded != folder.name:
+        raise AlictError(f"{what} {value!r}: the run store's folder {value} holds run {recorded!r} (its meta.json), "
+                         "not this id: a copied or renamed run folder; give its path, or the id of the run it holds")
+    return folder
+
+
 def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     """Sharded runs not finished yet (``progress.json`` but no ``meta.json``), newest first.
 
