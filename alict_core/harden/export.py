@@ -372,7 +372,13 @@ def export_settings(export_dir: str | Path) -> dict[str, Any]:
 
     from alict_core.suites.schema import first_problem
 
-    path = Path(export_dir) / "export.json"
+    folder = Path(export_dir)
+    recover_dir(folder)  # a swap interrupted between its two renames
+    if not folder.is_dir():
+        raise AlictError(f"hardening export {str(folder)!r} is not a folder: give the --out folder of `harden export`")
+    path = folder / "export.json"
+    if not path.exists() and not path.is_symlink():
+        raise AlictError(f"{folder} is not a hardening export (no export.json); run `harden export` first")
     settings = parse_json(read_text(path, "export settings", error=AlictError), path.name, error=AlictError)
     if not isinstance(settings, dict):
         raise AlictError(f"{path}: expected a JSON object written by `harden export`")
