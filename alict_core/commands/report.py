@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Render a saved run (a directory written by `run`) as one self-contained HTML file; "
         "optionally export its suite and results as JSONL/CSV and CheckList-style JSON.",
     )
-    parser.add_argument("run_dir", nargs="?", default=None, help="run directory, or a run id of the run store (default: the most recent run)")
+    parser.add_argument("run_dir", nargs="?", default=None,
+                        help="run directory, or a run id of the run store (default: the most recent run)")
     parser.add_argument("--out", default="alict-report.html", help="HTML file to write")
     parser.add_argument("--title", default="ALiCT linguistic-capability test report")
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")

@@ -366,11 +366,10 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
-    from alict_core.userfiles import parse_json, read_text
-
     from pydantic import ValidationError
 
     from alict_core.suites.schema import first_problem
+    from alict_core.userfiles import parse_json, read_text
 
     folder = Path(export_dir)
     recover_dir(folder)  # a swap interrupted between its two renames
