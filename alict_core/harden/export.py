@@ -26,6 +26,7 @@ from alict_core.harden.split import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json, write_jsonl
 from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.runner.store import check_store_folder
 from alict_core.suites.schema import CaseRow
 
 
@@ -87,6 +88,7 @@ def resolve_run(ref: str | Path) -> Path:
         for store in RUN_STORES:
             folder = artefact_dir(store) / text
             if (folder / "meta.json").is_file():
+                check_store_folder(folder, text)  # a copied or renamed folder holds another run: said
                 return folder
     path = Path(text).expanduser()
     if path.is_dir() and (path / "meta.json").is_file():
@@ -244,9 +246,13 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
     summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS
                                                                   for r in parts[s]]})
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
-    staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    try:  # a folder that cannot take a new folder (/proc, a read-only mount): named as --out, not as its staging
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
+        staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    except OSError as exc:
+        raise AlictError(f"--out {str(out_dir)!r} cannot be written: {exc.strerror or exc} in "
+                         f"{str(out_dir.parent)!r}; choose another folder") from None
     try:
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,

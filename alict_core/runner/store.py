@@ -36,7 +36,6 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
     folder), never a bare "not found"."""
     from alict_core.errors import AlictError
-    from alict_core.jsonl import read_json
 
     path = Path(value).expanduser()
     if path.is_dir() or "/" in value or "\\" in value:
@@ -46,14 +45,23 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     except AlictError:
         raise AlictError(f"{what} {value!r} not found: give a run folder (written by `run --out`) or the id of a "
                          f"saved run in the run store {runs_root()}") from None
+    check_store_folder(folder, value, what)
+    return folder
+
+
+def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
+    """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
+    another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
+    from alict_core.errors import AlictError
+    from alict_core.jsonl import read_json
+
     try:
         recorded = read_json(folder / "meta.json").get("run_id")
     except (OSError, ValueError, AttributeError, RecursionError):
-        return folder  # the run's own check says what is wrong with its meta.json
+        return
     if recorded != folder.name:
         raise AlictError(f"{what} {value!r}: the run store's folder {value} holds run {recorded!r} (its meta.json), "
                          "not this id: a copied or renamed run folder; give its path, or the id of the run it holds")
-    return folder
 
 
 def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:

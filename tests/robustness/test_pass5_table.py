@@ -224,3 +224,20 @@ def test_nothing_is_written_for_a_refused_review_url(cli, tmp_path, monkeypatch)
 def test_build_without_a_target_is_one_error_line(cli):
     """Was: a plain line on stdout with exit 2 (no `error:` line on stderr, unlike every other refusal)."""
     assert_clean_error(cli("build"), 2, "name a target")
+
+
+def test_harden_export_of_a_store_id_whose_folder_holds_another_run_is_refused(cli, tmp_path, store):
+    """Was: exit 0, the copied folder exported under the id it does not hold (as `report <id>` now says)."""
+    run_id = next(store.iterdir()).name
+    shutil.copytree(store / run_id, store / ("f" * 16))
+    outcome = cli("harden", "export", "--run", "f" * 16, "--lcs", "sentiment-lc01", "--out", str(tmp_path / "ex"))
+    assert_clean_error(outcome, 2, f"holds run '{run_id}' (its meta.json)")
+    assert not (tmp_path / "ex").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs procfs (a folder that takes no new folder)")
+def test_harden_export_to_a_folder_that_takes_no_new_folder_names_out(cli, saved_run):
+    """Was: "cannot access '/proc/.x.tmp-6e06…': No such file or directory" (the hidden staging folder named)."""
+    outcome = cli("harden", "export", "--run", str(saved_run), "--lcs", "sentiment-lc01", "--out", "/proc/x")
+    assert_clean_error(outcome, 2, "--out '/proc/x' cannot be written", limit_s=60)
+    assert ".tmp-" not in outcome.err
