@@ -286,17 +286,18 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
 
     The version records the folder and a hash of its weights, so ``harden evaluate`` compares it with exactly
     the weights it was retrained from (never a hub model of the same name)."""
+    settings = settings or RetrainSettings()
+    if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
+        raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
+                         "(e.g. --model hf or --model my-bert)")
+    source = hf_model_folder(model_dir)  # before torch and transformers are imported (seconds)
+
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from alict_core.models.hf import DEFAULT_LABEL_MAPS
     from alict_core.models.labels import task_labels
 
-    settings = settings or RetrainSettings()
-    if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
-        raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
-                         "(e.g. --model hf or --model my-bert)")
-    source = hf_model_folder(model_dir)
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
