@@ -241,3 +241,17 @@ def test_harden_export_to_a_folder_that_takes_no_new_folder_names_out(cli, saved
     outcome = cli("harden", "export", "--run", str(saved_run), "--lcs", "sentiment-lc01", "--out", "/proc/x")
     assert_clean_error(outcome, 2, "--out '/proc/x' cannot be written", limit_s=60)
     assert ".tmp-" not in outcome.err
+
+
+def test_harden_fix_of_lcs_of_another_task_than_the_models_writes_nothing(cli, tmp_path, saved_run):
+    """Was: the export written to --out, then training refused ("training labels ['hateful'] are not labels of
+    'minilm-sst'", 26 s)."""
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    out = tmp_path / "out"
+    outcome = cli("harden", "fix", "--run", str(saved_run), "--lcs", "sentiment-lc01", "--out", str(out), "--model",
+                  "hf", "--hf-dir", str(folder), "--task", "hate_speech", "--min-test-cases", "1")
+    assert_clean_error(outcome, 2, "is for task hate_speech, but the LCs 'sentiment-lc01'", "of task sentiment",
+                       limit_s=60)
+    assert not out.exists()
