@@ -255,3 +255,10 @@ def test_harden_fix_of_lcs_of_another_task_than_the_models_writes_nothing(cli, t
     assert_clean_error(outcome, 2, "is for task hate_speech, but the LCs 'sentiment-lc01'", "of task sentiment",
                        limit_s=60)
     assert not out.exists()
+
+
+def test_explain_results_of_a_store_id_whose_folder_holds_another_run_is_refused(cli, store):
+    """Was: exit 0, the copied folder explained under the id it does not hold."""
+    run_id = next(store.iterdir()).name
+    shutil.copytree(store / run_id, store / ("f" * 16))
+    assert_clean_error(cli("explain", "--results", "f" * 16, "--lc", "1"), 2, f"holds run '{run_id}' (its meta.json)")
