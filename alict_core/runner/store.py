@@ -40,11 +40,10 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     path = Path(value).expanduser()
     if path.is_dir() or "/" in value or "\\" in value:
         return path
-    try:
-        folder = resolve_run_id(value)
-    except AlictError:
-        raise AlictError(f"{what} {value!r} not found: give a run folder (written by `run --out`) or the id of a "
-                         f"saved run in the run store {runs_root()}") from None
+    folder = resolve_inside(runs_root(), value, "run id", must_exist=False)  # an invalid name: said as such
+    if not folder.exists():
+        raise AlictError(f"run id {value!r} not found: give a run folder (written by `run --out`) or the id of a "
+                         f"saved run in the run store {runs_root()}")
     check_store_folder(folder, value, what)
     return folder
 
