@@ -23,9 +23,16 @@ def model_loader(key: str) -> core_story.ModelLoader:
 
 
 def _stamp(folder: Path) -> tuple[int, ...]:
-    """Changes when the run's story or its files change (a re-written run, a story written by a finished run)."""
-    return tuple(path.stat().st_mtime_ns if path.exists() else 0
-                 for path in (folder / core_story.STORY_FILE, folder / "meta.json", folder / "manifest.json"))
+    """Changes when the run's story or any of its files change (a re-written run, a story written by a finished
+    run, a part edited or damaged since: the story is read, and the run verified, again)."""
+    stamps = []
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        stamps += [info.st_mtime_ns, info.st_size, info.st_ino]
+    return tuple(stamps)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

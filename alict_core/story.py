@@ -144,10 +144,15 @@ def _manifest_sha256(run_dir: Path) -> str | None:
 
 def read_story(run_dir: str | Path) -> dict[str, Any] | None:
     """The run's saved story, or None (none, damaged or edited since it was written, of another run id, of
-    another version of the run, or of an older story version)."""
+    another version of the run, or of an older story version).
+
+    The run itself is verified first, as every reader of a saved run does: a run whose files were edited or
+    damaged after its story was written is refused (AlictError naming the file), never told from its old story."""
     from alict_core.jsonl import read_json
+    from alict_core.runner.run import verify_saved_run
 
     folder = Path(run_dir)
+    verify_saved_run(folder)
     try:
         story = read_json(story_path(folder))
     except (OSError, ValueError, RecursionError):

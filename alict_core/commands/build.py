@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from alict_core.errors import AlictError
+
 TARGET_CHOICES = ("parser", "mlm", "models", "classifiers", "all", "missing")
 
 
@@ -38,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
         print_report(args.out, as_json=args.json)
         return 0
     if args.target is None:
-        print("name a target (parser, mlm, models, all, missing) or pass --report")
-        return 2
+        raise AlictError("name a target (parser, mlm, models, all, missing) or pass --report")
     from alict_core.training.targets import ORDER, build, missing
 
     if args.target == "all":

@@ -84,9 +84,9 @@ def _resolve_run(value: str) -> Path:
         return path
     if "/" in value or "\\" in value:
         raise AlictError(f"run folder {value!r} not found (give a saved run's folder or its run id)")
-    from alict_core.runner.store import resolve_run_id
+    from alict_core.runner.store import saved_run_dir
 
-    return resolve_run_id(value)  # a validated run id inside the run store
+    return saved_run_dir(value)  # a validated run id inside the run store, whose folder holds that run
 
 
 def run(args: argparse.Namespace) -> int:

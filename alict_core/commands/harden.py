@@ -200,6 +200,7 @@ def run_fix(args: argparse.Namespace) -> int:
     from alict_core.training.harden import check_retrain_parent
 
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
+    _check_fix_task(args)  # a run of another task than the model's: refused before the export is written
     run_export(args, min_test_cases=minimum_test_cases(args.min_test_cases))  # a short test split: nothing written
     name = _train(args, args.out)
     print(f"retrained version: {name}")
@@ -210,6 +211,24 @@ def run_fix(args: argparse.Namespace) -> int:
                                    include_other_lcs=not args.no_other_lcs, use_heldout=not args.no_heldout)
     _print_comparison(comparison, args.json)
     return 0
+
+
+def _check_fix_task(args: argparse.Namespace) -> None:
+    """Refuse ``harden fix`` of LCs of another task than the parent model's before anything is written (the export
+    was written, then training refused its labels)."""
+    from alict_core.harden.export import resolve_run, run_rows
+
+    if args.hf_dir:
+        model_task = args.task
+    else:
+        from alict_core.models.registry import get_model
+
+        model_task = (getattr(get_model(args.model), "meta", None) or {}).get("task")
+    _, rows = run_rows(resolve_run(args.run), _lcs(args.lcs))
+    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
+    if model_task and tasks and model_task not in tasks:
+        raise AlictError(f"model {args.model!r} is for task {model_task}, but the LCs {args.lcs!r} of run {args.run!r} "
+                         f"are of task {', '.join(tasks)}: retrain a model of that task; nothing was written")
 
 
 def run_versions(args: argparse.Namespace) -> int:

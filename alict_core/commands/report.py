@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Render a saved run (a directory written by `run`) as one self-contained HTML file; "
         "optionally export its suite and results as JSONL/CSV and CheckList-style JSON.",
     )
-    parser.add_argument("run_dir", nargs="?", default=None, help="run directory (default: the most recent run)")
+    parser.add_argument("run_dir", nargs="?", default=None,
+                        help="run directory, or a run id of the run store (default: the most recent run)")
     parser.add_argument("--out", default="alict-report.html", help="HTML file to write")
     parser.add_argument("--title", default="ALiCT linguistic-capability test report")
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
@@ -76,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
                              "(an export folder is replaced as a whole)") from None
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
-    run_dir = Path(args.run_dir) if args.run_dir else latest_run()
+    from alict_core.runner.store import saved_run_dir
+
+    run_dir = saved_run_dir(args.run_dir) if args.run_dir else latest_run()
     check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         run_dir, args.export)
     large = _large_run(run_dir)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from pydantic import ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from alict_core.cliargs import distinct
 from alict_core.csvsafe import write_csv
@@ -26,6 +26,7 @@ from alict_core.harden.split import (
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json, write_json, write_jsonl
 from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.runner.store import check_store_folder
 from alict_core.suites.schema import CaseRow
 
 
@@ -38,6 +39,19 @@ class ExportRow(CaseRow):
     label: StrictStr | None = None
     allowed_labels: list[StrictStr] = []
     source_ids: list[StrictStr] = []
+
+
+class ExportRecord(BaseModel):
+    """The fields of ``export.json`` that training and evaluation read, in the types ``harden export`` writes
+    (strict: no number read from a bool or a text)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    run_id: StrictStr = Field(pattern=r"^[0-9a-f]{8,64}$")
+    run_dir: StrictStr | None = None
+    lcs: list[StrictStr] = Field(min_length=1)
+    data_hash: StrictStr = Field(min_length=1, max_length=128)
+    counts: dict[StrictStr, dict[StrictStr, StrictInt]]
 
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -74,6 +88,7 @@ def resolve_run(ref: str | Path) -> Path:
         for store in RUN_STORES:
             folder = artefact_dir(store) / text
             if (folder / "meta.json").is_file():
+                check_store_folder(folder, text)  # a copied or renamed folder holds another run: said
                 return folder
     path = Path(text).expanduser()
     if path.is_dir() and (path / "meta.json").is_file():
@@ -231,9 +246,13 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
     summary.data_hash = hash_json({"settings": settings, "rows": [[r["case_id"], r["split"]] for s in SPLITS
                                                                   for r in parts[s]]})
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
-    staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    try:  # a folder that cannot take a new folder (/proc, a read-only mount): named as --out, not as its staging
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale(out_dir.parent)  # staging folders of exports killed before their swap
+        staging = staging_dir(out_dir.parent, f".{out_dir.name}.tmp-")
+    except OSError as exc:
+        raise AlictError(f"--out {str(out_dir)!r} cannot be written: {exc.strerror or exc} in "
+                         f"{str(out_dir.parent)!r}; choose another folder") from None
     try:
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
@@ -353,10 +372,24 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from alict_core.suites.schema import first_problem
     from alict_core.userfiles import parse_json, read_text
 
-    path = Path(export_dir) / "export.json"
+    folder = Path(export_dir)
+    recover_dir(folder)  # a swap interrupted between its two renames
+    if not folder.is_dir():
+        raise AlictError(f"hardening export {str(folder)!r} is not a folder: give the --out folder of `harden export`")
+    path = folder / "export.json"
+    if not path.exists() and not path.is_symlink():
+        raise AlictError(f"{folder} is not a hardening export (no export.json); run `harden export` first")
     settings = parse_json(read_text(path, "export settings", error=AlictError), path.name, error=AlictError)
     if not isinstance(settings, dict):
         raise AlictError(f"{path}: expected a JSON object written by `harden export`")
+    try:  # a hand-edited export.json: one message before any model is loaded, never a TypeError mid-training
+        ExportRecord.model_validate(settings)
+    except ValidationError as exc:
+        raise AlictError(f"{path}: {first_problem(exc)}; a hand-edited export.json must keep the form `harden "
+                         "export` writes (or export the run again)") from None
     return settings

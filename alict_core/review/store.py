@@ -16,6 +16,7 @@ as one with no review tasks (it is not created).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -188,11 +189,12 @@ def default_url() -> str:
 
 
 def safe_url(url: str) -> str:
-    """The URL with any password masked (for messages)."""
+    """The URL with any password masked (for messages), at most 200 characters."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return repr(url[:100])
+        shown = make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # ValueError: a port that is no number
+        return repr(re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)[:100])  # a password masked here too
+    return shown if len(shown) <= 200 else f"{shown[:200]}… ({len(shown):,} characters)"
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -392,7 +394,9 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
                                       "`review import`) upgrades it")
             else:
                 migrate(engine)
-        except (ArgumentError, NoSuchModuleError, DBAPIError, ImportError) as exc:
+        except (ArgumentError, NoSuchModuleError, DBAPIError, ImportError, ValueError) as exc:
+            # ValueError: a driver's refusal of the URL itself (UnicodeError of a host name too long for IDNA,
+            # a port that is no number): the setting is at fault, not ALiCT
             if engine is not None:
                 engine.dispose()
             raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "

@@ -31,6 +31,38 @@ def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
     return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")
 
 
+def saved_run_dir(value: str, what: str = "run") -> Path:
+    """A saved run's folder from a folder path or a run id of the run store; one message when neither, or when
+    the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
+    folder), never a bare "not found"."""
+    from alict_core.errors import AlictError
+
+    path = Path(value).expanduser()
+    if path.is_dir() or "/" in value or "\\" in value:
+        return path
+    folder = resolve_inside(runs_root(), value, "run id", must_exist=False)  # an invalid name: said as such
+    if not folder.exists():
+        raise AlictError(f"run id {value!r} not found: give a run folder (written by `run --out`) or the id of a "
+                         f"saved run in the run store {runs_root()}")
+    check_store_folder(folder, value, what)
+    return folder
+
+
+def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
+    """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
+    another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
+    from alict_core.errors import AlictError
+    from alict_core.jsonl import read_json
+
+    try:
+        recorded = read_json(folder / "meta.json").get("run_id")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return
+    if recorded != folder.name:
+        raise AlictError(f"{what} {value!r}: the run store's folder {value} holds run {recorded!r} (its meta.json), "
+                         "not this id: a copied or renamed run folder; give its path, or the id of the run it holds")
+
+
 def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     """Sharded runs not finished yet (``progress.json`` but no ``meta.json``), newest first.
 

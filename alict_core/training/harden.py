@@ -164,6 +164,18 @@ def _commit(staging: Path, target: Path) -> None:
     os.replace(staging, target)
 
 
+def hf_model_folder(model_dir: str | Path) -> Path:
+    """``model_dir`` when it is a local Hugging Face model folder (a folder with a ``config.json`` file), else one
+    message naming it (a folder of other files was an internal error deep in the tokenizer's loading)."""
+    source = Path(model_dir).expanduser()
+    if not source.is_dir():
+        raise AlictError(f"Hugging Face model folder {source} not found (retraining needs a local copy)")
+    if not (source / "config.json").is_file():
+        raise AlictError(f"--hf-dir {source} is not a Hugging Face model folder (no config.json): give the folder "
+                         "of a local copy of the model (save_pretrained)")
+    return source
+
+
 def check_retrain_parent(parent: str, model_dir: str | Path | None = None, task: str | None = None) -> None:
     """Refuse a parent model that cannot be retrained, before any export or training work (``harden fix``)."""
     if model_dir:
@@ -172,8 +184,7 @@ def check_retrain_parent(parent: str, model_dir: str | Path | None = None, task:
         if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
             raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
                              "(e.g. --model hf or --model my-bert)")
-        if not Path(model_dir).expanduser().is_dir():
-            raise AlictError(f"Hugging Face model folder {model_dir} not found (retraining needs a local copy)")
+        hf_model_folder(model_dir)
         return
     from alict_core.models.embedded import EmbeddingHeadModel
     from alict_core.models.registry import get_model
@@ -275,19 +286,18 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
 
     The version records the folder and a hash of its weights, so ``harden evaluate`` compares it with exactly
     the weights it was retrained from (never a hub model of the same name)."""
+    settings = settings or RetrainSettings()
+    if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
+        raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
+                         "(e.g. --model hf or --model my-bert)")
+    source = hf_model_folder(model_dir)  # before torch and transformers are imported (seconds)
+
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from alict_core.models.hf import DEFAULT_LABEL_MAPS
     from alict_core.models.labels import task_labels
 
-    settings = settings or RetrainSettings()
-    if not VERSION_NAME.match(f"{parent}@{'0' * 8}"):
-        raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
-                         "(e.g. --model hf or --model my-bert)")
-    source = Path(model_dir).expanduser()
-    if not source.is_dir():
-        raise AlictError(f"Hugging Face model folder {source} not found (retraining needs a local copy)")
     exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
@@ -297,8 +307,12 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     random.seed(settings.seed)
     np.random.seed(settings.seed)
     torch.manual_seed(settings.seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(str(source), local_files_only=True)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(str(source), local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:  # a damaged or foreign folder: said, not an internal error
+        raise AlictError(f"--hf-dir {source} cannot be loaded as a Hugging Face sequence classifier "
+                         f"({type(exc).__name__}: {str(exc)[:200]})") from None
     mapping = {k.lower(): v for k, v in DEFAULT_LABEL_MAPS[task].items()}
     native = [str(model.config.id2label.get(i, f"LABEL_{i}")) for i in range(model.config.num_labels)]
     index = {mapping.get(n.lower(), n): i for i, n in enumerate(native)}
