@@ -2,10 +2,11 @@
 in a background thread, and the status box that says what is loading meanwhile.
 
 The page needs spaCy's dependency parser (picking full sentences, finding adjuncts), spaCy's tagger, WordNet and
-lemminflect (synonym mutations) and its judge and models under test: 10-18 s on two loaded cores, which a user saw
-as a page that stopped after its title. The tagger, WordNet and the models load in a thread while the page picks its
-sentences (``start_tools_warmup``); the page waits for that thread before it builds a tree (``wait_for_tools``), so
-nothing loads twice.
+lemminflect (synonym mutations) and its judge and models under test: 9-16 s on two loaded cores, which a user saw
+as a page that stopped after its title. Once the page has its sentences, the tagger, WordNet and the models load in a
+thread (``start_tools_warmup``) while it draws its menus; it waits for the tagger and WordNet before it builds a tree
+(``wait_for_tools``), and a model it asks for meanwhile comes from that thread's load (the app's cache), so nothing
+loads twice.
 """
 
 from __future__ import annotations

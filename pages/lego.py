@@ -55,16 +55,14 @@ def main() -> None:
     judge = state.get("lego_judge") if state.get("lego_judge") in judge_names else next(iter(judge_names), None)
     needed = list(dict.fromkeys(name for name in (judge, *models) if name))
     loading = lego_loading.status_box(task, needed, st)  # a first open in this server: say what loads
-    if loading is not None:
-        lego_loading.start_tools_warmup(needed)  # the tagger, WordNet and models meanwhile, in the background
     try:
-        draw(task, models, judge_names, loading)
+        draw(task, models, judge_names, needed, loading)
     finally:
         lego_loading.finish(loading, ok=not lego_loading.pending(task, []))  # a model's error shows below
 
 
-def draw(task: str, models: list[str], judge_names: list[str], loading: object) -> None:
-    """The page below its title (``loading``: the first open's status box, or None)."""
+def draw(task: str, models: list[str], judge_names: list[str], needed: list[str], loading: object) -> None:
+    """The page below its title (``loading``: the first open's status box, or None; ``needed``: its models)."""
     from alict_core.lego.assemble import DerivationTree
     from alict_core.lego.oracles import tree_cases
     from alict_core.lego.settings import LegoSettings
@@ -74,6 +72,8 @@ def draw(task: str, models: list[str], judge_names: list[str], loading: object) 
         lego_loading.step(loading, "Picking full sentences from the corpus (spaCy's dependency parser) …")
         samples = sample_sentences(task)
         lego_loading.mark(f"samples:{task}")
+    if loading is not None:  # the tagger, WordNet and the models in the background while the page draws its menus
+        lego_loading.start_tools_warmup(needed)  # (not before: the title and the box reach the browser first)
     c1, c2 = st.columns([3, 2])
     with c1:
         if samples:
