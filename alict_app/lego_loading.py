@@ -58,6 +58,13 @@ def pending(task: str, model_names: list[str]) -> list[str]:
     return what
 
 
+def dependency_parser() -> Any:
+    """spaCy's dependency pipeline (the core's, once per process): picking full sentences and finding adjuncts."""
+    from alict_core.data.nlp import get_dependency_nlp
+
+    return get_dependency_nlp()
+
+
 def _load_tools() -> None:
     """spaCy's tagger, WordNet's synsets and lemminflect, through the calls the tree builder makes."""
     from alict_core.data.nlp import get_nlp

@@ -69,7 +69,10 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
 
     samples: list[str] = []
     with guarded("sampling sentences"):
-        lego_loading.step(loading, "Picking full sentences from the corpus (spaCy's dependency parser) …")
+        if loading is not None:  # the parser apart: on a busy machine each step takes seconds
+            lego_loading.step(loading, "Loading spaCy's dependency parser …")
+            lego_loading.dependency_parser()
+        lego_loading.step(loading, "Picking full sentences from the corpus …")
         samples = sample_sentences(task)
         lego_loading.mark(f"samples:{task}")
     if loading is not None:  # the tagger, WordNet and the models in the background while the page draws its menus

@@ -45,7 +45,8 @@ def test_first_open_says_what_it_loads_and_a_warm_open_draws_no_box(tmp_path, mo
     (box,) = at.status
     assert (box.label, box.state) == ("Loaded: the page below is complete.", "complete")
     steps = [m.value for m in box.markdown]
-    assert steps[0].startswith("Picking full sentences") and any("WordNet" in step for step in steps), steps
+    assert steps[:2] == ["Loading spaCy's dependency parser …", "Picking full sentences from the corpus …"], steps
+    assert any("WordNet" in step for step in steps), steps
     assert any(s.value.startswith("Derivation tree") for s in at.subheader)
     at.run()
     assert not at.exception and not at.status  # everything held now: no box on the next run
