@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from alict_app import backends, lego_view, state, widgets
+from alict_app import artefacts, backends, lego_loading, lego_view, state, widgets
 from alict_app.guard import guarded, run_page
 
 NONE = "(none)"
@@ -14,9 +14,13 @@ NONE = "(none)"
 
 @st.cache_data(show_spinner="Sampling full sentences from the corpus …", max_entries=4)
 def sample_sentences(task: str, n: int = 25) -> list[str]:
+    from alict_core.data.corpus import is_annotated
     from alict_core.lego.pipeline import seeds_from_corpus
 
-    return [s.text for s in seeds_from_corpus(task, n, seed=0)]
+    records = None
+    if is_annotated(task):  # the app's loaded corpus (warmed at start-up): the raw split's texts, in its order
+        records = [item for item in artefacts.corpus(task).items if item.split == "test"]
+    return [s.text for s in seeds_from_corpus(task, n, seed=0, records=records)]
 
 
 @st.cache_data(show_spinner="Disassembling and reassembling …", max_entries=32)
@@ -40,19 +44,39 @@ def picker(kind: str, key: str, label: str) -> str:
 
 
 def main() -> None:
-    from alict_core.lego.assemble import DerivationTree
-    from alict_core.lego.oracles import tree_cases
-    from alict_core.lego.settings import LegoSettings
-
     widgets.header(
         "Adjunct trees",
         "NLPLego: remove a sentence's adjuncts, re-insert them one level at a time "
         "(mutated), and test that every insertion moves the prediction the way its component says.",
     )
     task = state.get("task")
+    models = [m for m in (state.get("models") or [])]
+    judge_names, _ = backends.loadable_names("model", task=task)
+    judge = state.get("lego_judge") if state.get("lego_judge") in judge_names else next(iter(judge_names), None)
+    needed = list(dict.fromkeys(name for name in (judge, *models) if name))
+    loading = lego_loading.status_box(task, needed, st)  # a first open in this server: say what loads
+    try:
+        draw(task, models, judge_names, needed, loading)
+    finally:
+        lego_loading.finish(loading, ok=not lego_loading.pending(task, []))  # a model's error shows below
+
+
+def draw(task: str, models: list[str], judge_names: list[str], needed: list[str], loading: object) -> None:
+    """The page below its title (``loading``: the first open's status box, or None; ``needed``: its models)."""
+    from alict_core.lego.assemble import DerivationTree
+    from alict_core.lego.oracles import tree_cases
+    from alict_core.lego.settings import LegoSettings
+
     samples: list[str] = []
     with guarded("sampling sentences"):
+        if loading is not None:  # the parser apart: on a busy machine each step takes seconds
+            lego_loading.step(loading, "Loading spaCy's dependency parser …")
+            lego_loading.dependency_parser()
+        lego_loading.step(loading, "Picking full sentences from the corpus …")
         samples = sample_sentences(task)
+        lego_loading.mark(f"samples:{task}")
+    if loading is not None:  # the tagger, WordNet and the models in the background while the page draws its menus
+        lego_loading.start_tools_warmup(needed)  # (not before: the title and the box reach the browser first)
     c1, c2 = st.columns([3, 2])
     with c1:
         if samples:
@@ -79,6 +103,10 @@ def main() -> None:
     )
     tree = None
     with guarded("building the derivation tree"):
+        if loading is not None:
+            lego_loading.step(loading, "Loading spaCy's tagger and WordNet (synonym mutations) …")
+            lego_loading.wait_for_tools()
+            lego_loading.step(loading, "Building the derivation tree …")
         tree = DerivationTree.from_dict(build_tree(text, settings.model_dump_json(), parser_name, mlm_name))
     if tree is None:
         return
@@ -94,8 +122,6 @@ def main() -> None:
     else:
         st.caption("No removable adjunct: the tree is the sentence alone.")
 
-    models = [m for m in (state.get("models") or [])]
-    judge_names, _ = backends.loadable_names("model", task=task)
     state.ensure_choice("lego_judge", judge_names or [NONE])
     judge_name = st.selectbox(
         "Judge of the inserted components",
@@ -105,12 +131,13 @@ def main() -> None:
     )
     cases, outcomes = [], []
     with guarded("making and running the DIR tests"):
+        lego_loading.step(loading, "Loading the judge and the models under test, making and running the DIR tests …")
         if judge_name and judge_name != NONE:
-            cases = tree_cases([tree], task, backends.model(judge_name), threshold=threshold)
+            cases = tree_cases([tree], task, lego_loading.model(judge_name), threshold=threshold)
         if cases and models:
             from alict_core.runner import run_suite
 
-            outcomes = list(run_suite(cases, [backends.model(m) for m in models]).outcomes)
+            outcomes = list(run_suite(cases, [lego_loading.model(m) for m in models]).outcomes)
     shown = None
     if cases and not models:
         st.info("No model under test for this task: pick one under **Models under test** in the sidebar to colour "

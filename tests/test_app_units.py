@@ -227,3 +227,25 @@ def test_every_spec_problem_is_listed_and_the_excerpt_keeps_indentation():
     assert f"(and {len(caught.value.others)} more problem" in str(caught.value)
     html = specs_io.annotated_yaml_html("a:\n    b: 1\n", 2, "bad")
     assert "&nbsp;" * 4 + "b: 1" in html
+
+
+def test_no_page_relies_on_streamlit_magic():
+    """.streamlit/config.toml turns magic off (Streamlit redoes its AST rewrite for every new session): no page may
+    hold a bare expression that magic would have written to the page."""
+    import ast
+    import tomllib
+    from pathlib import Path
+
+    from streamlit.runtime.scriptrunner import magic
+
+    root = Path(__file__).resolve().parent.parent
+    assert tomllib.loads((root / ".streamlit" / "config.toml").read_text())["runner"]["magicEnabled"] is False
+    scripts = [root / "app.py", *sorted((root / "pages").glob("*.py"))]
+    assert len(scripts) > 5
+    written = [f"{path.name}:{node.lineno}" for path in scripts
+               for node in ast.walk(magic.add_magic(path.read_text(), str(path)))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr == "transparent_write"]
+    assert written == []
+    assert any(isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "transparent_write"
+               for node in ast.walk(magic.add_magic("x = 1\nx\n", "probe.py")))  # the check can see magic

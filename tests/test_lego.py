@@ -217,6 +217,20 @@ def _sst_sentences(n: int) -> list:
     return seeds_from_corpus("sentiment", n, seed=1)
 
 
+def test_corpus_sample_from_the_annotated_corpus_equals_the_raw_split():
+    """The app samples from its loaded annotated corpus (``records``): the same sentences as from the raw split."""
+    from alict_core.data.corpus import is_annotated, load_corpus
+    from alict_core.lego.pipeline import LegoSeed, seeds_from_corpus
+
+    if not is_annotated("sentiment"):
+        pytest.skip("the sentiment corpus is not annotated here")
+    test_items = [item for item in load_corpus("sentiment").items if item.split == "test"]
+    from_corpus = seeds_from_corpus("sentiment", 8, seed=1, records=test_items)
+    assert from_corpus == _sst_sentences(8) and len(from_corpus) == 8
+    own = LegoSeed("own-1", "The film that I saw yesterday bored me.")
+    assert seeds_from_corpus("sentiment", 1, records=[own]) == [own]  # the records given, not the raw split
+
+
 def test_sst_trees_are_mostly_valid_without_models():
     from alict_core.lego.pipeline import generate_trees
 

@@ -33,6 +33,25 @@ def test_adjunct_trees_page_draws_tree_and_verdicts(tmp_path, monkeypatch):
     assert table.loc[0, "mutation"] == "template"
 
 
+def test_first_open_says_what_it_loads_and_a_warm_open_draws_no_box(tmp_path, monkeypatch):
+    from alict_app import lego_loading
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(lego_loading, "_loaded", set())  # a fresh server: nothing of the page loaded yet
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/lego.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (box,) = at.status
+    assert (box.label, box.state) == ("Loaded: the page below is complete.", "complete")
+    steps = [m.value for m in box.markdown]
+    assert steps[:2] == ["Loading spaCy's dependency parser …", "Picking full sentences from the corpus …"], steps
+    assert any("WordNet" in step for step in steps), steps
+    assert any(s.value.startswith("Derivation tree") for s in at.subheader)
+    at.run()
+    assert not at.exception and not at.status  # everything held now: no box on the next run
+
+
 class GloomyJudge:
     """Judges every component negative, so a model that finds "funny" positive fails the DIR test."""
 

@@ -86,9 +86,15 @@ def seeds_from_lc(task: str, lc: str, max_seeds: int | None = None) -> list[Lego
     return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in lc_seeds(task, [lc], max_seeds, []))
 
 
-def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test") -> list[LegoSeed]:
-    """``n`` random full sentences (a verbal root with a subject) from the task corpus's ``split``."""
-    if task == "sentiment":
+def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",
+                      records: Sequence[Any] | None = None) -> list[LegoSeed]:
+    """``n`` random full sentences (a verbal root with a subject) from the task corpus's ``split``.
+
+    ``records``: that split's texts (``.id``, ``.text``) in the corpus's order when the caller holds them already
+    (the app's loaded annotated corpus: the same texts in the same order); by default the raw split is read."""
+    if records is not None:
+        records = list(records)
+    elif task == "sentiment":
         from alict_core.data.sst import load_sst_sentences
 
         records = load_sst_sentences((split,))
