@@ -47,3 +47,27 @@ def test_close_of_workers_that_exit_by_themselves_ends_nothing_by_force():
     executor.close()
     assert [p.exitcode for p in workers] == [0] * len(workers)
     executor.close()  # closing twice is harmless
+
+
+class Sleeps:
+    def __call__(self, task: dict) -> dict:
+        import time
+
+        time.sleep(0.2)
+        return {"n": task["n"]}
+
+
+@pytest.mark.timeout(120)
+def test_close_with_queued_shards_cancels_them_and_waits_only_for_running_ones():
+    """20 shards in flight, at most ~5 in the workers' hands: the rest are cancelled by close, and a cancelled
+    future never counts as done for ``cf.wait`` (before: close waited on them forever, seen under load)."""
+    executor = ProcessExecutor(workers=2)
+    assert [r["n"] for r in executor.map_shards(Sleeps, {}, [{"n": 0}])] == [0]  # the pool is up
+    pool = executor._pool
+    futures = {pool.submit(processes._call, {"n": n}) for n in range(20)}
+    executor._in_flight = futures
+    executor.close()
+    assert all(f.done() for f in futures)
+    cancelled = [f for f in futures if f.cancelled()]
+    assert len(cancelled) >= 15  # at most 2 in the workers' hands and 3 in the pool's call queue ran
+    assert all(f.result()["n"] in range(20) for f in futures if not f.cancelled())

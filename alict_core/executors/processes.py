@@ -94,12 +94,14 @@ class ProcessExecutor:
             return
         # the pool's own process table (no public accessor before Python 3.14's terminate_workers)
         workers = list((getattr(pool, "_processes", None) or {}).values())
+        # a cancelled future is never "done" for cf.wait (only a cancelled one the pool has seen is): wait for the
+        # running ones alone, i.e. those that could not be cancelled
+        running = {future for future in in_flight if not future.cancel()}
         stopper = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True},
                                    name="alict-pool-shutdown", daemon=True)
         stopper.start()
-        for future in in_flight:
-            future.cancel()
-        cf.wait(in_flight)  # a running shard is real work: it finishes (or fails) before anything is ended
+        while running and any(process.is_alive() for process in workers):
+            _done, running = cf.wait(running, timeout=POLL_S)  # a running shard is real work: it finishes or fails
         stopper.join(EXIT_WAIT_S)
         for end in ("terminate", "kill"):
             if not stopper.is_alive():
