@@ -38,10 +38,10 @@ SPEC_BAD = [  # (YAML text or bytes, needles)
 
 @pytest.mark.parametrize("text,needles", SPEC_BAD, ids=[f"spec-{i}" for i in range(len(SPEC_BAD))])
 def test_spec_text_is_refused_quickly(text, needles):
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the work done, not the machine's load
     with pytest.raises(SpecValidationError) as info:
         parse_spec_text(text, "user.yaml")
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
     message = str(info.value)
     assert message.startswith("user.yaml") and "\n" not in message
     for needle in needles:
@@ -145,12 +145,12 @@ def test_cross_product_of_10_to_the_12_is_sampled_or_refused(sentiment_corpus):
     from alict_core.seeds import find_seeds
 
     spec = parse_spec_text(_huge_spec().replace("GROUP", GROUP), "huge.yaml")
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the work done, not the machine's load
     capped = find_seeds(spec, sentiment_corpus, max_seeds=50)
     assert capped.counts()["candidates"] >= 10**12 and len(capped.seeds) == 50
     with pytest.raises(LimitError, match="candidate seeds of sentiment-lc04: [0-9,]+ is over the limit"):
         find_seeds(spec, sentiment_corpus, max_seeds=None)
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
 
 
 # --- caches: verified, quarantined, rebuilt -----------------------------------------------------------
