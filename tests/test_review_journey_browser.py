@@ -40,6 +40,14 @@ def case_ids(folder: Path) -> set[str]:
             for line in part.read_text(encoding="utf-8").splitlines()}
 
 
+def show_page(page, tmp_path: Path) -> None:
+    """On a failure: the page's text, its inputs and the server's log, printed (pytest shows them) and kept."""
+    inputs = page.evaluate("[...document.querySelectorAll('input, textarea')].map(e => e.value)")
+    text = page.inner_text("body") + f"\ninputs: {inputs}"
+    (tmp_path / "page.txt").write_text(text)
+    print("== page at the failure\n" + text + "\n== server log\n" + (tmp_path / "server.log").read_text()[-4000:])
+
+
 def judge_everything(page, script: ScriptState, base: str, reviewer: str, n_items: int) -> None:
     """Judge every case of the reviewer's queue with the keys 1–5 (label 1 where this reviewer rejects)."""
     page.goto(f"{base}/review?review=journey&reviewer={reviewer}", timeout=WAIT)
@@ -98,31 +106,36 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
                 judge_everything(page, script, base, "ann", 6)
                 judge_everything(page, script, base, "bob", 6)
             except Exception:
-                inputs = page.evaluate("[...document.querySelectorAll('input, textarea')].map(e => e.value)")
-                (tmp_path / "page.txt").write_text(page.inner_text("body") + f"\ninputs: {inputs}")  # for the log
+                show_page(page, tmp_path)
                 raise
-            # 3. the statistics say what the write-back would exclude, and nothing is excluded yet
-            page.get_by_text("Validity of this task so far").first.click()
-            page.get_by_text("12 judgements of 6 cases by 2 reviewer(s)").first.wait_for(timeout=WAIT)
-            page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
-            page.get_by_text("1 case(s), and every expansion of the 1 rejected seed(s)").first.wait_for(timeout=WAIT)
-            unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
-            assert case_ids(unconfirmed) == {c.case_id for c in cases}
-            # 4. the confirmation turns the write-back on: not without the tick; ticked once, the tick holds
-            script.wait_idle()
-            confirm = page.get_by_role("button", name="Confirm write-back")
-            confirm.click()
-            page.get_by_text("Tick the box above to confirm").first.wait_for(timeout=WAIT)
-            script.wait_idle()
-            page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
-            sure = page.get_by_role("checkbox", name="Leave these 1 case(s) out of every later Sentiment (SST) run")
-            sync_api.expect(sure).not_to_be_checked()
-            page.get_by_text("Leave these 1 case(s) out of every later Sentiment (SST) run").first.click()  # its label
-            sync_api.expect(sure).to_be_checked()
-            script.wait_idle()
-            assert sure.is_checked()  # ticked once, it holds: in the form a tick makes no rerun that could undo it
-            page.get_by_role("button", name="Confirm write-back").click()
-            page.get_by_text("Write-back on").first.wait_for(timeout=WAIT)
+            try:
+                # 3. the statistics say what the write-back would exclude, and nothing is excluded yet
+                page.get_by_text("Validity of this task so far").first.click()
+                page.get_by_text("12 judgements of 6 cases by 2 reviewer(s)").first.wait_for(timeout=WAIT)
+                page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
+                excluded = "1 case(s), and every expansion of the 1 rejected seed(s)"
+                page.get_by_text(excluded).first.wait_for(timeout=WAIT)
+                unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
+                assert case_ids(unconfirmed) == {c.case_id for c in cases}
+                # 4. the confirmation turns the write-back on: not without the tick; ticked once, the tick holds
+                script.wait_idle()
+                confirm = page.get_by_role("button", name="Confirm write-back")
+                confirm.click()
+                page.get_by_text("Tick the box above to confirm").first.wait_for(timeout=WAIT)
+                script.wait_idle()
+                page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
+                tick = "Leave these 1 case(s) out of every later Sentiment (SST) run"
+                sure = page.get_by_role("checkbox", name=tick)
+                sync_api.expect(sure).not_to_be_checked()
+                page.get_by_text(tick).first.click()  # its label
+                sync_api.expect(sure).to_be_checked()
+                script.wait_idle()
+                assert sure.is_checked()  # ticked once, it holds: in the form a tick makes no rerun that could undo it
+                page.get_by_role("button", name="Confirm write-back").click()
+                page.get_by_text("Write-back on").first.wait_for(timeout=WAIT)
+            except Exception:
+                show_page(page, tmp_path)
+                raise
             browser.close()
         # 5. a later run leaves out the agreed rejection and its expansion, nothing else
         later = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
