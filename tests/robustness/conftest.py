@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,27 @@ def assert_clean_error(outcome: Outcome, code: int, *needles: str, limit_s: floa
         assert needle in lines[0], (needle, lines[0])
     assert outcome.cpu_seconds < limit_s, ("CPU seconds", outcome.cpu_seconds, "wall", outcome.seconds)
     assert outcome.seconds < WALL_FACTOR * limit_s, ("wall seconds", outcome.seconds)
+
+
+@pytest.fixture
+def fresh_engines():
+    """No review-store engine of an earlier test (its database gone) is reused, and none is left behind."""
+    from alict_core.review.store import dispose_engines
+
+    dispose_engines()
+    yield
+    dispose_engines()
+
+
+@pytest.fixture
+def saved_run(tmp_path) -> Path:
+    """A finished sharded run of 8 sentiment seeds (vader), with its manifest."""
+    import dataclasses
+
+    from alict_core.runner import run_streaming
+    from alict_core.runner.stream import group_by_seed
+    from tests.robustness.support import small_cases
+
+    cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(8)]
+    return run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
+                         cache_root=tmp_path / "pred")

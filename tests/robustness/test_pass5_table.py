@@ -5,7 +5,6 @@ URLs a driver refuses.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -14,28 +13,9 @@ from typing import Any
 import pytest
 
 from alict_core.errors import AlictError
-from alict_core.review.store import dispose_engines
-from alict_core.runner import run_streaming
-from alict_core.runner.stream import group_by_seed
 from tests.robustness.conftest import assert_clean_error
-from tests.robustness.support import small_cases
 
-pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(autouse=True)
-def fresh_engines():
-    dispose_engines()
-    yield
-    dispose_engines()
-
-
-@pytest.fixture
-def saved_run(tmp_path) -> Path:
-    """A finished sharded run of 8 sentiment seeds (vader), with its manifest."""
-    cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(8)]
-    return run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
-                         cache_root=tmp_path / "pred")
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("fresh_engines")]
 
 
 GOOD_EXPORT: dict[str, Any] = {
