@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 WAIT = 120_000  # ms: a cold Streamlit page on two loaded cores
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def launch_chromium(pw) -> Any:
+    """Headless Chromium (the Debian package) as the browser tests run it."""
+    return pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                              args=["--no-sandbox", "--disable-dev-shm-usage"])
 
 
 class ScriptState:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_sync import WAIT, ScriptState, start_app
+from tests.browser_sync import CHROMIUM, WAIT, ScriptState, launch_chromium, start_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]  # after the builds: a build landing reruns the page
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 
 GATED_PROBE = '''
 import os
@@ -51,8 +50,7 @@ def test_the_probe_resolving_redraws_the_panel_alone_and_stops_its_timer(tmp_pat
     proc, base = start_app(REPO, tmp_path / "server.log", env)
     try:
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                         args=["--no-sandbox", "--disable-dev-shm-usage"])
+            browser = launch_chromium(pw)
             page = browser.new_page()
             script = ScriptState(page)
             page.goto(f"{base}/?task=sentiment", timeout=WAIT)

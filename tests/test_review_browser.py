@@ -10,11 +10,10 @@ import pytest
 from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases
-from tests.browser_sync import ScriptState, start_app
+from tests.browser_sync import CHROMIUM, ScriptState, launch_chromium, start_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def test_number_keys_judge_cases(tmp_path):
@@ -31,8 +30,7 @@ def test_number_keys_judge_cases(tmp_path):
     proc, base = start_app(REPO, tmp_path / "server.log", env)
     try:
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                         args=["--no-sandbox", "--disable-dev-shm-usage"])
+            browser = launch_chromium(pw)
             page = browser.new_page()
             script = ScriptState(page)  # a key pressed while the script reruns can be lost: wait until idle
 

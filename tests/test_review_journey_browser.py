@@ -18,11 +18,10 @@ import pytest
 from alict_core.review.store import dispose_engines
 from alict_core.runner import build_cases, run_streaming
 from alict_core.runner.stream import group_by_seed
-from tests.browser_sync import ScriptState, start_app
+from tests.browser_sync import CHROMIUM, ScriptState, launch_chromium, start_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 WAIT = 120_000  # ms: a cold Streamlit page on two loaded cores
 POSITIVE = {"kind": "label", "labels": ["positive"], "tolerance": None}
 WORDS = ("zero", "one", "two")
@@ -90,8 +89,7 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
     proc, base = start_app(REPO, tmp_path / "server.log", env)
     try:
         with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                         args=["--no-sandbox", "--disable-dev-shm-usage"])
+            browser = launch_chromium(pw)
             page = browser.new_page()
             script = ScriptState(page)
             # 1. a review task from the (sharded) run, on the page
