@@ -1,5 +1,5 @@
 """The Adjunct trees page's first open in a server: what it loads (once; every session then shares it), a head start
-in a background thread, and the status box that says what is loading meanwhile.
+in a background thread, and what the status box (`loading_box`) names as loading meanwhile.
 
 The page needs spaCy's dependency parser (picking full sentences, finding adjuncts), spaCy's tagger, WordNet and
 lemminflect (synonym mutations) and its judge and models under test: 9-16 s on two loaded cores, which a user saw
@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Any, Callable
 
-from alict_app import backends
+from alict_app import backends, loading_box
 
 log = logging.getLogger(__name__)
 
@@ -115,24 +115,4 @@ def wait_for_tools() -> None:
 
 def status_box(task: str, model_names: list[str], st: Any) -> Any:
     """A status box naming what this first open loads (None when nothing: a warm page draws no box)."""
-    what = pending(task, model_names)
-    if not what:
-        return None
-    return st.status(f"Loading {'; '.join(what)} — once per server, every session then shares them; on a busy "
-                     "machine this takes 10–20 s …", expanded=True)
-
-
-def step(status: Any, text: str) -> None:
-    """One line in the status box (nothing without one)."""
-    if status is not None:
-        status.write(text)
-
-
-def finish(status: Any, ok: bool) -> None:
-    """Close the status box: complete, or an error pointing at the message on the page."""
-    if status is None:
-        return
-    if ok:
-        status.update(label="Loaded: the page below is complete.", state="complete", expanded=False)
-    else:
-        status.update(label="Something could not load: see the message below.", state="error", expanded=False)
+    return loading_box.open_box(st, pending(task, model_names), "10–20 s")

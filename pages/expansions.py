@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, state, widgets
+from alict_app import artefacts, backends, charts, loading_box, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.expansion.validation import CHECKS
 
@@ -114,8 +114,8 @@ def main() -> None:
     tree = None
     with guarded("parsing the seed"), st.spinner("Parsing …"):
         tree = artefacts.parse_seed(parser_name, seed)
-    if loading is not None and tree is not None:
-        loading.write(f"Parser {parser_name!r} ready.")
+    if tree is not None:
+        loading_box.step(loading, f"Parser {parser_name!r} ready.")
     if tree is not None:
         st.subheader("Parse tree")
         st.plotly_chart(charts.parse_tree_figure(tree), width="stretch", key="parse_tree")
@@ -123,7 +123,7 @@ def main() -> None:
             st.code("\n".join(str(p) for p in artefacts.productions_of(tree)), language="text")
 
     if tree is None:
-        finish(loading, parser_name, None)
+        loading_box.finish(loading, missing_models(parser_name, None))
         return
     masked = []
     with guarded("finding reference superstructures (Algorithm 1)"), st.spinner("Matching the reference grammar …"):
@@ -135,7 +135,7 @@ def main() -> None:
             st.caption("No production of this seed has a larger reference superstructure.")
 
     if mlm_name is None:
-        finish(loading, parser_name, mlm_name)
+        loading_box.finish(loading, missing_models(parser_name, mlm_name))
         return
     with guarded("expanding the seed"), st.spinner("Asking the masked LM and validating …"):
         rows = artefacts.expand_seed(parser_name, mlm_name, spec, seed, top_k_productions=top_k_productions,
@@ -148,35 +148,22 @@ def main() -> None:
             st.caption("Green rows pass all five checks (POS in context, polarity, LC predicates, protected span, "
                        "fluency: reads as English where it stands).")
             rejection_table(rows)
-    finish(loading, parser_name, mlm_name)
+    loading_box.finish(loading, missing_models(parser_name, mlm_name))
 
 
 def loading_status(parser_name: str, mlm_name: str | None) -> Any:
     """A status box saying which models this page loads now (the first time in this server: they take a while,
     then every session shares them); None when they are loaded already."""
-    pending = [what for what, kind, name in (("the parser", "parser", parser_name),
-                                              ("the masked language model", "mlm", mlm_name))
-               if name is not None and not backends.is_loaded(kind, name)]
-    if not pending:
-        return None
-    status = st.status(f"Loading {' and '.join(pending)} — once per server, every session then shares "
-                       f"{'them' if len(pending) > 1 else 'it'}; on a busy machine this takes 10–30 s …",
-                       expanded=True)
-    status.write("Then: parse the seed, find the reference superstructures, ask the masked LM, validate.")
-    return status
+    return loading_box.open_box(st, missing_models(parser_name, mlm_name), "10–30 s",
+                                "Then: parse the seed, find the reference superstructures, ask the masked LM, "
+                                "validate.")
 
 
-def finish(status: Any, parser_name: str, mlm_name: str | None) -> None:
-    """Close the status box: complete when the models are loaded, an error pointing at the message otherwise."""
-    if status is None:
-        return
-    missing = [name for kind, name in (("parser", parser_name), ("mlm", mlm_name))
-               if name is not None and not backends.is_loaded(kind, name)]
-    if missing:
-        status.update(label=f"Could not load {', '.join(missing)}: see the message below.", state="error",
-                      expanded=False)
-    else:
-        status.update(label="Models loaded: the page below is complete.", state="complete", expanded=False)
+def missing_models(parser_name: str | None, mlm_name: str | None) -> list[str]:
+    """The page's models this server has not loaded (yet), in words."""
+    return [what for what, kind, name in (("the parser", "parser", parser_name),
+                                          ("the masked language model", "mlm", mlm_name))
+            if name is not None and not backends.is_loaded(kind, name)]
 
 
 def rejection_table(rows) -> None:

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from alict_app import artefacts, backends, lego_loading, lego_view, state, widgets
+from alict_app import artefacts, backends, lego_loading, lego_view, loading_box, state, widgets
 from alict_app.guard import guarded, run_page
 
 NONE = "(none)"
@@ -58,7 +58,7 @@ def main() -> None:
     try:
         draw(task, models, judge_names, needed, loading)
     finally:
-        lego_loading.finish(loading, ok=not lego_loading.pending(task, []))  # a model's error shows below
+        loading_box.finish(loading, lego_loading.pending(task, []))  # a model's error shows below
 
 
 def draw(task: str, models: list[str], judge_names: list[str], needed: list[str], loading: object) -> None:
@@ -70,9 +70,9 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
     samples: list[str] = []
     with guarded("sampling sentences"):
         if loading is not None:  # the parser apart: on a busy machine each step takes seconds
-            lego_loading.step(loading, "Loading spaCy's dependency parser …")
+            loading_box.step(loading, "Loading spaCy's dependency parser …")
             lego_loading.dependency_parser()
-        lego_loading.step(loading, "Picking full sentences from the corpus …")
+        loading_box.step(loading, "Picking full sentences from the corpus …")
         samples = sample_sentences(task)
         lego_loading.mark(f"samples:{task}")
     if loading is not None:  # the tagger, WordNet and the models in the background while the page draws its menus
@@ -104,9 +104,9 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
     tree = None
     with guarded("building the derivation tree"):
         if loading is not None:
-            lego_loading.step(loading, "Loading spaCy's tagger and WordNet (synonym mutations) …")
+            loading_box.step(loading, "Loading spaCy's tagger and WordNet (synonym mutations) …")
             lego_loading.wait_for_tools()
-            lego_loading.step(loading, "Building the derivation tree …")
+            loading_box.step(loading, "Building the derivation tree …")
         tree = DerivationTree.from_dict(build_tree(text, settings.model_dump_json(), parser_name, mlm_name))
     if tree is None:
         return
@@ -131,7 +131,7 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
     )
     cases, outcomes = [], []
     with guarded("making and running the DIR tests"):
-        lego_loading.step(loading, "Loading the judge and the models under test, making and running the DIR tests …")
+        loading_box.step(loading, "Loading the judge and the models under test, making and running the DIR tests …")
         if judge_name and judge_name != NONE:
             cases = tree_cases([tree], task, lego_loading.model(judge_name), threshold=threshold)
         if cases and models:

@@ -199,7 +199,7 @@ def test_expansions_page_draws_the_tree_and_verdicts_with_fake_backends():
     at.run()
     assert_clean(at)
     if at.status:  # loaded by this run (a test before may have loaded them): the box said so in words, now done
-        assert at.status[0].label == "Models loaded: the page below is complete.", at.status[0].label
+        assert at.status[0].label == "Loaded: the page below is complete.", at.status[0].label
         assert at.status[0].state == "complete"
     at.run()
     assert not at.status  # loaded now: no box on later runs
