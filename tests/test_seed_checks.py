@@ -225,3 +225,25 @@ def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
     # "i cannot believe that <post>" can read as shock at a fact the author accepts
     assert not any(s.text.startswith("i cannot believe that ") for s in seeds)
     assert any(s.text.startswith("i cannot believe you would say that ") for s in seeds)
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # HateXplain's "offensive" counts as non-hateful; a slur or profanity aimed at a group reads as hate
+    ("LC2", "nonhateful_with_slur", "whites should all transfer to other schools making this one exclusively a nigger "
+     "institution"),
+    ("LC2", "nonhateful_with_slur", "user user yeah alright retard black girls are the literal worst people on this earth"),
+    ("LC4", "nonhateful_with_profanity", "fucking retarded white people on twitter saying the n word hiding behind an "
+     "anime avi virgin"),
+])
+def test_hate_non_hateful_vocabulary_lcs_skip_posts_aimed_at_a_group(hate_corpus, lc, group, text):
+    spec = get_spec("hate_speech", lc)
+    assert next(i for i in hate_corpus if i.text == text).label == "non-hateful"
+    assert not _matches(spec, hate_corpus, text)[group]
+
+
+def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
+    assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
+        "nonhateful_with_slur"]
+    assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
+    for lc in ("LC2", "LC4"):
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 800
