@@ -247,3 +247,24 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
     for lc in ("LC2", "LC4"):
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 800
+
+
+@pytest.mark.parametrize("lc, text", [
+    # SST "neutral" sentences that judge through a polar adverb or verb, a negation or a rhetorical question
+    ("LC1", "The film virtually chokes on its own self-consciousness ."),
+    ("LC1", "A puzzling experience ."),
+    ("LC1", "Did the film inform and educate me ?"),
+    ("LC1", "A well-acted movie that simply does n't gel ."),
+    # short polar sentences left mixed by a contrast, or turned by a negation
+    ("LC2", "Competently directed but terminally cute drama ."),
+    ("LC2", "Hardly a film that comes along every day ."),
+])
+def test_sentiment_vocabulary_lcs_skip_sentences_a_reader_labels_otherwise(sentiment_corpus, lc, text):
+    assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), text
+
+
+def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
+    assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "A portrait of an artist .")["short_neutral"]
+    assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
+    assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 30
+    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 700
