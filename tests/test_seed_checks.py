@@ -268,3 +268,12 @@ def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
     assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
     assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 30
     assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 700
+
+
+@pytest.mark.parametrize("text", [
+    "i hope joe exotic gets gay raped to death by a tiger netflix",  # the author's own stance inside the report
+    "user yup a lot of these black people are retarded trying to be like these white cave men",  # addressed
+])
+def test_hate_lc05_lc06_report_posts_that_speak_of_a_group_only(hate_corpus, text):
+    for lc in ("LC5", "LC6"):
+        assert not any(_matches(get_spec("hate_speech", lc), hate_corpus, text).values()), (lc, text)
