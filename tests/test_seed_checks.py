@@ -231,7 +231,8 @@ def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
     # HateXplain's "offensive" counts as non-hateful; a slur or profanity aimed at a group reads as hate
     ("LC2", "nonhateful_with_slur", "whites should all transfer to other schools making this one exclusively a nigger "
      "institution"),
-    ("LC2", "nonhateful_with_slur", "user user yeah alright retard black girls are the literal worst people on this earth"),
+    ("LC2", "nonhateful_with_slur",
+     "user user yeah alright retard black girls are the literal worst people on this earth"),
     ("LC4", "nonhateful_with_profanity", "fucking retarded white people on twitter saying the n word hiding behind an "
      "anime avi virgin"),
 ])
@@ -258,8 +259,12 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     # short polar sentences left mixed by a contrast, or turned by a negation
     ("LC2", "Competently directed but terminally cute drama ."),
     ("LC2", "Hardly a film that comes along every day ."),
+    # affirming or denying a mixed sentence, or a negated one, has no one clear label (question LCs, LC8)
+    ("LC9", "It 's fun , but it 's a real howler ."),
+    ("LC10", "This is n't a `` Friday '' worth waiting for ."),
+    ("LC8", "It 's fun , but it 's a real howler ."),
 ])
-def test_sentiment_vocabulary_lcs_skip_sentences_a_reader_labels_otherwise(sentiment_corpus, lc, text):
+def test_sentiment_lcs_skip_sentences_a_reader_labels_otherwise(sentiment_corpus, lc, text):
     assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), text
 
 
@@ -277,3 +282,16 @@ def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
 def test_hate_lc05_lc06_report_posts_that_speak_of_a_group_only(hate_corpus, text):
     for lc in ("LC5", "LC6"):
         assert not any(_matches(get_spec("hate_speech", lc), hate_corpus, text).values()), (lc, text)
+
+
+def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
+    """An INV seed whose identity terms and pronouns all stay (fixed pair, named antecedent) tests nothing."""
+    from alict_core.seeds import identity_swaps
+
+    kept = ("For all its visual panache and compelling supporting characters , the heart of the film rests in the "
+            "relationship between Sullivan and his son .")
+    assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
+        "identity_or_pronoun"]
+    seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
+    assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
+    assert all(identity_swaps(s.text) for s in seeds)

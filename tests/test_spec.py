@@ -86,7 +86,8 @@ def test_tag_count_predicate_counts_tagged_tokens():
     words = ["islam", "must", "be", "eliminated"]
     assert predicate_holds(one_claim, words, frozenset(), None, ["NNP", "MD", "VB", "VBN"])
     two = ["they", "hate", "us", "and", "believe", "they", "are", "superior"]
-    assert not predicate_holds(one_claim, two, frozenset(), None, ["PRP", "VBP", "PRP", "CC", "VBP", "PRP", "VBP", "JJ"])
+    two_tags = ["PRP", "VBP", "PRP", "CC", "VBP", "PRP", "VBP", "JJ"]
+    assert not predicate_holds(one_claim, two, frozenset(), None, two_tags)
     assert predicate_holds(one_claim, two, frozenset(), None, None)  # tags unknown: holds, as `tags` does
     for bad, words_ in [({"tags": ["VERB"], "le": 1}, "unknown PTB tag 'VERB'"),
                         ({"tags": ["VBZ"]}, "at least one of lt, le"), ({"tags": [], "le": 1}, "at least 1")]:
