@@ -143,3 +143,155 @@ def test_pronouns_after_a_named_antecedent_are_not_swapped():
     assert identity_swaps("Mr. Broomfield turns the camera on himself and his family .") == []
     assert identity_swaps("The film gives Nicholson a role , and he knows it .") == []
     assert "He is a great actor ." in identity_swaps("She is a great actor .")
+
+
+# Issue #27, second blind reading: template choices and conditions that keep each seed on its LC.
+
+def _matches(spec, corpus, text: str) -> dict[str, bool]:
+    """Whether the corpus sentence ``text`` is matched by each search group of ``spec``."""
+    from alict_core.spec.predicates import group_matcher
+
+    item = next(i for i in corpus if i.text == text)
+    return {group.name: group_matcher(group)(item) for group in spec.search}
+
+
+def test_sentiment_lc06_denies_one_whole_claim(sentiment_corpus):
+    spec = get_spec("sentiment", "LC6")
+    # the paper's "I agreed that X but I didn't" contradicts itself; the ending denies the whole statement
+    seeds = find_seeds(spec, sentiment_corpus, max_seeds=80).seeds
+    assert len(seeds) == 80
+    assert all(s.text.startswith(("I thought that ", "I had heard that ")) for s in seeds)
+    assert all(s.text.endswith((", but that was not true .", ", but it turned out not to be true .")) for s in seeds)
+    assert not any("I agreed that" in s.text or "but I did n't" in s.text for s in seeds)
+    # real SST sentences the ending cannot deny: a first-person aside, a contrast that keeps a claim standing
+    for text in ("Average , at best , I 'm afraid .",
+                 "Though everything might be literate and smart , it never took off and always seemed static ."):
+        assert not any(_matches(spec, sentiment_corpus, text).values()), text
+    assert _matches(spec, sentiment_corpus, "Pretentious editing ruins a potentially terrific flick .")["negative"]
+
+
+def test_sentiment_lc03_past_opinion_opposes_the_present(sentiment_corpus):
+    spec = get_spec("sentiment", "LC3")
+    seeds = find_seeds(spec, sentiment_corpus, max_seeds=60).seeds
+    past_negative = [s for s in seeds if s.expected["labels"] == ["positive"]]
+    assert past_negative and all(s.text.endswith("now I like it .") for s in past_negative)
+    # "I used to disagree with saying that <negative>" was a past positive opinion: no change of mind
+    assert not any("disagree" in s.text or "much as to say" in s.text.replace("so much as to say", "")
+                   for s in seeds)
+    assert _matches(spec, sentiment_corpus, "It 's Splash without the jokes .")["short_negative"]
+    assert not _matches(spec, sentiment_corpus, "Basically , it 's pretty but dumb .")["short_negative"]
+
+
+def test_sentiment_lc07_middle_sentence_is_neutral(sentiment_corpus):
+    spec = get_spec("sentiment", "LC7")
+    # neutral-labelled SST sentences with polar words or a contrast were read as opinions in the middle
+    for text in ("Tsai Ming-liang 's ghosts are painfully aware of their not-being .",
+                 "Fubar is very funny , but not always in a laugh-out-loud way ."):
+        assert not _matches(spec, sentiment_corpus, text)["short_neutral"], text
+    assert _matches(spec, sentiment_corpus, "Haneke keeps us at arm 's length .")["short_neutral"]
+    seeds = find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
+    assert len(seeds) >= 60  # few SST sentences are neutral in this sense: the LC keeps about 90 seeds
+
+
+def test_hate_lc09_question_endorses_the_post(hate_corpus):
+    seeds = find_seeds(get_spec("hate_speech", "LC9"), hate_corpus, max_seeds=60).seeds
+    assert len(seeds) == 60 and all(s.expected["labels"] == ["hateful"] for s in seeds)
+    # "why do you agree with that ...?" challenges the post (read as not hateful); a rhetorical question endorses it
+    assert all(s.text.startswith(("is it not true that ", "would you not agree that ")) and s.text.endswith(" ?")
+               for s in seeds)
+
+
+@pytest.mark.parametrize("text", [
+    # a second clause whose hate stands after "i do not think that" negates the first
+    "canadian doctors no longer swear the hypocratic oath because moslems will not commit themselves to helping "
+    "infidels i have been tortured by every moslem doctor nurse diagnostician lab tech pharmacist and receptionist",
+    "i disagree blm want to destroy me and my family they hate all white people and believe they are a superior race",
+    "huma is a muzrat spy married to a congressman and advising killary",  # a slur HateCheck's list lacks
+    "user gemini as a whole here a msg i hate you",  # addressed, an insult: nothing to deny
+])
+def test_hate_lc08_negates_only_single_claims(hate_corpus, text):
+    spec = get_spec("hate_speech", "LC8")
+    item = next((i for i in hate_corpus if i.text.startswith(text[:60])), None)
+    assert item is not None and item.label == "hateful"
+    assert not _matches(spec, hate_corpus, item.text)["hateful"]
+
+
+def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
+    lc8, lc14 = get_spec("hate_speech", "LC8"), get_spec("hate_speech", "LC14")
+    assert _matches(lc8, hate_corpus, "islam must be eliminated")["hateful"]
+    assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 150
+    seeds = find_seeds(lc14, hate_corpus, max_seeds=60).seeds
+    assert len(seeds) == 60 and all(s.expected["labels"] == ["non-hateful"] for s in seeds)
+    # "i cannot believe that <post>" can read as shock at a fact the author accepts
+    assert not any(s.text.startswith("i cannot believe that ") for s in seeds)
+    assert any(s.text.startswith("i cannot believe you would say that ") for s in seeds)
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # HateXplain's "offensive" counts as non-hateful; a slur or profanity aimed at a group reads as hate
+    ("LC2", "nonhateful_with_slur", "whites should all transfer to other schools making this one exclusively a nigger "
+     "institution"),
+    ("LC2", "nonhateful_with_slur",
+     "user user yeah alright retard black girls are the literal worst people on this earth"),
+    ("LC4", "nonhateful_with_profanity", "fucking retarded white people on twitter saying the n word hiding behind an "
+     "anime avi virgin"),
+])
+def test_hate_non_hateful_vocabulary_lcs_skip_posts_aimed_at_a_group(hate_corpus, lc, group, text):
+    spec = get_spec("hate_speech", lc)
+    assert next(i for i in hate_corpus if i.text == text).label == "non-hateful"
+    assert not _matches(spec, hate_corpus, text)[group]
+
+
+def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
+    assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
+        "nonhateful_with_slur"]
+    assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
+    for lc in ("LC2", "LC4"):
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 800
+
+
+@pytest.mark.parametrize("lc, text", [
+    # SST "neutral" sentences that judge through a polar adverb or verb, a negation or a rhetorical question
+    ("LC1", "The film virtually chokes on its own self-consciousness ."),
+    ("LC1", "A puzzling experience ."),
+    ("LC1", "Did the film inform and educate me ?"),
+    ("LC1", "A well-acted movie that simply does n't gel ."),
+    # short polar sentences left mixed by a contrast, or turned by a negation
+    ("LC2", "Competently directed but terminally cute drama ."),
+    ("LC2", "Hardly a film that comes along every day ."),
+    # affirming or denying a mixed sentence, or a negated one, has no one clear label (question LCs, LC8)
+    ("LC9", "It 's fun , but it 's a real howler ."),
+    ("LC10", "This is n't a `` Friday '' worth waiting for ."),
+    ("LC8", "It 's fun , but it 's a real howler ."),
+])
+def test_sentiment_lcs_skip_sentences_a_reader_labels_otherwise(sentiment_corpus, lc, text):
+    assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), text
+
+
+def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
+    assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "A portrait of an artist .")["short_neutral"]
+    assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
+    assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 30
+    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 700
+
+
+@pytest.mark.parametrize("text", [
+    "i hope joe exotic gets gay raped to death by a tiger netflix",  # the author's own stance inside the report
+    "user yup a lot of these black people are retarded trying to be like these white cave men",  # addressed
+])
+def test_hate_lc05_lc06_report_posts_that_speak_of_a_group_only(hate_corpus, text):
+    for lc in ("LC5", "LC6"):
+        assert not any(_matches(get_spec("hate_speech", lc), hate_corpus, text).values()), (lc, text)
+
+
+def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
+    """An INV seed whose identity terms and pronouns all stay (fixed pair, named antecedent) tests nothing."""
+    from alict_core.seeds import identity_swaps
+
+    kept = ("For all its visual panache and compelling supporting characters , the heart of the film rests in the "
+            "relationship between Sullivan and his son .")
+    assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
+        "identity_or_pronoun"]
+    seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
+    assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
+    assert all(identity_swaps(s.text) for s in seeds)

@@ -77,6 +77,24 @@ def test_malformed_specs_name_file_line_and_field(broken, line, field, words):
         assert err.value.field == field
 
 
+def test_tag_count_predicate_counts_tagged_tokens():
+    """``tag_count``: how many tokens carry one of some PTB tags (one finite verb: one claim)."""
+    from alict_core.spec.predicates import predicate_holds
+    from alict_core.spec.schema import Predicate
+
+    one_claim = Predicate.model_validate({"tag_count": {"tags": ["VBZ", "VBD", "VBP", "MD"], "le": 1}})
+    words = ["islam", "must", "be", "eliminated"]
+    assert predicate_holds(one_claim, words, frozenset(), None, ["NNP", "MD", "VB", "VBN"])
+    two = ["they", "hate", "us", "and", "believe", "they", "are", "superior"]
+    two_tags = ["PRP", "VBP", "PRP", "CC", "VBP", "PRP", "VBP", "JJ"]
+    assert not predicate_holds(one_claim, two, frozenset(), None, two_tags)
+    assert predicate_holds(one_claim, two, frozenset(), None, None)  # tags unknown: holds, as `tags` does
+    for bad, words_ in [({"tags": ["VERB"], "le": 1}, "unknown PTB tag 'VERB'"),
+                        ({"tags": ["VBZ"]}, "at least one of lt, le"), ({"tags": [], "le": 1}, "at least 1")]:
+        with pytest.raises(SpecValidationError, match=words_):
+            parse_spec_text(MINIMAL.replace("- length: {lt: 10}", f"- tag_count: {bad}"), "x.yaml")
+
+
 def test_unknown_lexicon_lists_valid_names():
     broken = MINIMAL.replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}")
     with pytest.raises(SpecValidationError) as err:

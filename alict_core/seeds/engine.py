@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from alict_core.data.corpus import Corpus, CorpusItem
 from alict_core.expectations import from_spec
 from alict_core.hashing import hash_json, hash_text
+from alict_core.seeds.fairness import identity_swaps
 from alict_core.seeds.types import Seed, SeedSet, Segment
 from alict_core.spec.predicates import group_matcher, tokenize
 from alict_core.spec.schema import Expected, GroupPart, LCSpec, Rule
@@ -360,6 +361,8 @@ def find_seeds(
 
     ``max_seeds``: "spec" uses the spec's sampling.max_seeds; None takes every candidate.
     The cap is shared evenly by the rules; a rule with fewer candidates leaves its share to the others.
+    An INV seed needs a variant: a candidate whose identity terms and pronouns all stay (a fixed pair, a
+    pronoun after a named antecedent) tests nothing and is skipped.
     """
     if corpus.task != spec.task:
         from alict_core.errors import SpecError
@@ -388,6 +391,8 @@ def find_seeds(
                 break
             if candidate.text in seen_texts or any(source_uses[s] >= per_source for s in candidate.source_ids):
                 continue
+            if spec.test_type == "INV" and not identity_swaps(candidate.text):
+                continue  # nothing to swap (a pair "men and women", a pronoun of a named person): no INV test
             seen_texts.add(candidate.text)
             source_uses.update(candidate.source_ids)
             chosen.append(candidate)

@@ -116,6 +116,8 @@ def predicate_holds(
         return tags is None or set_semantics(tag_set, set(tags))
     if (clause := predicate.clause) is not None:
         return tags is None or is_clause(tags, lower) == clause
+    if (count := predicate.tag_count) is not None:
+        return tags is None or length_holds(count, sum(tag in count.tags for tag in tags))
     raise AssertionError(predicate.kind)
 
 

@@ -115,6 +115,21 @@ class TagSet(ClassSet):
         return known_tags(value)
 
 
+class TagCount(LengthPredicate):
+    """How many tokens carry one of ``tags`` (PTB), compared with bounds, e.g. finite verbs: one clause.
+
+    ``{tags: [VBZ, VBD, VBP, MD], le: 1}``: at most one finite verb, so a wrapping template ("i do not
+    think that ...") covers the whole post, not one clause of several.
+    """
+
+    tags: list[str] = Field(min_length=1)
+
+    @field_validator("tags")
+    @classmethod
+    def _known_tags(cls, value: list[str]) -> list[str]:
+        return known_tags(value) or []
+
+
 class Predicate(Strict):
     """Exactly one of the fields is set; each is one structural test on a corpus sentence.
 
@@ -122,7 +137,8 @@ class Predicate(Strict):
     not open with a conjunction, verb or wh-word, and its first finite verb (VBZ/VBD/VBP/MD) has a noun
     or pronoun before it and no relative/wh-word or inner "that" ("the film is a delight" holds; "a film
     that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
-    movie" do not). ``clause: false`` is the opposite.
+    movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
+    some PTB tags (``TagCount``).
     """
 
     length: LengthPredicate | None = None
@@ -134,6 +150,7 @@ class Predicate(Strict):
     ends_with: list[str] | None = None
     tags: TagSet | None = None
     clause: Annotated[bool, StrictValue()] | None = None
+    tag_count: TagCount | None = None
 
     @field_validator("label", mode="before")
     @classmethod
