@@ -16,14 +16,28 @@ def runs_root() -> Path:
 
 
 def list_runs(root: Path | None = None) -> list[Path]:
-    """Complete saved runs, oldest first; temporary folders of killed writers are never listed."""
+    """Complete saved runs, oldest first; temporary folders of killed writers are never listed, nor folders that
+    hold another run (a hand copy or rename: see ``copied_from``; ``report <id>`` refuses those ids too)."""
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
         return []
     for old in root.glob(".*.old"):  # a swap interrupted between its two renames
         recover_dir(old.with_name(old.name[1:-4]))
-    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()]
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()
+            and copied_from(p) is None]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
+
+
+def copied_from(folder: Path) -> str | None:
+    """The run id a run-store folder's ``meta.json`` names when it is not the folder's name (a hand-copied or
+    renamed run folder), else None; an unreadable meta.json is left to the run's own check (None)."""
+    from alict_core.jsonl import read_json
+
+    try:
+        recorded = read_json(folder / "meta.json").get("run_id")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return None if recorded == folder.name else str(recorded)
 
 
 def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
@@ -52,13 +66,9 @@ def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
     """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
     another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
     from alict_core.errors import AlictError
-    from alict_core.jsonl import read_json
 
-    try:
-        recorded = read_json(folder / "meta.json").get("run_id")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return
-    if recorded != folder.name:
+    recorded = copied_from(folder)
+    if recorded is not None:
         raise AlictError(f"{what} {value!r}: the run store's folder {value} holds run {recorded!r} (its meta.json), "
                          "not this id: a copied or renamed run folder; give its path, or the id of the run it holds")
 

@@ -1,0 +1,157 @@
+"""Hostile pass 6 table (notes: attack_pass6.md): pass 5's leftovers (run-store folders that hold another run on
+the pages, `compare` of run ids, artefact files that are not regular files, the short-split refusal of
+`harden train` before any model loads) and the findings of pass 6.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from alict_core.errors import AlictError
+from tests.robustness.conftest import assert_clean_error
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("fresh_engines")]
+
+COPY = "f" * 16  # a hand copy of a store run under another name: its meta.json still names the original's id
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, saved_run) -> Path:
+    """A private run store holding ``saved_run`` under its own id and a hand copy of it named ``COPY``."""
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    runs = tmp_path / "cache" / "runs"
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
+    shutil.copytree(saved_run, runs / run_id)
+    shutil.copytree(saved_run, runs / COPY)
+    return runs
+
+
+def _original(store: Path) -> str:
+    return next(p.name for p in store.iterdir() if p.name != COPY)
+
+
+# Leftover 1: the pages (and `report` without a run) listed a copied store folder as a run of its own ------------
+
+
+def test_the_run_store_lists_no_folder_that_holds_another_run(store):
+    """Was: the copy listed as a second run (`report` with no run reported the newest folder, a copy too)."""
+    from alict_core.runner.store import copied_from, list_runs
+
+    assert [p.name for p in list_runs()] == [_original(store)]
+    assert copied_from(store / COPY) == _original(store)
+
+
+def test_the_pages_run_list_skips_a_copied_folder_and_names_it(store):
+    """Was: Failures / Report / Compare / Harden / Review listed the copy as a run (the original's data under an
+    id it does not hold), while `report <copy>` was refused."""
+    from alict_app import runs
+
+    runs._run_info_at.clear()
+    assert [r["key"] for r in runs.list_runs()] == [_original(store)]
+    assert runs.copied_runs() == {COPY: _original(store)}
+    with pytest.raises(AlictError, match=f"holds run '{_original(store)}' \\(its meta.json\\), not this id"):
+        runs.resolve(COPY)
+    assert not runs.is_done(COPY)
+    assert runs.is_done(_original(store))
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_a_page_linked_to_a_copied_folder_says_it_is_not_listed(store):
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parents[2] / "app.py")
+    at = AppTest.from_file(app, default_timeout=180)
+    at.query_params["run"] = COPY
+    at.query_params["task"] = "sentiment"
+    at.run()
+    at.switch_page("pages/failures.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert f"{COPY} holds run {_original(store)}" in captions, captions
+    assert all(COPY not in str(box.options) for box in at.selectbox)
+
+
+# Leftover 2: `compare` took run folders only ---------------------------------------------------------------------
+
+
+def test_compare_takes_run_ids_of_the_store(cli, store):
+    """Was: "run directory <id> not found" for every id (`report`, `explain --results`, `harden --run` take ids)."""
+    run_id = _original(store)
+    outcome = cli("compare", run_id, run_id)
+    assert outcome.code == 0, outcome.err
+    assert "A = vader (A), B = vader (B)" in outcome.out
+
+
+@pytest.mark.parametrize("side", ["a", "b"])
+@pytest.mark.parametrize("given,needle", [("0123456789abcdef", "not found: give a run folder"),
+                                          (COPY, "(its meta.json), not this id")], ids=["unknown-id", "copied"])
+def test_compare_of_a_bad_run_id_is_one_message(cli, store, tmp_path, side, given, needle):
+    run_id = _original(store)
+    argv = [given, run_id] if side == "a" else [run_id, given]
+    outcome = cli("compare", *argv, "--json", str(tmp_path / "c.json"))
+    assert_clean_error(outcome, 2, repr(given), needle)
+    assert not (tmp_path / "c.json").exists()
+
+
+# Leftover 3: an artefact's manifest (or file) that is a pipe was "not built" / "missing" -----------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("pipe", ["manifest.json", "metrics.json"])
+def test_build_report_names_an_artefact_file_that_is_not_a_regular_file(cli, tmp_path, pipe):
+    """Was: a FIFO manifest.json reported as "no model artefact is built", a FIFO metrics.json as "missing"."""
+    folder = tmp_path / "models" / "micro" / "parser"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"target": "parser", "profile": "micro",
+                                                      "files": {"metrics.json": "0" * 64}}))
+    (folder / "metrics.json").write_text("{}")
+    (folder / pipe).unlink()
+    os.mkfifo(folder / pipe)
+    outcome = cli("build", "--report", "--out", str(tmp_path / "models"))
+    assert outcome.code == 0, outcome.err
+    assert f"BROKEN: artefact {folder}: {pipe} is not a regular file" in outcome.out, outcome.out
+    assert "alict build parser --profile micro" in outcome.out
+    assert outcome.cpu_seconds < 10
+
+
+# Leftover 4: `harden train` refused a short test split only after the model loaded -------------------------------
+
+
+def _short_export(folder: Path) -> Path:
+    from tests.robustness.test_pass5_table import _export
+
+    counts = {"train": {"sentiment-lc01": 15}, "validation": {"sentiment-lc01": 2}, "test": {"sentiment-lc01": 2}}
+    return _export(folder, counts=counts)
+
+
+def test_harden_train_refuses_a_short_split_before_loading_the_model(cli, tmp_path, monkeypatch):
+    """Was: the refusal came after the model was loaded and the leak check ran (~20 s)."""
+    import alict_core.models.registry as registry
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded before the split size was checked")
+
+    monkeypatch.setattr(registry, "get_model", no_model)
+    outcome = cli("harden", "train", "--export", str(_short_export(tmp_path / "ex")), "--model", "minilm-sst")
+    assert_clean_error(outcome, 2, "the test split of sentiment-lc01 holds 2 cases, under the minimum of 10")
+
+
+def test_harden_train_hf_refuses_a_short_split_before_the_leak_check(cli, tmp_path, monkeypatch):
+    """Was: torch and transformers imported, the corpus read and the leak check run before the refusal."""
+    import alict_core.training.harden as training
+
+    def no_leak_check(*args, **kwargs):
+        raise AssertionError("the leak check ran before the split size was checked")
+
+    monkeypatch.setattr(training, "leak_check", no_leak_check)
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    outcome = cli("harden", "train", "--export", str(_short_export(tmp_path / "ex")), "--model", "hf", "--hf-dir",
+                  str(folder), "--task", "sentiment")
+    assert_clean_error(outcome, 2, "the test split of sentiment-lc01 holds 2 cases")
