@@ -155,3 +155,158 @@ def test_harden_train_hf_refuses_a_short_split_before_the_leak_check(cli, tmp_pa
     outcome = cli("harden", "train", "--export", str(_short_export(tmp_path / "ex")), "--model", "hf", "--hf-dir",
                   str(folder), "--task", "sentiment")
     assert_clean_error(outcome, 2, "the test split of sentiment-lc01 holds 2 cases")
+
+
+# Pass 6 findings: the review store against a real PostgreSQL server (and its SQLite neighbours) ----------------
+
+PG_URL = os.environ.get("ALICT_TEST_REVIEW_PG_URL")  # scripts/with_postgres.sh starts a throw-away server
+needs_postgres = pytest.mark.skipif(not PG_URL, reason="set ALICT_TEST_REVIEW_PG_URL (scripts/with_postgres.sh)")
+
+
+@pytest.fixture
+def empty_postgres():
+    """The scratch PostgreSQL database, emptied (its public schema dropped and made again)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(str(PG_URL))
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+        conn.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    yield str(PG_URL)
+    from alict_core.review.store import dispose_engines
+
+    dispose_engines()
+
+
+@needs_postgres
+def test_a_first_use_that_meets_a_migration_half_way_is_not_called_foreign(empty_postgres, monkeypatch):
+    """Was (4 `review sample` at once on an empty database): "is not an ALiCT review database (it records schema
+    step 1 as applied but lacks its table 'reviewers')": the tables were read before another writer's migration
+    committed, its recorded steps after. Here that writer commits right after the tables are listed."""
+    import sqlalchemy as sa
+
+    from alict_core.review import store
+
+    engine = sa.create_engine(empty_postgres)
+    store.SchemaMigration.__table__.create(engine)  # the other writer's first step: its bookkeeping table
+    real_inspect = store.inspect
+
+    class MigratedRightAfter:
+        def __init__(self, target):
+            self.inspector = real_inspect(target)
+
+        def get_table_names(self):
+            names = self.inspector.get_table_names()
+            store.migrate(engine)  # the other writer commits its steps now
+            return names
+
+        def __getattr__(self, name):
+            return getattr(self.inspector, name)
+
+    monkeypatch.setattr(store, "inspect", MigratedRightAfter)
+    schema = store.existing_tables(empty_postgres, engine)
+    monkeypatch.setattr(store, "inspect", real_inspect)
+    assert store.check_schema(schema, empty_postgres) is True
+    engine.dispose()
+
+
+@needs_postgres
+def test_concurrent_first_uses_of_an_empty_postgres_database_all_succeed(empty_postgres):
+    """Four first uses at once: every one migrates or finds the schema; none fails (an advisory lock serialises
+    the migrations)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import sqlalchemy as sa
+
+    from alict_core.review import store
+
+    engines = [sa.create_engine(empty_postgres) for _ in range(4)]
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            versions = list(pool.map(store.migrate, engines))
+    finally:
+        for engine in engines:
+            engine.dispose()
+    assert versions == [store.SCHEMA_VERSION] * 4
+
+
+def _foreign_migrations_sqlite(path: Path) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, name TEXT, applied_at TEXT)")
+    conn.execute("INSERT INTO schema_migrations VALUES ('20240101120000', 'create_users', '2024-01-01')")
+    conn.commit()
+    conn.close()
+    return f"sqlite:///{path}"
+
+
+@pytest.mark.parametrize("command", ["stats", "sample"])
+def test_another_tools_schema_migrations_table_is_refused_untouched(cli, tmp_path, saved_run, command):
+    """Was: exit 3 `TypeError: '>' not supported between 'str' and 'int'` (its text versions compared with
+    ALiCT's step numbers), and `review sample` first created every ALiCT table in that database."""
+    url = _foreign_migrations_sqlite(tmp_path / "other.sqlite")
+    before = (tmp_path / "other.sqlite").read_bytes()
+    argv = ["review", "stats", "t", "--db", url] if command == "stats" else [
+        "review", "sample", "--db", url, "--name", "t", "--task", "sentiment", "--cases", str(saved_run)]
+    assert_clean_error(cli(*argv), 2, "is not an ALiCT review database",
+                       "its schema_migrations records version '20240101120000'")
+    assert (tmp_path / "other.sqlite").read_bytes() == before
+
+
+@needs_postgres
+def test_another_tools_schema_migrations_table_is_refused_on_postgres(cli, empty_postgres):
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(empty_postgres)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, name TEXT, "
+                             "applied_at TIMESTAMPTZ)"))
+        conn.execute(sa.text("INSERT INTO schema_migrations VALUES ('9', 'x', now())"))
+    engine.dispose()
+    assert_clean_error(cli("review", "stats", "t", "--db", empty_postgres), 2,
+                       "its schema_migrations records version '9'")
+
+
+def test_a_database_server_that_never_answers_is_one_message_not_a_hang(tmp_path):
+    """Was: `review stats --db postgresql+psycopg://…` of a port that accepts connections but never answers hung
+    (killed after 100 s); a connect timeout (10 s unless the URL sets connect_timeout) ends it."""
+    import socket
+    import subprocess
+    import sys
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel completes the handshake; nothing ever answers
+    port = listener.getsockname()[1]
+    try:
+        done = subprocess.run([sys.executable, "-m", "alict_core", "review", "stats", "t", "--db",
+                               f"postgresql+psycopg://u@127.0.0.1:{port}/x"], capture_output=True, text=True,
+                              timeout=90, cwd=Path(__file__).resolve().parents[2],
+                              env={**os.environ, "ALICT_CACHE_DIR": str(tmp_path)})
+    finally:
+        listener.close()
+    assert done.returncode == 2, done.stderr[-500:]
+    assert "Traceback" not in done.stderr
+    assert "cannot open the review database" in done.stderr and "timeout" in done.stderr
+
+
+def test_a_task_of_the_same_name_created_meanwhile_is_said_as_such(tmp_path, monkeypatch):
+    """Was (3 `review sample --name dup` at once on PostgreSQL): "database … cannot be used (duplicate key value
+    violates unique constraint "review_tasks_name_key"); if it is another application's database …"."""
+    from alict_core.review.store import ReviewError, ReviewStore
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    store, other = ReviewStore(url), ReviewStore(url)
+    real_reviewer = ReviewStore.reviewer
+
+    def reviewer_while_another_writer_creates_it(self, name):
+        if not other.tasks():
+            other.create_task("dup", "sentiment", {}, [])
+        return real_reviewer(self, name)
+
+    monkeypatch.setattr(ReviewStore, "reviewer", reviewer_while_another_writer_creates_it)
+    with pytest.raises(ReviewError, match="a review task named 'dup' already exists"):
+        store.create_task("dup", "sentiment", {}, [], assignments=[(0, "ann")])
+    assert [task.name for task in store.tasks()] == ["dup"]
