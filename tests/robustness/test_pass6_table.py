@@ -310,3 +310,40 @@ def test_a_task_of_the_same_name_created_meanwhile_is_said_as_such(tmp_path, mon
     with pytest.raises(ReviewError, match="a review task named 'dup' already exists"):
         store.create_task("dup", "sentiment", {}, [], assignments=[(0, "ann")])
     assert [task.name for task in store.tasks()] == ["dup"]
+
+
+# Pass 6 findings: the Run page's "Add your own model" form (a hostile browser sends any field) -----------------
+
+
+def _add_user_model(tmp_path, monkeypatch, label: str, path: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    (root / "preds.csv").write_text("text,label\na good film,positive\n")
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(root))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.run()
+    at.switch_page("pages/run.py").run()
+    at.selectbox(key="um_kind").set_value("static").run()
+    at.session_state["um_path"] = path if path is not None else str(root / "preds.csv")
+    at.session_state["um_label"] = label
+    [button for button in at.button if button.label == "Add model"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+@pytest.mark.parametrize("label,path,needle", [
+    ("vader", None, "'vader' is the name of a registered model"),
+    ("a\x00<b>x</b>", None, "holds control characters"),
+], ids=["registered-name", "control-characters"])
+def test_a_user_model_the_run_page_cannot_tell_apart_or_show_is_refused(tmp_path, monkeypatch, label, path, needle):
+    """Was: a stored-predictions model added under the display name 'vader' (beside the registered vader: two
+    models of one name in a run's results), or under a name with a NUL."""
+    at = _add_user_model(tmp_path, monkeypatch, label, path)
+    errors = [str(e.value) for e in at.error]
+    assert any(needle in e for e in errors), errors
+    assert not at.session_state["user_models"] if "user_models" in at.session_state else True
+    assert all(len(e) < 500 for e in errors), [len(e) for e in errors]
