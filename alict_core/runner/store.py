@@ -45,6 +45,15 @@ def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
     return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")
 
 
+def is_folder(path: Path) -> bool:
+    """``path.is_dir()``, False where the OS refuses the name itself (too long for the file system): a run id is
+    then checked as a name and said to be no valid one, never "cannot access … File name too long"."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def saved_run_dir(value: str, what: str = "run") -> Path:
     """A saved run's folder from a folder path or a run id of the run store; one message when neither, or when
     the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
@@ -52,7 +61,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     from alict_core.errors import AlictError
 
     path = Path(value).expanduser()
-    if path.is_dir() or "/" in value or "\\" in value:
+    if is_folder(path) or "/" in value or "\\" in value:
         return path
     folder = resolve_inside(runs_root(), value, "run id", must_exist=False)  # an invalid name: said as such
     if not folder.exists():

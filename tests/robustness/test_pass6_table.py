@@ -347,3 +347,12 @@ def test_a_user_model_the_run_page_cannot_tell_apart_or_show_is_refused(tmp_path
     assert any(needle in e for e in errors), errors
     assert not at.session_state["user_models"] if "user_models" in at.session_state else True
     assert all(len(e) < 500 for e in errors), [len(e) for e in errors]
+
+
+@pytest.mark.parametrize("command", ["report", "explain"])
+def test_a_run_id_too_long_for_the_file_system_is_said_to_be_no_valid_name(cli, tmp_path, store, command):
+    """Was: "cannot access 'xxx…(300)': File name too long" (the OS error of the folder check, not what is wrong)."""
+    given = "x" * 300
+    argv = ["report", given, "--out", str(tmp_path / "r.html")] if command == "report" else [
+        "explain", "--results", given, "--lc", "1"]
+    assert_clean_error(cli(*argv), 2, "is not a valid name", "at most 128 characters")
