@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from alict_core.errors import AlictError
 from alict_core.manifest import recover_dir
 from alict_core.refs import resolve_inside
 
@@ -16,16 +17,29 @@ def runs_root() -> Path:
 
 
 def list_runs(root: Path | None = None) -> list[Path]:
-    """Complete saved runs, oldest first; temporary folders of killed writers are never listed, nor folders that
-    hold another run (a hand copy or rename: see ``copied_from``; ``report <id>`` refuses those ids too)."""
+    """Complete saved runs, oldest first; temporary folders of killed writers are never listed, nor folders of
+    the run store (whose folders are named by run id) that hold another run (a hand copy or rename: see
+    ``copied_from``; ``report <id>`` refuses those ids too). Other folders of runs (``run --out``) may be named
+    freely."""
+    by_id = root is None or _is_the_store(Path(root))
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
         return []
     for old in root.glob(".*.old"):  # a swap interrupted between its two renames
         recover_dir(old.with_name(old.name[1:-4]))
     runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()
-            and copied_from(p) is None]
+            and not (by_id and copied_from(p) is not None)]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
+
+
+def _is_the_store(folder: Path) -> bool:
+    """Whether ``folder`` is the run store (compared without creating the store)."""
+    from alict_core.config import cache_dir
+
+    try:
+        return folder.resolve() == (cache_dir() / "runs").resolve()
+    except (OSError, AlictError):
+        return False
 
 
 def copied_from(folder: Path) -> str | None:
