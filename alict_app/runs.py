@@ -25,6 +25,7 @@ from alict_core.errors import AlictError
 from alict_core.hashing import hash_json
 from alict_core.jsonl import read_json
 from alict_core.runner.reader import LARGE_ROWS
+from alict_core.runner.store import check_store_folder, copied_from
 
 Progress = Callable[[str, float], None]
 
@@ -72,7 +73,7 @@ def _request_index() -> dict[str, str]:
             info = read_json(meta)
         except ValueError:
             continue
-        if info.get("status") == "done" and _is_run(meta.parent):
+        if info.get("status") == "done" and _is_run(meta.parent) and copied_from(meta.parent) is None:
             index[str(info["key"])] = meta.parent.name
     return index
 
@@ -85,6 +86,7 @@ def resolve(key: str) -> str:
 
     check_name(key, "run")
     if _is_run(runs_root() / key):
+        check_store_folder(runs_root() / key, key)  # a copied or renamed folder: said, as `report <id>` says it
         return key
     return _request_index().get(key, key)
 
@@ -123,7 +125,8 @@ def run_info(key: str) -> dict[str, Any]:
 
 
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
-    """Finished runs of the store, app and CLI alike (newest first), with their request and finish time."""
+    """Finished runs of the store, app and CLI alike (newest first), with their request and finish time. A folder
+    that holds another run (a hand copy or rename, ``copied_runs``) is not listed: its id is not the run's."""
     rows = []
     for meta in runs_root().glob("*/meta.json"):
         if meta.parent.name.startswith("."):
@@ -132,9 +135,25 @@ def list_runs(task: str | None = None) -> list[dict[str, Any]]:
             info = _run_info_at(str(meta.parent), _info_stamp(meta.parent))
         except (ValueError, KeyError, OSError):
             continue
-        if task is None or info["request"].get("task") == task:
+        if info.get("copied_from") is None and (task is None or info["request"].get("task") == task):
             rows.append(info)
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
+
+
+def copied_runs() -> dict[str, str]:
+    """Folder name → the run id its meta.json names, for run-store folders that hold another run (copied or
+    renamed by hand): the pages skip them and say so (``widgets.copied_runs_note``)."""
+    found = {}
+    for meta in runs_root().glob("*/meta.json"):
+        if meta.parent.name.startswith("."):
+            continue
+        try:
+            recorded = _run_info_at(str(meta.parent), _info_stamp(meta.parent)).get("copied_from")
+        except (ValueError, KeyError, OSError):
+            continue
+        if recorded is not None:
+            found[meta.parent.name] = recorded
+    return dict(sorted(found.items()))
 
 
 def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
@@ -152,7 +171,10 @@ def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
 @st.cache_data(show_spinner=False, max_entries=1024)
 def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, Any]:
     """``run_info`` of the run in ``folder``, read again only when its files change (``stamp``): listing the runs
-    on every page switch reads no file."""
+    on every page switch reads no file. A folder that holds another run: ``{"copied_from": <the id it holds>}``."""
+    recorded = copied_from(Path(folder))
+    if recorded is not None:
+        return {"key": Path(folder).name, "copied_from": recorded, "request": {}}
     return run_info(Path(folder).name)
 
 

@@ -91,6 +91,17 @@ def remember_run(task: str, run_id: str) -> None:
     st.session_state[RUNS_BY_TASK] = remembered
 
 
+def copied_runs_note() -> None:
+    """Say which run-store folders are not listed because they hold another run (copied or renamed by hand: their
+    meta.json names another id; `report <id>` refuses those ids the same way)."""
+    copies = runs.copied_runs()
+    if copies:
+        shown = "; ".join(f"{folder} holds run {held}" for folder, held in list(copies.items())[:5])
+        more = f" and {len(copies) - 5} more" if len(copies) > 5 else ""
+        st.caption(f"Not listed: {len(copies)} run-store folder(s) copied or renamed by hand ({shown}{more}); "
+                   "each holds another run than its name says. Open the run by the id it holds.")
+
+
 def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> str | None:
     """Select a finished run of ``task`` (state key ``run``, in the URL) by its name; None, with a hint, if none.
 
@@ -99,6 +110,7 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
     available = runs.list_runs(task)
     labels = {r["key"]: runs.describe_run(r) for r in available}
     keys = list(labels)
+    copied_runs_note()
     current = state.get("run")
     if current and current not in keys and runs.is_done(current):
         resolved = runs.resolve(current)

@@ -107,7 +107,24 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 
 def has_manifest(folder: Path) -> bool:
-    return (folder / MANIFEST).is_file()
+    """Whether the folder has a manifest entry of any kind: one that is not a regular file (a pipe, a folder) is
+    a broken artefact for ``verify`` to name, never "not built"."""
+    return os.path.lexists(folder / MANIFEST)
+
+
+def _build_name(target: str) -> str:
+    """The `alict build` target that builds ``target`` (classifiers are built as ``models``)."""
+    return "models" if target == "classifiers" else target
+
+
+def not_regular(folder: Path) -> list[str]:
+    """Entries of an artefact folder that are neither folders nor regular files (pipes, devices, sockets, dangling
+    links): reading one would block or fail, so ``verify`` names them before it hashes anything."""
+    found = []
+    for entry in sorted(folder.rglob("*")):
+        if not entry.is_dir() and not entry.is_file():
+            found.append(entry.relative_to(folder).as_posix())
+    return found
 
 
 def is_legacy_complete(target: str, folder: Path) -> bool:
@@ -130,8 +147,13 @@ def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
     """
     folder = Path(folder)
     manifest_path = folder / MANIFEST
-    if not manifest_path.is_file():
+    if not os.path.lexists(manifest_path):
         raise ArtefactMissingError(f"{folder} has no {MANIFEST}; rebuild it with `alict build`")
+    odd = not_regular(folder) + ([MANIFEST] if manifest_path.is_dir() else [])
+    if odd:  # a pipe would block the hash or the manifest read; a folder manifest cannot be read
+        raise ArtefactCorruptError(f"artefact {folder}: {', '.join(odd[:3])} {'is' if len(odd) == 1 else 'are'} not "
+                                   f"a regular file (a pipe, device, socket, folder or dangling link); fix: "
+                                   f"`alict build {_build_name(folder.name)} --profile {folder.parent.name}`")
     key = (str(folder.resolve()), _identity(folder))
     with _VERIFY_LOCK:
         if key in _VERIFIED:
@@ -175,6 +197,8 @@ def locate(target: str, root: Path | str | None = None, *, check: bool = True) -
                 return Artefact(target, LEGACY, folder, {})
             continue
         if has_manifest(folder):
+            if not check and not (folder / MANIFEST).is_file():
+                continue  # a pipe or folder in its place: unusable (``verify`` names it); never read unchecked
             manifest = verify(folder, target) if check else read_json(folder / MANIFEST)
             return Artefact(target, profile, folder, manifest)
     return None

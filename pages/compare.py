@@ -29,6 +29,7 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
 def main() -> None:
     widgets.header("Compare", "Two runs side by side: which capabilities got better or worse, and which cases changed.")
     available = runs.list_runs(state.get("task"))
+    widgets.copied_runs_note()
     keys = [r["key"] for r in available]
     if not keys:
         st.info("No finished run for this task yet: start one on the **Run** page.")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import runs as app_runs
-from alict_app import state
+from alict_app import state, widgets
 from alict_app.guard import run_page, show_error
 from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
@@ -150,6 +150,7 @@ def main() -> None:
     task = state.get("task")  # the sidebar task's runs, and runs whose task cannot be told (custom LCs)
     infos = {info["key"]: info for info in app_runs.list_runs() if info["request"].get("task") in (task, None)}
     runs = [r for r in list_runs() if r["id"] in infos and any(_retrainable(m) for m in r["models"])]
+    widgets.copied_runs_note()
     if not runs:
         st.info("No saved run of this task with a retrainable model (minilm-sst, minilm-hatexplain or a retrained "
                 "version) yet: run one on the **Run** page first.")

@@ -73,6 +73,7 @@ def score(step: str, value: int, item_id: int, reviewer: str, suite_steps: list[
 def create_task_form(suite_task: str) -> None:
     """Sample a new review task from one of the app's finished runs."""
     finished = runs.list_runs(suite_task)
+    widgets.copied_runs_note()
     if not finished:
         st.caption("Finish a run on the Run page (or use `python -m alict_core review sample`) to sample cases.")
         return

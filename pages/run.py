@@ -33,9 +33,36 @@ def model_refs(task: str) -> list[dict]:
     return refs
 
 
+FIELD_CHARS = 2_000  # a path, model id or URL typed into the form (the browser's max_chars is not a check)
+LABEL_CHARS = 100
+
+
+def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
+    """What is wrong with a user model's fields and display name (checked here: the browser is untrusted), or
+    None. A display name is shown in every table, chart and export of a run: printable, short, and not the name
+    of a registered model (two models of one name cannot be told apart in a run's results); adding a user model
+    under the name of another user model replaces that one."""
+    from alict_core.models.registry import MODELS
+
+    long = [f"{field} has {len(value):,} characters" for field, value in kwargs.items() if len(value) > FIELD_CHARS]
+    if long:
+        return f"{'; '.join(long)}, over the limit of {FIELD_CHARS:,}"
+    if len(label) > LABEL_CHARS:
+        return f"the display name has {len(label):,} characters, over the limit of {LABEL_CHARS}"
+    if not label.isprintable():
+        return f"the display name {label[:40]!r} holds control characters"
+    if label in MODELS:
+        return f"{label!r} is the name of a registered model; give this one another display name"
+    return None
+
+
 def add_user_model(task: str) -> None:
     kind = st.session_state["um_kind"]
     kwargs = {field: st.session_state.get(f"um_{field}", "").strip() for field in USER_KINDS[kind][1]}
+    problem = user_model_problem(kwargs, st.session_state.get("um_label", "").strip())
+    if problem:  # before an upload is saved
+        st.session_state["um_problem"] = problem
+        return
     upload = st.session_state.get("um_upload") if kind == "static" else None
     if upload is not None:
         kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
@@ -53,10 +80,10 @@ def user_model_form(task: str) -> None:
         kinds = [k for k in USER_KINDS if k in backends.backend_names("model")] or list(USER_KINDS)
         kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
         for field, hint in USER_KINDS[kind][1].items():
-            st.text_input(field, key=f"um_{field}", placeholder=hint)
+            st.text_input(field, key=f"um_{field}", placeholder=hint, max_chars=FIELD_CHARS)
         if kind == "static":
             st.file_uploader("… or upload the predictions file", type=["csv", "jsonl", "json"], key="um_upload")
-        st.text_input("Display name", key="um_label", placeholder="my-model")
+        st.text_input("Display name", key="um_label", placeholder="my-model", max_chars=LABEL_CHARS)
         st.button("Add model", on_click=add_user_model, args=(task,))
         if st.session_state.get("um_problem"):
             st.error(st.session_state.pop("um_problem"))

@@ -393,13 +393,14 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
-    shutil.copytree(saved_run, artefact_dir("runs") / "0123456789abcdef")
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]  # the store holds a run under its id
+    shutil.copytree(saved_run, artefact_dir("runs") / run_id)
     page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
     at = AppTest.from_file(page, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="harden_model").value == "tiny-embedded"
     run_label = at.selectbox(key="harden_run").options[0]  # the run by its name (when · LCs · models), not its id
-    assert " · 2 LCs · tiny-embedded · 01234567" in run_label and "0123456789ab" not in run_label, run_label
+    assert f" · 2 LCs · tiny-embedded · {run_id[:8]}" in run_label and run_id[:12] not in run_label, run_label
     assert at.multiselect(key="harden_lcs").value == ["toy-lc01"]  # toy-lc02 passes: not preselected
     assert at.dataframe[0].value.set_index("lc_id").loc["toy-lc02", "reason"].startswith("the model fails only 0%")
     at.button(key="harden_go").click().run()
@@ -597,7 +598,8 @@ def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, ti
     from alict_core.harden.versions import list_versions
 
     monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
-    shutil.copytree(saved_run, artefact_dir("runs") / "0123456789abcdef")
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]  # the store holds a run under its id
+    shutil.copytree(saved_run, artefact_dir("runs") / run_id)
     page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
     at = AppTest.from_file(page, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -19,8 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "across LCs: marks (* q<0.05, ** q<0.01, *** q<0.001) use Benjamini–Hochberg, --fail-on-regression uses "
         "Holm. Cases that newly fail or newly pass (matched by LC and text). Runs of different tasks are refused.",
     )
-    parser.add_argument("run_a", help="run directory of side A (written by `run`)")
-    parser.add_argument("run_b", nargs="?", default=None, help="run directory of side B (default: run_a, two models)")
+    parser.add_argument("run_a", help="run of side A: its folder (written by `run --out`) or its id in the run store")
+    parser.add_argument("run_b", nargs="?", default=None,
+                        help="run of side B: a folder or a run id (default: run_a, two models)")
     parser.add_argument("--model-a", default=None, help="model of side A (needed when its run has several)")
     parser.add_argument("--model-b", default=None, help="model of side B (needed when its run has several)")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the comparison as JSON")
@@ -32,12 +33,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _load(path: str):
+def _run_folder(value: str, side: str) -> Path:
+    """The folder of a run given as a folder path or a run id of the run store (as `report` takes them)."""
+    from alict_core.runner.store import saved_run_dir
+
+    folder = saved_run_dir(value, f"run {side}")  # an unknown id, or a store folder holding another run: said
+    if not folder.is_dir():
+        raise AlictError(f"run {side} {value!r} not found: give a run folder (written by `run --out`) or the id of "
+                         "a saved run in the run store")
+    return folder
+
+
+def _load(folder: Path):
     from alict_core.runner import RunResult
 
-    if not Path(path).is_dir():
-        raise AlictError(f"run directory {path} not found")
-    return RunResult.load(path)
+    return RunResult.load(folder)
 
 
 def comparison_document(comparison) -> dict:
@@ -62,10 +72,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json, "--json")  # before any run is loaded
     from alict_core.commands.run import check_outputs_apart
 
-    for run_dir in {args.run_a, args.run_b or args.run_a}:  # --json RUN/meta.json replaced the run's own file
+    folder_a = _run_folder(args.run_a, "A")
+    folder_b = _run_folder(args.run_b, "B") if args.run_b else folder_a
+    for run_dir in {folder_a, folder_b}:  # --json RUN/meta.json replaced the run's own file
         check_outputs_apart([("--json", args.json)], run_dir)
-    run_a = _load(args.run_a)
-    run_b = _load(args.run_b) if args.run_b else run_a
+    run_a = _load(folder_a)
+    run_b = _load(folder_b) if args.run_b else run_a
     comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)
     cols = ["lc_id", "capability", "n_a", "rate_a", "n_b", "rate_b", "n_paired", "difference", "diff_low",
             "diff_high", "p_value", "p_bh", "p_holm", "significance", "regression"]

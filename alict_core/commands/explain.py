@@ -79,12 +79,13 @@ def _print_contributions(contrib, template, inserted: set[int] | None = None, ti
 
 
 def _resolve_run(value: str) -> Path:
+    from alict_core.runner.store import is_folder, saved_run_dir
+
     path = Path(value)
-    if path.is_dir():
+    if is_folder(path):
         return path
     if "/" in value or "\\" in value:
         raise AlictError(f"run folder {value!r} not found (give a saved run's folder or its run id)")
-    from alict_core.runner.store import saved_run_dir
 
     return saved_run_dir(value)  # a validated run id inside the run store, whose folder holds that run
 

@@ -50,6 +50,7 @@ from sqlalchemy.pool import QueuePool, StaticPool
 from alict_core.errors import AlictError
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
+CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
 SCORE_RANGE = (1, 5)
 T = TypeVar("T")
 
@@ -229,7 +230,11 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
         return engine
     if url.startswith("sqlite"):
         raise ReviewError(f"review database {url!r}: use a SQLite file URL (sqlite:///path/review.sqlite)")
-    return create_engine(url, pool_pre_ping=True)
+    parsed = make_url(url)
+    connect_args: dict[str, Any] = {}
+    if parsed.get_backend_name() in ("postgresql", "mysql", "mariadb") and "connect_timeout" not in parsed.query:
+        connect_args["connect_timeout"] = CONNECT_TIMEOUT_S  # a server that never answers: a message, not a hang
+    return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
 
 
 OWN_TABLES: dict[str, set[str]] = {table.name: {column.name for column in table.columns}
@@ -247,10 +252,14 @@ class Schema:
     tables: dict[str, set[str]]
     objects: frozenset[tuple[str, str, str]] = frozenset()
     applied: frozenset[int] = frozenset()  # the steps ``schema_migrations`` records
+    odd_steps: tuple[str, ...] = ()  # versions it records that are no step number (another tool's migrations)
 
 
-def _applied(rows: Iterable[Any]) -> frozenset[int]:
-    return frozenset(row[0] for row in rows if isinstance(row[0], int) and not isinstance(row[0], bool))
+def _applied(rows: Iterable[Any]) -> tuple[frozenset[int], tuple[str, ...]]:
+    """(step numbers, other recorded versions shown as text) of ``schema_migrations`` rows."""
+    values = [row[0] for row in rows]
+    steps = frozenset(v for v in values if isinstance(v, int) and not isinstance(v, bool))
+    return steps, tuple(sorted(repr(v) for v in values if not isinstance(v, int) or isinstance(v, bool)))
 
 
 def existing_tables(url: str, engine: Engine | None = None) -> Schema:
@@ -269,32 +278,41 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
                 names = [name for kind, name, _ in rows if kind == "table"]
                 tables = {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
                           for name in names}
-                steps = _applied(conn.execute("SELECT version FROM schema_migrations")) \
-                    if "version" in tables.get("schema_migrations", ()) else frozenset()
+                steps, odd = _applied(conn.execute("SELECT version FROM schema_migrations")) \
+                    if "version" in tables.get("schema_migrations", ()) else (frozenset(), ())
                 return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
-                              steps)
+                              steps, odd)
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
     engine = engine if engine is not None else _make_engine(url)
-    inspector = inspect(engine)
+    applied, odd = _applied_steps(engine)  # read before the tables: a step recorded then has its tables committed (a
+    inspector = inspect(engine)       # writer migrating meanwhile adds tables, never a step without its tables)
     tables = {name: {column["name"] for column in inspector.get_columns(name)} for name in inspector.get_table_names()}
     objects = {("view", name, name) for name in inspector.get_view_names()}
-    applied: frozenset[int] = frozenset()
-    if engine.dialect.name in ("postgresql", "mysql", "mariadb") or "version" in tables.get("schema_migrations", ()):
+    if engine.dialect.name in ("postgresql", "mysql", "mariadb"):
         from sqlalchemy import text
 
-        with engine.connect() as connection:  # reads only
-            if engine.dialect.name in ("postgresql", "mysql", "mariadb"):  # this project creates no trigger
-                schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
-                objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
-                    "SELECT trigger_name, event_object_table FROM information_schema.triggers "
-                    f"WHERE event_object_schema = {schema}"))}
-            if "version" in tables.get("schema_migrations", ()):
-                applied = _applied(connection.execute(text("SELECT version FROM schema_migrations")))
-    return Schema(tables, frozenset(objects), applied)
+        with engine.connect() as connection:  # reads only; this project creates no trigger
+            schema = "current_schema()" if engine.dialect.name == "postgresql" else "database()"
+            objects |= {("trigger", str(name), str(table)) for name, table in connection.execute(text(
+                "SELECT trigger_name, event_object_table FROM information_schema.triggers "
+                f"WHERE event_object_schema = {schema}"))}
+    return Schema(tables, frozenset(objects), applied, odd)
+
+
+def _applied_steps(engine: Engine) -> tuple[frozenset[int], tuple[str, ...]]:
+    """The steps ``schema_migrations`` records (none when it has no such table or column), read only."""
+    from sqlalchemy import text
+
+    inspector = inspect(engine)
+    if not inspector.has_table("schema_migrations") or "version" not in {
+            column["name"] for column in inspector.get_columns("schema_migrations")}:
+        return frozenset(), ()
+    with engine.connect() as connection:
+        return _applied(connection.execute(text("SELECT version FROM schema_migrations")))
 
 
 def check_schema(schema: Schema, url: str) -> bool:
@@ -316,6 +334,9 @@ def check_schema(schema: Schema, url: str) -> bool:
         kind, name, table = strange[0]
         problem = f"it holds the {kind} {name!r}" + (f" on table {table!r}" if table != name else "") + \
             ", which ALiCT does not create" + (f" (and {len(strange) - 1} more)" if len(strange) > 1 else "")
+    if not problem and schema.odd_steps:  # e.g. another framework's schema_migrations (text versions)
+        problem = (f"its schema_migrations records version {schema.odd_steps[0]}, not a step number of ALiCT's "
+                   "migrations")
     lacking = [(step, table) for step in sorted(schema.applied) for table in STEP_TABLES.get(step, ())
                if table not in tables]
     if not problem and lacking:  # a table dropped by hand: every use of it would fail half-way
@@ -335,8 +356,35 @@ def _empty_engine() -> Engine:
     return engine
 
 
+MIGRATION_LOCK = 0x414C69435452  # PostgreSQL advisory lock key of the review schema's migrations ("ALiCTR")
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """Serialise migrations across processes: on PostgreSQL a session advisory lock (two first uses of an empty
+    database raced to create the same tables); SQLite serialises its writers itself."""
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        connection.commit()
+        try:
+            yield
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+            connection.commit()
+
+
 def migrate(engine: Engine) -> int:
     """Apply the missing steps of ``MIGRATIONS`` (each in its own transaction); return the schema version."""
+    with _migration_lock(engine):
+        return _migrate(engine)
+
+
+def _migrate(engine: Engine) -> int:
     SchemaMigration.__table__.create(engine, checkfirst=True)  # type: ignore[attr-defined]
     with engine.begin() as conn:
         done = set(conn.scalars(select(SchemaMigration.version)))
@@ -584,7 +632,13 @@ class ReviewStore:
         with self.session() as s:
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))
             s.add(task)
-            s.flush()
+            try:
+                s.flush()
+            except IntegrityError:  # another writer created a task of this name since the check above
+                s.rollback()
+                if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
+                    raise ReviewError(f"a review task named {name!r} already exists; choose another --name") from None
+                raise
             s.add_all(ReviewItem(task_id=task.id, **item) for item in items)
             s.add_all(Assignment(task_id=task.id, set_no=set_no, reviewer_id=reviewers[r]) for set_no, r in assignments)
             s.commit()

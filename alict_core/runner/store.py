@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from alict_core.errors import AlictError
 from alict_core.manifest import recover_dir
 from alict_core.refs import resolve_inside
 
@@ -16,19 +17,55 @@ def runs_root() -> Path:
 
 
 def list_runs(root: Path | None = None) -> list[Path]:
-    """Complete saved runs, oldest first; temporary folders of killed writers are never listed."""
+    """Complete saved runs, oldest first; temporary folders of killed writers are never listed, nor folders of
+    the run store (whose folders are named by run id) that hold another run (a hand copy or rename: see
+    ``copied_from``; ``report <id>`` refuses those ids too). Other folders of runs (``run --out``) may be named
+    freely."""
+    by_id = root is None or _is_the_store(Path(root))
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
         return []
     for old in root.glob(".*.old"):  # a swap interrupted between its two renames
         recover_dir(old.with_name(old.name[1:-4]))
-    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()]
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()
+            and not (by_id and copied_from(p) is not None)]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
+
+
+def _is_the_store(folder: Path) -> bool:
+    """Whether ``folder`` is the run store (compared without creating the store)."""
+    from alict_core.config import cache_dir
+
+    try:
+        return folder.resolve() == (cache_dir() / "runs").resolve()
+    except (OSError, AlictError):
+        return False
+
+
+def copied_from(folder: Path) -> str | None:
+    """The run id a run-store folder's ``meta.json`` names when it is not the folder's name (a hand-copied or
+    renamed run folder), else None; an unreadable meta.json is left to the run's own check (None)."""
+    from alict_core.jsonl import read_json
+
+    try:
+        recorded = read_json(folder / "meta.json").get("run_id")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return None if recorded == folder.name else str(recorded)
 
 
 def resolve_run_id(run_id: object, root: Path | None = None) -> Path:
     """The folder of a saved run by id (a validated name inside the run store)."""
     return resolve_inside(Path(root) if root is not None else runs_root(), run_id, "run id")
+
+
+def is_folder(path: Path) -> bool:
+    """``path.is_dir()``, False where the OS refuses the name itself (too long for the file system): a run id is
+    then checked as a name and said to be no valid one, never "cannot access … File name too long"."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def saved_run_dir(value: str, what: str = "run") -> Path:
@@ -38,7 +75,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     from alict_core.errors import AlictError
 
     path = Path(value).expanduser()
-    if path.is_dir() or "/" in value or "\\" in value:
+    if is_folder(path) or "/" in value or "\\" in value:
         return path
     folder = resolve_inside(runs_root(), value, "run id", must_exist=False)  # an invalid name: said as such
     if not folder.exists():
@@ -52,13 +89,9 @@ def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
     """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
     another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
     from alict_core.errors import AlictError
-    from alict_core.jsonl import read_json
 
-    try:
-        recorded = read_json(folder / "meta.json").get("run_id")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return
-    if recorded != folder.name:
+    recorded = copied_from(folder)
+    if recorded is not None:
         raise AlictError(f"{what} {value!r}: the run store's folder {value} holds run {recorded!r} (its meta.json), "
                          "not this id: a copied or renamed run folder; give its path, or the id of the run it holds")
 

@@ -210,6 +210,7 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
 
     settings = settings or RetrainSettings()
     exported = export_settings(export_dir)  # the user's export is checked before any model is loaded
+    check_export_test_split(export_dir, min_test_cases)  # a short test split: refused before the model loads
     lc_rows = read_split(export_dir, "train")
     model = get_model(parent)
     if not isinstance(model, EmbeddingHeadModel):
@@ -218,7 +219,6 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
     task, labels = model.meta["task"], list(model.labels)
     encoder = encoder or model.encoder
     leaks = leak_check(export_dir, task, lc_rows, heldout)
-    check_export_test_split(export_dir, min_test_cases)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
     unknown = sorted(set(y) - set(labels))
@@ -291,6 +291,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
         raise AlictError(f"model name {parent!r} cannot name a version: use letters, digits and . _ / - only "
                          "(e.g. --model hf or --model my-bert)")
     source = hf_model_folder(model_dir)  # before torch and transformers are imported (seconds)
+    exported = export_settings(export_dir)
+    check_export_test_split(export_dir, min_test_cases)  # a short test split: refused before any import or load
 
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -298,10 +300,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     from alict_core.models.hf import DEFAULT_LABEL_MAPS
     from alict_core.models.labels import task_labels
 
-    exported = export_settings(export_dir)
     lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
-    check_export_test_split(export_dir, min_test_cases)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
     random.seed(settings.seed)
