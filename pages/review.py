@@ -86,7 +86,8 @@ def create_task_form(suite_task: str) -> None:
         n_sets = c2.number_input("Sets", min_value=1, max_value=100, value=10)
         k = c3.number_input("Reviewers per case", min_value=1, max_value=10, value=2)
         seed = c4.number_input("Sampling seed", min_value=0, max_value=99_999, value=0)
-        if st.form_submit_button("Create review task") and key in labels:
+        st.form_submit_button("Create review task", on_click=note_press, args=("create",))
+        if take_press("create") and key in labels:
             from alict_core.review import SamplingPlan, create_review_task, load_cases
 
             if not name.strip():
@@ -103,6 +104,26 @@ def create_task_form(suite_task: str) -> None:
             keep_notice("create", suite_task, "success",
                         f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} "
                         f"expansions in {summary['n_sets']} sets.")
+
+
+PRESSES = "_review_presses"  # button -> what its press said, noted by the button's on_click (see note_press)
+
+
+def note_press(name: str, value: Any = True) -> None:
+    """A button's ``on_click``: keep its press (and ``value``, e.g. the tick beside it) in the session until the page
+    acts on it (``take_press``).
+
+    Streamlit runs a callback while it applies the browser's message, before the script body, so the press outlives
+    what can befall a button's return value on a loaded server: with fast reruns the press's run starts while the
+    previous run (a timed fragment's) is still ending, and that run's end resets every button's trigger to False; and
+    a run replaced by a newer request never reaches the ``if st.button(...)`` that would have seen the press."""
+    st.session_state.setdefault(PRESSES, {})[name] = value
+
+
+def take_press(name: str) -> Any:
+    """What the press of button ``name`` said (``note_press``), once; None when it was not pressed. Taken with no
+    Streamlit call between the read and the removal (a run is interrupted only at such calls)."""
+    return st.session_state.get(PRESSES, {}).pop(name, None)
 
 
 NOTICES = "_review_notices"  # where -> (task, kind, message or error): a press's outcome, kept (see keep_notice)
@@ -198,7 +219,9 @@ def writeback_view(suite_task: str) -> None:
 
 
 def off_button(suite_task: str) -> None:
-    if st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
+    st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}", on_click=note_press,
+              args=(f"writeback_off::{suite_task}",))
+    if take_press(f"writeback_off::{suite_task}"):
         store(write=True).revoke_writeback(suite_task)
         st.rerun()
 
@@ -209,26 +232,36 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
     A form keeps the tick in the browser until the button is pressed, and sends tick and click in one message.
     As a plain checkbox the tick was a rerun of its own, and the button's state waited for that rerun: on a
     loaded machine a tick was seen undone by a rerun under way at the same time. In the form no rerun comes
-    between the tick and the click. A press without the tick leaves its warning in the session until the
-    confirmation succeeds, so a rerun from elsewhere (the sidebar's probe resolving) never hides it.
+    between the tick and the click. The press is noted by the button's callback with the tick as sent
+    (``note_press``): read from the button's return value it could be lost on a loaded server. A press without the
+    tick leaves its warning in the session until the confirmation succeeds, so a rerun from elsewhere (the sidebar's
+    probe resolving) never hides it.
     """
     who = str(st.session_state.get("reviewer") or "").strip()
+    sure_key = f"review_writeback_sure_{suite_task}"
     with st.form(f"review_writeback_{suite_task}", border=False, enter_to_submit=False):
-        sure = st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
-                           key=f"review_writeback_sure_{suite_task}")
+        st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
+                    key=sure_key)
         if not who:  # the confirmation records who gave it: never an empty name
             st.caption("Enter your name above to confirm: the confirmation records who gave it.")
         label = "Apply the new rule" if changed else "Confirm write-back"
-        pressed = st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who)
+        st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who,
+                              on_click=press_confirm, args=(suite_task, sure_key))
     tick_needed = f"_review_writeback_tick_needed_{suite_task}"
-    if pressed and sure:
-        st.session_state.pop(tick_needed, None)
+    sure = take_press(f"writeback::{suite_task}")  # None: not pressed; else whether the box was ticked
+    if sure and who:
         store(write=True).confirm_writeback(suite_task, minimum, who)
+        st.session_state.pop(tick_needed, None)
         st.rerun()
-    if pressed:
+    if sure is False:
         st.session_state[tick_needed] = True
     if st.session_state.get(tick_needed):  # kept until confirmed: a rerun from elsewhere never wipes the message
         st.warning("Tick the box above to confirm: later runs then leave these cases out.")
+
+
+def press_confirm(suite_task: str, sure_key: str) -> None:
+    """The confirmation's ``on_click``: the press, with the tick as the form sent it."""
+    note_press(f"writeback::{suite_task}", bool(st.session_state.get(sure_key)))
 
 
 def judge_view(task: Any, reviewer: str) -> None:
@@ -237,7 +270,9 @@ def judge_view(task: Any, reviewer: str) -> None:
     queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
         st.caption(f"{reviewer} has no set of this task yet.")
-        if st.button("Start reviewing (take a set)", key="review_claim", type="primary"):
+        st.button("Start reviewing (take a set)", key="review_claim", type="primary", on_click=note_press,
+                  args=(f"claim::{task.name}",))
+        if take_press(f"claim::{task.name}"):
             drop_notice(f"claim::{task.name}")
             if store(write=True).claim_set(task.id, reviewer) is None:
                 keep_notice(f"claim::{task.name}", task.suite_task, "info",
@@ -259,7 +294,8 @@ def judge_view(task: Any, reviewer: str) -> None:
             c2.button("Go to the first unjudged case", on_click=go, args=(queue.next_index,), key="review_first_open")
             return
         st.success("All your cases are judged — thank you.")
-        if c2.button("Take another set"):
+        c2.button("Take another set", key="review_another_set", on_click=note_press, args=(f"another::{task.name}",))
+        if take_press(f"another::{task.name}"):
             drop_notice(f"claim::{task.name}")
             got = store(write=True).claim_set(task.id, reviewer)
             if got is None:
@@ -325,7 +361,7 @@ def main() -> None:
     name = c1.selectbox("Review task", names, key="review")
     reviewer = c2.text_input("Your name", key="reviewer", max_chars=100).strip()
     task = next(t for t in tasks if t.name == name)
-    with st.expander("Validity of this task so far"):
+    with st.expander("Validity of this task so far", key="review_validity"):  # keyed: opened, it stays open
         with guarded("computing the validity metrics"):
             metrics_view(task)
     if not reviewer:
