@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import runs, state, widgets
+from alict_app import presses, runs, state, widgets
 from alict_app.formatting import TASK_TITLES
 from alict_app.guard import guarded, run_page, show_error
 
@@ -86,8 +86,8 @@ def create_task_form(suite_task: str) -> None:
         n_sets = c2.number_input("Sets", min_value=1, max_value=100, value=10)
         k = c3.number_input("Reviewers per case", min_value=1, max_value=10, value=2)
         seed = c4.number_input("Sampling seed", min_value=0, max_value=99_999, value=0)
-        st.form_submit_button("Create review task", on_click=note_press, args=("create",))
-        if take_press("create") and key in labels:
+        st.form_submit_button("Create review task", on_click=presses.note, args=("review_create",))
+        if presses.take("review_create") and key in labels:
             from alict_core.review import SamplingPlan, create_review_task, load_cases
 
             if not name.strip():
@@ -104,26 +104,6 @@ def create_task_form(suite_task: str) -> None:
             keep_notice("create", suite_task, "success",
                         f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} "
                         f"expansions in {summary['n_sets']} sets.")
-
-
-PRESSES = "_review_presses"  # button -> what its press said, noted by the button's on_click (see note_press)
-
-
-def note_press(name: str, value: Any = True) -> None:
-    """A button's ``on_click``: keep its press (and ``value``, e.g. the tick beside it) in the session until the page
-    acts on it (``take_press``).
-
-    Streamlit runs a callback while it applies the browser's message, before the script body, so the press outlives
-    what can befall a button's return value on a loaded server: with fast reruns the press's run starts while the
-    previous run (a timed fragment's) is still ending, and that run's end resets every button's trigger to False; and
-    a run replaced by a newer request never reaches the ``if st.button(...)`` that would have seen the press."""
-    st.session_state.setdefault(PRESSES, {})[name] = value
-
-
-def take_press(name: str) -> Any:
-    """What the press of button ``name`` said (``note_press``), once; None when it was not pressed. Taken with no
-    Streamlit call between the read and the removal (a run is interrupted only at such calls)."""
-    return st.session_state.get(PRESSES, {}).pop(name, None)
 
 
 NOTICES = "_review_notices"  # where -> (task, kind, message or error): a press's outcome, kept (see keep_notice)
@@ -219,9 +199,9 @@ def writeback_view(suite_task: str) -> None:
 
 
 def off_button(suite_task: str) -> None:
-    st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}", on_click=note_press,
-              args=(f"writeback_off::{suite_task}",))
-    if take_press(f"writeback_off::{suite_task}"):
+    st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}", on_click=presses.note,
+              args=(f"review_writeback_off::{suite_task}",))
+    if presses.take(f"review_writeback_off::{suite_task}"):
         store(write=True).revoke_writeback(suite_task)
         st.rerun()
 
@@ -233,7 +213,7 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
     As a plain checkbox the tick was a rerun of its own, and the button's state waited for that rerun: on a
     loaded machine a tick was seen undone by a rerun under way at the same time. In the form no rerun comes
     between the tick and the click. The press is noted by the button's callback with the tick as sent
-    (``note_press``): read from the button's return value it could be lost on a loaded server. A press without the
+    (``presses.note``): read from the button's return value it could be lost on a loaded server. A press without the
     tick leaves its warning in the session until the confirmation succeeds, so a rerun from elsewhere (the sidebar's
     probe resolving) never hides it.
     """
@@ -248,7 +228,7 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
         st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who,
                               on_click=press_confirm, args=(suite_task, sure_key))
     tick_needed = f"_review_writeback_tick_needed_{suite_task}"
-    sure = take_press(f"writeback::{suite_task}")  # None: not pressed; else whether the box was ticked
+    sure = presses.take(f"review_writeback::{suite_task}")  # None: not pressed; else whether the box was ticked
     if sure and who:
         store(write=True).confirm_writeback(suite_task, minimum, who)
         st.session_state.pop(tick_needed, None)
@@ -261,7 +241,7 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
 
 def press_confirm(suite_task: str, sure_key: str) -> None:
     """The confirmation's ``on_click``: the press, with the tick as the form sent it."""
-    note_press(f"writeback::{suite_task}", bool(st.session_state.get(sure_key)))
+    presses.note(f"review_writeback::{suite_task}", bool(st.session_state.get(sure_key)))
 
 
 def judge_view(task: Any, reviewer: str) -> None:
@@ -270,17 +250,17 @@ def judge_view(task: Any, reviewer: str) -> None:
     queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
         st.caption(f"{reviewer} has no set of this task yet.")
-        st.button("Start reviewing (take a set)", key="review_claim", type="primary", on_click=note_press,
-                  args=(f"claim::{task.name}",))
-        if take_press(f"claim::{task.name}"):
-            drop_notice(f"claim::{task.name}")
+        st.button("Start reviewing (take a set)", key="review_claim", type="primary", on_click=presses.note,
+                  args=(f"review_claim::{task.name}",))
+        if presses.take(f"review_claim::{task.name}"):
+            drop_notice(f"review_claim::{task.name}")
             if store(write=True).claim_set(task.id, reviewer) is None:
-                keep_notice(f"claim::{task.name}", task.suite_task, "info",
+                keep_notice(f"review_claim::{task.name}", task.suite_task, "info",
                             "Every set of this task already has its reviewers; ask for another task.")
             else:
                 st.session_state.pop("review_index", None)
                 st.rerun()
-        show_notice(f"claim::{task.name}", task.suite_task)
+        show_notice(f"review_claim::{task.name}", task.suite_task)
         return
     total, done = len(queue.items), len(queue.judged)
     index = int(st.session_state.setdefault("review_index", queue.next_index))
@@ -294,16 +274,17 @@ def judge_view(task: Any, reviewer: str) -> None:
             c2.button("Go to the first unjudged case", on_click=go, args=(queue.next_index,), key="review_first_open")
             return
         st.success("All your cases are judged — thank you.")
-        c2.button("Take another set", key="review_another_set", on_click=note_press, args=(f"another::{task.name}",))
-        if take_press(f"another::{task.name}"):
-            drop_notice(f"claim::{task.name}")
+        c2.button("Take another set", key="review_another_set", on_click=presses.note,
+                  args=(f"review_another::{task.name}",))
+        if presses.take(f"review_another::{task.name}"):
+            drop_notice(f"review_claim::{task.name}")
             got = store(write=True).claim_set(task.id, reviewer)
             if got is None:
-                keep_notice(f"claim::{task.name}", task.suite_task, "info", "No set needs another reviewer.")
+                keep_notice(f"review_claim::{task.name}", task.suite_task, "info", "No set needs another reviewer.")
             else:
                 st.session_state.pop("review_index", None)  # resume at the new set's first case
                 st.rerun()
-        show_notice(f"claim::{task.name}", task.suite_task)
+        show_notice(f"review_claim::{task.name}", task.suite_task)
         return
     item = queue.items[index]
     item_steps = steps(item)
