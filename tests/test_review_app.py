@@ -227,3 +227,16 @@ def test_presses_hold_when_a_run_ending_beside_them_resets_the_triggers(tmp_path
             conn.close()
     finally:
         dispose_engines()
+
+
+def test_a_press_no_completed_run_took_is_forgotten(review_task):
+    """A press noted for a button the run did not draw ("Take another set" while ann still has cases to judge) is
+    dropped when the run completes: it never fires later, when that button is drawn."""
+    from alict_app.presses import PRESSES
+
+    at = open_review("ann")
+    at.session_state[PRESSES] = {"review_another::pilot": True, "run_go": True}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[PRESSES] == {}
+    assert case_header(at).startswith("**Case 1 of 12**")  # ann's one set, as it was: nothing claimed
