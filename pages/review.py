@@ -218,7 +218,7 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
     probe resolving) never hides it.
     """
     who = str(st.session_state.get("reviewer") or "").strip()
-    sure_key = f"review_writeback_sure_{suite_task}"
+    sure_key, tick_needed = f"review_writeback_sure_{suite_task}", f"_review_writeback_tick_needed_{suite_task}"
     with st.form(f"review_writeback_{suite_task}", border=False, enter_to_submit=False):
         st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
                     key=sure_key)
@@ -226,22 +226,22 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
             st.caption("Enter your name above to confirm: the confirmation records who gave it.")
         label = "Apply the new rule" if changed else "Confirm write-back"
         st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who,
-                              on_click=press_confirm, args=(suite_task, sure_key))
-    tick_needed = f"_review_writeback_tick_needed_{suite_task}"
-    sure = presses.take(f"review_writeback::{suite_task}")  # None: not pressed; else whether the box was ticked
-    if sure and who:
+                              on_click=press_confirm, args=(suite_task, sure_key, tick_needed))
+    if presses.take(f"review_writeback::{suite_task}") and who:  # pressed with the box ticked
         store(write=True).confirm_writeback(suite_task, minimum, who)
         st.session_state.pop(tick_needed, None)
         st.rerun()
-    if sure is False:
-        st.session_state[tick_needed] = True
     if st.session_state.get(tick_needed):  # kept until confirmed: a rerun from elsewhere never wipes the message
         st.warning("Tick the box above to confirm: later runs then leave these cases out.")
 
 
-def press_confirm(suite_task: str, sure_key: str) -> None:
-    """The confirmation's ``on_click``: the press, with the tick as the form sent it."""
-    presses.note(f"review_writeback::{suite_task}", bool(st.session_state.get(sure_key)))
+def press_confirm(suite_task: str, sure_key: str, tick_needed: str) -> None:
+    """The confirmation's ``on_click``, with the tick as the form sent it: ticked, the press is noted for the page to
+    confirm; unticked, the warning is asked for (kept until a confirmation succeeds)."""
+    if st.session_state.get(sure_key):
+        presses.note(f"review_writeback::{suite_task}")
+    else:
+        st.session_state[tick_needed] = True
 
 
 def judge_view(task: Any, reviewer: str) -> None:
