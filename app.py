@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from alict_app import artefacts, backends, demo, state
+from alict_app import artefacts, backends, demo, presses, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar, render_view_link
 from alict_core.errors import AlictError
@@ -55,6 +55,7 @@ try:
     navigation.run()
 finally:
     st.session_state[NAVIGATION_FLAG] = False
+presses.forget_untaken()  # the run completed: a press its page did not take never fires later
 state.sync_query_params()
 render_view_link()
 backends.start_status_probe()  # after the page is drawn: the probe imports heavy backend modules

@@ -65,8 +65,10 @@ def run_page(main: Callable[[], None], what: str) -> None:
     with guarded(what):
         main()
     if standalone:
+        from alict_app import presses
         from alict_app.sidebar import render_view_link
 
+        presses.forget_untaken()
         state.sync_query_params()
         render_view_link()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from alict_app import presses, state, widgets
 from alict_app import runs as app_runs
-from alict_app import state, widgets
 from alict_app.guard import run_page, show_error
 from alict_app.progress import StagedProgress
 from alict_core.errors import AlictError
@@ -184,7 +184,9 @@ def main() -> None:
         st.warning(guards.split_size_message(list(zip(short.lc_id, short.test_cases.astype(int), strict=True)),
                                              guards.MIN_TEST_CASES) + ". Retraining refuses it.")
     inputs = [run["id"], model, list(lcs), seed, split, share, cap]
-    pressed = st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go")
+    st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go", on_click=presses.note,
+              args=("harden_go",))
+    pressed = bool(presses.take("harden_go"))  # noted by the callback: a return value can lose the press under load
     if pressed:
         st.session_state.pop(RETRAIN_FAILED, None)
         try:

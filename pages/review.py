@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import runs, state, widgets
+from alict_app import presses, runs, state, widgets
 from alict_app.formatting import TASK_TITLES
 from alict_app.guard import guarded, run_page, show_error
 
@@ -87,7 +87,8 @@ def create_task_form(suite_task: str) -> None:
         n_sets = c2.number_input("Sets", min_value=1, max_value=100, value=10)
         k = c3.number_input("Reviewers per case", min_value=1, max_value=10, value=2)
         seed = c4.number_input("Sampling seed", min_value=0, max_value=99_999, value=0)
-        if st.form_submit_button("Create review task") and key in labels:
+        st.form_submit_button("Create review task", on_click=presses.note, args=("review_create",))
+        if presses.take("review_create") and key in labels:
             from alict_core.review import SamplingPlan, create_review_task, load_cases
 
             if not name.strip():
@@ -199,7 +200,9 @@ def writeback_view(suite_task: str) -> None:
 
 
 def off_button(suite_task: str) -> None:
-    if st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}"):
+    st.button("Turn the write-back off", key=f"review_writeback_off_{suite_task}", on_click=presses.note,
+              args=(f"review_writeback_off::{suite_task}",))
+    if presses.take(f"review_writeback_off::{suite_task}"):
         store(write=True).revoke_writeback(suite_task)
         st.rerun()
 
@@ -210,26 +213,36 @@ def confirm_form(suite_task: str, n_rejected: int, minimum: int, changed: bool) 
     A form keeps the tick in the browser until the button is pressed, and sends tick and click in one message.
     As a plain checkbox the tick was a rerun of its own, and the button's state waited for that rerun: on a
     loaded machine a tick was seen undone by a rerun under way at the same time. In the form no rerun comes
-    between the tick and the click. A press without the tick leaves its warning in the session until the
-    confirmation succeeds, so a rerun from elsewhere (the sidebar's probe resolving) never hides it.
+    between the tick and the click. The press is noted by the button's callback with the tick as sent
+    (``presses.note``): read from the button's return value it could be lost on a loaded server. A press without the
+    tick leaves its warning in the session until the confirmation succeeds, so a rerun from elsewhere (the sidebar's
+    probe resolving) never hides it.
     """
     who = str(st.session_state.get("reviewer") or "").strip()
+    sure_key, tick_needed = f"review_writeback_sure_{suite_task}", f"_review_writeback_tick_needed_{suite_task}"
     with st.form(f"review_writeback_{suite_task}", border=False, enter_to_submit=False):
-        sure = st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
-                           key=f"review_writeback_sure_{suite_task}")
+        st.checkbox(f"Leave these {n_rejected} case(s) out of every later {TASK_TITLES[suite_task]} run",
+                    key=sure_key)
         if not who:  # the confirmation records who gave it: never an empty name
             st.caption("Enter your name above to confirm: the confirmation records who gave it.")
         label = "Apply the new rule" if changed else "Confirm write-back"
-        pressed = st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who)
-    tick_needed = f"_review_writeback_tick_needed_{suite_task}"
-    if pressed and sure:
-        st.session_state.pop(tick_needed, None)
+        st.form_submit_button(label, key=f"review_writeback_confirm_{suite_task}", disabled=not who,
+                              on_click=press_confirm, args=(suite_task, sure_key, tick_needed))
+    if presses.take(f"review_writeback::{suite_task}") and who:  # pressed with the box ticked
         store(write=True).confirm_writeback(suite_task, minimum, who)
+        st.session_state.pop(tick_needed, None)
         st.rerun()
-    if pressed:
-        st.session_state[tick_needed] = True
     if st.session_state.get(tick_needed):  # kept until confirmed: a rerun from elsewhere never wipes the message
         st.warning("Tick the box above to confirm: later runs then leave these cases out.")
+
+
+def press_confirm(suite_task: str, sure_key: str, tick_needed: str) -> None:
+    """The confirmation's ``on_click``, with the tick as the form sent it: ticked, the press is noted for the page to
+    confirm; unticked, the warning is asked for (kept until a confirmation succeeds)."""
+    if st.session_state.get(sure_key):
+        presses.note(f"review_writeback::{suite_task}")
+    else:
+        st.session_state[tick_needed] = True
 
 
 def judge_view(task: Any, reviewer: str) -> None:
@@ -238,15 +251,17 @@ def judge_view(task: Any, reviewer: str) -> None:
     queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
         st.caption(f"{reviewer} has no set of this task yet.")
-        if st.button("Start reviewing (take a set)", key="review_claim", type="primary"):
-            drop_notice(f"claim::{task.name}")
+        st.button("Start reviewing (take a set)", key="review_claim", type="primary", on_click=presses.note,
+                  args=(f"review_claim::{task.name}",))
+        if presses.take(f"review_claim::{task.name}"):
+            drop_notice(f"review_claim::{task.name}")
             if store(write=True).claim_set(task.id, reviewer) is None:
-                keep_notice(f"claim::{task.name}", task.suite_task, "info",
+                keep_notice(f"review_claim::{task.name}", task.suite_task, "info",
                             "Every set of this task already has its reviewers; ask for another task.")
             else:
                 st.session_state.pop("review_index", None)
                 st.rerun()
-        show_notice(f"claim::{task.name}", task.suite_task)
+        show_notice(f"review_claim::{task.name}", task.suite_task)
         return
     total, done = len(queue.items), len(queue.judged)
     index = int(st.session_state.setdefault("review_index", queue.next_index))
@@ -260,15 +275,17 @@ def judge_view(task: Any, reviewer: str) -> None:
             c2.button("Go to the first unjudged case", on_click=go, args=(queue.next_index,), key="review_first_open")
             return
         st.success("All your cases are judged — thank you.")
-        if c2.button("Take another set"):
-            drop_notice(f"claim::{task.name}")
+        c2.button("Take another set", key="review_another_set", on_click=presses.note,
+                  args=(f"review_another::{task.name}",))
+        if presses.take(f"review_another::{task.name}"):
+            drop_notice(f"review_claim::{task.name}")
             got = store(write=True).claim_set(task.id, reviewer)
             if got is None:
-                keep_notice(f"claim::{task.name}", task.suite_task, "info", "No set needs another reviewer.")
+                keep_notice(f"review_claim::{task.name}", task.suite_task, "info", "No set needs another reviewer.")
             else:
                 st.session_state.pop("review_index", None)  # resume at the new set's first case
                 st.rerun()
-        show_notice(f"claim::{task.name}", task.suite_task)
+        show_notice(f"review_claim::{task.name}", task.suite_task)
         return
     item = queue.items[index]
     item_steps = steps(item)
@@ -326,7 +343,7 @@ def main() -> None:
     name = c1.selectbox("Review task", names, key="review")
     reviewer = c2.text_input("Your name", key="reviewer", max_chars=100).strip()
     task = next(t for t in tasks if t.name == name)
-    with st.expander("Validity of this task so far"):
+    with st.expander("Validity of this task so far", key="review_validity"):  # keyed: opened, it stays open
         with guarded("computing the validity metrics"):
             metrics_view(task)
     if not reviewer:

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import backends, run_monitor, runs, spec_store, state, widgets
+from alict_app import backends, presses, run_monitor, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 from alict_app.progress import duration_text, eta_text
 from alict_core import trust
@@ -193,7 +193,9 @@ def main() -> None:
     if chosen and refs:
         st.caption(size_line(request, {s.id: s for s in chosen}))
     b1, b2 = st.columns([1, 5])
-    go = b1.button("▶ Run", type="primary", disabled=not ((chosen or suites) and refs), key="run_go")
+    b1.button("▶ Run", type="primary", disabled=not ((chosen or suites) and refs), key="run_go",
+              on_click=presses.note, args=("run_go",))
+    go = bool(presses.take("run_go"))  # noted by the callback: a return value can lose the press under load
     b2.button("■ Cancel", on_click=request_cancel, key="run_cancel",
               help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 import yaml
 
-from alict_app import artefacts, sidebar, spec_store, specs_io, state, widgets
+from alict_app import artefacts, presses, sidebar, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.hashing import hash_text
 
@@ -192,7 +192,9 @@ def main() -> None:
     name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
     directory = spec_store.save_dir(task)
     overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")
-    if c3.button("💾 Save spec", disabled=problem is not None, key=f"save::{editor_key}"):
+    c3.button("💾 Save spec", disabled=problem is not None, key=f"save::{editor_key}", on_click=presses.note,
+              args=(f"spec_save::{editor_key}",))
+    if presses.take(f"spec_save::{editor_key}"):  # noted by the callback: a return value can lose the press
         with guarded("saving the spec"):
             target = specs_io.spec_target(directory, name)
             if target.stem != parsed.id:

@@ -39,6 +39,8 @@ class ScriptState:
         self.follows = False  # a run ended early for a rerun: the next one is on its way
         self.full_runs_finished = 0
         self.stopped_timers: list[str] = []  # fragments whose run_every timer the server stopped
+        self.trace: list[str] = []  # the script-run messages both ways, timed: printed when a test fails
+        self._t0 = time.monotonic()
         page.on("websocket", self._socket)
         page._alict_script_state = self  # noqa: SLF001 - found again by ``of(page)``
 
@@ -60,7 +62,13 @@ class ScriptState:
             return
         msg = BackMsg()
         msg.ParseFromString(payload)
-        if msg.WhichOneof("type") == "rerun_script" and not msg.rerun_script.fragment_id:
+        if msg.WhichOneof("type") != "rerun_script":
+            return
+        rerun = msg.rerun_script
+        triggers = [w.id.split("-")[-1] for w in rerun.widget_states.widgets
+                    if w.WhichOneof("value") == "trigger_value" and w.trigger_value]
+        self.note(f"sent rerun fragment={rerun.fragment_id or '-'} auto={rerun.is_auto_rerun} triggers={triggers}")
+        if not rerun.fragment_id:
             self.requested = True
 
     def _received(self, payload: bytes | str) -> None:
@@ -71,6 +79,10 @@ class ScriptState:
         msg = ForwardMsg()
         msg.ParseFromString(payload)
         kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self.note(f"new_session fragments={list(msg.metadata.run.fragment_ids) or '-'}")
+        elif kind in ("script_finished", "stop_auto_rerun"):
+            self.note(f"{kind} {msg.script_finished if kind == 'script_finished' else ''}")
         if kind == "new_session":
             self.follows = False
             if not msg.metadata.run.fragment_ids:  # a full-app run started: it serves every request sent so far
@@ -84,6 +96,9 @@ class ScriptState:
             elif status != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                 self.running = False
                 self.full_runs_finished += 1
+
+    def note(self, what: str) -> None:
+        self.trace.append(f"{time.monotonic() - self._t0:8.2f} {what}")
 
     @property
     def busy(self) -> bool:

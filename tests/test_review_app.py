@@ -153,3 +153,90 @@ def test_a_press_outcome_stays_on_a_rerun_from_elsewhere(tmp_path, monkeypatch):
         assert not at.exception, [e.value for e in at.exception]
     finally:
         dispose_engines()
+
+
+@pytest.fixture
+def triggers_reset_beside_each_press(monkeypatch):
+    """Every run has its buttons' triggers reset right after the browser's message is applied, as a run ending beside
+    it does on a loaded server: with Streamlit's fast reruns a press's run starts while the previous run (a timed
+    fragment's, e.g. the sidebar's Backends panel) is still ending, and that run's end resets every trigger to False.
+    A press read from a button's return value is then lost; one noted by the button's ``on_click`` is not (Streamlit
+    runs callbacks while it applies the message)."""
+    from streamlit.runtime.state.session_state import SessionState
+
+    apply = SessionState.on_script_will_rerun
+
+    def apply_then_reset(self, *args, **kwargs):
+        apply(self, *args, **kwargs)
+        self._reset_triggers()  # what the other run's on_script_finished does, a moment later
+
+    monkeypatch.setattr(SessionState, "on_script_will_rerun", apply_then_reset)
+
+
+def test_presses_hold_when_a_run_ending_beside_them_resets_the_triggers(tmp_path, monkeypatch,
+                                                                        triggers_reset_beside_each_press):
+    """Create a task, take a set, confirm the write-back without and then with the tick: every press has its outcome
+    though each run's triggers are reset beside it (a browser test waited for the tick warning in vain under load)."""
+    import sqlite3
+    import time
+
+    from alict_core.runner import run_streaming
+
+    path = tmp_path / "review.sqlite"
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a good film number {i}",
+              "test_type": "MFT", "expected": expected} for i in range(2)]
+    request = {"key": "held", "status": "done", "started": 0, "finished": time.time(),
+               "request": {"task": "sentiment", "lc_ids": ["sentiment-lc04"],
+                           "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
+    run_streaming(build_cases(seeds), ["vader"], root=tmp_path / "cache" / "runs",
+                  extra_files={"request.json": request})
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params["reviewer"] = "ann"
+        at.run()
+        at.switch_page("pages/review.py").run()
+        next(t for t in at.text_input if t.label == "Review task name").set_value("held")
+        next(n for n in at.number_input if n.label == "Sets").set_value(1)
+        next(n for n in at.number_input if n.label == "Reviewers per case").set_value(1)
+        next(b for b in at.button if b.label == "Create review task").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(s.value.startswith("Review task 'held'") for s in at.success), [s.value for s in at.success]
+
+        at.run()  # the task's menu and the claim button are drawn from the next run on
+        at.button(key="review_claim").click().run()
+        assert case_header(at).startswith("**Case 1 of 2**"), [m.value for m in at.markdown]
+        at.button(key="review_relevance_4").click().run()  # a judgement: the write-back confirmation is shown
+        at.button(key="review_label_1").click().run()
+
+        at.button(key="review_writeback_confirm_sentiment").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
+        at.checkbox(key="review_writeback_sure_sentiment").check()
+        at.button(key="review_writeback_confirm_sentiment").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not any("Tick the box" in w.value for w in at.warning), [w.value for w in at.warning]
+        assert any("**Write-back on**" in m.value for m in at.markdown)
+        dispose_engines()
+        conn = sqlite3.connect(path)
+        try:
+            assert [row[0] for row in conn.execute("SELECT confirmed_by FROM writeback_rules")] == ["ann"]
+        finally:
+            conn.close()
+    finally:
+        dispose_engines()
+
+
+def test_a_press_no_completed_run_took_is_forgotten(review_task):
+    """A press noted for a button the run did not draw ("Take another set" while ann still has cases to judge) is
+    dropped when the run completes: it never fires later, when that button is drawn."""
+    from alict_app.presses import PRESSES
+
+    at = open_review("ann")
+    at.session_state[PRESSES] = {"review_another::pilot": True, "run_go": True}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[PRESSES] == {}
+    assert case_header(at).startswith("**Case 1 of 12**")  # ann's one set, as it was: nothing claimed

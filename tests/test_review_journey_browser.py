@@ -44,7 +44,11 @@ def show_page(page, tmp_path: Path) -> None:
     inputs = page.evaluate("[...document.querySelectorAll('input, textarea')].map(e => e.value)")
     text = page.inner_text("body") + f"\ninputs: {inputs}"
     (tmp_path / "page.txt").write_text(text)
-    print("== page at the failure\n" + text + "\n== server log\n" + (tmp_path / "server.log").read_text()[-4000:])
+    lines = ScriptState.of(page).trace
+    timers = ("auto=True", "fragments=['", "script_finished 3")  # the sidebar's timed fragment runs: only the last
+    trace = "\n".join([line for line in lines[:-20] if not any(t in line for t in timers)][-60:] + lines[-20:])
+    print("== page at the failure\n" + text + "\n== server log\n" + (tmp_path / "server.log").read_text()[-4000:]
+          + "\n== script runs (websocket)\n" + trace)
 
 
 def judge_everything(page, script: ScriptState, base: str, reviewer: str, n_items: int) -> None:
@@ -118,7 +122,9 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
                 # 4. the confirmation turns the write-back on: not without the tick; ticked once, the tick holds
                 script.wait_idle()
                 confirm = page.get_by_role("button", name="Confirm write-back")
+                script.note("click Confirm write-back")
                 confirm.click()
+                script.note("clicked")
                 page.get_by_text("Tick the box above to confirm").first.wait_for(timeout=WAIT)
                 script.wait_idle()
                 page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
