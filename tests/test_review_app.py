@@ -109,35 +109,42 @@ def test_skip_to_the_end_then_finish_and_take_another_set(tmp_path, monkeypatch)
         dispose_engines()
 
 
-def test_a_press_outcome_stays_on_a_rerun_from_elsewhere(tmp_path, monkeypatch):
-    """Creating a task and a refused claim say so, and a rerun from elsewhere (the sidebar's status probe resolving,
-    a build landing) keeps the message: drawn only in the press's run, it was wiped under load (a browser test
-    waited for it in vain)."""
+def create_task_from_a_run(tmp_path, monkeypatch, name: str) -> AppTest:
+    """A run of two sentiment seeds (vader) in a private store, then "Create review task" ``name`` (1 set, 1 reviewer
+    per case) pressed on the Review page by ann; the AppTest after that press."""
     import time
 
     from alict_core.runner import run_streaming
 
-    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
     expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
     seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a good film number {i}",
               "test_type": "MFT", "expected": expected} for i in range(2)]
-    request = {"key": "kept", "status": "done", "started": 0, "finished": time.time(),
+    request = {"key": name, "status": "done", "started": 0, "finished": time.time(),
                "request": {"task": "sentiment", "lc_ids": ["sentiment-lc04"],
                            "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
     run_streaming(build_cases(seeds), ["vader"], root=tmp_path / "cache" / "runs",
                   extra_files={"request.json": request})
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["reviewer"] = "ann"
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    next(t for t in at.text_input if t.label == "Review task name").set_value(name)
+    next(n for n in at.number_input if n.label == "Sets").set_value(1)
+    next(n for n in at.number_input if n.label == "Reviewers per case").set_value(1)
+    next(b for b in at.button if b.label == "Create review task").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_press_outcome_stays_on_a_rerun_from_elsewhere(tmp_path, monkeypatch):
+    """Creating a task and a refused claim say so, and a rerun from elsewhere (the sidebar's status probe resolving,
+    a build landing) keeps the message: drawn only in the press's run, it was wiped under load (a browser test
+    waited for it in vain)."""
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
     try:
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.query_params["reviewer"] = "ann"
-        at.run()
-        at.switch_page("pages/review.py").run()
-        assert not at.exception, [e.value for e in at.exception]
-        next(t for t in at.text_input if t.label == "Review task name").set_value("kept")
-        next(n for n in at.number_input if n.label == "Sets").set_value(1)
-        next(n for n in at.number_input if n.label == "Reviewers per case").set_value(1)
-        next(b for b in at.button if b.label == "Create review task").click().run()
-        assert not at.exception, [e.value for e in at.exception]
+        at = create_task_from_a_run(tmp_path, monkeypatch, "kept")
         created = "Review task 'kept': 2 seeds + 0 expansions in 1 sets."
         assert any(s.value == created for s in at.success), [s.value for s in at.success]
         at.run()  # a rerun from elsewhere
@@ -178,31 +185,11 @@ def test_presses_hold_when_a_run_ending_beside_them_resets_the_triggers(tmp_path
     """Create a task, take a set, confirm the write-back without and then with the tick: every press has its outcome
     though each run's triggers are reset beside it (a browser test waited for the tick warning in vain under load)."""
     import sqlite3
-    import time
-
-    from alict_core.runner import run_streaming
 
     path = tmp_path / "review.sqlite"
     monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
-    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
-    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a good film number {i}",
-              "test_type": "MFT", "expected": expected} for i in range(2)]
-    request = {"key": "held", "status": "done", "started": 0, "finished": time.time(),
-               "request": {"task": "sentiment", "lc_ids": ["sentiment-lc04"],
-                           "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
-    run_streaming(build_cases(seeds), ["vader"], root=tmp_path / "cache" / "runs",
-                  extra_files={"request.json": request})
     try:
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.query_params["reviewer"] = "ann"
-        at.run()
-        at.switch_page("pages/review.py").run()
-        next(t for t in at.text_input if t.label == "Review task name").set_value("held")
-        next(n for n in at.number_input if n.label == "Sets").set_value(1)
-        next(n for n in at.number_input if n.label == "Reviewers per case").set_value(1)
-        next(b for b in at.button if b.label == "Create review task").click().run()
-        assert not at.exception, [e.value for e in at.exception]
+        at = create_task_from_a_run(tmp_path, monkeypatch, "held")
         assert any(s.value.startswith("Review task 'held'") for s in at.success), [s.value for s in at.success]
 
         at.run()  # the task's menu and the claim button are drawn from the next run on

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,3 +87,13 @@ def saved_run(tmp_path) -> Path:
     cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(8)]
     return run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
                          cache_root=tmp_path / "pred")
+
+
+@pytest.fixture
+def run_store(tmp_path, monkeypatch, saved_run) -> Path:
+    """A private run store (``ALICT_CACHE_DIR`` under tmp_path) holding ``saved_run`` under its own id."""
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    runs = tmp_path / "cache" / "runs"
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
+    shutil.copytree(saved_run, runs / run_id)
+    return runs

@@ -111,13 +111,9 @@ def test_an_hf_dir_whose_files_do_not_load_is_one_message(tmp_path):
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch, saved_run) -> Path:
+def store(run_store) -> Path:
     """A private run store holding ``saved_run`` under its own id."""
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
-    runs = tmp_path / "cache" / "runs"
-    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
-    shutil.copytree(saved_run, runs / run_id)
-    return runs
+    return run_store
 
 
 def test_report_takes_a_run_id_of_the_store(cli, tmp_path, store):

@@ -21,14 +21,10 @@ COPY = "f" * 16  # a hand copy of a store run under another name: its meta.json 
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch, saved_run) -> Path:
+def store(run_store, saved_run) -> Path:
     """A private run store holding ``saved_run`` under its own id and a hand copy of it named ``COPY``."""
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
-    runs = tmp_path / "cache" / "runs"
-    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
-    shutil.copytree(saved_run, runs / run_id)
-    shutil.copytree(saved_run, runs / COPY)
-    return runs
+    shutil.copytree(saved_run, run_store / COPY)
+    return run_store
 
 
 def _original(store: Path) -> str:
