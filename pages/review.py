@@ -105,6 +105,7 @@ def create_task_form(suite_task: str) -> None:
             keep_notice("create", suite_task, "success",
                         f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} "
                         f"expansions in {summary['n_sets']} sets.")
+            st.rerun()  # the page's task menus are drawn above this form: redraw them with the new task
 
 
 NOTICES = "_review_notices"  # where -> (task, kind, message or error): a press's outcome, kept (see keep_notice)

@@ -192,7 +192,6 @@ def test_presses_hold_when_a_run_ending_beside_them_resets_the_triggers(tmp_path
         at = create_task_from_a_run(tmp_path, monkeypatch, "held")
         assert any(s.value.startswith("Review task 'held'") for s in at.success), [s.value for s in at.success]
 
-        at.run()  # the task's menu and the claim button are drawn from the next run on
         at.button(key="review_claim").click().run()
         assert case_header(at).startswith("**Case 1 of 2**"), [m.value for m in at.markdown]
         at.button(key="review_relevance_4").click().run()  # a judgement: the write-back confirmation is shown
