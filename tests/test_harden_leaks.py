@@ -40,9 +40,10 @@ def test_harden_split_of_the_real_corpora_leaks_nothing(task, request):
     parts = export_rows(rows, ratios=SplitRatios(), seed=13, held_out=corpus_test_membership(task))
     after = leaks(parts)
     assert (after.leaking, after.equal_text, after.shared_source) == (0, 0, 0), after.examples[:3]
-    # and the split still trains on most cases and tests on a tenth or more
+    # and the split still trains on more than half of the cases and tests on a tenth or more (sentiment: 54 %; LC6
+    # and LC8 reuse each corpus sentence in several seeds, so whole groups touching the corpus's test split go there)
     n = len(rows)
-    assert len(parts["train"]) > 0.6 * n and len(parts["test"]) >= 0.1 * n
+    assert len(parts["train"]) > 0.5 * n and len(parts["test"]) >= 0.1 * n
     print(f"{task}: {n} cases; seed-only split: {before.leaking} of {before.n_training} training texts leak "
           f"({before.equal_text} equal, {before.shared_source} share a source); grouped split: 0 of "
           f"{after.n_training}; train/validation/test {len(parts['train'])}/{len(parts['validation'])}/"

@@ -44,14 +44,16 @@ def _is_the_store(folder: Path) -> bool:
 
 def copied_from(folder: Path) -> str | None:
     """The run id a run-store folder's ``meta.json`` names when it is not the folder's name (a hand-copied or
-    renamed run folder), else None; an unreadable meta.json is left to the run's own check (None)."""
+    renamed run folder), else None; an unreadable meta.json or one without an id is left to the run's own check."""
     from alict_core.jsonl import read_json
 
     try:
         recorded = read_json(folder / "meta.json").get("run_id")
     except (OSError, ValueError, AttributeError, RecursionError):
         return None
-    return None if recorded == folder.name else str(recorded)
+    if not isinstance(recorded, str) or recorded == folder.name:  # no id recorded: nothing says it is a copy
+        return None
+    return recorded
 
 
 def resolve_run_id(run_id: object, root: Path | None = None) -> Path:

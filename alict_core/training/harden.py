@@ -210,8 +210,8 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
 
     settings = settings or RetrainSettings()
     exported = export_settings(export_dir)  # the user's export is checked before any model is loaded
+    lc_rows = read_split(export_dir, "train")  # its rows checked first: a bad row is named before a short split
     check_export_test_split(export_dir, min_test_cases)  # a short test split: refused before the model loads
-    lc_rows = read_split(export_dir, "train")
     model = get_model(parent)
     if not isinstance(model, EmbeddingHeadModel):
         raise AlictError(f"model {parent!r} is not an embedded MiniLM classifier; use a Hugging Face model "
@@ -292,6 +292,7 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
                          "(e.g. --model hf or --model my-bert)")
     source = hf_model_folder(model_dir)  # before torch and transformers are imported (seconds)
     exported = export_settings(export_dir)
+    lc_rows = read_split(export_dir, "train")  # its rows checked first: a bad row is named before a short split
     check_export_test_split(export_dir, min_test_cases)  # a short test split: refused before any import or load
 
     import torch
@@ -300,7 +301,6 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
     from alict_core.models.hf import DEFAULT_LABEL_MAPS
     from alict_core.models.labels import task_labels
 
-    lc_rows = read_split(export_dir, "train")
     leaks = leak_check(export_dir, task, lc_rows, heldout)
     original = original or original_training_data(task)
     texts, y, weights, counts = training_mix(original, lc_rows, settings)
