@@ -12,7 +12,7 @@ import datetime as dt
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 import streamlit as st
@@ -127,33 +127,28 @@ def run_info(key: str) -> dict[str, Any]:
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     """Finished runs of the store, app and CLI alike (newest first), with their request and finish time. A folder
     that holds another run (a hand copy or rename, ``copied_runs``) is not listed: its id is not the run's."""
-    rows = []
-    for meta in runs_root().glob("*/meta.json"):
-        if meta.parent.name.startswith("."):
-            continue  # a run being written (or left by a killed writer)
-        try:
-            info = _run_info_at(str(meta.parent), _info_stamp(meta.parent))
-        except (ValueError, KeyError, OSError):
-            continue
-        if info.get("copied_from") is None and (task is None or info["request"].get("task") == task):
-            rows.append(info)
+    rows = [info for info in _store_infos()
+            if info.get("copied_from") is None and (task is None or info["request"].get("task") == task)]
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
 
 
 def copied_runs() -> dict[str, str]:
     """Folder name → the run id its meta.json names, for run-store folders that hold another run (copied or
     renamed by hand): the pages skip them and say so (``widgets.copied_runs_note``)."""
-    found = {}
+    found = {info["key"]: info["copied_from"] for info in _store_infos() if info.get("copied_from") is not None}
+    return dict(sorted(found.items()))
+
+
+def _store_infos() -> Iterator[dict[str, Any]]:
+    """``_run_info_at`` of every readable run-store folder; a folder named ``.…`` is a run being written (or left by
+    a killed writer) and is left out."""
     for meta in runs_root().glob("*/meta.json"):
         if meta.parent.name.startswith("."):
             continue
         try:
-            recorded = _run_info_at(str(meta.parent), _info_stamp(meta.parent)).get("copied_from")
+            yield _run_info_at(str(meta.parent), _info_stamp(meta.parent))
         except (ValueError, KeyError, OSError):
             continue
-        if recorded is not None:
-            found[meta.parent.name] = recorded
-    return dict(sorted(found.items()))
 
 
 def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
