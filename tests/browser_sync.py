@@ -12,6 +12,20 @@ from typing import Any, Mapping
 
 WAIT = 120_000  # ms: a cold Streamlit page on two loaded cores
 CHROMIUM = Path("/usr/bin/chromium")
+# The page's layout has settled: no lazily loaded element is still a placeholder (Streamlit draws ``stSkeleton`` until
+# e.g. a dataframe's code has loaded, then the real element, taller or shorter, pushes what is below it) and no finite
+# animation is running (an expander opens over 0.5 s with its content clipped). A click aimed while either is under
+# way can land beside its button: measured on an expander holding tables above a form's button, the button moved
+# 300 px after Playwright had taken its position, and the click went to the block around it (1 of 20 clicks lost).
+# Infinite animations (spinners, the placeholders' shimmer) are left out: they never end and move nothing.
+# Every click the page receives, timed, with what it landed on: printed beside the script runs when a test fails.
+CLICK_LOG = """document.addEventListener('click', e => {
+    const on = e.target.closest('button, label, summary') || e.target;
+    (window.__alictClicks = window.__alictClicks || []).push(
+        `${(performance.timeOrigin + performance.now()) / 1000} ${on.tagName} ${(on.innerText || '').slice(0, 40)}`);
+}, true);"""
+LAYOUT_SETTLED = """() => !document.querySelector('[data-testid="stSkeleton"]') && !document.getAnimations().some(
+    a => a.playState === 'running' && a.effect && a.effect.getComputedTiming().endTime !== Infinity)"""
 
 
 def launch_chromium(pw) -> Any:
@@ -42,6 +56,7 @@ class ScriptState:
         self.trace: list[str] = []  # the script-run messages both ways, timed: printed when a test fails
         self._t0 = time.monotonic()
         page.on("websocket", self._socket)
+        page.add_init_script(CLICK_LOG)
         page._alict_script_state = self  # noqa: SLF001 - found again by ``of(page)``
 
     @staticmethod
@@ -97,6 +112,16 @@ class ScriptState:
                 self.running = False
                 self.full_runs_finished += 1
 
+    def clicks(self) -> list[str]:
+        """The clicks the page now shown received (``CLICK_LOG``), on this trace's clock."""
+        try:
+            logged = self.page.evaluate("window.__alictClicks || []")
+        except Exception as error:  # noqa: BLE001 - only for a failure's printout
+            return [f"(clicks unreadable: {error})"]
+        offset = time.time() - time.monotonic() + self._t0  # the page's epoch seconds -> seconds since this trace began
+        parts = (line.partition(" ") for line in logged)
+        return [f"{float(at) - offset:8.2f} click on {rest}" for at, _, rest in parts]
+
     def note(self, what: str) -> None:
         self.trace.append(f"{time.monotonic() - self._t0:8.2f} {what}")
 
@@ -119,6 +144,21 @@ class ScriptState:
                 f"the app's script did not become idle (running={self.running}, requested={self.requested}, "
                 f"follows={self.follows})")
             self.page.wait_for_timeout(20)  # lets Playwright deliver the websocket events; the loop waits on state
+        self.wait_layout_settled(max(deadline - time.monotonic(), 1) * 1000)
+
+    def wait_layout_settled(self, timeout_ms: float = WAIT) -> None:
+        """Wait until nothing on the page is still loading into place or animating (``LAYOUT_SETTLED``), then one
+        more frame, so React's effects for what was last drawn (a button's key shortcut is bound in one) have run."""
+        from playwright.sync_api import Error
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(LAYOUT_SETTLED, timeout=timeout_ms)
+            self.page.evaluate("() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))")
+        except PlaywrightTimeout:
+            raise
+        except Error:  # the page is navigating: the next wait, on the new page, settles it
+            pass
 
 
 def wait_idle(page, timeout_ms: float = WAIT) -> None:

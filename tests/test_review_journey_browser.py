@@ -44,7 +44,8 @@ def show_page(page, tmp_path: Path) -> None:
     inputs = page.evaluate("[...document.querySelectorAll('input, textarea')].map(e => e.value)")
     text = page.inner_text("body") + f"\ninputs: {inputs}"
     (tmp_path / "page.txt").write_text(text)
-    lines = ScriptState.of(page).trace
+    script = ScriptState.of(page)
+    lines = sorted(script.trace + script.clicks(), key=lambda line: float(line.split()[0]))
     timers = ("auto=True", "fragments=['", "script_finished 3")  # the sidebar's timed fragment runs: only the last
     trace = "\n".join([line for line in lines[:-20] if not any(t in line for t in timers)][-60:] + lines[-20:])
     print("== page at the failure\n" + text + "\n== server log\n" + (tmp_path / "server.log").read_text()[-4000:]
