@@ -247,7 +247,42 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
     for lc in ("LC2", "LC4"):
-        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 800
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 400
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # HateXplain "offensive" posts (non-hateful for the task) that a reader judges hateful or off the LC
+    ("LC4", "nonhateful_with_profanity", "user user you are so fucking retarded"),
+    ("LC2", "nonhateful_with_slur", "hannah baker was a bitch wtf"),
+    ("LC12", "nonnegative_identity",
+     "there are no black south africans they are just invaders south africa belongs to the dutch settlers"),
+])
+def test_hate_non_hateful_lcs_take_only_posts_annotated_normal(hate_corpus, lc, group, text):
+    from alict_core.seeds.engine import match_groups
+
+    spec = get_spec("hate_speech", lc)
+    assert spec.group(group).category == ["normal"]
+    assert text not in {item.text for item in match_groups(spec, hate_corpus)[group]}
+    without = spec.model_copy(update={"search": [g.model_copy(update={"category": None}) for g in spec.search]})
+    assert text in {item.text for item in match_groups(without, hate_corpus)[group]} or lc == "LC12"
+
+
+def test_hate_normal_category_keeps_normal_posts(hate_corpus):
+    from alict_core.seeds.engine import match_groups
+
+    matched = {item.text for item in match_groups(get_spec("hate_speech", "LC4"), hate_corpus)["nonhateful_with_profanity"]}
+    assert "real madrid is a fucking joke bro" in matched
+
+
+def test_category_is_refused_outside_hate_speech():
+    from pydantic import ValidationError
+
+    from alict_core.spec.schema import LCSpec
+
+    data = get_spec("sentiment", "LC2").model_dump(exclude_none=True)
+    data["search"][0]["category"] = ["normal"]
+    with pytest.raises(ValidationError, match="category filters HateXplain posts"):
+        LCSpec.model_validate(data)
 
 
 @pytest.mark.parametrize("lc, text", [
