@@ -330,3 +330,29 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
     assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
     assert all(identity_swaps(s.text) for s in seeds)
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # LC5/LC6: "them" has no one referent (two plural nouns, or no plural group noun at all)
+    ("LC5", "hateful_no_slur", "lefties will claim the headline is the problem not the violent immigrants ausfam auspol "
+                               "ausfam auspol ausfam auspol australia"),
+    ("LC6", "hateful_no_slur", "it a shame theresa may never had children because now she will never get to see them "
+                               "grow up and become victims of a muslim grooming gang"),
+    ("LC6", "nonhateful", "gay rights danielle rose russell"),
+    # LC3: an insult aimed at one person
+    ("LC3", "hateful_with_profanity", "user i am sorry isabelle but you are fucking retarded"),
+    # LC8-10, 13, 14: a word that leaves a fragment after the template, an unlisted pejorative
+    ("LC10", "hateful", "better believe the kikes are behind these nigger attacks"),
+    ("LC9", "hateful", "better believe the kikes are behind these nigger attacks"),
+    ("LC8", "hateful", "the alt right is full of feminists white knight captain save a hoe beta cucks"),
+])
+def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
+    assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
+    floors = {"LC3": 1000, "LC5": 200, "LC6": 200, "LC8": 150, "LC9": 700, "LC10": 700, "LC13": 900, "LC14": 700}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
+    assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
