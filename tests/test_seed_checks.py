@@ -270,7 +270,8 @@ def test_hate_non_hateful_lcs_take_only_posts_annotated_normal(hate_corpus, lc, 
 def test_hate_normal_category_keeps_normal_posts(hate_corpus):
     from alict_core.seeds.engine import match_groups
 
-    matched = {item.text for item in match_groups(get_spec("hate_speech", "LC4"), hate_corpus)["nonhateful_with_profanity"]}
+    groups = match_groups(get_spec("hate_speech", "LC4"), hate_corpus)
+    matched = {item.text for item in groups["nonhateful_with_profanity"]}
     assert "real madrid is a fucking joke bro" in matched
 
 
@@ -334,8 +335,9 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
 
 @pytest.mark.parametrize("lc, group, text", [
     # LC5/LC6: "them" has no one referent (two plural nouns, or no plural group noun at all)
-    ("LC5", "hateful_no_slur", "lefties will claim the headline is the problem not the violent immigrants ausfam auspol "
-                               "ausfam auspol ausfam auspol australia"),
+    ("LC5", "hateful_no_slur",
+     "lefties will claim the headline is the problem not the violent immigrants ausfam auspol ausfam auspol ausfam "
+     "auspol australia"),
     ("LC6", "hateful_no_slur", "it a shame theresa may never had children because now she will never get to see them "
                                "grow up and become victims of a muslim grooming gang"),
     ("LC6", "nonhateful", "gay rights danielle rose russell"),
