@@ -247,7 +247,43 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
     for lc in ("LC2", "LC4"):
-        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 800
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 400
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # HateXplain "offensive" posts (non-hateful for the task) that a reader judges hateful or off the LC
+    ("LC4", "nonhateful_with_profanity", "user user you are so fucking retarded"),
+    ("LC2", "nonhateful_with_slur", "hannah baker was a bitch wtf"),
+    ("LC12", "nonnegative_identity",
+     "there are no black south africans they are just invaders south africa belongs to the dutch settlers"),
+])
+def test_hate_non_hateful_lcs_take_only_posts_annotated_normal(hate_corpus, lc, group, text):
+    from alict_core.seeds.engine import match_groups
+
+    spec = get_spec("hate_speech", lc)
+    assert spec.group(group).category == ["normal"]
+    assert text not in {item.text for item in match_groups(spec, hate_corpus)[group]}
+    without = spec.model_copy(update={"search": [g.model_copy(update={"category": None}) for g in spec.search]})
+    assert text in {item.text for item in match_groups(without, hate_corpus)[group]} or lc == "LC12"
+
+
+def test_hate_normal_category_keeps_normal_posts(hate_corpus):
+    from alict_core.seeds.engine import match_groups
+
+    groups = match_groups(get_spec("hate_speech", "LC4"), hate_corpus)
+    matched = {item.text for item in groups["nonhateful_with_profanity"]}
+    assert "real madrid is a fucking joke bro" in matched
+
+
+def test_category_is_refused_outside_hate_speech():
+    from pydantic import ValidationError
+
+    from alict_core.spec.schema import LCSpec
+
+    data = get_spec("sentiment", "LC2").model_dump(exclude_none=True)
+    data["search"][0]["category"] = ["normal"]
+    with pytest.raises(ValidationError, match="category filters HateXplain posts"):
+        LCSpec.model_validate(data)
 
 
 @pytest.mark.parametrize("lc, text", [
@@ -295,3 +331,30 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
     assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
     assert all(identity_swaps(s.text) for s in seeds)
+
+
+@pytest.mark.parametrize("lc, group, text", [
+    # LC5/LC6: "them" has no one referent (two plural nouns, or no plural group noun at all)
+    ("LC5", "hateful_no_slur",
+     "lefties will claim the headline is the problem not the violent immigrants ausfam auspol ausfam auspol ausfam "
+     "auspol australia"),
+    ("LC6", "hateful_no_slur", "it a shame theresa may never had children because now she will never get to see them "
+                               "grow up and become victims of a muslim grooming gang"),
+    ("LC6", "nonhateful", "gay rights danielle rose russell"),
+    # LC3: an insult aimed at one person
+    ("LC3", "hateful_with_profanity", "user i am sorry isabelle but you are fucking retarded"),
+    # LC8-10, 13, 14: a word that leaves a fragment after the template, an unlisted pejorative
+    ("LC10", "hateful", "better believe the kikes are behind these nigger attacks"),
+    ("LC9", "hateful", "better believe the kikes are behind these nigger attacks"),
+    ("LC8", "hateful", "the alt right is full of feminists white knight captain save a hoe beta cucks"),
+])
+def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
+    assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
+    floors = {"LC3": 1000, "LC5": 200, "LC6": 200, "LC8": 150, "LC9": 700, "LC10": 700, "LC13": 900, "LC14": 700}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
+    assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from functools import lru_cache
 
 from alict_core.config import data_file
 from alict_core.data.checked import reads_data
@@ -10,6 +11,7 @@ from alict_core.data.records import LabelledText
 from alict_core.jsonl import read_json
 
 CATEGORY_UNDECIDED = "3"
+CATEGORY_NAMES = {"0": "normal", "1": "hate", "2": "offensive"}
 SPLIT_NAMES = {"train": "train", "val": "dev", "test": "test"}
 
 
@@ -33,3 +35,15 @@ def load_hatexplain() -> list[LabelledText]:
             label = "hateful" if record[label_col] == "1" else "non-hateful"
             rows.append(LabelledText(f"hx-{post_id}", " ".join(tokens), label, split_of[post_id], tokens))
     return rows
+
+
+@lru_cache(maxsize=1)
+@reads_data("hatexplain/hatexplain.csv")
+def hatexplain_categories() -> dict[str, str]:
+    """Corpus id (``hx-<post id>``) -> annotator-majority category: "normal", "offensive" or "hate"."""
+    with open(data_file("hatexplain/hatexplain.csv"), encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        category_col = header.index("category")
+        return {f"hx-{record[0]}": CATEGORY_NAMES[record[category_col]]
+                for record in reader if record[category_col] in CATEGORY_NAMES}

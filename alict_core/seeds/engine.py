@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from alict_core.data.corpus import Corpus, CorpusItem
+from alict_core.data.hatexplain import hatexplain_categories
 from alict_core.expectations import from_spec
 from alict_core.hashing import hash_json, hash_text
 from alict_core.seeds.fairness import identity_swaps
@@ -47,7 +48,11 @@ def match_groups(spec: LCSpec, corpus: Corpus) -> dict[str, list[CorpusItem]]:
     matches = {}
     for group in spec.search:
         matcher = group_matcher(group)
-        matches[group.name] = [item for item in corpus if matcher(item)]
+        items = [item for item in corpus if matcher(item)]
+        if group.category is not None:
+            wanted, category_of = frozenset(group.category), hatexplain_categories()
+            items = [item for item in items if category_of.get(item.id) in wanted]
+        matches[group.name] = items
     return matches
 
 

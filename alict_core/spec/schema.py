@@ -180,9 +180,17 @@ class Predicate(Strict):
 
 
 class SearchGroup(Strict):
+    """A named corpus search: every predicate holds; ``split`` and ``category`` filter the corpus first.
+
+    ``category`` (hate_speech only): HateXplain's annotator-majority category of the post ("normal",
+    "offensive", "hate"). The task's "non-hateful" label joins normal and offensive posts; a group that
+    needs posts a reader judges non-hateful asks for ``category: [normal]``.
+    """
+
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     predicates: list[Predicate] = Field(min_length=1)
     split: list[Literal["train", "dev", "test"]] | None = None
+    category: list[Literal["normal", "offensive", "hate"]] | None = Field(default=None, min_length=1)
 
 
 class GroupPart(Strict):
@@ -391,6 +399,9 @@ class LCSpec(Strict):
             if exp.direction is not None and self.test_type != "DIR":
                 raise ValueError("a direction outcome needs test_type: DIR")
         for search_group in self.search:
+            if search_group.category is not None and self.task != "hate_speech":
+                raise ValueError(f"search group {search_group.name!r}: category filters HateXplain posts "
+                                 f"(task hate_speech), not {self.task}")
             for predicate in search_group.predicates:
                 for label in predicate.label or []:
                     if label not in labels:
