@@ -34,6 +34,7 @@ class StagedProgress:
             start += weight / total
         self.started = time.monotonic()
         self.fraction = 0.0
+        self.shown = ""  # the text the bar shows now: what a page keeps to redraw the finished bar as it was
 
     def text(self, stage: str, message: str) -> str:
         elapsed = time.monotonic() - self.started
@@ -45,4 +46,5 @@ class StagedProgress:
         start, width = self.offsets[stage]
         share = min(max(done / total, 0.0), 1.0) if total else 0.0
         self.fraction = max(self.fraction, start + width * share)  # never backwards
-        self.bar.progress(min(self.fraction, 1.0), text=self.text(stage, message or stage))
+        self.shown = self.text(stage, message or stage)
+        self.bar.progress(min(self.fraction, 1.0), text=self.shown)

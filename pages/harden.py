@@ -80,7 +80,7 @@ def _retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share
         status.update(label=f"Retrained {name}", state="complete")
     register_all()
     st.session_state["harden_result"] = comparison.to_dict() | {
-        "headline": comparison.headline(), "status": f"Retrained {name}", "progress": overall.text("testing", "done")}
+        "headline": comparison.headline(), "status": f"Retrained {name}", "progress": overall.shown}
 
 
 def show_regressions(result: dict) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -387,12 +389,16 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
 
     from streamlit.testing.v1 import AppTest
 
+    from alict_app import progress
     from alict_core.config import artefact_dir
     from alict_core.data import splits
     from alict_core.training import harden as training
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
+    # the bar's clock moves a second at every reading: the finished bar kept for later runs must be the text the
+    # bar showed, not one made again later (it said "4 s so far" where the bar had said "3 s", on a loaded machine)
+    monkeypatch.setattr(progress, "time", SimpleNamespace(monotonic=itertools.count().__next__))
     run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]  # the store holds a run under its id
     shutil.copytree(saved_run, artefact_dir("runs") / run_id)
     page = str(Path(__file__).resolve().parent.parent / "pages" / "harden.py")
