@@ -1,7 +1,8 @@
 """Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier.
 
 Both only reach hosts the trust model allows (``alict_core.trust.check_endpoint``, checked when the model is
-created and before every request; redirects are not followed), retry 429/5xx with back-off, and cap their
+created and before every request, and each connection made to an address checked in that step:
+``alict_core.models.pinned_http``; redirects are not followed), retry 429/5xx with back-off, and cap their
 requests per run (``run_scope``), not per cached object.
 """
 
@@ -132,7 +133,7 @@ class HttpJsonModel(_RemoteBase):
         batch_size: int = 32, timeout: float = 30.0, max_requests: int | None = 1000,
         label_map: Mapping[str, str] | None = None, retries: int = 3, backoff: float = 0.5, loopback: bool = True,
     ) -> None:
-        import requests
+        from alict_core.models.pinned_http import pinned_session
 
         self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
         self.url, self.name = check_endpoint(url, loopback=loopback), name or url
@@ -141,7 +142,7 @@ class HttpJsonModel(_RemoteBase):
         self.batch_size, self.timeout = batch_size, timeout
         self.label_map = dict(label_map or {})
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
-        self.session = requests.Session()
+        self.session = pinned_session(loopback)
         self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
 
     def _unusable(self, reason: str, answer: Any) -> ModelError:
@@ -231,7 +232,7 @@ class OpenAIChatModel(_RemoteBase):
         fallback: str | None = None, temperature: float = 0.0, retries: int = 3, backoff: float = 0.5,
         loopback: bool = True,
     ) -> None:
-        import requests
+        from alict_core.models.pinned_http import pinned_session
 
         self.name = name or f"chat:{model}"
         self.task = task
@@ -245,7 +246,7 @@ class OpenAIChatModel(_RemoteBase):
         self.fallback = fallback or self.labels[1 if task == "sentiment" else 0]
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
-        self.session = requests.Session()
+        self.session = pinned_session(loopback)
         self.unparsed: deque[str] = deque(maxlen=MAX_UNPARSED_KEPT)  # latest unparsed answers (all sessions)
         self.fingerprint = combine("chat", {"url": self.url, "model": model, "prompt": self.prompt, "t": temperature,
                                             "fallback": self.fallback})

@@ -88,3 +88,105 @@ def test_a_postgres_table_held_locked_is_one_message_not_a_hang(cli, tmp_path, s
     with engine.connect() as conn:
         assert conn.scalar(sa.text("SELECT count(*) FROM judgements")) == 0
     engine.dispose()
+
+
+# Leftover 2: DNS rebinding against the endpoint allow-list (the host resolved for the check, again to connect) --
+
+@pytest.fixture
+def loopback_listener():
+    """A loopback HTTP server answering a valid prediction; the paths it was asked for are in ``.hits``."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hits: list[str] = []
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the name http.server calls
+            hits.append(self.path)
+            body = json.dumps({"probabilities": [[0.1, 0.2, 0.7]]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    server.hits = hits  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _rebinding_resolver(monkeypatch, host: str, first: str, then: str, honest: int):
+    """``socket.getaddrinfo`` answering ``first`` for ``host`` ``honest`` times, then ``then`` (an attacker's DNS
+    server with a zero TTL); every other name resolved as usual. Returns the list of answers given."""
+    import socket
+
+    real = socket.getaddrinfo
+    answers: list[str] = []
+
+    def getaddrinfo(name, port, *args, **kwargs):
+        if str(name).rstrip(".").lower() != host:
+            return real(name, port, *args, **kwargs)
+        address = first if len(answers) < honest else then
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, int(port)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+@pytest.mark.parametrize("kind", ["http", "openai-chat"])
+def test_a_host_that_rebinds_to_loopback_after_the_check_is_never_reached(monkeypatch, loopback_listener, kind):
+    """Was: the allow-list checked the addresses of a name, then requests resolved the name again to connect: a
+    name allowed by ALICT_ALLOWED_HOSTS whose DNS answered a public address to the checks and 127.0.0.1 to the
+    connection reached a loopback service from the browser (the server saw the request), though the allow-list
+    refuses loopback addresses of names it allows by a pattern. Now the connection is made to an
+    address checked in the same step (each new connection resolves once, checks, connects to that address)."""
+    from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
+    from alict_core.trust import TrustError
+
+    host = "rebind.example.test"
+    monkeypatch.setenv("ALICT_ALLOWED_HOSTS", "*.example.test")  # a pattern: its names' loopback addresses refused
+    answers = _rebinding_resolver(monkeypatch, host, "203.0.113.7", "127.0.0.1", honest=2)
+    port = loopback_listener.server_address[1]
+    if kind == "http":
+        model = HttpJsonModel(f"http://{host}:{port}/predict", "sentiment", loopback=False, retries=0)
+    else:
+        model = OpenAIChatModel(f"http://{host}:{port}/v1", "m", "sentiment", loopback=False, retries=0)
+    with pytest.raises(TrustError, match="is a loopback address"):
+        model.predict_proba(["a fine film"])
+    model.close()
+    assert loopback_listener.hits == [], "the loopback service was reached"
+    assert answers[:2] == ["203.0.113.7"] * 2
+
+
+def test_a_pinned_endpoint_keeps_its_host_name_in_the_request(monkeypatch, loopback_listener):
+    """The connection goes to the checked address; the request still names the host (Host header; SNI on https).
+    A guard of the fix above (it passes on the old code too), not a finding."""
+    from alict_core.models.remote import HttpJsonModel
+
+    host = "model.example.test"
+    monkeypatch.setenv("ALICT_ALLOWED_HOSTS", f"{host},127.0.0.1")
+    _rebinding_resolver(monkeypatch, host, "127.0.0.1", "127.0.0.1", honest=0)
+    seen: list[str] = []
+    handler = loopback_listener.RequestHandlerClass
+    real_post = handler.do_POST
+
+    def do_post(self):
+        seen.append(self.headers.get("Host", ""))
+        real_post(self)
+
+    monkeypatch.setattr(handler, "do_POST", do_post)
+    port = loopback_listener.server_address[1]
+    model = HttpJsonModel(f"http://{host}:{port}/predict", "sentiment", loopback=False, retries=0)
+    proba = model.predict_proba(["a fine film"])
+    model.close()
+    assert proba.tolist() == [[0.1, 0.2, 0.7]]
+    assert seen == [f"{host}:{port}"]
