@@ -271,10 +271,15 @@ def browser_suite_path(path: str | Path) -> Path:
 
 
 def save_upload(name: str, data: bytes) -> Path:
-    """Store a browser upload under the uploads folder, named by its content hash (never by the user's path)."""
+    """Store a browser upload under the uploads folder, named by its content hash (never by the user's path).
+
+    An upload over the suite size limit (the limit of every reader of uploads: suites, stored predictions) is
+    refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read."""
     from alict_core.hashing import hash_bytes
     from alict_core.jsonl import atomic_path
+    from alict_core.limits import check_count
 
+    check_count("suite_bytes", len(data), f"upload {name[:100]!r} (bytes)", "nothing was stored")
     suffixes = "".join(s for s in Path(name).suffixes[-2:] if s.lower() in (".csv", ".json", ".jsonl", ".gz"))
     target = uploads_dir() / f"{hash_bytes(data)}{suffixes.lower()}"
     if not target.exists():

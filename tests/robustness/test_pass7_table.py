@@ -190,3 +190,22 @@ def test_a_pinned_endpoint_keeps_its_host_name_in_the_request(monkeypatch, loopb
     model.close()
     assert proba.tolist() == [[0.1, 0.2, 0.7]]
     assert seen == [f"{host}:{port}"]
+
+
+# Pass 7 findings -------------------------------------------------------------------------------------------------
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(tmp_path, monkeypatch):
+    """Was: a browser upload (Report page baseline, Run page stored predictions) was written to <cache>/uploads
+    whatever its size (up to Streamlit's 200 MB), then refused by the reader as over ALICT_LIMIT_SUITE_BYTES, and
+    kept there: disk written for nothing, and the refusal named the stored hash file, not the upload."""
+    from alict_core.errors import AlictError
+    from alict_core.trust import save_upload
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_LIMIT_SUITE_BYTES", "1000")
+    with pytest.raises(AlictError, match=r"upload 'big.json' \(bytes\): 1,001 is over the limit of 1,000; nothing "
+                                         r"was stored \(setting ALICT_LIMIT_SUITE_BYTES\)"):
+        save_upload("big.json", b"x" * 1001)
+    uploads = tmp_path / "cache" / "uploads"
+    assert not uploads.exists() or list(uploads.iterdir()) == []
+    assert save_upload("ok.json", b"x" * 1000).read_bytes() == b"x" * 1000
