@@ -209,3 +209,23 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(tmp_path, 
     uploads = tmp_path / "cache" / "uploads"
     assert not uploads.exists() or list(uploads.iterdir()) == []
     assert save_upload("ok.json", b"x" * 1000).read_bytes() == b"x" * 1000
+
+
+def test_a_new_spec_saved_meanwhile_by_another_session_is_not_replaced(tmp_path, monkeypatch):
+    """Was: two sessions saving the same new workspace spec (the Specs page's Save, no overwrite) both passed the
+    "already exists" check; the second silently replaced the first's file and both were told it was saved."""
+    from alict_app import specs_io
+    from alict_core import jsonl
+    from alict_core.errors import SpecError
+
+    real_temp = jsonl.new_temp_file
+
+    def other_session_saves_then_temp(path):  # after this save's "already exists" check, before its write
+        Path(path).write_text("# the other session's spec\n", encoding="utf-8")
+        return real_temp(path)
+
+    monkeypatch.setattr(jsonl, "new_temp_file", other_session_saves_then_temp)
+    with pytest.raises(SpecError, match="already exists"):
+        specs_io.save_spec_text(tmp_path, "sentiment-lc04", "id: sentiment-lc04\n")
+    assert (tmp_path / "sentiment-lc04.yaml").read_text() == "# the other session's spec\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["sentiment-lc04.yaml"], "no temporary file left"
