@@ -66,11 +66,19 @@ class _PinnedAdapter(HTTPAdapter):
         self.poolmanager.pool_classes_by_scheme = _pool_classes(self.loopback)
 
 
+class _DirectSession(requests.Session):
+    """No proxy from the environment (a proxy would resolve the host itself, after the check); the rest of the
+    environment (a CA bundle in ``REQUESTS_CA_BUNDLE``) still applies."""
+
+    def merge_environment_settings(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        settings: dict[str, Any] = super().merge_environment_settings(*args, **kwargs)
+        settings["proxies"] = {}
+        return settings
+
+
 def pinned_session(loopback: bool) -> requests.Session:
-    """A session for model endpoints: connections only to checked addresses, no proxy from the environment (a proxy
-    would resolve the host itself, after our check)."""
-    session = requests.Session()
-    session.trust_env = False
+    """A session for model endpoints: connections only to checked addresses, never through a proxy."""
+    session = _DirectSession()
     for scheme in ("http://", "https://"):
         session.mount(scheme, _PinnedAdapter(loopback))
     return session
