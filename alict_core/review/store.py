@@ -622,10 +622,21 @@ class ReviewStore:
         return Session(self.engine, expire_on_commit=False)
 
     # reviewers -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _named(s: Session, name: str) -> Reviewer | None:
+        """The reviewer of that name or of the same name in another case (names that differ only in case are one
+        reviewer, as ``check_reviewers`` says: 'ANN' was stored beside 'ann', one person counted twice)."""
+        found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+        if found is None:
+            key = name.casefold()
+            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if r.name.casefold() == key),
+                         None)
+        return found
+
     def find_reviewer(self, name: str) -> Reviewer | None:
-        """The reviewer of that name, or None (never creates one: reads stay reads)."""
+        """The reviewer of that name (in any case), or None (never creates one: reads stay reads)."""
         with self.session() as s:
-            return s.scalar(select(Reviewer).where(Reviewer.name == (name or "").strip()))
+            return self._named(s, (name or "").strip())
 
     def reviewer(self, name: str) -> Reviewer:
         """The reviewer of that name, created on first use (names only; no passwords)."""
@@ -638,7 +649,7 @@ class ReviewStore:
 
         def get_or_create() -> Reviewer:
             with self.session() as s:
-                found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+                found = self._named(s, name)
                 if found is not None:
                     return found
                 try:
@@ -840,7 +851,8 @@ class ReviewStore:
         if suite_task is not None:
             query = query.where(ReviewTask.suite_task == suite_task)
         if reviewer is not None:
-            query = query.where(Reviewer.name == reviewer)
+            found = self.find_reviewer(reviewer)
+            query = query.where(Reviewer.id == (found.id if found is not None else -1))
         rows = []
         with self.session() as s, damaged_rows("judgements"):
             for j, item, name, task_name, suite in s.execute(query).tuples():

@@ -229,3 +229,31 @@ def test_a_new_spec_saved_meanwhile_by_another_session_is_not_replaced(tmp_path,
         specs_io.save_spec_text(tmp_path, "sentiment-lc04", "id: sentiment-lc04\n")
     assert (tmp_path / "sentiment-lc04.yaml").read_text() == "# the other session's spec\n"
     assert [p.name for p in tmp_path.iterdir()] == ["sentiment-lc04.yaml"], "no temporary file left"
+
+
+def _as_reviewer(form: Path, out: Path, *names: str) -> Path:
+    """``form`` with its rows signed by ``names`` in turn (every row once per name)."""
+    with form.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with out.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "reviewer": name} for name in names for row in rows)
+    return out
+
+
+def test_a_reviewer_name_in_another_case_is_the_same_reviewer(cli, tmp_path, saved_run):
+    """Was: `review import` of a file signed 'ANN' after 'ann' had judged (and the Review page's ?reviewer=ANN)
+    stored a second reviewer 'ANN': one person counted as two (agreement, k per case), though `--reviewers`
+    refuses names that differ only in case as one reviewer. Now 'ANN' is 'ann' (a re-import: an upsert)."""
+    from alict_core.review.store import ReviewStore
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    form = _judged_form(cli, tmp_path, url, saved_run)
+    assert cli("review", "import", str(form), "--db", url).code == 0
+    assert cli("review", "import", str(_as_reviewer(form, tmp_path / "upper.csv", "ANN")), "--db", url).code == 0
+    store = ReviewStore(url, read_only=True)
+    assert {j["reviewer"] for j in store.judgements()} == {"ann"}
+    assert len(store.judgements()) == 8
+    both = _as_reviewer(form, tmp_path / "both.csv", "bob", "BOB")
+    assert_clean_error(cli("review", "import", str(both), "--db", url), 2, "is judged by 'BOB' again (first at")
