@@ -257,3 +257,42 @@ def test_a_reviewer_name_in_another_case_is_the_same_reviewer(cli, tmp_path, sav
     assert len(store.judgements()) == 8
     both = _as_reviewer(form, tmp_path / "both.csv", "bob", "BOB")
     assert_clean_error(cli("review", "import", str(both), "--db", url), 2, "is judged by 'BOB' again (first at")
+
+
+LINK = "[Session expired: sign in again](https://evil.example/login)"
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_a_shared_review_link_or_case_text_is_shown_as_text_not_markdown(tmp_path, monkeypatch):
+    """Was: the Review page drew ``?reviewer=`` (from a shared link anyone can craft) and the case texts (from a
+    run's seeds file) as Markdown: ``?reviewer=[Session expired: sign in again](https://evil.example/login)`` was
+    a link in the app's own page, a text ``![](https://evil.example/beacon.png)`` an image the reviewer's browser
+    fetched. Now they are escaped (``alict_app.formatting.literal``)."""
+    import re
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_core.review import SamplingPlan, create_review_task
+    from alict_core.review.store import ReviewStore
+    from alict_core.runner import build_cases
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    seeds = [{"id": "s0", "lc_id": "sentiment-lc04", "task": "sentiment", "test_type": "MFT",
+              "text": "a fine film ![](https://evil.example/beacon.png)",
+              "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}}]
+    store = ReviewStore(url)
+    task, _ = create_review_task(store, "t", "sentiment", build_cases(seeds), SamplingPlan(n_sets=1, k=1, size=1))
+    store.claim_set(task.id, "ann")
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    shown = []
+    for reviewer in (LINK, "ann"):
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+        at.query_params["review"] = "t"
+        at.query_params["reviewer"] = reviewer
+        at.run()
+        at.switch_page("pages/review.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown += [str(el.value) for el in [*at.caption, *at.markdown]]
+    unescaped = re.compile(r"(?<!\\)\]\((?:https?|//)")  # Markdown's link/image syntax: ](https://...
+    assert any("evil" in text for text in shown), "the probes reached the page"
+    assert not [text for text in shown if unescaped.search(text)]
