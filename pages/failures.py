@@ -139,7 +139,7 @@ def choose_case(shown: pd.DataFrame) -> pd.Series | None:
 
 def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     """The case's LC, expectation, seed/expansion pair, every model's prediction; its explanation on demand."""
-    st.markdown(f"**{row['lc_title']}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
+    st.markdown(f"**{literal(row['lc_title'])}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
                 f"expected **{row['expected']}**")
     if row["kind"] == "expansion":
         left, right = st.columns(2)

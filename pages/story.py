@@ -28,7 +28,7 @@ def failure_card(row: pd.Series) -> None:
     """One failure: what the model should have said, what it said, and which words drove it."""
     with st.container(border=True):
         mark = " · ✔ reviewed" if row["reviewed"] else ""
-        st.markdown(f"**{plain_capability(row['capability'])} · {row['lc_title']}**{mark}")
+        st.markdown(f"**{plain_capability(row['capability'])} · {literal(row['lc_title'])}**{mark}")
         if row["show_seed"] and row["seed_text"]:
             st.markdown(f"> {literal(row['seed_text'])}\n\nbecomes\n\n> {literal(row['text'])}")
             st.caption("the model gets the original sentence right and this small change wrong")
