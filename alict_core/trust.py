@@ -274,15 +274,20 @@ def save_upload(name: str, data: bytes) -> Path:
     """Store a browser upload under the uploads folder, named by its content hash (never by the user's path).
 
     An upload over the suite size limit (the limit of every reader of uploads: suites, stored predictions) is
-    refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read."""
+    refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read. The
+    uploads kept are bounded together (``uploads_bytes``): distinct uploads filled the disk without end."""
     from alict_core.hashing import hash_bytes
     from alict_core.jsonl import atomic_path
     from alict_core.limits import check_count
 
     check_count("suite_bytes", len(data), f"upload {name[:100]!r} (bytes)", "nothing was stored")
     suffixes = "".join(s for s in Path(name).suffixes[-2:] if s.lower() in (".csv", ".json", ".jsonl", ".gz"))
-    target = uploads_dir() / f"{hash_bytes(data)}{suffixes.lower()}"
-    if not target.exists():
+    folder = uploads_dir()
+    target = folder / f"{hash_bytes(data)}{suffixes.lower()}"
+    if not target.exists():  # distinct uploads are kept: together bounded, so a browser cannot fill the disk
+        kept = sum(entry.stat().st_size for entry in folder.iterdir() if entry.is_file()) if folder.is_dir() else 0
+        check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
+                    f"nothing was stored; the server operator can remove old uploads from {folder}")
         with atomic_path(target) as tmp:
             Path(tmp).write_bytes(data)
     return target

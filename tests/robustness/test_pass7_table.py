@@ -296,3 +296,21 @@ def test_a_shared_review_link_or_case_text_is_shown_as_text_not_markdown(tmp_pat
     unescaped = re.compile(r"(?<!\\)\]\((?:https?|//)")  # Markdown's link/image syntax: ](https://...
     assert any("evil" in text for text in shown), "the probes reached the page"
     assert not [text for text in shown if unescaped.search(text)]
+
+
+def test_uploads_kept_together_are_bounded(tmp_path, monkeypatch):
+    """Was: every distinct upload under the size limit was kept in <cache>/uploads without bound (no quota, no
+    clean-up): a browser user could fill the server's disk. Now the uploads kept are bounded together; the same
+    upload again is the stored file (no growth)."""
+    from alict_core.errors import AlictError
+    from alict_core.trust import save_upload
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_LIMIT_UPLOADS_BYTES", "2500")
+    first = save_upload("a.csv", b"a" * 1000)
+    save_upload("b.csv", b"b" * 1000)
+    assert save_upload("a-again.csv", b"a" * 1000) == first
+    with pytest.raises(AlictError, match=r"the uploads kept with upload 'c.csv' \(bytes\): 3,000 is over the limit of "
+                                         r"2,500; nothing was stored; the server operator can remove old uploads"):
+        save_upload("c.csv", b"c" * 1000)
+    assert len(list((tmp_path / "cache" / "uploads").iterdir())) == 2
