@@ -48,6 +48,7 @@ SYNONYMS = {
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_WAIT = 30.0  # seconds: a longer Retry-After is capped
+MAX_ANSWER_BYTES = 16_000_000  # an endpoint's answer read at most (a batch of 4,096 rows of probabilities is ~0.5 MB)
 
 
 def _retry_wait(response: Any, attempt: int, backoff: float) -> float:
@@ -70,34 +71,70 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     return ModelError(f"model {model!r}: {url} answered HTTP {status}, {reason} (the answer is in the server log)")
 
 
+def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
+    """The body of ``response`` (streamed), at most ``MAX_ANSWER_BYTES`` and within ``timeout`` seconds in all: the
+    read timeout bounds each read only, so an endpoint that sent its headers and then a byte a second kept a model
+    of timeout 2 s waiting without end; a body of any size was read into memory whole."""
+    import requests
+    from urllib3.exceptions import HTTPError
+
+    deadline = time.monotonic() + timeout
+    chunks, size = [], 0
+    try:
+        while True:
+            try:  # read1: what has arrived (a read of 64 KiB waited for all of them, a second per byte)
+                chunk = response.raw.read1(65_536, decode_content=True)
+            except (HTTPError, OSError) as exc:  # a read timeout or a broken answer: retried like a failed request
+                raise requests.ConnectionError(exc) from exc
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise ModelError(f"model {model!r}: {url} answered more than {MAX_ANSWER_BYTES:,} bytes; nothing of "
+                                 "the answer was used")
+            if time.monotonic() > deadline:
+                raise ModelError(f"model {model!r}: {url} did not finish its answer within {timeout:g} s (it kept "
+                                 "sending slowly); nothing of the answer was used")
+            chunks.append(chunk)
+    finally:
+        response.close()
+    return b"".join(chunks)
+
+
 def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str,
           retries: int = 3, backoff: float = 0.5, loopback: bool = True) -> Any:
     """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects."""
+    import json
+
     import requests
 
     check_endpoint(url, loopback=loopback)  # every request: the host's addresses may have changed since
     for attempt in range(retries + 1):
         response = None
         try:
-            response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False)
+            response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False,
+                                    stream=True)
+            if response.status_code not in RETRY_STATUS or attempt == retries:
+                body = _read_answer(response, timeout, model, url)
+                break
+            response.close()
         except (requests.ConnectionError, requests.Timeout) as exc:
             if attempt == retries:
                 raise ModelError(f"model {model!r}: request to {url} failed after {retries + 1} tries: {exc}") from exc
         except requests.RequestException as exc:
             raise ModelError(f"model {model!r}: request to {url} failed: {exc}") from exc
         else:
-            if response.status_code not in RETRY_STATUS or attempt == retries:
-                break
             log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, url, response.status_code,
                         attempt + 1, retries)
         time.sleep(_retry_wait(response, attempt, backoff))
     assert response is not None
+    text = body.decode("utf-8", errors="replace")
     if response.status_code != 200:
-        raise refused_answer(model, url, response.status_code, "not 200 OK", response.text)
+        raise refused_answer(model, url, response.status_code, "not 200 OK", text)
     try:
-        return response.json()
+        return json.loads(body)
     except (ValueError, RecursionError):
-        raise refused_answer(model, url, response.status_code, "not a JSON answer", response.text) from None
+        raise refused_answer(model, url, response.status_code, "not a JSON answer", text) from None
 
 
 class _RemoteBase:

@@ -314,3 +314,88 @@ def test_uploads_kept_together_are_bounded(tmp_path, monkeypatch):
                                          r"2,500; nothing was stored; the server operator can remove old uploads"):
         save_upload("c.csv", b"c" * 1000)
     assert len(list((tmp_path / "cache" / "uploads").iterdir())) == 2
+
+
+@pytest.fixture
+def raw_endpoint():
+    """``raw_endpoint(answer)``: a loopback TCP server that reads a request and calls ``answer(connection)``;
+    returns its URL. Connections are served in daemon threads."""
+    import socket
+    import threading
+
+    listeners = []
+
+    def start(answer) -> str:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listeners.append(listener)
+
+        def serve():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.recv(65_536)
+                threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return f"http://127.0.0.1:{listener.getsockname()[1]}/predict"
+
+    yield start
+    for listener in listeners:
+        listener.close()
+
+
+def _drip(conn) -> None:
+    """Headers, then one byte every 0.2 s for as long as the client reads."""
+    import time
+
+    try:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+        while True:
+            conn.sendall(b" ")
+            time.sleep(0.2)
+    except OSError:
+        conn.close()
+
+
+def _gzip_bomb(conn) -> None:
+    """A gzip answer of 40 KB that decodes to 40 MB."""
+    import gzip
+
+    body = gzip.compress(b" " * 40_000_000, compresslevel=9)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    conn.close()
+
+
+@pytest.mark.parametrize("answer,needle", [(_drip, "did not finish its answer within 1 s"),
+                                           (_gzip_bomb, "answered more than 16,000,000 bytes")],
+                         ids=["slow-drip", "gzip-bomb"])
+def test_an_endpoint_answer_is_bounded_in_time_and_size(raw_endpoint, answer, needle):
+    """Was: the request timeout bounded each read only, so an endpoint that sent its headers and then a byte every
+    0.2 s kept a model of timeout 1 s waiting without end (a run, or the Run page, hung); an answer was read into
+    memory whole whatever its size (a 40 KB gzip answer became 40 MB). Now the answer is streamed, within the
+    timeout in all and at most MAX_ANSWER_BYTES."""
+    import threading
+
+    from alict_core.errors import ModelError
+    from alict_core.models.remote import HttpJsonModel
+
+    model = HttpJsonModel(raw_endpoint(answer), "sentiment", timeout=1, retries=0)
+    outcome: list[BaseException | object] = []
+
+    def predict():
+        try:
+            outcome.append(model.predict_proba(["a fine film"]))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=predict, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert outcome, "the model still waits for the answer after 60 s"
+    assert isinstance(outcome[0], ModelError) and needle in str(outcome[0]), outcome[0]
+    model.close()
