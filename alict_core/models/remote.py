@@ -24,6 +24,7 @@ from alict_core.trust import check_endpoint
 
 log = logging.getLogger(__name__)
 MAX_UNPARSED_KEPT = 1000
+UNPARSED_CHARS = 1000  # characters kept of one unparsed chat answer (for the report after a run)
 
 DEFAULT_PROMPTS = {
     "sentiment": (
@@ -312,9 +313,10 @@ class OpenAIChatModel(_RemoteBase):
             content = self.ask(text, budget)
             label = parse_answer(content, self.labels, self.task)
             if label is None:
-                self.unparsed.append(content)
+                kept = content[:UNPARSED_CHARS]  # an answer up to MAX_ANSWER_BYTES each, 500 a run: kept cut
+                self.unparsed.append(kept)
                 if scope is not None:
-                    scope.record_unparsed(self.name, text, content)
+                    scope.record_unparsed(self.name, text, kept)
                 log.warning("model %r: unparsed answer %r (scored %s for this run, not cached)",
                             self.name, content[:80], self.fallback)
                 label = self.fallback

@@ -399,3 +399,29 @@ def test_an_endpoint_answer_is_bounded_in_time_and_size(raw_endpoint, answer, ne
     assert outcome, "the model still waits for the answer after 60 s"
     assert isinstance(outcome[0], ModelError) and needle in str(outcome[0]), outcome[0]
     model.close()
+
+
+def _chat_answer_of_megabytes(conn) -> None:
+    """A chat completion whose content is 5,000,000 characters that name no label."""
+    import json
+
+    body = json.dumps({"choices": [{"message": {"content": "x" * 5_000_000}}]}).encode()
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                 + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    conn.close()
+
+
+def test_an_unparsed_chat_answer_is_kept_cut(raw_endpoint):
+    """Was: every unparsed chat answer was kept whole for the report after the run (the model's list and the run
+    scope): 500 requests a run of megabytes each held gigabytes in memory and printed them. Now 1,000 characters."""
+    from alict_core.models.remote import OpenAIChatModel
+    from alict_core.models.run_scope import run_scope
+
+    model = OpenAIChatModel(raw_endpoint(_chat_answer_of_megabytes).rsplit("/", 1)[0], "m", "sentiment",
+                            retries=0)
+    with run_scope() as scope:
+        assert model.predict_proba(["a fine film"]).shape == (1, 3)  # scored as the fallback label
+        kept = scope.unparsed[model.name]
+    model.close()
+    assert [len(answer) for answer in model.unparsed] == [1000]
+    assert [len(answer) for _, answer in kept] == [1000]
