@@ -316,6 +316,24 @@ def test_uploads_kept_together_are_bounded(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache" / "uploads").iterdir())) == 2
 
 
+def _read_request(conn) -> None:
+    """Read one HTTP request whole: its headers, then the Content-Length bytes of its body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65_536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = conn.recv(65_536)
+        if not chunk:
+            return
+        body += chunk
+
+
 @pytest.fixture
 def raw_endpoint():
     """``raw_endpoint(answer)``: a loopback TCP server that reads a request and calls ``answer(connection)``;
@@ -337,7 +355,7 @@ def raw_endpoint():
                     conn, _ = listener.accept()
                 except OSError:
                     return
-                conn.recv(65_536)
+                _read_request(conn)  # all of it: closing with unread bytes would reset the connection
                 threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
         threading.Thread(target=serve, daemon=True).start()
