@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Iterable
 
 TASK_TITLES = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}
 TASKS = tuple(TASK_TITLES)
+MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=^&])")
+
+
+def literal(text: Any) -> str:
+    """``text`` escaped for ``st.markdown`` / ``st.caption`` / progress text, which render Markdown: shown as it is,
+    never as a link, image, heading, colour or formula (a case text or a ``?reviewer=`` from a shared link such as
+    ``[Sign in again](https://evil.example)`` was drawn as a link in the app's own page)."""
+    return MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def as_row(obj: Any) -> dict[str, Any]:

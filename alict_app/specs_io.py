@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -43,14 +44,29 @@ def spec_target(directory: Path, name: str) -> Path:
 
 
 def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = False) -> Path:
-    """Write spec YAML atomically; refuse to replace an existing file unless ``overwrite``."""
-    from alict_core.jsonl import atomic_path
+    """Write spec YAML atomically; refuse to replace an existing file unless ``overwrite``.
+
+    Without ``overwrite`` the file is put in place by a hard link, which fails when the name exists: a save of the
+    same new spec by another session meanwhile is refused, never silently replaced (both were told "saved")."""
+    from alict_core.jsonl import atomic_path, new_temp_file
 
     target = spec_target(directory, name)
+    body = text if text.endswith("\n") else text + "\n"
+    exists = SpecError(f"{target.name} already exists in {target.parent}; confirm overwrite to replace it")
     if target.exists() and not overwrite:
-        raise SpecError(f"{target.name} already exists in {target.parent}; confirm overwrite to replace it")
-    with atomic_path(target) as tmp:
-        tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        raise exists
+    if overwrite:
+        with atomic_path(target) as tmp:
+            tmp.write_text(body, encoding="utf-8")
+        return target
+    tmp = new_temp_file(target)
+    try:
+        tmp.write_text(body, encoding="utf-8")
+        os.link(tmp, target)  # atomic, and only if no file of that name appeared since the check
+    except FileExistsError:
+        raise exists from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return target
 
 

@@ -72,6 +72,7 @@ class Limits:
     suite_cases: int = 500_000  # cases of one imported suite
     review_bytes: int = 16_000_000  # size of one imported judgements file (review import)
     review_rows: int = 20_000  # rows of one imported judgements file
+    uploads_bytes: int = 2_000_000_000  # all browser uploads kept in <cache>/uploads together
 
     @classmethod
     def from_env(cls) -> "Limits":

@@ -12,8 +12,10 @@ The browser is untrusted. From it the app may use only
 The command line loads a pickle only with ``--trust-pickle``; it may reach loopback endpoints by default.
 Endpoint hosts are checked for every caller
 (CLI and library too) before any request: every address the host resolves to must be allowed, and cloud
-metadata addresses (169.254.169.254 ...) are always refused. Every refusal is one ``TrustError`` naming the
-setting that would allow it. Settings are read from the environment of the server process at each check.
+metadata addresses (169.254.169.254 ...) are always refused. Each connection resolves the host once, checks
+those addresses and connects to one of them (``alict_core.models.pinned_http``), so a DNS answer that changes
+after the check (rebinding) never reaches an address that was not checked. Every refusal is one ``TrustError``
+naming the setting that would allow it. Settings are read from the environment of the server process at each check.
 """
 
 from __future__ import annotations
@@ -168,10 +170,20 @@ def check_endpoint(url: str, *, loopback: bool = True) -> str:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise TrustError("endpoint URL has an invalid port") from None
+    checked_addresses(host, port, loopback=loopback)
+    return url
+
+
+def checked_addresses(host: str, port: int, *, loopback: bool = True) -> list[IPAddress]:
+    """The addresses of ``host`` (resolved once), each allowed by the rules of :func:`check_endpoint`; a TrustError
+    when any is not. A connection goes to one of these: resolving the name again to connect would let a DNS
+    server answer an allowed address to the check and another (127.0.0.1) to the connection (DNS rebinding)."""
+    host = host.strip("[]").lower().rstrip(".")
     entries = allowed_hosts()
     named = any(_host_entry_matches(host, e) for e in entries)
     networks = _networks(entries)
-    for address in resolve_host(host, port):
+    addresses = resolve_host(host, port)
+    for address in addresses:
         if address in METADATA_ADDRESSES:
             raise TrustError(f"endpoint host {host!r} is a cloud metadata address ({address}); always refused")
         if (address.is_loopback and loopback) or any(address in net for net in networks):
@@ -190,7 +202,7 @@ def check_endpoint(url: str, *, loopback: bool = True) -> str:
             f"endpoint host {host!r} ({address}) is not on the allow-list; nothing was sent. The server operator "
             f"can allow it with {HOSTS_ENV}=<host or CIDR>[,...] (default: loopback only)"
         )
-    return url
+    return addresses
 
 
 # ---------------------------------------------------------------- model references
@@ -259,13 +271,23 @@ def browser_suite_path(path: str | Path) -> Path:
 
 
 def save_upload(name: str, data: bytes) -> Path:
-    """Store a browser upload under the uploads folder, named by its content hash (never by the user's path)."""
+    """Store a browser upload under the uploads folder, named by its content hash (never by the user's path).
+
+    An upload over the suite size limit (the limit of every reader of uploads: suites, stored predictions) is
+    refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read. The
+    uploads kept are bounded together (``uploads_bytes``): distinct uploads filled the disk without end."""
     from alict_core.hashing import hash_bytes
     from alict_core.jsonl import atomic_path
+    from alict_core.limits import check_count
 
+    check_count("suite_bytes", len(data), f"upload {name[:100]!r} (bytes)", "nothing was stored")
     suffixes = "".join(s for s in Path(name).suffixes[-2:] if s.lower() in (".csv", ".json", ".jsonl", ".gz"))
-    target = uploads_dir() / f"{hash_bytes(data)}{suffixes.lower()}"
-    if not target.exists():
+    folder = uploads_dir()
+    target = folder / f"{hash_bytes(data)}{suffixes.lower()}"
+    if not target.exists():  # distinct uploads are kept: together bounded, so a browser cannot fill the disk
+        kept = sum(entry.stat().st_size for entry in folder.iterdir() if entry.is_file()) if folder.is_dir() else 0
+        check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
+                    f"nothing was stored; the server operator can remove old uploads from {folder}")
         with atomic_path(target) as tmp:
             Path(tmp).write_bytes(data)
     return target

@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import artefacts, backends, charts, explorer_data, paged_explorer, runs, state, view_state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.capabilities import group_order
 from alict_core.explore import (
@@ -138,15 +139,15 @@ def choose_case(shown: pd.DataFrame) -> pd.Series | None:
 
 def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     """The case's LC, expectation, seed/expansion pair, every model's prediction; its explanation on demand."""
-    st.markdown(f"**{row['lc_title']}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
+    st.markdown(f"**{literal(row['lc_title'])}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
                 f"expected **{row['expected']}**")
     if row["kind"] == "expansion":
         left, right = st.columns(2)
-        left.markdown(f"*seed*\n\n> {row['seed_text']}")
-        inserted = f" (inserted: **{row['inserted_word']}**)" if row["inserted_word"] else ""
-        right.markdown(f"*expansion*{inserted}\n\n> {row['text']}")
+        left.markdown(f"*seed*\n\n> {literal(row['seed_text'])}")
+        inserted = f" (inserted: **{literal(row['inserted_word'])}**)" if row["inserted_word"] else ""
+        right.markdown(f"*expansion*{inserted}\n\n> {literal(row['text'])}")
     else:
-        st.markdown(f"> {row['text']}")
+        st.markdown(f"> {literal(row['text'])}")
     if row["template"]:
         st.caption(f"template: {row['template']}")
     same = data[data["case_id"] == row["case_id"]]

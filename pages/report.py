@@ -8,6 +8,7 @@ import streamlit as st
 
 from alict_app import demo as demo_mode
 from alict_app import explorer_data, reporting, runs, state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core import trust
 from alict_core.capabilities import lc_catalog
@@ -110,7 +111,7 @@ def big_report(key: str) -> None:
             for _, row in group.head(3).iterrows():
                 flag = " · 🔁 pass-to-fail" if row["pass_to_fail"] else ""
                 info = catalog[row["lc_id"]]
-                st.markdown(f"> {row['text']}\n\n**{info.title}** ({info.capability}) — expected "
+                st.markdown(f"> {literal(row['text'])}\n\n**{literal(info.title)}** ({info.capability}) — expected "
                             f"*{row['expected']}*, predicted **{row['predicted']}** ({row['confidence']:.0%}){flag}")
     with full:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")

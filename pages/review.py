@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import presses, runs, state, widgets
-from alict_app.formatting import TASK_TITLES
+from alict_app.formatting import TASK_TITLES, literal
 from alict_app.guard import guarded, run_page, show_error
 
 QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -103,8 +103,8 @@ def create_task_form(suite_task: str) -> None:
                 return
             st.session_state["review"] = task.name
             keep_notice("create", suite_task, "success",
-                        f"Review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} "
-                        f"expansions in {summary['n_sets']} sets.")
+                        f"Review task {literal(repr(task.name))}: {summary['n_seeds']} seeds + "
+                        f"{summary['n_expansions']} expansions in {summary['n_sets']} sets.")
             st.rerun()  # the page's task menus are drawn above this form: redraw them with the new task
 
 
@@ -251,7 +251,7 @@ def judge_view(task: Any, reviewer: str) -> None:
 
     queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
-        st.caption(f"{reviewer} has no set of this task yet.")
+        st.caption(f"{literal(reviewer)} has no set of this task yet.")
         st.button("Start reviewing (take a set)", key="review_claim", type="primary", on_click=presses.note,
                   args=(f"review_claim::{task.name}",))
         if presses.take(f"review_claim::{task.name}"):
@@ -266,7 +266,7 @@ def judge_view(task: Any, reviewer: str) -> None:
         return
     total, done = len(queue.items), len(queue.judged)
     index = int(st.session_state.setdefault("review_index", queue.next_index))
-    st.progress(done / total, text=f"{reviewer}: {done} of {total} cases judged")
+    st.progress(done / total, text=f"{literal(reviewer)}: {done} of {total} cases judged")
     st.caption(" · ".join(f"set {s + 1}: {d}/{n}" for s, (d, n) in queue.progress_per_set().items()))
     if index >= total:
         c1, c2 = st.columns(2)
@@ -301,12 +301,12 @@ def judge_view(task: Any, reviewer: str) -> None:
     with left:
         if item.kind == "expansion" and item.seed_text:
             st.caption("Seed sentence")
-            st.markdown(f"> {item.seed_text}")
+            st.markdown(f"> {literal(item.seed_text)}")
             st.caption("Expanded sentence")
-        st.markdown(f"### {item.text}")
+        st.markdown(f"### {literal(item.text)}")
     with right:
-        st.markdown(f"**{item.lc_title or item.lc_id}**")
-        st.caption(item.lc_description or "")
+        st.markdown(f"**{literal(item.lc_title or item.lc_id)}**")
+        st.caption(literal(item.lc_description or ""))
     saved = store().judgement(item.id, reviewer)
     if saved is not None:
         st.caption(f"Saved: relevance {saved.relevance}, label {saved.label_score}"

@@ -11,6 +11,7 @@ from alict_app import backends, presses, run_monitor, runs, spec_store, state, w
 from alict_app.guard import guarded, run_page, show_error
 from alict_app.progress import duration_text, eta_text
 from alict_core import trust
+from alict_core.errors import AlictError
 from alict_core.models.run_scope import run_scope
 from alict_core.runner.summary import for_display
 
@@ -65,7 +66,11 @@ def add_user_model(task: str) -> None:
         return
     upload = st.session_state.get("um_upload") if kind == "static" else None
     if upload is not None:
-        kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
+        try:  # a callback: an error raised here would escape the page's error boundary
+            kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
+        except AlictError as exc:  # over the size limit: nothing stored
+            st.session_state["um_problem"] = str(exc)
+            return
     empty = [field for field, value in kwargs.items() if not value]
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {USER_KINDS[kind][0]}"

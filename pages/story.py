@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import charts, state, story_data, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.explore import plain_capability
 from alict_core.metrics.intervals import wilson_interval
@@ -27,12 +28,12 @@ def failure_card(row: pd.Series) -> None:
     """One failure: what the model should have said, what it said, and which words drove it."""
     with st.container(border=True):
         mark = " · ✔ reviewed" if row["reviewed"] else ""
-        st.markdown(f"**{plain_capability(row['capability'])} · {row['lc_title']}**{mark}")
+        st.markdown(f"**{plain_capability(row['capability'])} · {literal(row['lc_title'])}**{mark}")
         if row["show_seed"] and row["seed_text"]:
-            st.markdown(f"> {row['seed_text']}\n\nbecomes\n\n> {row['text']}")
+            st.markdown(f"> {literal(row['seed_text'])}\n\nbecomes\n\n> {literal(row['text'])}")
             st.caption("the model gets the original sentence right and this small change wrong")
         else:
-            st.markdown(f"> {row['text']}")
+            st.markdown(f"> {literal(row['text'])}")
         confidence = f" ({row['confidence']:.0%} sure)" if pd.notna(row["confidence"]) else ""
         st.markdown(f"Expected **{row['expected']}**, the model says **{row['predicted']}**{confidence}.")
         contributions = row["contributions"]

@@ -1,7 +1,8 @@
 """Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier.
 
 Both only reach hosts the trust model allows (``alict_core.trust.check_endpoint``, checked when the model is
-created and before every request; redirects are not followed), retry 429/5xx with back-off, and cap their
+created and before every request, and each connection made to an address checked in that step:
+``alict_core.models.pinned_http``; redirects are not followed), retry 429/5xx with back-off, and cap their
 requests per run (``run_scope``), not per cached object.
 """
 
@@ -23,6 +24,7 @@ from alict_core.trust import check_endpoint
 
 log = logging.getLogger(__name__)
 MAX_UNPARSED_KEPT = 1000
+UNPARSED_CHARS = 1000  # characters kept of one unparsed chat answer (for the report after a run)
 
 DEFAULT_PROMPTS = {
     "sentiment": (
@@ -47,6 +49,7 @@ SYNONYMS = {
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_WAIT = 30.0  # seconds: a longer Retry-After is capped
+MAX_ANSWER_BYTES = 16_000_000  # an endpoint's answer read at most (a batch of 4,096 rows of probabilities is ~0.5 MB)
 
 
 def _retry_wait(response: Any, attempt: int, backoff: float) -> float:
@@ -69,34 +72,70 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     return ModelError(f"model {model!r}: {url} answered HTTP {status}, {reason} (the answer is in the server log)")
 
 
+def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
+    """The body of ``response`` (streamed), at most ``MAX_ANSWER_BYTES`` and within ``timeout`` seconds in all: the
+    read timeout bounds each read only, so an endpoint that sent its headers and then a byte a second kept a model
+    of timeout 2 s waiting without end; a body of any size was read into memory whole."""
+    import requests
+    from urllib3.exceptions import HTTPError
+
+    deadline = time.monotonic() + timeout
+    chunks, size = [], 0
+    try:
+        while True:
+            try:  # read1: what has arrived (a read of 64 KiB waited for all of them, a second per byte)
+                chunk = response.raw.read1(65_536, decode_content=True)
+            except (HTTPError, OSError) as exc:  # a read timeout or a broken answer: retried like a failed request
+                raise requests.ConnectionError(exc) from exc
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise ModelError(f"model {model!r}: {url} answered more than {MAX_ANSWER_BYTES:,} bytes; nothing of "
+                                 "the answer was used")
+            if time.monotonic() > deadline:
+                raise ModelError(f"model {model!r}: {url} did not finish its answer within {timeout:g} s (it kept "
+                                 "sending slowly); nothing of the answer was used")
+            chunks.append(chunk)
+    finally:
+        response.close()
+    return b"".join(chunks)
+
+
 def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str,
           retries: int = 3, backoff: float = 0.5, loopback: bool = True) -> Any:
     """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects."""
+    import json
+
     import requests
 
     check_endpoint(url, loopback=loopback)  # every request: the host's addresses may have changed since
     for attempt in range(retries + 1):
         response = None
         try:
-            response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False)
+            response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False,
+                                    stream=True)
+            if response.status_code not in RETRY_STATUS or attempt == retries:
+                body = _read_answer(response, timeout, model, url)
+                break
+            response.close()
         except (requests.ConnectionError, requests.Timeout) as exc:
             if attempt == retries:
                 raise ModelError(f"model {model!r}: request to {url} failed after {retries + 1} tries: {exc}") from exc
         except requests.RequestException as exc:
             raise ModelError(f"model {model!r}: request to {url} failed: {exc}") from exc
         else:
-            if response.status_code not in RETRY_STATUS or attempt == retries:
-                break
             log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, url, response.status_code,
                         attempt + 1, retries)
         time.sleep(_retry_wait(response, attempt, backoff))
     assert response is not None
+    text = body.decode("utf-8", errors="replace")
     if response.status_code != 200:
-        raise refused_answer(model, url, response.status_code, "not 200 OK", response.text)
+        raise refused_answer(model, url, response.status_code, "not 200 OK", text)
     try:
-        return response.json()
+        return json.loads(body)
     except (ValueError, RecursionError):
-        raise refused_answer(model, url, response.status_code, "not a JSON answer", response.text) from None
+        raise refused_answer(model, url, response.status_code, "not a JSON answer", text) from None
 
 
 class _RemoteBase:
@@ -132,7 +171,7 @@ class HttpJsonModel(_RemoteBase):
         batch_size: int = 32, timeout: float = 30.0, max_requests: int | None = 1000,
         label_map: Mapping[str, str] | None = None, retries: int = 3, backoff: float = 0.5, loopback: bool = True,
     ) -> None:
-        import requests
+        from alict_core.models.pinned_http import pinned_session
 
         self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
         self.url, self.name = check_endpoint(url, loopback=loopback), name or url
@@ -141,7 +180,7 @@ class HttpJsonModel(_RemoteBase):
         self.batch_size, self.timeout = batch_size, timeout
         self.label_map = dict(label_map or {})
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
-        self.session = requests.Session()
+        self.session = pinned_session(loopback)
         self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
 
     def _unusable(self, reason: str, answer: Any) -> ModelError:
@@ -231,7 +270,7 @@ class OpenAIChatModel(_RemoteBase):
         fallback: str | None = None, temperature: float = 0.0, retries: int = 3, backoff: float = 0.5,
         loopback: bool = True,
     ) -> None:
-        import requests
+        from alict_core.models.pinned_http import pinned_session
 
         self.name = name or f"chat:{model}"
         self.task = task
@@ -245,7 +284,7 @@ class OpenAIChatModel(_RemoteBase):
         self.fallback = fallback or self.labels[1 if task == "sentiment" else 0]
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
-        self.session = requests.Session()
+        self.session = pinned_session(loopback)
         self.unparsed: deque[str] = deque(maxlen=MAX_UNPARSED_KEPT)  # latest unparsed answers (all sessions)
         self.fingerprint = combine("chat", {"url": self.url, "model": model, "prompt": self.prompt, "t": temperature,
                                             "fallback": self.fallback})
@@ -274,9 +313,10 @@ class OpenAIChatModel(_RemoteBase):
             content = self.ask(text, budget)
             label = parse_answer(content, self.labels, self.task)
             if label is None:
-                self.unparsed.append(content)
+                kept = content[:UNPARSED_CHARS]  # an answer up to MAX_ANSWER_BYTES each, 500 a run: kept cut
+                self.unparsed.append(kept)
                 if scope is not None:
-                    scope.record_unparsed(self.name, text, content)
+                    scope.record_unparsed(self.name, text, kept)
                 log.warning("model %r: unparsed answer %r (scored %s for this run, not cached)",
                             self.name, content[:80], self.fallback)
                 label = self.fallback

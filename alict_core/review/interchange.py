@@ -134,7 +134,7 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
         note = str(row.get("note") or "")
         if len(note) > NOTE_CHARS:
             raise ReviewError(f"{where}: note longer than {NOTE_CHARS} characters ({len(note)}); shorten it")
-        first = seen.setdefault((item.id, reviewer), where)
+        first = seen.setdefault((item.id, reviewer.casefold()), where)  # 'ann' and 'ANN' are one reviewer
         if first != where:  # the last would win silently, and the count would be off
             raise ReviewError(f"{where}: case {item.case_id!r} is judged by {reviewer!r} again (first at {first})")
         planned.append((item.id, reviewer, scores, note))

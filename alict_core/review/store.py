@@ -51,12 +51,18 @@ from alict_core.errors import AlictError
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
 CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
+LOCK_TIMEOUT_S = 30  # seconds a statement waits for a lock another session holds (PostgreSQL lock_timeout, SQLite
+# busy_timeout); then one message, not an endless wait
 SCORE_RANGE = (1, 5)
 T = TypeVar("T")
 
 
 class ReviewError(AlictError):
     """A review request is invalid (unknown task or reviewer, score out of range, bad import row ...)."""
+
+
+class DatabaseLockedError(ReviewError):
+    """Another session held a lock on the review database for longer than a statement may wait."""
 
 
 def _now() -> datetime:
@@ -212,10 +218,10 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
         if read_only:  # mode=ro: SQLite itself refuses any write (and never creates the file)
             uri = f"file:{quote(str(path.resolve()))}?mode=ro"
             engine = create_engine("sqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
-                uri, uri=True, check_same_thread=False, timeout=30))  # a file: pooled like one
+                uri, uri=True, check_same_thread=False, timeout=LOCK_TIMEOUT_S))  # a file: pooled like one
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": LOCK_TIMEOUT_S})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -224,9 +230,10 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
                 cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a kill keeps commits
                 cursor.execute("PRAGMA synchronous=NORMAL")  # durable across process kills in WAL mode
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_S * 1000)}")
             cursor.close()
 
+        _name_lock_waits(engine, url, f"in {LOCK_TIMEOUT_S} s")
         return engine
     if url.startswith("sqlite"):
         raise ReviewError(f"review database {url!r}: use a SQLite file URL (sqlite:///path/review.sqlite)")
@@ -234,7 +241,42 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
     connect_args: dict[str, Any] = {}
     if parsed.get_backend_name() in ("postgresql", "mysql", "mariadb") and "connect_timeout" not in parsed.query:
         connect_args["connect_timeout"] = CONNECT_TIMEOUT_S  # a server that never answers: a message, not a hang
-    return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
+    engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
+    if engine.dialect.name == "postgresql":  # a session holding a lock (``LOCK TABLE judgements`` left open)
+        # made every command and page wait for it without end
+        own_timeout = "lock_timeout" in str(parsed.query.get("options", ""))
+        if not own_timeout:
+            @event.listens_for(engine, "connect")
+            def _lock_timeout(dbapi_conn: Any, _record: Any) -> None:
+                cursor = dbapi_conn.cursor()
+                cursor.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_S * 1000)}")
+                cursor.close()
+                dbapi_conn.commit()  # a SET in a transaction that is rolled back would be undone
+
+        _name_lock_waits(engine, url, "within the URL's lock_timeout" if own_timeout else f"in {LOCK_TIMEOUT_S} s")
+    return engine
+
+
+def _is_lock_wait(exc: BaseException | None) -> bool:
+    """A statement ended by a lock another session holds: PostgreSQL's lock_not_available (lock_timeout), SQLite's
+    busy/locked database (busy_timeout, or at once where waiting would deadlock)."""
+    if getattr(exc, "sqlstate", None) == "55P03":
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def _lock_message(url: str, waited: str, exc: BaseException) -> str:
+    return (f"review database {safe_url(url)}: another session holds a lock on it and did not release it {waited} "
+            f"({str(exc).splitlines()[0][:160]}); the transaction was rolled back (nothing of it saved); try again "
+            "when that session has finished")
+
+
+def _name_lock_waits(engine: Engine, url: str, waited: str) -> None:
+    """A statement a lock ended is one DatabaseLockedError naming the database, on every command and page."""
+    @event.listens_for(engine, "handle_error")
+    def _lock_wait_ended(context: Any) -> None:
+        if _is_lock_wait(context.original_exception):
+            raise DatabaseLockedError(_lock_message(url, waited, context.original_exception))
 
 
 OWN_TABLES: dict[str, set[str]] = {table.name: {column.name for column in table.columns}
@@ -272,7 +314,7 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
         if not path.is_file():
             raise ReviewError(f"review database {safe_url(url)} is not a file")
         try:
-            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
+            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)
             try:
                 rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
                 names = [name for kind, name, _ in rows if kind == "table"]
@@ -285,6 +327,8 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
+            if _is_lock_wait(exc):  # a database in rollback-journal mode that another program holds locked
+                raise DatabaseLockedError(_lock_message(url, f"in {LOCK_TIMEOUT_S} s", exc)) from None
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
     engine = engine if engine is not None else _make_engine(url)
@@ -468,12 +512,17 @@ def dispose_engines() -> None:
 
 
 def retrying(fn: Callable[[], T], attempts: int = 8) -> T:
-    """Run ``fn`` again when SQLite reports a busy/locked database (concurrent writers)."""
+    """Run ``fn`` again when SQLite reports a busy database at once (two writers' transactions crossed, where
+    waiting would deadlock). A lock that was waited for in full (``LOCK_TIMEOUT_S``) is not waited for again: eight
+    more waits made `review import` beside a program holding the database locked a four-minute hang."""
     for attempt in range(attempts):
+        started = time.monotonic()
         try:
             return fn()
-        except OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+        except (DatabaseLockedError, OperationalError) as exc:
+            at_once = time.monotonic() - started < LOCK_TIMEOUT_S / 2
+            if not (isinstance(exc, DatabaseLockedError) or _is_lock_wait(exc.orig)) or not at_once \
+                    or attempt == attempts - 1:
                 raise
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")
@@ -573,10 +622,21 @@ class ReviewStore:
         return Session(self.engine, expire_on_commit=False)
 
     # reviewers -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _named(s: Session, name: str) -> Reviewer | None:
+        """The reviewer of that name or of the same name in another case (names that differ only in case are one
+        reviewer, as ``check_reviewers`` says: 'ANN' was stored beside 'ann', one person counted twice)."""
+        found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+        if found is None:
+            key = name.casefold()
+            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if r.name.casefold() == key),
+                         None)
+        return found
+
     def find_reviewer(self, name: str) -> Reviewer | None:
-        """The reviewer of that name, or None (never creates one: reads stay reads)."""
+        """The reviewer of that name (in any case), or None (never creates one: reads stay reads)."""
         with self.session() as s:
-            return s.scalar(select(Reviewer).where(Reviewer.name == (name or "").strip()))
+            return self._named(s, (name or "").strip())
 
     def reviewer(self, name: str) -> Reviewer:
         """The reviewer of that name, created on first use (names only; no passwords)."""
@@ -589,7 +649,7 @@ class ReviewStore:
 
         def get_or_create() -> Reviewer:
             with self.session() as s:
-                found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+                found = self._named(s, name)
                 if found is not None:
                     return found
                 try:
@@ -791,7 +851,8 @@ class ReviewStore:
         if suite_task is not None:
             query = query.where(ReviewTask.suite_task == suite_task)
         if reviewer is not None:
-            query = query.where(Reviewer.name == reviewer)
+            found = self.find_reviewer(reviewer)
+            query = query.where(Reviewer.id == (found.id if found is not None else -1))
         rows = []
         with self.session() as s, damaged_rows("judgements"):
             for j, item, name, task_name, suite in s.execute(query).tuples():
