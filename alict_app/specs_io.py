@@ -59,6 +59,7 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
         with atomic_path(target) as tmp:
             tmp.write_text(body, encoding="utf-8")
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)  # the first spec saved for a task makes its folder
     tmp = new_temp_file(target)
     try:
         tmp.write_text(body, encoding="utf-8")
