@@ -62,3 +62,14 @@ def as_unprivileged_real_user() -> Iterator[None]:
     finally:
         os.setresuid(0, 0, 0)
         os.setresgid(0, 0, 0)
+
+
+def review_page(review: str, reviewer: str):
+    """The Review page (AppTest, the whole app) opened from a shared link ``?review=…&reviewer=…``."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["review"] = review
+    at.query_params["reviewer"] = reviewer
+    at.run()
+    return at.switch_page("pages/review.py").run()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import review_page
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("fresh_engines")]
 
@@ -270,8 +271,6 @@ def test_a_shared_review_link_or_case_text_is_shown_as_text_not_markdown(tmp_pat
     fetched. Now they are escaped (``alict_app.formatting.literal``)."""
     import re
 
-    from streamlit.testing.v1 import AppTest
-
     from alict_core.review import SamplingPlan, create_review_task
     from alict_core.review.store import ReviewStore
     from alict_core.runner import build_cases
@@ -286,11 +285,7 @@ def test_a_shared_review_link_or_case_text_is_shown_as_text_not_markdown(tmp_pat
     monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
     shown = []
     for reviewer in (LINK, "ann"):
-        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
-        at.query_params["review"] = "t"
-        at.query_params["reviewer"] = reviewer
-        at.run()
-        at.switch_page("pages/review.py").run()
+        at = review_page("t", reviewer)
         assert not at.exception, [e.value for e in at.exception]
         shown += [str(el.value) for el in [*at.caption, *at.markdown]]
     unescaped = re.compile(r"(?<!\\)\]\((?:https?|//)")  # Markdown's link/image syntax: ](https://...

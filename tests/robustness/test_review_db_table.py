@@ -15,6 +15,7 @@ from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import OWN_TABLES, dispose_engines
 from alict_core.runner import build_cases
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import review_page
 
 POSITIVE = {"kind": "label", "labels": ["positive"], "tolerance": None}
 
@@ -230,17 +231,12 @@ def _counts(path: Path) -> dict[str, int]:
 @pytest.mark.parametrize("reviewer", ["zed", "ann"])
 def test_opening_a_shared_review_link_writes_nothing(tmp_path, monkeypatch, reviewer):
     """``?review=t&reviewer=zed``: no reviewer created, no set claimed, until a click asks for one."""
-    from streamlit.testing.v1 import AppTest
 
     path = tmp_path / "review.sqlite"
     url = _task_db(path)
     monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
     before = _counts(path)
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
-    at.query_params["review"] = "t"
-    at.query_params["reviewer"] = reviewer
-    at.run()
-    at.switch_page("pages/review.py").run()
+    at = review_page("t", reviewer)
     assert not at.exception, [e.value for e in at.exception]
     dispose_engines()
     assert _counts(path) == before

@@ -15,6 +15,7 @@ from alict_core.review import ReviewStore, SamplingPlan, create_review_task
 from alict_core.review.store import ReviewError, dispose_engines
 from alict_core.runner import build_cases
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import review_page
 
 POSITIVE = {"kind": "label", "labels": ["positive"], "tolerance": None}
 
@@ -131,7 +132,6 @@ def test_library_refuses_bad_reviewer_names_and_records_nothing(tmp_path, call, 
 @pytest.mark.parametrize("reviewer,recorded", [(" ", None), ("lead", "lead")], ids=["no-name", "named"])
 def test_the_review_page_confirms_only_with_a_name(tmp_path, monkeypatch, reviewer, recorded):
     """The page's write-back confirmation records the name typed in "Your name": without one it cannot confirm."""
-    from streamlit.testing.v1 import AppTest
 
     path = tmp_path / "review.sqlite"
     store = ReviewStore(f"sqlite:///{path}")
@@ -139,11 +139,7 @@ def test_the_review_page_confirms_only_with_a_name(tmp_path, monkeypatch, review
     store.judge(store.items(task.id)[0].id, "ann", relevance=4, label_score=4)
     dispose_engines()
     monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
-    at.query_params["review"] = "t"
-    at.query_params["reviewer"] = reviewer
-    at.run()
-    at.switch_page("pages/review.py").run()
+    at = review_page("t", reviewer)
     at.checkbox(key="review_writeback_sure_sentiment").check()  # in the confirmation form: sent with its button
     button = at.button(key="review_writeback_confirm_sentiment")
     assert not at.exception, [e.value for e in at.exception]
@@ -189,18 +185,13 @@ def test_the_review_page_does_not_confirm_without_the_tick(tmp_path, monkeypatch
 @pytest.mark.usefixtures("fake_backends")
 @pytest.mark.parametrize("reviewer", ["a\x07b", "ann\u202e"], ids=["bell", "right-to-left-override"])
 def test_the_review_page_refuses_a_name_with_control_characters_before_any_click(tmp_path, monkeypatch, reviewer):
-    from streamlit.testing.v1 import AppTest
 
     path = tmp_path / "review.sqlite"
     store = ReviewStore(f"sqlite:///{path}")
     create_review_task(store, "t", "sentiment", _cases(), SamplingPlan(size=4, n_sets=1, k=1))
     dispose_engines()
     monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
-    at.query_params["review"] = "t"
-    at.query_params["reviewer"] = reviewer
-    at.run()
-    at.switch_page("pages/review.py").run()
+    at = review_page("t", reviewer)
     assert not at.exception, [e.value for e in at.exception]
     assert any("your name" in e.value and "control characters" in e.value for e in at.error), \
         [e.value for e in at.error]
