@@ -1,0 +1,67 @@
+"""Hostile pass 8 table (notes: attack_pass8.md): pass 7's leftovers and the findings of pass 8."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("fresh_engines")]
+
+PG_URL = os.environ.get("ALICT_TEST_REVIEW_PG_URL")  # scripts/with_postgres.sh starts a throw-away server
+
+
+def _fresh_postgres(url: str) -> str:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+        conn.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    return url
+
+
+# Leftover 1: 'ann' and 'ANN' used for the first time at the same moment were created as two reviewers ---------
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not PG_URL, reason="set ALICT_TEST_REVIEW_PG_URL (scripts/with_postgres.sh)"))])
+def test_two_first_uses_of_one_name_in_two_cases_at_once_make_one_reviewer(tmp_path, monkeypatch, backend):
+    """Was: both sessions looked for a reviewer named 'ann' in any case, both found none, both inserted theirs (the
+    unique constraint is on the exact name): two reviewers for one person. The two lookups are made to meet here
+    (each waits at a barrier for the other, up to 3 s); now the creation is serialised by the database (an
+    advisory lock on PostgreSQL, SQLite's write lock), so the second looks again after the first committed."""
+    from sqlalchemy import select
+
+    from alict_core.review import store
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}" if backend == "sqlite" else _fresh_postgres(str(PG_URL))
+    store.ReviewStore(url)  # the schema, before the race
+    barrier = threading.Barrier(2)
+    looked_up = store.ReviewStore._named
+
+    def meeting(s, name):
+        found = looked_up(s, name)
+        try:
+            barrier.wait(timeout=3)
+        except threading.BrokenBarrierError:  # the other session waits for the lock meanwhile (the fixed code)
+            pass
+        return found
+
+    monkeypatch.setattr(store.ReviewStore, "_named", staticmethod(meeting))
+    ids: dict[str, int] = {}
+
+    def first_use(name: str) -> None:
+        ids[name] = store.ReviewStore(url).reviewer(name).id
+
+    threads = [threading.Thread(target=first_use, args=(name,)) for name in ("ann", "ANN")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    monkeypatch.undo()
+    with store.ReviewStore(url).session() as s:
+        names = [reviewer.name for reviewer in s.scalars(select(store.Reviewer))]
+    assert len(names) == 1 and names[0] in ("ann", "ANN"), names
+    assert ids["ann"] == ids["ANN"]
