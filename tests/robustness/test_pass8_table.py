@@ -65,3 +65,32 @@ def test_two_first_uses_of_one_name_in_two_cases_at_once_make_one_reviewer(tmp_p
         names = [reviewer.name for reviewer in s.scalars(select(store.Reviewer))]
     assert len(names) == 1 and names[0] in ("ann", "ANN"), names
     assert ids["ann"] == ids["ANN"]
+
+
+# Leftover 2: the Adjunct trees page drew the sentence's template as Markdown (a corpus text's URL a live link) -
+
+@pytest.mark.slow
+def test_the_adjunct_tree_template_is_shown_as_text_not_markdown(monkeypatch):
+    """Was: "**p0:** …" drew the template of the sentence (typed, or a corpus text: a tweet's URL) as Markdown: a
+    URL was a live link, `[Sign in](https://…)` a link, `:red[…]` a colour. Now it is shown as the characters it
+    holds (``formatting.literal``). No judge model here (none loads; the page says so), the real parser."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_app import backends
+
+    real_names = backends.loadable_names
+    monkeypatch.setattr(backends, "loadable_names",
+                        lambda kind, **tags: real_names(kind, **tags) if kind in ("parser", "mlm") else ([], {}))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=240)
+    at.query_params["task"] = "sentiment"
+    at.run()
+    at = at.switch_page("pages/lego.py")
+    at.session_state["lego_text"] = ("The film, which was shown at https://evil.example/login yesterday, was "
+                                     "[Sign in](https://evil.example) :red[good].")
+    at.run()
+    assert not at.exception and not at.error
+    template = next(m.value for m in at.markdown if m.value.startswith("**p0:**"))
+    assert "https://" not in template and "](" not in template and ":red[" not in template, template
+    assert "evil\\.example" in template  # shown, escaped
