@@ -94,3 +94,25 @@ def test_the_adjunct_tree_template_is_shown_as_text_not_markdown(monkeypatch):
     template = next(m.value for m in at.markdown if m.value.startswith("**p0:**"))
     assert "https://" not in template and "](" not in template and ":red[" not in template, template
     assert "evil\\.example" in template  # shown, escaped
+
+
+# Finding 1: `lego --seeds` dropped a seed whose id an earlier row had, with another text, without a word -------
+
+def test_a_lego_seed_id_given_twice_with_two_texts_is_refused_not_dropped(tmp_path):
+    """Was: rows {"id": "a", "text": "a good film"} and {"id": "a", "text": "a bad film"}: exit 0, one tree (the
+    second seed lost: ``dedupe`` keeps one seed per id). Now one message naming both rows; the same row twice is
+    still one seed."""
+    import json
+
+    from alict_core.errors import AlictError
+    from alict_core.lego.pipeline import seeds_from_file
+
+    seeds = tmp_path / "seeds.jsonl"
+    rows = [{"id": "a", "text": "a good film"}, {"id": "a", "text": "a bad film"}]
+    seeds.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(AlictError, match=r"seeds.jsonl:2: seed id 'a' again, with another text \(first at "
+                                         r"seeds.jsonl:1\)"):
+        seeds_from_file(seeds, "sentiment")
+    same = tmp_path / "same.jsonl"
+    same.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[0]) + "\n", encoding="utf-8")
+    assert [seed.text for seed in seeds_from_file(same, "sentiment")] == ["a good film"]
