@@ -116,3 +116,33 @@ def test_a_lego_seed_id_given_twice_with_two_texts_is_refused_not_dropped(tmp_pa
     same = tmp_path / "same.jsonl"
     same.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[0]) + "\n", encoding="utf-8")
     assert [seed.text for seed in seeds_from_file(same, "sentiment")] == ["a good film"]
+
+
+# Finding 2: a spec of 63 YAML aliases (under spec_aliases) expanded to 117 million strings ------------------
+
+def _spec_with_checks(extra: str) -> str:
+    from alict_core.spec.loader import spec_dir
+
+    return (spec_dir("sentiment") / "sentiment-lc04.yaml").read_text(encoding="utf-8") + \
+        "expansion:\n  checks:\n    open_class_slot:\n" + extra
+
+
+def test_a_spec_whose_aliases_expand_it_beyond_bound_is_refused_before_it_is_built():
+    """Was: 63 aliases nested 8 to a level in `expansion.checks` (a free-form mapping), a 2 KB spec, parsed and
+    validated; its first dump (the seed-cache key, `spec_store.spec_key`) built 117 million strings: a
+    MemoryError under a 3 GB cap after 23 s, an abort of the process in pydantic's JSON dump — from a spec a
+    browser can save on the Specs page. A node that holds itself (`&r [NN, *r]`) parsed too, and its key failed
+    with "Circular reference detected". Now both are refused by the shape check, with their line."""
+    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+
+    levels = ['      x0: &a0 ["' + "a" * 200 + '", "b", "c", "d", "e", "f", "g", "h"]\n']
+    levels += [f"      x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 8)}]\n" for i in range(1, 8)]
+    levels.append(f"      x8: [{', '.join(['*a7'] * 7)}]\n")
+    bomb = _spec_with_checks("".join(levels))
+    assert bomb.count("*a") == 63 and len(bomb) < 3_000
+    with pytest.raises(SpecValidationError, match=r"aliases \(\*name\) expand it to more than 1,048,576 nodes"):
+        parse_spec_text(bomb, "bomb.yaml")
+    with pytest.raises(SpecValidationError, match=r"alias \*r is inside its own anchor"):
+        parse_spec_text(_spec_with_checks("      tags: &r [NN, *r]\n"), "loop.yaml")
+    shared = _spec_with_checks("      tags: &t [NN, NNS]\n    weak_fill: {tags: *t}\n")  # an ordinary alias
+    assert parse_spec_text(shared, "shared.yaml").id == "sentiment-lc04"
