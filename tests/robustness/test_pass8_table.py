@@ -7,6 +7,8 @@ import threading
 
 import pytest
 
+from tests.robustness.conftest import assert_clean_error
+
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("fresh_engines")]
 
 PG_URL = os.environ.get("ALICT_TEST_REVIEW_PG_URL")  # scripts/with_postgres.sh starts a throw-away server
@@ -146,3 +148,27 @@ def test_a_spec_whose_aliases_expand_it_beyond_bound_is_refused_before_it_is_bui
         parse_spec_text(_spec_with_checks("      tags: &r [NN, *r]\n"), "loop.yaml")
     shared = _spec_with_checks("      tags: &t [NN, NNS]\n    weak_fill: {tags: *t}\n")  # an ordinary alias
     assert parse_spec_text(shared, "shared.yaml").id == "sentiment-lc04"
+
+
+# Finding 3: a whole number of more than 4,300 digits in a spec was an internal error ---------------------------
+
+def test_a_spec_number_over_the_digit_limit_is_one_message_with_its_line(cli, tmp_path, monkeypatch):
+    """Was: a workspace spec with `min_word_score: 1000…0` (5,001 digits) made `run` exit 3, "internal error
+    (ValueError: Exceeds the limit (4300 digits) for integer string conversion …)" (YAML's int constructor and
+    Python's limit); the Specs page's check got the same bare ValueError. Now a YAML error naming file and line."""
+    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+
+    spec = _spec_with_checks("").replace("    open_class_slot:\n", "") \
+        .replace("id: sentiment-lc04", "id: sentiment-x77") + f"    weak_fill: {{min_word_score: 1{'0' * 5000}}}\n"
+    with pytest.raises(SpecValidationError, match=r"line 37: invalid YAML: a whole number of 5,001 digits"):
+        parse_spec_text(spec, "x.yaml")
+    workspace = tmp_path / "ws"
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
+    from alict_core.spec.loader import workspace_spec_dir
+
+    folder = workspace_spec_dir("sentiment")
+    folder.mkdir(parents=True)
+    (folder / "sentiment-x77.yaml").write_text(spec, encoding="utf-8")
+    outcome = cli("run", "--task", "sentiment", "--lc", "sentiment-x77", "--models", "vader", "--max-seeds", "3",
+                  "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "sentiment-x77.yaml, line 37", "a whole number of 5,001 digits")
