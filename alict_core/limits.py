@@ -66,6 +66,7 @@ class Limits:
     spec_bytes: int = 262_144  # size of one spec YAML file
     spec_depth: int = 32  # nesting depth of one spec YAML document
     spec_aliases: int = 64  # YAML aliases (*name) in one spec: each may repeat a large node ("billion laughs")
+    spec_expanded: int = 1_048_576  # size of one spec with its aliases expanded (nodes + scalar characters)
     max_seeds: int = 100_000  # --max-seeds / --max per LC
     batch_size: int = 4_096  # texts per model call
     suite_bytes: int = 100_000_000  # size of one imported suite file
@@ -136,6 +137,22 @@ def check_yaml_shape(text: str, source: str) -> None:
         raise LimitError(f"{source}: {detail}", 1, detail)
     items = limit.predicate_items
     open_nodes: list[int | None] = []  # per open collection: items so far (sequences) or None (mappings)
+    # The size of the document as loaded, aliases expanded (each node 1, a scalar also its characters): 63 aliases
+    # nested 8 to a level (under spec_aliases) made a 2 KB spec of 117 million strings, and its first dump (a
+    # seed-cache key) took the whole process down. An alias-free document within spec_bytes stays far below.
+    expanded = 0
+    anchored: dict[str, int] = {}  # anchor → its node's expanded size (closed nodes only)
+    open_anchors: list[tuple[str | None, int]] = []  # per open collection: (its anchor, ``expanded`` at its start)
+
+    def grow(by: int, event: Any) -> None:
+        nonlocal expanded
+        expanded += by
+        if expanded > limit.spec_expanded:
+            line = event.start_mark.line + 1 if event.start_mark else None
+            detail = (f"its YAML aliases (*name) expand it to more than {limit.spec_expanded:,} nodes and characters "
+                      f"(setting {setting('spec_expanded')})")
+            raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
+
     try:
         for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if isinstance(event, yaml.AliasEvent):
@@ -144,6 +161,23 @@ def check_yaml_shape(text: str, source: str) -> None:
                     line = event.start_mark.line + 1 if event.start_mark else None
                     detail = f"more than {limit.spec_aliases} YAML aliases (*name) (setting {setting('spec_aliases')})"
                     raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
+                if event.anchor in anchored:
+                    grow(anchored[event.anchor], event)
+                elif any(anchor == event.anchor for anchor, _ in open_anchors):  # a node that holds itself
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    detail = f"the YAML alias *{event.anchor} is inside its own anchor (a structure that holds itself)"
+                    raise LimitError(f"{source}{f', line {line}' if line else ''}: {detail}", line, detail)
+            elif isinstance(event, yaml.ScalarEvent):
+                grow(1 + len(event.value), event)
+                if event.anchor:
+                    anchored[event.anchor] = 1 + len(event.value)
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                open_anchors.append((event.anchor, expanded))
+                grow(1, event)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)) and open_anchors:
+                anchor, started = open_anchors.pop()
+                if anchor:
+                    anchored[anchor] = expanded - started
             if isinstance(event, yaml.NodeEvent) and open_nodes and open_nodes[-1] is not None:
                 open_nodes[-1] += 1
                 if open_nodes[-1] > items:

@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from alict_app import artefacts, backends, lego_loading, lego_view, loading_box, state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 
 NONE = "(none)"
@@ -112,7 +113,7 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
         return
     dis = tree.disassembly
     st.subheader("Template and adjuncts")
-    st.markdown(f"**p0:** {dis['template_slots']}")
+    st.markdown(f"**p0:** {literal(dis['template_slots'])}")  # a corpus text's URL was a live link here
     if dis["adjuncts"]:
         st.dataframe(
             [{k: a[k] for k in ("index", "text", "kind", "relation")} for a in dis["adjuncts"]],

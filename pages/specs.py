@@ -57,7 +57,7 @@ def yaml_data(text: str) -> Any:
     try:
         check_yaml_shape(text, "spec")
         return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, AlictError):
+    except (yaml.YAMLError, RecursionError, AlictError, ValueError):  # ValueError: an int over 4,300 digits
         return None
 
 

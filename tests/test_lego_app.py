@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from alict_app.formatting import literal
+
 pytestmark = pytest.mark.usefixtures("fake_backends")  # tests/app_fixtures.py
 
 
@@ -24,7 +26,8 @@ def test_adjunct_trees_page_draws_tree_and_verdicts(tmp_path, monkeypatch):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert "**p0:** [1] the [2] film bored the critics [3]." in [m.value for m in at.markdown]
+    shown = "**p0:** " + literal("[1] the [2] film bored the critics [3].")  # drawn as text, not Markdown
+    assert shown in [m.value for m in at.markdown]
     header = next(s.value for s in at.subheader if s.value.startswith("Derivation tree"))
     assert "DIR tests" in header and len(at.get("plotly_chart")) == 1
     table = at.dataframe[-1].value

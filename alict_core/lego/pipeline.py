@@ -54,6 +54,7 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
 
     what = "--seeds file"
     seeds: list[LegoSeed] = []
+    first_at: dict[str, tuple[str, str]] = {}  # seed id → (where, text) of its first row
     try:
         if Path(path).suffix == ".jsonl":
             for n, (where, row) in enumerate(jsonl_rows(path, what, max_rows="max_seeds")):
@@ -66,7 +67,12 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
                 if task is not None and row_task is not None and row_task != task:
                     raise AlictError(f"{where}: the seed is of task {row_task!r}, not {task!r}; give seeds of "
                                      f"task {task!r} (or run lego --task {row_task})")
-                seeds.append(LegoSeed(str(seed_id if seed_id is not None else f"seed-{n}"), text))
+                seed = LegoSeed(str(seed_id if seed_id is not None else f"seed-{n}"), text)
+                first = first_at.setdefault(seed.id, (where, text))
+                if first[1] != text:  # was dropped without a word (``dedupe`` keeps one seed per id)
+                    raise AlictError(f"{where}: seed id {seed.id!r} again, with another text (first at {first[0]}); "
+                                     "give each seed its own id")
+                seeds.append(seed)
             return dedupe(seeds)
         for n, line in iter_lines(path, what):
             if line.strip():

@@ -41,6 +41,8 @@ from sqlalchemy import (
     func,
     inspect,
     select,
+    text,
+    update,
 )
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
@@ -401,6 +403,20 @@ def _empty_engine() -> Engine:
 
 
 MIGRATION_LOCK = 0x414C69435452  # PostgreSQL advisory lock key of the review schema's migrations ("ALiCTR")
+REVIEWER_LOCK = MIGRATION_LOCK + 1  # ... and of the creation of reviewers
+
+
+def _lock_reviewers(s: Session) -> None:
+    """Serialise the creation of reviewers until ``s`` ends its transaction, across sessions and processes: 'ann'
+    and 'ANN' used for the first time at the same moment both found no reviewer of their (case-folded) name and
+    both were created (the unique constraint is on the exact name). PostgreSQL: a transaction advisory lock;
+    SQLite: a write that matches nothing takes the database's write lock first (before any read, so a writer
+    waiting for it reads what the other one committed)."""
+    dialect = s.get_bind().dialect.name
+    if dialect == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": REVIEWER_LOCK})
+    else:
+        s.execute(update(Reviewer).where(Reviewer.id < 0).values(name=Reviewer.name))
 
 
 @contextmanager
@@ -649,15 +665,24 @@ class ReviewStore:
 
         def get_or_create() -> Reviewer:
             with self.session() as s:
+                found = self._named(s, name)  # the usual case: no lock taken
+                if found is not None:
+                    return found
+                s.rollback()
+                _lock_reviewers(s)  # then look again under the lock, which the commit releases
                 found = self._named(s, name)
                 if found is not None:
+                    s.commit()
                     return found
                 try:
                     s.add(Reviewer(name=name))
                     s.commit()
                 except IntegrityError:
                     s.rollback()
-                return s.scalars(select(Reviewer).where(Reviewer.name == name)).one()
+                found = self._named(s, name)
+                if found is None:
+                    raise AssertionError(f"reviewer {name!r} neither found nor created")
+                return found
 
         return retrying(get_or_create)
 

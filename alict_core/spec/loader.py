@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,20 @@ class _UniqueKeyLoader(_BaseLoader):  # type: ignore[valid-type,misc]
                     None, None, f"duplicate key {key!r} (first on line {seen[key]})", key_node.start_mark)
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer; one over Python's digit limit of a decimal conversion (4,300) is a YAML error with its line
+        (the bare ValueError escaped as an internal error: `run` exit 3)."""
+        try:
+            return int(super().construct_yaml_int(node))
+        except ValueError:
+            digits = sum(c.isdigit() for c in str(node.value))
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a whole number of {digits:,} digits (at most {sys.get_int_max_str_digits():,})",
+                node.start_mark) from None
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
 
 
 def _compose_and_load(text: str, source: str) -> tuple[yaml.Node | None, Any]:
