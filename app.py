@@ -15,8 +15,8 @@ import streamlit as st
 from alict_app import artefacts, backends, demo, presses, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar, render_view_link
-from alict_core.errors import AlictError
-from alict_core.runtime import configure_torch
+from alict_core.common.errors import AlictError
+from alict_core.common.runtime import configure_torch
 
 try:
     configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)

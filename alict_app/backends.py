@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from alict_core.errors import AlictError, ArtefactMissingError
-from alict_core.registry import Registry
+from alict_core.common.errors import AlictError, ArtefactMissingError
+from alict_core.common.registry import Registry
 
 BUILD_HINT = {
     "parser": "build it with `python -m alict_core build parser`",
@@ -81,7 +81,7 @@ def default_backend(kind: str) -> str | None:
 
         return default_parser_name()  # registers benepar_en3 when it was found after import
     if kind == "mlm":
-        from alict_core.model_defaults import resolved_defaults
+        from alict_core.models.defaults import resolved_defaults
 
         return str(resolved_defaults()["mlm"]["name"])
     return None
@@ -94,7 +94,7 @@ def unavailable_reason(kind: str, name: str, local_defaults: dict[str, str] | No
     hub model, benepar's pretrained parser) can when it is the resolved default, is in the local cache, or the hub
     answers; offline (``ALICT_OFFLINE``/``HF_HUB_OFFLINE`` or no network) and not cached it cannot.
     ``local_defaults``: ``default_classifier_folders()`` when the caller has it already (one look-up per menu)."""
-    from alict_core import model_defaults
+    from alict_core.models import defaults as model_defaults
 
     tags = backend_tags(kind, name)
     if tags.get("offline", True) or name == default_backend(kind):
@@ -166,14 +166,14 @@ def artefact_key(kind: str, name: str) -> str:
         target = "classifiers"
     if target is None:
         return ""
-    from alict_core.model_defaults import artefact_identity
+    from alict_core.models.defaults import artefact_identity
 
     return artefact_identity(target)
 
 
 def build_note(target: str) -> str:
     """How the missing ``target`` is being built: the running build's step and ETA, or the command to run."""
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     for row in artefacts.build_progress():
         if row.get("target") == target:
@@ -244,7 +244,7 @@ def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
 def default_classifier_folders() -> dict[str, str]:
     """{name: local folder} of the tasks' resolved default classifiers found in the local Hugging Face cache
     (the paper's models); one resolution for a whole menu."""
-    from alict_core.model_defaults import resolved_defaults
+    from alict_core.models.defaults import resolved_defaults
 
     folders: dict[str, str] = {}
     for role, entry in resolved_defaults().items():
@@ -275,7 +275,7 @@ def model_from_ref(ref: dict[str, Any]) -> Any:
     """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models).
 
     References come from the browser: the trust model checks them here, on every use."""
-    from alict_core.trust import browser_model_kwargs
+    from alict_core.common.trust import browser_model_kwargs
 
     return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}))
 
@@ -301,7 +301,7 @@ def ready_models(names: list[str]) -> set[str]:
     embedded = [n for n in names if backend_tags("model", n).get("kind") == "embedded"]
     ready = {n for n in names if n not in embedded}
     if embedded:
-        from alict_core import artefacts
+        from alict_core.models import artefacts
 
         found = artefacts.locate("classifiers", check=False)
         ready |= {n for n in embedded if found is not None and (found.path / n / "head.npz").exists()}
@@ -315,11 +315,11 @@ _probe_done = threading.Event()
 
 
 def _probe_built() -> None:
-    from alict_core.build_targets import target_module
+    from alict_core.models import artefacts
 
     for target, kind in STATUS_TARGETS:
         try:
-            _built[target] = bool(target_module(target).is_built())
+            _built[target] = artefacts.is_built(target)
         except Exception:  # noqa: BLE001 - a status probe must never break the sidebar: logged, shown as unknown
             log.exception("checking whether %s is built failed", target)
             _built[target] = None

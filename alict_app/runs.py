@@ -19,11 +19,11 @@ import streamlit as st
 
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
-from alict_core.config import artefact_dir
-from alict_core.csvsafe import read_csv
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json
+from alict_core.common.config import artefact_dir
+from alict_core.common.csvsafe import read_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import LARGE_ROWS
 from alict_core.runner.store import check_store_folder, copied_from
 
@@ -46,7 +46,7 @@ class RunRequest:
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
     suites: list[str] = field(default_factory=list)  # test-case JSONL files run beside the LCs (NLPLego)
-    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.validity)
+    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.cases.validity)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -81,8 +81,8 @@ def _request_index() -> dict[str, str]:
 def resolve(key: str) -> str:
     """The run id of ``key`` (a run id, or the request key of an app run); ``key`` itself when unknown.
 
-    Keys come from the URL: they must be plain names (``alict_core.refs``), never paths."""
-    from alict_core.refs import check_name
+    Keys come from the URL: they must be plain names (``alict_core.common.refs``), never paths."""
+    from alict_core.common.refs import check_name
 
     check_name(key, "run")
     if _is_run(runs_root() / key):
@@ -93,7 +93,7 @@ def resolve(key: str) -> str:
 
 def run_dir(key: str) -> Path:
     """The folder of run ``key``: a validated name inside the run store."""
-    from alict_core.refs import resolve_inside
+    from alict_core.common.refs import resolve_inside
 
     return resolve_inside(runs_root(), resolve(key), "run", must_exist=False)
 
@@ -276,7 +276,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         if should_stop():
             raise RunCancelled(f"cancelled while preparing {lc_id}")
     accepted = [r for r in expansions if r.get("accepted")]
-    from alict_core.validity import apply_validity
+    from alict_core.cases.validity import apply_validity
 
     cases, validity = apply_validity(seeds, accepted, build_cases(seeds, accepted), task=request.task, specs=specs,
                                      keep_flagged=request.keep_flagged)
@@ -284,8 +284,8 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         from alict_core.suites import import_suite
 
         cases.extend(case for path in request.suites for case in import_suite(path, request.task))
+    from alict_core.common.trust import browser_model_kwargs
     from alict_core.runner.stream import group_by_seed, run_streaming
-    from alict_core.trust import browser_model_kwargs
 
     models = [{"name": ref["name"], "kwargs": browser_model_kwargs(ref["name"], ref.get("kwargs") or {})}
               for ref in request.models]  # browser references: the trust model checks them here
@@ -301,9 +301,9 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
 
     labels = [ref.get("label") or ref["name"] for ref in request.models]
 
-    def write_story(folder: Path) -> None:  # the Story page's cards, ready when the run is (alict_core.story)
-        from alict_core.jsonl import read_json
-        from alict_core.story import precompute_story
+    def write_story(folder: Path) -> None:  # the Story page's cards, ready when the run is (alict_core.report.story)
+        from alict_core.common.jsonl import read_json
+        from alict_core.report.story import precompute_story
 
         progress("preparing the Story's cards", 1.0)
         names = [m["name"] for m in read_json(folder / "meta.json")["models"]]

@@ -64,14 +64,14 @@ OVERVIEW_TTL_S = 3  # the overview reads a few small JSON files: cheap, but not 
 
 def models_overview() -> dict[str, Any]:
     """Resolved defaults, artefacts in use and running builds (``model_defaults.overview``), briefly cached."""
-    from alict_core.config import models_dir
+    from alict_core.common.config import models_dir
 
     return _overview(str(models_dir()))
 
 
 @st.cache_data(ttl=OVERVIEW_TTL_S, show_spinner=False)
 def _overview(models_root: str) -> dict[str, Any]:  # keyed on the models folder it describes
-    from alict_core.model_defaults import overview
+    from alict_core.models.defaults import overview
 
     return overview()
 

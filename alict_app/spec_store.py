@@ -1,6 +1,6 @@
 """Spec access for the app: built-in specs (read-only) overridden or extended by the user's workspace.
 
-The editor saves only into the workspace (``alict_core.spec.workspace_spec_dir``), never into the
+The editor saves only into the workspace (``alict_core.lcspec.workspace_spec_dir``), never into the
 package's built-in ``specs/``; loading sees the workspace copy of a spec in place of the built-in.
 """
 
@@ -12,9 +12,9 @@ from typing import Any, Sequence
 import streamlit as st
 import yaml
 
-from alict_core import spec as core_spec
-from alict_core.hashing import hash_json
-from alict_core.spec import LCSpec
+from alict_core import lcspec as core_spec
+from alict_core.common.hashing import hash_json
+from alict_core.lcspec import LCSpec
 
 
 def spec_dirs(task: str) -> list[Path]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from alict_core.errors import SpecError
+from alict_core.common.errors import SpecError
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,79}$")
 
@@ -32,7 +32,7 @@ def safe_spec_name(name: str) -> str:
 def spec_target(directory: Path, name: str) -> Path:
     """The file a spec named ``name`` is saved to, guaranteed to lie inside ``directory``: the user's file of that
     id when there is one (``.yaml`` or ``.yml``, so a save never leaves two files of one spec), else ``<name>.yaml``."""
-    from alict_core.spec import specs_in
+    from alict_core.lcspec import specs_in
 
     directory = Path(directory).resolve()
     stem = safe_spec_name(name)
@@ -48,7 +48,7 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
 
     Without ``overwrite`` the file is put in place by a hard link, which fails when the name exists: a save of the
     same new spec by another session meanwhile is refused, never silently replaced (both were told "saved")."""
-    from alict_core.jsonl import atomic_path, new_temp_file
+    from alict_core.common.jsonl import atomic_path, new_temp_file
 
     target = spec_target(directory, name)
     body = text if text.endswith("\n") else text + "\n"

@@ -8,7 +8,7 @@ import streamlit as st
 
 from alict_app import runs, spec_store, state
 from alict_app.formatting import TASK_TITLES
-from alict_core.csvsafe import csv_text
+from alict_core.common.csvsafe import csv_text
 
 CONTENT_NOTE = ("Content note: the hate-speech task shows real posts from HateXplain and sentences built from them, "
                 "including slurs, insults and threats against groups of people. They are test cases, quoted to show "

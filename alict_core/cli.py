@@ -26,9 +26,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from alict_core.cliargs import check_repeats
-from alict_core.errors import AlictError
-from alict_core.runtime import configure_torch
+from alict_core.commands.args import check_repeats
+from alict_core.common.errors import AlictError
+from alict_core.common.runtime import configure_torch
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

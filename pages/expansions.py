@@ -10,7 +10,7 @@ import streamlit as st
 
 from alict_app import artefacts, backends, charts, loading_box, state, widgets
 from alict_app.guard import guarded, run_page
-from alict_core.expansion.validation import CHECKS
+from alict_core.expansion.constraints.fill_checks import CHECKS
 
 VERDICTS = CHECKS  # the core's checks, in its order
 

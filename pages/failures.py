@@ -18,8 +18,7 @@ import streamlit as st
 from alict_app import artefacts, backends, charts, explorer_data, paged_explorer, runs, state, view_state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
-from alict_core.capabilities import group_order
-from alict_core.explore import (
+from alict_core.analysis.explore import (
     GROUP_BY,
     Filters,
     apply_filters,
@@ -29,6 +28,7 @@ from alict_core.explore import (
     lc_model_rates,
     pass_to_fail_candidates,
 )
+from alict_core.lcspec.capabilities import group_order
 
 MAX_ROWS = 1000  # cases listed (the filters narrow the rest)
 CASE_COLUMNS = ["capability", "lc_title", "model", "kind", "text", "seed_text", "inserted_word", "expected",

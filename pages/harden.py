@@ -9,14 +9,14 @@ from alict_app import presses, state, widgets
 from alict_app import runs as app_runs
 from alict_app.guard import run_page, show_error
 from alict_app.progress import StagedProgress
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
 from alict_core.harden import guards
 from alict_core.harden.evaluate import paired_tests, regression_note, regression_text, regressions
 from alict_core.harden.export import export_hardening_data, list_runs
 from alict_core.harden.guards import preselected, run_readiness
 from alict_core.harden.split import SplitRatios
 from alict_core.harden.versions import list_versions, register_all
-from alict_core.hashing import hash_json
 
 RETRAINABLE_KINDS = ("embedded", "version")
 STAGES = {"exporting": 0.05, "retraining": 0.45, "testing": 0.5}  # shares of the time, for one overall ETA
@@ -57,9 +57,9 @@ def _comparison_chart(table: pd.DataFrame):
 
 def _retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share: float | None,
              max_original: int | None) -> None:
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
     from alict_core.harden.evaluate import evaluate_versions
-    from alict_core.training.harden import RetrainSettings, retrain_embedded
+    from alict_core.training.retrain import RetrainSettings, retrain_embedded
 
     settings = RetrainSettings(seed=seed, lc_share=lc_share, max_original=max_original)
     ratios = SplitRatios.parse(split)

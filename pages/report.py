@@ -10,10 +10,10 @@ from alict_app import demo as demo_mode
 from alict_app import explorer_data, reporting, runs, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
-from alict_core import trust
-from alict_core.capabilities import lc_catalog
-from alict_core.csvsafe import csv_text
-from alict_core.explore import striking_failures
+from alict_core.analysis.explore import striking_failures
+from alict_core.common import trust
+from alict_core.common.csvsafe import csv_text
+from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.report import render_reader_report
 from alict_core.runner.summary import for_display
 

@@ -10,8 +10,8 @@ import streamlit as st
 from alict_app import backends, presses, run_monitor, runs, spec_store, state, widgets
 from alict_app.guard import guarded, run_page, show_error
 from alict_app.progress import duration_text, eta_text
-from alict_core import trust
-from alict_core.errors import AlictError
+from alict_core.common import trust
+from alict_core.common.errors import AlictError
 from alict_core.models.run_scope import run_scope
 from alict_core.runner.summary import for_display
 
@@ -106,7 +106,7 @@ def user_model_form(task: str) -> None:
 
 def named_summary(summary: Any) -> Any:
     """The summary with each LC's title beside its capability name (the LC id keeps its own column)."""
-    from alict_core.capabilities import lc_catalog
+    from alict_core.lcspec.capabilities import lc_catalog
 
     if summary.empty or "lc_id" not in summary:
         return summary

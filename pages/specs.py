@@ -9,7 +9,7 @@ import yaml
 
 from alict_app import artefacts, presses, sidebar, spec_store, specs_io, state, widgets
 from alict_app.guard import guarded, run_page
-from alict_core.hashing import hash_text
+from alict_core.common.hashing import hash_text
 
 SAVED = "_alict_spec_saved"  # {"lc", "path"} of the spec just saved (shown after the page is redrawn)
 
@@ -51,8 +51,8 @@ def field_key(editor_key: str, path: tuple, version: str) -> str:
 def yaml_data(text: str) -> Any:
     """The editor's YAML as data for the form, or None: checked for size, depth and aliases first (the spec
     loader's shape check), so deep or bomb-like YAML typed into the editor is never built."""
-    from alict_core.errors import AlictError
-    from alict_core.limits import check_yaml_shape
+    from alict_core.common.errors import AlictError
+    from alict_core.common.limits import check_yaml_shape
 
     try:
         check_yaml_shape(text, "spec")
@@ -214,7 +214,7 @@ def main() -> None:
 @st.cache_data(show_spinner=False, max_entries=8)
 def fidelity_records(task: str, key: str, _specs: tuple) -> list[dict[str, Any]]:
     """Fidelity rows of the task's specs (cached per task and spec contents)."""
-    from alict_core.fidelity import as_records, fidelity_rows
+    from alict_core.analysis.fidelity import as_records, fidelity_rows
 
     return as_records(fidelity_rows(list(_specs), artefacts.corpus(task)))
 

@@ -13,7 +13,7 @@ import streamlit as st
 from alict_app import charts, state, story_data, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
-from alict_core.explore import plain_capability
+from alict_core.analysis.explore import plain_capability
 from alict_core.metrics.intervals import wilson_interval
 
 MIN_CASES_WORST = 5  # the "worst on" LC needs at least this many cases (no "100 % of 1")
@@ -60,7 +60,7 @@ def main() -> None:
     key = widgets.run_picker(task, none_hint="a run made on the Run page appears here")
     if key is None:
         return
-    story = story_data.load(key)  # precomputed when the run finished (alict_core.story)
+    story = story_data.load(key)  # precomputed when the run finished (alict_core.report.story)
     disputed, confirmed = set(), set()
     with guarded("reading the reviews"):
         disputed, confirmed = story_data.review_keys(task)

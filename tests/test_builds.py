@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from alict_core import artefacts
-from alict_core.artefacts import ArtefactCorruptError
-from alict_core.errors import ArtefactMissingError
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.models import artefacts
+from alict_core.models.artefacts import ArtefactCorruptError
 from alict_core.training.staging import BuildLockedError
 from alict_core.training.targets import build
 

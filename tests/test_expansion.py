@@ -122,8 +122,8 @@ def test_predicates_verdict_and_reason_come_from_the_spec_check():
 
 
 def test_predicates_with_the_real_spec_check():
+    from alict_core.lcspec import get_spec
     from alict_core.seeds import Seed
-    from alict_core.spec import get_spec
 
     spec = get_spec("sentiment", "sentiment-lc01")  # neutral sentences: no positive/negative adjective or noun
     real_seed = Seed.from_dict({
@@ -306,7 +306,7 @@ def test_same_text_from_slots_with_different_tags_keeps_the_valid_reading():
 def test_fill_breaking_protected_text_is_not_tagged_and_left_unchecked(monkeypatch):
     protected_seed = seed("i saw the movie here .", "LC1-0009", spans=[(6, 15)])  # "the movie" inserted by a rule
     tagged_texts = []
-    from alict_core.expansion import pipeline
+    from alict_core.expansion import search as pipeline
 
     real_tagger = pipeline.tag_token_lists
 
@@ -364,14 +364,14 @@ def test_expand_with_tiny_hf_masked_lm(tmp_path):
 
 @pytest.mark.slow
 def test_expand_real_seeds_with_offline_models(tmp_path):
-    from alict_core.artefacts import is_built
+    from alict_core.models.artefacts import is_built
 
     if not is_built("mlm"):
         pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")
     parsing = pytest.importorskip("alict_core.parsing", reason="parser package (#3 part A) not available")
     pytest.importorskip("alict_core.grammar", reason="grammar package (#3 part A) not available")
     seeds_mod = pytest.importorskip("alict_core.seeds", reason="alict_core.seeds (#2) not available")
-    spec_mod = pytest.importorskip("alict_core.spec", reason="alict_core.spec (#2) not available")
+    spec_mod = pytest.importorskip("alict_core.lcspec", reason="alict_core.lcspec (#2) not available")
     from alict_core.data.corpus import load_corpus
     from alict_core.mlm import get_suggester
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from expansion_fakes import CHECK, MASKER, MLM, PARSER, SPEC, FixedSuggester, register, seeds, unregister
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.expansion import ExpansionError, ExpansionSet, expand
 from alict_core.expansion.sharded import MASKERS, PREDICATE_CHECKS, expand_sharded, merge_counts, shard_dir
 from alict_core.mlm import get_suggester
@@ -153,8 +153,8 @@ def test_real_models_processes_equal_local(tmp_path):
     pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
     from alict_core import parsing
     from alict_core.data.corpus import load_corpus
+    from alict_core.lcspec import get_spec
     from alict_core.seeds import find_seeds
-    from alict_core.spec import get_spec
 
     try:
         parsing.get_parser()

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from alict_core.expectations import (
+from alict_core.lcspec.expectations import (
     Directional,
     ExpectationError,
     Invariance,
@@ -13,7 +13,7 @@ from alict_core.expectations import (
     from_spec,
     passes,
 )
-from alict_core.spec.schema import Expected
+from alict_core.lcspec.schema import Expected
 
 LABELS = ("negative", "neutral", "positive")
 
@@ -59,8 +59,8 @@ def test_bad_expectations_are_named():
 def test_dir_is_writable_in_a_spec_and_reaches_the_seeds():
     from alict_core.data.corpus import corpus_from_records
     from alict_core.data.records import LabelledText
+    from alict_core.lcspec import parse_spec_text
     from alict_core.seeds import find_seeds
-    from alict_core.spec import parse_spec_text
 
     spec = parse_spec_text(
         "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\ntest_type: DIR\n"

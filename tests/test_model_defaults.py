@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alict_core import model_defaults
-from alict_core.model_defaults import resolved_defaults
+from alict_core.models import defaults as model_defaults
+from alict_core.models.defaults import resolved_defaults
 
 torch = pytest.importorskip("torch")
 
@@ -243,7 +243,7 @@ def test_default_parser_and_suggester_follow_the_resolved_defaults(env, fake_hub
 
 
 def test_a_substitute_built_after_resolution_shows_at_once(env, tmp_path):
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     assert resolved_defaults(refresh=True)["mlm"]["built"] is False
     folder = artefacts.profile_dir("mlm", "quick")  # under the test's empty ALICT_CACHE_DIR

@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from alict_core.common.errors import AlictError, ModelError
+from alict_core.common.trust import TrustError
 from alict_core.data.records import TASK_LABELS
-from alict_core.errors import AlictError, ModelError
 from alict_core.models import MODELS, checked_proba, get_model
 from alict_core.models.labels import binary_to_three, map_columns, score_to_three
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel, parse_answer
 from alict_core.models.run_scope import run_scope
-from alict_core.trust import TrustError
 
 TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "the movie is good a bad film it ok".split()
 
@@ -271,8 +271,8 @@ def test_registry_tags_and_cache():
 
 
 def test_embedded_head_model(tmp_path):
-    from alict_core.errors import ArtefactMissingError
-    from alict_core.jsonl import write_json
+    from alict_core.common.errors import ArtefactMissingError
+    from alict_core.common.jsonl import write_json
     from alict_core.models.embedded import EmbeddingHeadModel
 
     with pytest.raises(ArtefactMissingError, match="build models"):

@@ -9,8 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_trust import make_pipeline_file
 
-from alict_app import fakes, runs
-from alict_core.trust import HOSTS_ENV, PICKLE_DIRS_ENV
+from alict_core.common.trust import HOSTS_ENV, PICKLE_DIRS_ENV
+import fakes
+from alict_app import runs
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

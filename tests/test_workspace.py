@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from alict_core import config
-from alict_core.spec import get_spec, load_task_specs, spec_files, spec_path, workspace_spec_dir
+from alict_core.common import config
+from alict_core.lcspec import get_spec, load_task_specs, spec_files, spec_path, workspace_spec_dir
 
 
 @pytest.fixture

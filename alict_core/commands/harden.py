@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from alict_core.cliargs import comma_list, float_range, int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import comma_list, float_range, int_range
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -112,7 +112,7 @@ def _formats(text: str) -> list[str]:
 
 
 def _settings(args: argparse.Namespace):
-    from alict_core.training.harden import RetrainSettings
+    from alict_core.training.retrain import RetrainSettings
 
     return RetrainSettings(seed=args.seed, lc_share=args.lc_share, epochs=args.epochs, batch_size=args.batch_size,
                            learning_rate=args.learning_rate, max_steps=args.max_steps, max_original=args.max_original)
@@ -121,7 +121,7 @@ def _settings(args: argparse.Namespace):
 def _train(args: argparse.Namespace, export_dir: str) -> str:
     from tqdm import tqdm
 
-    from alict_core.training.harden import retrain_embedded, retrain_hf
+    from alict_core.training.retrain import retrain_embedded, retrain_hf
 
     bar = tqdm(total=0, file=sys.stderr, unit="step")
 
@@ -197,7 +197,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def run_fix(args: argparse.Namespace) -> int:
     from alict_core.harden.guards import minimum_test_cases
-    from alict_core.training.harden import check_retrain_parent
+    from alict_core.training.retrain import check_retrain_parent
 
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
     _check_fix_task(args)  # a run of another task than the model's: refused before the export is written

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from alict_core.cliargs import float_range, int_range
+    from alict_core.commands.args import float_range, int_range
     from alict_core.lego.settings import LegoSettings
 
     defaults = LegoSettings()
@@ -101,9 +101,9 @@ def default_judge(task: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.expand import load_suggester
     from alict_core.commands.run import model_refs, resolve_models
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
+    from alict_core.common.manifest import check_mergeable, check_output_dir
     from alict_core.lego import pipeline
-    from alict_core.manifest import check_mergeable, check_output_dir
     from alict_core.models.protocol import model_fingerprint
 
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then

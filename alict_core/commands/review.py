@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from alict_core.cliargs import float_range, int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import float_range, int_range
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -134,7 +134,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from alict_core.manifest import check_output_file
+    from alict_core.common.manifest import check_output_file
     from alict_core.review.interchange import export_task
     from alict_core.review.store import default_url, sqlite_path
 

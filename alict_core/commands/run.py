@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, distinct, executor_options, float_range, int_range, plain_digits
-from alict_core.csvsafe import read_csv
-from alict_core.errors import AlictError
+from alict_core.commands.args import add_executor_args, distinct, executor_options, float_range, int_range, plain_digits
+from alict_core.common.csvsafe import read_csv
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -77,7 +77,7 @@ def add_export_options(parser: argparse.ArgumentParser) -> None:
 
 def check_export_paths(args: argparse.Namespace) -> None:
     """Refuse, before any work, a ``--junit`` / ``--summary-json`` path that cannot be written (names the path)."""
-    from alict_core.manifest import check_output_file
+    from alict_core.common.manifest import check_output_file
 
     inputs = command_inputs(args)
     check_output_file(args.junit, "--junit", inputs)
@@ -146,7 +146,7 @@ def canonical_lc(task: str, lc: str) -> str:
     """A shipped LC's full id for short names (LC4, lc04, 4); other names (imported suites, '*') as given."""
     if lc == "*":
         return lc
-    from alict_core.spec import get_spec
+    from alict_core.lcspec import get_spec
 
     try:
         return get_spec(task, lc).id
@@ -176,7 +176,7 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     ``wanted`` (LC → seed ids referenced by expansions): such seeds are added even when the seed cap
     sampled other ones, so every accepted expansion has its seed.
     """
-    from alict_core.spec import get_spec, load_task_specs
+    from alict_core.lcspec import get_spec, load_task_specs
 
     specs = {s.id: s for s in load_task_specs(task)}
     of_task = set(specs)
@@ -220,7 +220,7 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
 def read_rows(path: Path, option: str) -> list[dict]:
     """The JSON objects of a JSONL file given to ``option``, through the strict-input path (size and row limits,
     UTF-8, JSON nesting); a bad line is one error naming option, file and line."""
-    from alict_core.userfiles import InputFileError, jsonl_rows
+    from alict_core.common.userfiles import InputFileError, jsonl_rows
 
     try:
         return [row for _, row in jsonl_rows(path, option)]
@@ -240,7 +240,7 @@ def check_row_lc(option: str, where: str, row: dict, task: str, of_task: set[str
 def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
     """The rows of a ``--seeds`` file; a row whose ``lc_id`` is not an LC of ``task`` (a typo, another task's LC,
     a number) is refused naming file and line: it was dropped without a word."""
-    from alict_core.userfiles import InputFileError, jsonl_rows
+    from alict_core.common.userfiles import InputFileError, jsonl_rows
 
     try:
         numbered = jsonl_rows(path, "--seeds")
@@ -257,8 +257,8 @@ def read_expansion_rows(given: list[str], task: str | None) -> list[dict]:
     """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
     ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
     ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
-    from alict_core.spec import load_task_specs
-    from alict_core.userfiles import InputFileError, jsonl_rows
+    from alict_core.common.userfiles import InputFileError, jsonl_rows
+    from alict_core.lcspec import load_task_specs
 
     of_task = {s.id for s in load_task_specs(task)} if given and task else set()
     expansions: list[dict] = []
@@ -330,9 +330,9 @@ def collect_cases(args: argparse.Namespace, skipped: list | None = None) -> list
 def checked_cases(args: argparse.Namespace, seeds: list[dict], expansions: list[dict]) -> list:
     """LC cases with the validity checks applied: flagged ones dropped unless ``--keep-flagged``; the
     per-LC, per-reason counts are kept on ``args.validity`` for the run's metadata and output."""
+    from alict_core.cases.validity import apply_validity
+    from alict_core.lcspec import load_task_specs
     from alict_core.runner import build_cases
-    from alict_core.spec import load_task_specs
-    from alict_core.validity import apply_validity
 
     specs = {s.id: s for s in load_task_specs(args.task)}
     cases, args.validity = apply_validity(seeds, expansions, build_cases(seeds, expansions), task=args.task,
@@ -371,9 +371,9 @@ def parse_model_refs(text: str) -> list[tuple[str, dict[str, str]]]:
 
 def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[dict]:
     """``[{"name", "kwargs"}]`` of ``--models`` after the checks (task, pickle trust); workers build from them."""
+    from alict_core.common.trust import check_pickle_allowed
     from alict_core.models import MODELS
     from alict_core.models.registry import model_entry
-    from alict_core.trust import check_pickle_allowed
 
     refs: list[dict] = []
     for name, kwargs in parse_model_refs(names):
@@ -431,11 +431,11 @@ def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list:
 
 
 def story_writer(refs: list) -> Callable[[Path], Any]:
-    """What a finished run calls to precompute the app's Story (``alict_core.story``; never fails the run)."""
+    """What a finished run calls to precompute the app's Story (``alict_core.report.story``; never fails the run)."""
 
     def write(folder: Path) -> None:
-        from alict_core.jsonl import read_json
-        from alict_core.story import loader_for, precompute_story
+        from alict_core.common.jsonl import read_json
+        from alict_core.report.story import loader_for, precompute_story
 
         precompute_story(folder, loader_for(refs, [m["name"] for m in read_json(folder / "meta.json")["models"]]))
 
@@ -445,9 +445,9 @@ def story_writer(refs: list) -> Callable[[Path], Any]:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from alict_core.common.jsonl import read_json
+    from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.executors.base import executor_entry
-    from alict_core.jsonl import read_json
-    from alict_core.manifest import check_output_dir, check_output_file
     from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alict_core.cliargs import int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import int_range
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,7 +58,7 @@ def check_out_holds_no(folder: str | None, kind: str, command: str) -> None:
 
 
 def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
-    from alict_core.spec import get_spec, load_spec, load_task_specs
+    from alict_core.lcspec import get_spec, load_spec, load_task_specs
 
     if spec_files:
         specs = [load_spec(p) for p in spec_files]
@@ -75,8 +75,8 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.common.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus
-    from alict_core.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.seeds import find_seeds
 
     check_output_dir(args.out, "--out")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from alict_core.cliargs import int_range
+from alict_core.commands.args import int_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,9 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.cases.validity import format_summary, validate
     from alict_core.commands.run import lc_seeds, read_expansion_rows
-    from alict_core.spec import load_task_specs
-    from alict_core.validity import format_summary, validate
+    from alict_core.lcspec import load_task_specs
 
     expansions = read_expansion_rows(args.expansions, args.task)
     wanted: dict[str, set[str]] = {}

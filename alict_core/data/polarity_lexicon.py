@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from alict_core.config import data_file
+from alict_core.common.config import data_file
 from alict_core.data.checked import reads_data
 
 # SentiWordNet POS letters ('s' = adjective satellite) -> our coarse POS names.

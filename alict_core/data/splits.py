@@ -16,7 +16,7 @@ def task_splits(task: str) -> dict[str, tuple[list[str], list[str]]]:
 
         rows = load_hatexplain()
     else:
-        from alict_core.errors import AlictError
+        from alict_core.common.errors import AlictError
 
         raise AlictError(f"unknown task {task!r}; tasks: sentiment, hate_speech")
     out: dict[str, tuple[list[str], list[str]]] = {s: ([], []) for s in ("train", "dev", "test")}
@@ -35,14 +35,14 @@ def source_split_lookup(task: str) -> Callable[[str], str | None]:
     if task == "sentiment":
         return lambda source_id: _sst_split(source_id)
     if task == "hate_speech":
-        from alict_core.config import data_file
+        from alict_core.common.config import data_file
+        from alict_core.common.jsonl import read_json
         from alict_core.data.hatexplain import SPLIT_NAMES
-        from alict_core.jsonl import read_json
 
         divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
         split_of = {f"hx-{pid}": SPLIT_NAMES[name] for name, ids in divisions.items() for pid in ids}
         return split_of.get
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     raise AlictError(f"unknown task {task!r}; tasks: sentiment, hate_speech")
 

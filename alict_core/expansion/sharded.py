@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from alict_core.config import artefact_dir
+from alict_core.common.config import artefact_dir
+from alict_core.common.jsonl import atomic_path, iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
+from alict_core.common.registry import Registry
 from alict_core.executors.base import Executor, get_executor
-from alict_core.expansion.constraints import constraints_of
-from alict_core.expansion.corpus_stats import load_corpus_stats
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
-from alict_core.expansion.pipeline import (
+from alict_core.expansion.constraints.acceptance import constraints_of
+from alict_core.expansion.constraints.corpus_stats import load_corpus_stats
+from alict_core.expansion.constraints.fill_checks import ExpansionError, allowed_polarity_of, field_of
+from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
+from alict_core.expansion.search import (
     EXPANSION_VERSION,
     ExpansionSet,
     ProgressFn,
@@ -32,9 +35,6 @@ from alict_core.expansion.pipeline import (
     expansion_key,
     meta_path,
 )
-from alict_core.expansion.validation import ExpansionError, allowed_polarity_of, field_of
-from alict_core.jsonl import atomic_path, iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
-from alict_core.registry import Registry
 
 DEFAULT_SHARD_SIZE = 100
 """Seeds per shard: a shard's expansions (≈ 10–50 rows per seed) are all a worker holds at once."""
@@ -56,7 +56,7 @@ def suggester_by_name(name: str | None) -> Any:
 
 def _spec_payload(spec: Any) -> dict[str, Any]:
     """The spec as a JSON-able dict plus whether it was an ``LCSpec`` (rebuilt as one in the worker)."""
-    from alict_core.spec.schema import LCSpec
+    from alict_core.lcspec.schema import LCSpec
 
     if isinstance(spec, LCSpec):
         return {"kind": "lcspec", "value": spec.model_dump(mode="json")}
@@ -65,7 +65,7 @@ def _spec_payload(spec: Any) -> dict[str, Any]:
 
 def _spec_from_payload(payload: dict[str, Any]) -> Any:
     if payload.get("kind") == "lcspec":
-        from alict_core.spec.schema import LCSpec
+        from alict_core.lcspec.schema import LCSpec
 
         return LCSpec.model_validate(payload["value"])
     return payload["value"]
@@ -160,7 +160,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.common.manifest import file_manifest_path, load_checked, write_file_manifest
     from alict_core.parsing import get_parser
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alict_core.config import artefact_dir
+from alict_core.common.config import artefact_dir
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
 from alict_core.executors.base import Executor, get_executor
 from alict_core.explain.base import ExplainError, ProgressFn, as_cached
-from alict_core.explain.compare import PairExplanation, compare_pair, run_lc
-from alict_core.hashing import hash_json
-from alict_core.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
+from alict_core.explain.pairs import PairExplanation, compare_pair, run_lc
 
 KIND = "explain-lc"
 DEFAULT_SHARD_SIZE = 10
@@ -89,7 +89,7 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
     content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
     otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
     """
-    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.common.manifest import file_manifest_path, load_checked, write_file_manifest
     from alict_core.models import get_model
     from alict_core.models.protocol import content_fingerprint
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import nltk
 
-from alict_core import config
-from alict_core.jsonl import read_json, write_json
+from alict_core.common import config
+from alict_core.common.jsonl import read_json, write_json
 from alict_core.parsing import treebank
 from alict_core.parsing.trees import Production, is_preterminal, productions, unwrap_root
 
@@ -147,7 +147,7 @@ def load_reference_grammar(rebuild: bool = False) -> ReferenceGrammar:
     if _CACHED is not None and not rebuild:
         return _CACHED
     path = grammar_path()
-    from alict_core.manifest import load_checked, save_checked
+    from alict_core.common.manifest import load_checked, save_checked
 
     key = path.stem
     grammar = None if rebuild else load_checked(path, "grammar", key,

@@ -1,7 +1,7 @@
 """Prove the fix: parent vs retrained version on the LC test split, the other LCs and the corpus test split.
 
 Both models score exactly the same cases, so before/after is compared as ``compare`` compares two runs: per
-LC the paired, seed-clustered test of :mod:`alict_core.compare` (exact sign test on seed groups' net
+LC the paired, seed-clustered test of :mod:`alict_core.analysis.compare` (exact sign test on seed groups' net
 discordance), Holm's correction across the LCs for the "got worse" flag, and the seed-clustered interval of
 the paired difference. Corpus test accuracy: McNemar's exact test on the same texts (groups of one text).
 """
@@ -14,10 +14,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import write_json
 from alict_core.harden.export import export_settings, read_split, resolve_run, run_rows
 from alict_core.harden.versions import ensure_registered, version_dir
-from alict_core.jsonl import write_json
 
 Progress = Callable[[int, int, str], None]
 CASE_KEYS = ("case_id", "lc_id", "kind", "seed_id", "text", "expected", "test_type", "capability", "task", "variants",
@@ -29,7 +29,7 @@ HELDOUT_TEST = "McNemar's exact test on the same corpus test texts"
 
 def paired_tests() -> dict[str, str]:
     """What the before/after tests are (saved with every comparison, shown by the CLI and the page)."""
-    from alict_core.compare import ALPHA, GATE_CORRECTION, TEST_NAME
+    from alict_core.analysis.compare import ALPHA, GATE_CORRECTION, TEST_NAME
 
     return {"lcs": f"paired, seed-clustered {TEST_NAME}",
             "correction": f"{GATE_CORRECTION}: an LC got worse when its Holm-adjusted p < {ALPHA}",
@@ -78,7 +78,7 @@ def regressions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     corpus test accuracy or macro-F1 that fell; each with before, after, delta, the delta's paired 95 % interval
     (None where there is none: macro-F1), the paired test's ``p_value`` (and ``p_holm`` for LCs), and ``clear``:
     an LC's Holm-adjusted p < 0.05 (the ``regression`` flag), accuracy's McNemar p < 0.05."""
-    from alict_core.compare import ALPHA
+    from alict_core.analysis.compare import ALPHA
 
     out = []
     for row in result.get("lcs") or []:
@@ -135,7 +135,7 @@ def _p(value: float) -> str:
 def paired_lc_tests(result: Any, parent: str, child: str) -> pd.DataFrame:
     """Per LC of a run holding both models: ``compare``'s paired, seed-clustered test of child vs parent on the
     same cases, with Holm's correction across the LCs (columns of ``Comparison.lcs``)."""
-    from alict_core.compare import compare_frames, side_frame
+    from alict_core.analysis.compare import compare_frames, side_frame
 
     return compare_frames(side_frame(result, parent), side_frame(result, child), parent, child).lcs
 
@@ -145,7 +145,7 @@ def heldout_paired_test(correct_before: Any, correct_after: Any) -> dict[str, fl
     the paired 95 % interval of the accuracy change."""
     import numpy as np
 
-    from alict_core.compare import paired_difference_interval, paired_sign_test
+    from alict_core.analysis.compare import paired_difference_interval, paired_sign_test
 
     before, after = np.asarray(correct_before, dtype=bool), np.asarray(correct_after, dtype=bool)
     newly_wrong, newly_right = (before & ~after).astype(int), (~before & after).astype(int)
@@ -161,7 +161,7 @@ def _mean(frame: pd.DataFrame, column: str) -> float:
 
 
 def _cases(rows: Sequence[dict[str, Any]]) -> list[Any]:
-    from alict_core.runner.cases import TestCase
+    from alict_core.cases.testcases import TestCase
 
     return [TestCase.from_dict({k: r[k] for k in CASE_KEYS if k in r}) for r in rows]
 

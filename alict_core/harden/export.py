@@ -11,9 +11,12 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from alict_core.cliargs import distinct
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
+from alict_core.commands.args import distinct
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_json, write_json, write_jsonl
+from alict_core.common.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
 from alict_core.harden.split import (
     SPLITS,
     SplitRatios,
@@ -23,9 +26,6 @@ from alict_core.harden.split import (
     training_label,
     training_labels,
 )
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json, write_jsonl
-from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
 from alict_core.runner.store import check_store_folder
 from alict_core.suites.schema import CaseRow
 
@@ -62,7 +62,7 @@ RUN_STORES = ("runs",)  # the run store the CLI and the app share
 
 def list_runs() -> list[dict[str, Any]]:
     """Saved runs (newest first): id, folder, models and LCs, from each run's ``meta.json`` and ``summary.csv``."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     out = []
     for store in RUN_STORES:
@@ -81,7 +81,7 @@ def list_runs() -> list[dict[str, Any]]:
 
 def resolve_run(ref: str | Path) -> Path:
     """A saved run folder from a run id (looked up in the run stores) or a folder path given on the command line."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     text = str(ref)
     if RUN_ID.match(text):
@@ -162,7 +162,7 @@ def corpus_test_texts(task: str) -> frozenset[str]:
     """The text keys of the task's corpus test sentences, once per process and data folder: from the annotated
     corpus when it is on disk (the app holds it loaded anyway; same sentences), else from the raw splits (reading
     SST's trees takes seconds; the Harden page asked again for every run, model and split)."""
-    from alict_core.config import data_dir
+    from alict_core.common.config import data_dir
     from alict_core.data.corpus import is_annotated, load_corpus
     from alict_core.data.splits import task_splits
 
@@ -342,7 +342,7 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = folder / f"{split}.jsonl"
     if not path.is_file():
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
-    from alict_core.userfiles import jsonl_rows
+    from alict_core.common.userfiles import jsonl_rows
 
     # an export folder is handed in by the user (and may be edited by hand): the strict-input path (UTF-8, size,
     # nesting, rows), and every row as the suite importers check a case (texts within the text limit ...)
@@ -356,7 +356,7 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
     plus the training label(s); else one error naming ``file:line``, the field and the limit or type."""
     from pydantic import ValidationError
 
-    from alict_core.runner.cases import check_expected
+    from alict_core.cases.testcases import check_expected
     from alict_core.suites.schema import first_problem
 
     try:
@@ -374,8 +374,8 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
+    from alict_core.common.userfiles import parse_json, read_text
     from alict_core.suites.schema import first_problem
-    from alict_core.userfiles import parse_json, read_text
 
     folder = Path(export_dir)
     recover_dir(folder)  # a swap interrupted between its two renames

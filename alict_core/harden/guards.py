@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 MIN_TEST_CASES = 10  # per trained LC: fewer cannot show a fix (10 cases: a 95 % interval about ±30 points wide)
 MIN_FAIL_RATE = 0.2  # LCs the model fails less often than this are not preselected

@@ -11,15 +11,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from alict_core.errors import AlictError
-from alict_core.jsonl import read_json
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import read_json
 
 VERSION_NAME = re.compile(r"^(?P<parent>[A-Za-z0-9][A-Za-z0-9._/-]{0,120})@(?P<digest>[0-9a-f]{8})$")
 VERSION_FILE = "version.json"
 
 
 def versions_root() -> Path:
-    from alict_core.config import models_dir
+    from alict_core.common.config import models_dir
 
     root = models_dir() / "versions"
     root.mkdir(parents=True, exist_ok=True)
@@ -68,7 +68,7 @@ def _factory(name: str, info: dict[str, Any]):
 
 def hf_weights_hash(folder: str | Path) -> str:
     """Content hash of a Hugging Face model folder's weight and config files (what retraining starts from)."""
-    from alict_core.hashing import hash_files
+    from alict_core.common.hashing import hash_files
 
     return hash_files(sorted(p for p in Path(folder).iterdir() if p.suffix in (".safetensors", ".bin", ".json")))
 

@@ -22,10 +22,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase, check_expected
+from alict_core.common.errors import AlictError
 from alict_core.lego.assemble import DerivationTree, Node
 from alict_core.models.protocol import checked_proba
-from alict_core.runner.cases import TestCase, check_expected
 
 LC_ID = "nlplego"
 CAPABILITY = "NLPLego: adjunct insertion (DIR)"

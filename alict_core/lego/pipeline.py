@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import iter_jsonl, read_json, write_json, write_jsonl
 from alict_core.lego.assemble import Assembler, DerivationTree
 from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
 from alict_core.lego.oracles import tree_cases
 from alict_core.lego.settings import LegoSettings
-from alict_core.runner.cases import TestCase
 
 BATCH = 32
 
@@ -49,8 +49,8 @@ class LegoResult:
 def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]:
     """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line). A
     row that names its ``task`` (as `seeds --out` writes) must name ``task``: another task's seeds are refused."""
-    from alict_core.limits import LimitError, check_text
-    from alict_core.userfiles import iter_lines, jsonl_rows
+    from alict_core.common.limits import LimitError, check_text
+    from alict_core.common.userfiles import iter_lines, jsonl_rows
 
     what = "--seeds file"
     seeds: list[LegoSeed] = []
@@ -79,7 +79,7 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
                 seeds.append(LegoSeed(f"seed-{n - 1}", check_text(line.strip(), f"{Path(path).name}:{n}")))
     except LimitError as exc:
         raise AlictError(str(exc)) from None
-    from alict_core.limits import check_count
+    from alict_core.common.limits import check_count
 
     check_count("max_seeds", len(seeds), f"{what} {Path(path).name!r}: seed sentences")
     return dedupe(seeds)
@@ -178,7 +178,7 @@ SAVED_FILES = ("trees.jsonl", "cases.jsonl", "meta.json")
 
 def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
     """Write trees.jsonl, cases.jsonl and meta.json into ``folder``, swapped in whole (old or new, never a mix)."""
-    from alict_core.manifest import atomic_dir
+    from alict_core.common.manifest import atomic_dir
 
     with atomic_dir(Path(folder), owned=SAVED_FILES) as staging:
         write_jsonl(staging / "trees.jsonl", (t.to_dict() for t in result.trees))
@@ -212,7 +212,7 @@ def make_cases(trees: Sequence[DerivationTree], task: str, judge: Any, settings:
 
 def saved_suites(task: str) -> list[dict[str, Any]]:
     """NLPLego artefacts of ``task`` under ``<cache>/lego`` (newest first): path of cases.jsonl and a label."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     found = []
     for meta_file in artefact_dir("lego").glob("*/meta.json"):

@@ -8,8 +8,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
 from alict_core.models.labels import THIRD, TWO_THIRDS, binary_to_three, map_columns, softmax, task_labels
 
 # Native label names seen in common checkpoints → task labels (lower-cased keys).

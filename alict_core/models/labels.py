@@ -6,8 +6,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from alict_core.common.errors import ModelError
 from alict_core.data.records import TASK_LABELS
-from alict_core.errors import ModelError
 
 THIRD = 1.0 / 3.0
 TWO_THIRDS = 2.0 / 3.0

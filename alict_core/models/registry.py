@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from alict_core.caching import LoadOnceCache
-from alict_core.errors import AlictError, ModelError
-from alict_core.hashing import hash_json
-from alict_core.limits import setting_number
+from alict_core.common.caching import LoadOnceCache
+from alict_core.common.errors import AlictError, ModelError
+from alict_core.common.hashing import hash_json
+from alict_core.common.limits import setting_number
+from alict_core.common.registry import Registry
 from alict_core.models.protocol import Model
-from alict_core.registry import Registry
 
 MODELS: Registry[Model] = Registry("model")
 
@@ -36,7 +36,7 @@ def _embedded(name: str):
     def factory(head_dir: str | None = None, **_: Any) -> Model:
         from pathlib import Path
 
-        from alict_core import artefacts
+        from alict_core.models import artefacts
         from alict_core.models.embedded import EmbeddingHeadModel
 
         return EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)

@@ -1,6 +1,6 @@
 """Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier.
 
-Both only reach hosts the trust model allows (``alict_core.trust.check_endpoint``, checked when the model is
+Both only reach hosts the trust model allows (``alict_core.common.trust.check_endpoint``, checked when the model is
 created and before every request, and each connection made to an address checked in that step:
 ``alict_core.models.pinned_http``; redirects are not followed), retry 429/5xx with back-off, and cap their
 requests per run (``run_scope``), not per cached object.
@@ -16,11 +16,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine
+from alict_core.common.trust import check_endpoint
 from alict_core.models.labels import task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
-from alict_core.trust import check_endpoint
 
 log = logging.getLogger(__name__)
 MAX_UNPARSED_KEPT = 1000
@@ -173,7 +173,7 @@ class HttpJsonModel(_RemoteBase):
     ) -> None:
         from alict_core.models.pinned_http import pinned_session
 
-        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
         self.url, self.name = check_endpoint(url, loopback=loopback), name or url
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
@@ -275,7 +275,7 @@ class OpenAIChatModel(_RemoteBase):
         self.name = name or f"chat:{model}"
         self.task = task
         self.labels = task_labels(task)
-        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
         self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions", loopback=loopback)
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]

@@ -10,11 +10,11 @@ from typing import Any, Callable
 
 import nltk
 
-from alict_core import config
-from alict_core.errors import ModelError
-from alict_core.hashing import hash_files, hash_json, hash_text
-from alict_core.jsonl import iter_jsonl, write_jsonl
-from alict_core.manifest import write_file_manifest
+from alict_core.common import config
+from alict_core.common.errors import ModelError
+from alict_core.common.hashing import hash_files, hash_json, hash_text
+from alict_core.common.jsonl import iter_jsonl, write_jsonl
+from alict_core.common.manifest import write_file_manifest
 from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
@@ -62,7 +62,7 @@ class ParseCache:
         if self._trees is None:
             trees: dict[str, list] = {}
             if self.dir.is_dir():
-                from alict_core.manifest import load_checked
+                from alict_core.common.manifest import load_checked
 
                 for shard in sorted(self.dir.glob("*.jsonl")):
                     rows = load_checked(shard, "parses", self.dir.name, _read_parse_shard)

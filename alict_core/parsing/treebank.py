@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nltk
 
-from alict_core import config
-from alict_core.errors import DataNotFoundError
-from alict_core.hashing import hash_files
+from alict_core.common import config
+from alict_core.common.errors import DataNotFoundError
+from alict_core.common.hashing import hash_files
 
 TREEBANK_REL = "treebank/treebank.zip"
 _FUNCTION_TAG = re.compile(r"^(-[A-Z]+-|[^-=]+)(?:[-=].*)?$")

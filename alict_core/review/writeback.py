@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from alict_core.hashing import hash_text
+from alict_core.common.hashing import hash_text
 from alict_core.review.metrics import label_consistent, per_case, validity_metrics
 from alict_core.review.store import ReviewError, ReviewStore, default_url, sqlite_path
 

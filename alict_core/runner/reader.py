@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from alict_core.csvsafe import read_csv
-from alict_core.errors import AlictError
-from alict_core.jsonl import read_json
+from alict_core.common.csvsafe import read_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import read_json
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
 RESULT_COLUMNS = ["case_id", "lc_id", "capability", "test_type", "kind", "seed_id", "text", "expected", "model",
@@ -66,7 +66,7 @@ def pid_alive(progress: dict[str, Any]) -> bool:
     """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
     if progress.get("host") not in (None, socket.gethostname()):
         return True
-    from alict_core.artefacts import process_alive
+    from alict_core.models.artefacts import process_alive
 
     pid = progress.get("pid")
     return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)
@@ -196,7 +196,7 @@ class RunReader:
 
     def iter_case_rows(self) -> Iterator[dict[str, Any]]:
         """``TestCase.to_dict()`` rows of the run, shard by shard (never all parts at once)."""
-        from alict_core.jsonl import iter_jsonl
+        from alict_core.common.jsonl import iter_jsonl
 
         for path in self.case_files():
             yield from iter_jsonl(path)

@@ -10,13 +10,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from alict_core.batching import distinct
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
-from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
-from alict_core.hashing import hash_json
-from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.model_defaults import resolved_defaults
+from alict_core.cases.testcases import TestCase, expectation_of
+from alict_core.common.batching import distinct
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.lcspec.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
+from alict_core.models.defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
     checked_proba,
@@ -25,7 +26,6 @@ from alict_core.models.protocol import (
 )
 from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
-from alict_core.runner.cases import TestCase, expectation_of
 from alict_core.runner.memory_cache import MemoryPredictionCache
 
 Progress = Callable[[int, int, str], None]
@@ -140,7 +140,7 @@ def _predict_in_scope(
 
 def _check_texts(cases: Sequence[TestCase]) -> None:
     """Refuse, before any prediction, a case whose text or variant is not text or is over the length limit."""
-    from alict_core.limits import check_text
+    from alict_core.common.limits import check_text
 
     for case in cases:
         for text in case.texts():
@@ -165,7 +165,7 @@ def run_suite(
     ``should_stop()`` is polled between batches and raises ``RunCancelled``. Cases reviewers rejected
     (``alict_core.review``) are left out unless ``include_rejected``; ``extra["review_excluded"]`` counts them.
     """
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limits().batch_size:
         raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
@@ -386,9 +386,9 @@ class RunResult:
         folder and swapped into place whole: re-saving keeps the old run until the new one is complete.
         ``extra_files`` (name -> JSON value, e.g. the app's ``request.json``) are written in the same swap.
         """
-        from alict_core.config import artefact_dir
-        from alict_core.manifest import atomic_dir, write_manifest
-        from alict_core.refs import check_name
+        from alict_core.common.config import artefact_dir
+        from alict_core.common.manifest import atomic_dir, write_manifest
+        from alict_core.common.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
         with atomic_dir(directory, owned=RUN_FILES) as tmp:
@@ -420,7 +420,7 @@ class RunResult:
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
-        from alict_core.manifest import READ_ERRORS, CorruptArtefactError
+        from alict_core.common.manifest import READ_ERRORS, CorruptArtefactError
 
         directory = Path(directory)
         verify_saved_run(directory)
@@ -457,7 +457,7 @@ class RunResult:
 def verify_saved_run(directory: Path) -> None:
     """A finished, saved run in ``directory`` that passes its manifest check, else one message (every reader of a
     saved run's files calls this first: a tampered part is refused, never read)."""
-    from alict_core.manifest import MANIFEST, CorruptArtefactError, recover_dir, verify_dir
+    from alict_core.common.manifest import MANIFEST, CorruptArtefactError, recover_dir, verify_dir
 
     recover_dir(directory)
     if not directory.is_dir():

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alict_core.errors import AlictError
-from alict_core.manifest import recover_dir
-from alict_core.refs import resolve_inside
+from alict_core.common.errors import AlictError
+from alict_core.common.manifest import recover_dir
+from alict_core.common.refs import resolve_inside
 
 
 def runs_root() -> Path:
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     return artefact_dir("runs")
 
@@ -34,7 +34,7 @@ def list_runs(root: Path | None = None) -> list[Path]:
 
 def _is_the_store(folder: Path) -> bool:
     """Whether ``folder`` is the run store (compared without creating the store)."""
-    from alict_core.config import cache_dir
+    from alict_core.common.config import cache_dir
 
     try:
         return folder.resolve() == (cache_dir() / "runs").resolve()
@@ -45,7 +45,7 @@ def _is_the_store(folder: Path) -> bool:
 def copied_from(folder: Path) -> str | None:
     """The run id a run-store folder's ``meta.json`` names when it is not the folder's name (a hand-copied or
     renamed run folder), else None; an unreadable meta.json or one without an id is left to the run's own check."""
-    from alict_core.jsonl import read_json
+    from alict_core.common.jsonl import read_json
 
     try:
         recorded = read_json(folder / "meta.json").get("run_id")
@@ -74,7 +74,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     """A saved run's folder from a folder path or a run id of the run store; one message when neither, or when
     the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
     folder), never a bare "not found"."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     path = Path(value).expanduser()
     if is_folder(path) or "/" in value or "\\" in value:
@@ -90,7 +90,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
 def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
     """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
     another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     recorded = copied_from(folder)
     if recorded is not None:

@@ -38,13 +38,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json, hash_text
+from alict_core.common.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
+from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
-from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
-from alict_core.manifest import clean_stale, file_lock, sha256_file, staging_dir
-from alict_core.runner.cases import TestCase
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
     STOP_FILE,
@@ -195,7 +195,7 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     refused (pass-to-fail pairs and seed-clustered intervals are counted shard by shard, so it would miscount);
     ``group_by_seed`` orders a list that is not grouped.
     """
-    from alict_core.limits import check_text
+    from alict_core.common.limits import check_text
 
     folder.mkdir(parents=True, exist_ok=True)
     run_hash, excluded = _RunHash(), 0
@@ -252,7 +252,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 def run_lock(folder: Path) -> Iterator[None]:
     """Exclusive use of a run folder: a thread lock in this process and ``flock`` on
     ``<cache>/locks/run-<hash of the folder's path>.lock`` (released by the kernel when a holder is killed)."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     key = str(Path(folder).resolve())
     with _THREAD_LOCKS_GUARD:
@@ -269,7 +269,7 @@ def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> Non
 # ------------------------------------------------------------------------------------------------- the run
 def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
     """One clear message for a shard size, worker count or batch size out of range."""
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     def whole(value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
@@ -304,7 +304,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
-    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.story``).
+    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.report.story``).
     """
     from alict_core.executors import get_executor
 
@@ -312,7 +312,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     refs = model_refs(models)
     started, started_at = time.monotonic(), time.time()
     if run_dir is not None:
-        from alict_core.manifest import named_dir
+        from alict_core.common.manifest import named_dir
 
         run_dir = named_dir(run_dir)  # `--out .` names the current folder: its siblings need a name
     root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
@@ -356,7 +356,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 _finish(work, run_id, described, sizes, state, started, pool, shard_size,
                         {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
                 if work != folder:
-                    from alict_core.manifest import replace_dir
+                    from alict_core.common.manifest import replace_dir
 
                     replace_dir(work, folder)  # the finished re-write replaces the old run whole
                 if on_finished is not None:
@@ -425,8 +425,8 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
             started: float, pool: Any, shard_size: int, extra: dict[str, Any],
             extra_files: Mapping[str, Any] | None = None) -> None:
     """Merge the shards' counts into summary.csv, write meta.json and the manifest (last)."""
-    from alict_core.manifest import write_manifest
-    from alict_core.model_defaults import resolved_defaults
+    from alict_core.common.manifest import write_manifest
+    from alict_core.models.defaults import resolved_defaults
     from alict_core.runner.summary import merge_counts, summary_frame
 
     unparsed: dict[str, int] = {}
@@ -455,7 +455,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
 
 
 def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> list[str]:
-    from alict_core.refs import check_name
+    from alict_core.common.refs import check_name
 
     names = []
     for name, value in (extra_files or {}).items():

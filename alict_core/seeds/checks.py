@@ -105,7 +105,7 @@ def clause_segments(seed: Seed) -> list[str]:
 def fragment_defects(seeds: Sequence[Seed]) -> dict[str, list[tuple[str, str]]]:
     """Seed id -> ``template_before_fragment`` defects, one spaCy pass over the segments that need a clause."""
     from alict_core.data.annotate import annotate_token_lists
-    from alict_core.spec.predicates import is_clause
+    from alict_core.lcspec.predicates import is_clause
 
     pending = [(seed.id, text) for seed in seeds for text in clause_segments(seed)]
     if not pending:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.userfiles import duplicate_columns
 from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
-from alict_core.userfiles import duplicate_columns
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")
 GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-hateful", "nonhateful": "non-hateful",
@@ -27,7 +27,7 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
     Errors name the file, the line and the column: missing columns, empty or over-long texts, NUL bytes,
     unknown gold labels, duplicate case ids, non-UTF-8 text.
     """
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     path = Path(path)
     if not path.is_file():

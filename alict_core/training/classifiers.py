@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from alict_core.common.errors import ModelError
+from alict_core.common.jsonl import write_json
 from alict_core.data.splits import task_splits
-from alict_core.errors import ModelError
-from alict_core.jsonl import write_json
 
 EMBEDDED = {"minilm-sst": "sentiment", "minilm-hatexplain": "hate_speech"}
 CLASSIC = {"vader": "sentiment", "textblob": "sentiment", "hatesonar": "hate_speech", "profanity-check": "hate_speech"}

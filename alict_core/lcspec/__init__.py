@@ -1,0 +1,25 @@
+"""LC specs: schema, YAML loading with located errors, predicate evaluation."""
+
+from alict_core.lcspec.loader import (
+    SpecValidationError,
+    get_spec,
+    load_spec,
+    load_task_specs,
+    parse_spec_text,
+    spec_dir,
+    spec_dirs,
+    spec_files,
+    spec_path,
+    specs_in,
+    workspace_spec_dir,
+    workspace_spec_file,
+)
+from alict_core.lcspec.schema import SCHEMA_VERSION, LCSpec
+
+SPEC_DIRS = {"sentiment": spec_dir("sentiment"), "hate_speech": spec_dir("hate_speech")}
+
+__all__ = [
+    "LCSpec", "SCHEMA_VERSION", "SPEC_DIRS", "SpecValidationError", "get_spec", "load_spec",
+    "load_task_specs", "parse_spec_text", "spec_dir", "spec_dirs", "spec_files", "spec_path", "specs_in",
+    "workspace_spec_dir", "workspace_spec_file",
+]
