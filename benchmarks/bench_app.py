@@ -91,9 +91,9 @@ def bench_switches(switches: int, n_lcs: int, n_models: int, cases_per_lc: int) 
     import statistics
     import tempfile
 
+    import fakes
     from streamlit.testing.v1 import AppTest
 
-    import fakes
     from alict_app import runs
 
     fakes.install()

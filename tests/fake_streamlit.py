@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 def main() -> None:
     sys.path.insert(0, str(REPO))
     import fakes
+
     from alict_app import runs
 
     fakes.install()

@@ -110,6 +110,7 @@ def test_side_by_side_joins_capabilities():
 
 def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
     import fakes
+
     from alict_app import runs, spec_store
 
     uninstall = fakes.install()
@@ -135,10 +136,11 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
 
 
 def test_runs_saved_by_the_cli_are_listed_by_the_app(tmp_path, monkeypatch):
+    import fakes
+
+    from alict_app import runs
     from alict_core.runner import build_cases, run_suite
     from alict_core.seeds import Seed
-    import fakes
-    from alict_app import runs
 
     uninstall = fakes.install()
     try:

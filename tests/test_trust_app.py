@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fakes
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_trust import make_pipeline_file
 
-from alict_core.common.trust import HOSTS_ENV, PICKLE_DIRS_ENV
-import fakes
 from alict_app import runs
+from alict_core.common.trust import HOSTS_ENV, PICKLE_DIRS_ENV
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
