@@ -15,7 +15,7 @@ from alict_core.common.errors import ModelError
 from alict_core.common.hashing import hash_files, hash_json, hash_text
 from alict_core.common.jsonl import iter_jsonl, write_jsonl
 from alict_core.common.manifest import write_file_manifest
-from alict_core.parsing.compat import ensure as ensure_benepar_compat
+from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
 Progress = Callable[[int, int], None]
@@ -99,7 +99,7 @@ class BeneparParser:
         import torch
         from benepar.integrations.downloader import load_trained_model
 
-        ensure_benepar_compat()
+        compat.ensure()
         self.name = name
         self.model_path = str(model_path)
         try:
