@@ -138,17 +138,7 @@ def test_no_import_circle_among_top_level_imports():
     assert cycles(graph) == []
 
 
-# The stages of ``alict_core``, lowest first: a module may import its own stage and the stages before it, at any
-# level (inside functions too); a lower stage is handed what it needs from a higher one (a callback, a hook, a
-# list). Where the order differs from the pipeline's reading order, a real dependency decides:
-# - ``data`` before ``lcspec``: a spec's search predicates annotate text with the data stage's spaCy tables;
-# - ``metrics`` after ``grammar``: syntactic diversity parses text (``parsing``); it reads ``data`` splits;
-# - ``executors`` before ``expansion``: the sharded expansion runs on the one shard loop;
-# - ``expansion.constraints`` (the checks a fill must pass) is its own stage below ``cases``: the validity of a
-#   finished case re-applies them, and ``expansion`` (search, suite growth) builds cases;
-# - ``cases`` before ``suites``: an imported suite is read into test cases;
-# - ``analysis`` before ``harden`` and ``report``: retraining is judged with ``compare``, the Story reads
-#   ``explore``; ``plan`` (the one conductor) sits above every stage it drives.
+# The stages of ``alict_core``, lowest first (why in this order: the docstring of the test below).
 LAYERS = ("alict_core", "alict_core.common", "alict_core.tasks", "alict_core.data", "alict_core.lcspec",
           "alict_core.seeds", "alict_core.models", "alict_core.parsing", "alict_core.mlm", "alict_core.grammar",
           "alict_core.metrics", "alict_core.executors", "alict_core.expansion.constraints", "alict_core.cases",
@@ -161,11 +151,17 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 }
 
 
+def stage_of(module: str) -> str | None:
+    """The most specific stage of ``LAYERS`` that holds ``module`` (the root ``alict_core`` holds only itself)."""
+    holders = [s for s in LAYERS if module == s or (s != "alict_core" and module.startswith(s + "."))]
+    return max(holders, key=len, default=None)
+
+
 def layer_of(module: str) -> int:
-    """Index in ``LAYERS`` of the most specific stage ``module`` belongs to."""
-    best = max((s for s in LAYERS if module == s or module.startswith(s + ".")), key=len, default=None)
-    assert best is not None, f"{module} is in no stage of LAYERS: add its package there"
-    return LAYERS.index(best)
+    """Index in ``LAYERS`` of the stage ``module`` belongs to."""
+    stage = stage_of(module)
+    assert stage is not None, f"{module} is in no stage of LAYERS: add its package there"
+    return LAYERS.index(stage)
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
@@ -180,11 +176,25 @@ def show(pairs: list[tuple[str, str]]) -> str:
 
 
 def test_every_module_belongs_to_a_stage():
-    assert [name for name in module_files() if not any(name == s or name.startswith(s + ".") for s in LAYERS)] == []
+    assert [name for name in module_files() if stage_of(name) is None] == []
 
 
 def test_no_import_runs_up_the_stages_not_even_inside_a_function():
-    """Imports inside functions count; only ``if TYPE_CHECKING:`` imports (never run) are left out."""
+    """A module imports only its own stage of ``LAYERS`` and earlier ones, inside functions too; only imports
+    under ``if TYPE_CHECKING:`` (never run) are left out. A lower stage is handed what it needs from a higher one
+    (the runner an ``exclude`` callback from review, the model registry a resolver from ``harden.versions``,
+    trust its allow-lists from the registry).
+
+    Where the order differs from the pipeline's reading order, a real dependency decides:
+    ``data`` before ``lcspec`` (a spec's search predicates annotate text with the data stage's spaCy tables);
+    ``metrics`` after ``grammar`` (syntactic diversity parses text, coverage reads the ``data`` splits);
+    ``executors`` before ``expansion`` (the sharded expansion runs on the one shard loop);
+    ``expansion.constraints`` (the checks a fill must pass) is a stage of its own below ``cases`` (a finished
+    case's validity re-applies them) while the rest of ``expansion`` comes after ``cases`` (suite growth builds
+    cases); ``cases`` before ``suites`` (an imported suite is read into test cases); ``analysis`` before
+    ``harden`` and ``report`` (retraining is judged with ``compare``, the Story reads ``explore``); ``plan``,
+    the one conductor, above every stage it drives.
+    """
     graph = import_graph(top_level_only=False, type_checking=False)
     found = upward_imports(graph)
     stale = sorted(KNOWN_UPWARD - set(found))
