@@ -230,6 +230,7 @@ def _suggester(name: str, artefact: str) -> Any:
 
 @st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
 def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
+    import alict_core.harden.versions  # noqa: F401 - installs the resolver of retrained versions (name@hash)
     from alict_core.models import get_model
 
     started = time.perf_counter()
@@ -276,8 +277,10 @@ def model_from_ref(ref: dict[str, Any]) -> Any:
 
     References come from the browser: the trust model checks them here, on every use."""
     from alict_core.common.trust import browser_model_kwargs
+    from alict_core.models.registry import HUB_MODELS, MODELS
 
-    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}))
+    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}, registered=MODELS,
+                                                     hub_models=HUB_MODELS))
 
 
 @st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")

@@ -285,9 +285,13 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
 
         cases.extend(case for path in request.suites for case in import_suite(path, request.task))
     from alict_core.common.trust import browser_model_kwargs
+    from alict_core.harden.versions import MODEL_RESOLVERS
+    from alict_core.models.registry import HUB_MODELS, MODELS
+    from alict_core.review.writeback import RejectionFilter
     from alict_core.runner.stream import group_by_seed, run_streaming
 
-    models = [{"name": ref["name"], "kwargs": browser_model_kwargs(ref["name"], ref.get("kwargs") or {})}
+    models = [{"name": ref["name"], "kwargs": browser_model_kwargs(ref["name"], ref.get("kwargs") or {},
+                                                                   registered=MODELS, hub_models=HUB_MODELS)}
               for ref in request.models]  # browser references: the trust model checks them here
 
     def on_run(done: int, total: int, message: str = "") -> None:
@@ -314,6 +318,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     try:  # one code path with the CLI; finished shards and cached predictions make a re-run resume
         folder = run_streaming(group_by_seed(cases), models, root=runs_root(), batch_size=request.batch_size,
                                progress=on_run, should_stop=should_stop, extra={"validity": validity},
+                               exclude=RejectionFilter(), plugins=MODEL_RESOLVERS,
                                extra_files={"request.json": request_file}, on_finished=write_story)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc

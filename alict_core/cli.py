@@ -117,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             parser.print_help()
             return EXIT_OK
+        import alict_core.harden.versions  # noqa: F401 - installs the resolver of retrained versions (name@hash)
+
         return int(args.handler(args) or 0)
     except AlictError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)

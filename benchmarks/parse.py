@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 def sst_sentences(limit: int) -> list[list[str]]:
     import nltk
 
-    from alict_core.common.config import data_file
+    from alict_core.data.files import data_file
 
     out = []
     with open(data_file("sst/dev.txt"), encoding="utf-8") as handle:

@@ -13,8 +13,8 @@ from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.harden import guards
 from alict_core.harden.evaluate import paired_tests, regression_note, regression_text, regressions
-from alict_core.harden.export import export_hardening_data, list_runs
-from alict_core.harden.guards import preselected, run_readiness
+from alict_core.harden.export import export_hardening_data, list_runs, run_readiness
+from alict_core.harden.guards import preselected
 from alict_core.harden.split import SplitRatios
 from alict_core.harden.versions import list_versions, register_all
 

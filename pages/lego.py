@@ -136,9 +136,11 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
         if judge_name and judge_name != NONE:
             cases = tree_cases([tree], task, lego_loading.model(judge_name), threshold=threshold)
         if cases and models:
+            from alict_core.review.writeback import RejectionFilter
             from alict_core.runner import run_suite
 
-            outcomes = list(run_suite(cases, [lego_loading.model(m) for m in models]).outcomes)
+            loaded = [lego_loading.model(m) for m in models]
+            outcomes = list(run_suite(cases, loaded, exclude=RejectionFilter()).outcomes)
     shown = None
     if cases and not models:
         st.info("No model under test for this task: pick one under **Models under test** in the sidebar to colour "

@@ -478,12 +478,13 @@ def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
     import alict_core.common.config as config
     import alict_core.data.corpus as corpus_module
     from alict_app import artefacts
+    from alict_core.data.files import data_file
 
     empty = tmp_path / "no-data"
     empty.mkdir()
     monkeypatch.setattr(config, "data_dir_candidates", lambda: [("$ALICT_DATA_DIR", empty)])
-    # the corpus loader reads its files through config.data_file, which now finds no data directory
-    monkeypatch.setattr(corpus_module, "load_corpus", lambda task: config.data_file("sst/train.txt"))
+    # the corpus loader reads its files through data_file, which now finds no data directory
+    monkeypatch.setattr(corpus_module, "load_corpus", lambda task: data_file("sst/train.txt"))
     artefacts.corpus.clear()
     artefacts.corpus_texts.clear()
     try:

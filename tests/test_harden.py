@@ -13,7 +13,7 @@ import pytest
 from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
 from alict_core.harden import guards
-from alict_core.harden.export import export_hardening_data, read_split
+from alict_core.harden.export import export_hardening_data, read_split, run_readiness
 from alict_core.harden.split import SplitRatios, split_cases, training_label
 from tests.harden_toy import (
     HELDOUT,
@@ -294,8 +294,8 @@ def test_leak_check_counts_equal_texts_and_shared_sources():
 
 
 def test_hatexplain_sources_resolve_to_their_official_split():
-    from alict_core.common.config import data_file
     from alict_core.common.jsonl import read_json
+    from alict_core.data.files import data_file
     from alict_core.data.splits import source_split_lookup
 
     divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
@@ -441,12 +441,12 @@ def test_readiness_preselects_only_trainable_lcs_the_model_fails_with_a_big_enou
     from alict_core.harden.export import corpus_test_membership, export_rows
     from alict_core.harden.split import SplitRatios
 
-    ready = {r.lc_id: r for r in guards.run_readiness(saved_run, tiny_parent)}
+    ready = {r.lc_id: r for r in run_readiness(saved_run, tiny_parent)}
     assert ready["toy-lc01"].ready and ready["toy-lc01"].fail_rate == 1.0 and ready["toy-lc01"].test_cases == 6
     assert not ready["toy-lc02"].ready and ready["toy-lc02"].reason.startswith("the model fails only 0%")
     assert guards.preselected(list(ready.values())) == ["toy-lc01"]
     monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
-    strict = guards.run_readiness(saved_run, tiny_parent)
+    strict = run_readiness(saved_run, tiny_parent)
     assert [r.reason for r in strict if r.lc_id == "toy-lc01"] == [
         "its test split holds 6 cases, under the minimum of 10"]
     assert guards.preselected(strict) == []

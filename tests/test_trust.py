@@ -5,24 +5,29 @@ from __future__ import annotations
 
 import json
 import threading
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
+from alict_core.common import trust
 from alict_core.common.trust import (
     HOSTS_ENV,
     MODEL_ROOTS_ENV,
     PICKLE_DIRS_ENV,
     WORKSPACE_ENV,
     TrustError,
-    browser_model_kwargs,
     browser_suite_path,
     check_endpoint,
     save_upload,
 )
+from alict_core.models.registry import HUB_MODELS, MODELS
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
 from alict_core.models.run_scope import run_scope
+
+# the registry hands trust its allow-lists (trust, in common/, never imports the models)
+browser_model_kwargs = partial(trust.browser_model_kwargs, registered=MODELS, hub_models=HUB_MODELS)
 
 
 class Server:

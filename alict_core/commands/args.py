@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Callable, Hashable, Sequence, TypeVar
+from typing import Callable, Hashable
 
-T = TypeVar("T")
+from alict_core.common.repeats import distinct
 
 
 def plain_digits(raw: str) -> str:
@@ -80,23 +80,6 @@ def executor_options(args: argparse.Namespace) -> dict[str, str]:
     if args.ray_address and args.executor != "ray":
         raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
     return {"address": args.ray_address} if args.ray_address else {}
-
-
-def distinct(items: Sequence[T], option: str, key: Callable[[T], Hashable] | None = None) -> list[T]:
-    """``items`` when no two are the same (by ``key``); else one error naming the option and the item given twice.
-
-    A repeated item is never right: it was merged silently, ran twice, or (``--models vader,vader``) was refused
-    only after the work had started."""
-    from alict_core.common.errors import AlictError
-
-    seen: dict[Hashable, T] = {}
-    for item in items:
-        found = key(item) if key is not None else item
-        if found in seen:
-            alias = "" if seen[found] == item else f" ({item!r} and {seen[found]!r} are the same)"
-            raise AlictError(f"{option} names {item!r} twice{alias}; name each once")
-        seen[found] = item
-    return list(items)
 
 
 def comma_list(text: str | None, option: str, key: Callable[[str], Hashable] | None = None) -> list[str]:

@@ -162,9 +162,10 @@ def run(args: argparse.Namespace) -> int:
         f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}"
     )
     if models:
+        from alict_core.review.writeback import RejectionFilter
         from alict_core.runner import run_suite
 
-        run = run_suite(cases, models)
+        run = run_suite(cases, models, exclude=RejectionFilter())
         out = run.save(None)
         summary = run.summary()
         for _, row in summary.iterrows():

@@ -448,6 +448,8 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.common.jsonl import read_json
     from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.executors.base import executor_entry
+    from alict_core.harden.versions import MODEL_RESOLVERS
+    from alict_core.review.writeback import RejectionFilter
     from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")
@@ -492,7 +494,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = run_streaming(cases, refs, run_dir=Path(args.out) if args.out else None, shard_size=args.shard_size,
                             executor=args.executor, workers=args.workers, batch_size=args.batch_size,
-                            progress=progress, extra=extra, include_rejected=args.include_rejected,
+                            progress=progress, extra=extra, plugins=MODEL_RESOLVERS,
+                            exclude=None if args.include_rejected else RejectionFilter(),
                             executor_options=options,
                             on_finished=None if getattr(args, "no_story", False) else story_writer(refs))
     finally:

@@ -66,17 +66,6 @@ def _checked_env_data_dir(value: str) -> Path:
     return path
 
 
-def data_file(relative: str) -> Path:
-    """Path of one data file under the data directory, downloading it when online and missing."""
-    base = data_dir()
-    path = base / relative
-    if path.exists():
-        return path
-    from alict_core.data.download import download_file
-
-    return download_file(relative, cache_dir() / "data")
-
-
 def cache_dir() -> Path:
     """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
     root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()

@@ -24,7 +24,7 @@ import ipaddress
 import os
 import socket
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from alict_core.common.errors import AlictError
@@ -217,16 +217,16 @@ def check_pickle_allowed(trusted: bool, origin: str = "library") -> None:
         )
 
 
-def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def browser_model_kwargs(name: str, kwargs: Mapping[str, Any], *, registered: Collection[str],
+                         hub_models: Collection[str]) -> dict[str, Any]:
     """Check a model reference received from the browser; returns the arguments to build it with.
 
-    Registered models are taken as they are (no arguments but ``name``); the user-added kinds are checked
-    against the settings. Anything else is refused.
+    Registered models (``registered``: the model registry's names, handed in) are taken as they are (no
+    arguments but ``name``); the user-added kinds are checked against the settings, a Hugging Face id against
+    ``hub_models`` (the registered hub ids) or the model roots. Anything else is refused.
     """
-    from alict_core.models.registry import HUB_MODELS, MODELS
-
     out = dict(kwargs)
-    if name not in MODELS:
+    if name not in registered:
         raise TrustError(f"model kind {name!r} is not registered; the app can use only registered models")
     kind = name if name in BROWSER_KINDS else None
     if kind is None:
@@ -243,7 +243,7 @@ def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]
         raise TrustError(f"a {kind!r} model added in the app takes only {sorted(BROWSER_KINDS[kind])}, got {extra}")
     if kind == "hf":
         model_id = str(out.get("model_id", ""))
-        if model_id not in HUB_MODELS:
+        if model_id not in hub_models:
             what = "Hugging Face model (not a registered hub id, so it must be a folder under a model root)"
             out["model_id"] = str(require_inside(model_id, model_roots(), what, MODEL_ROOTS_ENV))
             out["local_files_only"] = True

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from alict_core.common.config import artefact_dir, data_file
+from alict_core.common.config import artefact_dir
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_files, hash_json
 from alict_core.data.annotate import Annotation, annotate_token_lists, annotator_version
+from alict_core.data.files import data_file
 from alict_core.data.records import TASK_LABELS, LabelledText
 
 CACHE_FORMAT = 2  # bump when the Parquet columns change

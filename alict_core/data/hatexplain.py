@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 from functools import lru_cache
 
-from alict_core.common.config import data_file
 from alict_core.common.jsonl import read_json
 from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 from alict_core.data.records import LabelledText
 
 CATEGORY_UNDECIDED = "3"

@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from alict_core.common.config import data_file
+from alict_core.data.files import data_file
 
 NOT_PROFANITY = frozenset({
     "gay", "gays", "lesbian", "lesbians", "homosexual", "transsexual", "god", "kill", "killed", "stupid",

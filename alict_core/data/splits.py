@@ -35,8 +35,8 @@ def source_split_lookup(task: str) -> Callable[[str], str | None]:
     if task == "sentiment":
         return lambda source_id: _sst_split(source_id)
     if task == "hate_speech":
-        from alict_core.common.config import data_file
         from alict_core.common.jsonl import read_json
+        from alict_core.data.files import data_file
         from alict_core.data.hatexplain import SPLIT_NAMES
 
         divisions = read_json(data_file("hatexplain/post_id_divisions.json"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from alict_core.cases.testcases import TestCase
+from alict_core.cases.testcases import TestCase, build_cases
 from alict_core.lcspec.predicates import tokenize
 
 NO_PREDICATES = "imported suite case: no LC search predicates to re-check"
@@ -63,7 +63,6 @@ def suite_expansion_cases(cases: Sequence[TestCase], expansions: Sequence[dict[s
     """Test cases of the accepted expansions of imported cases (each inherits its case's expectation),
     with the text validity checks applied; (cases, validity record)."""
     from alict_core.cases.validity import exclusion_note, validate
-    from alict_core.runner import build_cases
 
     ids = {c.case_id for c in cases}
     rows = [r for r in expansions if str(r.get("seed_id")) in ids and r.get("accepted", True)]

@@ -9,10 +9,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from alict_core.common.config import artefact_dir, data_file
+from alict_core.common.config import artefact_dir
 from alict_core.common.hashing import hash_files, hash_json
 from alict_core.common.jsonl import read_json, write_json
 from alict_core.common.manifest import load_checked, save_checked
+from alict_core.data.files import data_file
 from alict_core.data.records import TASK_LABELS
 from alict_core.explain.base import ExplainError
 

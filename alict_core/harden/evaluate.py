@@ -243,7 +243,9 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         cases += _cases(kept)
     if not cases:
         raise AlictError("the export's test split is empty: export more seeds or a larger test share")
-    result = run_suite(cases, [parent_model, child_model], progress=progress)
+    from alict_core.review.writeback import RejectionFilter
+
+    result = run_suite(cases, [parent_model, child_model], progress=progress, exclude=RejectionFilter())
     summary = result.summary()
     paired = paired_lc_tests(result, parent_model.name, child_model.name).set_index("lc_id")
     rows_out = []

@@ -11,12 +11,13 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from alict_core.commands.args import distinct
 from alict_core.common.csvsafe import write_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json, write_json, write_jsonl
 from alict_core.common.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.common.repeats import distinct
+from alict_core.harden.guards import LcReadiness, check_test_split, lc_readiness
 from alict_core.harden.split import (
     SPLITS,
     SplitRatios,
@@ -239,8 +240,6 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
             if not row["allowed_labels"]:
                 summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
     if min_test_cases is not None:
-        from alict_core.harden.guards import check_test_split
-
         check_test_split(summary.counts, summary.lcs, min_test_cases)
     settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
@@ -393,3 +392,24 @@ def export_settings(export_dir: str | Path) -> dict[str, Any]:
         raise AlictError(f"{path}: {first_problem(exc)}; a hand-edited export.json must keep the form `harden "
                          "export` writes (or export the run again)") from None
     return settings
+
+
+def check_export_test_split(export_dir: str | Path, minimum: int | None = None) -> None:
+    """:func:`check_test_split` on an export's recorded counts (``export.json``), before any training."""
+    exported = export_settings(export_dir)
+    counts = exported.get("counts")
+    if not isinstance(counts, Mapping):
+        raise AlictError(f"{export_dir}: export.json records no counts per split; export again")
+    check_test_split(counts, [str(lc) for lc in exported.get("lcs") or []], minimum)
+
+
+def run_readiness(run: str | Path, model: str, *, ratios: SplitRatios | None = None, seed: int = 13,
+                  min_test_cases: int | None = None, min_fail_rate: float | None = None) -> list[LcReadiness]:
+    """:func:`lc_readiness` of every LC of a saved run, split as ``harden export`` would split all of them."""
+    _, rows = run_rows(resolve_run(run))
+    if not rows:
+        return []
+    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
+    held_out = corpus_test_membership(tasks[0] if len(tasks) == 1 else None)
+    parts = export_rows(rows, ratios=ratios or SplitRatios(), seed=seed, held_out=held_out)
+    return lc_readiness(rows, model, parts, min_test_cases=min_test_cases, min_fail_rate=min_fail_rate)

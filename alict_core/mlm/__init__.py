@@ -9,6 +9,7 @@ bert-base-uncased when it is cached or downloadable).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from alict_core.common.caching import LoadOnceCache
@@ -59,10 +60,25 @@ def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
     return _LOADED.get(key, lambda: factory(**kw))
 
 
+def load_default_suggester() -> Suggester:
+    """The default masked-LM suggester (bert-base-uncased from the cache / hub, or the offline MiniLM head)."""
+    from alict_core.models.defaults import resolved_defaults
+
+    entry = resolved_defaults()["mlm"]
+    if entry["kind"] == "offline":
+        return get_suggester(entry["name"])
+    return _hf_suggester(str(entry.get("path") or entry.get("model_id") or entry["name"]), entry["name"])
+
+
+@functools.lru_cache(maxsize=2)
+def _hf_suggester(source: str, name: str) -> Suggester:
+    return load_hf_suggester(source, name=name)
+
+
 def menu_names() -> list[str]:
     """Suggester names for the UI menu (default first)."""
     return SUGGESTERS.names(menu=True)
 
 
 __all__ = ["MASK", "SUGGESTERS", "DEFAULT_SUGGESTER", "HFMaskedLMSuggester", "Suggester", "default_suggester",
-           "get_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]
+           "get_suggester", "load_default_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]

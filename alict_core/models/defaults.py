@@ -26,7 +26,6 @@ in every run's metadata.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import sys
 import threading
@@ -307,39 +306,6 @@ def overview() -> dict[str, Any]:
 # -- loading ------------------------------------------------------------------------------------------
 def _source(entry: dict[str, Any]) -> str:
     return entry.get("path") or entry.get("model_id") or entry["name"]
-
-
-def load_default_parser() -> Any:
-    """The default parser, loaded (benepar_en3 from its folder, or the project's offline parser)."""
-    from alict_core.parsing import get_parser
-
-    entry = resolved_defaults()["parser"]
-    if entry["kind"] == "offline":
-        return get_parser(entry["name"])
-    from alict_core.parsing.benepar_backend import BeneparParser
-
-    if "path" not in entry:  # online and not installed: fetch it once
-        import benepar
-
-        benepar.download(entry["name"], quiet=True)
-    return BeneparParser(entry["name"], entry.get("path") or entry["name"])
-
-
-def load_default_suggester() -> Any:
-    """The default masked-LM suggester (bert-base-uncased from the cache / hub, or the offline MiniLM head)."""
-    from alict_core.mlm import get_suggester
-
-    entry = resolved_defaults()["mlm"]
-    if entry["kind"] == "offline":
-        return get_suggester(entry["name"])
-    return _hf_suggester(_source(entry), entry["name"])
-
-
-@functools.lru_cache(maxsize=2)
-def _hf_suggester(source: str, name: str) -> Any:
-    from alict_core.mlm.suggesters import load_hf_suggester
-
-    return load_hf_suggester(source, name=name)
 
 
 def load_default_classifier(task: str) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from alict_core.common.caching import LoadOnceCache
 from alict_core.common.errors import AlictError, ModelError
@@ -155,12 +155,22 @@ def _build(name: str, kwargs: dict[str, Any]) -> Model:
         raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
 
 
-def model_entry(name: str):
-    """The registry entry of ``name``; a retrained version (``<parent>@<hash>``) is registered on first use."""
-    if name not in MODELS and "@" in name:
-        from alict_core.harden.versions import ensure_registered
+_RESOLVERS: list[Callable[[str], bool]] = []
 
-        ensure_registered(name)
+
+def add_resolver(resolver: Callable[[str], bool]) -> None:
+    """Install ``resolver(name)``: asked for a name not registered yet, it registers it and returns True if it
+    can (``alict_core.harden.versions`` installs one for retrained versions, ``<parent>@<hash>``)."""
+    if resolver not in _RESOLVERS:
+        _RESOLVERS.append(resolver)
+
+
+def model_entry(name: str):
+    """The registry entry of ``name``; a name an installed resolver knows is registered on first use."""
+    if name not in MODELS:
+        for resolver in list(_RESOLVERS):
+            if resolver(name):
+                break
     return MODELS.entry(name)
 
 

@@ -89,9 +89,24 @@ def default_parser_name() -> str:
     name = str(entry["name"])
     with _REGISTER_LOCK:
         if name not in PARSERS:  # benepar_en3 found after import, downloadable, or a pinned folder
-            PARSERS.add(name, model_defaults.load_default_parser, f"the default parser ({entry['source']})",
-                        offline=False)
+            PARSERS.add(name, load_default_parser, f"the default parser ({entry['source']})", offline=False)
     return name
+
+
+def load_default_parser() -> Parser:
+    """The default parser, loaded (benepar_en3 from its folder, or the project's offline parser)."""
+    from alict_core.models.defaults import resolved_defaults
+
+    entry = resolved_defaults()["parser"]
+    if entry["kind"] == "offline":
+        return get_parser(entry["name"])
+    from alict_core.parsing.benepar_backend import BeneparParser
+
+    if "path" not in entry:  # online and not installed: fetch it once
+        import benepar
+
+        benepar.download(entry["name"], quiet=True)
+    return BeneparParser(entry["name"], entry.get("path") or entry["name"])
 
 
 def get_parser(name: str | None = None) -> Parser:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nltk
 
-from alict_core.common import config
 from alict_core.common.errors import DataNotFoundError
 from alict_core.common.hashing import hash_files
+from alict_core.data.files import data_file
 
 TREEBANK_REL = "treebank/treebank.zip"
 _FUNCTION_TAG = re.compile(r"^(-[A-Z]+-|[^-=]+)(?:[-=].*)?$")
@@ -28,7 +28,7 @@ PUNCT_TAGS = frozenset({"''", "``", ".", ":", ","})
 
 def treebank_zip() -> Path:
     """Path of the treebank zip under the data directory."""
-    return config.data_file(TREEBANK_REL)
+    return data_file(TREEBANK_REL)
 
 
 def treebank_hash() -> str:

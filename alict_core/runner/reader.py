@@ -9,7 +9,6 @@ aggregate table (per LC × model × test type × kind), never by the number of c
 from __future__ import annotations
 
 import math
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import pyarrow.dataset as ds
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import read_json
+from alict_core.runner.store import pid_alive, unfinished_runs
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
 RESULT_COLUMNS = ["case_id", "lc_id", "capability", "test_type", "kind", "seed_id", "text", "expected", "model",
@@ -60,16 +60,6 @@ class RowFilter:
         for part in parts[1:]:
             expression = expression & part
         return expression
-
-
-def pid_alive(progress: dict[str, Any]) -> bool:
-    """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
-    if progress.get("host") not in (None, socket.gethostname()):
-        return True
-    from alict_core.models.artefacts import process_alive
-
-    pid = progress.get("pid")
-    return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)
 
 
 def _count(value: Any) -> int:
@@ -143,8 +133,6 @@ def running_runs(root: Path) -> list[dict[str, Any]]:
     Each is :func:`progress_view` of :func:`alict_core.runner.store.unfinished_runs`' progress plus ``"run_id"``,
     ``"run_dir"`` and ``"updated_at"``.
     """
-    from alict_core.runner.store import unfinished_runs
-
     return [{**progress_view(p), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
              "updated_at": float(p.get("updated_at") or 0)} for p in unfinished_runs(root)]
 

@@ -29,6 +29,7 @@ from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.memory_cache import MemoryPredictionCache
 
 Progress = Callable[[int, int, str], None]
+CaseFilter = Callable[[TestCase], bool]  # True: leave the case out of the run (e.g. review's RejectionFilter)
 RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html",
              "request.json")
 
@@ -147,6 +148,15 @@ def _check_texts(cases: Sequence[TestCase]) -> None:
             check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
 
 
+def drop_excluded(cases: Sequence[TestCase], exclude: CaseFilter) -> tuple[list[TestCase], int]:
+    """``cases`` without those ``exclude`` names (asked seeds first: a seed decides its expansions), and how many."""
+    seeds_first = sorted(range(len(cases)), key=lambda i: cases[i].kind != "seed")
+    drop = {i for i in seeds_first if exclude(cases[i])}
+    if not drop:
+        return list(cases), 0
+    return [c for i, c in enumerate(cases) if i not in drop], len(drop)
+
+
 def run_suite(
     cases: Sequence[TestCase],
     models: Iterable[Model | str],
@@ -155,15 +165,16 @@ def run_suite(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
     cache_root: Path | None = None,
-    include_rejected: bool = False,
+    exclude: CaseFilter | None = None,
 ) -> "RunResult":
     """Run every case through every model and evaluate MFT/INV/DIR expectations.
 
     Identical texts are predicted once per model; predictions are cached on disk under
     ``config.artefact_dir("predictions")`` keyed by (model fingerprint, text hash), so a killed or
     cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
-    ``should_stop()`` is polled between batches and raises ``RunCancelled``. Cases reviewers rejected
-    (``alict_core.review``) are left out unless ``include_rejected``; ``extra["review_excluded"]`` counts them.
+    ``should_stop()`` is polled between batches and raises ``RunCancelled``. ``exclude(case)`` True leaves a
+    case out, asked seeds first (the caller hands in review's ``RejectionFilter()`` to leave out the cases
+    reviewers rejected; None: every case runs); ``extra["review_excluded"]`` counts them.
     """
     from alict_core.common.limits import limits
 
@@ -172,11 +183,7 @@ def run_suite(
                          f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
     models = _resolve(models)
     cases = list(cases)
-    excluded = 0
-    if not include_rejected:
-        from alict_core.review.writeback import drop_rejected
-
-        cases, excluded = drop_rejected(cases)
+    cases, excluded = drop_excluded(cases, exclude) if exclude is not None else (cases, 0)
     texts = distinct(t for case in cases for t in case.texts())
     _check_texts(cases)
     hashes = text_hashes(texts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,7 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     Each is its progress dict plus ``"run_dir"`` and ``"alive"``: False when its status is "running" but the
     writing process (on this host) is gone — killed; running the same inputs again resumes it.
     """
-    from alict_core.runner.reader import pid_alive
-    from alict_core.runner.stream import read_progress
+    from alict_core.runner.folders import read_progress
 
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
@@ -123,3 +123,13 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
 
 
     return True
+
+
+def pid_alive(progress: dict[str, Any]) -> bool:
+    """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
+    if progress.get("host") not in (None, socket.gethostname()):
+        return True
+    from alict_core.models.artefacts import process_alive
+
+    pid = progress.get("pid")
+    return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)

@@ -57,7 +57,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     shard_ok,
     work_folder,
 )
-from alict_core.runner.run import Progress, RunCancelled
+from alict_core.runner.run import CaseFilter, Progress, RunCancelled
 
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 MAX_SHARD_SIZE = 10_000_000
@@ -186,9 +186,9 @@ class _RunHash:
         return self.digest.hexdigest()[:16]
 
 
-def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, include_rejected: bool,
+def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, exclude: CaseFilter | None,
                        progress: Progress | None) -> tuple[_RunHash, list[int], int]:
-    """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases rejected by reviewers).
+    """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases ``exclude`` left out).
 
     A shard closes once it holds ``shard_size`` cases and the next case starts another seed group, so a seed and
     its expansions (given one after the other) stay together. A seed id that reappears after its shard closed is
@@ -200,11 +200,6 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
     folder.mkdir(parents=True, exist_ok=True)
     run_hash, excluded = _RunHash(), 0
     sizes: list[int] = []
-    rejected = None
-    if not include_rejected:
-        from alict_core.review.writeback import RejectionFilter
-
-        rejected = RejectionFilter()  # rejected cases and the expansions of rejected seeds (seeds come first)
     handle = None
     last_seed: str | None = None
     closed: set[str] = set()  # seed ids of closed shards
@@ -213,7 +208,7 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
         for case in cases:
             if not isinstance(case, TestCase):
                 raise AlictError(f"a run takes TestCase objects, got {type(case).__name__}")
-            if rejected is not None and rejected(case):
+            if exclude is not None and exclude(case):
                 excluded += 1
                 continue
             for text in case.texts():
@@ -286,7 +281,7 @@ def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
 def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_dir: Path | None = None,
                   shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int = 64,
                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-                  cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
+                  cache_root: Path | None = None, extra: dict | None = None, exclude: CaseFilter | None = None,
                   plugins: Sequence[str] = (), root: Path | None = None,
                   extra_files: Mapping[str, Any] | None = None,
                   executor_options: Mapping[str, Any] | None = None,
@@ -297,7 +292,9 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     ``<runs root>/<run_id>``. A re-run with the same inputs resumes after the last finished shard; a finished
     run is returned as it is. ``progress(done, total, message)`` counts cases (``total`` 0 while cases are
     prepared). ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards
-    are kept and ``RunCancelled`` is raised. Cases reviewers rejected are left out unless ``include_rejected``.
+    are kept and ``RunCancelled`` is raised. ``exclude(case)`` True leaves a case out (asked in the given order,
+    a seed before its expansions): the caller hands in review's ``RejectionFilter()`` to leave out what
+    reviewers rejected; None runs every case.
     ``plugins``: modules a worker imports before building the models (models registered outside the core).
     ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
     name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
@@ -326,7 +323,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         clean_pending(root)
         staging = staging_dir(root, ".stream.tmp-")
         try:
-            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
+            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, exclude,
                                                            progress)
             if not sizes:
                 raise AlictError("no test cases to run" + (f" ({excluded} rejected by reviewers left out)"

@@ -25,8 +25,7 @@ import numpy as np
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json, hash_text
 from alict_core.common.jsonl import new_temp_file, write_json
-from alict_core.harden.export import export_settings, read_split
-from alict_core.harden.guards import check_export_test_split
+from alict_core.harden.export import check_export_test_split, export_settings, read_split
 from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
 
 Progress = Callable[[int, int, str], None]

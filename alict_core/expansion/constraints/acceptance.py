@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from alict_core.expansion.constraints.base import ExpansionError, field_of
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, NOUN_TAGS, _article_mismatch, _slot_problem
 
 CONSTRAINTS_VERSION = "1"  # part of the expansion key: bump when a check or a default changes
@@ -256,8 +257,6 @@ def resolve_constraints(overrides: Mapping[str, Mapping[str, Any]] | None = None
                         min_word_score: float | None = None, where: str = "expansion.checks") -> Constraints:
     """``DEFAULT_CHECKS`` with a spec's overrides (``{name: {param: value, "enabled": bool}}``); an unknown
     check or parameter is one clear error naming it. ``min_word_score`` (the CLI's) sets ``weak_fill``'s."""
-    from alict_core.expansion.constraints.fill_checks import ExpansionError
-
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(CHECK_NAMES))
     if unknown:
@@ -285,8 +284,6 @@ def resolve_constraints(overrides: Mapping[str, Mapping[str, Any]] | None = None
 
 def constraints_of(spec: Any, min_word_score: float | None = None) -> Constraints:
     """The constraints of an LC spec (``spec.expansion.checks``), or the defaults."""
-    from alict_core.expansion.constraints.fill_checks import field_of
-
     expansion = field_of(spec, "expansion")
     overrides = field_of(expansion, "checks") if expansion is not None else None
     lc = field_of(spec, "id", "")

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from alict_core.common.errors import AlictError
 from alict_core.expansion.constraints.acceptance import FillContext, constraints_of
+from alict_core.expansion.constraints.base import ExpansionError, field_of
 from alict_core.expansion.constraints.corpus_stats import load_corpus_stats
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE
 
@@ -30,10 +31,6 @@ MASK = "[MASK]"
 CHECKS = ("pos", "polarity", "predicates", "protected", "fluency")
 DEFAULT_ALLOWED_POLARITY = ("neutral",)
 PredicateCheck = Callable[[Any, Any, str], tuple[bool, str]]
-
-
-class ExpansionError(AlictError):
-    """A masked sentence, seed or fill that cannot be expanded (message names which one)."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +63,6 @@ class FillVerdict:
 
 
 # ------------------------------------------------------------------------------------ helpers
-
-
-def field_of(obj: Any, name: str, default: Any = None) -> Any:
-    """Attribute or dict key ``name`` (seeds and masked sentences may be objects or dicts)."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def masked_tokens(masked: Any) -> tuple[list[str], list[int], list[str]]:

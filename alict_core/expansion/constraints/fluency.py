@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from alict_core.expansion.constraints.base import ExpansionError
+
 RULES_VERSION = "8"  # part of every expansion artefact's key: bump when a rule changes
 DEFAULT_MIN_WORD_SCORE = 0.05  # judged on full-profile fills: 0.02 let in 70 % more fills, most of them wrong
 NAME_TAGS = frozenset({"NNP", "NNPS"})
@@ -76,8 +78,6 @@ _A_VOWEL_LETTER = ("one", "once", "uni", "use", "usu", "usa", "euro", "eu", "ewe
 
 def checked_min_word_score(value: float) -> float:
     """``value`` as the weak-fill floor, or the one message saying it must lie in [0, 1)."""
-    from alict_core.expansion.constraints.fill_checks import ExpansionError
-
     if not 0.0 <= float(value) < 1.0:
         raise ExpansionError(f"expand(): min_word_score must be in [0, 1), got {value}")
     return float(value)
