@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import presses, runs, widgets
+from alict_app import presses, run_picker, runs
 from alict_app.formatting import literal
 from alict_app.guard import show_error
 
@@ -48,14 +48,11 @@ def show_notice(where: str, suite_task: str) -> None:
 
 def create_task_form(suite_task: str) -> None:
     """Sample a new review task from one of the app's finished runs."""
-    finished = runs.list_runs(suite_task)
-    widgets.copied_runs_note()
-    if not finished:
+    keys, labels = run_picker.task_runs(suite_task)
+    if not keys:
         st.caption("Finish a run on the Run page (or use `python -m alict_core review sample`) to sample cases.")
         return
     with st.form("review_create"):
-        keys = [r["key"] for r in finished]
-        labels = {r["key"]: runs.describe_run(r) for r in finished}
         key = st.selectbox("Run to sample from", keys, format_func=lambda k: labels[k])
         name = st.text_input("Review task name", max_chars=100)
         c1, c2, c3, c4 = st.columns(4)

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import backends, presses, runs, spec_store, state, widgets
+from alict_app import backends, presses, run_picker, runs, spec_store, state
 from alict_app.guard import show_error
 from alict_app.progress import duration_text, eta_text
 from alict_core.models.run_scope import run_scope
@@ -127,7 +127,7 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any]) -> None:
 
 def shown(task: str, key: str, cached: bool) -> None:
     """The finished run is the one the run picker shows next; its result here."""
-    widgets.remember_run(task, runs.resolve(key))
+    run_picker.remember_run(task, runs.resolve(key))
     show_result(key, cached=cached)
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from alict_app import case_explainer, explorer_data, paged_explorer, runs, state, widgets
+from alict_app import case_explainer, explorer_data, paged_explorer, run_picker, runs, state, widgets
 from alict_app.failure_views import case_table, choose_case, filter_bar, grouping, overview
 from alict_app.guard import run_page
 from alict_core.analysis.explore import apply_filters, pass_to_fail_candidates
@@ -20,7 +20,7 @@ from alict_core.analysis.explore import apply_filters, pass_to_fail_candidates
 
 def main() -> None:
     widgets.header("Failures", "Where the models fail, on which words and templates, and why.")
-    key = widgets.run_picker(state.get("task"))
+    key = run_picker.run_picker(state.get("task"))
     if key is None:
         return
     if runs.is_big(key):  # aggregates and one page of rows (alict_app.paged_explorer)
