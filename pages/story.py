@@ -61,7 +61,8 @@ def main() -> None:
     if key is None:
         return
     story = story_data.load(key)  # precomputed when the run finished (alict_core.report.story)
-    disputed, confirmed = set(), set()
+    disputed: set[tuple[str, str]] = set()
+    confirmed: set[tuple[str, str]] = set()
     with guarded("reading the reviews"):
         disputed, confirmed = story_data.review_keys(task)
     top, left_out = story_data.cards(key, story, disputed, confirmed)
