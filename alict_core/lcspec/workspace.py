@@ -10,8 +10,8 @@ import os
 import re
 from pathlib import Path
 
+from alict_core.common import jsonl
 from alict_core.common.errors import SpecError
-from alict_core.common.jsonl import atomic_path, new_temp_file
 from alict_core.lcspec.loader import specs_in, workspace_spec_file
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,79}$")
@@ -63,11 +63,11 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
     if target.exists() and not overwrite:
         raise exists
     if overwrite:
-        with atomic_path(target) as tmp:
+        with jsonl.atomic_path(target) as tmp:
             tmp.write_text(body, encoding="utf-8")
         return target
     target.parent.mkdir(parents=True, exist_ok=True)  # the first spec saved for a task makes its folder
-    tmp = new_temp_file(target)
+    tmp = jsonl.new_temp_file(target)  # looked up at the call (tests put a racing session in its place)
     try:
         tmp.write_text(body, encoding="utf-8")
         os.link(tmp, target)  # atomic, and only if no file of that name appeared since the check
