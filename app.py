@@ -1,7 +1,8 @@
 """ALiCT Studio — Streamlit entry point: ``streamlit run app.py``.
 
-Navigation over six pages (files in ``pages/``); the sidebar holds the task, corpus, models and
-backend status. Models load lazily on the pages that need them, so the first paint is fast.
+Navigation over ten pages (files in ``pages/``; in demo mode the Story and three read-only pages); the
+sidebar holds the task, corpus, models and backend status. Models load lazily on the pages that need them, so
+the first paint is fast.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import yaml
 from alict_core import lcspec as core_spec
 from alict_core.common.hashing import hash_json
 from alict_core.lcspec import LCSpec
+from alict_core.lcspec.workspace import discard_workspace_copy
 
 
 def spec_dirs(task: str) -> list[Path]:
@@ -56,11 +57,7 @@ def is_user_spec(spec: LCSpec) -> bool:
 def discard_user_copy(spec: LCSpec) -> Path | None:
     """Delete the workspace copy of a spec, ``.yaml`` or ``.yml`` (the built-in of the same id applies again);
     the deleted path."""
-    target = core_spec.workspace_spec_file(spec.task, spec.id)
-    if target is None:
-        return None
-    target.unlink(missing_ok=True)
-    return target
+    return discard_workspace_copy(spec.task, spec.id)
 
 
 def builtin_text(spec: LCSpec) -> str | None:

@@ -257,39 +257,77 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     task = str(field_of(spec, "task", "") or (field_of(seeds[0], "task") if seeds else ""))
     timings: dict[str, float] = {}
 
-    # 1. parse
     started = time.perf_counter()
+    trees = _parse(seeds, parser, batch_size, report)
+    timings["parse"] = time.perf_counter() - started
+    started = time.perf_counter()
+    flat = _masked_sentences(seeds, trees, masker, constraints, top_k_productions, max_masks, report)
+    timings["mask"] = time.perf_counter() - started
+    started = time.perf_counter()
+    prepared = [(si, m, *masked_tokens(m)) for si, m in flat]
+    suggestions = _suggest(prepared, suggester, top_k_words, batch_size, report)
+    timings["suggest"] = time.perf_counter() - started
+    started = time.perf_counter()
+    candidates = _candidates(seeds, prepared, suggestions, top_k_words)
+    verdicts = _validate(seeds, spec, candidates, constraints, corpus, predicate_check, min_word_score, batch_size,
+                         report)
+    candidates, verdicts = best_per_text(candidates, verdicts)
+    timings["validate"] = time.perf_counter() - started
+    started = time.perf_counter()
+    check_neighbour_likelihood(seeds, candidates, verdicts, constraints, suggester, max_per_seed, batch_size)
+    timings["likelihood"] = time.perf_counter() - started
+
+    rows = _rows(seeds, candidates, verdicts, max_per_seed, lc_id, task)
+    counts = {lc_id: {"seeds": len(seeds), "masked": len(flat), "suggestions": len(rows),
+                      "accepted": sum(r["accepted"] for r in rows),
+                      "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]}),
+                      "rejected": rejection_counts(rows)}}
+    result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
+    if use_cache:
+        from alict_core.common.manifest import write_file_manifest
+
+        result.to_jsonl(path)
+        write_file_manifest(path, "expansions", key, len(rows))
+    return result
+
+
+def _parse(seeds: list[Any], parser: Any, batch_size: int, report: ProgressFn) -> list[Any]:
+    """Step 1: a parse tree per seed, in batches."""
     trees: list[Any] = []
     token_lists = [str(field_of(s, "text")).split() for s in seeds]
     for start in range(0, len(seeds), batch_size):
         trees.extend(parser.parse_batch(token_lists[start:start + batch_size]))
         report(min(start + batch_size, len(seeds)), len(seeds), "parse")
-    timings["parse"] = time.perf_counter() - started
+    return trees
 
-    # 2. masked sentences
-    started = time.perf_counter()
+
+def _masked_sentences(seeds: list[Any], trees: list[Any], masker: Masker, constraints: Constraints,
+                      top_k_productions: int, max_masks: int, report: ProgressFn) -> list[tuple[int, Any]]:
+    """Step 2: (seed index, masked sentence) of every masked sentence whose slots the slot constraints allow."""
     masked_by_seed: list[list[Any]] = []
     for i, (seed, tree) in enumerate(zip(seeds, trees, strict=True)):
         masked_by_seed.append(list(masker(str(field_of(seed, "id")), tree, top_k_productions, max_masks)))
         report(i + 1, len(seeds), "mask")
     slot_checks = constraints.at("slot")
-    flat = [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms
+    return [(si, m) for si, ms in enumerate(masked_by_seed) for m in ms
             if all(slot_allowed(masked_tokens(m)[2], params) is None for _, params in slot_checks)]
-    timings["mask"] = time.perf_counter() - started
 
-    # 3. suggestions, batched across all masked sentences
-    started = time.perf_counter()
-    prepared = [(si, m, *masked_tokens(m)) for si, m in flat]
+
+def _suggest(prepared: list[tuple[Any, ...]], suggester: Any, top_k_words: int, batch_size: int,
+             report: ProgressFn) -> list[Any]:
+    """Step 3: the masked LM's suggestions, batched across all masked sentences."""
     texts = [" ".join(tokens) for _, _, tokens, _, _ in prepared]
     suggestions: list[Any] = []
     for start in range(0, len(texts), batch_size):
         suggestions.extend(suggester.suggest(texts[start:start + batch_size], top_k=top_k_words))
         report(min(start + batch_size, len(texts)), len(texts), "suggest")
-    timings["suggest"] = time.perf_counter() - started
+    return suggestions
 
-    # 4. candidates, each distinct text tagged once (one spaCy pass), validated; per seed and text the
-    #    best-judged candidate is kept (the same text can come from slots with different tags)
-    started = time.perf_counter()
+
+def _candidates(seeds: list[Any], prepared: list[tuple[Any, ...]], suggestions: list[Any],
+                top_k_words: int) -> list[dict[str, Any]]:
+    """Step 4a: every fill that changes the seed, with its protected-span check (check 4 first: it needs no
+    tagging)."""
     candidates: list[dict[str, Any]] = []
     for (si, m, tokens, positions, _tags), fills in zip(prepared, suggestions, strict=True):
         seed_text = str(field_of(seeds[si], "text"))
@@ -301,8 +339,15 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
             if " ".join(expanded) != seed_text:
                 candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded,
                                    "best_score": best_score, "positions": positions,
-                                   # check 4 first: it needs no tagging
                                    "protected": check_protected(seed_text, spans, expanded, positions)})
+    return candidates
+
+
+def _validate(seeds: list[Any], spec: Any, candidates: list[dict[str, Any]], constraints: Constraints, corpus: Any,
+              predicate_check: PredicateCheck | None, min_word_score: float, batch_size: int,
+              report: ProgressFn) -> list[Any]:
+    """Step 4b: each candidate's verdicts; each distinct text is tagged once (one spaCy pass) and its predicates
+    checked once per seed (the same text can come from slots with different tags)."""
     unique = list(dict.fromkeys(" ".join(c["tokens"]) for c in candidates if c["protected"][0]))
     tagged_by_text = dict(zip(unique, tag_token_lists([t.split(" ") for t in unique]), strict=True)) if unique else {}
     allowed = allowed_polarity_of(spec)
@@ -324,24 +369,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                                       constraints=constraints, best_score=cand["best_score"], corpus=corpus))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")
-    candidates, verdicts = best_per_text(candidates, verdicts)
-    timings["validate"] = time.perf_counter() - started
-    started = time.perf_counter()
-    check_neighbour_likelihood(seeds, candidates, verdicts, constraints, suggester, max_per_seed, batch_size)
-    timings["likelihood"] = time.perf_counter() - started
-
-    rows = _rows(seeds, candidates, verdicts, max_per_seed, lc_id, task)
-    counts = {lc_id: {"seeds": len(seeds), "masked": len(flat), "suggestions": len(rows),
-                      "accepted": sum(r["accepted"] for r in rows),
-                      "seeds_expanded": len({r["seed_id"] for r in rows if r["accepted"]}),
-                      "rejected": rejection_counts(rows)}}
-    result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
-    if use_cache:
-        from alict_core.common.manifest import write_file_manifest
-
-        result.to_jsonl(path)
-        write_file_manifest(path, "expansions", key, len(rows))
-    return result
+    return verdicts
 
 
 def _neighbour_slots(tokens: Sequence[str], positions: Sequence[int]) -> list[tuple[int, int]]:
@@ -419,22 +447,10 @@ def check_neighbour_likelihood(seeds: Sequence[Any], candidates: list[dict[str, 
         return [memo[t] for t in texts]
 
     while True:
-        batch = []
-        for si, queue in queues.items():
-            room = max_per_seed - passed.get(si, 0)
-            while room > 0 and queue:
-                batch.append(queue.pop(0))
-                room -= 1
+        batch = _next_round(queues, passed, max_per_seed)
         if not batch:
             break
-        needed = []
-        for i in batch:  # one suggest call per round: collect every masked text first
-            cand = candidates[i]
-            for j, k in _neighbour_slots(cand["tokens"], cand["positions"]):
-                seed_tokens = str(field_of(seeds[cand["si"]], "text")).split(" ")
-                needed.append(" ".join(MASK_TOKEN if x == j else t for x, t in enumerate(cand["tokens"])))
-                needed.append(" ".join(MASK_TOKEN if x == k else t for x, t in enumerate(seed_tokens)))
-        probability(needed)
+        probability(_neighbour_texts(seeds, candidates, batch))  # one suggest call per round
         for i in batch:
             cand = candidates[i]
             seed_tokens = str(field_of(seeds[cand["si"]], "text")).split(" ")
@@ -447,6 +463,30 @@ def check_neighbour_likelihood(seeds: Sequence[Any], candidates: list[dict[str, 
     for queue in queues.values():
         for i in queue:
             verdicts[i].reasons["fluency"] += "; neighbour_likelihood not checked (the seed's cap was reached)"
+
+
+def _next_round(queues: dict[int, list[int]], passed: dict[int, int], max_per_seed: int) -> list[int]:
+    """The candidates of one round: from each seed's queue, as many as its cap has room for."""
+    batch = []
+    for si, queue in queues.items():
+        room = max_per_seed - passed.get(si, 0)
+        while room > 0 and queue:
+            batch.append(queue.pop(0))
+            room -= 1
+    return batch
+
+
+def _neighbour_texts(seeds: Sequence[Any], candidates: list[dict[str, Any]], batch: list[int]) -> list[str]:
+    """Every masked text the round's check needs (each neighbour of an insertion masked, in the expansion and
+    in the seed), collected first so the round makes one suggest call."""
+    needed = []
+    for i in batch:
+        cand = candidates[i]
+        for j, k in _neighbour_slots(cand["tokens"], cand["positions"]):
+            seed_tokens = str(field_of(seeds[cand["si"]], "text")).split(" ")
+            needed.append(" ".join(MASK_TOKEN if x == j else t for x, t in enumerate(cand["tokens"])))
+            needed.append(" ".join(MASK_TOKEN if x == k else t for x, t in enumerate(seed_tokens)))
+    return needed
 
 
 def best_per_text(candidates: list[dict[str, Any]], verdicts: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:

@@ -160,7 +160,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.common.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.common.manifest import load_checked, write_file_manifest
     from alict_core.parsing import get_parser
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -195,6 +195,26 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     owned = isinstance(executor, str)
     pool = get_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
     started = time.perf_counter()
+    n_shards, tasks = _write_shard_seeds(parts, seeds, shard_size)
+    init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
+            "predicate_check": predicate_check, "batch_size": batch_size}
+    try:
+        _run_shards(pool, init, tasks, n_shards, progress, should_stop)
+    finally:
+        if owned:
+            pool.close()
+    counts, timings, n_rows = _join_parts(path, parts, n_shards, lc_id, started)
+    write_json(meta_path(path), {"key": key, "counts": counts, "settings": key_settings, "timings": timings,
+                                 "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size,
+                                 "executor": pool.name, "workers": pool.workers})
+    write_file_manifest(path, "expansions", key, n_rows)
+    if parts.exists():
+        shutil.rmtree(parts)
+    return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
+
+
+def _write_shard_seeds(parts: Path, seeds: list[Any], shard_size: int) -> tuple[int, list[dict[str, Any]]]:
+    """The number of shards and a task per shard whose part is not on disk yet (its seeds written beside it)."""
     n_shards = (len(seeds) + shard_size - 1) // shard_size
     tasks = []
     for index in range(n_shards):
@@ -204,19 +224,26 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
         seeds_file = parts / f"seeds-{index:05d}.jsonl"
         write_jsonl(seeds_file, (as_dict(s) for s in seeds[index * shard_size:(index + 1) * shard_size]))
         tasks.append({"index": index, "seeds": str(seeds_file), "out": str(out)})
+    return n_shards, tasks
+
+
+def _run_shards(pool: Executor, init: dict[str, Any], tasks: list[dict[str, Any]], n_shards: int,
+                progress: ProgressFn | None, should_stop: Callable[[], bool] | None) -> None:
+    """Expand the missing shards through ``pool``; ``progress(done, n_shards, "shards")`` before and after each."""
     done = n_shards - len(tasks)
     if progress is not None and n_shards:
         progress(done, n_shards, "shards")
-    init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
-            "predicate_check": predicate_check, "batch_size": batch_size}
-    try:
-        for _result in pool.map_shards(ExpandShardWorker, init, tasks, should_stop=should_stop):
-            done += 1
-            if progress is not None:
-                progress(done, n_shards, "shards")
-    finally:
-        if owned:
-            pool.close()
+    for _result in pool.map_shards(ExpandShardWorker, init, tasks, should_stop=should_stop):
+        done += 1
+        if progress is not None:
+            progress(done, n_shards, "shards")
+
+
+def _join_parts(path: Path, parts: Path, n_shards: int, lc_id: str,
+                started: float) -> tuple[dict[str, dict[str, Any]], dict[str, float], int]:
+    """Concatenate the parts, in seed order, into the artefact ``path`` (atomically); its counts, timings and
+    number of rows."""
+    from alict_core.common.manifest import file_manifest_path
 
     counts: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -239,13 +266,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
                               "rejected": {}}}
         timings["wall"] = round(time.perf_counter() - started, 3)
         file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
-    write_json(meta_path(path), {"key": key, "counts": counts, "settings": key_settings, "timings": timings,
-                                 "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size,
-                                 "executor": pool.name, "workers": pool.workers})
-    write_file_manifest(path, "expansions", key, n_rows)
-    if parts.exists():
-        shutil.rmtree(parts)
-    return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
+    return counts, timings, n_rows
 
 
 def _read_summary(path: Path) -> ExpansionSummary:

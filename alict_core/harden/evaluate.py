@@ -248,20 +248,7 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
     result = run_suite(cases, [parent_model, child_model], progress=progress, exclude=RejectionFilter())
     summary = result.summary()
     paired = paired_lc_tests(result, parent_model.name, child_model.name).set_index("lc_id")
-    rows_out = []
-    for lc in dict.fromkeys(c.lc_id for c in cases):
-        before = summary[(summary.lc_id == lc) & (summary.model == parent_model.name)].iloc[0]
-        after = summary[(summary.lc_id == lc) & (summary.model == child_model.name)].iloc[0]
-        test = paired.loc[lc]
-        rows_out.append({"lc_id": lc, "trained": lc in trained, "n_cases": int(before.n_cases),
-                         "fail_before": float(before.fail_rate), "ci_low_before": float(before.ci_low_all),
-                         "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
-                         "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
-                         "delta": float(after.fail_rate - before.fail_rate),
-                         "newly_failing": int(test.newly_failing), "newly_passing": int(test.newly_passing),
-                         "seed_groups": int(test.seed_groups), "diff_low": float(test.diff_low),
-                         "diff_high": float(test.diff_high), "p_value": float(test.p_value),
-                         "p_holm": float(test.p_holm), "regression": bool(test.regression)})
+    rows_out = _lc_rows(cases, summary, paired, parent_model.name, child_model.name, trained)
     comparison = HardenComparison(parent, child, pd.DataFrame(rows_out),
                                   checks={"leak_check": leaks.to_dict(),
                                           "other_lc_cases_excluded_for_overlap": excluded_other})
@@ -283,6 +270,26 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
     if save:
         write_json(version_dir(child) / "evaluation.json", comparison.to_dict())
     return comparison
+
+
+def _lc_rows(cases: list[Any], summary: pd.DataFrame, paired: pd.DataFrame, parent_name: str, child_name: str,
+             trained: set[str]) -> list[dict[str, Any]]:
+    """Per LC of the cases (in their order): both fail rates with their intervals and the paired test."""
+    rows_out = []
+    for lc in dict.fromkeys(c.lc_id for c in cases):
+        before = summary[(summary.lc_id == lc) & (summary.model == parent_name)].iloc[0]
+        after = summary[(summary.lc_id == lc) & (summary.model == child_name)].iloc[0]
+        test = paired.loc[lc]
+        rows_out.append({"lc_id": lc, "trained": lc in trained, "n_cases": int(before.n_cases),
+                         "fail_before": float(before.fail_rate), "ci_low_before": float(before.ci_low_all),
+                         "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
+                         "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
+                         "delta": float(after.fail_rate - before.fail_rate),
+                         "newly_failing": int(test.newly_failing), "newly_passing": int(test.newly_passing),
+                         "seed_groups": int(test.seed_groups), "diff_low": float(test.diff_low),
+                         "diff_high": float(test.diff_high), "p_value": float(test.p_value),
+                         "p_holm": float(test.p_holm), "regression": bool(test.regression)})
+    return rows_out
 
 
 def _run_folder(exported: dict[str, Any]) -> Path:
