@@ -113,6 +113,7 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
     from alict_core.lcspec import load_task_specs
 
     wanted = wanted_seeds(expansions)
+    expansions = list(expansions)  # the rows generated here join the LCs' cases, never the suites' expansions
     chosen = dict(specs) if specs is not None else selected_specs(options.task, options.lcs)
     seeds: list[Any] = []
     if options.seed_files:
