@@ -201,13 +201,11 @@ def story_writer(refs: list[ModelRef]) -> Callable[[Path], Any]:
     return write
 
 
-def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from alict_core.common.jsonl import read_json
+def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, float]]:
+    """Refuse, before any work, outputs that cannot be written, options without effect and an unknown executor;
+    (the executor's options, the ``--fail-threshold`` rates by full LC id)."""
     from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.executors.base import executor_entry
-    from alict_core.runner.stream import group_by_seed, run_streaming
 
     check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report", command_inputs(args))
@@ -220,7 +218,44 @@ def run(args: argparse.Namespace) -> int:
     options = executor_options(args)
     given = parse_thresholds(args.fail_threshold)
     distinct(list(given), "--fail-threshold", key=lambda lc: canonical_lc(args.task, lc))  # LC4=… and lc04=…
-    thresholds = {canonical_lc(args.task, lc): rate for lc, rate in given.items()}
+    return options, {canonical_lc(args.task, lc): rate for lc, rate in given.items()}
+
+
+def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
+    """Print what a finished run says (skipped suite tests, validity, the summary, the run line, warnings);
+    returns its summary table."""
+    import pandas as pd
+
+    from alict_core.common.jsonl import read_json
+
+    meta = read_json(out / "meta.json")
+    for item in skipped:
+        print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
+    if extra.get("validity"):
+        print(extra["validity"]["note"])
+    summary = read_csv(out / "summary.csv")
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
+        cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
+                "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]
+        print(summary[[c for c in cols if c in summary.columns]].round(3).to_string(index=False))
+        print("ci_low_all–ci_high_all: 95 % interval of fail_rate, clustered by seed (a seed and its expansions "
+              "count as one cluster; Wilson on the design-effect-adjusted sample size)")
+    run_extra = meta.get("extra", {})
+    print(f"run {meta['run_id']}: {meta['n_cases']} cases × {len(meta['models'])} models in {meta['n_shards']} "
+          f"shard(s) on {meta['executor']} ({meta['workers']} worker(s)) in {meta['seconds']:.1f}s, saved to {out}")
+    excluded = run_extra.get("review_excluded", 0)
+    if excluded:
+        print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
+    for name, count in run_extra.get("unparsed_answers", {}).items():
+        print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
+              "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
+    return summary
+
+
+def run(args: argparse.Namespace) -> int:
+    from alict_core.runner.stream import group_by_seed, run_streaming
+
+    options, thresholds = checked_run_args(args)
     refs = model_refs(args.models, args.task, trust_pickle=args.trust_pickle)
     plan = planned(args)
     skipped = plan.skipped
@@ -245,36 +280,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         out = run_streaming(cases, [ref.to_dict() for ref in refs], run_dir=Path(args.out) if args.out else None,
-                            shard_size=args.shard_size,
-                            executor=args.executor, workers=args.workers, batch_size=args.batch_size,
-                            progress=progress, extra=extra, include_rejected=args.include_rejected,
-                            executor_options=options,
+                            shard_size=args.shard_size, executor=args.executor, workers=args.workers,
+                            batch_size=args.batch_size, progress=progress, extra=extra,
+                            include_rejected=args.include_rejected, executor_options=options,
                             on_finished=None if getattr(args, "no_story", False) else story_writer(refs))
     finally:
         if bar is not None:
             bar.close()
     del cases, plan
-    meta = read_json(out / "meta.json")
-    for item in skipped:
-        print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
-    if extra.get("validity"):
-        print(extra["validity"]["note"])
-    summary = read_csv(out / "summary.csv")
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
-        cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
-                "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]
-        print(summary[[c for c in cols if c in summary.columns]].round(3).to_string(index=False))
-        print("ci_low_all–ci_high_all: 95 % interval of fail_rate, clustered by seed (a seed and its expansions "
-              "count as one cluster; Wilson on the design-effect-adjusted sample size)")
-    run_extra = meta.get("extra", {})
-    print(f"run {meta['run_id']}: {meta['n_cases']} cases × {len(meta['models'])} models in {meta['n_shards']} "
-          f"shard(s) on {meta['executor']} ({meta['workers']} worker(s)) in {meta['seconds']:.1f}s, saved to {out}")
-    excluded = run_extra.get("review_excluded", 0)
-    if excluded:
-        print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
-    for name, count in run_extra.get("unparsed_answers", {}).items():
-        print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
-              "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
+    summary = print_run(out, skipped, extra)
     if args.report or args.junit or args.summary_json:
         from alict_core.runner import RunResult
 
