@@ -173,6 +173,15 @@ def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, A
     return run_info(Path(folder).name)
 
 
+def run_model_ref(key: str, model_name: str) -> Any:
+    """The ``ModelRef`` of the model called ``model_name`` in run ``key``, as the run's request named it (a CLI run,
+    or a name not found: the registered model of that name), to load it again (explanations, the Story)."""
+    from alict_core.models.refs import ModelRef
+
+    refs = [ModelRef.from_dict(ref) for ref in run_info(key)["request"]["models"]]
+    return next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
+
+
 def describe_run(info: dict[str, Any]) -> str:
     """One line naming a finished run: when, how many LCs, which models, short key."""
     request = info["request"]

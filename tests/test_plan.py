@@ -60,6 +60,11 @@ def test_a_cli_run_and_an_app_run_of_one_request_plan_and_run_the_same_cases(tmp
     pd.testing.assert_frame_equal(summaries[0], summaries[1])
     extra = [json.loads((folder / "meta.json").read_text())["extra"] for folder in (out, app)]
     assert extra[0] == extra[1] and list(extra[0]) == ["validity"] and extra[0]["validity"]["kept_flagged"] is False
+    from alict_core.models.refs import ModelRef
+
+    # the Failures and Story pages load a run's model again by its name in the run, as a ModelRef
+    assert runs.run_model_ref(app.name, "vader") == ModelRef("vader", {}, "vader")
+    assert runs.run_model_ref(app.name, "textblob") == ModelRef("textblob")  # not in the request: as registered
 
 
 def test_the_plan_of_cli_options_equals_the_plan_of_app_shaped_input():
@@ -146,6 +151,9 @@ def test_model_refs_are_parsed_once_into_typed_records():
                          ("openai-chat:base_url=http://h/v1", "give model=<model name>")]:
         with pytest.raises(AlictError, match=needle):
             model_refs(text, "sentiment")
+    mine = ModelRef("static", {"path": "p.jsonl", "task": "sentiment", "name": "stored"}, "stored")
+    assert mine.answers_to("stored") and mine.answers_to("static") and not mine.answers_to("p")
+    assert mine.run_name() == "stored" and ModelRef("static", {"path": "/w/p.jsonl"}).run_name() == "p"
     for bad in ({"kwargs": {}}, {"name": "vader", "kwargs": ["x"]}, "vader"):
         with pytest.raises(AlictError):
             ModelRef.from_dict(bad)  # type: ignore[arg-type]

@@ -62,6 +62,10 @@ class ModelRef:
             return f"chat:{kwargs['model']}"
         return self.name
 
+    def answers_to(self, name_in_run: str) -> bool:
+        """Whether a run's model called ``name_in_run`` is this one (its label, registry name or ``name=``)."""
+        return name_in_run in (self.label, self.name, self.kwargs.get("name"))
+
     def build(self) -> Model:
         """The model (``get_model``: once per process per name and arguments)."""
         return get_model(self.name, **dict(self.kwargs))
