@@ -11,12 +11,15 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
 from alict_core.common.errors import AlictError, ArtefactMissingError
 from alict_core.common.registry import Registry
+
+if TYPE_CHECKING:
+    from alict_core.models.refs import ModelRef
 
 BUILD_HINT = {
     "parser": "build it with `python -m alict_core build parser`",
@@ -230,7 +233,6 @@ def _suggester(name: str, artefact: str) -> Any:
 
 @st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
 def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
-    import alict_core.harden.versions  # noqa: F401 - installs the resolver of retrained versions (name@hash)
     from alict_core.models import get_model
 
     started = time.perf_counter()
@@ -272,15 +274,20 @@ def model(registry_name: str, **kwargs: Any) -> Any:
     return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact))
 
 
+def model_of(ref: ModelRef) -> Any:
+    """The model of a reference (user-added models with their arguments). References come from the browser:
+    the trust model checks them here, on every use (``alict_core.models.refs.browser_ref``)."""
+    from alict_core.models.refs import browser_ref
+
+    checked = browser_ref(ref)
+    return model(checked.name, **checked.kwargs)
+
+
 def model_from_ref(ref: dict[str, Any]) -> Any:
-    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models).
+    """``model_of`` a reference stored as {"name": registry name, "kwargs": {...}} (session state, run requests)."""
+    from alict_core.models.refs import ModelRef
 
-    References come from the browser: the trust model checks them here, on every use."""
-    from alict_core.common.trust import browser_model_kwargs
-    from alict_core.models.registry import HUB_MODELS, MODELS
-
-    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}, registered=MODELS,
-                                                     hub_models=HUB_MODELS))
+    return model_of(ModelRef.from_dict(ref))
 
 
 @st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")

@@ -41,10 +41,7 @@ def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison
 
 def model_ref(key: str, model_name: str) -> dict[str, Any]:
     """How to load a run's model again (registry name and arguments), for explanations."""
-    for ref in runs.run_info(key)["request"]["models"]:
-        if model_name in (ref.get("label"), ref["name"], (ref.get("kwargs") or {}).get("name")):
-            return ref
-    return {"name": model_name, "kwargs": {}}
+    return dict(runs.run_model_ref(key, model_name).to_dict())
 
 
 def clear() -> None:

@@ -13,13 +13,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import backends, explorer_data, runs
+from alict_app import backends, runs
 from alict_core.report import story as core_story
 
 
 def model_loader(key: str) -> core_story.ModelLoader:
     """Load a model of run ``key`` by its name in the run (as the run's request named it; cached models)."""
-    return lambda name: backends.model_from_ref(explorer_data.model_ref(key, name))
+    return lambda name: backends.model_of(runs.run_model_ref(key, name))
 
 
 def _stamp(folder: Path) -> tuple[int, ...]:

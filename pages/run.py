@@ -8,15 +8,7 @@ from alict_app import backends, run_monitor, run_view, state, widgets
 from alict_app.guard import guarded, run_page
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
-
-USER_KINDS = {
-    "hf": ("Hugging Face classifier", {"model_id": "hub id or local folder"}),
-    "http": ("JSON HTTP endpoint", {"url": "https://host/predict"}),
-    "openai-chat": ("OpenAI-compatible chat endpoint", {"base_url": "http://localhost:8000/v1", "model": "model name"}),
-    "static": ("stored predictions (CSV/JSONL)", {"path": "file under a workspace folder, or upload below"}),
-    "sklearn": ("scikit-learn/joblib pipeline (server folders in ALICT_PICKLE_DIRS only)",
-                {"path": "/path/to/pipeline.joblib"}),
-}
+from alict_core.models.refs import user_kinds
 
 
 def model_refs(task: str) -> list[dict]:
@@ -52,13 +44,13 @@ def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
 
 
 def add_user_model(task: str) -> None:
-    kind = st.session_state["um_kind"]
-    kwargs = {field: st.session_state.get(f"um_{field}", "").strip() for field in USER_KINDS[kind][1]}
+    kind = user_kinds()[st.session_state["um_kind"]]  # the kinds and their fields: the model registry's entries
+    kwargs = {p.name: st.session_state.get(f"um_{p.name}", "").strip() for p in kind.params}
     problem = user_model_problem(kwargs, st.session_state.get("um_label", "").strip())
     if problem:  # before an upload is saved
         st.session_state["um_problem"] = problem
         return
-    upload = st.session_state.get("um_upload") if kind == "static" else None
+    upload = st.session_state.get("um_upload") if kind.name == "static" else None
     if upload is not None:
         try:  # a callback: an error raised here would escape the page's error boundary
             kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
@@ -67,19 +59,20 @@ def add_user_model(task: str) -> None:
             return
     empty = [field for field, value in kwargs.items() if not value]
     if empty:
-        st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {USER_KINDS[kind][0]}"
+        st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {kind.tags['user_kind']}"
         return
-    label = st.session_state.get("um_label", "").strip() or f"{kind}:{next(iter(kwargs.values()))}"
+    label = st.session_state.get("um_label", "").strip() or f"{kind.name}:{next(iter(kwargs.values()))}"
     kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
-    st.session_state["um_pending"] = {"name": kind, "kwargs": {**kwargs, "name": label}, "label": label, "task": task}
+    st.session_state["um_pending"] = {"name": kind.name, "kwargs": {**kwargs, "name": label}, "label": label,
+                                      "task": task}
 
 
 def user_model_form(task: str) -> None:
     with st.expander("Add your own model (Hugging Face path/id, endpoint, stored predictions)"):
-        kinds = [k for k in USER_KINDS if k in backends.backend_names("model")] or list(USER_KINDS)
-        kind = st.selectbox("Kind", kinds, key="um_kind", format_func=lambda k: USER_KINDS[k][0])
-        for field, hint in USER_KINDS[kind][1].items():
-            st.text_input(field, key=f"um_{field}", placeholder=hint, max_chars=FIELD_CHARS)
+        entries = user_kinds()
+        kind = st.selectbox("Kind", list(entries), key="um_kind", format_func=lambda k: entries[k].tags["user_kind"])
+        for param in entries[kind].params:
+            st.text_input(param.name, key=f"um_{param.name}", placeholder=param.hint, max_chars=FIELD_CHARS)
         if kind == "static":
             st.file_uploader("… or upload the predictions file", type=["csv", "jsonl", "json"], key="um_upload")
         st.text_input("Display name", key="um_label", placeholder="my-model", max_chars=LABEL_CHARS)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
-from alict_core.common import trust
 from alict_core.common.trust import (
     HOSTS_ENV,
     MODEL_ROOTS_ENV,
@@ -22,12 +20,9 @@ from alict_core.common.trust import (
     check_endpoint,
     save_upload,
 )
-from alict_core.models.registry import HUB_MODELS, MODELS
+from alict_core.models.refs import browser_model_kwargs
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
 from alict_core.models.run_scope import run_scope
-
-# the registry hands trust its allow-lists (trust, in common/, never imports the models)
-browser_model_kwargs = partial(trust.browser_model_kwargs, registered=MODELS, hub_models=HUB_MODELS)
 
 
 class Server:
@@ -250,15 +245,15 @@ def make_pipeline_file(path):
 
 def test_cli_refuses_pickles_without_trust_pickle(tmp_path, capsys):
     from alict_core.cli import main
-    from alict_core.commands.run import parse_model_refs, resolve_models
+    from alict_core.models.refs import ModelRef, parse_model_refs, resolve_models
 
     path = make_pipeline_file(tmp_path / "pipe.joblib")
     code = main(["run", "--task", "sentiment", "--models", f"sklearn:path={path}", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "--trust-pickle" in err and "Traceback" not in err
     refs = parse_model_refs(f"vader,sklearn:path={path},name=mine")
-    assert refs == [("vader", {}), ("sklearn", {"path": str(path), "name": "mine"})]
-    assert parse_model_refs("http:url=http://127.0.0.1:8/p") == [("http", {"url": "http://127.0.0.1:8/p"})]
+    assert refs == [ModelRef("vader", {}), ModelRef("sklearn", {"path": str(path), "name": "mine"})]
+    assert parse_model_refs("http:url=http://127.0.0.1:8/p") == [ModelRef("http", {"url": "http://127.0.0.1:8/p"})]
     (model,) = resolve_models(f"sklearn:path={path},name=mine", "sentiment", trust_pickle=True)
     assert model.name == "mine" and model.predict_proba(["good movie"]).argmax() == 2
 

@@ -23,9 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.analysis.fidelity import as_records, fidelity_rows, markdown_table
-    from alict_core.commands.run import read_expansion_rows
     from alict_core.data.corpus import load_corpus
     from alict_core.lcspec import get_spec, load_task_specs
+    from alict_core.plan.inputs import read_expansion_rows
 
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)

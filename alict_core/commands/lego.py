@@ -64,7 +64,9 @@ def _seeds(args: argparse.Namespace) -> list:
     if args.seeds:
         seeds = pipeline.seeds_from_file(args.seeds, args.task)
     elif args.lc:
-        seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
+        from alict_core.plan import lc_seeds
+
+        seeds = pipeline.seeds_from_rows(lc_seeds(args.task, [args.lc], args.max_seeds, []))
     else:
         seeds = pipeline.seeds_from_corpus(args.task, args.corpus_sample, seed=args.seed)
     if args.max_seeds is not None:
@@ -100,11 +102,11 @@ def default_judge(task: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.expand import load_suggester
-    from alict_core.commands.run import model_refs, resolve_models
     from alict_core.common.config import artefact_dir
     from alict_core.common.manifest import check_mergeable, check_output_dir
     from alict_core.lego import pipeline
     from alict_core.models.protocol import model_fingerprint
+    from alict_core.models.refs import model_refs, resolve_models
 
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")

@@ -30,15 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.cases.validity import format_summary, validate
-    from alict_core.commands.run import lc_seeds, read_expansion_rows
     from alict_core.lcspec import load_task_specs
+    from alict_core.plan.inputs import lc_seeds, read_expansion_rows, wanted_seeds
 
     expansions = read_expansion_rows(args.expansions, args.task)
-    wanted: dict[str, set[str]] = {}
-    for row in expansions:
-        if row.get("accepted", True) and "lc_id" in row:
-            wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
-    seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
+    seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted_seeds(expansions))
     specs = {s.id: s for s in load_task_specs(args.task)}
     report = validate(seeds, expansions, task=args.task, specs=specs)
     if args.json:

@@ -13,12 +13,26 @@ from alict_core.common.errors import AlictError
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Param:
+    """One argument a backend takes from its user (a form field, a ``name:key=value`` of the CLI)."""
+
+    name: str
+    hint: str = ""  # an example or what to give (the form's placeholder)
+    required: bool = True
+
+
 @dataclass
 class Entry(Generic[T]):
     name: str
     factory: Callable[..., T]
     description: str = ""
     tags: dict[str, Any] = field(default_factory=dict)
+    params: tuple[Param, ...] = ()  # the arguments its user gives (the form, the CLI and the trust check read them)
+
+    def required(self) -> list[str]:
+        """Names of the parameters that must be given."""
+        return [p.name for p in self.params if p.required]
 
 
 class Registry(Generic[T]):
@@ -28,15 +42,17 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, Entry[T]] = {}
 
-    def register(self, name: str, description: str = "", **tags: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    def register(self, name: str, description: str = "", *, params: tuple[Param, ...] = (),
+                 **tags: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
         def decorator(factory: Callable[..., T]) -> Callable[..., T]:
-            self.add(name, factory, description, **tags)
+            self.add(name, factory, description, params=params, **tags)
             return factory
 
         return decorator
 
-    def add(self, name: str, factory: Callable[..., T], description: str = "", **tags: Any) -> None:
-        self._entries[name] = Entry(name, factory, description, dict(tags))
+    def add(self, name: str, factory: Callable[..., T], description: str = "", *, params: tuple[Param, ...] = (),
+            **tags: Any) -> None:
+        self._entries[name] = Entry(name, factory, description, dict(tags), tuple(params))
 
     def remove(self, name: str) -> None:
         self._entries.pop(name, None)

@@ -34,15 +34,8 @@ MODEL_ROOTS_ENV = "ALICT_MODEL_ROOTS"
 PICKLE_DIRS_ENV = "ALICT_PICKLE_DIRS"
 WORKSPACE_ENV = "ALICT_WORKSPACE_ROOTS"
 UPLOADS = "uploads"
-# Model kinds a browser user may add, with the only arguments the browser may set (each checked below); every
-# other model is used as registered, without arguments.
-BROWSER_KINDS: dict[str, frozenset[str]] = {
-    "hf": frozenset({"model_id", "task", "name"}),
-    "http": frozenset({"url", "task", "name"}),
-    "openai-chat": frozenset({"base_url", "model", "task", "name"}),
-    "static": frozenset({"path", "task", "name"}),
-    "sklearn": frozenset({"path", "task", "name"}),
-}
+# Arguments every model a browser user adds may carry beside its kind's own parameters (its registry entry's).
+BROWSER_COMMON_ARGS = frozenset({"task", "name"})
 
 # Cloud instance-metadata services: never reachable, whatever the allow-list says.
 METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"))
@@ -217,33 +210,35 @@ def check_pickle_allowed(trusted: bool, origin: str = "library") -> None:
         )
 
 
-def browser_model_kwargs(name: str, kwargs: Mapping[str, Any], *, registered: Collection[str],
-                         hub_models: Collection[str]) -> dict[str, Any]:
+def browser_model_kwargs(name: str, kwargs: Mapping[str, Any], *, registered: bool,
+                         params: Collection[str] | None, hub_ids: Collection[str]) -> dict[str, Any]:
     """Check a model reference received from the browser; returns the arguments to build it with.
 
-    Registered models (``registered``: the model registry's names, handed in) are taken as they are (no
-    arguments but ``name``); the user-added kinds are checked against the settings, a Hugging Face id against
-    ``hub_models`` (the registered hub ids) or the model roots. Anything else is refused.
+    The caller hands in what the model registry says of ``name``: whether it is ``registered``, the ``params``
+    of a kind a user may add (None for every other model) and the registered hub ids. Registered models are
+    taken as they are (no arguments but ``name``); the user-added kinds are checked against the settings.
+    Anything else is refused.
     """
     out = dict(kwargs)
-    if name not in registered:
+    if not registered:
         raise TrustError(f"model kind {name!r} is not registered; the app can use only registered models")
-    kind = name if name in BROWSER_KINDS else None
-    if kind is None:
+    if params is None:
         extra = sorted(set(out) - {"name"})
         if extra:
             raise TrustError(f"registered model {name!r} takes no arguments from the app, got {extra}")
         return out
+    kind = name
     if "trusted" in out:
         raise TrustError("the app cannot mark a model as trusted; the server operator sets " + PICKLE_DIRS_ENV)
     if "loopback" in out:
         raise TrustError("the app cannot allow loopback endpoints; the server operator sets " + HOSTS_ENV)
-    extra = sorted(set(out) - BROWSER_KINDS[kind])
+    allowed = BROWSER_COMMON_ARGS | set(params)
+    extra = sorted(set(out) - allowed)
     if extra:
-        raise TrustError(f"a {kind!r} model added in the app takes only {sorted(BROWSER_KINDS[kind])}, got {extra}")
+        raise TrustError(f"a {kind!r} model added in the app takes only {sorted(allowed)}, got {extra}")
     if kind == "hf":
         model_id = str(out.get("model_id", ""))
-        if model_id not in hub_models:
+        if model_id not in hub_ids:
             what = "Hugging Face model (not a registered hub id, so it must be a folder under a model root)"
             out["model_id"] = str(require_inside(model_id, model_roots(), what, MODEL_ROOTS_ENV))
             out["local_files_only"] = True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
@@ -85,11 +85,10 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
     return dedupe(seeds)
 
 
-def seeds_from_lc(task: str, lc: str, max_seeds: int | None = None) -> list[LegoSeed]:
-    """The seeds ALiCT finds for one LC (the same seeds its expansions start from)."""
-    from alict_core.commands.run import lc_seeds
-
-    return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in lc_seeds(task, [lc], max_seeds, []))
+def seeds_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[LegoSeed]:
+    """Lego seeds of ALiCT seed rows (``alict_core.plan.lc_seeds``: an LC's seeds, the ones its expansions start
+    from), handed in by the caller."""
+    return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in rows)
 
 
 def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",

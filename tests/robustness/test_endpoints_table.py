@@ -10,18 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from alict_core.common import trust
 from alict_core.common.errors import ModelError
 from alict_core.common.trust import HOSTS_ENV, TrustError, check_endpoint
-from alict_core.models.registry import HUB_MODELS, MODELS
+from alict_core.models.refs import browser_model_kwargs
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
-
-browser_model_kwargs = partial(trust.browser_model_kwargs, registered=MODELS, hub_models=HUB_MODELS)
 
 SECRET = "db-password-hunter2"
 

@@ -70,13 +70,15 @@ ROWS = [  # (id, argv, needles)
 def no_work(monkeypatch):
     """Any of these is work: reaching one turns the refusal into an internal error (exit 3), failing the row."""
     import alict_core.commands.run as run_command
+    import alict_core.plan as plan
     from alict_core.lego import pipeline
 
     def started(*args, **kwargs):
         raise AssertionError("work started before the repeated name was refused")
 
-    monkeypatch.setattr(run_command, "collect_cases", started)
-    monkeypatch.setattr(run_command, "lc_seeds", started)
+    monkeypatch.setattr(run_command, "make_plan", started)
+    monkeypatch.setattr(plan, "lc_seeds", started)
+    monkeypatch.setattr(plan.inputs, "lc_seeds", started)
     monkeypatch.setattr(pipeline, "seeds_from_file", started)
 
 
