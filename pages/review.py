@@ -13,6 +13,7 @@ import streamlit as st
 from alict_app import presses, runs, state, widgets
 from alict_app.formatting import TASK_TITLES, literal
 from alict_app.guard import guarded, run_page, show_error
+from alict_core.tasks import SENTIMENT
 
 QUESTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "relevance": ("How relevant is the sentence to this linguistic capability?",
@@ -327,7 +328,7 @@ def judge_view(task: Any, reviewer: str) -> None:
 def main() -> None:
     widgets.header("Review", "Judge generated test cases: LC relevance, label and (for expansions) whether the seed's "
                    "label still holds. Model predictions are not shown.")
-    suite_task = state.get("task") or "sentiment"
+    suite_task = state.get("task") or SENTIMENT.name
     review_store = store()
     tasks = review_store.tasks(suite_task)
     with st.expander("New review task", expanded=not tasks):
