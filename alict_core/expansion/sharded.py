@@ -19,18 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 from alict_core.common.config import artefact_dir
 from alict_core.common.jsonl import iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
 from alict_core.common.registry import Registry
+from alict_core.executors import shards
 from alict_core.executors.base import Executor
-from alict_core.executors.shards import (
-    executor_in_use,
-    finish_artefact,
-    finished_or_reset,
-    join_parts,
-    pending_shards,
-    run_shards,
-    shard_count,
-    shard_folder,
-    shard_progress,
-)
 from alict_core.expansion.constraints.acceptance import constraints_of
 from alict_core.expansion.constraints.corpus_stats import load_corpus_stats
 from alict_core.expansion.constraints.fill_checks import ExpansionError, allowed_polarity_of, field_of
@@ -187,20 +177,20 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     mask_fn = MASKERS.create(masker)
     key = expansion_key(seeds, spec, get_parser(parser), suggester_by_name(mlm), mask_fn, key_settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
-    parts = shard_folder(path)
-    found = finished_or_reset(path, "expansions", key, _read_summary, use_cache)
+    parts = shards.shard_folder(path)
+    found = shards.finished_or_reset(path, "expansions", key, _read_summary, use_cache)
     if found is not None:
         return found
     lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
 
     started = time.perf_counter()
-    n_shards = shard_count(len(seeds), shard_size)
+    n_shards = shards.shard_count(len(seeds), shard_size)
     init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
             "predicate_check": predicate_check, "batch_size": batch_size}
-    with executor_in_use(executor, workers) as pool:  # fails before any write
-        tasks = pending_shards(parts, seeds, shard_size, "seeds", as_dict)
-        run_shards(pool, ExpandShardWorker, init, tasks, should_stop=should_stop,
-                   on_result=shard_progress(progress, n_shards, n_shards - len(tasks), "shards"))
+    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
+        tasks = shards.pending_shards(parts, seeds, shard_size, "seeds", as_dict)
+        shards.run_shards(pool, ExpandShardWorker, init, tasks, should_stop=should_stop,
+                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "shards"))
 
     counts: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -218,8 +208,8 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
         timings["wall"] = round(time.perf_counter() - started, 3)
         file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
 
-    n_rows = join_parts(path, parts, n_shards, add_part_meta, before_rename)
-    finish_artefact(path, "expansions", key, n_rows, {
+    n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
+    shards.finish_artefact(path, "expansions", key, n_rows, {
         "key": key, "counts": counts, "settings": key_settings, "timings": timings, "version": EXPANSION_VERSION,
         "shards": n_shards, "shard_size": shard_size, "executor": pool.name, "workers": pool.workers})
     return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)

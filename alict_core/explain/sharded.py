@@ -18,18 +18,8 @@ from typing import Any, Callable, Iterator
 from alict_core.common.config import artefact_dir
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import iter_jsonl, read_jsonl, write_jsonl
+from alict_core.executors import shards
 from alict_core.executors.base import Executor
-from alict_core.executors.shards import (
-    executor_in_use,
-    finish_artefact,
-    finished_or_reset,
-    join_parts,
-    pending_shards,
-    run_shards,
-    shard_count,
-    shard_folder,
-    shard_progress,
-)
 from alict_core.explain.base import ExplainError, ProgressFn, as_cached
 from alict_core.explain.pairs import PairExplanation, compare_pair, run_lc
 
@@ -115,27 +105,27 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
         raise ExplainError("explain: a sharded vocabulary is a list of words (workers receive it as JSON)")
     if vocabulary is not None:
         pair_options["vocabulary"] = list(vocabulary)
-    with executor_in_use(executor, workers) as pool:  # fails before any write
+    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
         rows = _failing_pairs(run, lc_id, model_name, max_pairs)
         name = model_name or (str(rows[0]["model"]) if rows else None)
         fingerprint = content_fingerprint(get_model(name)) if name else None
         key = hash_json({"lc_id": lc_id, "model": name, "fingerprint": fingerprint, "options": pair_options,
                          "pairs": [_pair_row(row) for row in rows]}, length=20)
         path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
-        parts = shard_folder(path)
+        parts = shards.shard_folder(path)
         reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
-        found = finished_or_reset(path, KIND, key, _count_rows, reuse)
+        found = shards.finished_or_reset(path, KIND, key, _count_rows, reuse)
         if found is not None:
             return ExplainedFailures(key, path, lc_id, name, found)
-        n_shards = shard_count(len(rows), shard_size)
-        tasks = pending_shards(parts, rows, shard_size, "pairs", _pair_row)
+        n_shards = shards.shard_count(len(rows), shard_size)
+        tasks = shards.pending_shards(parts, rows, shard_size, "pairs", _pair_row)
         init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
-        run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
-                   on_result=shard_progress(progress, n_shards, n_shards - len(tasks), "explain shards"))
-    join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
-               before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
-    finish_artefact(path, KIND, key, len(rows), {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows),
-                                                 "shards": n_shards, "shard_size": shard_size})
+        shards.run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
+                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "explain shards"))
+    shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
+                      before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
+    meta = {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows), "shards": n_shards, "shard_size": shard_size}
+    shards.finish_artefact(path, KIND, key, len(rows), meta)
     return ExplainedFailures(key, path, lc_id, name, len(rows))
 
 
