@@ -313,8 +313,7 @@ def ready_models(names: list[str]) -> set[str]:
     if embedded:
         from alict_core.models import artefacts
 
-        found = artefacts.locate("classifiers", check=False)
-        ready |= {n for n in embedded if found is not None and (found.path / n / "head.npz").exists()}
+        ready |= artefacts.built_heads(embedded)
     return ready
 
 

@@ -25,7 +25,7 @@ from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import LARGE_ROWS
-from alict_core.runner.store import check_store_folder, copied_from
+from alict_core.runner.store import check_store_folder, copied_from, run_folders
 
 Progress = Callable[[str, float], None]
 
@@ -142,11 +142,9 @@ def copied_runs() -> dict[str, str]:
 def _store_infos() -> Iterator[dict[str, Any]]:
     """``_run_info_at`` of every readable run-store folder; a folder named ``.…`` is a run being written (or left by
     a killed writer) and is left out."""
-    for meta in runs_root().glob("*/meta.json"):
-        if meta.parent.name.startswith("."):
-            continue
+    for folder in run_folders(runs_root()):
         try:
-            yield _run_info_at(str(meta.parent), _info_stamp(meta.parent))
+            yield _run_info_at(str(folder), _info_stamp(folder))
         except (ValueError, KeyError, OSError):
             continue
 

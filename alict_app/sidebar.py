@@ -11,9 +11,10 @@ import streamlit as st
 
 from alict_app import backends, demo, state
 from alict_app.formatting import TASK_TITLES, TASKS
+from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
-CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
+CORPUS_NAMES = {name: task.corpus_title for name, task in TASK_REGISTRY.items()}
 STATE_ICONS = {
     "loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳",
 }

@@ -8,6 +8,7 @@ import streamlit as st
 
 from alict_app import spec_store, state
 from alict_core.common.csvsafe import csv_text
+from alict_core.tasks import HATE_SPEECH
 
 CONTENT_NOTE = ("Content note: the hate-speech task shows real posts from HateXplain and sentences built from them, "
                 "including slurs, insults and threats against groups of people. They are test cases, quoted to show "
@@ -18,7 +19,7 @@ def header(title: str, caption: str, shows_cases: bool = True) -> None:
     """The page title and what the page is for; on the hate-speech task, a content note before any case text."""
     st.title(title)
     st.caption(caption)
-    if shows_cases and state.get("task") == "hate_speech":
+    if shows_cases and state.get("task") == HATE_SPEECH.name:
         st.warning(CONTENT_NOTE, icon=":material/report:")
 
 

@@ -14,12 +14,13 @@ from alict_app.guard import guarded, run_page
 from alict_app.review_judge import judge_view, reset_position
 from alict_app.review_tasks import create_task_form, show_notice, store
 from alict_app.review_writeback import metrics_view
+from alict_core.tasks import SENTIMENT
 
 
 def main() -> None:
     widgets.header("Review", "Judge generated test cases: LC relevance, label and (for expansions) whether the seed's "
                    "label still holds. Model predictions are not shown.")
-    suite_task = state.get("task") or "sentiment"
+    suite_task = state.get("task") or SENTIMENT.name
     review_store = store()
     tasks = review_store.tasks(suite_task)
     with st.expander("New review task", expanded=not tasks):

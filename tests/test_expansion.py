@@ -15,6 +15,7 @@ from alict_core.expansion import (
     tag_token_lists,
     validate_fill,
 )
+from alict_core.expansion.rows import ExpansionRow, SeedFields
 
 ROW_KEYS = {"id", "seed_id", "lc_id", "task", "text", "accepted", "words", "score", "verdicts", "reasons", "masked"}
 
@@ -251,6 +252,7 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     assert len(suggester.calls) == 2 and "the [MASK] movie was fun ." not in suggester.calls[1]
     assert "the french [MASK] was fun ." in suggester.calls[1] and "the [MASK] was fun ." in suggester.calls[1]
     assert all(set(row) >= ROW_KEYS for row in result.rows)
+    assert all(list(row) == list(ExpansionRow.__dataclass_fields__) for row in result.rows)  # one row type
     by_seed = {sid: result.for_seed(sid) for sid in ("LC1-0001", "LC1-0002", "LC1-0003")}
     assert len(by_seed["LC1-0001"]) == 7 and by_seed["LC1-0003"] == []
     accepted = [r["text"] for r in result.accepted("LC1-0001")]
@@ -422,3 +424,17 @@ def test_cli_expand_prints_counts_and_writes_jsonl(tmp_path, monkeypatch, capsys
     jj = out.splitlines()[header + 1].split()  # the per-POS table: every fill here is a JJ slot, none judged
     assert jj[0] == "JJ" and int(jj[1]) == len(rows) and int(jj[2]) == sum(r["accepted"] for r in rows)
     assert jj[3] == "—"
+
+
+def test_seed_fields_read_a_seed_object_or_its_dict_once():
+    @dataclass
+    class SeedObject:
+        id: str
+        text: str
+        lc_id: str = "LC1"
+        task: str = ""
+
+    plain = {"id": "s1", "text": "a fine film .", "lc_id": "", "task": None}
+    assert SeedFields.of(plain, "LC9", "sentiment") == SeedFields("s1", "LC9", "sentiment", "a fine film .")
+    assert SeedFields.of(SeedObject("s2", "fine ."), "LC9", "hate_speech") == SeedFields("s2", "LC1", "hate_speech",
+                                                                                          "fine .")

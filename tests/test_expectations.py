@@ -75,3 +75,18 @@ def test_dir_is_writable_in_a_spec_and_reaches_the_seeds():
             "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\n"
             "search: [{name: g, predicates: [{label: positive}]}]\n"
             "rules: [{name: r, select: g, expected: {direction: {label: positive}}}]\n", "d.yaml")
+
+
+def test_a_case_parses_its_expectation_once_and_the_expectation_makes_the_test_type():
+    from alict_core.cases.testcases import TestCase
+    from alict_core.lcspec.expectations import Directional, Invariance, LabelIs, NotLabel
+
+    assert [e.test_type for e in (LabelIs(("positive",)), NotLabel(("positive",)), Invariance(),
+                                  Directional("positive"))] == ["MFT", "MFT", "INV", "DIR"]
+    case = TestCase("c1", "lc1", "seed", "c1", "fine .", {"kind": "label", "labels": ["positive"], "tolerance": None},
+                    "MFT")
+    assert case.expectation is case.expectation == LabelIs(("positive",))
+    assert case.judged_expectation() == LabelIs(("positive",))
+    assert "expectation" not in case.to_dict()  # the stored form is unchanged
+    legacy = TestCase.from_dict({**case.to_dict(), "test_type": "INV"})  # an INV case stored with a label expectation
+    assert legacy.expectation.test_type == "MFT" and legacy.judged_expectation() == Invariance()

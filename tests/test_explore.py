@@ -205,3 +205,16 @@ def test_validity_hook_fills_the_column_for_every_frame(run):
     assert set(frame.loc[frame["lc_id"] == "sentiment-lc01", "validity"]) == {0.5}
     assert frame.loc[frame["lc_id"] == "sentiment-lc05", "validity"].isna().all()
     assert explorer_frame(run([Keyword("kw")]))["validity"].isna().all()
+
+
+def test_the_explorer_filter_is_the_reader_filter_that_shows_failures_by_default():
+    from alict_core.common.errors import AlictError
+    from alict_core.runner.reader import RowFilter
+
+    assert isinstance(Filters(), RowFilter) and Filters().outcome == "fails" and RowFilter().outcome == "all"
+    assert Filters(("Negation",), ("lc1",), ("vader",), ("MFT",), ("seed",), "all", "t", "w", True) == Filters(
+        capabilities=("Negation",), lcs=("lc1",), models=("vader",), test_types=("MFT",), kinds=("seed",),
+        outcome="all", template="t", word="w", pass_to_fail=True)
+    assert RowFilter(lcs=("lc1",), outcome="fails").expression() is not None
+    with pytest.raises(AlictError, match="filtered by LC, model, test type, kind and outcome only"):
+        RowFilter(word="really").expression()

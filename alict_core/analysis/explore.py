@@ -17,6 +17,7 @@ import pandas as pd
 
 from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.metrics.intervals import CLUSTER_STAT_FIELDS, cluster_stats, clustered_interval, wilson_interval
+from alict_core.runner.reader import RowFilter
 
 GROUP_BY = {"inserted word": "inserted_word", "template": "template", "LC": "lc_label", "capability": "capability",
             "model": "model", "test type": "test_type"}
@@ -95,21 +96,13 @@ def _pass_to_fail(frame: pd.DataFrame) -> pd.Series:
 
 
 @dataclass(frozen=True)
-class Filters:
-    """What the explorer shows; empty tuples and "" mean "no filter"."""
+class Filters(RowFilter):
+    """What the explorer shows: a :class:`RowFilter` that shows the failing cases unless told otherwise."""
 
-    capabilities: tuple[str, ...] = ()
-    lcs: tuple[str, ...] = ()
-    models: tuple[str, ...] = ()
-    test_types: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()  # "seed" / "expansion"
     outcome: str = "fails"  # "fails" | "passes" | "all"
-    template: str = ""
-    word: str = ""
-    pass_to_fail: bool = False  # only expansions that fail while their seed passes
 
 
-def apply_filters(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
+def apply_filters(frame: pd.DataFrame, filters: RowFilter) -> pd.DataFrame:
     """The rows of ``frame`` that every given filter keeps."""
     mask = pd.Series(True, index=frame.index)
     for column, values in (("capability", filters.capabilities), ("lc_id", filters.lcs), ("model", filters.models),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from alict_core.common.errors import AlictError
-from alict_core.lcspec.expectations import KINDS, Expectation, ExpectationError, from_dict
+from alict_core.lcspec.expectations import KINDS, Expectation, ExpectationError, Invariance, from_dict
 from alict_core.seeds.types import expansion_case_id
 
 TEST_TYPES = ("MFT", "INV", "DIR")
@@ -41,6 +42,20 @@ class TestCase:
     variants: tuple[str, ...] = ()
     description: str = ""
     meta: dict = field(default_factory=dict)
+
+    @cached_property
+    def expectation(self) -> Expectation:
+        """The typed expectation, parsed from ``expected`` once per case; its ``test_type`` is the one the
+        expectation makes (an INV case stored with a label expectation, from older artefacts, is judged as
+        invariance: see ``judged_expectation``)."""
+        return from_dict(self.expected, f"case {self.case_id}")
+
+    def judged_expectation(self) -> Expectation:
+        """What the case is judged by: its expectation, or invariance for an INV case stored with a label one."""
+        expectation = self.expectation
+        if self.test_type == "INV" and expectation.test_type == "MFT":
+            return Invariance()
+        return expectation
 
     def texts(self) -> list[str]:
         return [self.text, *self.variants]
@@ -193,8 +208,8 @@ def _expansion_meta(row: Mapping[str, Any], parent: TestCase) -> dict[str, Any]:
 
 
 def expectation_of(case: TestCase) -> Expectation:
-    """The typed expectation of a case (parsed from its stored dict)."""
-    return from_dict(case.expected, f"case {case.case_id}")
+    """The typed expectation of a case (``case.expectation``: parsed once)."""
+    return case.expectation
 
 
 def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:

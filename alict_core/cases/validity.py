@@ -39,6 +39,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from alict_core.cases.expansion_patterns import PATTERN_REASONS, expansion_pattern_defects
 from alict_core.seeds.checks import SEED_REASONS, fragment_defects, seed_defects
 from alict_core.seeds.types import Seed, Segment, expansion_case_id
+from alict_core.tasks import TASKS
 
 REASONS = (
     "double_negation", "repeated_word", "two_final_marks", "stray_punctuation", "lower_case_after_period",
@@ -46,7 +47,7 @@ REASONS = (
     *PATTERN_REASONS,
     *SEED_REASONS,
 )
-CASED_TASKS = frozenset({"sentiment"})
+CASED_TASKS = frozenset(name for name, task in TASKS.items() if task.cased)
 NEGATIONS = frozenset({"not", "n't", "never", "no", "cannot"})
 FINAL_MARKS = frozenset({".", "!", "?"})
 PUNCTUATION = FINAL_MARKS | {",", ";", ":"}

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with its verdicts; a table per inserted POS shows fills, accepted and (from review judgements) judged "
         "valid.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
                         help="LC id (repeatable); default: every LC of the task")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,

@@ -8,6 +8,7 @@ import sys
 
 from alict_core.commands.args import comma_list, float_range, int_range
 from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _evaluate_args(fix)
     fix.set_defaults(handler=run_fix)
     versions = sub.add_parser("versions", help="list retrained model versions")
-    versions.add_argument("--task", choices=["sentiment", "hate_speech"], default=None)
+    add_task_arg(versions)
     versions.set_defaults(handler=run_versions)
     parser.set_defaults(handler=lambda _args: (parser.print_help(), 0)[1])
 
@@ -57,7 +58,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="parent model: minilm-sst, minilm-hatexplain, a version, or "
                    "hf (with --hf-dir)")
     p.add_argument("--hf-dir", default=None, help="local Hugging Face model folder (when --model is a HF model)")
-    p.add_argument("--task", choices=["sentiment", "hate_speech"], default=None, help="task of a HF model")
+    add_task_arg(p, help="task of a HF model")
     p.add_argument("--lc-share", type=float_range(0.01, 0.99), default=None,
                    help="share of LC cases in the training mix (default: all)")
     p.add_argument("--max-original", type=int_range(1, 10**9), default=None, help="cap on original training texts")

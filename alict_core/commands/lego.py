@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from alict_core.common.errors import AlictError
+from alict_core.tasks import TASKS, add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "WordNet synonyms and masked-LM fills), and turn every tree edge into a DIR test (see docs/lego.md). "
         "Writes trees.jsonl, cases.jsonl (usable as `run --suite`) and meta.json; with --models also runs them.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--seeds", metavar="FILE", help="seed sentences: .jsonl with 'text' (and 'id'), or one per line"
@@ -97,7 +98,7 @@ def _settings(args: argparse.Namespace):
 
 
 def default_judge(task: str) -> str:
-    return "minilm-sst" if task == "sentiment" else "minilm-hatexplain"
+    return TASKS[task].offline_model
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from alict_core.commands.run import add_export_options, check_export_paths, check_outputs_apart, parse_thresholds
 from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
     parser.add_argument("--export", default=None,
                         help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
-    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"],
-                        help="task of the run (for the CheckList export)")
+    add_task_arg(parser, help="task of the run (for the CheckList export)")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="threshold for --junit/--summary-json; exit 1 when an LC × model exceeds it "
                         "('*': every LC)")

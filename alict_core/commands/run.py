@@ -12,6 +12,7 @@ from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
 from alict_core.models.refs import ModelRef, model_refs
 from alict_core.plan import Plan, PlanOptions, make_plan
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run linguistic-capability tests through models, store per-case and per-LC results, "
         "and optionally fail (exit 1) when an LC's fail rate exceeds a threshold.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--models", required=True,
                         help="comma-separated registered model names; a model kind takes arguments after a colon, "
                         "e.g. vader,sklearn:path=pipe.joblib,name=mine (task defaults to --task)")

@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from alict_core.commands.args import int_range
 from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Search the task's corpus (SST for sentiment, HateXplain for hate_speech) with each LC spec, "
         "apply its generative rules and write one JSONL file of seeds per LC.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", help="LC id (e.g. sentiment-lc04, lc4 or 4); repeatable; default: all")
     parser.add_argument("--spec", type=Path, action="append",
                         help="a spec YAML file to use instead of the shipped ones")

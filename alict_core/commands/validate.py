@@ -6,6 +6,7 @@ import argparse
 import json
 
 from alict_core.commands.args import int_range
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "double negation, repeated words, broken joins, duplicates within an LC, polar or unknown inserted "
         "words, expansions failing their LC. Flagged cases are excluded from `run` unless --keep-flagged.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", default=None, help="LC id (repeatable; default: every LC)")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="cap on seeds per LC (default: the spec's)")

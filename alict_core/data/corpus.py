@@ -13,13 +13,11 @@ from alict_core.common.hashing import hash_files, hash_json
 from alict_core.data.annotate import Annotation, annotate_token_lists, annotator_version
 from alict_core.data.files import data_file
 from alict_core.data.records import TASK_LABELS, LabelledText
+from alict_core.tasks import TASKS
 
 CACHE_FORMAT = 2  # bump when the Parquet columns change
-CORPUS_OF_TASK = {"sentiment": "sst", "hate_speech": "hatexplain"}
-CORPUS_FILES = {
-    "sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"],
-    "hatexplain": ["hatexplain/hatexplain.csv", "hatexplain/post_id_divisions.json"],
-}
+CORPUS_OF_TASK = {name: task.corpus for name, task in TASKS.items()}
+CORPUS_FILES = {task.corpus: list(task.corpus_files) for task in TASKS.values()}
 LEXICON_FILES = [
     "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz",
     "hatecheck/template_placeholders.csv",

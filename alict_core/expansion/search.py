@@ -36,6 +36,7 @@ from alict_core.expansion.constraints.fill_checks import (
     validate_fill,
 )
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION, checked_min_word_score
+from alict_core.expansion.rows import ExpansionRow, SeedFields
 
 # 5: unknown words rejected, length re-checked on the corpus part; 6: the fluency check (and its rules' version);
 # 7: the acceptance constraints (open-class slots, corpus evidence, score margin, neighbour likelihood)
@@ -511,10 +512,11 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
     order = sorted(range(len(candidates)), key=lambda i: (candidates[i]["si"], -candidates[i]["score"]))
     accepted_per_seed: dict[int, int] = {}
     masked_dicts: dict[int, Any] = {}  # a masked sentence is shared by many candidates: convert it once
+    fields = [SeedFields.of(seed, lc_id, task) for seed in seeds]
     rows = []
     for i in order:
         cand, verdict = candidates[i], verdicts[i]
-        seed = seeds[cand["si"]]
+        seed = fields[cand["si"]]
         reasons = dict(verdict.reasons)
         accepted = verdict.ok
         if accepted:
@@ -523,22 +525,14 @@ def _rows(seeds: Sequence[Any], candidates: list[dict[str, Any]], verdicts: list
                 reasons["cap"] = f"valid, but the seed already has {max_per_seed} accepted expansions"
             else:
                 accepted_per_seed[cand["si"]] = accepted_per_seed.get(cand["si"], 0) + 1
-        seed_id = str(field_of(seed, "id"))
         if id(cand["masked"]) not in masked_dicts:
             masked_dicts[id(cand["masked"])] = as_dict(cand["masked"])
-        rows.append({
-            "id": f"{seed_id}-x{hash_json([seed_id, verdict.text], 10)}",
-            "seed_id": seed_id,
-            "lc_id": str(field_of(seed, "lc_id", lc_id) or lc_id),
-            "task": str(field_of(seed, "task", task) or task),
-            "seed_text": str(field_of(seed, "text")),
-            "text": verdict.text,
-            "accepted": accepted,
-            "words": list(cand["words"]),
-            "score": float(cand["score"]),
-            "verdicts": {check: (None if verdict.verdicts[check] is None else bool(verdict.verdicts[check]))
-                         for check in CHECKS},
-            "reasons": reasons,
-            "masked": dict(masked_dicts[id(cand["masked"])]),
-        })
+        rows.append(ExpansionRow(
+            id=f"{seed.id}-x{hash_json([seed.id, verdict.text], 10)}", seed_id=seed.id, lc_id=seed.lc_id,
+            task=seed.task, seed_text=seed.text, text=verdict.text, accepted=accepted, words=list(cand["words"]),
+            score=float(cand["score"]),
+            verdicts={check: (None if verdict.verdicts[check] is None else bool(verdict.verdicts[check]))
+                      for check in CHECKS},
+            reasons=reasons, masked=masked_dicts[id(cand["masked"])],
+        ).to_dict())
     return rows

@@ -18,6 +18,7 @@ from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import write_json
 from alict_core.harden.export import export_settings, read_split, resolve_run, run_rows
 from alict_core.harden.versions import ensure_registered, version_dir
+from alict_core.tasks import TASKS
 
 Progress = Callable[[int, int, str], None]
 CASE_KEYS = ("case_id", "lc_id", "kind", "seed_id", "text", "expected", "test_type", "capability", "task", "variants",
@@ -230,7 +231,7 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         from alict_core.data.splits import task_splits
 
         heldout = task_splits(task)["test"]
-    split_of = source_split_lookup(task) if task in ("sentiment", "hate_speech") else None
+    split_of = source_split_lookup(task) if task in TASKS else None
     leaks = check_no_leaks(train_rows, test_rows, where=f"export {export_dir}",
                            heldout_texts=heldout[0] if use_heldout and heldout else (), source_split=split_of)
     cases = _cases(test_rows)

@@ -27,7 +27,7 @@ from alict_core.harden.split import (
     training_label,
     training_labels,
 )
-from alict_core.runner.store import check_store_folder
+from alict_core.runner.store import check_store_folder, run_folders
 from alict_core.suites.schema import CaseRow
 
 
@@ -67,15 +67,14 @@ def list_runs() -> list[dict[str, Any]]:
 
     out = []
     for store in RUN_STORES:
-        for meta_path in artefact_dir(store).glob("*/meta.json"):
-            if meta_path.parent.name.startswith("."):
-                continue  # a run being written
+        for folder in run_folders(artefact_dir(store)):
+            meta_path = folder / "meta.json"
             try:
                 meta = read_json(meta_path)
                 models = [m["name"] for m in meta["models"]]
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # not a finished run
-            out.append({"id": meta_path.parent.name, "run_id": meta.get("run_id"), "folder": meta_path.parent,
+            out.append({"id": folder.name, "run_id": meta.get("run_id"), "folder": folder,
                         "models": models, "modified": meta_path.stat().st_mtime})
     return sorted(out, key=lambda r: r["modified"], reverse=True)
 

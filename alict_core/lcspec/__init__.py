@@ -15,8 +15,9 @@ from alict_core.lcspec.loader import (
     workspace_spec_file,
 )
 from alict_core.lcspec.schema import SCHEMA_VERSION, LCSpec
+from alict_core.tasks import TASK_NAMES
 
-SPEC_DIRS = {"sentiment": spec_dir("sentiment"), "hate_speech": spec_dir("hate_speech")}
+SPEC_DIRS = {task: spec_dir(task) for task in TASK_NAMES}
 
 __all__ = [
     "LCSpec", "SCHEMA_VERSION", "SPEC_DIRS", "SpecValidationError", "get_spec", "load_spec",

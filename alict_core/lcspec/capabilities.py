@@ -65,9 +65,10 @@ def spec_infos() -> dict[str, LCInfo]:
     """
     from alict_core.common.errors import AlictError
     from alict_core.lcspec import load_task_specs
+    from alict_core.tasks import TASK_NAMES
 
     out: dict[str, LCInfo] = {}
-    for task in ("sentiment", "hate_speech"):
+    for task in TASK_NAMES:
         try:
             out.update({s.id: LCInfo(s.id, s.title, capability_group(s.capability)) for s in load_task_specs(task)})
         except (AlictError, OSError, ValueError):

@@ -6,7 +6,8 @@ stored in seed and case artefacts) and then asked:
 
 - ``describe()``: a short human-readable form ("positive or neutral", "same prediction on variants");
 - ``to_dict()``: the stored form ``{"kind", "labels", "tolerance"[, "direction"]}`` (artefacts stay JSON);
-- ``passes(label)`` (label kinds) or ``evaluate(labels, proba, variant_proba)`` (every kind).
+- ``passes(label)`` (label kinds) or ``evaluate(labels, proba, variant_proba)`` (every kind);
+- ``test_type``: the test type the kind makes (MFT for label kinds, INV, DIR).
 
 The stored dict is the artefact format and is unchanged, so seeds and runs written before stay readable.
 """
@@ -14,7 +15,7 @@ The stored dict is the artefact format and is unchanged, so seeds and runs writt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, ClassVar, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -42,6 +43,7 @@ class LabelIs:
     """MFT: the predicted label is one of ``labels`` (one label: ``label``; several: ``one_of``)."""
 
     labels: tuple[str, ...]
+    test_type: ClassVar[str] = "MFT"
 
     @property
     def kind(self) -> str:
@@ -70,6 +72,7 @@ class NotLabel:
 
     labels: tuple[str, ...]
     kind = "not_label"
+    test_type: ClassVar[str] = "MFT"
 
     def passes(self, predicted: str) -> bool:
         return predicted not in self.labels
@@ -98,6 +101,7 @@ class Invariance:
     tolerance: float = DEFAULT_TOLERANCE
     threshold: float | None = None
     kind = "invariance"
+    test_type: ClassVar[str] = "INV"
 
     def evaluate(self, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray | None = None) -> Outcome:
         if variant_proba is None or not len(variant_proba):
@@ -128,6 +132,7 @@ class Directional:
     direction: str = "up"
     tolerance: float = 0.0
     kind = "direction"
+    test_type: ClassVar[str] = "DIR"
 
     def evaluate(self, labels: Sequence[str], proba: np.ndarray, variant_proba: np.ndarray | None = None) -> Outcome:
         if self.label not in labels:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from alict_core.common import config
 from alict_core.common.errors import SpecError
 from alict_core.lcspec.schema import LCSpec
+from alict_core.tasks import task_list
 
 
 class SpecValidationError(SpecError):
@@ -245,7 +246,7 @@ def load_task_specs(task: str) -> list[LCSpec]:
     Re-read when a file changes."""
     directory = spec_dir(task)
     if not directory.is_dir():
-        raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: sentiment, hate_speech")
+        raise SpecError(f"no spec directory for task {task!r} at {directory}; valid tasks: {task_list()}")
     files = spec_files(task)
     stamp = tuple((p.name, _mtime(p)) for p in files)
     return list(_load_specs_cached(tuple(str(p) for p in files), stamp, task))

@@ -14,6 +14,7 @@ from pydantic import Strict as StrictValue
 
 from alict_core.data.annotate import LEXICON_CLASSES
 from alict_core.data.records import TASK_LABELS
+from alict_core.tasks import HATE_SPEECH
 
 # Numbers in specs are numbers: YAML booleans (and quoted digits) are refused, not read as 1/0; whole numbers
 # fit a machine integer (a 10**30 bound or seed never reaches numpy or the standard library as an overflow)
@@ -399,9 +400,9 @@ class LCSpec(Strict):
             if exp.direction is not None and self.test_type != "DIR":
                 raise ValueError("a direction outcome needs test_type: DIR")
         for search_group in self.search:
-            if search_group.category is not None and self.task != "hate_speech":
+            if search_group.category is not None and self.task != HATE_SPEECH.name:
                 raise ValueError(f"search group {search_group.name!r}: category filters HateXplain posts "
-                                 f"(task hate_speech), not {self.task}")
+                                 f"(task {HATE_SPEECH.name}), not {self.task}")
             for predicate in search_group.predicates:
                 for label in predicate.label or []:
                     if label not in labels:

@@ -17,10 +17,12 @@ from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.data.splits import corpus_rows
 from alict_core.lego.assemble import Assembler, DerivationTree
 from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
 from alict_core.lego.oracles import tree_cases
 from alict_core.lego.settings import LegoSettings
+from alict_core.tasks import TASKS, task_list
 
 BATCH = 32
 
@@ -99,16 +101,10 @@ def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",
     (the app's loaded annotated corpus: the same texts in the same order); by default the raw split is read."""
     if records is not None:
         records = list(records)
-    elif task == "sentiment":
-        from alict_core.data.sst import load_sst_sentences
-
-        records = load_sst_sentences((split,))
-    elif task == "hate_speech":
-        from alict_core.data.hatexplain import load_hatexplain
-
-        records = [r for r in load_hatexplain() if r.split == split]
+    elif task in TASKS:
+        records = corpus_rows(task, (split,))
     else:
-        raise AlictError(f"unknown task {task!r}; valid tasks: sentiment, hate_speech")
+        raise AlictError(f"unknown task {task!r}; valid tasks: {task_list()}")
     if not 1 <= n <= len(records):  # refused before parsing anything (a huge N would parse the whole split)
         raise AlictError(f"--corpus-sample {n:,} is out of range [1, {len(records):,}] (the {split} split "
                          f"of the {task} corpus has {len(records):,} texts)")

@@ -19,7 +19,7 @@ import dataclasses
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from alict_core.common import config
 from alict_core.common.errors import AlictError, ArtefactMissingError
@@ -218,6 +218,12 @@ def require(target: str, root: Path | str | None = None) -> Artefact:
 def is_built(target: str, root: Path | str | None = None) -> bool:
     """Whether any usable artefact of ``target`` exists (no hashing: cheap enough for a status probe)."""
     return locate(target, root, check=False) is not None
+
+
+def built_heads(names: Iterable[str], root: Path | str | None = None) -> set[str]:
+    """The embedded classifiers of ``names`` whose head is built (no hashing: cheap enough for a status probe)."""
+    found = locate("classifiers", root, check=False)
+    return set() if found is None else {name for name in names if (found.path / name / "head.npz").exists()}
 
 
 def built_profile(target: str, profile: str, root: Path | str | None = None) -> Artefact | None:

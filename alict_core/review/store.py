@@ -50,6 +50,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.common.errors import AlictError
+from alict_core.tasks import TASK_NAMES
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
 CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
@@ -564,7 +565,7 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
     return score
 
 
-STORED_TASKS = ("sentiment", "hate_speech")
+STORED_TASKS = TASK_NAMES
 
 
 @contextmanager

@@ -35,16 +35,23 @@ PAIR_COLUMNS = ["case_id", "seed_id", "kind", "model", "passed", "lc_id"]
 
 @dataclass(frozen=True)
 class RowFilter:
-    """Which result rows to count or page through; empty tuples mean "no filter"."""
+    """Which result rows to show, count or page through, in a small run (``alict_core.analysis.explore``) or a
+    big one (this reader); empty tuples and "" mean "no filter"."""
 
+    capabilities: tuple[str, ...] = ()  # small runs only (the explorer's frame)
     lcs: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     test_types: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # "seed" / "expansion"
     outcome: str = "all"  # "fails" | "passes" | "all"
+    template: str = ""  # small runs only
+    word: str = ""  # small runs only: the inserted word of an expansion
     pass_to_fail: bool = False  # only expansions that fail while their seed passes (same model)
 
     def expression(self) -> ds.Expression | None:
+        """The filter over a big run's results parts (which have no capability, template or word columns)."""
+        if self.capabilities or self.template or self.word:
+            raise AlictError("a big run's results are filtered by LC, model, test type, kind and outcome only")
         parts = [ds.field(column).isin(list(values)) for column, values in
                  (("lc_id", self.lcs), ("model", self.models), ("test_type", self.test_types), ("kind", self.kinds))
                  if values]

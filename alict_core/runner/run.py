@@ -10,13 +10,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from alict_core.cases.testcases import TestCase, expectation_of
+from alict_core.cases.testcases import TestCase
 from alict_core.common.batching import distinct
 from alict_core.common.csvsafe import write_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.lcspec.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
+from alict_core.lcspec.expectations import LABEL_KINDS, ExpectationError
 from alict_core.models.defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
@@ -63,11 +63,8 @@ def evaluate_case(
 
     An INV case whose stored expectation is a label one (older artefacts) is judged as invariance.
     """
-    expectation = expectation_of(case)
-    if case.test_type == "INV" and isinstance(expectation, LABEL_KINDS):
-        expectation = Invariance()
     try:
-        outcome = expectation.evaluate(labels, proba, variant_proba)
+        outcome = case.judged_expectation().evaluate(labels, proba, variant_proba)
     except ExpectationError as exc:
         raise AlictError(str(exc)) from None
     return outcome.passed, outcome.n_failing, outcome.first_failing
@@ -226,7 +223,7 @@ def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | 
     examples: list[str | None] = [None] * n
     mft: dict[Any, list[int]] = {}
     for i, case in enumerate(cases):
-        expectation = expectation_of(case)
+        expectation = case.expectation
         if isinstance(expectation, LABEL_KINDS) and not case.variants:
             mft.setdefault(expectation, []).append(i)
             continue
@@ -277,7 +274,7 @@ class RunResult:
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:
         """The case × model table without probabilities, built once (results are immutable)."""
         if "frame" not in self._memo:
-            expected = [describe(c.expected) for c in self.case_list]
+            expected = [c.expectation.describe() for c in self.case_list]
             self._memo["expected"] = expected
             self._memo["frame"] = self._build_frame()
         return self._memo["frame"]
@@ -340,7 +337,7 @@ class RunResult:
             for i in np.flatnonzero(self._pair_mask(o, seed_passed)):
                 case, seed_i = self.case_list[i], int(idx["seed_pos"][i])
                 rows.append((case.lc_id, o.name, case.seed_id, self.case_list[seed_i].text, predicted[seed_i],
-                             case.case_id, case.text, predicted[i], describe(case.expected)))
+                             case.case_id, case.text, predicted[i], case.expectation.describe()))
         return pd.DataFrame(rows, columns=cols)
 
     def pass_to_fail(self) -> pd.DataFrame:

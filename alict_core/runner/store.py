@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.manifest import recover_dir
@@ -15,6 +15,16 @@ def runs_root() -> Path:
     from alict_core.common.config import artefact_dir
 
     return artefact_dir("runs")
+
+
+def run_folders(root: Path) -> Iterator[Path]:
+    """The folders of ``root`` that hold a saved run (a ``meta.json``), in directory order; a folder named
+    ``.…`` is a run being written (or left by a killed writer) and is never one. Reads nothing else."""
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        if not folder.name.startswith(".") and folder.is_dir() and (folder / "meta.json").is_file():
+            yield folder
 
 
 def list_runs(root: Path | None = None) -> list[Path]:
@@ -28,8 +38,7 @@ def list_runs(root: Path | None = None) -> list[Path]:
         return []
     for old in root.glob(".*.old"):  # a swap interrupted between its two renames
         recover_dir(old.with_name(old.name[1:-4]))
-    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()
-            and not (by_id and copied_from(p) is not None)]
+    runs = [p for p in run_folders(root) if not (by_id and copied_from(p) is not None)]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
 
 

@@ -45,6 +45,7 @@ from alict_core.common.hashing import hash_json, hash_text
 from alict_core.common.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
 from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
+from alict_core.executors.shards import run_shards
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
     STOP_FILE,
@@ -385,18 +386,20 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
             return True
         return False
 
+    def record(result: Mapping[str, Any]) -> None:
+        counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
+        state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
+        state["shards_done"] += 1
+        state["cases_done"] += int(result["n_cases"])
+        message = f"shard {state['shards_done']}/{state['n_shards']} done"
+        _write_progress(folder, state, message=message)
+        if progress:
+            progress(state["cases_done"], state["n_cases"], message)
+
     _STOP_HOOKS[key] = stop
     tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
     try:
-        for result in pool.map_shards(RunShardWorker, init, tasks, should_stop=stop):
-            counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
-            state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
-            state["shards_done"] += 1
-            state["cases_done"] += int(result["n_cases"])
-            message = f"shard {state['shards_done']}/{state['n_shards']} done"
-            _write_progress(folder, state, message=message)
-            if progress:
-                progress(state["cases_done"], state["n_cases"], message)
+        run_shards(pool, RunShardWorker, init, tasks, should_stop=stop, on_result=record)
     except (RunCancelled, ExecutorCancelled) as exc:
         _end_unfinished(folder, state, "cancelled", f"stopped after {state['shards_done']} of {state['n_shards']} "
                         "shards; run again to resume")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from alict_core.seeds.types import Seed
+from alict_core.tasks import HATE_SPEECH
 
 SEED_REASONS = (
     "negation_before_adverb", "negated_relative_clause", "negation_outside_scope", "negated_idiom",
@@ -85,7 +86,7 @@ def seed_defects(seed: Seed) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if seed.rule_kind == "replace":
         out += _replace_defects(seed, lower)
-    if seed.rule_kind == "concat" and seed.task == "hate_speech":
+    if seed.rule_kind == "concat" and seed.task == HATE_SPEECH.name:
         out += _stance_defects(seed, lower)
     return out
 

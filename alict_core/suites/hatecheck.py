@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from alict_core.cases.testcases import TestCase
 from alict_core.common.userfiles import duplicate_columns
 from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
+from alict_core.tasks import HATE_SPEECH
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")
 GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-hateful", "nonhateful": "non-hateful",
@@ -82,7 +83,7 @@ def _case(row: dict, where: str, source: str, line_no: int, seen: set[str]) -> T
     return TestCase(
         case_id=case_id, lc_id=f"{source}:{checked.functionality}", kind="seed", seed_id=case_id,
         text=checked.test_case.strip(), expected={"kind": "label", "labels": [gold], "tolerance": None},
-        test_type="MFT", capability=checked.functionality, task="hate_speech",
+        test_type="MFT", capability=checked.functionality, task=HATE_SPEECH.name,
         description=extra["target_ident"] and f"target: {extra['target_ident']}",
         meta={"source": source, **{k: v for k, v in extra.items() if v}},
     )
