@@ -309,11 +309,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     check_run_options(shard_size, workers, batch_size)
     refs = model_refs(models)
     started, started_at = time.monotonic(), time.time()
-    if run_dir is not None:
-        from alict_core.common.manifest import named_dir
-
-        run_dir = named_dir(run_dir)  # `--out .` names the current folder: its siblings need a name
-    root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
+    run_dir, root = _run_dir_and_root(run_dir, root)
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
             "plugins": list(plugins)}
     pool = get_executor(executor, workers, **dict(executor_options or {}))
@@ -339,14 +335,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 done = adopt(staging, work, run_id, shard_size, len(sizes),
                               reuse=folder if work != folder else None)
                 shutil.rmtree(staging, ignore_errors=True)
-                state: dict[str, Any] = {
-                    "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
-                    "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
-                    "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
-                    "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
-                    "executor": pool.name, "workers": pool.workers,
-                    "parts": {str(shard): digest for shard, digest in sorted(done.items())},
-                    "message": f"resuming after {len(done)} finished shards" if done else "started"}
+                state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool)
                 _write_progress(work, state)
                 if progress:
                     progress(state["cases_done"], run_hash.n, state["message"])
@@ -366,6 +355,30 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         raise RunCancelled(str(exc)) from None
     finally:
         pool.close()
+
+
+def _run_dir_and_root(run_dir: Path | None, root: Path | None) -> tuple[Path | None, Path]:
+    """The run folder asked for (named: ``--out .`` names the current folder, whose siblings need a name) and the
+    folder its staging lives in."""
+    if run_dir is not None:
+        from alict_core.common.manifest import named_dir
+
+        run_dir = named_dir(run_dir)
+        return run_dir, Path(run_dir).parent
+    return None, Path(root) if root is not None else _runs_root()
+
+
+def _initial_state(run_id: str, started_at: float, shard_size: int, sizes: Sequence[int], done: Mapping[int, str],
+                   n_cases: int, described: Sequence[Mapping[str, Any]], pool: Any) -> dict[str, Any]:
+    """``progress.json`` of a run starting (or resuming after the ``done`` shards)."""
+    return {
+        "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
+        "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
+        "n_shards": len(sizes), "shards_done": len(done), "n_cases": n_cases,
+        "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
+        "executor": pool.name, "workers": pool.workers,
+        "parts": {str(shard): digest for shard, digest in sorted(done.items())},
+        "message": f"resuming after {len(done)} finished shards" if done else "started"}
 
 
 def _runs_root() -> Path:
