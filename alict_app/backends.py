@@ -300,13 +300,8 @@ def reference_grammar() -> Any:
     return value
 
 
-def model_ready(name: str) -> bool:
-    """False when a registered model needs an offline build that is missing (embedded heads); else True."""
-    return name in ready_models([name])
-
-
 def ready_models(names: list[str]) -> set[str]:
-    """The names of ``names`` that can load without a missing offline build (see ``model_ready``); the built
+    """The names of ``names`` that can load without a missing offline build; the built
     classifiers are looked up once for the whole list."""
     embedded = [n for n in names if backend_tags("model", n).get("kind") == "embedded"]
     ready = {n for n in names if n not in embedded}
@@ -371,15 +366,6 @@ def start_status_probe() -> None:
         _probe_started.set()
         _probe_done.clear()
         threading.Thread(target=_probe_built, name="alict-status-probe", daemon=True).start()
-
-
-def is_built(target: str, wait: float = 0.0) -> bool | None:
-    """Whether an offline build target exists: True/False, None when unknown (still checking or failed)."""
-    start_status_probe()
-    deadline = time.perf_counter() + wait
-    while target not in _built and time.perf_counter() < deadline:
-        time.sleep(0.05)
-    return _built.get(target)
 
 
 def refresh_status() -> None:

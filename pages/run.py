@@ -11,7 +11,7 @@ from alict_core.common.errors import AlictError
 from alict_core.models.refs import user_kinds
 
 
-def model_refs(task: str) -> list[dict]:
+def chosen_models(task: str) -> list[dict]:
     """Registered models chosen in the sidebar plus the user-added models ticked here."""
     refs = [{"name": name, "kwargs": {}, "label": name} for name in state.get("models", []) or []]
     for ref in st.session_state.get("user_models", []):
@@ -104,7 +104,7 @@ def main() -> None:
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
     user_model_form(task)
-    refs = model_refs(task)
+    refs = chosen_models(task)
     st.caption("Models: " + (", ".join(r["label"] for r in refs) or "none — pick models in the sidebar"))
     chosen, request = run_view.request_form(task, specs, refs)
     run_view.run_section(task, request, chosen)

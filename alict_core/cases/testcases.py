@@ -207,11 +207,6 @@ def _expansion_meta(row: Mapping[str, Any], parent: TestCase) -> dict[str, Any]:
     return meta
 
 
-def expectation_of(case: TestCase) -> Expectation:
-    """The typed expectation of a case (``case.expectation``: parsed once)."""
-    return case.expectation
-
-
 def expected_passes(expected: Mapping[str, Any], predicted: str) -> bool:
     """MFT outcome of one prediction (``alict_core.lcspec.expectations.passes``, with the runner's error type)."""
     from alict_core.lcspec.expectations import passes

@@ -76,12 +76,6 @@ class ValidityReport:
     def flagged_ids(self) -> set[str]:
         return {f.case_id for f in self.flags}
 
-    def by_case(self) -> dict[str, list[Flag]]:
-        out: dict[str, list[Flag]] = {}
-        for flag in self.flags:
-            out.setdefault(flag.case_id, []).append(flag)
-        return out
-
     def counts(self) -> dict[str, dict[str, int]]:
         """LC -> reason -> number of flagged cases (a case with two defects counts under both)."""
         out: dict[str, dict[str, int]] = {}

@@ -37,11 +37,6 @@ class LCInfo:
         """``"Negation · Negated positive should be negative"`` (the id alone when there is no title)."""
         return f"{self.capability} · {self.title}" if self.title != self.id else f"{self.capability} · {self.id}"
 
-    def short_label(self, width: int = 48) -> str:
-        """:attr:`label` cut to ``width`` characters (axis ticks)."""
-        text = self.label
-        return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
 
 def capability_group(capability: str | None) -> str:
     """The group of a free-form capability name: an exact group name, else the first keyword match, else Other."""

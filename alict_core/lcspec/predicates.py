@@ -150,11 +150,6 @@ def group_matcher(group: SearchGroup) -> Callable[[object], bool]:
     return matches
 
 
-def group_matches(group: SearchGroup, item) -> bool:
-    """Whether a corpus item satisfies every predicate of a search group (and its split filter)."""
-    return group_matcher(group)(item)
-
-
 def first_failing(
     group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = (),
     tags: Sequence[str] | None = None,

@@ -266,11 +266,6 @@ def _refreshed(entry: dict[str, Any]) -> dict[str, Any]:
     return {**kept, **current, "source": entry["source"]}  # a pin stays "pinned by ..."
 
 
-def default_name(role: str) -> str:
-    """The registered name (or hub id) of ``role``'s default model."""
-    return resolved_defaults()[role]["name"]
-
-
 def artefact_identity(target: str) -> str:
     """Which built artefact of ``target`` the runtime would load now: "profile:path:manifest mtime" ("" when
     none). Cheap (no hashing): model caches key on it, so a better or rebuilt artefact is loaded anew."""

@@ -46,8 +46,3 @@ class EmbeddingHeadModel:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         return self.proba_from_embeddings(self.embed(texts))
-
-    @property
-    def torch_module(self):
-        """The torch encoder (for neuron coverage)."""
-        return self.encoder.model

@@ -110,7 +110,3 @@ class HFClassifier:
         if self.binary:
             return binary_to_three(native[:, self.positive_index], self.low, self.high)
         return map_columns(native, self.native, self.mapping, self.labels, self.name)
-
-    @property
-    def torch_module(self):
-        return self.model

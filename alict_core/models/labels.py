@@ -70,8 +70,3 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
-
-def one_hot(indices: Sequence[int], k: int) -> np.ndarray:
-    out = np.zeros((len(indices), k), dtype=np.float64)
-    out[np.arange(len(indices)), np.asarray(indices, dtype=int)] = 1.0
-    return out

@@ -35,6 +35,8 @@ def _with_leaves(tree: nltk.Tree, tokens: list[str]) -> nltk.Tree:
         for position, token in zip(positions, tokens, strict=True):
             tree[position] = token
     return tree
+
+
 CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
 MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
 
@@ -160,9 +162,6 @@ class BeneparParser:
             if progress:
                 progress(done, total)
         return results  # type: ignore[return-value]
-
-    def parse_tokens(self, tokens: list[str]) -> nltk.Tree:
-        return self.parse_batch([tokens])[0]
 
 
 def _fingerprint(path: Path) -> str:

@@ -112,12 +112,6 @@ def _trees(text: str) -> list[nltk.Tree]:
     return [nltk.Tree.fromstring(chunk) for chunk in split_brackets(text)]
 
 
-def raw_trees(file_id: str) -> list[nltk.Tree]:
-    """Parsed sentences of one WSJ file as bracketed (root label '' for the outer bracket)."""
-    with zipfile.ZipFile(treebank_zip()) as archive:
-        return _trees(archive.read(_members()[file_id]).decode("utf-8"))
-
-
 def load_split(split: str | None = None, limit: int | None = None) -> list[nltk.Tree]:
     """Cleaned trees (with TOP roots) of one split ('train', 'dev', 'test') or all (None).
 

@@ -68,7 +68,7 @@ _STOP_HOOKS: dict[str, Callable[[], bool]] = {}
 
 
 # ------------------------------------------------------------------------------------------- model references
-def model_refs(models: Sequence[ModelRef]) -> list[dict[str, Any]]:
+def worker_model_specs(models: Sequence[ModelRef]) -> list[dict[str, Any]]:
     """``[{"name", "kwargs"}]`` of registered models: small JSON values a worker in any process can build from."""
     refs = []
     for item in models:
@@ -307,7 +307,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     from alict_core.executors import get_executor
 
     check_run_options(shard_size, workers, batch_size)
-    refs = model_refs(models)
+    refs = worker_model_specs(models)
     started, started_at = time.monotonic(), time.time()
     run_dir, root = _run_dir_and_root(run_dir, root)
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
