@@ -1,7 +1,8 @@
 """ALiCT Studio — Streamlit entry point: ``streamlit run app.py``.
 
-Navigation over six pages (files in ``pages/``); the sidebar holds the task, corpus, models and
-backend status. Models load lazily on the pages that need them, so the first paint is fast.
+Navigation over ten pages (files in ``pages/``; in demo mode the Story and three read-only pages); the
+sidebar holds the task, corpus, models and backend status. Models load lazily on the pages that need them, so
+the first paint is fast.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import streamlit as st
 from alict_app import artefacts, backends, demo, presses, state
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar, render_view_link
-from alict_core.errors import AlictError
-from alict_core.runtime import configure_torch
+from alict_core.common.errors import AlictError
+from alict_core.common.runtime import configure_torch
 
 try:
     configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)

@@ -17,7 +17,7 @@ import streamlit as st
 from alict_app import backends
 from alict_app.formatting import as_row, as_rows
 from alict_app.spec_store import spec_key
-from alict_core.hashing import hash_json
+from alict_core.common.hashing import hash_json
 
 
 # ---------------------------------------------------------------- corpus and seeds

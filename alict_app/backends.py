@@ -11,12 +11,15 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
-from alict_core.errors import AlictError, ArtefactMissingError
-from alict_core.registry import Registry
+from alict_core.common.errors import AlictError, ArtefactMissingError
+from alict_core.common.registry import Registry
+
+if TYPE_CHECKING:
+    from alict_core.models.refs import ModelRef
 
 BUILD_HINT = {
     "parser": "build it with `python -m alict_core build parser`",
@@ -81,7 +84,7 @@ def default_backend(kind: str) -> str | None:
 
         return default_parser_name()  # registers benepar_en3 when it was found after import
     if kind == "mlm":
-        from alict_core.model_defaults import resolved_defaults
+        from alict_core.models.defaults import resolved_defaults
 
         return str(resolved_defaults()["mlm"]["name"])
     return None
@@ -94,7 +97,7 @@ def unavailable_reason(kind: str, name: str, local_defaults: dict[str, str] | No
     hub model, benepar's pretrained parser) can when it is the resolved default, is in the local cache, or the hub
     answers; offline (``ALICT_OFFLINE``/``HF_HUB_OFFLINE`` or no network) and not cached it cannot.
     ``local_defaults``: ``default_classifier_folders()`` when the caller has it already (one look-up per menu)."""
-    from alict_core import model_defaults
+    from alict_core.models import defaults as model_defaults
 
     tags = backend_tags(kind, name)
     if tags.get("offline", True) or name == default_backend(kind):
@@ -166,14 +169,14 @@ def artefact_key(kind: str, name: str) -> str:
         target = "classifiers"
     if target is None:
         return ""
-    from alict_core.model_defaults import artefact_identity
+    from alict_core.models.defaults import artefact_identity
 
     return artefact_identity(target)
 
 
 def build_note(target: str) -> str:
     """How the missing ``target`` is being built: the running build's step and ETA, or the command to run."""
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     for row in artefacts.build_progress():
         if row.get("target") == target:
@@ -244,7 +247,7 @@ def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
 def default_classifier_folders() -> dict[str, str]:
     """{name: local folder} of the tasks' resolved default classifiers found in the local Hugging Face cache
     (the paper's models); one resolution for a whole menu."""
-    from alict_core.model_defaults import resolved_defaults
+    from alict_core.models.defaults import resolved_defaults
 
     folders: dict[str, str] = {}
     for role, entry in resolved_defaults().items():
@@ -271,13 +274,20 @@ def model(registry_name: str, **kwargs: Any) -> Any:
     return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact))
 
 
+def model_of(ref: ModelRef) -> Any:
+    """The model of a reference (user-added models with their arguments). References come from the browser:
+    the trust model checks them here, on every use (``alict_core.models.refs.browser_ref``)."""
+    from alict_core.models.refs import browser_ref
+
+    checked = browser_ref(ref)
+    return model(checked.name, **checked.kwargs)
+
+
 def model_from_ref(ref: dict[str, Any]) -> Any:
-    """A model from a reference {"name": registry name, "kwargs": {...}} (user-added models).
+    """``model_of`` a reference stored as {"name": registry name, "kwargs": {...}} (session state, run requests)."""
+    from alict_core.models.refs import ModelRef
 
-    References come from the browser: the trust model checks them here, on every use."""
-    from alict_core.trust import browser_model_kwargs
-
-    return model(ref["name"], **browser_model_kwargs(ref["name"], ref.get("kwargs") or {}))
+    return model_of(ModelRef.from_dict(ref))
 
 
 @st.cache_resource(show_spinner="Loading the reference grammar (once per process) …")
@@ -290,21 +300,15 @@ def reference_grammar() -> Any:
     return value
 
 
-def model_ready(name: str) -> bool:
-    """False when a registered model needs an offline build that is missing (embedded heads); else True."""
-    return name in ready_models([name])
-
-
 def ready_models(names: list[str]) -> set[str]:
-    """The names of ``names`` that can load without a missing offline build (see ``model_ready``); the built
+    """The names of ``names`` that can load without a missing offline build; the built
     classifiers are looked up once for the whole list."""
     embedded = [n for n in names if backend_tags("model", n).get("kind") == "embedded"]
     ready = {n for n in names if n not in embedded}
     if embedded:
-        from alict_core import artefacts
+        from alict_core.models import artefacts
 
-        found = artefacts.locate("classifiers", check=False)
-        ready |= {n for n in embedded if found is not None and (found.path / n / "head.npz").exists()}
+        ready |= artefacts.built_heads(embedded)
     return ready
 
 
@@ -315,11 +319,11 @@ _probe_done = threading.Event()
 
 
 def _probe_built() -> None:
-    from alict_core.build_targets import target_module
+    from alict_core.models import artefacts
 
     for target, kind in STATUS_TARGETS:
         try:
-            _built[target] = bool(target_module(target).is_built())
+            _built[target] = artefacts.is_built(target)
         except Exception:  # noqa: BLE001 - a status probe must never break the sidebar: logged, shown as unknown
             log.exception("checking whether %s is built failed", target)
             _built[target] = None
@@ -362,15 +366,6 @@ def start_status_probe() -> None:
         _probe_started.set()
         _probe_done.clear()
         threading.Thread(target=_probe_built, name="alict-status-probe", daemon=True).start()
-
-
-def is_built(target: str, wait: float = 0.0) -> bool | None:
-    """Whether an offline build target exists: True/False, None when unknown (still checking or failed)."""
-    start_status_probe()
-    deadline = time.perf_counter() + wait
-    while target not in _built and time.perf_counter() < deadline:
-        time.sleep(0.05)
-    return _built.get(target)
 
 
 def refresh_status() -> None:

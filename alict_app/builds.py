@@ -7,7 +7,7 @@ import sys
 import threading
 from pathlib import Path
 
-from alict_core.config import REPO_ROOT, artefact_dir
+from alict_core.common.config import REPO_ROOT, artefact_dir
 
 _lock = threading.Lock()
 _running: dict[str, subprocess.Popen] = {}

@@ -154,7 +154,7 @@ def fidelity_figure(curve: Sequence[float], p_thresh: float | None = None):
 def lc_heatmap(rates, title: str = "Fail rate per linguistic capability × model"):
     """Fail-rate heatmap with capability-first row labels (``lc_label``) and the LC id on hover.
 
-    ``rates``: rows of ``alict_core.explore.lc_model_rates`` (lc_id, lc_label, model, fail_rate, n_cases, ...).
+    ``rates``: rows of ``alict_core.analysis.explore.lc_model_rates`` (lc_id, lc_label, model, fail_rate, n_cases, ...).
     """
     import plotly.graph_objects as go
 
@@ -201,7 +201,7 @@ def group_rate_bars(rates, by: str, limit: int = 25):
 def comparison_figure(lcs, label_a: str, label_b: str):
     """Per LC, the change in fail rate from A to B with its 95 % interval: red = fails more in B, green = less.
 
-    ``lcs``: ``alict_core.compare.Comparison.lcs``. Grey points are differences that are not significant
+    ``lcs``: ``alict_core.analysis.compare.Comparison.lcs``. Grey points are differences that are not significant
     (Benjamini–Hochberg q ≥ 0.05 of the paired, seed-clustered test).
     """
     import plotly.graph_objects as go

@@ -12,13 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import runs
-from alict_core.compare import SIDE_COLUMNS, Comparison, compare_frames
-from alict_core.explore import explorer_frame, lc_model_rates
+from alict_core.analysis.compare import SIDE_COLUMNS, Comparison, compare_frames
+from alict_core.analysis.explore import explorer_frame, lc_model_rates
 
 
 @st.cache_resource(show_spinner="Preparing the run's cases …", max_entries=6)
 def frame(key: str) -> pd.DataFrame:
-    """The explorer table (``alict_core.explore.explorer_frame``) of a saved run; treat it as read-only."""
+    """The explorer table (``alict_core.analysis.explore.explorer_frame``) of a saved run; treat it as read-only."""
     return explorer_frame(runs.load_run(key))
 
 
@@ -41,10 +41,7 @@ def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison
 
 def model_ref(key: str, model_name: str) -> dict[str, Any]:
     """How to load a run's model again (registry name and arguments), for explanations."""
-    for ref in runs.run_info(key)["request"]["models"]:
-        if model_name in (ref.get("label"), ref["name"], (ref.get("kwargs") or {}).get("name")):
-            return ref
-    return {"name": model_name, "kwargs": {}}
+    return dict(runs.run_model_ref(key, model_name).to_dict())
 
 
 def clear() -> None:

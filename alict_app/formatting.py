@@ -6,7 +6,9 @@ import dataclasses
 import re
 from typing import Any, Iterable
 
-TASK_TITLES = {"sentiment": "Sentiment (SST)", "hate_speech": "Hate speech (HateXplain)"}
+from alict_core.tasks import TASKS as TASK_REGISTRY
+
+TASK_TITLES = {name: task.title for name, task in TASK_REGISTRY.items()}
 TASKS = tuple(TASK_TITLES)
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=^&])")
 

@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 
 import streamlit as st
 
-from alict_core.errors import AlictError, ArtefactMissingError
+from alict_core.common.errors import AlictError, ArtefactMissingError
 
 
 def show_error(exc: BaseException, what: str) -> None:

@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import charts, runs, state, view_state
-from alict_core.capabilities import group_order, lc_catalog
-from alict_core.explore import counted_group_rates, headline
+from alict_core.analysis.explore import counted_group_rates, headline
+from alict_core.lcspec.capabilities import group_order, lc_catalog
 from alict_core.runner.reader import RowFilter
 
 PAGE_SIZE = 100

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from alict_app.formatting import as_rows
-from alict_core.errors import DataNotFoundError
+from alict_core.common.errors import DataNotFoundError
 
 
 def import_baseline(path: Path, task: str) -> pd.DataFrame:
@@ -22,7 +22,7 @@ def import_baseline(path: Path, task: str) -> pd.DataFrame:
     frame = pd.DataFrame(as_rows(imported.cases))
     if "capability" not in frame.columns:
         frame["capability"] = frame.get("lc_id", "unknown")
-    from alict_core.capabilities import capability_group, capability_name
+    from alict_core.lcspec.capabilities import capability_group, capability_name
 
     lc_ids = frame["lc_id"] if "lc_id" in frame.columns else frame["capability"]
     # the groups the run's summary names its capabilities by, so both sides meet per capability

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs
-from alict_core.jsonl import read_json
+from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
 
 REFRESH_S = 2.0

@@ -19,13 +19,13 @@ import streamlit as st
 
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
-from alict_core.config import artefact_dir
-from alict_core.csvsafe import read_csv
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json
+from alict_core.common.config import artefact_dir
+from alict_core.common.csvsafe import read_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import LARGE_ROWS
-from alict_core.runner.store import check_store_folder, copied_from
+from alict_core.runner.store import check_store_folder, copied_from, run_folders
 
 Progress = Callable[[str, float], None]
 
@@ -46,7 +46,7 @@ class RunRequest:
     batch_size: int = 64
     spec_keys: dict[str, str] = field(default_factory=dict)
     suites: list[str] = field(default_factory=list)  # test-case JSONL files run beside the LCs (NLPLego)
-    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.validity)
+    keep_flagged: bool = False  # keep cases the validity checks flag (alict_core.cases.validity)
 
     def key(self) -> str:
         return hash_json(asdict(self), length=16)
@@ -81,8 +81,8 @@ def _request_index() -> dict[str, str]:
 def resolve(key: str) -> str:
     """The run id of ``key`` (a run id, or the request key of an app run); ``key`` itself when unknown.
 
-    Keys come from the URL: they must be plain names (``alict_core.refs``), never paths."""
-    from alict_core.refs import check_name
+    Keys come from the URL: they must be plain names (``alict_core.common.refs``), never paths."""
+    from alict_core.common.refs import check_name
 
     check_name(key, "run")
     if _is_run(runs_root() / key):
@@ -93,7 +93,7 @@ def resolve(key: str) -> str:
 
 def run_dir(key: str) -> Path:
     """The folder of run ``key``: a validated name inside the run store."""
-    from alict_core.refs import resolve_inside
+    from alict_core.common.refs import resolve_inside
 
     return resolve_inside(runs_root(), resolve(key), "run", must_exist=False)
 
@@ -142,11 +142,9 @@ def copied_runs() -> dict[str, str]:
 def _store_infos() -> Iterator[dict[str, Any]]:
     """``_run_info_at`` of every readable run-store folder; a folder named ``.…`` is a run being written (or left by
     a killed writer) and is left out."""
-    for meta in runs_root().glob("*/meta.json"):
-        if meta.parent.name.startswith("."):
-            continue
+    for folder in run_folders(runs_root()):
         try:
-            yield _run_info_at(str(meta.parent), _info_stamp(meta.parent))
+            yield _run_info_at(str(folder), _info_stamp(folder))
         except (ValueError, KeyError, OSError):
             continue
 
@@ -171,6 +169,15 @@ def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, A
     if recorded is not None:
         return {"key": Path(folder).name, "copied_from": recorded, "request": {}}
     return run_info(Path(folder).name)
+
+
+def run_model_ref(key: str, model_name: str) -> Any:
+    """The ``ModelRef`` of the model called ``model_name`` in run ``key``, as the run's request named it (a CLI run,
+    or a name not found: the registered model of that name), to load it again (explanations, the Story)."""
+    from alict_core.models.refs import ModelRef
+
+    refs = [ModelRef.from_dict(ref) for ref in run_info(key)["request"]["models"]]
+    return next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
 
 
 def describe_run(info: dict[str, Any]) -> str:
@@ -246,49 +253,58 @@ def load_run(key: str) -> Any:
     return _load_run(resolve(key))
 
 
+def plan_hooks(request: RunRequest, progress: Progress, should_stop: Callable[[], bool]) -> Any:
+    """The app's part in the core's plan: its cached seed search, its expansion with the chosen parser and masked
+    LM, progress before each LC and a cancel between LCs."""
+    from alict_core.expansion import expand
+    from alict_core.plan import PlanHooks
+
+    def step(index: int, count: int, spec: Any) -> str:
+        return f"LC {index + 1} of {count} ({getattr(spec, 'title', '') or spec.id})"
+
+    def before_lc(index: int, count: int, spec: Any) -> None:
+        progress(f"{step(index, count, spec)}: finding seeds", 0.3 * index / max(1, count))
+
+    def find_seeds(spec: Any, max_seeds: int | str | None, wanted: set[str]) -> list[Any]:
+        return list(artefacts.seed_set(spec, max_seeds=max_seeds, seed=request.sample_seed).seeds)
+
+    def expand_lc(spec: Any, found: list[Any], index: int, count: int) -> list[dict[str, Any]]:
+        def on_expand(done: int, total: int, stage: str) -> None:
+            share = done / total if total else 0.0
+            progress(f"{step(index, count, spec)}: expanding, {stage} {done}/{total}",
+                     0.3 * (index + share) / max(1, count))
+
+        if not (request.parser and request.mlm):
+            raise AlictError("a run with expansions needs a parser and a masked LM: choose both")
+        return list(expand(found, spec, backends.parser(request.parser), backends.suggester(request.mlm),
+                           max_per_seed=request.max_per_seed, progress=on_expand).rows)
+
+    def after_lc(index: int, count: int, spec: Any) -> None:
+        if should_stop():
+            raise RunCancelled(f"cancelled while preparing {spec.id}")
+
+    return PlanHooks(find_seeds=find_seeds, expand=expand_lc if request.expand else None, before_lc=before_lc,
+                     after_lc=after_lc)
+
+
 def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
             should_stop: Callable[[], bool] = lambda: False) -> str:
     """Run the request, save the result in the run store; return its run id. ``progress(message, fraction)``."""
-    from alict_core.expansion import expand
+    from alict_core.harden.versions import MODEL_RESOLVERS
+    from alict_core.models.refs import ModelRef, browser_ref
+    from alict_core.plan import PlanOptions, make_plan
+    from alict_core.review.writeback import RejectionFilter
     from alict_core.runner import RunCancelled as CoreCancelled
-    from alict_core.runner import build_cases
+    from alict_core.runner.stream import group_by_seed, run_streaming
 
     started = time.time()
-    seeds: list[Any] = []
-    expansions: list[dict[str, Any]] = []
-    n = len(request.lc_ids)
-    for i, lc_id in enumerate(request.lc_ids):
-        spec = specs[lc_id]
-        step = f"LC {i + 1} of {n} ({getattr(spec, 'title', '') or lc_id})"
-        progress(f"{step}: finding seeds", 0.3 * i / max(1, n))
-        found = artefacts.seed_set(spec, max_seeds=request.max_seeds, seed=request.sample_seed).seeds
-        seeds.extend(found)
-        if request.expand and found:
-            def on_expand(done: int, total: int, stage: str, _step: str = step, _i: int = i) -> None:
-                share = done / total if total else 0.0
-                progress(f"{_step}: expanding, {stage} {done}/{total}", 0.3 * (_i + share) / max(1, n))
-
-            if not (request.parser and request.mlm):
-                raise AlictError("a run with expansions needs a parser and a masked LM: choose both")
-            expanded = expand(found, spec, backends.parser(request.parser), backends.suggester(request.mlm),
-                              max_per_seed=request.max_per_seed, progress=on_expand)
-            expansions.extend(expanded.rows)
-        if should_stop():
-            raise RunCancelled(f"cancelled while preparing {lc_id}")
-    accepted = [r for r in expansions if r.get("accepted")]
-    from alict_core.validity import apply_validity
-
-    cases, validity = apply_validity(seeds, accepted, build_cases(seeds, accepted), task=request.task, specs=specs,
-                                     keep_flagged=request.keep_flagged)
-    if request.suites:
-        from alict_core.suites import import_suite
-
-        cases.extend(case for path in request.suites for case in import_suite(path, request.task))
-    from alict_core.runner.stream import group_by_seed, run_streaming
-    from alict_core.trust import browser_model_kwargs
-
-    models = [{"name": ref["name"], "kwargs": browser_model_kwargs(ref["name"], ref.get("kwargs") or {})}
-              for ref in request.models]  # browser references: the trust model checks them here
+    options = PlanOptions(task=request.task, lcs=tuple(request.lc_ids), suites=tuple(request.suites),
+                          max_seeds=request.max_seeds, sample_seed=request.sample_seed,
+                          keep_flagged=request.keep_flagged)
+    plan = make_plan(options, specs={lc_id: specs[lc_id] for lc_id in request.lc_ids},
+                     hooks=plan_hooks(request, progress, should_stop))
+    refs = [ModelRef.from_dict(ref) for ref in request.models]
+    models = [browser_ref(ref).to_dict() for ref in refs]  # browser references: the trust model checks them here
 
     def on_run(done: int, total: int, message: str = "") -> None:
         counted = f"running the models: {done:,}/{total:,} cases" if total else "preparing the cases"
@@ -299,21 +315,20 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
         return {"key": request.key(), "request": asdict(request), "status": "done", "started": started,
                 "finished": time.time()}
 
-    labels = [ref.get("label") or ref["name"] for ref in request.models]
-
-    def write_story(folder: Path) -> None:  # the Story page's cards, ready when the run is (alict_core.story)
-        from alict_core.jsonl import read_json
-        from alict_core.story import precompute_story
+    def write_story(folder: Path) -> None:  # the Story page's cards, ready when the run is (alict_core.report.story)
+        from alict_core.common.jsonl import read_json
+        from alict_core.report.story import precompute_story
 
         progress("preparing the Story's cards", 1.0)
         names = [m["name"] for m in read_json(folder / "meta.json")["models"]]
-        refs = {name: ref for name, ref in zip(names, request.models, strict=False)}
-        refs.update({label: ref for label, ref in zip(labels, request.models, strict=True)})
-        precompute_story(folder, lambda name: backends.model_from_ref(refs.get(name, {"name": name, "kwargs": {}})))
+        by_name = {name: ref for name, ref in zip(names, refs, strict=False)}
+        by_name.update({ref.shown: ref for ref in refs})
+        precompute_story(folder, lambda name: backends.model_of(by_name.get(name, ModelRef(name))))
 
     try:  # one code path with the CLI; finished shards and cached predictions make a re-run resume
-        folder = run_streaming(group_by_seed(cases), models, root=runs_root(), batch_size=request.batch_size,
-                               progress=on_run, should_stop=should_stop, extra={"validity": validity},
+        folder = run_streaming(group_by_seed(plan.cases), models, root=runs_root(), batch_size=request.batch_size,
+                               progress=on_run, should_stop=should_stop, extra={"validity": plan.validity},
+                               exclude=RejectionFilter(), plugins=MODEL_RESOLVERS,
                                extra_files={"request.json": request_file}, on_finished=write_story)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc

@@ -11,9 +11,10 @@ import streamlit as st
 
 from alict_app import backends, demo, state
 from alict_app.formatting import TASK_TITLES, TASKS
+from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
-CORPUS_NAMES = {"sentiment": "Stanford Sentiment Treebank (SST)", "hate_speech": "HateXplain"}
+CORPUS_NAMES = {name: task.corpus_title for name, task in TASK_REGISTRY.items()}
 STATE_ICONS = {
     "loaded": "🟢", "built": "🔵", "registered": "🔵", "missing": "🟠", "not available": "⚪", "checking": "⏳",
 }
@@ -64,14 +65,14 @@ OVERVIEW_TTL_S = 3  # the overview reads a few small JSON files: cheap, but not 
 
 def models_overview() -> dict[str, Any]:
     """Resolved defaults, artefacts in use and running builds (``model_defaults.overview``), briefly cached."""
-    from alict_core.config import models_dir
+    from alict_core.common.config import models_dir
 
     return _overview(str(models_dir()))
 
 
 @st.cache_data(ttl=OVERVIEW_TTL_S, show_spinner=False)
 def _overview(models_root: str) -> dict[str, Any]:  # keyed on the models folder it describes
-    from alict_core.model_defaults import overview
+    from alict_core.models.defaults import overview
 
     return overview()
 

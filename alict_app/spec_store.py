@@ -1,6 +1,6 @@
 """Spec access for the app: built-in specs (read-only) overridden or extended by the user's workspace.
 
-The editor saves only into the workspace (``alict_core.spec.workspace_spec_dir``), never into the
+The editor saves only into the workspace (``alict_core.lcspec.workspace_spec_dir``), never into the
 package's built-in ``specs/``; loading sees the workspace copy of a spec in place of the built-in.
 """
 
@@ -12,9 +12,10 @@ from typing import Any, Sequence
 import streamlit as st
 import yaml
 
-from alict_core import spec as core_spec
-from alict_core.hashing import hash_json
-from alict_core.spec import LCSpec
+from alict_core import lcspec as core_spec
+from alict_core.common.hashing import hash_json
+from alict_core.lcspec import LCSpec
+from alict_core.lcspec.workspace import discard_workspace_copy
 
 
 def spec_dirs(task: str) -> list[Path]:
@@ -56,11 +57,7 @@ def is_user_spec(spec: LCSpec) -> bool:
 def discard_user_copy(spec: LCSpec) -> Path | None:
     """Delete the workspace copy of a spec, ``.yaml`` or ``.yml`` (the built-in of the same id applies again);
     the deleted path."""
-    target = core_spec.workspace_spec_file(spec.task, spec.id)
-    if target is None:
-        return None
-    target.unlink(missing_ok=True)
-    return target
+    return discard_workspace_copy(spec.task, spec.id)
 
 
 def builtin_text(spec: LCSpec) -> str | None:

@@ -1,74 +1,20 @@
-"""Saving, diffing and locating errors in spec YAML text (plain functions, no streamlit)."""
+"""Diffing, locating errors in and editing spec YAML text (plain functions, no streamlit); saving is the core's
+(``alict_core.lcspec.workspace``, re-exported here)."""
 
 from __future__ import annotations
 
 import difflib
 import html
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from alict_core.errors import SpecError
+from alict_core.lcspec.workspace import safe_spec_name, save_refusal, save_spec_text, spec_target
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,79}$")
-
-
-def safe_spec_name(name: str) -> str:
-    """Validate a spec file stem: letters, digits, '_' and '-' only (no path separators, no dots)."""
-    stem = name.strip()
-    if stem.endswith((".yaml", ".yml")):
-        stem = stem.rsplit(".", 1)[0]
-    if not SAFE_NAME.match(stem):
-        raise SpecError(
-            f"unsafe spec file name {name!r}: use 1-80 letters, digits, '_' or '-', starting with a letter or digit"
-        )
-    return stem
-
-
-def spec_target(directory: Path, name: str) -> Path:
-    """The file a spec named ``name`` is saved to, guaranteed to lie inside ``directory``: the user's file of that
-    id when there is one (``.yaml`` or ``.yml``, so a save never leaves two files of one spec), else ``<name>.yaml``."""
-    from alict_core.spec import specs_in
-
-    directory = Path(directory).resolve()
-    stem = safe_spec_name(name)
-    existing = specs_in(directory).get(stem)
-    target = (existing if existing is not None else directory / f"{stem}.yaml").resolve()
-    if target.parent != directory:
-        raise SpecError(f"spec file name {name!r} leaves the spec folder {directory}")
-    return target
-
-
-def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = False) -> Path:
-    """Write spec YAML atomically; refuse to replace an existing file unless ``overwrite``.
-
-    Without ``overwrite`` the file is put in place by a hard link, which fails when the name exists: a save of the
-    same new spec by another session meanwhile is refused, never silently replaced (both were told "saved")."""
-    from alict_core.jsonl import atomic_path, new_temp_file
-
-    target = spec_target(directory, name)
-    body = text if text.endswith("\n") else text + "\n"
-    exists = SpecError(f"{target.name} already exists in {target.parent}; confirm overwrite to replace it")
-    if target.exists() and not overwrite:
-        raise exists
-    if overwrite:
-        with atomic_path(target) as tmp:
-            tmp.write_text(body, encoding="utf-8")
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)  # the first spec saved for a task makes its folder
-    tmp = new_temp_file(target)
-    try:
-        tmp.write_text(body, encoding="utf-8")
-        os.link(tmp, target)  # atomic, and only if no file of that name appeared since the check
-    except FileExistsError:
-        raise exists from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+__all__ = ["annotated_yaml_html", "error_line", "replace_list", "safe_spec_name", "save_refusal", "save_spec_text",
+           "spec_target", "unified_diff"]
 
 
 def unified_diff(original: str, edited: str, name: str = "spec.yaml") -> str:

@@ -10,11 +10,12 @@ from typing import Any, Sequence
 import streamlit as st
 
 from alict_app.view_state import VIEW_KEYS
+from alict_core.tasks import SENTIMENT
 
 QUERY_KEYS = ("task", "lc", "seed", "model", "case", "run", "review", "reviewer", *VIEW_KEYS)
 # widget-backed keys that must survive page switches (streamlit drops keys of widgets not drawn)
 PERSISTENT_KEYS = (*QUERY_KEYS, "models", "max_seeds", "sample_seed", "parser_name", "mlm_name")
-DEFAULTS: dict[str, Any] = {"task": "sentiment"}
+DEFAULTS: dict[str, Any] = {"task": SENTIMENT.name}
 _INIT_FLAG = "_alict_state_ready"
 
 

@@ -1,4 +1,4 @@
-"""The Story page's data: the run's precomputed ``story.json`` (``alict_core.story``), applied to today's reviews.
+"""The Story page's data: the run's precomputed ``story.json`` (``report.story``), applied to today's reviews.
 
 A run finished by the app or the CLI carries its story; for an older run (or a story that does not verify) it is
 computed here (explorer table, validity exclusions, explanations of the default cards) and kept in this server's
@@ -13,13 +13,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import backends, explorer_data, runs
-from alict_core import story as core_story
+from alict_app import backends, runs
+from alict_core.report import story as core_story
 
 
 def model_loader(key: str) -> core_story.ModelLoader:
     """Load a model of run ``key`` by its name in the run (as the run's request named it; cached models)."""
-    return lambda name: backends.model_from_ref(explorer_data.model_ref(key, name))
+    return lambda name: backends.model_of(runs.run_model_ref(key, name))
 
 
 def _stamp(folder: Path) -> tuple[int, ...]:
@@ -72,8 +72,8 @@ def cards(key: str, story: dict[str, Any], disputed: set[tuple[str, str]],
 
     Cards whose word contributions the story lacks (reviews chose another case) are explained now and kept in the
     server's copy of the story (never written into the run)."""
-    from alict_core.explore import trustworthy_failures
-    from alict_core.hashing import hash_text
+    from alict_core.analysis.explore import trustworthy_failures
+    from alict_core.common.hashing import hash_text
 
     candidates = pd.DataFrame(story["candidates"], columns=list(core_story.CANDIDATE_COLUMNS))
     if candidates.empty:

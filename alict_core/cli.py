@@ -26,9 +26,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from alict_core.cliargs import check_repeats
-from alict_core.errors import AlictError
-from alict_core.runtime import configure_torch
+from alict_core.commands.args import check_repeats
+from alict_core.common.errors import AlictError
+from alict_core.common.runtime import configure_torch
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -117,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             parser.print_help()
             return EXIT_OK
+        import alict_core.harden.versions  # noqa: F401 - installs the resolver of retrained versions (name@hash)
+
         return int(args.handler(args) or 0)
     except AlictError as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)

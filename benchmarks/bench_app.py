@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the fake backends (tests/fakes.py)
 
 PAGES = ("specs", "seeds", "expansions", "run", "failures", "compare", "report")
 FIRST_RUN_GOAL_S = 3.0
@@ -47,9 +48,9 @@ def synthetic_run(root: Path, n_lcs: int, n_models: int, cases_per_lc: int, seed
 
     import numpy as np
 
+    from alict_core.lcspec import load_task_specs
     from alict_core.runner import build_cases
     from alict_core.runner.run import ModelOutcome, RunResult
-    from alict_core.spec import load_task_specs
 
     rng = random.Random(seed)
     shipped = [s.id for s in load_task_specs("sentiment")]
@@ -90,9 +91,10 @@ def bench_switches(switches: int, n_lcs: int, n_models: int, cases_per_lc: int) 
     import statistics
     import tempfile
 
+    import fakes
     from streamlit.testing.v1 import AppTest
 
-    from alict_app import fakes, runs
+    from alict_app import runs
 
     fakes.install()
     root = Path(tempfile.mkdtemp(prefix="alict-bench-runs-"))
@@ -413,7 +415,7 @@ def main() -> None:
     from streamlit.testing.v1 import AppTest
 
     if args.fake:
-        from alict_app import fakes
+        import fakes
 
         fakes.install()
     started = time.perf_counter()

@@ -27,7 +27,7 @@ LC_SETS = (("sentiment-lc01", "sentiment-lc04"), ("sentiment-lc05", "sentiment-l
 
 def make_run(lcs: tuple[str, ...], seeds: int) -> str:
     from alict_app import runs
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     specs = {s.id: s for s in load_task_specs("sentiment") if s.id in lcs}
     request = runs.RunRequest(task="sentiment", lc_ids=list(lcs), max_seeds=seeds,

@@ -32,13 +32,13 @@ def main() -> None:
     torch.set_num_threads(opts.threads)
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
-    from alict_core.expansion.pipeline import default_masker
-    from alict_core.expansion.validation import masked_tokens
+    from alict_core.expansion.constraints.fill_checks import masked_tokens
+    from alict_core.expansion.search import default_masker
+    from alict_core.lcspec import load_task_specs
     from alict_core.mlm import get_suggester
     from alict_core.parsing import get_parser
     from alict_core.parsing.benepar_backend import BeneparParser
     from alict_core.seeds import find_seeds
-    from alict_core.spec import load_task_specs
 
     corpus = load_corpus(opts.task)
     # an empty parse cache: the timed run parses every seed (the registry's parser would reuse parses)

@@ -33,15 +33,15 @@ def main() -> None:
     args.add_argument("--out", default=None, help="folder for sample.csv and accepted.jsonl (default: a temp dir)")
     opts = args.parse_args()
 
-    from alict_core.csvsafe import write_csv_rows
+    from alict_core.common.csvsafe import write_csv_rows
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
-    from alict_core.expansion.pipeline import default_masker
-    from alict_core.expansion.validation import masked_tokens
+    from alict_core.expansion.constraints.fill_checks import masked_tokens
+    from alict_core.expansion.search import default_masker
+    from alict_core.lcspec import load_task_specs
     from alict_core.mlm import get_suggester
     from alict_core.parsing import get_parser
     from alict_core.seeds import find_seeds
-    from alict_core.spec import load_task_specs
 
     out = Path(opts.out or tempfile.mkdtemp())
     out.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ GOAL_SECONDS = 15.0
 
 
 def load_model(name: str, n_train: int):
-    from alict_core.errors import ArtefactMissingError
+    from alict_core.common.errors import ArtefactMissingError
     from alict_core.models import get_model
 
     try:
@@ -37,9 +37,9 @@ def load_model(name: str, n_train: int):
             raise
     from sklearn.linear_model import LogisticRegression
 
+    from alict_core.common.jsonl import write_json
     from alict_core.data.records import SENTIMENT_LABELS
     from alict_core.data.sst import load_sst_sentences
-    from alict_core.jsonl import write_json
     from alict_core.models.embedded import EmbeddingHeadModel
     from alict_core.models.encoder import shared_encoder
 

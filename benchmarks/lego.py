@@ -109,13 +109,13 @@ def part_one(opts: argparse.Namespace, parser: Any, suggester: Any) -> None:
 def part_two(opts: argparse.Namespace, parser: Any, suggester: Any) -> None:
     from alict_core.data.corpus import load_corpus
     from alict_core.expansion import expand
+    from alict_core.lcspec import get_spec
     from alict_core.lego.pipeline import LegoSeed, generate_trees
     from alict_core.lego.settings import LegoSettings
     from alict_core.metrics import self_bleu, syntactic_diversity
     from alict_core.models import get_model
     from alict_core.runner import build_cases, run_suite
     from alict_core.seeds import find_seeds
-    from alict_core.spec import get_spec
 
     spec = get_spec(opts.task, opts.lc)
     seeds = find_seeds(spec, load_corpus(opts.task)).seeds[: opts.lc_seeds]

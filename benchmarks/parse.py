@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 def sst_sentences(limit: int) -> list[list[str]]:
     import nltk
 
-    from alict_core.config import data_file
+    from alict_core.data.files import data_file
 
     out = []
     with open(data_file("sst/dev.txt"), encoding="utf-8") as handle:
@@ -51,7 +51,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(opts.threads)
-    from alict_core import artefacts
+    from alict_core.models import artefacts
     from alict_core.parsing.benepar_backend import BeneparParser
 
     model = Path(opts.model) if opts.model else artefacts.require("parser").path

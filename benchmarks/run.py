@@ -57,9 +57,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
 
-    from alict_core.artefacts import is_built
     from alict_core.data.sst import load_sst_sentences
     from alict_core.models import get_model
+    from alict_core.models.artefacts import is_built
     from alict_core.runner import build_cases, run_suite
 
     name = args.model or ("minilm-sst" if is_built("classifiers") else "vader")

@@ -23,7 +23,7 @@ import time
 t0 = time.perf_counter()
 from alict_core.data.corpus import load_corpus
 from alict_core.seeds import find_seeds
-from alict_core.spec import load_task_specs
+from alict_core.lcspec import load_task_specs
 total = 0
 for task in ("sentiment", "hate_speech"):
     corpus = load_corpus(task)
@@ -53,8 +53,8 @@ def main() -> None:
           f"(imports + cache reads included): {out[0]} s, {out[1]} seeds (goal < 10 s)")
 
     from alict_core.data.corpus import load_corpus
+    from alict_core.lcspec import load_task_specs
     from alict_core.seeds import find_seeds
-    from alict_core.spec import load_task_specs
 
     print(f"\n{'LC':<18}{'matches':>9}{'candidates (all)':>18}{'paper seeds':>13}")
     for task in ("sentiment", "hate_speech"):

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from alict_core.compare import ALPHA, adjusted, compare_frames, paired_sign_test  # noqa: E402
+from alict_core.analysis.compare import ALPHA, adjusted, compare_frames, paired_sign_test
 from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval  # noqa: E402
 
 N_SEEDS, N_EXPANSIONS, AGREEMENT, N_LCS = 200, 5, 0.9, 25

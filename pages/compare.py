@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import charts, explorer_data, runs, state, view_state, widgets
+from alict_app import charts, explorer_data, run_picker, state, view_state, widgets
 from alict_app.guard import run_page
 
 PERCENT = ("rate_a", "rate_b", "difference", "diff_low", "diff_high", "ci_low_a", "ci_high_a", "ci_low_b", "ci_high_b")
@@ -28,13 +28,10 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
 
 def main() -> None:
     widgets.header("Compare", "Two runs side by side: which capabilities got better or worse, and which cases changed.")
-    available = runs.list_runs(state.get("task"))
-    widgets.copied_runs_note()
-    keys = [r["key"] for r in available]
+    keys, labels = run_picker.task_runs(state.get("task"))
     if not keys:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return
-    labels = {r["key"]: runs.describe_run(r) for r in available}
     if state.get("run") not in keys:
         state.put("run", keys[0])
     left, right = st.columns(2)

@@ -7,13 +7,13 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import demo as demo_mode
-from alict_app import explorer_data, reporting, runs, state, widgets
+from alict_app import explorer_data, reporting, run_picker, runs, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
-from alict_core import trust
-from alict_core.capabilities import lc_catalog
-from alict_core.csvsafe import csv_text
-from alict_core.explore import striking_failures
+from alict_core.analysis.explore import striking_failures
+from alict_core.common import trust
+from alict_core.common.csvsafe import csv_text
+from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.report import render_reader_report
 from alict_core.runner.summary import for_display
 
@@ -128,7 +128,7 @@ def big_report(key: str) -> None:
 def main() -> None:
     widgets.header("Report", "Share the results: baseline comparison, downloads, and a demo view.")
     task = state.get("task")
-    key = widgets.run_picker(task)
+    key = run_picker.run_picker(task)
     if key is None:
         return
     if runs.is_big(key):  # aggregates and a bounded sample (alict_core.runner.reader)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app import charts, state, story_data, widgets
+from alict_app import charts, run_picker, state, story_data, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
-from alict_core.explore import plain_capability
+from alict_core.analysis.explore import plain_capability
 from alict_core.metrics.intervals import wilson_interval
 
 MIN_CASES_WORST = 5  # the "worst on" LC needs at least this many cases (no "100 % of 1")
@@ -57,11 +57,12 @@ def model_headline(rates: pd.DataFrame) -> str:
 def main() -> None:
     widgets.header("Story", "Where each model goes wrong: its most telling failures, explained.")
     task = state.get("task")
-    key = widgets.run_picker(task, none_hint="a run made on the Run page appears here")
+    key = run_picker.run_picker(task, none_hint="a run made on the Run page appears here")
     if key is None:
         return
-    story = story_data.load(key)  # precomputed when the run finished (alict_core.story)
-    disputed, confirmed = set(), set()
+    story = story_data.load(key)  # precomputed when the run finished (alict_core.report.story)
+    disputed: set[tuple[str, str]] = set()
+    confirmed: set[tuple[str, str]] = set()
     with guarded("reading the reviews"):
         disputed, confirmed = story_data.review_keys(task)
     top, left_out = story_data.cards(key, story, disputed, confirmed)

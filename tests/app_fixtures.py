@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="module")
 def fake_backends():
     """The instant fake parser, masked LM and keyword models, registered for the module's tests."""
-    from alict_app import fakes
+    import fakes
 
     uninstall = fakes.install()
     yield

@@ -40,7 +40,7 @@ def offline_model_defaults():
 def restore_resolved_model_defaults():
     """A test that re-resolves the defaults under patched variables (a fake HF cache, a tmp benepar_en3) must
     not leave that choice to later tests: the resolution is put back once its variables are restored."""
-    from alict_core import model_defaults
+    from alict_core.models import defaults as model_defaults
 
     before = model_defaults._RESOLVED
     yield

@@ -2,7 +2,7 @@
 
     ALICT_TEST_RUNS_DIR=/tmp/runs python tests/fake_streamlit.py --server.port 8600 --server.headless true
 
-The fakes (``alict_app.fakes``) are registered in the server process before Streamlit starts, so every
+The fakes (``tests.fakes``) are registered in the server process before Streamlit starts, so every
 session sees them; the run store is ``$ALICT_TEST_RUNS_DIR`` instead of the shared cache's runs folder.
 ``$ALICT_TEST_PLUGIN`` (optional): a module whose ``install()`` runs then too (e.g. ``tests.harden_toy``).
 """
@@ -18,7 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
-    from alict_app import fakes, runs
+    import fakes
+
+    from alict_app import runs
 
     fakes.install()
     if os.environ.get("ALICT_TEST_PLUGIN"):

@@ -82,10 +82,10 @@ def unregister() -> None:
 
 def install() -> None:
     """In a browser-test server: the tiny model, its encoder for retrained versions, the toy corpus."""
-    from alict_core.config import cache_dir
+    from alict_core.common.config import cache_dir
     from alict_core.data import splits
     from alict_core.models import encoder as encoder_module
-    from alict_core.training import harden as training
+    from alict_core.training import retrain as training
 
     encoder_module.shared_encoder = lambda path=None: HashingEncoder()  # type: ignore[assignment]
     training.original_training_data = lambda task: ORIGINAL  # type: ignore[assignment]

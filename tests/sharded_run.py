@@ -76,7 +76,7 @@ def write_sharded_run(folder: Path, n_cases: int, *, shard_size: int = 10_000, m
 
         RunReader.open(folder).summary().to_csv(folder / "summary.csv", index=False)
         (folder / "meta.json").write_text(json.dumps(meta))
-        from alict_core.manifest import write_manifest
+        from alict_core.common.manifest import write_manifest
 
         write_manifest(folder, "run", folder.name, n_rows)  # a finished run carries its manifest, as a real one does
     return {"n_rows": n_rows, "n_fail": n_fail, "n_shards": n_shards, "shard_size": shard_size}

@@ -1,7 +1,7 @@
 """AppTest tests of every page, with tiny fake backends injected through the core registries.
 
 Real specs and the real (small) corpora from ../shared/data; the parser, masked LM and models
-are the instant fakes of ``alict_app.fakes``. Run artefacts go to a temporary folder.
+are the instant fakes of ``tests.fakes``. Run artefacts go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 def sentiment_specs():
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     return load_task_specs("sentiment")
 
@@ -118,7 +118,7 @@ def test_live_counts_follow_edits_and_the_form_writes_back():
 
 
 def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_workspace):
-    from alict_core.config import SPECS_DIR
+    from alict_core.common.config import SPECS_DIR
 
     builtin = (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text()
     at = start({"lc": "sentiment-lc04"})
@@ -336,7 +336,7 @@ def test_a_failing_model_is_a_friendly_message(tmp_runs):
 
 
 def test_a_missing_parser_says_how_to_build_it(monkeypatch):
-    from alict_core.errors import ArtefactMissingError
+    from alict_core.common.errors import ArtefactMissingError
     from alict_core.parsing import PARSERS
 
     def missing(**kw):
@@ -475,15 +475,16 @@ def test_the_corpus_warm_up_loads_each_annotated_corpus_once_for_every_session(m
 
 
 def test_missing_data_directory_is_a_friendly_message(tmp_path, monkeypatch):
-    import alict_core.config as config
+    import alict_core.common.config as config
     import alict_core.data.corpus as corpus_module
     from alict_app import artefacts
+    from alict_core.data.files import data_file
 
     empty = tmp_path / "no-data"
     empty.mkdir()
     monkeypatch.setattr(config, "data_dir_candidates", lambda: [("$ALICT_DATA_DIR", empty)])
-    # the corpus loader reads its files through config.data_file, which now finds no data directory
-    monkeypatch.setattr(corpus_module, "load_corpus", lambda task: config.data_file("sst/train.txt"))
+    # the corpus loader reads its files through data_file, which now finds no data directory
+    monkeypatch.setattr(corpus_module, "load_corpus", lambda task: data_file("sst/train.txt"))
     artefacts.corpus.clear()
     artefacts.corpus_texts.clear()
     try:

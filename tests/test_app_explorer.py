@@ -1,6 +1,6 @@
 """AppTest tests of the failure explorer, the Compare page, shareable links and the read-only demo mode.
 
-Fake backends (``alict_app.fakes``) on the real specs and corpus; runs go to a temporary folder.
+Fake backends (``tests.fakes``) on the real specs and corpus; runs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from alict_core.spec import load_task_specs
+from alict_core.lcspec import load_task_specs
 
 pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py
 
@@ -93,8 +93,8 @@ def test_passes_toggle_and_every_models_prediction_of_the_case():
 
 
 def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monkeypatch):
-    from alict_core.config import SPECS_DIR
-    from alict_core.spec.loader import workspace_spec_dir
+    from alict_core.common.config import SPECS_DIR
+    from alict_core.lcspec.loader import workspace_spec_dir
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "workspace"))
     spec_file = workspace_spec_dir("sentiment") / "sentiment-lc05.yaml"  # the user's copy overrides the built-in
@@ -157,7 +157,7 @@ def test_story_cards_can_be_trusted_on_both_tasks(monkeypatch):
     import re
 
     from alict_app import explorer_data
-    from alict_core.explore import trustworthy_failures
+    from alict_core.analysis.explore import trustworthy_failures
 
     at = start()
     key = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc04", "sentiment-lc08"))

@@ -12,9 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from alict_app import backends
-from alict_core import artefacts, config
-from alict_core.errors import ArtefactMissingError
-from alict_core.model_defaults import resolved_defaults
+from alict_core.common import config
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.models import artefacts
+from alict_core.models.defaults import resolved_defaults
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

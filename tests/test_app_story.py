@@ -1,7 +1,7 @@
-"""The Story's precomputed data (``alict_core.story``): written when a run finishes (app and CLI), read by the
+"""The Story's precomputed data (``alict_core.report.story``): written when a run finishes (app and CLI), read by the
 Story page, computed and saved for a run without one, re-chosen when reviews dispute a card.
 
-Fake backends (``alict_app.fakes``) on the real specs and corpus; runs go to a temporary folder.
+Fake backends (``tests.fakes``) on the real specs and corpus; runs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from alict_core import story as core_story
-from alict_core.hashing import hash_text
+from alict_core.common.hashing import hash_text
+from alict_core.report import story as core_story
 from tests.test_app_explorer import assert_clean, run_fake, start
 
 pytestmark = pytest.mark.usefixtures("fake_backends", "tmp_runs")  # tests/app_fixtures.py

@@ -8,7 +8,7 @@ import pytest
 
 from alict_app import charts, reporting, specs_io
 from alict_app.runs import RunRequest
-from alict_core.errors import SpecError
+from alict_core.common.errors import SpecError
 
 
 @pytest.mark.parametrize("name", ["sentiment-lc01", "my_spec", "A1", "x.yaml"])
@@ -109,7 +109,9 @@ def test_side_by_side_joins_capabilities():
 
 
 def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
-    from alict_app import fakes, runs, spec_store
+    import fakes
+
+    from alict_app import runs, spec_store
 
     uninstall = fakes.install()
     try:
@@ -134,7 +136,9 @@ def test_cancelled_run_saves_nothing(tmp_path, monkeypatch):
 
 
 def test_runs_saved_by_the_cli_are_listed_by_the_app(tmp_path, monkeypatch):
-    from alict_app import fakes, runs
+    import fakes
+
+    from alict_app import runs
     from alict_core.runner import build_cases, run_suite
     from alict_core.seeds import Seed
 
@@ -201,7 +205,7 @@ def test_apply_to_yaml_is_a_minimal_edit():
 
     import yaml
 
-    text = (Path(__file__).resolve().parent.parent / "alict_core/specs/sentiment/sentiment-lc09.yaml").read_text()
+    text = (Path(__file__).resolve().parent.parent / "specs/sentiment/sentiment-lc09.yaml").read_text()
     edited = specs_io.replace_list(text, ("rules", 0, "concat", 0), ["Do I think that", "Do I agree that!"])
     diff = [line for line in specs_io.unified_diff(text, edited).splitlines()
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
@@ -217,7 +221,7 @@ def test_apply_to_yaml_is_a_minimal_edit():
 
 
 def test_every_spec_problem_is_listed_and_the_excerpt_keeps_indentation():
-    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+    from alict_core.lcspec.loader import SpecValidationError, parse_spec_text
 
     text = "schema_version: 1\nid: sentiment-lcx\ntask: sentiment\nbogus: 1\nother: 2\n"
     with pytest.raises(SpecValidationError) as caught:

@@ -1,6 +1,6 @@
 """The one dedupe-and-batch helper."""
 
-from alict_core.batching import batches, distinct
+from alict_core.common.batching import batches, distinct
 
 
 def test_distinct_keeps_first_seen_order_and_skips_done_items():

@@ -285,7 +285,7 @@ def test_a_filtered_grouped_explorer_view_reopens_from_its_link(server):
     from playwright.sync_api import sync_playwright
 
     from alict_app.widgets import lc_label
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     specs = load_task_specs("sentiment")[:3]
     with sync_playwright() as pw:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from alict_core import artefacts
+from alict_core.models import artefacts
 from alict_core.training.checkpoint import (
     Checkpoints,
     checkpoint_dir,

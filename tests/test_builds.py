@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from alict_core import artefacts
-from alict_core.artefacts import ArtefactCorruptError
-from alict_core.errors import ArtefactMissingError
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.models import artefacts
+from alict_core.models.artefacts import ArtefactCorruptError
 from alict_core.training.staging import BuildLockedError
 from alict_core.training.targets import build
 
@@ -240,3 +240,14 @@ def test_a_running_build_reports_its_progress(tmp_path):
     assert seen[0][0]["target"] == "mlm" and seen[0][0]["profile"] == "quick" and seen[0][0]["total"] == 2
     assert seen[-1][0]["step"] == 2 and seen[-1][0]["eta_seconds"] == 0
     assert artefacts.build_progress(tmp_path) == []  # finished: nothing in progress
+
+
+def test_built_heads_names_the_embedded_classifiers_whose_head_exists(tmp_path, monkeypatch):
+    monkeypatch.delenv(artefacts.PROFILE_ENV, raising=False)
+    assert artefacts.built_heads(["minilm-sst"], tmp_path) == set()  # nothing built
+    folder = tmp_path / "quick" / "classifiers"
+    (folder / "minilm-sst").mkdir(parents=True)
+    (folder / "minilm-sst" / "head.npz").write_bytes(b"")
+    (folder / "minilm-hatexplain").mkdir()
+    (folder / artefacts.MANIFEST).write_text("{}", encoding="utf-8")
+    assert artefacts.built_heads(["minilm-sst", "minilm-hatexplain", "vader"], tmp_path) == {"minilm-sst"}

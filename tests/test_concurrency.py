@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_trust import make_tiny_bert
 
-from alict_core.caching import LoadOnceCache
+from alict_core.common.caching import LoadOnceCache
 from alict_core.models import MODELS, get_model
 
 

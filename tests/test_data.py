@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from alict_core import config
+from alict_core.common import config
+from alict_core.common.errors import DataNotFoundError
 from alict_core.data import lexicons
 from alict_core.data.annotate import annotate_text, term_classes
 from alict_core.data.hatexplain import load_hatexplain
 from alict_core.data.polarity_lexicon import load_sentiwordnet, word_polarity
 from alict_core.data.sst import label_of_node, load_sst_phrases, load_sst_sentences, parse_tree
-from alict_core.errors import DataNotFoundError
 
 
 def test_data_dir_env_is_not_silently_replaced(monkeypatch, tmp_path):

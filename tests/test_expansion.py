@@ -15,6 +15,7 @@ from alict_core.expansion import (
     tag_token_lists,
     validate_fill,
 )
+from alict_core.expansion.rows import ExpansionRow, SeedFields
 
 ROW_KEYS = {"id", "seed_id", "lc_id", "task", "text", "accepted", "words", "score", "verdicts", "reasons", "masked"}
 
@@ -122,8 +123,8 @@ def test_predicates_verdict_and_reason_come_from_the_spec_check():
 
 
 def test_predicates_with_the_real_spec_check():
+    from alict_core.lcspec import get_spec
     from alict_core.seeds import Seed
-    from alict_core.spec import get_spec
 
     spec = get_spec("sentiment", "sentiment-lc01")  # neutral sentences: no positive/negative adjective or noun
     real_seed = Seed.from_dict({
@@ -251,6 +252,7 @@ def test_expand_keeps_rejected_rows_caps_and_counts(tmp_path):
     assert len(suggester.calls) == 2 and "the [MASK] movie was fun ." not in suggester.calls[1]
     assert "the french [MASK] was fun ." in suggester.calls[1] and "the [MASK] was fun ." in suggester.calls[1]
     assert all(set(row) >= ROW_KEYS for row in result.rows)
+    assert all(list(row) == list(ExpansionRow.__dataclass_fields__) for row in result.rows)  # one row type
     by_seed = {sid: result.for_seed(sid) for sid in ("LC1-0001", "LC1-0002", "LC1-0003")}
     assert len(by_seed["LC1-0001"]) == 7 and by_seed["LC1-0003"] == []
     accepted = [r["text"] for r in result.accepted("LC1-0001")]
@@ -306,7 +308,7 @@ def test_same_text_from_slots_with_different_tags_keeps_the_valid_reading():
 def test_fill_breaking_protected_text_is_not_tagged_and_left_unchecked(monkeypatch):
     protected_seed = seed("i saw the movie here .", "LC1-0009", spans=[(6, 15)])  # "the movie" inserted by a rule
     tagged_texts = []
-    from alict_core.expansion import pipeline
+    from alict_core.expansion import search as pipeline
 
     real_tagger = pipeline.tag_token_lists
 
@@ -364,14 +366,14 @@ def test_expand_with_tiny_hf_masked_lm(tmp_path):
 
 @pytest.mark.slow
 def test_expand_real_seeds_with_offline_models(tmp_path):
-    from alict_core.artefacts import is_built
+    from alict_core.models.artefacts import is_built
 
     if not is_built("mlm"):
         pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")
     parsing = pytest.importorskip("alict_core.parsing", reason="parser package (#3 part A) not available")
     pytest.importorskip("alict_core.grammar", reason="grammar package (#3 part A) not available")
     seeds_mod = pytest.importorskip("alict_core.seeds", reason="alict_core.seeds (#2) not available")
-    spec_mod = pytest.importorskip("alict_core.spec", reason="alict_core.spec (#2) not available")
+    spec_mod = pytest.importorskip("alict_core.lcspec", reason="alict_core.lcspec (#2) not available")
     from alict_core.data.corpus import load_corpus
     from alict_core.mlm import get_suggester
 
@@ -422,3 +424,17 @@ def test_cli_expand_prints_counts_and_writes_jsonl(tmp_path, monkeypatch, capsys
     jj = out.splitlines()[header + 1].split()  # the per-POS table: every fill here is a JJ slot, none judged
     assert jj[0] == "JJ" and int(jj[1]) == len(rows) and int(jj[2]) == sum(r["accepted"] for r in rows)
     assert jj[3] == "—"
+
+
+def test_seed_fields_read_a_seed_object_or_its_dict_once():
+    @dataclass
+    class SeedObject:
+        id: str
+        text: str
+        lc_id: str = "LC1"
+        task: str = ""
+
+    plain = {"id": "s1", "text": "a fine film .", "lc_id": "", "task": None}
+    assert SeedFields.of(plain, "LC9", "sentiment") == SeedFields("s1", "LC9", "sentiment", "a fine film .")
+    assert SeedFields.of(SeedObject("s2", "fine ."), "LC9", "hate_speech") == SeedFields("s2", "LC1", "hate_speech",
+                                                                                          "fine .")

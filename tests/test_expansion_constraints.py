@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from alict_core.data.annotate import annotate_token_lists
-from alict_core.expansion.constraints import CHECK_NAMES, FillContext, constraints_of, resolve_constraints
-from alict_core.expansion.corpus_stats import count_tokens, load_corpus_stats
-from alict_core.expansion.pipeline import neighbour_likelihood_problem
+from alict_core.expansion.constraints.acceptance import CHECK_NAMES, FillContext, constraints_of, resolve_constraints
+from alict_core.expansion.constraints.corpus_stats import count_tokens, load_corpus_stats
+from alict_core.expansion.constraints.fill_checks import ExpansionError
 from alict_core.expansion.pos_table import format_pos_table, judged_validity, pos_table
-from alict_core.expansion.validation import ExpansionError
+from alict_core.expansion.search import neighbour_likelihood_problem
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_unknown_check_or_parameter_is_one_clear_error():
 
 
 def test_spec_schema_accepts_checks():
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     spec = load_task_specs("sentiment")[0]
     data = spec.model_dump()

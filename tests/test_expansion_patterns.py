@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from alict_core.cases.expansion_patterns import PATTERN_REASONS, expansion_pattern_defects
+from alict_core.cases.validity import validate
 from alict_core.data.annotate import annotate_token_lists
-from alict_core.expansion_patterns import PATTERN_REASONS, expansion_pattern_defects
-from alict_core.validity import validate
 
 # (seed, expansion, inserted positions, the reason expected); the bold words of the issue are inserted
 FLAGGED = [
@@ -58,7 +58,7 @@ def test_modifier_insertions_a_reader_accepts_are_not_flagged(seed, text, positi
 
 
 def test_validate_reports_pattern_flags_per_lc_and_reason():
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     specs = {s.id: s for s in load_task_specs("sentiment")}
     lc = next(iter(specs))

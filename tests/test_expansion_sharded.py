@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from expansion_fakes import CHECK, MASKER, MLM, PARSER, SPEC, FixedSuggester, register, seeds, unregister
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.executors.shards import shard_folder
 from alict_core.expansion import ExpansionError, ExpansionSet, expand
-from alict_core.expansion.sharded import MASKERS, PREDICATE_CHECKS, expand_sharded, merge_counts, shard_dir
+from alict_core.expansion.sharded import MASKERS, PREDICATE_CHECKS, expand_sharded, merge_counts
 from alict_core.mlm import get_suggester
 from alict_core.parsing import get_parser
 
@@ -44,7 +45,7 @@ def test_shards_concatenate_to_the_unsharded_artefact(tmp_path):
     assert loaded.rows == whole.rows and summary.rows == len(whole.rows) > 0
     assert summary.counts == whole.counts == loaded.counts
     assert stages[0] == (0, 4, "shards") and stages[-1] == (4, 4, "shards")
-    assert not shard_dir(summary.path).exists()  # parts removed once the artefact is whole
+    assert not shard_folder(summary.path).exists()  # parts removed once the artefact is whole
 
 
 def test_second_call_reads_the_artefact(tmp_path):
@@ -58,7 +59,7 @@ def test_second_call_reads_the_artefact(tmp_path):
 
 def test_finished_parts_are_reused_and_a_half_written_shard_redone(tmp_path):
     reference = expand_sharded(seeds(5), SPEC, shard_size=2, out_dir=tmp_path / "ref", **OPTIONS)
-    parts = shard_dir(reference.path.parent.parent / "resume" / reference.path.name)
+    parts = shard_folder(reference.path.parent.parent / "resume" / reference.path.name)
 
     class Stop(Exception):
         pass
@@ -92,7 +93,7 @@ expand_sharded(seeds(6), SPEC, shard_size=1, out_dir={out!r}, parser=PARSER, mlm
 def test_a_killed_expand_resumes_after_its_last_finished_shard(tmp_path):
     reference = expand_sharded(seeds(6), SPEC, shard_size=1, out_dir=tmp_path / "ref", **OPTIONS)
     out = tmp_path / "killed"
-    parts = shard_dir(out / reference.path.name)
+    parts = shard_folder(out / reference.path.name)
     script = SCRIPT.format(tests=str(Path(__file__).parent), out=str(out))
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": "0"})
     try:
@@ -153,8 +154,8 @@ def test_real_models_processes_equal_local(tmp_path):
     pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
     from alict_core import parsing
     from alict_core.data.corpus import load_corpus
+    from alict_core.lcspec import get_spec
     from alict_core.seeds import find_seeds
-    from alict_core.spec import get_spec
 
     try:
         parsing.get_parser()

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from alict_core.expectations import (
+from alict_core.lcspec.expectations import (
     Directional,
     ExpectationError,
     Invariance,
@@ -13,7 +13,7 @@ from alict_core.expectations import (
     from_spec,
     passes,
 )
-from alict_core.spec.schema import Expected
+from alict_core.lcspec.schema import Expected
 
 LABELS = ("negative", "neutral", "positive")
 
@@ -59,8 +59,8 @@ def test_bad_expectations_are_named():
 def test_dir_is_writable_in_a_spec_and_reaches_the_seeds():
     from alict_core.data.corpus import corpus_from_records
     from alict_core.data.records import LabelledText
+    from alict_core.lcspec import parse_spec_text
     from alict_core.seeds import find_seeds
-    from alict_core.spec import parse_spec_text
 
     spec = parse_spec_text(
         "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\ntest_type: DIR\n"
@@ -75,3 +75,18 @@ def test_dir_is_writable_in_a_spec_and_reaches_the_seeds():
             "schema_version: 1\nid: d\ntask: sentiment\ncapability: c\ntitle: t\ndescription: d\n"
             "search: [{name: g, predicates: [{label: positive}]}]\n"
             "rules: [{name: r, select: g, expected: {direction: {label: positive}}}]\n", "d.yaml")
+
+
+def test_a_case_parses_its_expectation_once_and_the_expectation_makes_the_test_type():
+    from alict_core.cases.testcases import TestCase
+    from alict_core.lcspec.expectations import Directional, Invariance, LabelIs, NotLabel
+
+    assert [e.test_type for e in (LabelIs(("positive",)), NotLabel(("positive",)), Invariance(),
+                                  Directional("positive"))] == ["MFT", "MFT", "INV", "DIR"]
+    case = TestCase("c1", "lc1", "seed", "c1", "fine .", {"kind": "label", "labels": ["positive"], "tolerance": None},
+                    "MFT")
+    assert case.expectation is case.expectation == LabelIs(("positive",))
+    assert case.judged_expectation() == LabelIs(("positive",))
+    assert "expectation" not in case.to_dict()  # the stored form is unchanged
+    legacy = TestCase.from_dict({**case.to_dict(), "test_type": "INV"})  # an INV case stored with a label expectation
+    assert legacy.expectation.test_type == "MFT" and legacy.judged_expectation() == Invariance()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from alict_core.errors import AlictError, ModelError
+from alict_core.common.errors import AlictError, ModelError
 from alict_core.explain import EXPLAINERS, CachedModel, Contributions, ExplainError, explain
 from alict_core.explain.lemna import fit_mixture, fused_lasso_wls
 

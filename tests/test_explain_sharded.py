@@ -6,7 +6,7 @@ import pytest
 from test_explain_template import FILLER, Negation, _saved_run
 
 from alict_core.cli import main
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.explain import ExplainError, explain_lc_failures, sharded
 from alict_core.explain.sharded import explain_failures_sharded
 from alict_core.models import MODELS
@@ -25,7 +25,7 @@ def without_calls(pair: dict) -> dict:
 
 @pytest.fixture
 def models(tmp_path, monkeypatch):
-    from alict_core.config import CACHE_ENV
+    from alict_core.common.config import CACHE_ENV
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "alict-cache"))
     MODELS.add("negation-fiction", lambda **_: Negation(), "test model", task="sentiment", offline=True)
@@ -86,7 +86,7 @@ def test_finished_shards_are_kept_and_the_rest_resumes(tmp_path, models, monkeyp
     assert resumed.path.read_text() == fresh.path.read_text() and done == [1, 0, 1]
     again = explain_failures_sharded(twin, "LC1", shard_size=1, out_dir=tmp_path / "out", **options)
     assert done == [1, 0, 1] and again.path == resumed.path  # the finished artefact is reused
-    from alict_core.manifest import file_manifest_path
+    from alict_core.common.manifest import file_manifest_path
 
     assert file_manifest_path(again.path).exists()
     again.path.write_text("tampered\n")  # a changed artefact is quarantined and recomputed, never served
@@ -126,7 +126,7 @@ def test_cli_flags_reach_the_sharded_explainer(tmp_path, models, capsys, monkeyp
 def test_vader_pairs_with_two_processes_equal_local(tmp_path, monkeypatch):
     """A real registered model (VADER) in spawned workers explains the same pairs as the local executor."""
     pytest.importorskip("alict_core.executors.processes", reason="the processes executor is not merged yet")
-    from alict_core.config import CACHE_ENV
+    from alict_core.common.config import CACHE_ENV
     from alict_core.models import get_model
     from alict_core.runner import build_cases, run_suite
 

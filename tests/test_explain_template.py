@@ -246,7 +246,7 @@ def _saved_run(tmp_path):
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch):
-    from alict_core.config import CACHE_ENV
+    from alict_core.common.config import CACHE_ENV
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "alict-cache"))
     return tmp_path / "alict-cache"

@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alict_core.capabilities import capability_group, lc_catalog, lc_info
-from alict_core.compare import compare_frames, compare_runs, difference_interval
-from alict_core.explore import (
+from alict_core.analysis.compare import compare_frames, compare_runs, difference_interval
+from alict_core.analysis.explore import (
     Filters,
     apply_filters,
     explorer_frame,
@@ -17,6 +16,7 @@ from alict_core.explore import (
     lc_model_rates,
     striking_failures,
 )
+from alict_core.lcspec.capabilities import capability_group, lc_catalog, lc_info
 from alict_core.runner import build_cases, run_suite
 
 NEG = {"kind": "label", "labels": ["negative"]}
@@ -72,7 +72,7 @@ def test_shipped_lcs_are_named_by_title_and_capability():
 
 
 def test_templates_and_inserted_words_from_case_meta():
-    from alict_core.explore import case_template, inserted_word
+    from alict_core.analysis.explore import case_template, inserted_word
 
     slots = {"prefix": "They think that", "infix": "but I think that"}
     expected = "mine_positive: They think that … but I think that"
@@ -155,7 +155,7 @@ def test_paired_seed_clustered_test_is_not_fooled_by_expansions_the_pooled_z_tes
 
 
 def test_group_rates_cluster_a_seed_with_its_expansions():
-    from alict_core.explore import group_rates
+    from alict_core.analysis.explore import group_rates
     from alict_core.metrics.intervals import wilson_interval
 
     a, _ = _sides(10, 6, fail_a={0, 1, 2, 3, 4}, fail_b=set())
@@ -195,7 +195,7 @@ def test_compare_two_models_of_one_run_names_unknown_models(run):
 
 
 def test_validity_hook_fills_the_column_for_every_frame(run):
-    from alict_core import explore
+    from alict_core.analysis import explore
 
     explore.set_validity_lookup(lambda lcs: {lc: 0.5 for lc in lcs if lc.endswith("lc01")})
     try:
@@ -205,3 +205,16 @@ def test_validity_hook_fills_the_column_for_every_frame(run):
     assert set(frame.loc[frame["lc_id"] == "sentiment-lc01", "validity"]) == {0.5}
     assert frame.loc[frame["lc_id"] == "sentiment-lc05", "validity"].isna().all()
     assert explorer_frame(run([Keyword("kw")]))["validity"].isna().all()
+
+
+def test_the_explorer_filter_is_the_reader_filter_that_shows_failures_by_default():
+    from alict_core.common.errors import AlictError
+    from alict_core.runner.reader import RowFilter
+
+    assert isinstance(Filters(), RowFilter) and Filters().outcome == "fails" and RowFilter().outcome == "all"
+    assert Filters(("Negation",), ("lc1",), ("vader",), ("MFT",), ("seed",), "all", "t", "w", True) == Filters(
+        capabilities=("Negation",), lcs=("lc1",), models=("vader",), test_types=("MFT",), kinds=("seed",),
+        outcome="all", template="t", word="w", pass_to_fail=True)
+    assert RowFilter(lcs=("lc1",), outcome="fails").expression() is not None
+    with pytest.raises(AlictError, match="filtered by LC, model, test type, kind and outcome only"):
+        RowFilter(word="really").expression()

@@ -140,7 +140,7 @@ def test_regression_gate_uses_holm_and_does_not_trip_for_two_equally_good_models
     uncorrected p < 0.05 (the gate used to trip on that), Holm's correction keeps the gate closed."""
     import pandas as pd
 
-    from alict_core.compare import compare_frames
+    from alict_core.analysis.compare import compare_frames
 
     rng = np.random.default_rng(7)
     rows = []

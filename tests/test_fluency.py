@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from alict_core.expansion.fluency import check_fluency
-from alict_core.expansion.validation import tag_token_lists, validate_fill
+from alict_core.expansion.constraints.fill_checks import tag_token_lists, validate_fill
+from alict_core.expansion.constraints.fluency import check_fluency
 
 
 def verdict(masked: str, word: str, score: float | None = 0.3) -> tuple[bool, str]:

@@ -7,7 +7,7 @@ import json
 import nltk
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.grammar import (
     MASK,
     MaskedSentence,

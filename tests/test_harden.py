@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
 from alict_core.harden import guards
-from alict_core.harden.export import export_hardening_data, read_split
+from alict_core.harden.export import export_hardening_data, read_split, run_readiness
 from alict_core.harden.split import SplitRatios, split_cases, training_label
-from alict_core.runner.cases import TestCase
 from tests.harden_toy import (
     HELDOUT,
     ORIGINAL,
@@ -178,7 +178,7 @@ def test_retraining_fixes_the_trained_lc_and_is_deterministic(saved_run, tiny_pa
     from alict_core.harden.evaluate import evaluate_versions
     from alict_core.harden.versions import list_versions, version_dir
     from alict_core.models.registry import get_model
-    from alict_core.training.harden import RetrainSettings, retrain_embedded
+    from alict_core.training.retrain import RetrainSettings, retrain_embedded
 
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
@@ -214,7 +214,7 @@ def test_retraining_fixes_the_trained_lc_and_is_deterministic(saved_run, tiny_pa
 
 
 def test_version_name_covers_the_original_training_data(saved_run, tiny_parent, tmp_path):
-    from alict_core.training.harden import RetrainSettings, retrain_embedded
+    from alict_core.training.retrain import RetrainSettings, retrain_embedded
 
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
@@ -232,7 +232,7 @@ def _leaking_export(saved_run, tmp_path) -> Path:
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3, formats=("jsonl",))
     train, test = read_split(out, "train"), read_split(out, "test")
     moved = {**train[0], "meta": {**train[0]["meta"], "source_ids": ["sst-test-7"]}}
-    from alict_core.jsonl import write_jsonl
+    from alict_core.common.jsonl import write_jsonl
 
     write_jsonl(out / "train.jsonl", [*train[1:], moved, {**test[0], "split": "train"}])
     return out
@@ -241,7 +241,7 @@ def _leaking_export(saved_run, tmp_path) -> Path:
 def test_training_on_a_leaking_export_is_refused_with_counts(saved_run, tiny_parent, tmp_path, capsys):
     from alict_core import cli
     from alict_core.harden.leaks import LeakError
-    from alict_core.training.harden import retrain_embedded
+    from alict_core.training.retrain import retrain_embedded
 
     out = _leaking_export(saved_run, tmp_path)
     n_train = len(read_split(out, "train"))
@@ -259,7 +259,7 @@ def test_training_on_a_leaking_export_is_refused_with_counts(saved_run, tiny_par
 def test_evaluation_refuses_another_export_and_a_leaking_one(saved_run, tiny_parent, tmp_path):
     from alict_core.harden.evaluate import evaluate_versions
     from alict_core.harden.leaks import LeakError
-    from alict_core.training.harden import retrain_embedded
+    from alict_core.training.retrain import retrain_embedded
 
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3, formats=("jsonl",))
@@ -294,9 +294,9 @@ def test_leak_check_counts_equal_texts_and_shared_sources():
 
 
 def test_hatexplain_sources_resolve_to_their_official_split():
-    from alict_core.config import data_file
+    from alict_core.common.jsonl import read_json
+    from alict_core.data.files import data_file
     from alict_core.data.splits import source_split_lookup
-    from alict_core.jsonl import read_json
 
     divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
     split_of = source_split_lookup("hate_speech")
@@ -306,7 +306,7 @@ def test_hatexplain_sources_resolve_to_their_official_split():
 
 
 def test_untrainable_split_is_refused(saved_run, tiny_parent, tmp_path):
-    from alict_core.training.harden import RetrainSettings, training_mix
+    from alict_core.training.retrain import RetrainSettings, training_mix
 
     with pytest.raises(AlictError, match="training split is empty"):
         training_mix(ORIGINAL, [], RetrainSettings())
@@ -320,7 +320,7 @@ def test_untrainable_split_is_refused(saved_run, tiny_parent, tmp_path):
 
 def test_cli_fix_end_to_end(saved_run, tiny_parent, tmp_path, capsys, monkeypatch):
     from alict_core import cli
-    from alict_core.training import harden as training
+    from alict_core.training import retrain as training
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     from alict_core.data import splits
@@ -364,7 +364,7 @@ def _tiny_hf(folder: Path) -> Path:
 def test_hf_retraining_is_seeded_and_registers_a_version(saved_run, tmp_path, monkeypatch):
     from alict_core.harden.versions import version_info
     from alict_core.models.registry import clear_model_cache, get_model
-    from alict_core.training.harden import RetrainSettings, retrain_hf
+    from alict_core.training.retrain import RetrainSettings, retrain_hf
 
     source = _tiny_hf(tmp_path / "tiny-hf")
     out = tmp_path / "export"
@@ -390,9 +390,9 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     from streamlit.testing.v1 import AppTest
 
     from alict_app import progress
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
     from alict_core.data import splits
-    from alict_core.training import harden as training
+    from alict_core.training import retrain as training
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
@@ -441,12 +441,12 @@ def test_readiness_preselects_only_trainable_lcs_the_model_fails_with_a_big_enou
     from alict_core.harden.export import corpus_test_membership, export_rows
     from alict_core.harden.split import SplitRatios
 
-    ready = {r.lc_id: r for r in guards.run_readiness(saved_run, tiny_parent)}
+    ready = {r.lc_id: r for r in run_readiness(saved_run, tiny_parent)}
     assert ready["toy-lc01"].ready and ready["toy-lc01"].fail_rate == 1.0 and ready["toy-lc01"].test_cases == 6
     assert not ready["toy-lc02"].ready and ready["toy-lc02"].reason.startswith("the model fails only 0%")
     assert guards.preselected(list(ready.values())) == ["toy-lc01"]
     monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
-    strict = guards.run_readiness(saved_run, tiny_parent)
+    strict = run_readiness(saved_run, tiny_parent)
     assert [r.reason for r in strict if r.lc_id == "toy-lc01"] == [
         "its test split holds 6 cases, under the minimum of 10"]
     assert guards.preselected(strict) == []
@@ -462,8 +462,8 @@ def test_a_test_split_under_the_minimum_is_refused_naming_the_lc_its_size_and_th
         saved_run, tiny_parent, tmp_path, monkeypatch, capsys):
     from alict_core import cli
     from alict_core.data import splits
-    from alict_core.training import harden as training
-    from alict_core.training.harden import retrain_embedded
+    from alict_core.training import retrain as training
+    from alict_core.training.retrain import retrain_embedded
 
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
     monkeypatch.setattr(splits, "task_splits", lambda task: SPLITS_OF_TOY_TASK)
@@ -527,7 +527,7 @@ def test_before_after_is_compares_paired_seed_clustered_test_with_holm_across_lc
     from alict_core.data import splits
     from alict_core.harden.evaluate import evaluate_versions
     from alict_core.models.registry import get_model
-    from alict_core.training.harden import RetrainSettings, retrain_embedded
+    from alict_core.training.retrain import RetrainSettings, retrain_embedded
 
     out = tmp_path / "export"
     export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
@@ -600,7 +600,7 @@ def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, ti
 
     from streamlit.testing.v1 import AppTest
 
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
     from alict_core.harden.versions import list_versions
 
     monkeypatch.setattr(guards, "MIN_TEST_CASES", 10)
@@ -631,12 +631,12 @@ def test_cli_fix_and_evaluate_with_a_local_hf_model(parent, saved_run, tmp_path,
     """``--model hf --hf-dir`` (or a hub id with --hf-dir) trains, then compares the version with exactly the
     weights it was retrained from, never a hub download."""
     from alict_core import cli
+    from alict_core.common.jsonl import read_json
     from alict_core.data import splits
     from alict_core.harden.evaluate import heldout_scores
     from alict_core.harden.versions import version_dir
-    from alict_core.jsonl import read_json
     from alict_core.models.hf import HFClassifier
-    from alict_core.training import harden as training
+    from alict_core.training import retrain as training
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(training, "original_training_data", lambda task: ORIGINAL)
@@ -664,7 +664,7 @@ def test_cli_fix_and_evaluate_with_a_local_hf_model(parent, saved_run, tmp_path,
 
 def test_cases_carry_their_seeds_source_sentences():
     """What the leak-free split groups by: a seed's ``source_ids`` reach its case and its expansions' cases."""
-    from alict_core.runner.cases import build_cases
+    from alict_core.cases.testcases import build_cases
 
     seed = {"id": "s1", "lc_id": "lc", "text": "it is good", "test_type": "MFT", "rule": "r",
             "expected": {"kind": "label", "labels": ["positive"]}, "source_ids": ["sst-test-3", "sst-train-4"]}

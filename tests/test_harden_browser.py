@@ -33,7 +33,7 @@ WORDS = ("good", "great", "lovely", "fine", "superb")
 def toy_cases() -> list:
     """toy-lc01: 60 negated seeds (expected negative); toy-lc03: 15 more; toy-lc02: the 60 seeds without "not"
     (expected positive); each seed with two expansions, every text distinct, one source sentence per seed."""
-    from alict_core.runner.cases import TestCase
+    from alict_core.cases.testcases import TestCase
 
     cases = []
     for lc, subjects, verb, label, base in (("toy-lc01", NEGATED, "is not", "negative", 0),

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from alict_core.cases.testcases import build_cases
 from alict_core.data.splits import source_split_lookup, task_splits
 from alict_core.harden.export import corpus_test_membership, export_rows
 from alict_core.harden.leaks import find_leaks
 from alict_core.harden.split import SplitRatios, split_cases
-from alict_core.runner.cases import build_cases
 
 LEAKING_LCS = {"sentiment": ("lc02", "lc06", "lc07", "lc08"), "hate_speech": ("lc03",)}
 
 
 def _rows(task: str, corpus) -> list[dict]:
     """The cases (seeds, with the spec's sampling caps) of the LCs that leaked, as a run stores them."""
+    from alict_core.lcspec.loader import get_spec
     from alict_core.seeds.engine import find_seeds
-    from alict_core.spec.loader import get_spec
 
     seeds = [s.to_dict() for lc in LEAKING_LCS[task] for s in find_seeds(get_spec(task, lc), corpus).seeds]
     return [case.to_dict() for case in build_cases(seeds, variants_fn=lambda text: [])]

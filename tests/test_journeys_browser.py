@@ -31,8 +31,10 @@ RUN_PAGES = ("Failures", "Report")  # pages that show one run of the task
 
 def make_runs(root: Path) -> dict[str, dict]:
     """One small finished run per task with the fake models: {task: {"key", "name", "cases"}}."""
-    from alict_app import fakes, runs
-    from alict_core.spec import load_task_specs
+    import fakes
+
+    from alict_app import runs
+    from alict_core.lcspec import load_task_specs
 
     uninstall = fakes.install()
     saved = runs.runs_root

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from alict_core.cases.validity import text_defects, validate
+from alict_core.lcspec import get_spec, load_task_specs
 from alict_core.seeds import find_seeds
 from alict_core.seeds.engine import NEGATIONS
-from alict_core.spec import get_spec, load_task_specs
-from alict_core.validity import text_defects, validate
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "fidelity.md"
 
@@ -106,8 +106,8 @@ def test_the_sample_covers_every_rule_kind_of_each_task_once():
 def test_no_accepted_expansion_fails_its_lc(task, lc_id, tmp_path, sentiment_corpus, hate_corpus):
     """A 20-seed expansion of the LC with the offline parser and MLM; every accepted expansion is re-checked.
     ``make test`` runs one LC per task and kind of rule (5 LCs), ``make test-full`` (marker slow_full) every LC."""
-    from alict_core.artefacts import is_built
     from alict_core.expansion import expand
+    from alict_core.models.artefacts import is_built
     from alict_core.seeds import expansion_predicates_hold
 
     if not is_built("mlm"):

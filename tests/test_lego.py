@@ -121,7 +121,7 @@ def test_subordinate_clause_from_constituency_parse():
 
 
 def test_empty_sentence_is_one_clear_error():
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     with pytest.raises(AlictError, match="empty"):
         disassemble("   ")

@@ -68,7 +68,7 @@ class GloomyJudge:
 
 
 def test_nlplego_suite_runs_from_the_run_page_and_shows_in_failures(tmp_path, monkeypatch):
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
     from alict_core.lego import pipeline
     from alict_core.lego.settings import LegoSettings
 

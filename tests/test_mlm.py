@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from alict_core.errors import ArtefactMissingError, ModelError  # noqa: E402
+from alict_core.common.errors import ArtefactMissingError, ModelError  # noqa: E402
 from alict_core.mlm import (  # noqa: E402
     SUGGESTERS,
     Suggester,
@@ -158,8 +158,8 @@ def test_corpus_split_is_deterministic_and_disjoint():
 
 
 def test_micro_build_trains_saves_small_delta_and_loads(tmp_path):
-    from alict_core import artefacts
-    from alict_core.jsonl import read_json
+    from alict_core.common.jsonl import read_json
+    from alict_core.models import artefacts
     from alict_core.training.targets import build
 
     artefact = build("mlm", "micro", tmp_path, log=lambda _: None)
@@ -178,7 +178,7 @@ def test_micro_build_trains_saves_small_delta_and_loads(tmp_path):
 
 @pytest.mark.slow
 def test_built_minilm_head_fills_sentiment_slot():
-    from alict_core.artefacts import is_built
+    from alict_core.models.artefacts import is_built
 
     if not is_built("mlm"):
         pytest.skip("MiniLM MLM head not built: run `python -m alict_core build mlm`")

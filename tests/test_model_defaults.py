@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alict_core import model_defaults
-from alict_core.model_defaults import resolved_defaults
+from alict_core import mlm, parsing
+from alict_core.models import defaults as model_defaults
+from alict_core.models.defaults import resolved_defaults
 
 torch = pytest.importorskip("torch")
 
@@ -84,7 +85,7 @@ def test_paper_models_in_the_local_cache_are_the_defaults_and_load(env, fake_hub
     assert all(resolved[r]["paper_model"] for r in ("mlm", "classifier:sentiment", "classifier:hate_speech"))
     assert resolved["parser"]["name"] == "benepar-offline" and resolved["parser"]["skipped"][0]["name"] == "benepar_en3"
 
-    suggester = model_defaults.load_default_suggester()
+    suggester = mlm.load_default_suggester()
     assert suggester.name == "bert-base-uncased"
     (slots,) = suggester.suggest(["the movie was [MASK] ."], top_k=3)
     assert len(slots[0]) == 3 and all(word in WORDS for word, _ in slots[0])
@@ -156,11 +157,9 @@ def test_benepar_en3_folder_loads_through_the_paper_path(env, tmp_path):
     shutil.copytree(built.path, folder)
     env.setenv("NLTK_DATA", str(tmp_path / "nltk"))
     resolved_defaults(refresh=True)
-    parser = model_defaults.load_default_parser()
+    parser = parsing.load_default_parser()
     (tree,) = parser.parse_batch([["The", "cat", "sat", "."]])
     assert parser.name == "benepar_en3" and tree.leaves() == ["The", "cat", "sat", "."]
-    from alict_core import parsing
-
     registered = "benepar_en3" in parsing.PARSERS
     try:  # a caller naming no parser gets the paper's one, through the same loading code
         default = parsing.get_parser()
@@ -218,8 +217,6 @@ def test_without_the_cache_a_run_records_the_offline_substitutes(env, tmp_path):
 
 
 def test_default_parser_and_suggester_follow_the_resolved_defaults(env, fake_hub, tmp_path):
-    from alict_core import mlm, parsing
-
     assert parsing.default_parser_name() == "benepar-offline" and mlm.default_suggester() == ("minilm-offline", {})
     env.setenv("HF_HUB_CACHE", str(fake_hub))
     folder = tmp_path / "nltk" / "models" / "benepar_en3"
@@ -243,7 +240,7 @@ def test_default_parser_and_suggester_follow_the_resolved_defaults(env, fake_hub
 
 
 def test_a_substitute_built_after_resolution_shows_at_once(env, tmp_path):
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     assert resolved_defaults(refresh=True)["mlm"]["built"] is False
     folder = artefacts.profile_dir("mlm", "quick")  # under the test's empty ALICT_CACHE_DIR

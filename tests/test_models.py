@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from alict_core.common.errors import AlictError, ModelError
+from alict_core.common.trust import TrustError
 from alict_core.data.records import TASK_LABELS
-from alict_core.errors import AlictError, ModelError
 from alict_core.models import MODELS, checked_proba, get_model
 from alict_core.models.labels import binary_to_three, map_columns, score_to_three
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel, parse_answer
 from alict_core.models.run_scope import run_scope
-from alict_core.trust import TrustError
 
 TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + "the movie is good a bad film it ok".split()
 
@@ -271,8 +271,8 @@ def test_registry_tags_and_cache():
 
 
 def test_embedded_head_model(tmp_path):
-    from alict_core.errors import ArtefactMissingError
-    from alict_core.jsonl import write_json
+    from alict_core.common.errors import ArtefactMissingError
+    from alict_core.common.jsonl import write_json
     from alict_core.models.embedded import EmbeddingHeadModel
 
     with pytest.raises(ArtefactMissingError, match="build models"):
@@ -288,3 +288,40 @@ def test_embedded_head_model(tmp_path):
     emb = model.embed(["hello there"])
     assert np.linalg.norm(emb[0]) == pytest.approx(1.0, abs=1e-4)
     assert np.allclose(model.proba_from_embeddings(emb), proba[:1], atol=1e-5)
+
+
+def test_a_resolver_handed_to_the_registry_registers_a_name_on_first_use(monkeypatch):
+    """The registry knows no higher stage: a resolver (``harden.versions`` installs one) registers late names."""
+    from alict_core.models import registry
+
+    asked = []
+
+    def resolver(name: str) -> bool:
+        asked.append(name)
+        if name != "late-vader":
+            return False
+        MODELS.add(name, lambda **kw: get_model("vader"), "registered on first use", task="sentiment")
+        return True
+
+    monkeypatch.setattr(registry, "_RESOLVERS", [])
+    registry.add_resolver(resolver)
+    registry.add_resolver(resolver)  # installed once
+    try:
+        with pytest.raises(AlictError, match="no-such-model"):
+            registry.model_entry("no-such-model")
+        assert registry.model_task("late-vader") == "sentiment" and "late-vader" in MODELS
+        registry.model_entry("late-vader")  # registered now: the resolver is not asked again
+        assert asked == ["no-such-model", "late-vader"]
+    finally:
+        MODELS.remove("late-vader")
+
+
+def test_the_version_resolver_is_installed_by_importing_versions():
+    import subprocess
+    import sys
+
+    probe = ("import alict_core.models.registry as r\nassert not r._RESOLVERS\n"
+             "import alict_core.harden.versions as v\nassert r._RESOLVERS == [v.ensure_registered]\n"
+             "assert v.MODEL_RESOLVERS == ('alict_core.harden.versions',)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from alict_core.common.jsonl import read_json
 from alict_core.data.records import TASK_LABELS
-from alict_core.jsonl import read_json
 from alict_core.models import checked_proba
 
 
@@ -13,7 +13,7 @@ from alict_core.models import checked_proba
 def test_quick_profile_trains_usable_heads(tmp_path):
     """The quick classifiers `make models` built before the tests (verified against their manifest), else a
     fresh quick build here; test_two_quick_builds_give_identical_figures (slow_full) rebuilds them and compares."""
-    from alict_core import artefacts
+    from alict_core.models import artefacts
     from alict_core.models.embedded import EmbeddingHeadModel
     from alict_core.training.classifiers import EMBEDDED
     from alict_core.training.targets import build

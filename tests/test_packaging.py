@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TEST_TOOLS = ("pytest", "pytest-timeout", "hypothesis", "playwright", "jsonschema", "junitparser", "xmlschema", "ruff",
               "mypy", "psycopg")
+APP_ONLY = ("streamlit", "plotly")  # the `app` extra: the library and the CLI run without them
 
 
 def project() -> dict:
@@ -26,22 +27,35 @@ def requirement_name(line: str) -> str:
 
 
 def test_pyproject_declares_the_pinned_requirements():
+    """requirements.txt installs everything: the library's dependencies, the `app` extra and the `test` extra."""
     lines = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
-    runtime = sorted(line for line in lines if requirement_name(line) not in TEST_TOOLS)
+    app = sorted(line for line in lines if requirement_name(line) in APP_ONLY)
+    test = sorted(line for line in lines if requirement_name(line) in TEST_TOOLS)
+    runtime = sorted(set(lines) - set(app) - set(test))
     declared = project()["project"]
     assert sorted(declared["dependencies"]) == runtime
-    assert sorted(declared["optional-dependencies"]["test"]) == sorted(set(lines) - set(runtime))
+    assert sorted(declared["optional-dependencies"]["app"]) == app and len(app) == len(APP_ONLY)
+    assert sorted(declared["optional-dependencies"]["test"]) == test
     assert "torch==2.13.0" in declared["dependencies"]
 
 
 def test_console_command_and_package_data():
     config = project()
     assert config["project"]["scripts"] == {"alict": "alict_core.cli:main"}
-    globs = config["tool"]["setuptools"]["package-data"]["alict_core"]
-    shipped = {p for pattern in globs for p in (ROOT / "alict_core").glob(pattern)}
-    specs = set((ROOT / "alict_core" / "specs").glob("*/*.yaml"))
+    assert config["tool"]["setuptools"]["package-dir"] == {"alict_core.builtin_specs": "specs"}
+    globs = config["tool"]["setuptools"]["package-data"]["alict_core.builtin_specs"]
+    shipped = {p for pattern in globs for p in (ROOT / "specs").glob(pattern)}
+    specs = set((ROOT / "specs").glob("*/*.yaml"))
     assert len(specs) == 26 and specs <= shipped  # the 25 paper LCs and one extension
+
+
+def test_every_package_is_listed_for_the_wheel():
+    """The package list is written out (the specs are mapped in from the top-level specs/): a new package joins it."""
+    from setuptools import find_packages
+
+    found = set(find_packages(str(ROOT), include=["alict_core*", "alict_app*"]))
+    assert set(project()["tool"]["setuptools"]["packages"]) == found | {"alict_core.builtin_specs"}
 
 
 @pytest.mark.slow
@@ -53,6 +67,7 @@ def test_the_wheel_holds_the_specs_and_the_command(tmp_path):
                     "-w", str(tmp_path / "dist")], check=True, timeout=300)
     wheel = next((tmp_path / "dist").glob("alict_studio-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert sum(n.startswith("alict_core/specs/") and n.endswith(".yaml") for n in names) == 26  # 25 + 1 extension
+    shipped_specs = [n for n in names if n.startswith("alict_core/builtin_specs/") and n.endswith(".yaml")]
+    assert len(shipped_specs) == 26  # 25 + 1 extension
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "alict = alict_core.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import nltk
 import pytest
 
-from alict_core.artefacts import is_built
-from alict_core.errors import AlictError, ArtefactMissingError
+from alict_core.common.errors import AlictError, ArtefactMissingError
+from alict_core.models.artefacts import is_built
 from alict_core.parsing import PARSERS, Parser, clear_loaded, get_parser, productions, treebank
 from alict_core.parsing.benepar_backend import BeneparParser, ParseCache
 from alict_core.parsing.evalb import evalb
@@ -130,7 +130,7 @@ def quick_cache(tmp_path_factory):
 
 @pytest.mark.slow
 def test_micro_build_writes_a_benepar_model(quick_cache):
-    from alict_core import artefacts
+    from alict_core.models import artefacts
     from alict_core.training import parser as parser_training
     from alict_core.training.profiles import settings
 
@@ -139,7 +139,7 @@ def test_micro_build_writes_a_benepar_model(quick_cache):
     manifest = artefacts.verify(path, "parser")
     assert manifest["profile"] == "micro" and manifest["steps"] == settings("micro", "parser")["steps"]
     assert set(manifest["files"]) >= {"benepar_model.bin", "config.json", "metrics.json"}
-    from alict_core.jsonl import read_json
+    from alict_core.common.jsonl import read_json
 
     metrics = read_json(path / "metrics.json")
     cfg = settings("micro", "parser")

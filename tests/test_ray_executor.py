@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.executors import get_executor
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sharded_run import write_sharded_run  # noqa: E402
 from test_runner import KeywordModel, seed  # noqa: E402
 
-from alict_core.errors import AlictError  # noqa: E402
+from alict_core.common.errors import AlictError
 from alict_core.runner import build_cases, run_suite  # noqa: E402
 from alict_core.runner.reader import RowFilter, RunReader, progress_view, running_runs  # noqa: E402
 
@@ -171,7 +171,7 @@ def clustered(tmp_path_factory):
                                              (RowFilter(kinds=("expansion",), models=("m2",)), "lc_id"),
                                              (RowFilter(lcs=("sentiment-lc04", "sentiment-lc05")), "test_type")])
 def test_filtered_grouping_is_seed_clustered_like_the_in_memory_explorer(clustered, filters, by):
-    from alict_core.explore import counted_group_rates, group_rates
+    from alict_core.analysis.explore import counted_group_rates, group_rates
     from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
 
     folder, rows = clustered

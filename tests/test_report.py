@@ -106,7 +106,7 @@ def test_cli_run_report_and_gating(tmp_path, monkeypatch, capsys):
 @pytest.mark.slow
 def test_cli_runs_real_lc_seeds(tmp_path):
     # uses the real cache directory: the annotated corpus is cached there (annotating afresh takes minutes)
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     lc = load_task_specs("sentiment")[0].id
     assert main(["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--max-seeds", "5",
@@ -117,7 +117,7 @@ def test_cli_runs_real_lc_seeds(tmp_path):
 
 def test_cli_expansions_bring_their_seeds(tmp_path, monkeypatch):
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
-    from alict_core.spec import load_task_specs
+    from alict_core.lcspec import load_task_specs
 
     lc = next(s.id for s in load_task_specs("sentiment") if s.test_type == "MFT")
     seeds = tmp_path / "seeds.jsonl"

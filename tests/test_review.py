@@ -28,6 +28,7 @@ from alict_core.review import (
 )
 from alict_core.review.metrics import agreement, krippendorff_alpha
 from alict_core.review.store import SCHEMA_VERSION, dispose_engines
+from alict_core.review.writeback import RejectionFilter
 from alict_core.runner import build_cases, run_suite
 
 POSITIVE = {"kind": "label", "labels": ["positive"], "tolerance": None}
@@ -411,19 +412,20 @@ def test_rejected_cases_leave_the_next_run_and_the_report_counts_them(url, tmp_p
     # not confirmed yet: shown as what would be excluded, but runs exclude nothing
     assert rejected_case_ids("sentiment") == set()
     assert rejected_case_ids("sentiment", confirmed_only=False) == {"sentiment-lc01-s0", "sentiment-lc01-s1"}
-    assert "review_excluded" not in run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred").extra
+    assert "review_excluded" not in run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred",
+                                              exclude=RejectionFilter()).extra
     store.confirm_writeback("sentiment", 2, "lead")
     assert rejected_case_ids("sentiment") == {"sentiment-lc01-s0", "sentiment-lc01-s1"}
     assert rejected_case_ids("sentiment", "sentiment-lc04") == set()
     assert [(r["case_id"], r["label_rejections"], r["mean_relevance"]) for r in rejected_cases("sentiment")] == [
         ("sentiment-lc01-s0", 2, 5.0), ("sentiment-lc01-s1", 0, 2.0)]
 
-    result = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred")
+    result = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred", exclude=RejectionFilter())
     # the rejected seeds go, and their expansions (same inherited label) with them
     rejected = {"sentiment-lc01-s0", "sentiment-lc01-s0-x0", "sentiment-lc01-s1", "sentiment-lc01-s1-x0"}
     assert {c.case_id for c in result.case_list} == {c.case_id for c in cases} - rejected
     assert result.extra["review_excluded"] == 4
-    shown = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred", include_rejected=True)
+    shown = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred")  # no filter handed in: every case
     assert len(shown.case_list) == len(cases) and "review_excluded" not in shown.extra
     page = render_report(result)
     assert "4 case(s) rejected by human reviewers were excluded" in page
@@ -433,7 +435,8 @@ def test_rejected_cases_leave_the_next_run_and_the_report_counts_them(url, tmp_p
     from dataclasses import replace
 
     changed = [replace(c, text="a new good text") if c.case_id == "sentiment-lc01-s0" else c for c in cases]
-    assert len(run_suite(changed, [KeywordModel()], cache_root=tmp_path / "pred").case_list) == len(cases) - 2
+    again = run_suite(changed, [KeywordModel()], cache_root=tmp_path / "pred", exclude=RejectionFilter())
+    assert len(again.case_list) == len(cases) - 2
 
 
 def test_one_reviewer_alone_rejects_nothing_under_the_default_rule(url, tmp_path):
@@ -446,7 +449,8 @@ def test_one_reviewer_alone_rejects_nothing_under_the_default_rule(url, tmp_path
         store.judge(item.id, "ann", relevance=1, label_score=1)  # ann rejects every case
     store.confirm_writeback("sentiment", 2)
     assert rejected_case_ids("sentiment") == set()
-    assert len(run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred").case_list) == 4
+    kept = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "pred", exclude=RejectionFilter()).case_list
+    assert len(kept) == 4
     assert len(rejected_cases("sentiment", min_agreeing=1)) == 4  # a looser rule, previewed
     store.confirm_writeback("sentiment", 1)
     assert len(rejected_case_ids("sentiment")) == 4
@@ -475,7 +479,7 @@ def test_cases_without_a_task_field_are_filtered_too(url, tmp_path):
     kept, dropped = drop_rejected(bare)
     assert dropped == 2 and {c.case_id for c in kept} == {"sentiment-lc01-s1", "sentiment-lc01-s1-x0"}
     assert drop_rejected(bare, default_task="hate_speech")[1] == 0  # the run's task decides when it is given
-    result = run_suite(bare, [KeywordModel()], cache_root=tmp_path / "pred")
+    result = run_suite(bare, [KeywordModel()], cache_root=tmp_path / "pred", exclude=RejectionFilter())
     assert result.extra["review_excluded"] == 2
 
 
@@ -492,7 +496,7 @@ def test_streaming_run_drops_a_rejected_seed_with_its_expansions(url, tmp_path):
         store.judge(seed.id, name, relevance=1, label_score=5)
     store.confirm_writeback("sentiment", 2)
     folder = run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=2,
-                           cache_root=tmp_path / "pred")
+                           cache_root=tmp_path / "pred", exclude=RejectionFilter())
     ids = {row["case_id"] for row in RunReader.open(folder).iter_case_rows()}
     assert ids == {c.case_id for c in cases} - {"sentiment-lc01-s1", "sentiment-lc01-s1-x0", "sentiment-lc01-s1-x1"}
     assert json.loads((folder / "meta.json").read_text())["extra"]["review_excluded"] == 3

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from alict_core.review.store import dispose_engines
+from alict_core.review.writeback import RejectionFilter
 from alict_core.runner import build_cases, run_streaming
 from alict_core.runner.stream import group_by_seed
 from tests.browser_sync import CHROMIUM, ScriptState, launch_chromium, start_app
@@ -118,7 +119,7 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
                 page.get_by_text("Write-back off").first.wait_for(timeout=WAIT)
                 excluded = "1 case(s), and every expansion of the 1 rejected seed(s)"
                 page.get_by_text(excluded).first.wait_for(timeout=WAIT)
-                unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
+                unconfirmed = run_streaming(cases, ["vader"], root=runs_root, shard_size=2, exclude=RejectionFilter())
                 assert case_ids(unconfirmed) == {c.case_id for c in cases}
                 # 4. the confirmation turns the write-back on: not without the tick; ticked once, the tick holds
                 script.wait_idle()
@@ -143,7 +144,7 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
                 raise
             browser.close()
         # 5. a later run leaves out the agreed rejection and its expansion, nothing else
-        later = run_streaming(cases, ["vader"], root=runs_root, shard_size=2)
+        later = run_streaming(cases, ["vader"], root=runs_root, shard_size=2, exclude=RejectionFilter())
         assert case_ids(later) == {c.case_id for c in cases} - {"sentiment-lc04-s0", "sentiment-lc04-s0-x0"}
         assert json.loads((later / "meta.json").read_text())["extra"]["review_excluded"] == 2
     finally:

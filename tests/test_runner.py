@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from alict_core.errors import AlictError, ModelError
+from alict_core.cases.testcases import CaseError
+from alict_core.common.errors import AlictError, ModelError
 from alict_core.runner import RunCancelled, RunResult, build_cases, run_suite, wilson_interval
-from alict_core.runner.cases import CaseError
 
 
 class KeywordModel:

@@ -1,4 +1,4 @@
-"""Process-wide torch settings (alict_core.runtime): OpenMP waits passively unless the operator says otherwise."""
+"""Process-wide torch settings (common.runtime): OpenMP waits passively unless the operator says otherwise."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHOW = ("from alict_core.runtime import configure_torch; configure_torch(); "
+SHOW = ("from alict_core.common.runtime import configure_torch; configure_torch(); "
         "import os; print(os.environ['OMP_WAIT_POLICY'])")
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from alict_core.cases.validity import validate
+from alict_core.lcspec import get_spec
+from alict_core.lcspec.predicates import is_clause
 from alict_core.seeds import find_seeds
 from alict_core.seeds.checks import fragment_defects, seed_defects
 from alict_core.seeds.fairness import identity_swaps
 from alict_core.seeds.types import Seed, Segment
-from alict_core.spec import get_spec
-from alict_core.spec.predicates import is_clause
-from alict_core.validity import validate
 
 
 def replace_seed(text: str, inserted: str = "not") -> Seed:
@@ -149,7 +149,7 @@ def test_pronouns_after_a_named_antecedent_are_not_swapped():
 
 def _matches(spec, corpus, text: str) -> dict[str, bool]:
     """Whether the corpus sentence ``text`` is matched by each search group of ``spec``."""
-    from alict_core.spec.predicates import group_matcher
+    from alict_core.lcspec.predicates import group_matcher
 
     item = next(i for i in corpus if i.text == text)
     return {group.name: group_matcher(group)(item) for group in spec.search}
@@ -278,7 +278,7 @@ def test_hate_normal_category_keeps_normal_posts(hate_corpus):
 def test_category_is_refused_outside_hate_speech():
     from pydantic import ValidationError
 
-    from alict_core.spec.schema import LCSpec
+    from alict_core.lcspec.schema import LCSpec
 
     data = get_spec("sentiment", "LC2").model_dump(exclude_none=True)
     data["search"][0]["category"] = ["normal"]

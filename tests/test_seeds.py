@@ -8,6 +8,7 @@ import pytest
 
 from alict_core.data.corpus import corpus_from_records
 from alict_core.data.records import LabelledText
+from alict_core.lcspec import load_task_specs, parse_spec_text
 from alict_core.seeds import (
     expansion_predicates_hold,
     expected_passes,
@@ -15,7 +16,6 @@ from alict_core.seeds import (
     identity_swaps,
     match_groups,
 )
-from alict_core.spec import load_task_specs, parse_spec_text
 
 
 def record(i: int, text: str, label: str, split: str = "train") -> LabelledText:
@@ -274,7 +274,7 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
 
 @pytest.mark.parametrize("bad", ["x", -1, True, 2.5])
 def test_seed_cap_must_be_a_whole_number(bad, tiny):
-    from alict_core.limits import LimitError
+    from alict_core.common.limits import LimitError
 
     spec = load_task_specs("sentiment")[0]
     with pytest.raises(LimitError, match=f"max_seeds of {spec.id} must be a whole number >= 0"):

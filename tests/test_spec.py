@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alict_core.errors import SpecError
-from alict_core.spec import LCSpec, SpecValidationError, get_spec, load_spec, load_task_specs, parse_spec_text
-from alict_core.spec.predicates import tokenize
+from alict_core.common.errors import SpecError
+from alict_core.lcspec import LCSpec, SpecValidationError, get_spec, load_spec, load_task_specs, parse_spec_text
+from alict_core.lcspec.predicates import tokenize
 
 MINIMAL = textwrap.dedent(
     """\
@@ -79,8 +79,8 @@ def test_malformed_specs_name_file_line_and_field(broken, line, field, words):
 
 def test_tag_count_predicate_counts_tagged_tokens():
     """``tag_count``: how many tokens carry one of some PTB tags (one finite verb: one claim)."""
-    from alict_core.spec.predicates import predicate_holds
-    from alict_core.spec.schema import Predicate
+    from alict_core.lcspec.predicates import predicate_holds
+    from alict_core.lcspec.schema import Predicate
 
     one_claim = Predicate.model_validate({"tag_count": {"tags": ["VBZ", "VBD", "VBP", "MD"], "le": 1}})
     words = ["islam", "must", "be", "eliminated"]

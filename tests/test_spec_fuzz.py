@@ -15,9 +15,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alict_core.config import SPECS_DIR
-from alict_core.spec.loader import SpecValidationError, _compose_and_load, load_spec, parse_spec_text
-from alict_core.spec.schema import LCSpec
+from alict_core.common.config import SPECS_DIR
+from alict_core.lcspec.loader import SpecValidationError, _compose_and_load, load_spec, parse_spec_text
+from alict_core.lcspec.schema import LCSpec
 
 SHIPPED = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(SPECS_DIR.glob("*/*.yaml"))]
 SOURCE = "fuzz.yaml"

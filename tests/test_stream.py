@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.runner import RunCancelled, RunResult, build_cases, run_suite
 from alict_core.runner.stream import group_by_seed, run_streaming
 

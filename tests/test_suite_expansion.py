@@ -51,7 +51,7 @@ def test_suite_cases_become_seeds_and_expansions_inherit_their_expectation(tmp_p
 
 def test_cli_expand_suite_writes_one_file_per_group(tmp_path, monkeypatch, capsys):
     import alict_core.commands.expand as command
-    import alict_core.expansion.pipeline as pipeline
+    import alict_core.expansion.search as pipeline
     import alict_core.parsing as parsing
     from alict_core.cli import main
 

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.suites.synthetic import base_cases, iter_synthetic_cases
 
 

@@ -10,19 +10,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
-from alict_core.models.run_scope import run_scope
-from alict_core.trust import (
+from alict_core.common.trust import (
     HOSTS_ENV,
     MODEL_ROOTS_ENV,
     PICKLE_DIRS_ENV,
     WORKSPACE_ENV,
     TrustError,
-    browser_model_kwargs,
     browser_suite_path,
     check_endpoint,
     save_upload,
 )
+from alict_core.models.refs import browser_model_kwargs
+from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
+from alict_core.models.run_scope import run_scope
 
 
 class Server:
@@ -142,8 +142,8 @@ def chat_server(answers: dict[str, str]) -> Server:
 
 
 def test_unparsed_answers_are_counted_and_never_cached(tmp_path):
+    from alict_core.cases.testcases import TestCase
     from alict_core.runner import run_suite
-    from alict_core.runner.cases import TestCase
 
     cases = [TestCase(case_id=f"c{i}", lc_id="lc-x", kind="seed", seed_id=f"c{i}", test_type="MFT", text=t,
                       expected={"kind": "label", "labels": ["positive"]})
@@ -158,8 +158,8 @@ def test_unparsed_answers_are_counted_and_never_cached(tmp_path):
 
 
 def test_an_unparsed_answer_is_asked_once_per_run_across_passes(tmp_path):
+    from alict_core.cases.testcases import TestCase
     from alict_core.runner import run_suite
-    from alict_core.runner.cases import TestCase
 
     cases = [TestCase(case_id=t, lc_id="lc-x", kind="seed", seed_id=t, test_type="MFT", text=t,
                       expected={"kind": "label", "labels": ["positive"]}) for t in ["good", "odd", "fine"]]
@@ -245,15 +245,15 @@ def make_pipeline_file(path):
 
 def test_cli_refuses_pickles_without_trust_pickle(tmp_path, capsys):
     from alict_core.cli import main
-    from alict_core.commands.run import parse_model_refs, resolve_models
+    from alict_core.models.refs import ModelRef, parse_model_refs, resolve_models
 
     path = make_pipeline_file(tmp_path / "pipe.joblib")
     code = main(["run", "--task", "sentiment", "--models", f"sklearn:path={path}", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "--trust-pickle" in err and "Traceback" not in err
     refs = parse_model_refs(f"vader,sklearn:path={path},name=mine")
-    assert refs == [("vader", {}), ("sklearn", {"path": str(path), "name": "mine"})]
-    assert parse_model_refs("http:url=http://127.0.0.1:8/p") == [("http", {"url": "http://127.0.0.1:8/p"})]
+    assert refs == [ModelRef("vader", {}), ModelRef("sklearn", {"path": str(path), "name": "mine"})]
+    assert parse_model_refs("http:url=http://127.0.0.1:8/p") == [ModelRef("http", {"url": "http://127.0.0.1:8/p"})]
     (model,) = resolve_models(f"sklearn:path={path},name=mine", "sentiment", trust_pickle=True)
     assert model.name == "mine" and model.predict_proba(["good movie"]).argmax() == 2
 
@@ -263,7 +263,7 @@ def test_retraining_a_head_in_place_changes_the_fingerprint(tmp_path):
     import torch
     from transformers import BertForSequenceClassification
 
-    from alict_core.fingerprint import state_dict_fingerprint
+    from alict_core.common.fingerprint import state_dict_fingerprint
     from alict_core.models.hf import HFClassifier
     folder = make_tiny_bert(tmp_path / "tiny")
     before = HFClassifier(folder, "sentiment")
@@ -280,8 +280,8 @@ def test_retraining_a_head_in_place_changes_the_fingerprint(tmp_path):
 
 
 def test_a_model_without_fingerprint_is_not_cached_on_disk(tmp_path):
+    from alict_core.cases.testcases import TestCase
     from alict_core.runner import run_suite
-    from alict_core.runner.cases import TestCase
 
     class Anonymous:
         name, labels = "anon", ("negative", "neutral", "positive")
@@ -299,6 +299,6 @@ def test_a_model_without_fingerprint_is_not_cached_on_disk(tmp_path):
 def test_package_versions_come_from_installed_metadata():
     from importlib.metadata import version
 
-    from alict_core.fingerprint import package_versions
+    from alict_core.common.fingerprint import package_versions
 
     assert package_versions("numpy", "no-such-dist-xyz") == {"numpy": version("numpy"), "no-such-dist-xyz": "missing"}

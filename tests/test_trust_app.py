@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fakes
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_trust import make_pipeline_file
 
-from alict_app import fakes, runs
-from alict_core.trust import HOSTS_ENV, PICKLE_DIRS_ENV
+from alict_app import runs
+from alict_core.common.trust import HOSTS_ENV, PICKLE_DIRS_ENV
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -51,6 +52,22 @@ def test_browser_cannot_add_a_pickle_model_without_the_server_setting(tmp_path, 
     assert not at.exception and any("Added pickled" in s.value for s in at.success)
     assert [m["label"] for m in at.session_state["user_models"]] == ["pickled"]
     assert "trusted" not in at.session_state["user_models"][0]["kwargs"]  # granted on the server, per use
+
+
+def test_the_add_a_model_form_shows_the_registry_entries_kinds_and_parameters():
+    """The Run page's form offers the model kinds a user may add and, for each, the fields its registry entry
+    names (title, parameter names and hints): nothing written a second time in the page."""
+    from alict_core.models.refs import user_kinds
+
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page("pages/run.py").run()
+    kinds = user_kinds()
+    assert list(at.selectbox(key="um_kind").options) == [entry.tags["user_kind"] for entry in kinds.values()]
+    for name, entry in kinds.items():
+        at.selectbox(key="um_kind").set_value(name).run()
+        fields = {box.label: box.placeholder for box in at.text_input if box.key.startswith("um_") and
+                  box.key != "um_label"}
+        assert fields == {p.name: p.hint for p in entry.params}, name
 
 
 def run_lc_session() -> tuple[list, list[str], object]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from alict_core.cases.validity import format_summary, text_defects, validate
 from alict_core.seeds.types import Seed, Segment
-from alict_core.validity import format_summary, text_defects, validate
 
 
 def reasons(text, bases=(), cased=True):
@@ -77,7 +77,7 @@ def test_run_excludes_flagged_cases_unless_kept_and_records_why(tmp_path, monkey
 
 def test_sample_per_lc_keeps_seed_groups_whole_and_is_seeded():
     """100 seeds × 5 expansions, 60 cases: every sampled expansion has its seed (sampling kinds apart kept ~4)."""
-    from alict_core.runner.cases import TestCase
+    from alict_core.cases.testcases import TestCase
     from alict_core.runner.sampling import sample_per_lc
 
     def case(case_id, lc, kind, seed_id):
@@ -110,8 +110,8 @@ def test_report_says_how_many_cases_were_excluded_and_why():
 
 
 def test_a_flagged_expansion_without_an_id_is_really_excluded():
+    from alict_core.cases.validity import apply_validity
     from alict_core.runner import build_cases
-    from alict_core.validity import apply_validity
 
     seeds = [seed("1", "It is fine .")]
     expansions = [{"seed_id": "1", "text": "It is fine fine .", "accepted": True},  # no "id": repeated word

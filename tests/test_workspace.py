@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from alict_core import config
-from alict_core.spec import get_spec, load_task_specs, spec_files, spec_path, workspace_spec_dir
+from alict_core.common import config
+from alict_core.lcspec import get_spec, load_task_specs, spec_files, spec_path, workspace_spec_dir
 
 
 @pytest.fixture
@@ -23,8 +23,10 @@ def test_workspace_dir_follows_the_environment_and_defaults_under_the_cache(tmp_
     assert not (tmp_path / "cache" / "workspace").exists()  # only saving creates it
 
 
-def test_builtin_specs_ship_inside_the_package():
-    assert config.SPECS_DIR.parent == config.REPO_ROOT / "alict_core"
+def test_builtin_specs_are_the_checkouts_top_level_specs_folder():
+    """In a checkout the built-ins are ``specs/`` beside the package (the wheel maps them to alict_core/builtin_specs:
+    tests/test_packaging.py)."""
+    assert config.SPECS_DIR == config.REPO_ROOT / "specs"
     assert len(list((config.SPECS_DIR / "sentiment").glob("*.yaml"))) == 12
     assert len(list((config.SPECS_DIR / "hate_speech").glob("*.yaml"))) == 14
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 TARGET_CHOICES = ("parser", "mlm", "models", "classifiers", "all", "missing")
 
@@ -76,7 +76,7 @@ def _figures_text(target: str, figures: dict) -> str:
 
 def print_report(out: str | None, as_json: bool = False) -> None:
     """Each built artefact: target, profile, steps, held-out figures (which one the runtime uses first)."""
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     rows = artefacts.report(out)
     if as_json:
@@ -113,7 +113,7 @@ def print_pending(out: str | None) -> None:
 
 def print_defaults() -> None:
     """Which model each role resolves to (the paper's when available, else the offline substitute)."""
-    from alict_core.model_defaults import resolved_defaults
+    from alict_core.models.defaults import resolved_defaults
 
     print("default models:")
     for role, entry in resolved_defaults().items():

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from alict_core.cliargs import int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import int_range
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,8 +66,8 @@ def comparison_document(comparison) -> dict:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from alict_core.compare import compare_runs
-    from alict_core.manifest import check_output_file
+    from alict_core.analysis.compare import compare_runs
+    from alict_core.common.manifest import check_output_file
 
     check_output_file(args.json, "--json")  # before any run is loaded
     from alict_core.commands.run import check_outputs_apart
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 print(frame[["lc_id", "text", "predicted_a", "predicted_b"]].head(args.show).to_string(index=False))
     print("\n" + comparison.headline())
     if args.json:
-        from alict_core.jsonl import atomic_path
+        from alict_core.common.jsonl import atomic_path
 
         with atomic_path(Path(args.json)) as tmp:
             tmp.write_text(json.dumps(comparison_document(comparison), indent=2) + "\n", encoding="utf-8")

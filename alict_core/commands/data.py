@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.config import DATA_ENV, cache_dir, data_dir, data_dir_candidates, data_file
+    from alict_core.common.config import DATA_ENV, cache_dir, data_dir, data_dir_candidates
+    from alict_core.data.files import data_file
 
     if DATA_ENV in os.environ:
         data_dir()  # a $ALICT_DATA_DIR that is not a data folder is one message (exit 2), not "0/9 files"

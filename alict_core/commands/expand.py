@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE
+from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
+from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with its verdicts; a table per inserted POS shows fills, accepted and (from review judgements) judged "
         "valid.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", default=None, metavar="ID",
                         help="LC id (repeatable); default: every LC of the task")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
@@ -70,10 +71,10 @@ def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.common.manifest import check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus
     from alict_core.executors import get_executor
-    from alict_core.manifest import check_mergeable, check_output_dir
-    from alict_core.spec import get_spec, load_task_specs
+    from alict_core.lcspec import get_spec, load_task_specs
 
     check_output_dir(args.out, "--out")
     check_mergeable(args.out, OUT_FILES, "--out")  # the folder is swapped whole at the end: refused now, not then
@@ -166,8 +167,8 @@ def write_out_folder(out_dir: Path, results: list) -> None:
     ``.meta.json``: a killed run leaves the previous folder intact."""
     import shutil
 
-    from alict_core.expansion.pipeline import meta_path
-    from alict_core.manifest import atomic_dir
+    from alict_core.common.manifest import atomic_dir
+    from alict_core.expansion.search import meta_path
 
     with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:
         for lc_id, path in results:
@@ -179,7 +180,7 @@ def write_out_folder(out_dir: Path, results: list) -> None:
 def run_suite(args: argparse.Namespace) -> int:
     """``expand --suite FILE``: the suite's MFT cases as seeds, one expansion file per group."""
 
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.expansion import rejection_counts
     from alict_core.expansion.suite import expand_suite
     from alict_core.parsing import get_parser
@@ -198,7 +199,7 @@ def run_suite(args: argparse.Namespace) -> int:
     judged = review_validity()
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:  # every group's file at once: a killed run leaves the previous folder intact
-        from alict_core.manifest import atomic_dir
+        from alict_core.common.manifest import atomic_dir
 
         with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:
             for lc_id, result in results.items():

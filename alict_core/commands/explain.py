@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from alict_core.cliargs import add_executor_args, executor_options, float_range, int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
+from alict_core.common.errors import AlictError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,13 +91,13 @@ def _resolve_run(value: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.common.manifest import check_output_file
     from alict_core.explain import (
         CachedModel,
         explain,
         masking_template,
         recurring_template_tokens,
     )
-    from alict_core.manifest import check_output_file
     from alict_core.models import get_model
 
     check_output_file(args.json_out, "--json")
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     if args.json_out:
-        from alict_core.jsonl import write_json
+        from alict_core.common.jsonl import write_json
 
         write_json(Path(args.json_out), result)
         print(f"wrote {args.json_out}")

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from alict_core.tasks import add_task_arg
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -13,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Count the seeds every LC spec yields on the whole corpus, beside the paper's counts, and "
         "run the validity checks on the sampled seeds (and on expansions, when given).",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", default=None, help="LC id (repeatable; default: every LC)")
     parser.add_argument("--expansions", action="extend", nargs="+", default=[],
                         help="expansions JSONL file(s) or folder(s) of them, e.g. the --out of `expand`")
@@ -22,10 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.commands.run import read_expansion_rows
+    from alict_core.analysis.fidelity import as_records, fidelity_rows, markdown_table
     from alict_core.data.corpus import load_corpus
-    from alict_core.fidelity import as_records, fidelity_rows, markdown_table
-    from alict_core.spec import get_spec, load_task_specs
+    from alict_core.lcspec import get_spec, load_task_specs
+    from alict_core.plan.inputs import read_expansion_rows
 
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)

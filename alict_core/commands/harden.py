@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
-from alict_core.cliargs import comma_list, float_range, int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import comma_list, float_range, int_range
+from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _evaluate_args(fix)
     fix.set_defaults(handler=run_fix)
     versions = sub.add_parser("versions", help="list retrained model versions")
-    versions.add_argument("--task", choices=["sentiment", "hate_speech"], default=None)
+    add_task_arg(versions)
     versions.set_defaults(handler=run_versions)
     parser.set_defaults(handler=lambda _args: (parser.print_help(), 0)[1])
 
@@ -57,7 +58,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="parent model: minilm-sst, minilm-hatexplain, a version, or "
                    "hf (with --hf-dir)")
     p.add_argument("--hf-dir", default=None, help="local Hugging Face model folder (when --model is a HF model)")
-    p.add_argument("--task", choices=["sentiment", "hate_speech"], default=None, help="task of a HF model")
+    add_task_arg(p, help="task of a HF model")
     p.add_argument("--lc-share", type=float_range(0.01, 0.99), default=None,
                    help="share of LC cases in the training mix (default: all)")
     p.add_argument("--max-original", type=int_range(1, 10**9), default=None, help="cap on original training texts")
@@ -112,7 +113,7 @@ def _formats(text: str) -> list[str]:
 
 
 def _settings(args: argparse.Namespace):
-    from alict_core.training.harden import RetrainSettings
+    from alict_core.training.retrain import RetrainSettings
 
     return RetrainSettings(seed=args.seed, lc_share=args.lc_share, epochs=args.epochs, batch_size=args.batch_size,
                            learning_rate=args.learning_rate, max_steps=args.max_steps, max_original=args.max_original)
@@ -121,7 +122,7 @@ def _settings(args: argparse.Namespace):
 def _train(args: argparse.Namespace, export_dir: str) -> str:
     from tqdm import tqdm
 
-    from alict_core.training.harden import retrain_embedded, retrain_hf
+    from alict_core.training.retrain import retrain_embedded, retrain_hf
 
     bar = tqdm(total=0, file=sys.stderr, unit="step")
 
@@ -197,7 +198,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def run_fix(args: argparse.Namespace) -> int:
     from alict_core.harden.guards import minimum_test_cases
-    from alict_core.training.harden import check_retrain_parent
+    from alict_core.training.retrain import check_retrain_parent
 
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
     _check_fix_task(args)  # a run of another task than the model's: refused before the export is written

@@ -6,11 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.tasks import TASKS, add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from alict_core.cliargs import float_range, int_range
+    from alict_core.commands.args import float_range, int_range
     from alict_core.lego.settings import LegoSettings
 
     defaults = LegoSettings()
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "WordNet synonyms and masked-LM fills), and turn every tree edge into a DIR test (see docs/lego.md). "
         "Writes trees.jsonl, cases.jsonl (usable as `run --suite`) and meta.json; with --models also runs them.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--seeds", metavar="FILE", help="seed sentences: .jsonl with 'text' (and 'id'), or one per line"
@@ -64,7 +65,9 @@ def _seeds(args: argparse.Namespace) -> list:
     if args.seeds:
         seeds = pipeline.seeds_from_file(args.seeds, args.task)
     elif args.lc:
-        seeds = pipeline.seeds_from_lc(args.task, args.lc, args.max_seeds)
+        from alict_core.plan import lc_seeds
+
+        seeds = pipeline.seeds_from_rows(lc_seeds(args.task, [args.lc], args.max_seeds, []))
     else:
         seeds = pipeline.seeds_from_corpus(args.task, args.corpus_sample, seed=args.seed)
     if args.max_seeds is not None:
@@ -95,16 +98,16 @@ def _settings(args: argparse.Namespace):
 
 
 def default_judge(task: str) -> str:
-    return "minilm-sst" if task == "sentiment" else "minilm-hatexplain"
+    return TASKS[task].offline_model
 
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.expand import load_suggester
-    from alict_core.commands.run import model_refs, resolve_models
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
+    from alict_core.common.manifest import check_mergeable, check_output_dir
     from alict_core.lego import pipeline
-    from alict_core.manifest import check_mergeable, check_output_dir
     from alict_core.models.protocol import model_fingerprint
+    from alict_core.models.refs import model_refs, resolve_models
 
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
@@ -162,9 +165,10 @@ def run(args: argparse.Namespace) -> int:
         f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}"
     )
     if models:
+        from alict_core.review.writeback import RejectionFilter
         from alict_core.runner import run_suite
 
-        run = run_suite(cases, models)
+        run = run_suite(cases, models, exclude=RejectionFilter())
         out = run.save(None)
         summary = run.summary()
         for _, row in summary.iterrows():

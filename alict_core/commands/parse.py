@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from alict_core.cliargs import int_range
+from alict_core.commands.args import int_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.limits import check_text
+    from alict_core.common.limits import check_text
     from alict_core.parsing import get_parser, productions
     from alict_core.parsing.trees import to_json
 

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from alict_core.commands.run import add_export_options, check_export_paths, check_outputs_apart, parse_thresholds
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
     parser.add_argument("--export", default=None,
                         help="directory for results.jsonl/csv, summary.csv, cases.jsonl/csv, suite.json")
-    parser.add_argument("--task", default=None, choices=["sentiment", "hate_speech"],
-                        help="task of the run (for the CheckList export)")
+    add_task_arg(parser, help="task of the run (for the CheckList export)")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",
                         help="threshold for --junit/--summary-json; exit 1 when an LC × model exceeds it "
                         "('*': every LC)")
@@ -60,14 +60,14 @@ def _task_of(result, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.manifest import check_output_dir, check_output_file
+    from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.report import write_report
     from alict_core.runner import RunResult
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
     if args.export:  # a folder of other files is refused before the HTML report is written, not after
-        from alict_core.manifest import _check_replaceable
+        from alict_core.common.manifest import _check_replaceable
         from alict_core.suites.tables import EXPORT_FILES
 
         try:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         metrics = suite_metrics(result.case_list)
     accuracies = None
     try:
-        from alict_core.artefacts import classifier_accuracies
+        from alict_core.models.artefacts import classifier_accuracies
 
         names = set(result.models)
         accuracies = {k: v for k, v in classifier_accuracies().items() if k in names} or None
@@ -124,7 +124,7 @@ def _large_run(run_dir: Path):
 
 def _report_large(reader, args: argparse.Namespace) -> int:
     """A bounded HTML report, exports and the threshold gate of a large run, from its aggregates."""
-    from alict_core.jsonl import atomic_path
+    from alict_core.common.jsonl import atomic_path
     from alict_core.report import render_reader_report
     from alict_core.runner.reader import LARGE_ROWS, RunAggregates
 
@@ -133,7 +133,7 @@ def _report_large(reader, args: argparse.Namespace) -> int:
                          "--metrics and --export need every case in memory; read its results/part-*.parquet "
                          "directly (pyarrow/pandas) instead")
     if (reader.folder / "manifest.json").is_file():  # like RunResult.load: a damaged run is refused, not reported
-        from alict_core.manifest import verify_dir
+        from alict_core.common.manifest import verify_dir
 
         verify_dir(reader.folder, "run", label=f"run {reader.folder.name!r}")
     with atomic_path(Path(args.out)) as tmp:

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from alict_core.cliargs import float_range, int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import float_range, int_range
+from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample = sub.add_parser("sample", parents=[common],
                             help="draw a stratified, seeded sample of a run's cases into a new review task")
     sample.add_argument("--name", required=True, help="name of the new review task")
-    sample.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(sample, required=True)
     sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
     sample.add_argument("--confidence", type=float_range(0.0, 1.0), default=0.95)
     sample.add_argument("--margin", type=float_range(0.0, 1.0), default=0.05)
@@ -64,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="A case is rejected when at least --min-agreeing reviewers (default 2), a strict majority of "
         "its reviewers, give a label that disagrees with its expectation or a relevance of 2 or less; the "
         "expansions of a rejected seed go with it. Runs exclude nothing until the write-back is confirmed.")
-    writeback.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(writeback, required=True)
     writeback.add_argument("--min-agreeing", type=int_range(1, 1_000), default=None,
                            help="reviewers who must agree to reject a case (default: the confirmed rule's, else 2)")
     action = writeback.add_mutually_exclusive_group()
@@ -134,7 +135,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from alict_core.manifest import check_output_file
+    from alict_core.common.manifest import check_output_file
     from alict_core.review.interchange import export_task
     from alict_core.review.store import default_url, sqlite_path
 

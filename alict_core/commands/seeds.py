@@ -9,8 +9,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alict_core.cliargs import int_range
-from alict_core.errors import AlictError
+from alict_core.commands.args import int_range
+from alict_core.common.errors import AlictError
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Search the task's corpus (SST for sentiment, HateXplain for hate_speech) with each LC spec, "
         "apply its generative rules and write one JSONL file of seeds per LC.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", help="LC id (e.g. sentiment-lc04, lc4 or 4); repeatable; default: all")
     parser.add_argument("--spec", type=Path, action="append",
                         help="a spec YAML file to use instead of the shipped ones")
@@ -58,7 +59,7 @@ def check_out_holds_no(folder: str | None, kind: str, command: str) -> None:
 
 
 def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
-    from alict_core.spec import get_spec, load_spec, load_task_specs
+    from alict_core.lcspec import get_spec, load_spec, load_task_specs
 
     if spec_files:
         specs = [load_spec(p) for p in spec_files]
@@ -75,8 +76,8 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.common.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus
-    from alict_core.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.seeds import find_seeds
 
     check_output_dir(args.out, "--out")

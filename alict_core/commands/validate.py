@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from alict_core.cliargs import int_range
+from alict_core.commands.args import int_range
+from alict_core.tasks import add_task_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "double negation, repeated words, broken joins, duplicates within an LC, polar or unknown inserted "
         "words, expansions failing their LC. Flagged cases are excluded from `run` unless --keep-flagged.",
     )
-    parser.add_argument("--task", required=True, choices=["sentiment", "hate_speech"])
+    add_task_arg(parser, required=True)
     parser.add_argument("--lc", action="append", default=None, help="LC id (repeatable; default: every LC)")
     parser.add_argument("--max-seeds", type=int_range(1, "max_seeds"), default=None,
                         help="cap on seeds per LC (default: the spec's)")
@@ -29,16 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from alict_core.commands.run import lc_seeds, read_expansion_rows
-    from alict_core.spec import load_task_specs
-    from alict_core.validity import format_summary, validate
+    from alict_core.cases.validity import format_summary, validate
+    from alict_core.lcspec import load_task_specs
+    from alict_core.plan.inputs import lc_seeds, read_expansion_rows, wanted_seeds
 
     expansions = read_expansion_rows(args.expansions, args.task)
-    wanted: dict[str, set[str]] = {}
-    for row in expansions:
-        if row.get("accepted", True) and "lc_id" in row:
-            wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
-    seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted)
+    seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted_seeds(expansions))
     specs = {s.id: s for s in load_task_specs(args.task)}
     report = validate(seeds, expansions, task=args.task, specs=specs)
     if args.json:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, TypeVar
 
-from alict_core.errors import DataNotFoundError
+from alict_core.common.errors import DataNotFoundError
 
 F = TypeVar("F", bound=Callable)
 CORRUPT = (UnicodeDecodeError, StopIteration, ValueError, IndexError, KeyError, EOFError, OSError, TypeError,

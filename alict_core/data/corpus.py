@@ -7,18 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from alict_core.config import artefact_dir, data_file
+from alict_core.common.config import artefact_dir
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_files, hash_json
 from alict_core.data.annotate import Annotation, annotate_token_lists, annotator_version
+from alict_core.data.files import data_file
 from alict_core.data.records import TASK_LABELS, LabelledText
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_files, hash_json
+from alict_core.tasks import TASKS
 
 CACHE_FORMAT = 2  # bump when the Parquet columns change
-CORPUS_OF_TASK = {"sentiment": "sst", "hate_speech": "hatexplain"}
-CORPUS_FILES = {
-    "sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"],
-    "hatexplain": ["hatexplain/hatexplain.csv", "hatexplain/post_id_divisions.json"],
-}
+CORPUS_OF_TASK = {name: task.corpus for name, task in TASKS.items()}
+CORPUS_FILES = {task.corpus: list(task.corpus_files) for task in TASKS.values()}
 LEXICON_FILES = [
     "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz",
     "hatecheck/template_placeholders.csv",
@@ -122,7 +121,7 @@ def _load_corpus(task: str, progress) -> Corpus:
     name = CORPUS_OF_TASK[task]
     key = corpus_hash(name)
     path = artefact_dir("annotations") / f"{name}-{key}.parquet"
-    from alict_core.manifest import load_checked, save_checked
+    from alict_core.common.manifest import load_checked, save_checked
 
     frame = load_checked(path, "annotations", key, _read_annotations, adopt_legacy=True)
     if frame is None:

@@ -16,8 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from alict_core.errors import DataNotFoundError
-from alict_core.jsonl import atomic_path
+from alict_core.common.errors import DataNotFoundError
+from alict_core.common.jsonl import atomic_path
 
 SST_ZIP = "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip"
 HATEXPLAIN_JSON = "https://raw.githubusercontent.com/hate-alert/HateXplain/master/Data/dataset.json"

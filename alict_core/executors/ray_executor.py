@@ -18,7 +18,7 @@ import queue
 import threading
 from typing import Any, Iterator, Mapping, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
 POLL_S = 0.2  # how often a stop request is checked while shards run

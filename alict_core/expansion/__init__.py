@@ -4,16 +4,7 @@
 checks (POS in context, SentiWordNet polarity, LC predicates, protected spans) on one fill.
 """
 
-from alict_core.expansion.pipeline import (
-    ExpansionSet,
-    expand,
-    expansion_key,
-    fill_combinations,
-    rejection_counts,
-    rejection_reasons,
-)
-from alict_core.expansion.sharded import ExpansionSummary, expand_sharded
-from alict_core.expansion.validation import (
+from alict_core.expansion.constraints.fill_checks import (
     CHECKS,
     ExpansionError,
     FillVerdict,
@@ -25,6 +16,15 @@ from alict_core.expansion.validation import (
     tag_token_lists,
     validate_fill,
 )
+from alict_core.expansion.search import (
+    ExpansionSet,
+    expand,
+    expansion_key,
+    fill_combinations,
+    rejection_counts,
+    rejection_reasons,
+)
+from alict_core.expansion.sharded import ExpansionSummary, expand_sharded
 
 __all__ = ["CHECKS", "ExpansionError", "ExpansionSet", "rejection_counts", "rejection_reasons", "FillVerdict", "Tagged",
            "check_pos", "check_polarity",

@@ -11,18 +11,21 @@ never the expansions of more than one shard.
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from alict_core.config import artefact_dir
-from alict_core.executors.base import Executor, get_executor
-from alict_core.expansion.constraints import constraints_of
-from alict_core.expansion.corpus_stats import load_corpus_stats
-from alict_core.expansion.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
-from alict_core.expansion.pipeline import (
+from alict_core.common.config import artefact_dir
+from alict_core.common.jsonl import iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
+from alict_core.common.registry import Registry
+from alict_core.executors import shards
+from alict_core.executors.base import Executor
+from alict_core.expansion.constraints.acceptance import constraints_of
+from alict_core.expansion.constraints.corpus_stats import load_corpus_stats
+from alict_core.expansion.constraints.fill_checks import ExpansionError, allowed_polarity_of, field_of
+from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, checked_min_word_score
+from alict_core.expansion.search import (
     EXPANSION_VERSION,
     ExpansionSet,
     ProgressFn,
@@ -32,9 +35,6 @@ from alict_core.expansion.pipeline import (
     expansion_key,
     meta_path,
 )
-from alict_core.expansion.validation import ExpansionError, allowed_polarity_of, field_of
-from alict_core.jsonl import atomic_path, iter_jsonl, read_json, read_jsonl, write_json, write_jsonl
-from alict_core.registry import Registry
 
 DEFAULT_SHARD_SIZE = 100
 """Seeds per shard: a shard's expansions (≈ 10–50 rows per seed) are all a worker holds at once."""
@@ -56,7 +56,7 @@ def suggester_by_name(name: str | None) -> Any:
 
 def _spec_payload(spec: Any) -> dict[str, Any]:
     """The spec as a JSON-able dict plus whether it was an ``LCSpec`` (rebuilt as one in the worker)."""
-    from alict_core.spec.schema import LCSpec
+    from alict_core.lcspec.schema import LCSpec
 
     if isinstance(spec, LCSpec):
         return {"kind": "lcspec", "value": spec.model_dump(mode="json")}
@@ -65,7 +65,7 @@ def _spec_payload(spec: Any) -> dict[str, Any]:
 
 def _spec_from_payload(payload: dict[str, Any]) -> Any:
     if payload.get("kind") == "lcspec":
-        from alict_core.spec.schema import LCSpec
+        from alict_core.lcspec.schema import LCSpec
 
         return LCSpec.model_validate(payload["value"])
     return payload["value"]
@@ -140,11 +140,6 @@ def merge_counts(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any
             into["rejected"] = dict(sorted(into["rejected"].items()))
 
 
-def shard_dir(path: Path) -> Path:
-    """The folder of the unfinished parts of the artefact ``path`` (``<key>.shards``)."""
-    return Path(path).with_suffix(".shards")
-
-
 def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: str | None, top_k_productions: int = 5,
                    max_masks: int = 2, top_k_words: int = 10, max_per_seed: int | None = 5,
                    shard_size: int = DEFAULT_SHARD_SIZE, executor: str | Executor = "local", workers: int = 1,
@@ -160,7 +155,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.common.manifest import file_manifest_path
     from alict_core.parsing import get_parser
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -182,69 +177,41 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     mask_fn = MASKERS.create(masker)
     key = expansion_key(seeds, spec, get_parser(parser), suggester_by_name(mlm), mask_fn, key_settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
-    parts = shard_dir(path)
-    if use_cache:
-        found = load_checked(path, "expansions", key, _read_summary)
-        if found is not None:
-            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
-            return found
-    elif parts.exists():
-        shutil.rmtree(parts)
+    parts = shards.shard_folder(path)
+    found = shards.finished_or_reset(path, "expansions", key, _read_summary, use_cache)
+    if found is not None:
+        return found
     lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
 
-    owned = isinstance(executor, str)
-    pool = get_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
     started = time.perf_counter()
-    n_shards = (len(seeds) + shard_size - 1) // shard_size
-    tasks = []
-    for index in range(n_shards):
-        out = parts / f"part-{index:05d}.jsonl"
-        if out.exists():
-            continue
-        seeds_file = parts / f"seeds-{index:05d}.jsonl"
-        write_jsonl(seeds_file, (as_dict(s) for s in seeds[index * shard_size:(index + 1) * shard_size]))
-        tasks.append({"index": index, "seeds": str(seeds_file), "out": str(out)})
-    done = n_shards - len(tasks)
-    if progress is not None and n_shards:
-        progress(done, n_shards, "shards")
+    n_shards = shards.shard_count(len(seeds), shard_size)
     init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
             "predicate_check": predicate_check, "batch_size": batch_size}
-    try:
-        for _result in pool.map_shards(ExpandShardWorker, init, tasks, should_stop=should_stop):
-            done += 1
-            if progress is not None:
-                progress(done, n_shards, "shards")
-    finally:
-        if owned:
-            pool.close()
+    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
+        tasks = shards.pending_shards(parts, seeds, shard_size, "seeds", as_dict)
+        shards.run_shards(pool, ExpandShardWorker, init, tasks, should_stop=should_stop,
+                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "shards"))
 
     counts: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
-    n_rows = 0
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for index in range(n_shards):
-                part = parts / f"part-{index:05d}.jsonl"
-                meta = read_json(meta_path(part))
-                merge_counts(counts, meta["counts"])
-                for stage, seconds in meta.get("timings", {}).items():
-                    timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
-                with open(part, encoding="utf-8") as source:
-                    for line in source:
-                        if line.strip():
-                            handle.write(line)
-                            n_rows += 1
+
+    def add_part_meta(part: Path) -> None:
+        meta = read_json(meta_path(part))
+        merge_counts(counts, meta["counts"])
+        for stage, seconds in meta.get("timings", {}).items():
+            timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
+
+    def before_rename() -> None:
         if not counts:
-            counts = {lc_id: {"seeds": 0, "masked": 0, "suggestions": 0, "accepted": 0, "seeds_expanded": 0,
-                              "rejected": {}}}
+            counts[lc_id] = {"seeds": 0, "masked": 0, "suggestions": 0, "accepted": 0, "seeds_expanded": 0,
+                             "rejected": {}}
         timings["wall"] = round(time.perf_counter() - started, 3)
         file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
-    write_json(meta_path(path), {"key": key, "counts": counts, "settings": key_settings, "timings": timings,
-                                 "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size,
-                                 "executor": pool.name, "workers": pool.workers})
-    write_file_manifest(path, "expansions", key, n_rows)
-    if parts.exists():
-        shutil.rmtree(parts)
+
+    n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
+    shards.finish_artefact(path, "expansions", key, n_rows, {
+        "key": key, "counts": counts, "settings": key_settings, "timings": timings, "version": EXPANSION_VERSION,
+        "shards": n_shards, "shard_size": shard_size, "executor": pool.name, "workers": pool.workers})
     return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from alict_core.runner.cases import TestCase
-from alict_core.spec.predicates import tokenize
+from alict_core.cases.testcases import TestCase, build_cases
+from alict_core.lcspec.predicates import tokenize
 
 NO_PREDICATES = "imported suite case: no LC search predicates to re-check"
 
@@ -43,7 +43,7 @@ def expand_suite(cases: Sequence[TestCase], task: str, parser: Any, suggester: A
                  progress: Callable[[str, int, int, str], None] | None = None, max_seeds: int | None = None,
                  **settings: Any) -> dict[str, Any]:
     """``{lc_id: ExpansionSet}`` of every imported MFT group (at most ``max_seeds`` cases each)."""
-    from alict_core.expansion.pipeline import expand
+    from alict_core.expansion.search import expand
 
     out = {}
     for lc_id, seeds in suite_seeds(cases, task).items():
@@ -62,8 +62,7 @@ def suite_expansion_cases(cases: Sequence[TestCase], expansions: Sequence[dict[s
                           keep_flagged: bool = False) -> tuple[list[TestCase], dict[str, Any]]:
     """Test cases of the accepted expansions of imported cases (each inherits its case's expectation),
     with the text validity checks applied; (cases, validity record)."""
-    from alict_core.runner import build_cases
-    from alict_core.validity import exclusion_note, validate
+    from alict_core.cases.validity import exclusion_note, validate
 
     ids = {c.case_id for c in cases}
     rows = [r for r in expansions if str(r.get("seed_id")) in ids and r.get("accepted", True)]

@@ -7,8 +7,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from alict_core.batching import batches, distinct
-from alict_core.errors import AlictError, ModelError
+from alict_core.common.batching import batches, distinct
+from alict_core.common.errors import AlictError, ModelError
 from alict_core.models.protocol import Model, checked_proba
 
 ProgressFn = Callable[[int, int, str], None]
@@ -117,7 +117,7 @@ def sample_masks(n_tokens: int, n_samples: int, rng: np.random.Generator) -> np.
 
 
 def check_budget(name: str, value: int, minimum: int) -> int:
-    from alict_core.limits import check_count
+    from alict_core.common.limits import check_count
 
     value = int(value)
     if value < minimum:
@@ -128,7 +128,7 @@ def check_budget(name: str, value: int, minimum: int) -> int:
 
 def check_explain_text(text: object) -> str:
     """The text to explain, refused when empty or over the analysis length limit (before any work)."""
-    from alict_core.limits import LimitError, check_text
+    from alict_core.common.limits import LimitError, check_text
 
     try:
         return check_text(text, "text to explain", "analysis_chars")

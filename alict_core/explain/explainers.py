@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from alict_core.common.registry import Registry
 from alict_core.explain.base import (
     CachedModel,
     Contributions,
@@ -22,7 +23,6 @@ from alict_core.explain.base import (
 )
 from alict_core.explain.lemna import lemna_scores
 from alict_core.models.protocol import Model
-from alict_core.registry import Registry
 
 
 @dataclass

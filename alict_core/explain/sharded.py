@@ -11,17 +11,17 @@ and every option. The parent never holds more than the pair list and counts.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alict_core.config import artefact_dir
-from alict_core.executors.base import Executor, get_executor
+from alict_core.common.config import artefact_dir
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import iter_jsonl, read_jsonl, write_jsonl
+from alict_core.executors import shards
+from alict_core.executors.base import Executor
 from alict_core.explain.base import ExplainError, ProgressFn, as_cached
-from alict_core.explain.compare import PairExplanation, compare_pair, run_lc
-from alict_core.hashing import hash_json
-from alict_core.jsonl import atomic_path, iter_jsonl, read_jsonl, write_json, write_jsonl
+from alict_core.explain.pairs import PairExplanation, compare_pair, run_lc
 
 KIND = "explain-lc"
 DEFAULT_SHARD_SIZE = 10
@@ -89,7 +89,7 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
     content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
     otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
     """
-    from alict_core.manifest import file_manifest_path, load_checked, write_file_manifest
+    from alict_core.common.manifest import file_manifest_path
     from alict_core.models import get_model
     from alict_core.models.protocol import content_fingerprint
 
@@ -105,56 +105,32 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
         raise ExplainError("explain: a sharded vocabulary is a list of words (workers receive it as JSON)")
     if vocabulary is not None:
         pair_options["vocabulary"] = list(vocabulary)
-    pool = get_executor(executor, workers) if isinstance(executor, str) else executor  # fails before any write
-    owned = isinstance(executor, str)
-    try:
+    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
         rows = _failing_pairs(run, lc_id, model_name, max_pairs)
         name = model_name or (str(rows[0]["model"]) if rows else None)
         fingerprint = content_fingerprint(get_model(name)) if name else None
         key = hash_json({"lc_id": lc_id, "model": name, "fingerprint": fingerprint, "options": pair_options,
-                         "pairs": [{k: row[k] for k in PAIR_FIELDS} for row in rows]}, length=20)
+                         "pairs": [_pair_row(row) for row in rows]}, length=20)
         path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
-        parts = path.with_suffix(".shards")
+        parts = shards.shard_folder(path)
         reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
-        found = load_checked(path, KIND, key, _count_rows) if reuse else None
+        found = shards.finished_or_reset(path, KIND, key, _count_rows, reuse)
         if found is not None:
-            shutil.rmtree(parts, ignore_errors=True)  # left by a kill between the artefact and the clean-up
             return ExplainedFailures(key, path, lc_id, name, found)
-        if not reuse and parts.exists():
-            shutil.rmtree(parts)
-        n_shards = (len(rows) + shard_size - 1) // shard_size
-        tasks = []
-        for index in range(n_shards):
-            out = parts / f"part-{index:05d}.jsonl"
-            if not out.exists():
-                pairs_file = parts / f"pairs-{index:05d}.jsonl"
-                write_jsonl(pairs_file, ({k: row[k] for k in PAIR_FIELDS}
-                                         for row in rows[index * shard_size:(index + 1) * shard_size]))
-                tasks.append({"index": index, "pairs": str(pairs_file), "out": str(out)})
-        done = n_shards - len(tasks)
-        if progress is not None and n_shards:
-            progress(done, n_shards, "explain shards")
-        if tasks:
-            init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
-            for _result in pool.map_shards(ExplainShardWorker, init, tasks, should_stop=should_stop):
-                done += 1
-                if progress is not None:
-                    progress(done, n_shards, "explain shards")
-    finally:
-        if owned:
-            pool.close()
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for index in range(n_shards):
-                with open(parts / f"part-{index:05d}.jsonl", encoding="utf-8") as source:
-                    shutil.copyfileobj(source, handle)
-        file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
-    write_json(path.with_suffix(".meta.json"), {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows),
-                                                "shards": n_shards, "shard_size": shard_size})
-    write_file_manifest(path, KIND, key, len(rows))
-    if parts.exists():
-        shutil.rmtree(parts)
+        n_shards = shards.shard_count(len(rows), shard_size)
+        tasks = shards.pending_shards(parts, rows, shard_size, "pairs", _pair_row)
+        init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
+        shards.run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
+                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "explain shards"))
+    shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
+                      before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
+    meta = {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows), "shards": n_shards, "shard_size": shard_size}
+    shards.finish_artefact(path, KIND, key, len(rows), meta)
     return ExplainedFailures(key, path, lc_id, name, len(rows))
+
+
+def _pair_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in PAIR_FIELDS}
 
 
 def _count_rows(path: Path) -> int:

@@ -140,6 +140,95 @@ def unmask_order(scores: np.ndarray) -> list[int]:
     return order
 
 
+@dataclass
+class _Sampler:
+    """How one step of Algorithm 2 estimates the fidelity of a masked set: the fills drawn once, batches that
+    grow from ``first_batch`` to ``batch_size``, an early stop on the Wilson interval, a time cap."""
+
+    cached: CachedModel
+    tokens: list[str]
+    fills: np.ndarray
+    target: int
+    n_samples: int
+    p_thresh: float
+    early_stop: bool
+    confidence_z: float
+    batch_size: int
+    first_batch: int
+    max_seconds: float | None
+    started: float
+
+    def out_of_time(self) -> bool:
+        return self.max_seconds is not None and time.monotonic() - self.started > self.max_seconds
+
+    def fidelity(self, masked: set[int]) -> tuple[int, int, bool]:
+        """(texts that keep the label, texts generated, out of time) for the masked positions ``masked``."""
+        agree = done = 0
+        size = self.first_batch if self.early_stop else self.batch_size
+        while done < self.n_samples:
+            rows = self.fills[done : min(done + size, self.n_samples)]
+            size = min(2 * size, self.batch_size)  # small first batches settle clear-cut steps cheaply
+            proba = self.cached.predict_proba(generate(self.tokens, masked, rows))
+            agree += int((proba.argmax(axis=1) == self.target).sum())
+            done += len(rows)
+            if self.early_stop:
+                low, high = wilson_interval(agree, done, self.confidence_z)
+                if high < self.p_thresh or low >= self.p_thresh:
+                    break
+            if self.out_of_time():
+                return agree, done, True
+        return agree, done, False
+
+
+@dataclass
+class _Search:
+    """Where the unmasking stopped: the positions still masked, those unmasked (in order), the fidelity curve."""
+
+    masked: set[int]
+    unmasked: list[int] = field(default_factory=list)
+    curve: list[float] = field(default_factory=list)
+    curve_samples: list[int] = field(default_factory=list)
+    samples_used: int = 0
+    reached: bool = False
+    truncated: bool = False
+
+
+def _unmask_until_faithful(sampler: _Sampler, order: list[int], progress: ProgressFn | None) -> _Search:
+    """Unmask tokens in ``order`` until the fidelity reaches ``p_thresh`` (or time or tokens run out)."""
+    n_tokens = len(sampler.tokens)
+    search = _Search(masked=set(range(n_tokens)))
+    for step in range(n_tokens + 1):
+        if not search.masked:  # G(T) = x itself: fidelity is 1 by definition
+            search.curve.append(1.0)
+            search.curve_samples.append(0)
+            break
+        agree, done, search.truncated = sampler.fidelity(search.masked)
+        search.samples_used += done
+        search.curve.append(agree / done)
+        search.curve_samples.append(done)
+        if progress is not None:
+            progress(step + 1, n_tokens + 1, f"template: {step} unmasked, fidelity {agree / done:.2f}")
+        if search.curve[-1] >= sampler.p_thresh:
+            search.reached = True
+            break
+        if search.truncated or sampler.out_of_time():
+            search.truncated = True  # out of time: the template is the last one whose fidelity was measured
+            break
+        position = order[step]
+        search.masked.discard(position)  # an unmasked position leaves the masked set: G keeps its token from now on
+        search.unmasked.append(position)
+    return search
+
+
+def _vocabulary(vocabulary: Vocabulary | Sequence[str] | None, labels: Sequence[str], same_pos: bool) -> Vocabulary:
+    """G's vocabulary: the one given, a list of words, or the corpus of the model's task."""
+    if isinstance(vocabulary, Vocabulary):
+        return vocabulary
+    if vocabulary is None:
+        return default_vocabulary(labels, with_pos=same_pos)
+    return Vocabulary.from_words(vocabulary)
+
+
 def masking_template(
     model: Model | CachedModel,
     text: str,
@@ -181,77 +270,30 @@ def masking_template(
 
         contributions = explain(cached, text, method="lemna", label=target, seed=seed)
     scores, method = _scores(contributions, tokens)
-    if isinstance(vocabulary, Vocabulary):
-        vocab = vocabulary
-    elif vocabulary is None:
-        vocab = default_vocabulary(cached.labels, with_pos=same_pos)
-    else:
-        vocab = Vocabulary.from_words(vocabulary)
+    vocab = _vocabulary(vocabulary, cached.labels, same_pos)
     tags = pos_tags(tokens) if same_pos and vocab.pos is not None else None
-    rng = np.random.default_rng(seed)
-    fills = draw_fills(vocab, len(tokens), n_samples, rng, tags)
+    fills = draw_fills(vocab, len(tokens), n_samples, np.random.default_rng(seed), tags)
     order = unmask_order(scores)
-    started = time.monotonic()
-
-    masked = set(range(len(tokens)))
-    unmasked: list[int] = []
-    curve: list[float] = []
-    curve_samples: list[int] = []
-    samples_used = 0
-    reached = truncated = False
-    for step in range(len(tokens) + 1):
-        if not masked:  # G(T) = x itself: fidelity is 1 by definition
-            curve.append(1.0)
-            curve_samples.append(0)
-            break
-        agree = done = 0
-        size = first_batch if early_stop else batch_size
-        while done < n_samples:
-            rows = fills[done : min(done + size, n_samples)]
-            size = min(2 * size, batch_size)  # small first batches settle clear-cut steps cheaply
-            proba = cached.predict_proba(generate(tokens, masked, rows))
-            agree += int((proba.argmax(axis=1) == target).sum())
-            done += len(rows)
-            if early_stop:
-                low, high = wilson_interval(agree, done, confidence_z)
-                if high < p_thresh or low >= p_thresh:
-                    break
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                truncated = True
-                break
-        samples_used += done
-        curve.append(agree / done)
-        curve_samples.append(done)
-        if progress is not None:
-            progress(step + 1, len(tokens) + 1, f"template: {step} unmasked, fidelity {agree / done:.2f}")
-        if curve[-1] >= p_thresh:
-            reached = True
-            break
-        if truncated or (max_seconds is not None and time.monotonic() - started > max_seconds):
-            truncated = True  # out of time: the template is the last one whose fidelity was measured
-            break
-        position = order[step]
-        masked.discard(position)  # an unmasked position leaves the masked set: G keeps its token from now on
-        unmasked.append(position)
-
-    kept = sorted(unmasked)
-    template = " ".join(tok if i not in masked else mask_token for i, tok in enumerate(tokens))
+    sampler = _Sampler(cached, tokens, fills, target, n_samples, p_thresh, early_stop, confidence_z, batch_size,
+                       first_batch, max_seconds, started=time.monotonic())
+    search = _unmask_until_faithful(sampler, order, progress)
+    template = " ".join(tok if i not in search.masked else mask_token for i, tok in enumerate(tokens))
     return MaskingTemplate(
         text=text,
         tokens=tokens,
         template=template,
-        kept_positions=kept,
-        unmask_order=unmasked,
-        fidelity_curve=[float(f) for f in curve],
-        curve_samples=curve_samples,
+        kept_positions=sorted(search.unmasked),
+        unmask_order=search.unmasked,
+        fidelity_curve=[float(f) for f in search.curve],
+        curve_samples=search.curve_samples,
         label=cached.labels[target],
         p_thresh=float(p_thresh),
         n_samples=n_samples,
-        samples_used=samples_used,
+        samples_used=search.samples_used,
         model_calls=cached.evaluated - calls_before,
         seed=int(seed),
-        reached=reached,
-        truncated=truncated,
+        reached=search.reached,
+        truncated=search.truncated,
         contribution_method=method,
         vocabulary=vocab.source,
         extras={"scores": [float(s) for s in scores], "same_pos": bool(tags is not None), "early_stop": early_stop},

@@ -9,17 +9,17 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from alict_core.config import artefact_dir, data_file
+from alict_core.common.config import artefact_dir
+from alict_core.common.hashing import hash_files, hash_json
+from alict_core.common.jsonl import read_json, write_json
+from alict_core.common.manifest import load_checked, save_checked
+from alict_core.data.files import data_file
 from alict_core.data.records import TASK_LABELS
+from alict_core.data.splits import corpus_rows
 from alict_core.explain.base import ExplainError
-from alict_core.hashing import hash_files, hash_json
-from alict_core.jsonl import read_json, write_json
-from alict_core.manifest import load_checked, save_checked
+from alict_core.tasks import TASKS
 
-CORPUS_FILES = {
-    "sentiment": ("sst/train.txt", "sst/dev.txt", "sst/test.txt"),
-    "hate_speech": ("hatexplain/hatexplain.csv", "hatexplain/post_id_divisions.json"),
-}
+CORPUS_FILES = {name: task.corpus_files for name, task in TASKS.items()}
 POS_TAGGED_SENTENCES = 3000
 
 
@@ -86,14 +86,8 @@ def task_of_labels(labels: Sequence[str]) -> str | None:
 
 
 def _corpus_tokens(task: str) -> list[tuple[str, ...]]:
-    if task == "sentiment":
-        from alict_core.data.sst import load_sst_sentences
-
-        return [row.tokens for row in load_sst_sentences()]
-    if task == "hate_speech":
-        from alict_core.data.hatexplain import load_hatexplain
-
-        return [row.tokens for row in load_hatexplain()]
+    if task in TASKS:
+        return [row.tokens for row in corpus_rows(task)]
     raise ExplainError(f"no default vocabulary for task {task!r}; valid tasks: {', '.join(CORPUS_FILES)}")
 
 

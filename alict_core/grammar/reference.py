@@ -8,10 +8,10 @@ from pathlib import Path
 
 import nltk
 
-from alict_core import config
-from alict_core.jsonl import read_json, write_json
+from alict_core.common import config
+from alict_core.common.jsonl import read_json, write_json
 from alict_core.parsing import treebank
-from alict_core.parsing.trees import Production, is_preterminal, productions, unwrap_root
+from alict_core.parsing.trees import is_preterminal, productions, unwrap_root
 
 GRAMMAR_VERSION = 1
 # POS tags of punctuation and symbols: not word slots a masked LM should fill.
@@ -61,9 +61,6 @@ class ReferenceGrammar:
             rows = [(rhs, n / total) for rhs, n in self.counts.get(lhs, {}).items()]
             self._memo[key] = sorted(rows, key=lambda r: (-r[1], r[0]))
         return list(self._memo[key])
-
-    def is_pos(self, symbol: str) -> bool:
-        return symbol in self.pos_tags
 
     def is_word_slot(self, symbol: str) -> bool:
         """A word-level POS tag a masked LM can fill (not punctuation or a symbol tag)."""
@@ -147,7 +144,7 @@ def load_reference_grammar(rebuild: bool = False) -> ReferenceGrammar:
     if _CACHED is not None and not rebuild:
         return _CACHED
     path = grammar_path()
-    from alict_core.manifest import load_checked, save_checked
+    from alict_core.common.manifest import load_checked, save_checked
 
     key = path.stem
     grammar = None if rebuild else load_checked(path, "grammar", key,
@@ -159,6 +156,3 @@ def load_reference_grammar(rebuild: bool = False) -> ReferenceGrammar:
     _CACHED = grammar
     return grammar
 
-
-def production_table(grammar: ReferenceGrammar, lhs: str) -> list[Production]:
-    return [(lhs, rhs) for rhs, _ in grammar.rules(lhs)]

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import nltk
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.grammar.reference import ReferenceGrammar, align
 from alict_core.parsing.trees import ROOT_LABELS, is_preterminal, production_of, unwrap_root
 

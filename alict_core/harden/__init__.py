@@ -1,6 +1,6 @@
 """Close the loop: export generated cases as training data, register retrained versions, prove the fix per LC.
 
-Runtime side only (export, versions, evaluation); the fitting itself lives in ``alict_core.training.harden``.
+Runtime side only (export, versions, evaluation); the fitting itself lives in ``alict_core.training.retrain``.
 """
 
 from alict_core.harden.split import SplitRatios, split_cases, training_label, training_labels

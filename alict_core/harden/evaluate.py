@@ -1,7 +1,7 @@
 """Prove the fix: parent vs retrained version on the LC test split, the other LCs and the corpus test split.
 
 Both models score exactly the same cases, so before/after is compared as ``compare`` compares two runs: per
-LC the paired, seed-clustered test of :mod:`alict_core.compare` (exact sign test on seed groups' net
+LC the paired, seed-clustered test of :mod:`alict_core.analysis.compare` (exact sign test on seed groups' net
 discordance), Holm's correction across the LCs for the "got worse" flag, and the seed-clustered interval of
 the paired difference. Corpus test accuracy: McNemar's exact test on the same texts (groups of one text).
 """
@@ -14,10 +14,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import write_json
 from alict_core.harden.export import export_settings, read_split, resolve_run, run_rows
 from alict_core.harden.versions import ensure_registered, version_dir
-from alict_core.jsonl import write_json
+from alict_core.tasks import TASKS
 
 Progress = Callable[[int, int, str], None]
 CASE_KEYS = ("case_id", "lc_id", "kind", "seed_id", "text", "expected", "test_type", "capability", "task", "variants",
@@ -29,7 +30,7 @@ HELDOUT_TEST = "McNemar's exact test on the same corpus test texts"
 
 def paired_tests() -> dict[str, str]:
     """What the before/after tests are (saved with every comparison, shown by the CLI and the page)."""
-    from alict_core.compare import ALPHA, GATE_CORRECTION, TEST_NAME
+    from alict_core.analysis.compare import ALPHA, GATE_CORRECTION, TEST_NAME
 
     return {"lcs": f"paired, seed-clustered {TEST_NAME}",
             "correction": f"{GATE_CORRECTION}: an LC got worse when its Holm-adjusted p < {ALPHA}",
@@ -78,7 +79,7 @@ def regressions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     corpus test accuracy or macro-F1 that fell; each with before, after, delta, the delta's paired 95 % interval
     (None where there is none: macro-F1), the paired test's ``p_value`` (and ``p_holm`` for LCs), and ``clear``:
     an LC's Holm-adjusted p < 0.05 (the ``regression`` flag), accuracy's McNemar p < 0.05."""
-    from alict_core.compare import ALPHA
+    from alict_core.analysis.compare import ALPHA
 
     out = []
     for row in result.get("lcs") or []:
@@ -135,7 +136,7 @@ def _p(value: float) -> str:
 def paired_lc_tests(result: Any, parent: str, child: str) -> pd.DataFrame:
     """Per LC of a run holding both models: ``compare``'s paired, seed-clustered test of child vs parent on the
     same cases, with Holm's correction across the LCs (columns of ``Comparison.lcs``)."""
-    from alict_core.compare import compare_frames, side_frame
+    from alict_core.analysis.compare import compare_frames, side_frame
 
     return compare_frames(side_frame(result, parent), side_frame(result, child), parent, child).lcs
 
@@ -145,7 +146,7 @@ def heldout_paired_test(correct_before: Any, correct_after: Any) -> dict[str, fl
     the paired 95 % interval of the accuracy change."""
     import numpy as np
 
-    from alict_core.compare import paired_difference_interval, paired_sign_test
+    from alict_core.analysis.compare import paired_difference_interval, paired_sign_test
 
     before, after = np.asarray(correct_before, dtype=bool), np.asarray(correct_after, dtype=bool)
     newly_wrong, newly_right = (before & ~after).astype(int), (~before & after).astype(int)
@@ -161,7 +162,7 @@ def _mean(frame: pd.DataFrame, column: str) -> float:
 
 
 def _cases(rows: Sequence[dict[str, Any]]) -> list[Any]:
-    from alict_core.runner.cases import TestCase
+    from alict_core.cases.testcases import TestCase
 
     return [TestCase.from_dict({k: r[k] for k in CASE_KEYS if k in r}) for r in rows]
 
@@ -230,7 +231,7 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         from alict_core.data.splits import task_splits
 
         heldout = task_splits(task)["test"]
-    split_of = source_split_lookup(task) if task in ("sentiment", "hate_speech") else None
+    split_of = source_split_lookup(task) if task in TASKS else None
     leaks = check_no_leaks(train_rows, test_rows, where=f"export {export_dir}",
                            heldout_texts=heldout[0] if use_heldout and heldout else (), source_split=split_of)
     cases = _cases(test_rows)
@@ -243,23 +244,12 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
         cases += _cases(kept)
     if not cases:
         raise AlictError("the export's test split is empty: export more seeds or a larger test share")
-    result = run_suite(cases, [parent_model, child_model], progress=progress)
+    from alict_core.review.writeback import RejectionFilter
+
+    result = run_suite(cases, [parent_model, child_model], progress=progress, exclude=RejectionFilter())
     summary = result.summary()
     paired = paired_lc_tests(result, parent_model.name, child_model.name).set_index("lc_id")
-    rows_out = []
-    for lc in dict.fromkeys(c.lc_id for c in cases):
-        before = summary[(summary.lc_id == lc) & (summary.model == parent_model.name)].iloc[0]
-        after = summary[(summary.lc_id == lc) & (summary.model == child_model.name)].iloc[0]
-        test = paired.loc[lc]
-        rows_out.append({"lc_id": lc, "trained": lc in trained, "n_cases": int(before.n_cases),
-                         "fail_before": float(before.fail_rate), "ci_low_before": float(before.ci_low_all),
-                         "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
-                         "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
-                         "delta": float(after.fail_rate - before.fail_rate),
-                         "newly_failing": int(test.newly_failing), "newly_passing": int(test.newly_passing),
-                         "seed_groups": int(test.seed_groups), "diff_low": float(test.diff_low),
-                         "diff_high": float(test.diff_high), "p_value": float(test.p_value),
-                         "p_holm": float(test.p_holm), "regression": bool(test.regression)})
+    rows_out = _lc_rows(cases, summary, paired, parent_model.name, child_model.name, trained)
     comparison = HardenComparison(parent, child, pd.DataFrame(rows_out),
                                   checks={"leak_check": leaks.to_dict(),
                                           "other_lc_cases_excluded_for_overlap": excluded_other})
@@ -281,6 +271,26 @@ def evaluate_versions(parent: str, child: str, export_dir: str | Path, *, includ
     if save:
         write_json(version_dir(child) / "evaluation.json", comparison.to_dict())
     return comparison
+
+
+def _lc_rows(cases: list[Any], summary: pd.DataFrame, paired: pd.DataFrame, parent_name: str, child_name: str,
+             trained: set[str]) -> list[dict[str, Any]]:
+    """Per LC of the cases (in their order): both fail rates with their intervals and the paired test."""
+    rows_out = []
+    for lc in dict.fromkeys(c.lc_id for c in cases):
+        before = summary[(summary.lc_id == lc) & (summary.model == parent_name)].iloc[0]
+        after = summary[(summary.lc_id == lc) & (summary.model == child_name)].iloc[0]
+        test = paired.loc[lc]
+        rows_out.append({"lc_id": lc, "trained": lc in trained, "n_cases": int(before.n_cases),
+                         "fail_before": float(before.fail_rate), "ci_low_before": float(before.ci_low_all),
+                         "ci_high_before": float(before.ci_high_all), "fail_after": float(after.fail_rate),
+                         "ci_low_after": float(after.ci_low_all), "ci_high_after": float(after.ci_high_all),
+                         "delta": float(after.fail_rate - before.fail_rate),
+                         "newly_failing": int(test.newly_failing), "newly_passing": int(test.newly_passing),
+                         "seed_groups": int(test.seed_groups), "diff_low": float(test.diff_low),
+                         "diff_high": float(test.diff_high), "p_value": float(test.p_value),
+                         "p_holm": float(test.p_holm), "regression": bool(test.regression)})
+    return rows_out
 
 
 def _run_folder(exported: dict[str, Any]) -> Path:

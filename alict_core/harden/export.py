@@ -11,9 +11,13 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from alict_core.cliargs import distinct
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_json, write_json, write_jsonl
+from alict_core.common.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.common.repeats import distinct
+from alict_core.harden.guards import LcReadiness, check_test_split, lc_readiness
 from alict_core.harden.split import (
     SPLITS,
     SplitRatios,
@@ -23,10 +27,7 @@ from alict_core.harden.split import (
     training_label,
     training_labels,
 )
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json, write_json, write_jsonl
-from alict_core.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
-from alict_core.runner.store import check_store_folder
+from alict_core.runner.store import check_store_folder, run_folders
 from alict_core.suites.schema import CaseRow
 
 
@@ -62,26 +63,25 @@ RUN_STORES = ("runs",)  # the run store the CLI and the app share
 
 def list_runs() -> list[dict[str, Any]]:
     """Saved runs (newest first): id, folder, models and LCs, from each run's ``meta.json`` and ``summary.csv``."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     out = []
     for store in RUN_STORES:
-        for meta_path in artefact_dir(store).glob("*/meta.json"):
-            if meta_path.parent.name.startswith("."):
-                continue  # a run being written
+        for folder in run_folders(artefact_dir(store)):
+            meta_path = folder / "meta.json"
             try:
                 meta = read_json(meta_path)
                 models = [m["name"] for m in meta["models"]]
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # not a finished run
-            out.append({"id": meta_path.parent.name, "run_id": meta.get("run_id"), "folder": meta_path.parent,
+            out.append({"id": folder.name, "run_id": meta.get("run_id"), "folder": folder,
                         "models": models, "modified": meta_path.stat().st_mtime})
     return sorted(out, key=lambda r: r["modified"], reverse=True)
 
 
 def resolve_run(ref: str | Path) -> Path:
     """A saved run folder from a run id (looked up in the run stores) or a folder path given on the command line."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     text = str(ref)
     if RUN_ID.match(text):
@@ -162,7 +162,7 @@ def corpus_test_texts(task: str) -> frozenset[str]:
     """The text keys of the task's corpus test sentences, once per process and data folder: from the annotated
     corpus when it is on disk (the app holds it loaded anyway; same sentences), else from the raw splits (reading
     SST's trees takes seconds; the Harden page asked again for every run, model and split)."""
-    from alict_core.config import data_dir
+    from alict_core.common.config import data_dir
     from alict_core.data.corpus import is_annotated, load_corpus
     from alict_core.data.splits import task_splits
 
@@ -239,8 +239,6 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
             if not row["allowed_labels"]:
                 summary.untrainable[row["lc_id"]] = summary.untrainable.get(row["lc_id"], 0) + 1
     if min_test_cases is not None:
-        from alict_core.harden.guards import check_test_split
-
         check_test_split(summary.counts, summary.lcs, min_test_cases)
     settings = {"run_id": run_id, "run_dir": str(run_dir.resolve()), "lcs": summary.lcs,
                 "ratios": [ratios.train, ratios.validation, ratios.test], "seed": seed, "grouping": GROUPING}
@@ -342,7 +340,7 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = folder / f"{split}.jsonl"
     if not path.is_file():
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
-    from alict_core.userfiles import jsonl_rows
+    from alict_core.common.userfiles import jsonl_rows
 
     # an export folder is handed in by the user (and may be edited by hand): the strict-input path (UTF-8, size,
     # nesting, rows), and every row as the suite importers check a case (texts within the text limit ...)
@@ -356,7 +354,7 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
     plus the training label(s); else one error naming ``file:line``, the field and the limit or type."""
     from pydantic import ValidationError
 
-    from alict_core.runner.cases import check_expected
+    from alict_core.cases.testcases import check_expected
     from alict_core.suites.schema import first_problem
 
     try:
@@ -374,8 +372,8 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
+    from alict_core.common.userfiles import parse_json, read_text
     from alict_core.suites.schema import first_problem
-    from alict_core.userfiles import parse_json, read_text
 
     folder = Path(export_dir)
     recover_dir(folder)  # a swap interrupted between its two renames
@@ -393,3 +391,24 @@ def export_settings(export_dir: str | Path) -> dict[str, Any]:
         raise AlictError(f"{path}: {first_problem(exc)}; a hand-edited export.json must keep the form `harden "
                          "export` writes (or export the run again)") from None
     return settings
+
+
+def check_export_test_split(export_dir: str | Path, minimum: int | None = None) -> None:
+    """:func:`check_test_split` on an export's recorded counts (``export.json``), before any training."""
+    exported = export_settings(export_dir)
+    counts = exported.get("counts")
+    if not isinstance(counts, Mapping):
+        raise AlictError(f"{export_dir}: export.json records no counts per split; export again")
+    check_test_split(counts, [str(lc) for lc in exported.get("lcs") or []], minimum)
+
+
+def run_readiness(run: str | Path, model: str, *, ratios: SplitRatios | None = None, seed: int = 13,
+                  min_test_cases: int | None = None, min_fail_rate: float | None = None) -> list[LcReadiness]:
+    """:func:`lc_readiness` of every LC of a saved run, split as ``harden export`` would split all of them."""
+    _, rows = run_rows(resolve_run(run))
+    if not rows:
+        return []
+    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
+    held_out = corpus_test_membership(tasks[0] if len(tasks) == 1 else None)
+    parts = export_rows(rows, ratios=ratios or SplitRatios(), seed=seed, held_out=held_out)
+    return lc_readiness(rows, model, parts, min_test_cases=min_test_cases, min_fail_rate=min_fail_rate)

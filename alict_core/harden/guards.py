@@ -12,10 +12,9 @@ One place for the rules the CLI (``harden export/train/fix``) and the app's Hard
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 MIN_TEST_CASES = 10  # per trained LC: fewer cannot show a fix (10 cases: a 95 % interval about ±30 points wide)
 MIN_FAIL_RATE = 0.2  # LCs the model fails less often than this are not preselected
@@ -48,17 +47,6 @@ def check_test_split(counts: Mapping[str, Mapping[str, int]], lcs: Sequence[str]
     short = short_test_splits(counts, lcs, minimum)
     if short:
         raise AlictError(split_size_message(short, minimum))
-
-
-def check_export_test_split(export_dir: str | Path, minimum: int | None = None) -> None:
-    """:func:`check_test_split` on an export's recorded counts (``export.json``), before any training."""
-    from alict_core.harden.export import export_settings
-
-    exported = export_settings(export_dir)
-    counts = exported.get("counts")
-    if not isinstance(counts, Mapping):
-        raise AlictError(f"{export_dir}: export.json records no counts per split; export again")
-    check_test_split(counts, [str(lc) for lc in exported.get("lcs") or []], minimum)
 
 
 @dataclass(frozen=True)
@@ -102,21 +90,6 @@ def lc_readiness(rows: Sequence[Mapping[str, Any]], model: str, parts: Mapping[s
             reason = ""
         out.append(LcReadiness(lc, len(mine), fail_rate, trainable, test, not reason, reason))
     return sorted(out, key=lambda r: (-r.fail_rate, r.lc_id))
-
-
-def run_readiness(run: str | Path, model: str, *, ratios: Any = None, seed: int = 13,
-                  min_test_cases: int | None = None, min_fail_rate: float | None = None) -> list[LcReadiness]:
-    """:func:`lc_readiness` of every LC of a saved run, split as ``harden export`` would split all of them."""
-    from alict_core.harden.export import corpus_test_membership, export_rows, resolve_run, run_rows
-    from alict_core.harden.split import SplitRatios
-
-    _, rows = run_rows(resolve_run(run))
-    if not rows:
-        return []
-    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
-    held_out = corpus_test_membership(tasks[0] if len(tasks) == 1 else None)
-    parts = export_rows(rows, ratios=ratios or SplitRatios(), seed=seed, held_out=held_out)
-    return lc_readiness(rows, model, parts, min_test_cases=min_test_cases, min_fail_rate=min_fail_rate)
 
 
 def preselected(readiness: Sequence[LcReadiness], limit: int = 3) -> list[str]:

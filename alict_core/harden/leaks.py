@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from alict_core.harden.split import case_sources, text_key
 
 

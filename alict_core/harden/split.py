@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 SPLITS = ("train", "validation", "test")
 C = TypeVar("C")

@@ -11,15 +11,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from alict_core.errors import AlictError
-from alict_core.jsonl import read_json
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import read_json
+from alict_core.models.registry import MODELS, add_resolver, get_model
 
 VERSION_NAME = re.compile(r"^(?P<parent>[A-Za-z0-9][A-Za-z0-9._/-]{0,120})@(?P<digest>[0-9a-f]{8})$")
 VERSION_FILE = "version.json"
+# what a run hands its workers as ``plugins``: importing this module installs the version resolver there too
+MODEL_RESOLVERS = (__name__,)
 
 
 def versions_root() -> Path:
-    from alict_core.config import models_dir
+    from alict_core.common.config import models_dir
 
     root = models_dir() / "versions"
     root.mkdir(parents=True, exist_ok=True)
@@ -68,7 +71,7 @@ def _factory(name: str, info: dict[str, Any]):
 
 def hf_weights_hash(folder: str | Path) -> str:
     """Content hash of a Hugging Face model folder's weight and config files (what retraining starts from)."""
-    from alict_core.hashing import hash_files
+    from alict_core.common.hashing import hash_files
 
     return hash_files(sorted(p for p in Path(folder).iterdir() if p.suffix in (".safetensors", ".bin", ".json")))
 
@@ -78,8 +81,6 @@ def parent_model(name: str) -> Any:
     (refused if its weights changed since), else the registered parent model."""
     info = version_info(name)
     if info.get("kind") != "hf":
-        from alict_core.models.registry import get_model
-
         return get_model(str(info["parent"]))
     folder = Path(str(info.get("parent_dir") or ""))
     if not info.get("parent_dir") or not folder.is_dir():
@@ -95,8 +96,6 @@ def parent_model(name: str) -> Any:
 
 def ensure_registered(name: str) -> bool:
     """Register version ``name`` as a model if it is stored; True when it is (or already was) registered."""
-    from alict_core.models.registry import MODELS
-
     if name in MODELS:
         return True
     if not VERSION_NAME.match(name) or not (version_dir(name) / VERSION_FILE).is_file():
@@ -113,3 +112,6 @@ def register_all(task: str | None = None) -> list[str]:
     for name in names:
         ensure_registered(name)
     return names
+
+
+add_resolver(ensure_registered)  # a version name given anywhere (run, compare, app) is registered on first use

@@ -14,7 +14,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from alict_core.hashing import hash_json
+from alict_core.common.hashing import hash_json
 from alict_core.lego.checks import is_valid
 from alict_core.lego.disassemble import NOT_ADJUNCT_WORDS, Adjunct, Disassembly
 from alict_core.lego.lexicon import has_pos, inflected_synonyms

@@ -1,6 +1,6 @@
 """Small validity checks on generated sentences (double final marks, repeated words, broken joins).
 
-A local stand-in until the project-wide ``alict_core.validity`` module lands; the lead unifies them.
+A local stand-in until the project-wide ``alict_core.cases.validity`` module lands; the lead unifies them.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from alict_core.common.errors import AlictError
 from alict_core.data.nlp import get_dependency_nlp
-from alict_core.errors import AlictError
 
 ADJUNCT_KINDS = {
     "amod": "adjective",

@@ -12,7 +12,7 @@ import gzip
 from collections import defaultdict
 from functools import lru_cache
 
-from alict_core.config import data_file
+from alict_core.data.files import data_file
 
 SWN_FILE = "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz"
 UPOS_TO_WN = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}

@@ -22,10 +22,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase, check_expected
+from alict_core.common.errors import AlictError
 from alict_core.lego.assemble import DerivationTree, Node
 from alict_core.models.protocol import checked_proba
-from alict_core.runner.cases import TestCase, check_expected
+from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS, task_list
 
 LC_ID = "nlplego"
 CAPABILITY = "NLPLego: adjunct insertion (DIR)"
@@ -55,18 +56,18 @@ def _hate_expectation(component: str, parent: str) -> tuple[str, str]:
 
 def tree_cases(trees: Sequence[DerivationTree], task: str, judge: Any, *, threshold: float = 0.1) -> list[TestCase]:
     """DIR test cases for every edge of ``trees`` whose relation applies (see the module docstring)."""
-    if task not in ("sentiment", "hate_speech"):
-        raise AlictError(f"NLPLego oracles: unknown task {task!r}; valid tasks: sentiment, hate_speech")
+    if task not in TASKS:
+        raise AlictError(f"NLPLego oracles: unknown task {task!r}; valid tasks: {task_list()}")
     edges = [(tree, parent, child) for tree in trees for parent, child in tree.edges()]
     components = [child.inserted_text.strip(" ,") for _, _, child in edges]
-    parents = [parent.text for _, parent, _ in edges] if task == "hate_speech" else []
+    parents = [parent.text for _, parent, _ in edges] if task == HATE_SPEECH.name else []
     labels = _judge(judge, components + parents)
     cases: list[TestCase] = []
     for (tree, parent, child), component in zip(edges, components, strict=True):
         c_label = labels.get(component, "")
         rule = (
             _sentiment_expectation(c_label)
-            if task == "sentiment"
+            if task == SENTIMENT.name
             else _hate_expectation(c_label, labels.get(parent.text, ""))
         )
         if rule is None:

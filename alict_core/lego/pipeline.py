@@ -11,16 +11,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.data.splits import corpus_rows
 from alict_core.lego.assemble import Assembler, DerivationTree
 from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
 from alict_core.lego.oracles import tree_cases
 from alict_core.lego.settings import LegoSettings
-from alict_core.runner.cases import TestCase
+from alict_core.tasks import TASKS, task_list
 
 BATCH = 32
 
@@ -49,8 +51,8 @@ class LegoResult:
 def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]:
     """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line). A
     row that names its ``task`` (as `seeds --out` writes) must name ``task``: another task's seeds are refused."""
-    from alict_core.limits import LimitError, check_text
-    from alict_core.userfiles import iter_lines, jsonl_rows
+    from alict_core.common.limits import LimitError, check_text
+    from alict_core.common.userfiles import iter_lines, jsonl_rows
 
     what = "--seeds file"
     seeds: list[LegoSeed] = []
@@ -79,17 +81,16 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
                 seeds.append(LegoSeed(f"seed-{n - 1}", check_text(line.strip(), f"{Path(path).name}:{n}")))
     except LimitError as exc:
         raise AlictError(str(exc)) from None
-    from alict_core.limits import check_count
+    from alict_core.common.limits import check_count
 
     check_count("max_seeds", len(seeds), f"{what} {Path(path).name!r}: seed sentences")
     return dedupe(seeds)
 
 
-def seeds_from_lc(task: str, lc: str, max_seeds: int | None = None) -> list[LegoSeed]:
-    """The seeds ALiCT finds for one LC (the same seeds its expansions start from)."""
-    from alict_core.commands.run import lc_seeds
-
-    return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in lc_seeds(task, [lc], max_seeds, []))
+def seeds_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[LegoSeed]:
+    """Lego seeds of ALiCT seed rows (``alict_core.plan.lc_seeds``: an LC's seeds, the ones its expansions start
+    from), handed in by the caller."""
+    return dedupe(LegoSeed(str(r["id"]), str(r["text"])) for r in rows)
 
 
 def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",
@@ -100,16 +101,10 @@ def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",
     (the app's loaded annotated corpus: the same texts in the same order); by default the raw split is read."""
     if records is not None:
         records = list(records)
-    elif task == "sentiment":
-        from alict_core.data.sst import load_sst_sentences
-
-        records = load_sst_sentences((split,))
-    elif task == "hate_speech":
-        from alict_core.data.hatexplain import load_hatexplain
-
-        records = [r for r in load_hatexplain() if r.split == split]
+    elif task in TASKS:
+        records = corpus_rows(task, (split,))
     else:
-        raise AlictError(f"unknown task {task!r}; valid tasks: sentiment, hate_speech")
+        raise AlictError(f"unknown task {task!r}; valid tasks: {task_list()}")
     if not 1 <= n <= len(records):  # refused before parsing anything (a huge N would parse the whole split)
         raise AlictError(f"--corpus-sample {n:,} is out of range [1, {len(records):,}] (the {split} split "
                          f"of the {task} corpus has {len(records):,} texts)")
@@ -178,7 +173,7 @@ SAVED_FILES = ("trees.jsonl", "cases.jsonl", "meta.json")
 
 def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
     """Write trees.jsonl, cases.jsonl and meta.json into ``folder``, swapped in whole (old or new, never a mix)."""
-    from alict_core.manifest import atomic_dir
+    from alict_core.common.manifest import atomic_dir
 
     with atomic_dir(Path(folder), owned=SAVED_FILES) as staging:
         write_jsonl(staging / "trees.jsonl", (t.to_dict() for t in result.trees))
@@ -212,7 +207,7 @@ def make_cases(trees: Sequence[DerivationTree], task: str, judge: Any, settings:
 
 def saved_suites(task: str) -> list[dict[str, Any]]:
     """NLPLego artefacts of ``task`` under ``<cache>/lego`` (newest first): path of cases.jsonl and a label."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     found = []
     for meta_file in artefact_dir("lego").glob("*/meta.json"):

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
+from alict_core.common.errors import ModelError
 
 
 def _parts(model: Any):

@@ -31,7 +31,7 @@ def syntactic_diversity(trees: Iterable[Any], lexical: bool = False) -> dict[str
 def parse_texts(texts: Sequence[str], parser_name: str | None = None) -> list[Any] | None:
     """Parse texts with the project's parser (``alict_core.parsing.get_parser``); None (logged) when the parser
     is not built. Any other failure raises: a metric must not silently disappear."""
-    from alict_core.errors import ArtefactMissingError
+    from alict_core.common.errors import ArtefactMissingError
     from alict_core.parsing import get_parser
 
     try:

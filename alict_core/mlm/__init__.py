@@ -3,18 +3,19 @@
 Names: ``minilm-offline`` (default: embedded MiniLM-L6 + the head built by ``python -m alict_core
 build mlm``), ``hf`` (any fill-mask model: ``get_suggester("hf", model="<hub id or folder>")``),
 and the menu shortcuts ``bert-base-uncased`` / ``roberta-base`` (need internet or a cached copy).
-``get_suggester()`` loads the resolved default (``alict_core.model_defaults``: the paper's
+``get_suggester()`` loads the resolved default (``alict_core.models.defaults``: the paper's
 bert-base-uncased when it is cached or downloadable).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from alict_core.caching import LoadOnceCache
-from alict_core.hashing import hash_json
+from alict_core.common.caching import LoadOnceCache
+from alict_core.common.hashing import hash_json
+from alict_core.common.registry import Registry
 from alict_core.mlm.suggesters import MASK, HFMaskedLMSuggester, Suggester, load_hf_suggester, load_minilm_suggester
-from alict_core.registry import Registry
 
 SUGGESTERS: Registry[Suggester] = Registry("masked-LM suggester")
 SUGGESTERS.add("minilm-offline", load_minilm_suggester,
@@ -33,7 +34,7 @@ _LOADED: LoadOnceCache[Suggester] = LoadOnceCache("suggesters", max_entries=4)
 def default_suggester() -> tuple[str, dict[str, Any]]:
     """(registry name, arguments) of the resolved default masked LM (``model_defaults``: bert-base-uncased
     from the local HF cache or the hub when available, else minilm-offline; ``ALICT_DEFAULT_MLM`` pins it)."""
-    from alict_core import model_defaults
+    from alict_core.models import defaults as model_defaults
 
     entry = model_defaults.resolved_defaults()["mlm"]
     if entry["kind"] == "offline":
@@ -52,11 +53,26 @@ def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
     factory = SUGGESTERS.entry(name).factory  # unknown names fail here, listing the valid ones
     identity = ""
     if name == DEFAULT_SUGGESTER and not kw.get("path"):
-        from alict_core.model_defaults import artefact_identity
+        from alict_core.models.defaults import artefact_identity
 
         identity = artefact_identity("mlm")
     key = hash_json({"name": name, "kw": kw, "artefact": identity})  # factory(**kw): kw may hold a "name"
     return _LOADED.get(key, lambda: factory(**kw))
+
+
+def load_default_suggester() -> Suggester:
+    """The default masked-LM suggester (bert-base-uncased from the cache / hub, or the offline MiniLM head)."""
+    from alict_core.models.defaults import resolved_defaults
+
+    entry = resolved_defaults()["mlm"]
+    if entry["kind"] == "offline":
+        return get_suggester(entry["name"])
+    return _hf_suggester(str(entry.get("path") or entry.get("model_id") or entry["name"]), entry["name"])
+
+
+@functools.lru_cache(maxsize=2)
+def _hf_suggester(source: str, name: str) -> Suggester:
+    return load_hf_suggester(source, name=name)
 
 
 def menu_names() -> list[str]:
@@ -65,4 +81,4 @@ def menu_names() -> list[str]:
 
 
 __all__ = ["MASK", "SUGGESTERS", "DEFAULT_SUGGESTER", "HFMaskedLMSuggester", "Suggester", "default_suggester",
-           "get_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]
+           "get_suggester", "load_default_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]

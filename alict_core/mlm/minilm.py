@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alict_core.errors import ArtefactMissingError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_json
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_json
 
 WEIGHTS_FILE = "mlm_delta.safetensors"
 META_FILE = "meta.json"

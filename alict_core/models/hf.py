@@ -8,17 +8,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
 from alict_core.models.labels import THIRD, TWO_THIRDS, binary_to_three, map_columns, softmax, task_labels
+from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
 
 # Native label names seen in common checkpoints → task labels (lower-cased keys).
 DEFAULT_LABEL_MAPS: dict[str, dict[str, str]] = {
-    "sentiment": {
+    SENTIMENT.name: {
         "negative": "negative", "neg": "negative", "neutral": "neutral", "positive": "positive", "pos": "positive",
         "label_0": "negative", "label_1": "neutral", "label_2": "positive",
     },
-    "hate_speech": {
+    HATE_SPEECH.name: {
         "hate": "hateful", "hateful": "hateful", "hate_speech": "hateful", "hate speech": "hateful",
         "non-hate": "non-hateful", "non-hateful": "non-hateful", "not-hate": "non-hateful", "nothate": "non-hateful",
         "normal": "non-hateful", "not_hate": "non-hateful", "offensive": "non-hateful",
@@ -68,7 +69,7 @@ class HFClassifier:
         id2label = self.model.config.id2label or {}
         self.native = [str(id2label.get(i, f"LABEL_{i}")) for i in range(self.model.config.num_labels)]
         mapping = {k.lower(): v for k, v in (label_map or DEFAULT_LABEL_MAPS[task]).items()}
-        self.binary = task == "sentiment" and len(self.native) == 2 and binary_rule
+        self.binary = TASKS[task].binary_rule and len(self.native) == 2 and binary_rule
         if self.binary:
             self.positive_index = self._positive_index(mapping, positive_label)
         else:
@@ -109,7 +110,3 @@ class HFClassifier:
         if self.binary:
             return binary_to_three(native[:, self.positive_index], self.low, self.high)
         return map_columns(native, self.native, self.mapping, self.labels, self.name)
-
-    @property
-    def torch_module(self):
-        return self.model

@@ -6,8 +6,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from alict_core.common.errors import ModelError
 from alict_core.data.records import TASK_LABELS
-from alict_core.errors import ModelError
 
 THIRD = 1.0 / 3.0
 TWO_THIRDS = 2.0 / 3.0
@@ -70,8 +70,3 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
-
-def one_hot(indices: Sequence[int], k: int) -> np.ndarray:
-    out = np.zeros((len(indices), k), dtype=np.float64)
-    out[np.arange(len(indices)), np.asarray(indices, dtype=int)] = 1.0
-    return out

@@ -6,8 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
+from alict_core.common.fingerprint import combine, package_versions
 from alict_core.data.records import SENTIMENT_LABELS
-from alict_core.fingerprint import combine, package_versions
 from alict_core.models.labels import score_to_three
 
 

@@ -7,9 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine, file_digest, package_versions
 from alict_core.data.records import HATE_LABELS
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine, file_digest, package_versions
 
 
 def _patched_onnx_bytes(model_file: Path, locale: str = "C.UTF-8") -> bytes:

@@ -3,7 +3,7 @@
 ``requests`` resolves a URL's host itself when it connects. Checking the host's addresses first and letting the
 connection resolve it again leaves a window: a DNS server with a zero TTL answers an allowed address to the check
 and 127.0.0.1 (or an internal service) to the connection — DNS rebinding. Here each new connection resolves the
-host once (``alict_core.trust.checked_addresses``: every address allowed, or a TrustError and nothing sent) and
+host once (``alict_core.common.trust.checked_addresses``: every address allowed, or a TrustError and nothing sent) and
 connects to one of those addresses; the request keeps the host name (Host header, TLS SNI and certificate check).
 """
 
@@ -20,7 +20,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util.connection import create_connection
 
-from alict_core.trust import checked_addresses
+from alict_core.common.trust import checked_addresses
 
 
 class _Pinned:

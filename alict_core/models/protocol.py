@@ -6,7 +6,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from alict_core.errors import ModelError
+from alict_core.common.errors import ModelError
 
 
 @runtime_checkable

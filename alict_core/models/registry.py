@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from alict_core.caching import LoadOnceCache
-from alict_core.errors import AlictError, ModelError
-from alict_core.hashing import hash_json
-from alict_core.limits import setting_number
+from alict_core.common.caching import LoadOnceCache
+from alict_core.common.errors import AlictError, ModelError
+from alict_core.common.hashing import hash_json
+from alict_core.common.limits import setting_number
+from alict_core.common.registry import Param, Registry
 from alict_core.models.protocol import Model
-from alict_core.registry import Registry
 
 MODELS: Registry[Model] = Registry("model")
 
@@ -36,7 +36,7 @@ def _embedded(name: str):
     def factory(head_dir: str | None = None, **_: Any) -> Model:
         from pathlib import Path
 
-        from alict_core import artefacts
+        from alict_core.models import artefacts
         from alict_core.models.embedded import EmbeddingHeadModel
 
         return EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)
@@ -99,23 +99,18 @@ for _id, (_task, _desc) in HUB_MODELS.items():
                kind="hf")
 
 
+# Kinds a user may add (tag ``user_kind``: the form's title) come in the order the Run page offers them.
 @MODELS.register("hf", "any Hugging Face sequence classifier: model_id=<hub id or local dir>, task=...", task=None,
-                 offline=False, kind="hf")
+                 offline=False, kind="hf", user_kind="Hugging Face classifier",
+                 params=(Param("model_id", "hub id or local folder"),))
 def _hf(model_id: str, task: str, **kw: Any) -> Model:
     from alict_core.models.hf import HFClassifier
 
     return HFClassifier(model_id, task, **kw)
 
 
-@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)",
-                 task=None, offline=True, kind="sklearn")
-def _sklearn(path: str, task: str, **kw: Any) -> Model:
-    from alict_core.models.sklearn_model import SklearnPipelineModel
-
-    return SklearnPipelineModel(path, task, **kw)
-
-
-@MODELS.register("http", "JSON HTTP endpoint: url=..., task=...", task=None, offline=False, kind="remote")
+@MODELS.register("http", "JSON HTTP endpoint: url=..., task=...", task=None, offline=False, kind="remote",
+                 user_kind="JSON HTTP endpoint", params=(Param("url", "https://host/predict"),))
 def _http(url: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import HttpJsonModel
 
@@ -123,7 +118,8 @@ def _http(url: str, task: str, **kw: Any) -> Model:
 
 
 @MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None,
-                 offline=False, kind="remote")
+                 offline=False, kind="remote", user_kind="OpenAI-compatible chat endpoint",
+                 params=(Param("base_url", "http://localhost:8000/v1"), Param("model", "model name")))
 def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import OpenAIChatModel
 
@@ -131,11 +127,22 @@ def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
 
 
 @MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...",
-                 task=None, offline=True, kind="static")
+                 task=None, offline=True, kind="static", user_kind="stored predictions (CSV/JSONL)",
+                 params=(Param("path", "file under a workspace folder, or upload below"),))
 def _static(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.static import StaticPredictionsModel
 
     return StaticPredictionsModel(path, task, **kw)
+
+
+@MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)",
+                 task=None, offline=True, kind="sklearn",
+                 user_kind="scikit-learn/joblib pipeline (server folders in ALICT_PICKLE_DIRS only)",
+                 params=(Param("path", "/path/to/pipeline.joblib"),))
+def _sklearn(path: str, task: str, **kw: Any) -> Model:
+    from alict_core.models.sklearn_model import SklearnPipelineModel
+
+    return SklearnPipelineModel(path, task, **kw)
 
 
 MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"
@@ -155,12 +162,22 @@ def _build(name: str, kwargs: dict[str, Any]) -> Model:
         raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
 
 
-def model_entry(name: str):
-    """The registry entry of ``name``; a retrained version (``<parent>@<hash>``) is registered on first use."""
-    if name not in MODELS and "@" in name:
-        from alict_core.harden.versions import ensure_registered
+_RESOLVERS: list[Callable[[str], bool]] = []
 
-        ensure_registered(name)
+
+def add_resolver(resolver: Callable[[str], bool]) -> None:
+    """Install ``resolver(name)``: asked for a name not registered yet, it registers it and returns True if it
+    can (``alict_core.harden.versions`` installs one for retrained versions, ``<parent>@<hash>``)."""
+    if resolver not in _RESOLVERS:
+        _RESOLVERS.append(resolver)
+
+
+def model_entry(name: str):
+    """The registry entry of ``name``; a name an installed resolver knows is registered on first use."""
+    if name not in MODELS:
+        for resolver in list(_RESOLVERS):
+            if resolver(name):
+                break
     return MODELS.entry(name)
 
 

@@ -1,6 +1,6 @@
 """Remote models: a JSON HTTP endpoint, and an OpenAI-compatible chat endpoint used as a classifier.
 
-Both only reach hosts the trust model allows (``alict_core.trust.check_endpoint``, checked when the model is
+Both only reach hosts the trust model allows (``alict_core.common.trust.check_endpoint``, checked when the model is
 created and before every request, and each connection made to an address checked in that step:
 ``alict_core.models.pinned_http``; redirects are not followed), retry 429/5xx with back-off, and cap their
 requests per run (``run_scope``), not per cached object.
@@ -16,30 +16,31 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine
+from alict_core.common.trust import check_endpoint
 from alict_core.models.labels import task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
-from alict_core.trust import check_endpoint
+from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
 
 log = logging.getLogger(__name__)
 MAX_UNPARSED_KEPT = 1000
 UNPARSED_CHARS = 1000  # characters kept of one unparsed chat answer (for the report after a run)
 
 DEFAULT_PROMPTS = {
-    "sentiment": (
+    SENTIMENT.name: (
         "Classify the sentiment of the following sentence as exactly one of: negative, neutral, positive.\n"
         "Answer with the label only.\nSentence: {text}"
     ),
-    "hate_speech": (
+    HATE_SPEECH.name: (
         "Is the following post hate speech? Answer with exactly one of: hateful, non-hateful.\n"
         "Answer with the label only.\nPost: {text}"
     ),
 }
 # Answer words (lower-case) that mean a task label, beyond the label itself.
 SYNONYMS = {
-    "sentiment": {"neg": "negative", "pos": "positive", "neutral": "neutral", "mixed": "neutral"},
-    "hate_speech": {
+    SENTIMENT.name: {"neg": "negative", "pos": "positive", "neutral": "neutral", "mixed": "neutral"},
+    HATE_SPEECH.name: {
         "not hateful": "non-hateful", "non hateful": "non-hateful", "nonhateful": "non-hateful",
         "not hate speech": "non-hateful", "not hate": "non-hateful", "no": "non-hateful",
         "hate speech": "hateful", "hate": "hateful", "yes": "hateful",
@@ -173,7 +174,7 @@ class HttpJsonModel(_RemoteBase):
     ) -> None:
         from alict_core.models.pinned_http import pinned_session
 
-        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
         self.url, self.name = check_endpoint(url, loopback=loopback), name or url
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
@@ -275,13 +276,13 @@ class OpenAIChatModel(_RemoteBase):
         self.name = name or f"chat:{model}"
         self.task = task
         self.labels = task_labels(task)
-        self.loopback = loopback  # False for endpoints added in the browser (alict_core.trust)
+        self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
         self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions", loopback=loopback)
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]
         if "{text}" not in self.prompt:
             raise ModelError(f"model {self.name!r}: the prompt template must contain {{text}}")
-        self.fallback = fallback or self.labels[1 if task == "sentiment" else 0]
+        self.fallback = fallback or TASKS[task].default_label
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = pinned_session(loopback)

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from alict_core.errors import ModelError
+from alict_core.common.errors import ModelError
 
 
 class RequestBudget:

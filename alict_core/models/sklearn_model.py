@@ -7,10 +7,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.fingerprint import combine, file_digest, package_versions
+from alict_core.common.errors import ModelError
+from alict_core.common.fingerprint import combine, file_digest, package_versions
+from alict_core.common.trust import check_pickle_allowed
 from alict_core.models.labels import map_columns, task_labels
-from alict_core.trust import check_pickle_allowed
 
 
 class SklearnPipelineModel:

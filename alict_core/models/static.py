@@ -7,8 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
-from alict_core.errors import ModelError
-from alict_core.hashing import hash_files
+from alict_core.common.errors import ModelError
+from alict_core.common.hashing import hash_files
 from alict_core.models.labels import task_labels
 
 
@@ -37,7 +37,7 @@ class StaticPredictionsModel:
     @staticmethod
     def _rows(path: Path, name: str):
         """(row number, row) through the strict-input path (size, UTF-8, JSON nesting, CSV fields, row count)."""
-        from alict_core.userfiles import csv_rows, jsonl_rows
+        from alict_core.common.userfiles import csv_rows, jsonl_rows
 
         def error(message: str) -> ModelError:
             return ModelError(f"model {name!r}: {message}")

@@ -3,7 +3,7 @@
 ``get_parser("benepar-offline")`` loads the project's own benepar model (built by
 ``python -m alict_core build parser``); ``"benepar_en3"`` is offered when benepar's pretrained
 English model is installed (online users: ``benepar.download("benepar_en3")``). ``get_parser()``
-loads the resolved default (``alict_core.model_defaults``: the paper's benepar_en3 when available).
+loads the resolved default (``alict_core.models.defaults``: the paper's benepar_en3 when available).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Callable, Protocol, runtime_checkable
 
 import nltk
 
-from alict_core.caching import LoadOnceCache
-from alict_core.errors import ArtefactMissingError
+from alict_core.common.caching import LoadOnceCache
+from alict_core.common.errors import ArtefactMissingError
+from alict_core.common.registry import Registry
 from alict_core.parsing.trees import Production, productions
-from alict_core.registry import Registry
 
 __all__ = ["PARSERS", "Parser", "get_parser", "productions", "Production", "DEFAULT_PARSER", "clear_loaded",
            "default_parser_name"]
@@ -42,7 +42,7 @@ _LOADED: LoadOnceCache[Parser] = LoadOnceCache("parsers", max_entries=4)
 
 
 def _offline_parser(path: str | Path | None = None) -> Parser:
-    from alict_core import artefacts
+    from alict_core.models import artefacts
     from alict_core.parsing.benepar_backend import BeneparParser
 
     model_dir = Path(path) if path else artefacts.require("parser").path
@@ -83,15 +83,30 @@ _REGISTER_LOCK = threading.Lock()
 def default_parser_name() -> str:
     """The resolved default parser (``model_defaults``: benepar_en3 when installed or downloadable, else
     benepar-offline; ``ALICT_DEFAULT_PARSER`` pins it), registered under its name when it is not yet."""
-    from alict_core import model_defaults
+    from alict_core.models import defaults as model_defaults
 
     entry = model_defaults.resolved_defaults()["parser"]
     name = str(entry["name"])
     with _REGISTER_LOCK:
         if name not in PARSERS:  # benepar_en3 found after import, downloadable, or a pinned folder
-            PARSERS.add(name, model_defaults.load_default_parser, f"the default parser ({entry['source']})",
-                        offline=False)
+            PARSERS.add(name, load_default_parser, f"the default parser ({entry['source']})", offline=False)
     return name
+
+
+def load_default_parser() -> Parser:
+    """The default parser, loaded (benepar_en3 from its folder, or the project's offline parser)."""
+    from alict_core.models.defaults import resolved_defaults
+
+    entry = resolved_defaults()["parser"]
+    if entry["kind"] == "offline":
+        return get_parser(entry["name"])
+    from alict_core.parsing.benepar_backend import BeneparParser
+
+    if "path" not in entry:  # online and not installed: fetch it once
+        import benepar
+
+        benepar.download(entry["name"], quiet=True)
+    return BeneparParser(entry["name"], entry.get("path") or entry["name"])
 
 
 def get_parser(name: str | None = None) -> Parser:
@@ -103,7 +118,7 @@ def get_parser(name: str | None = None) -> Parser:
     PARSERS.entry(name)  # unknown names fail here, listing the valid ones
     key = name
     if name == DEFAULT_PARSER:
-        from alict_core.model_defaults import artefact_identity
+        from alict_core.models.defaults import artefact_identity
 
         key = f"{name}@{artefact_identity('parser')}"
     return _LOADED.get(key, lambda: PARSERS.create(name))

@@ -10,11 +10,11 @@ from typing import Any, Callable
 
 import nltk
 
-from alict_core import config
-from alict_core.errors import ModelError
-from alict_core.hashing import hash_files, hash_json, hash_text
-from alict_core.jsonl import iter_jsonl, write_jsonl
-from alict_core.manifest import write_file_manifest
+from alict_core.common import config
+from alict_core.common.errors import ModelError
+from alict_core.common.hashing import hash_files, hash_json, hash_text
+from alict_core.common.jsonl import iter_jsonl, write_jsonl
+from alict_core.common.manifest import write_file_manifest
 from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
@@ -35,6 +35,8 @@ def _with_leaves(tree: nltk.Tree, tokens: list[str]) -> nltk.Tree:
         for position, token in zip(positions, tokens, strict=True):
             tree[position] = token
     return tree
+
+
 CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
 MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
 
@@ -62,7 +64,7 @@ class ParseCache:
         if self._trees is None:
             trees: dict[str, list] = {}
             if self.dir.is_dir():
-                from alict_core.manifest import load_checked
+                from alict_core.common.manifest import load_checked
 
                 for shard in sorted(self.dir.glob("*.jsonl")):
                     rows = load_checked(shard, "parses", self.dir.name, _read_parse_shard)
@@ -160,9 +162,6 @@ class BeneparParser:
             if progress:
                 progress(done, total)
         return results  # type: ignore[return-value]
-
-    def parse_tokens(self, tokens: list[str]) -> nltk.Tree:
-        return self.parse_batch([tokens])[0]
 
 
 def _fingerprint(path: Path) -> str:

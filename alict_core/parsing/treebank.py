@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nltk
 
-from alict_core import config
-from alict_core.errors import DataNotFoundError
-from alict_core.hashing import hash_files
+from alict_core.common.errors import DataNotFoundError
+from alict_core.common.hashing import hash_files
+from alict_core.data.files import data_file
 
 TREEBANK_REL = "treebank/treebank.zip"
 _FUNCTION_TAG = re.compile(r"^(-[A-Z]+-|[^-=]+)(?:[-=].*)?$")
@@ -28,7 +28,7 @@ PUNCT_TAGS = frozenset({"''", "``", ".", ":", ","})
 
 def treebank_zip() -> Path:
     """Path of the treebank zip under the data directory."""
-    return config.data_file(TREEBANK_REL)
+    return data_file(TREEBANK_REL)
 
 
 def treebank_hash() -> str:
@@ -110,12 +110,6 @@ def split_brackets(text: str) -> list[str]:
 
 def _trees(text: str) -> list[nltk.Tree]:
     return [nltk.Tree.fromstring(chunk) for chunk in split_brackets(text)]
-
-
-def raw_trees(file_id: str) -> list[nltk.Tree]:
-    """Parsed sentences of one WSJ file as bracketed (root label '' for the outer bracket)."""
-    with zipfile.ZipFile(treebank_zip()) as archive:
-        return _trees(archive.read(_members()[file_id]).decode("utf-8"))
 
 
 def load_split(split: str | None = None, limit: int | None = None) -> list[nltk.Tree]:

@@ -10,8 +10,8 @@ from typing import Any, Collection
 
 import pandas as pd
 
-from alict_core.capabilities import group_order, lc_catalog
-from alict_core.jsonl import atomic_path
+from alict_core.common.jsonl import atomic_path
+from alict_core.lcspec.capabilities import group_order, lc_catalog
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
 CSS = """

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from alict_core.jsonl import atomic_path
+from alict_core.common.jsonl import atomic_path
 from alict_core.report.summary import lc_results
 
 

@@ -30,8 +30,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from alict_core.capabilities import lc_catalog
-from alict_core.jsonl import atomic_path
+from alict_core.common.jsonl import atomic_path
+from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.metrics.intervals import CLUSTER_STAT_FIELDS, clustered_interval, wilson_interval
 
 SCHEMA_ID = "alict-summary/1"

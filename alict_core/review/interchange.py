@@ -6,9 +6,9 @@ Exported rows carry the item (``task``, ``item_id``, ``set_no``, ``case_id``, ``
 ``judgements=True``, one row per saved judgement. Import reads the same columns back: a row is matched
 to its item by ``case_id`` + ``text_hash`` within the task (``item_id`` is not needed); rows without a
 reviewer are skipped. Every row is validated before anything is written, so a bad file changes nothing.
-CSV cells are written through the one CSV writer (``alict_core.csvsafe``: a text starting with a formula
+CSV cells are written through the one CSV writer (``alict_core.common.csvsafe``: a text starting with a formula
 prefix gets a leading ``'``) and that quote is removed again on import. Files are read through the strict
-input path (``alict_core.userfiles``): size and row limits, UTF-8, the required columns, no bool or number
+input path (``alict_core.common.userfiles``): size and row limits, UTF-8, the required columns, no bool or number
 where text is meant (and no bool where a score is meant).
 """
 
@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from alict_core.csvsafe import restore, write_csv_rows
-from alict_core.jsonl import atomic_path
+from alict_core.common.csvsafe import restore, write_csv_rows
+from alict_core.common.jsonl import atomic_path
 from alict_core.review.store import ReviewError, ReviewStore, check_score
 
 ITEM_COLUMNS = ("task", "item_id", "set_no", "case_id", "text_hash", "lc_id", "lc_title", "lc_description", "kind",
@@ -70,7 +70,7 @@ TEXT_COLUMNS = ("task", "case_id", "text_hash", "reviewer", "note")
 
 def _read_rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
     """Rows of a judgements file through the strict-input path (size, UTF-8, fields, rows, columns, types)."""
-    from alict_core.userfiles import csv_rows, jsonl_rows
+    from alict_core.common.userfiles import csv_rows, jsonl_rows
 
     what = "judgements file"
     if fmt == "csv":

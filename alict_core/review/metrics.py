@@ -25,13 +25,14 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from alict_core.metrics.intervals import wilson_interval
 from alict_core.seeds.types import expected_passes
+from alict_core.tasks import SENTIMENT
 
 LABEL_KINDS = ("label", "one_of", "not_label")
 
 
 def human_label(task: str, score: int) -> str | None:
     """The label a reviewer's 1–5 sentiment/hatefulness score stands for (None: undecided)."""
-    if task == "sentiment":
+    if task == SENTIMENT.name:
         return "negative" if score <= 2 else "neutral" if score == 3 else "positive"
     return "non-hateful" if score <= 2 else "hateful" if score >= 4 else None
 

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any, Sequence
 
-from alict_core.hashing import hash_json, hash_text
+from alict_core.cases.testcases import TestCase
+from alict_core.common.hashing import hash_json, hash_text
 from alict_core.review.store import ReviewError
-from alict_core.runner.cases import TestCase
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModu
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import QueuePool, StaticPool
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
+from alict_core.tasks import TASK_NAMES
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
 CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
@@ -192,7 +193,7 @@ def default_url() -> str:
     """``$ALICT_REVIEW_DB_URL``, else a SQLite file under the cache directory."""
     if os.environ.get(DB_URL_ENV):
         return os.environ[DB_URL_ENV]
-    from alict_core.config import cache_dir
+    from alict_core.common.config import cache_dir
 
     return f"sqlite:///{cache_dir() / 'review' / 'review.sqlite'}"
 
@@ -564,7 +565,7 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
     return score
 
 
-STORED_TASKS = ("sentiment", "hate_speech")
+STORED_TASKS = TASK_NAMES
 
 
 @contextmanager

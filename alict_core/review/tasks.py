@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
 from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
 from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask, check_reviewers
-from alict_core.runner.cases import TestCase
 
 
 def load_cases(path: Path | str) -> list[TestCase]:
@@ -25,7 +25,7 @@ def load_cases(path: Path | str) -> list[TestCase]:
         except SuiteFormatError as exc:
             raise ReviewError(str(exc)) from None
 
-    from alict_core.manifest import READ_ERRORS
+    from alict_core.common.manifest import READ_ERRORS
     from alict_core.runner.run import verify_saved_run
 
     path = Path(path)
@@ -55,7 +55,7 @@ def load_cases(path: Path | str) -> list[TestCase]:
 def lc_titles(task: str) -> dict[str, tuple[str, str]]:
     """LC id → (title, description) from the task's specs (empty when specs cannot be read)."""
     try:
-        from alict_core.spec import load_task_specs
+        from alict_core.lcspec import load_task_specs
 
         return {s.id: (s.title, s.description) for s in load_task_specs(task)}
     except Exception:  # noqa: BLE001 - titles are a nicety; imported suites have no specs

@@ -8,18 +8,18 @@ reviewer's judgement never rejects a case alone (unless ``min_agreeing`` is set 
 
 The write-back takes effect only once it is confirmed for the suite task (``ReviewStore.confirm_writeback``:
 the Review page's confirmation, or ``review writeback --confirm``), which also stores ``min_agreeing``. From
-then on runs leave out the rejected cases *and* the expansions of a rejected seed (they inherit its label);
-``run --include-rejected`` / ``include_rejected=True`` shows them. Cases are matched by case id and the
-content hash of their text, so a regenerated case with the same id but another text is not excluded. A case
-without a ``task`` field is checked against the run's task when the caller names it, else against every
-suite task whose write-back is confirmed.
+then on runs leave out the rejected cases *and* the expansions of a rejected seed (they inherit its label):
+the caller of a run hands the runner ``RejectionFilter()`` as its ``exclude``; ``run --include-rejected`` shows
+them. Cases are matched by case id and the content hash of their text, so a regenerated case with the same id
+but another text is not excluded. A case without a ``task`` field is checked against the run's task when the
+caller names it, else against every suite task whose write-back is confirmed.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from alict_core.hashing import hash_text
+from alict_core.common.hashing import hash_text
 from alict_core.review.metrics import label_consistent, per_case, validity_metrics
 from alict_core.review.store import ReviewError, ReviewStore, default_url, sqlite_path
 
@@ -166,12 +166,9 @@ class RejectionFilter:
 def drop_rejected(cases: Sequence[Any], *, url: str | None = None,
                   default_task: str | None = None) -> tuple[list[Any], int]:
     """The cases without the rejected ones and the expansions of rejected seeds, and how many were dropped."""
-    rejected = RejectionFilter(url=url, default_task=default_task)
-    seeds_first = sorted(range(len(cases)), key=lambda i: cases[i].kind != "seed")  # a seed decides its expansions
-    drop = {i for i in seeds_first if rejected(cases[i])}
-    if not drop:
-        return list(cases), 0
-    return [c for i, c in enumerate(cases) if i not in drop], len(drop)
+    from alict_core.runner.run import drop_excluded
+
+    return drop_excluded(cases, RejectionFilter(url=url, default_task=default_task))
 
 
 def lc_validity(task: str, lcs: Iterable[str] | None = None, *, url: str | None = None) -> dict[str, dict[str, Any]]:

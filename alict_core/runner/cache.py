@@ -18,10 +18,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from alict_core.config import artefact_dir
-from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import atomic_path, write_json
-from alict_core.manifest import FORMAT_VERSION, CorruptArtefactError, quarantine, report_bad, sha256_bytes
+from alict_core.common.config import artefact_dir
+from alict_core.common.hashing import hash_json, hash_text
+from alict_core.common.jsonl import atomic_path, write_json
+from alict_core.common.manifest import FORMAT_VERSION, CorruptArtefactError, quarantine, report_bad, sha256_bytes
 
 
 def text_hashes(texts: Iterable[str]) -> dict[str, str]:

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from alict_core.jsonl import iter_jsonl, read_json
-from alict_core.manifest import READ_ERRORS, sha256_file
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.jsonl import iter_jsonl, read_json
+from alict_core.common.manifest import READ_ERRORS, sha256_file
 from alict_core.runner.run import RUN_FILES
 
 log = logging.getLogger("alict_core")
@@ -130,7 +130,7 @@ def ledger_of_finished(run_dir: Path) -> dict[str, str]:
 
 def is_complete(run_dir: Path, run_id: str, shard_size: int) -> bool:
     """A finished run of these inputs that passes its manifest check (a damaged one is repaired, not served)."""
-    from alict_core.manifest import CorruptArtefactError, verify_dir
+    from alict_core.common.manifest import CorruptArtefactError, verify_dir
 
     try:
         meta = read_json(run_dir / "meta.json")
@@ -155,7 +155,7 @@ def pending_dir(run_dir: Path) -> Path:
 def work_folder(run_dir: Path) -> Path:
     """``run_dir`` itself when it holds no finished run; else its pending sibling (swapped in when finished),
     so a killed re-write leaves the finished run as it was."""
-    from alict_core.manifest import _check_replaceable, recover_dir
+    from alict_core.common.manifest import _check_replaceable, recover_dir
 
     recover_dir(run_dir)
     if not run_dir.exists():
@@ -169,7 +169,7 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
     """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
     shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
     same inputs are linked in instead of being predicted again."""
-    from alict_core.manifest import _check_replaceable, recover_dir, replace_dir
+    from alict_core.common.manifest import _check_replaceable, recover_dir, replace_dir
 
     recover_dir(run_dir)
     previous = read_progress(run_dir) if run_dir.is_dir() else None

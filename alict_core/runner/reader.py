@@ -9,7 +9,6 @@ aggregate table (per LC × model × test type × kind), never by the number of c
 from __future__ import annotations
 
 import math
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from alict_core.csvsafe import read_csv
-from alict_core.errors import AlictError
-from alict_core.jsonl import read_json
+from alict_core.common.csvsafe import read_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import read_json
+from alict_core.runner.store import pid_alive, unfinished_runs
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
 RESULT_COLUMNS = ["case_id", "lc_id", "capability", "test_type", "kind", "seed_id", "text", "expected", "model",
@@ -35,16 +35,23 @@ PAIR_COLUMNS = ["case_id", "seed_id", "kind", "model", "passed", "lc_id"]
 
 @dataclass(frozen=True)
 class RowFilter:
-    """Which result rows to count or page through; empty tuples mean "no filter"."""
+    """Which result rows to show, count or page through, in a small run (``alict_core.analysis.explore``) or a
+    big one (this reader); empty tuples and "" mean "no filter"."""
 
+    capabilities: tuple[str, ...] = ()  # small runs only (the explorer's frame)
     lcs: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     test_types: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # "seed" / "expansion"
     outcome: str = "all"  # "fails" | "passes" | "all"
+    template: str = ""  # small runs only
+    word: str = ""  # small runs only: the inserted word of an expansion
     pass_to_fail: bool = False  # only expansions that fail while their seed passes (same model)
 
     def expression(self) -> ds.Expression | None:
+        """The filter over a big run's results parts (which have no capability, template or word columns)."""
+        if self.capabilities or self.template or self.word:
+            raise AlictError("a big run's results are filtered by LC, model, test type, kind and outcome only")
         parts = [ds.field(column).isin(list(values)) for column, values in
                  (("lc_id", self.lcs), ("model", self.models), ("test_type", self.test_types), ("kind", self.kinds))
                  if values]
@@ -60,16 +67,6 @@ class RowFilter:
         for part in parts[1:]:
             expression = expression & part
         return expression
-
-
-def pid_alive(progress: dict[str, Any]) -> bool:
-    """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
-    if progress.get("host") not in (None, socket.gethostname()):
-        return True
-    from alict_core.artefacts import process_alive
-
-    pid = progress.get("pid")
-    return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)
 
 
 def _count(value: Any) -> int:
@@ -143,8 +140,6 @@ def running_runs(root: Path) -> list[dict[str, Any]]:
     Each is :func:`progress_view` of :func:`alict_core.runner.store.unfinished_runs`' progress plus ``"run_id"``,
     ``"run_dir"`` and ``"updated_at"``.
     """
-    from alict_core.runner.store import unfinished_runs
-
     return [{**progress_view(p), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
              "updated_at": float(p.get("updated_at") or 0)} for p in unfinished_runs(root)]
 
@@ -196,7 +191,7 @@ class RunReader:
 
     def iter_case_rows(self) -> Iterator[dict[str, Any]]:
         """``TestCase.to_dict()`` rows of the run, shard by shard (never all parts at once)."""
-        from alict_core.jsonl import iter_jsonl
+        from alict_core.common.jsonl import iter_jsonl
 
         for path in self.case_files():
             yield from iter_jsonl(path)

@@ -10,13 +10,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from alict_core.batching import distinct
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
-from alict_core.expectations import LABEL_KINDS, ExpectationError, Invariance, describe
-from alict_core.hashing import hash_json
-from alict_core.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
-from alict_core.model_defaults import resolved_defaults
+from alict_core.cases.testcases import TestCase
+from alict_core.common.batching import distinct
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import atomic_path, iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.lcspec.expectations import LABEL_KINDS, ExpectationError
+from alict_core.models.defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
     checked_proba,
@@ -25,10 +26,10 @@ from alict_core.models.protocol import (
 )
 from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
-from alict_core.runner.cases import TestCase, expectation_of
 from alict_core.runner.memory_cache import MemoryPredictionCache
 
 Progress = Callable[[int, int, str], None]
+CaseFilter = Callable[[TestCase], bool]  # True: leave the case out of the run (e.g. review's RejectionFilter)
 RUN_FILES = ("cases.jsonl", "results.parquet", "results.jsonl", "summary.csv", "meta.json", "report.html",
              "request.json")
 
@@ -62,11 +63,8 @@ def evaluate_case(
 
     An INV case whose stored expectation is a label one (older artefacts) is judged as invariance.
     """
-    expectation = expectation_of(case)
-    if case.test_type == "INV" and isinstance(expectation, LABEL_KINDS):
-        expectation = Invariance()
     try:
-        outcome = expectation.evaluate(labels, proba, variant_proba)
+        outcome = case.judged_expectation().evaluate(labels, proba, variant_proba)
     except ExpectationError as exc:
         raise AlictError(str(exc)) from None
     return outcome.passed, outcome.n_failing, outcome.first_failing
@@ -140,11 +138,20 @@ def _predict_in_scope(
 
 def _check_texts(cases: Sequence[TestCase]) -> None:
     """Refuse, before any prediction, a case whose text or variant is not text or is over the length limit."""
-    from alict_core.limits import check_text
+    from alict_core.common.limits import check_text
 
     for case in cases:
         for text in case.texts():
             check_text(text, f"case {case.case_id!r} of {case.lc_id}", allow_empty=True)
+
+
+def drop_excluded(cases: Sequence[TestCase], exclude: CaseFilter) -> tuple[list[TestCase], int]:
+    """``cases`` without those ``exclude`` names (asked seeds first: a seed decides its expansions), and how many."""
+    seeds_first = sorted(range(len(cases)), key=lambda i: cases[i].kind != "seed")
+    drop = {i for i in seeds_first if exclude(cases[i])}
+    if not drop:
+        return list(cases), 0
+    return [c for i, c in enumerate(cases) if i not in drop], len(drop)
 
 
 def run_suite(
@@ -155,28 +162,25 @@ def run_suite(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
     cache_root: Path | None = None,
-    include_rejected: bool = False,
+    exclude: CaseFilter | None = None,
 ) -> "RunResult":
     """Run every case through every model and evaluate MFT/INV/DIR expectations.
 
     Identical texts are predicted once per model; predictions are cached on disk under
     ``config.artefact_dir("predictions")`` keyed by (model fingerprint, text hash), so a killed or
     cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
-    ``should_stop()`` is polled between batches and raises ``RunCancelled``. Cases reviewers rejected
-    (``alict_core.review``) are left out unless ``include_rejected``; ``extra["review_excluded"]`` counts them.
+    ``should_stop()`` is polled between batches and raises ``RunCancelled``. ``exclude(case)`` True leaves a
+    case out, asked seeds first (the caller hands in review's ``RejectionFilter()`` to leave out the cases
+    reviewers rejected; None: every case runs); ``extra["review_excluded"]`` counts them.
     """
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limits().batch_size:
         raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
                          f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
     models = _resolve(models)
     cases = list(cases)
-    excluded = 0
-    if not include_rejected:
-        from alict_core.review.writeback import drop_rejected
-
-        cases, excluded = drop_rejected(cases)
+    cases, excluded = drop_excluded(cases, exclude) if exclude is not None else (cases, 0)
     texts = distinct(t for case in cases for t in case.texts())
     _check_texts(cases)
     hashes = text_hashes(texts)
@@ -219,7 +223,7 @@ def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | 
     examples: list[str | None] = [None] * n
     mft: dict[Any, list[int]] = {}
     for i, case in enumerate(cases):
-        expectation = expectation_of(case)
+        expectation = case.expectation
         if isinstance(expectation, LABEL_KINDS) and not case.variants:
             mft.setdefault(expectation, []).append(i)
             continue
@@ -270,7 +274,7 @@ class RunResult:
     def _frame(self, probabilities: bool = False) -> pd.DataFrame:
         """The case × model table without probabilities, built once (results are immutable)."""
         if "frame" not in self._memo:
-            expected = [describe(c.expected) for c in self.case_list]
+            expected = [c.expectation.describe() for c in self.case_list]
             self._memo["expected"] = expected
             self._memo["frame"] = self._build_frame()
         return self._memo["frame"]
@@ -333,7 +337,7 @@ class RunResult:
             for i in np.flatnonzero(self._pair_mask(o, seed_passed)):
                 case, seed_i = self.case_list[i], int(idx["seed_pos"][i])
                 rows.append((case.lc_id, o.name, case.seed_id, self.case_list[seed_i].text, predicted[seed_i],
-                             case.case_id, case.text, predicted[i], describe(case.expected)))
+                             case.case_id, case.text, predicted[i], case.expectation.describe()))
         return pd.DataFrame(rows, columns=cols)
 
     def pass_to_fail(self) -> pd.DataFrame:
@@ -386,9 +390,9 @@ class RunResult:
         folder and swapped into place whole: re-saving keeps the old run until the new one is complete.
         ``extra_files`` (name -> JSON value, e.g. the app's ``request.json``) are written in the same swap.
         """
-        from alict_core.config import artefact_dir
-        from alict_core.manifest import atomic_dir, write_manifest
-        from alict_core.refs import check_name
+        from alict_core.common.config import artefact_dir
+        from alict_core.common.manifest import atomic_dir, write_manifest
+        from alict_core.common.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
         with atomic_dir(directory, owned=RUN_FILES) as tmp:
@@ -420,7 +424,7 @@ class RunResult:
     @classmethod
     def load(cls, directory: Path | str) -> "RunResult":
         """Read a run written by ``save``."""
-        from alict_core.manifest import READ_ERRORS, CorruptArtefactError
+        from alict_core.common.manifest import READ_ERRORS, CorruptArtefactError
 
         directory = Path(directory)
         verify_saved_run(directory)
@@ -457,7 +461,7 @@ class RunResult:
 def verify_saved_run(directory: Path) -> None:
     """A finished, saved run in ``directory`` that passes its manifest check, else one message (every reader of a
     saved run's files calls this first: a tampered part is refused, never read)."""
-    from alict_core.manifest import MANIFEST, CorruptArtefactError, recover_dir, verify_dir
+    from alict_core.common.manifest import MANIFEST, CorruptArtefactError, recover_dir, verify_dir
 
     recover_dir(directory)
     if not directory.is_dir():

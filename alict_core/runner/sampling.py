@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
 
 
 def sample_per_lc(cases: Sequence[TestCase], n: int, seed: int = 0) -> list[TestCase]:

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from alict_core.errors import AlictError
-from alict_core.manifest import recover_dir
-from alict_core.refs import resolve_inside
+from alict_core.common.errors import AlictError
+from alict_core.common.manifest import recover_dir
+from alict_core.common.refs import resolve_inside
 
 
 def runs_root() -> Path:
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     return artefact_dir("runs")
+
+
+def run_folders(root: Path) -> Iterator[Path]:
+    """The folders of ``root`` that hold a saved run (a ``meta.json``), in directory order; a folder named
+    ``.…`` is a run being written (or left by a killed writer) and is never one. Reads nothing else."""
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        if not folder.name.startswith(".") and folder.is_dir() and (folder / "meta.json").is_file():
+            yield folder
 
 
 def list_runs(root: Path | None = None) -> list[Path]:
@@ -27,14 +38,13 @@ def list_runs(root: Path | None = None) -> list[Path]:
         return []
     for old in root.glob(".*.old"):  # a swap interrupted between its two renames
         recover_dir(old.with_name(old.name[1:-4]))
-    runs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").is_file()
-            and not (by_id and copied_from(p) is not None)]
+    runs = [p for p in run_folders(root) if not (by_id and copied_from(p) is not None)]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
 
 
 def _is_the_store(folder: Path) -> bool:
     """Whether ``folder`` is the run store (compared without creating the store)."""
-    from alict_core.config import cache_dir
+    from alict_core.common.config import cache_dir
 
     try:
         return folder.resolve() == (cache_dir() / "runs").resolve()
@@ -45,7 +55,7 @@ def _is_the_store(folder: Path) -> bool:
 def copied_from(folder: Path) -> str | None:
     """The run id a run-store folder's ``meta.json`` names when it is not the folder's name (a hand-copied or
     renamed run folder), else None; an unreadable meta.json or one without an id is left to the run's own check."""
-    from alict_core.jsonl import read_json
+    from alict_core.common.jsonl import read_json
 
     try:
         recorded = read_json(folder / "meta.json").get("run_id")
@@ -74,7 +84,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
     """A saved run's folder from a folder path or a run id of the run store; one message when neither, or when
     the store folder of that id holds another run (its ``meta.json`` names another id: a copied or renamed
     folder), never a bare "not found"."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     path = Path(value).expanduser()
     if is_folder(path) or "/" in value or "\\" in value:
@@ -90,7 +100,7 @@ def saved_run_dir(value: str, what: str = "run") -> Path:
 def check_store_folder(folder: Path, value: str, what: str = "run") -> None:
     """One message when the run store's folder of id ``value`` holds another run (its ``meta.json`` names
     another id: a copied or renamed folder); an unreadable meta.json is left to the run's own check."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     recorded = copied_from(folder)
     if recorded is not None:
@@ -104,8 +114,7 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     Each is its progress dict plus ``"run_dir"`` and ``"alive"``: False when its status is "running" but the
     writing process (on this host) is gone — killed; running the same inputs again resumes it.
     """
-    from alict_core.runner.reader import pid_alive
-    from alict_core.runner.stream import read_progress
+    from alict_core.runner.folders import read_progress
 
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
@@ -123,3 +132,13 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
 
 
     return True
+
+
+def pid_alive(progress: dict[str, Any]) -> bool:
+    """Whether the process writing a run (per its progress.json) still runs; another host's writer counts as alive."""
+    if progress.get("host") not in (None, socket.gethostname()):
+        return True
+    from alict_core.models.artefacts import process_alive
+
+    pid = progress.get("pid")
+    return not isinstance(pid, bool) and isinstance(pid, int) and process_alive(pid)

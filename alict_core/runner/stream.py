@@ -38,13 +38,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from alict_core.csvsafe import write_csv
-from alict_core.errors import AlictError
+from alict_core.cases.testcases import TestCase
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json, hash_text
+from alict_core.common.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
+from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
-from alict_core.hashing import hash_json, hash_text
-from alict_core.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
-from alict_core.manifest import clean_stale, file_lock, sha256_file, staging_dir
-from alict_core.runner.cases import TestCase
+from alict_core.executors.shards import run_shards
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
     STOP_FILE,
@@ -57,7 +58,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     shard_ok,
     work_folder,
 )
-from alict_core.runner.run import Progress, RunCancelled
+from alict_core.runner.run import CaseFilter, Progress, RunCancelled
 
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 MAX_SHARD_SIZE = 10_000_000
@@ -67,7 +68,7 @@ _STOP_HOOKS: dict[str, Callable[[], bool]] = {}
 
 
 # ------------------------------------------------------------------------------------------- model references
-def model_refs(models: Sequence[ModelRef]) -> list[dict[str, Any]]:
+def worker_model_specs(models: Sequence[ModelRef]) -> list[dict[str, Any]]:
     """``[{"name", "kwargs"}]`` of registered models: small JSON values a worker in any process can build from."""
     refs = []
     for item in models:
@@ -186,25 +187,20 @@ class _RunHash:
         return self.digest.hexdigest()[:16]
 
 
-def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, include_rejected: bool,
+def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int, exclude: CaseFilter | None,
                        progress: Progress | None) -> tuple[_RunHash, list[int], int]:
-    """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases rejected by reviewers).
+    """Write ``folder/part-N.jsonl`` shard by shard; (run hash, cases per shard, cases ``exclude`` left out).
 
     A shard closes once it holds ``shard_size`` cases and the next case starts another seed group, so a seed and
     its expansions (given one after the other) stay together. A seed id that reappears after its shard closed is
     refused (pass-to-fail pairs and seed-clustered intervals are counted shard by shard, so it would miscount);
     ``group_by_seed`` orders a list that is not grouped.
     """
-    from alict_core.limits import check_text
+    from alict_core.common.limits import check_text
 
     folder.mkdir(parents=True, exist_ok=True)
     run_hash, excluded = _RunHash(), 0
     sizes: list[int] = []
-    rejected = None
-    if not include_rejected:
-        from alict_core.review.writeback import RejectionFilter
-
-        rejected = RejectionFilter()  # rejected cases and the expansions of rejected seeds (seeds come first)
     handle = None
     last_seed: str | None = None
     closed: set[str] = set()  # seed ids of closed shards
@@ -213,7 +209,7 @@ def _write_case_shards(cases: Iterable[TestCase], folder: Path, shard_size: int,
         for case in cases:
             if not isinstance(case, TestCase):
                 raise AlictError(f"a run takes TestCase objects, got {type(case).__name__}")
-            if rejected is not None and rejected(case):
+            if exclude is not None and exclude(case):
                 excluded += 1
                 continue
             for text in case.texts():
@@ -252,7 +248,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 def run_lock(folder: Path) -> Iterator[None]:
     """Exclusive use of a run folder: a thread lock in this process and ``flock`` on
     ``<cache>/locks/run-<hash of the folder's path>.lock`` (released by the kernel when a holder is killed)."""
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
 
     key = str(Path(folder).resolve())
     with _THREAD_LOCKS_GUARD:
@@ -269,7 +265,7 @@ def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> Non
 # ------------------------------------------------------------------------------------------------- the run
 def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
     """One clear message for a shard size, worker count or batch size out of range."""
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     def whole(value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
@@ -286,7 +282,7 @@ def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
 def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_dir: Path | None = None,
                   shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int = 64,
                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-                  cache_root: Path | None = None, extra: dict | None = None, include_rejected: bool = False,
+                  cache_root: Path | None = None, extra: dict | None = None, exclude: CaseFilter | None = None,
                   plugins: Sequence[str] = (), root: Path | None = None,
                   extra_files: Mapping[str, Any] | None = None,
                   executor_options: Mapping[str, Any] | None = None,
@@ -297,25 +293,23 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     ``<runs root>/<run_id>``. A re-run with the same inputs resumes after the last finished shard; a finished
     run is returned as it is. ``progress(done, total, message)`` counts cases (``total`` 0 while cases are
     prepared). ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards
-    are kept and ``RunCancelled`` is raised. Cases reviewers rejected are left out unless ``include_rejected``.
+    are kept and ``RunCancelled`` is raised. ``exclude(case)`` True leaves a case out (asked in the given order,
+    a seed before its expansions): the caller hands in review's ``RejectionFilter()`` to leave out what
+    reviewers rejected; None runs every case.
     ``plugins``: modules a worker imports before building the models (models registered outside the core).
     ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
     name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
-    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.story``).
+    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.report.story``).
     """
     from alict_core.executors import get_executor
 
     check_run_options(shard_size, workers, batch_size)
-    refs = model_refs(models)
+    refs = worker_model_specs(models)
     started, started_at = time.monotonic(), time.time()
-    if run_dir is not None:
-        from alict_core.manifest import named_dir
-
-        run_dir = named_dir(run_dir)  # `--out .` names the current folder: its siblings need a name
-    root = Path(run_dir).parent if run_dir is not None else Path(root) if root is not None else _runs_root()
+    run_dir, root = _run_dir_and_root(run_dir, root)
     init = {"models": refs, "batch_size": batch_size, "cache_root": str(cache_root) if cache_root else None,
             "plugins": list(plugins)}
     pool = get_executor(executor, workers, **dict(executor_options or {}))
@@ -326,7 +320,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         clean_pending(root)
         staging = staging_dir(root, ".stream.tmp-")
         try:
-            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, include_rejected,
+            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, exclude,
                                                            progress)
             if not sizes:
                 raise AlictError("no test cases to run" + (f" ({excluded} rejected by reviewers left out)"
@@ -341,14 +335,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 done = adopt(staging, work, run_id, shard_size, len(sizes),
                               reuse=folder if work != folder else None)
                 shutil.rmtree(staging, ignore_errors=True)
-                state: dict[str, Any] = {
-                    "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
-                    "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
-                    "n_shards": len(sizes), "shards_done": len(done), "n_cases": run_hash.n,
-                    "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
-                    "executor": pool.name, "workers": pool.workers,
-                    "parts": {str(shard): digest for shard, digest in sorted(done.items())},
-                    "message": f"resuming after {len(done)} finished shards" if done else "started"}
+                state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool)
                 _write_progress(work, state)
                 if progress:
                     progress(state["cases_done"], run_hash.n, state["message"])
@@ -356,7 +343,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 _finish(work, run_id, described, sizes, state, started, pool, shard_size,
                         {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
                 if work != folder:
-                    from alict_core.manifest import replace_dir
+                    from alict_core.common.manifest import replace_dir
 
                     replace_dir(work, folder)  # the finished re-write replaces the old run whole
                 if on_finished is not None:
@@ -368,6 +355,30 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         raise RunCancelled(str(exc)) from None
     finally:
         pool.close()
+
+
+def _run_dir_and_root(run_dir: Path | None, root: Path | None) -> tuple[Path | None, Path]:
+    """The run folder asked for (named: ``--out .`` names the current folder, whose siblings need a name) and the
+    folder its staging lives in."""
+    if run_dir is not None:
+        from alict_core.common.manifest import named_dir
+
+        run_dir = named_dir(run_dir)
+        return run_dir, Path(run_dir).parent
+    return None, Path(root) if root is not None else _runs_root()
+
+
+def _initial_state(run_id: str, started_at: float, shard_size: int, sizes: Sequence[int], done: Mapping[int, str],
+                   n_cases: int, described: Sequence[Mapping[str, Any]], pool: Any) -> dict[str, Any]:
+    """``progress.json`` of a run starting (or resuming after the ``done`` shards)."""
+    return {
+        "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
+        "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
+        "n_shards": len(sizes), "shards_done": len(done), "n_cases": n_cases,
+        "cases_done": sum(sizes[s] for s in done), "models": [m["name"] for m in described],
+        "executor": pool.name, "workers": pool.workers,
+        "parts": {str(shard): digest for shard, digest in sorted(done.items())},
+        "message": f"resuming after {len(done)} finished shards" if done else "started"}
 
 
 def _runs_root() -> Path:
@@ -388,18 +399,20 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
             return True
         return False
 
+    def record(result: Mapping[str, Any]) -> None:
+        counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
+        state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
+        state["shards_done"] += 1
+        state["cases_done"] += int(result["n_cases"])
+        message = f"shard {state['shards_done']}/{state['n_shards']} done"
+        _write_progress(folder, state, message=message)
+        if progress:
+            progress(state["cases_done"], state["n_cases"], message)
+
     _STOP_HOOKS[key] = stop
     tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
     try:
-        for result in pool.map_shards(RunShardWorker, init, tasks, should_stop=stop):
-            counts_path = folder / "counts" / part_name(int(result["shard"]), ".json")
-            state["parts"][str(result["shard"])] = sha256_file(counts_path)  # what a resume verifies it by
-            state["shards_done"] += 1
-            state["cases_done"] += int(result["n_cases"])
-            message = f"shard {state['shards_done']}/{state['n_shards']} done"
-            _write_progress(folder, state, message=message)
-            if progress:
-                progress(state["cases_done"], state["n_cases"], message)
+        run_shards(pool, RunShardWorker, init, tasks, should_stop=stop, on_result=record)
     except (RunCancelled, ExecutorCancelled) as exc:
         _end_unfinished(folder, state, "cancelled", f"stopped after {state['shards_done']} of {state['n_shards']} "
                         "shards; run again to resume")
@@ -425,8 +438,8 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
             started: float, pool: Any, shard_size: int, extra: dict[str, Any],
             extra_files: Mapping[str, Any] | None = None) -> None:
     """Merge the shards' counts into summary.csv, write meta.json and the manifest (last)."""
-    from alict_core.manifest import write_manifest
-    from alict_core.model_defaults import resolved_defaults
+    from alict_core.common.manifest import write_manifest
+    from alict_core.models.defaults import resolved_defaults
     from alict_core.runner.summary import merge_counts, summary_frame
 
     unparsed: dict[str, int] = {}
@@ -455,7 +468,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
 
 
 def _write_extra_files(folder: Path, extra_files: Mapping[str, Any] | None) -> list[str]:
-    from alict_core.refs import check_name
+    from alict_core.common.refs import check_name
 
     names = []
     for name, value in (extra_files or {}).items():

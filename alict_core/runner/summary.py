@@ -83,7 +83,7 @@ def summary_frame(counts: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The summary table: counts, fail rates of seeds (Wilson), expansions and all cases (seed-clustered), pairs.
 
     ``capability`` holds the capability's name (``capabilities.capability_name``), never the LC id of a shipped LC."""
-    from alict_core.capabilities import capability_name
+    from alict_core.lcspec.capabilities import capability_name
 
     rows = []
     for c in counts:

@@ -2,8 +2,8 @@
 
 from alict_core.seeds.engine import find_seeds, match_groups
 from alict_core.seeds.fairness import identity_swaps
+from alict_core.seeds.recheck import expansion_predicates_hold
 from alict_core.seeds.types import Seed, SeedSet, Segment, expected_passes, expected_text
-from alict_core.seeds.validation import expansion_predicates_hold
 
 __all__ = [
     "Seed", "SeedSet", "Segment", "expansion_predicates_hold", "expected_passes", "expected_text",

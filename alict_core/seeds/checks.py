@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from alict_core.seeds.types import Seed
+from alict_core.tasks import HATE_SPEECH
 
 SEED_REASONS = (
     "negation_before_adverb", "negated_relative_clause", "negation_outside_scope", "negated_idiom",
@@ -85,7 +86,7 @@ def seed_defects(seed: Seed) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if seed.rule_kind == "replace":
         out += _replace_defects(seed, lower)
-    if seed.rule_kind == "concat" and seed.task == "hate_speech":
+    if seed.rule_kind == "concat" and seed.task == HATE_SPEECH.name:
         out += _stance_defects(seed, lower)
     return out
 
@@ -105,7 +106,7 @@ def clause_segments(seed: Seed) -> list[str]:
 def fragment_defects(seeds: Sequence[Seed]) -> dict[str, list[tuple[str, str]]]:
     """Seed id -> ``template_before_fragment`` defects, one spaCy pass over the segments that need a clause."""
     from alict_core.data.annotate import annotate_token_lists
-    from alict_core.spec.predicates import is_clause
+    from alict_core.lcspec.predicates import is_clause
 
     pending = [(seed.id, text) for seed in seeds for text in clause_segments(seed)]
     if not pending:

@@ -7,14 +7,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from alict_core.common.hashing import hash_json, hash_text
 from alict_core.data.corpus import Corpus, CorpusItem
 from alict_core.data.hatexplain import hatexplain_categories
-from alict_core.expectations import from_spec
-from alict_core.hashing import hash_json, hash_text
+from alict_core.lcspec.expectations import from_spec
+from alict_core.lcspec.predicates import group_matcher, tokenize
+from alict_core.lcspec.schema import Expected, GroupPart, LCSpec, Rule
 from alict_core.seeds.fairness import identity_swaps
 from alict_core.seeds.types import Seed, SeedSet, Segment
-from alict_core.spec.predicates import group_matcher, tokenize
-from alict_core.spec.schema import Expected, GroupPart, LCSpec, Rule
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def normalise_fixed(text: str) -> str:
 
 
 def expected_for(expected: Expected, sources: dict[str, CorpusItem]) -> dict:
-    """The stored form of a rule's expectation for one case (typed in ``alict_core.expectations``)."""
+    """The stored form of a rule's expectation for one case (typed in ``alict_core.lcspec.expectations``)."""
     return from_spec(expected, {group: item.label for group, item in sources.items()}).to_dict()
 
 
@@ -332,7 +332,7 @@ def _share_cap(cap: int | None, totals: list[int]) -> list[int | None]:
 
 def _valid_cap(lc_id: str, cap: object) -> int | None:
     """The seed cap as a whole number >= 0 (or None for all); anything else is refused."""
-    from alict_core.limits import LimitError
+    from alict_core.common.limits import LimitError
 
     if cap is None:
         return None
@@ -346,7 +346,7 @@ def _check_candidates(lc_id: str, n_candidates: int, cap: int | None) -> None:
 
     With a cap the candidates are sampled lazily, so only an uncapped (or over-the-limit) request is refused.
     """
-    from alict_core.limits import check_count, limits
+    from alict_core.common.limits import check_count, limits
 
     if cap is None or cap > limits().spec_candidates:
         check_count("spec_candidates", n_candidates, f"candidate seeds of {lc_id}",
@@ -370,7 +370,7 @@ def find_seeds(
     pronoun after a named antecedent) tests nothing and is skipped.
     """
     if corpus.task != spec.task:
-        from alict_core.errors import SpecError
+        from alict_core.common.errors import SpecError
 
         raise SpecError(f"spec {spec.id} is for task {spec.task}, corpus {corpus.name} for {corpus.task}")
     cap = _valid_cap(spec.id, spec.sampling.max_seeds if max_seeds == "spec" else max_seeds)

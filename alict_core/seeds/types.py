@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from alict_core.expectations import ExpectationError, describe, passes
-from alict_core.hashing import hash_json
-from alict_core.jsonl import read_jsonl, write_jsonl
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import read_jsonl, write_jsonl
+from alict_core.lcspec.expectations import ExpectationError, describe, passes
 
 
 @dataclass(frozen=True)

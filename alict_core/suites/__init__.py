@@ -20,6 +20,7 @@ from alict_core.suites.tables import (
     import_cases_jsonl,
     read_cases_jsonl,
 )
+from alict_core.tasks import HATE_SPEECH
 
 
 def read_suite(path: str | Path, task: str, strict: bool = False,
@@ -29,8 +30,8 @@ def read_suite(path: str | Path, task: str, strict: bool = False,
     tests' confidence threshold (default 0.1, as CheckList)."""
     name = str(path).lower()
     if name.endswith(".csv"):
-        if task != "hate_speech":
-            raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task hate_speech, not {task}")
+        if task != HATE_SPEECH.name:
+            raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task {HATE_SPEECH.name}, not {task}")
         imported = read_hatecheck(path)
     elif name.endswith(".jsonl"):
         imported = read_cases_jsonl(path)

@@ -10,12 +10,12 @@ from typing import Any, Sequence
 
 from pydantic import ValidationError
 
+from alict_core.cases.testcases import TestCase
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import atomic_path
+from alict_core.common.userfiles import unique_keys
 from alict_core.data.records import TASK_LABELS
-from alict_core.hashing import hash_json
-from alict_core.jsonl import atomic_path
-from alict_core.runner.cases import TestCase
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
-from alict_core.userfiles import unique_keys
 
 log = logging.getLogger("alict_core")
 CHECKLIST_INV_THRESHOLD = 0.1  # CheckList's ``INV(..., threshold=0.1)`` default
@@ -134,7 +134,7 @@ def read_checklist(path: Path | str, task: str, source: str | None = None,
 
 
 def _read_json(path: Path) -> Any:
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     if not path.is_file():
         raise SuiteFormatError(f"suite file {path.name!r} not found")
@@ -161,7 +161,7 @@ def _read_json(path: Path) -> Any:
 
 def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequence[str], task: str, source: str,
                 out: SuiteImport, seen_ids: set[str], inv_threshold: float) -> list[TestCase]:
-    from alict_core.runner.cases import CaseError, check_expected
+    from alict_core.cases.testcases import CaseError, check_expected
 
     n = len(test.data)
     for name, values in (("expected", test.expected), ("case_ids", test.case_ids)):

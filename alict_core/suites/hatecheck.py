@@ -7,9 +7,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.userfiles import duplicate_columns
 from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
-from alict_core.userfiles import duplicate_columns
+from alict_core.tasks import HATE_SPEECH
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")
 GOLD = {"hateful": "hateful", "non-hateful": "non-hateful", "non_hateful": "non-hateful", "nonhateful": "non-hateful",
@@ -27,7 +28,7 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
     Errors name the file, the line and the column: missing columns, empty or over-long texts, NUL bytes,
     unknown gold labels, duplicate case ids, non-UTF-8 text.
     """
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     path = Path(path)
     if not path.is_file():
@@ -82,7 +83,7 @@ def _case(row: dict, where: str, source: str, line_no: int, seen: set[str]) -> T
     return TestCase(
         case_id=case_id, lc_id=f"{source}:{checked.functionality}", kind="seed", seed_id=case_id,
         text=checked.test_case.strip(), expected={"kind": "label", "labels": [gold], "tolerance": None},
-        test_type="MFT", capability=checked.functionality, task="hate_speech",
+        test_type="MFT", capability=checked.functionality, task=HATE_SPEECH.name,
         description=extra["target_ident"] and f"target: {extra['target_ident']}",
         meta={"source": source, **{k: v for k, v in extra.items() if v}},
     )

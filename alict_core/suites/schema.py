@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 
 
 class SuiteFormatError(AlictError):
@@ -47,7 +47,7 @@ class SuiteImport:
 
 def check_text_value(value: str) -> str:
     """A test text: non-empty, no NUL, within the text length limit."""
-    from alict_core.limits import limits
+    from alict_core.common.limits import limits
 
     if "\x00" in value:
         raise ValueError("contains a NUL character")

@@ -13,7 +13,7 @@ import json
 import random
 from typing import Any, Sequence
 
-from alict_core.hashing import hash_json
+from alict_core.common.hashing import hash_json
 
 SAMPLING = "seeded random sample per test, stratified by expected label (never the first N)"
 

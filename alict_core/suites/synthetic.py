@@ -14,9 +14,9 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from alict_core.errors import AlictError
-from alict_core.hashing import hash_json
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
+from alict_core.common.hashing import hash_json
 
 # neutral attributions: they name who said the text, never how they felt
 FRAMES = (
@@ -29,10 +29,10 @@ MAX_CASES = 100_000_000
 
 def base_cases(task: str, lc_id: str, seed: int = 0) -> list[TestCase]:
     """Every seed of ``lc_id`` as a test case (in an order shuffled by ``seed``)."""
+    from alict_core.cases.testcases import build_cases
     from alict_core.data.corpus import load_corpus
-    from alict_core.runner.cases import build_cases
+    from alict_core.lcspec.loader import get_spec
     from alict_core.seeds import find_seeds
-    from alict_core.spec.loader import get_spec
 
     spec = get_spec(task, lc_id)
     seeds = find_seeds(spec, load_corpus(task), max_seeds=None).seeds

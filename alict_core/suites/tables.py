@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from alict_core.csvsafe import write_csv
-from alict_core.jsonl import write_jsonl
-from alict_core.runner.cases import TestCase
+from alict_core.cases.testcases import TestCase
+from alict_core.common.csvsafe import write_csv
+from alict_core.common.jsonl import write_jsonl
 from alict_core.suites.schema import SuiteImport
 
 
@@ -27,10 +27,10 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
 
     from pydantic import ValidationError
 
-    from alict_core.limits import limits
-    from alict_core.runner.cases import CaseError, check_expected
+    from alict_core.cases.testcases import CaseError, check_expected
+    from alict_core.common.limits import limits
+    from alict_core.common.userfiles import unique_keys
     from alict_core.suites.schema import CaseRow, SuiteFormatError, first_problem
-    from alict_core.userfiles import unique_keys
 
     path = Path(path)
     if not path.is_file():
@@ -89,7 +89,7 @@ def export_bundle(result, directory: Path | str, task: str) -> dict[str, Path]:
     The folder is filled in a temporary sibling and swapped into place with a manifest, so a killed
     export leaves the previous export (or nothing), never a mix.
     """
-    from alict_core.manifest import atomic_dir, write_manifest
+    from alict_core.common.manifest import atomic_dir, write_manifest
     from alict_core.suites.checklist import export_checklist
 
     directory = Path(directory)

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.jsonl import read_json, write_json
+from alict_core.common.jsonl import read_json, write_json
 
 FORMAT = 1
 STATE_FILE = "state.json"
@@ -140,7 +140,7 @@ class Checkpoints:
 
 def pending(root: Path | str | None = None) -> list[dict[str, Any]]:
     """Checkpoints a build left behind (killed or stopped): target, profile, step, folder — resumable."""
-    from alict_core import artefacts
+    from alict_core.models import artefacts
 
     rows = []
     for profile in (*artefacts.PROFILES, "micro"):

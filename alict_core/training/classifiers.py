@@ -13,12 +13,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from alict_core.common.errors import ModelError
+from alict_core.common.jsonl import write_json
 from alict_core.data.splits import task_splits
-from alict_core.errors import ModelError
-from alict_core.jsonl import write_json
+from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
 
-EMBEDDED = {"minilm-sst": "sentiment", "minilm-hatexplain": "hate_speech"}
-CLASSIC = {"vader": "sentiment", "textblob": "sentiment", "hatesonar": "hate_speech", "profanity-check": "hate_speech"}
+EMBEDDED = {task.offline_model: name for name, task in TASKS.items()}
+CLASSIC = {"vader": SENTIMENT.name, "textblob": SENTIMENT.name, "hatesonar": HATE_SPEECH.name,
+           "profanity-check": HATE_SPEECH.name}
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
 

@@ -17,10 +17,10 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from alict_core.config import data_dir
-from alict_core.errors import DataNotFoundError
-from alict_core.hashing import hash_json
-from alict_core.jsonl import write_json
+from alict_core.common.config import data_dir
+from alict_core.common.errors import DataNotFoundError
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import write_json
 from alict_core.mlm.minilm import META_FILE, WEIGHTS_FILE, base_fingerprint, load_base_mlm, masked_head_logits
 from alict_core.training.checkpoint import (
     Checkpoints,

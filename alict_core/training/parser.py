@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import nltk
 
-from alict_core.hashing import hash_json
-from alict_core.jsonl import write_json
+from alict_core.common.hashing import hash_json
+from alict_core.common.jsonl import write_json
 from alict_core.parsing import compat, treebank
 from alict_core.parsing.evalb import evalb
 from alict_core.parsing.examples import Example, examples_from_trees, parse_examples

@@ -48,7 +48,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
 def settings(profile: str, target: str) -> dict[str, Any]:
     """The settings of ``target`` under ``profile`` (with the profile's seed and thread count)."""
     if profile not in PROFILES:
-        from alict_core.errors import AlictError
+        from alict_core.common.errors import AlictError
 
         raise AlictError(f"unknown build profile {profile!r}; choose one of {', '.join(PROFILES)}")
     return {"seed": SEED, "threads": THREADS, **PROFILES[profile][target]}

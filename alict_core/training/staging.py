@@ -26,9 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from alict_core.artefacts import FORMAT, MANIFEST, file_hashes
-from alict_core.errors import AlictError
-from alict_core.jsonl import write_json
+from alict_core.common.errors import AlictError
+from alict_core.common.jsonl import write_json
+from alict_core.models.artefacts import FORMAT, MANIFEST, file_hashes
 
 
 class BuildLockedError(AlictError):

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core import artefacts
-from alict_core.jsonl import write_json
+from alict_core.common.jsonl import write_json
+from alict_core.models import artefacts
 from alict_core.training import profiles
 from alict_core.training.checkpoint import EVERY_ENV, Checkpoints, checkpoint_dir
 from alict_core.training.staging import build_lock, new_staging, publish, recover
@@ -68,7 +68,7 @@ def checkpoint_interval(profile_every: int | None) -> int | None:
     if not raw:
         return profile_every or None
     if not (raw.isascii() and raw.isdigit()):  # "１０" and "1_0" are digits to int(), not to a person
-        from alict_core.errors import AlictError
+        from alict_core.common.errors import AlictError
 
         raise AlictError(f"{EVERY_ENV}={raw!r} is not a whole number of steps (0 = no checkpoints)")
     return int(raw) or None

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from alict_core.manifest import CorruptArtefactError, verify_dir
+from alict_core.common.manifest import CorruptArtefactError, verify_dir
 from alict_core.runner import RunResult, run_suite
 from tests.robustness.support import KeywordModel, small_cases
 

@@ -200,7 +200,7 @@ def test_output_path_that_cannot_be_replaced(cli, tmp_path, make):
 
 def _data_copy(tmp_path, corrupt: str, content: bytes):
     """A data folder of links to the real files, with one file replaced by ``content``."""
-    from alict_core.config import data_dir
+    from alict_core.common.config import data_dir
 
     real = data_dir()
     copy = tmp_path / "data"
@@ -230,7 +230,7 @@ def test_corrupt_data_file_is_a_clean_error(cli, tmp_path, monkeypatch, relative
     import alict_core.data.corpus as corpus
     import alict_core.data.polarity_lexicon as lexicon
     import alict_core.data.sst as sst
-    from alict_core.config import data_dir
+    from alict_core.common.config import data_dir
 
     content = corrupt((data_dir() / relative).read_bytes())
     monkeypatch.setenv("ALICT_DATA_DIR", str(_data_copy(tmp_path, relative, content)))

@@ -14,9 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from alict_core.errors import ModelError
+from alict_core.common.errors import ModelError
+from alict_core.common.trust import HOSTS_ENV, TrustError, check_endpoint
+from alict_core.models.refs import browser_model_kwargs
 from alict_core.models.remote import HttpJsonModel, OpenAIChatModel
-from alict_core.trust import HOSTS_ENV, TrustError, browser_model_kwargs, check_endpoint
 
 SECRET = "db-password-hunter2"
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from alict_core.csvsafe import FORMULA_PREFIXES, csv_text, neutralise, read_csv, restore, write_csv
+from alict_core.common.csvsafe import FORMULA_PREFIXES, csv_text, neutralise, read_csv, restore, write_csv
 from alict_core.runner import build_cases, run_suite
 from tests.robustness.support import KeywordModel
 
@@ -129,11 +129,11 @@ def test_harden_export_is_spreadsheet_safe(tmp_path):
 
 
 def test_every_csv_writer_goes_through_csvsafe():
-    """No module writes CSV but through alict_core.csvsafe (pandas to_csv / csv.writer / DictWriter)."""
+    """No module writes CSV but through alict_core.common.csvsafe (pandas to_csv / csv.writer / DictWriter)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    allowed = {"alict_core/csvsafe.py", "alict_core/data/download.py"}  # download.py: a data file, no export
+    allowed = {"alict_core/common/csvsafe.py", "alict_core/data/download.py"}  # download.py: a data file, no export
     offenders = []
     for path in [*root.glob("alict_core/**/*.py"), *root.glob("alict_app/*.py"), *root.glob("pages/*.py"),
                  root / "app.py"]:

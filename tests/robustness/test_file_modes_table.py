@@ -26,19 +26,19 @@ def _result(tmp_path: Path):
 
 
 def _write_jsonl(tmp_path: Path, out: Path) -> None:
-    from alict_core.jsonl import write_jsonl
+    from alict_core.common.jsonl import write_jsonl
 
     write_jsonl(out / "rows.jsonl", [{"a": 1}])
 
 
 def _write_json(tmp_path: Path, out: Path) -> None:
-    from alict_core.jsonl import write_json
+    from alict_core.common.jsonl import write_json
 
     write_json(out / "doc.json", {"a": 1})
 
 
 def _write_csv(tmp_path: Path, out: Path) -> None:
-    from alict_core.csvsafe import write_csv
+    from alict_core.common.csvsafe import write_csv
 
     write_csv(out / "table.csv", [{"a": "=1"}])
 
@@ -125,7 +125,7 @@ def test_written_files_get_the_umask_mode(tmp_path, umask, writer):
                                         (0o000, 0o600)], ids=["0600", "0640", "0644", "read-only", "none"])
 def test_a_replaced_file_keeps_its_permissions(tmp_path, umask, mode, after):
     """The owner's choice stays; the owner keeps reading and writing the file it re-wrote."""
-    from alict_core.jsonl import write_json
+    from alict_core.common.jsonl import write_json
 
     target = tmp_path / "doc.json"
     write_json(target, {"v": 1})
@@ -135,7 +135,7 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path, umask, mode, after):
 
 
 def test_a_replaced_link_gets_a_new_file_of_the_umask_mode(tmp_path, umask):
-    from alict_core.jsonl import write_json
+    from alict_core.common.jsonl import write_json
 
     private = tmp_path / "private.json"
     private.write_text("{}")
@@ -160,8 +160,8 @@ def test_no_writer_makes_private_temporary_files():
 def test_a_device_or_pipe_is_never_replaced_by_an_output(cli, tmp_path, via_link):
     """``--out /dev/null`` (or ``/dev/stdout``, a link to one) as root replaced the device node (or the link)
     with a regular file by the atomic rename; a pipe plays the device here."""
-    from alict_core.errors import AlictError
-    from alict_core.jsonl import write_json
+    from alict_core.common.errors import AlictError
+    from alict_core.common.jsonl import write_json
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -180,7 +180,7 @@ def test_a_device_or_pipe_is_never_replaced_by_an_output(cli, tmp_path, via_link
 def test_a_long_file_name_that_fits_is_written(tmp_path):
     """A 254-byte name fits the file system, but not with the temporary file's prefix and suffix: the run was
     done, then the final write failed with exit 3."""
-    from alict_core.jsonl import write_json
+    from alict_core.common.jsonl import write_json
 
     target = tmp_path / ("é" * 125 + ".json")  # 255 bytes
     write_json(target, {"a": 1})

@@ -90,7 +90,7 @@ def test_a_hand_edited_training_row_is_refused_by_train(cli, tmp_path, monkeypat
 
 @pytest.mark.parametrize("split", ["train", "validation", "test"])
 def test_every_split_is_read_through_the_row_check(tmp_path, export_dir, split):
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.harden.export import read_split
 
     assert read_split(export_dir, split), "an untouched export reads back"

@@ -229,7 +229,7 @@ STATIC_BAD = [  # (file name, bytes, needles)
 @pytest.mark.parametrize("name,data,needles", STATIC_BAD, ids=[f"static-{i}-{n}" for i, (n, _, _) in
                                                                 enumerate(STATIC_BAD)])
 def test_static_predictions_bad(tmp_path, name, data, needles):
-    from alict_core.errors import ModelError
+    from alict_core.common.errors import ModelError
     from alict_core.models.static import StaticPredictionsModel
 
     path = tmp_path / name
@@ -243,7 +243,7 @@ def test_static_predictions_bad(tmp_path, name, data, needles):
 
 
 def test_static_predictions_over_the_size_limit(tmp_path, monkeypatch):
-    from alict_core.errors import ModelError
+    from alict_core.common.errors import ModelError
     from alict_core.models.static import StaticPredictionsModel
 
     monkeypatch.setenv("ALICT_LIMIT_SUITE_BYTES", "10")

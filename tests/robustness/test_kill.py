@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from alict_core.manifest import verify_dir
+from alict_core.common.manifest import verify_dir
 from alict_core.runner import RunResult
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -49,7 +49,7 @@ WRITER = textwrap.dedent("""
             return out
 
     def stream_inputs():
-        from alict_core.hashing import hash_json
+        from alict_core.common.hashing import hash_json
         from alict_core.models import MODELS
         from alict_core.runner.stream import group_by_seed
         from tests.robustness.support import small_cases
@@ -229,7 +229,7 @@ def test_sigkill_while_a_hardening_export_is_rewritten(tmp_path):
 def test_listings_ignore_a_save_in_progress(tmp_path, monkeypatch):
     """A lego save staged (or killed) in ``.<key>.tmp-*`` is never offered as a suite."""
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path))
-    from alict_core.config import artefact_dir
+    from alict_core.common.config import artefact_dir
     from alict_core.lego.pipeline import saved_suites
 
     for name in ("k1", ".k2.tmp-abc", ".k1.tmp-old-def"):
@@ -247,7 +247,7 @@ def test_merges_into_one_folder_take_turns(tmp_path, monkeypatch):
     copies the first one's files too."""
     import fcntl
 
-    from alict_core.manifest import atomic_dir, folder_lock_file
+    from alict_core.common.manifest import atomic_dir, folder_lock_file
 
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "seeds"

@@ -7,19 +7,13 @@ import time
 
 import pytest
 
-from alict_core.config import SPECS_DIR
-from alict_core.errors import AlictError, SpecError
-from alict_core.lcids import parse_lc_id
-from alict_core.limits import LimitError, limits
-from alict_core.manifest import (
-    CorruptArtefactError,
-    atomic_dir,
-    load_checked,
-    save_checked,
-    verify_file,
-)
-from alict_core.refs import ReferenceError_, check_name, resolve_inside
-from alict_core.spec import SpecValidationError, load_spec, parse_spec_text
+from alict_core.common.config import SPECS_DIR
+from alict_core.common.errors import AlictError, SpecError
+from alict_core.common.limits import LimitError, limits
+from alict_core.common.manifest import CorruptArtefactError, atomic_dir, load_checked, save_checked, verify_file
+from alict_core.common.refs import ReferenceError_, check_name, resolve_inside
+from alict_core.lcspec import SpecValidationError, load_spec, parse_spec_text
+from alict_core.lcspec.lcids import parse_lc_id
 
 BASE_SPEC = (SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text(encoding="utf-8")
 
@@ -320,8 +314,8 @@ def test_run_suite_batch_size_is_range_checked(tmp_path, batch_size):
 
 @pytest.mark.parametrize("cap", [-1, 2.5, True, "many"])
 def test_find_seeds_cap_is_checked(sentiment_corpus, cap):
+    from alict_core.lcspec import get_spec
     from alict_core.seeds import find_seeds
-    from alict_core.spec import get_spec
 
     with pytest.raises(LimitError, match="max_seeds of sentiment-lc04"):
         find_seeds(get_spec("sentiment", "4"), sentiment_corpus, max_seeds=cap)
@@ -386,7 +380,7 @@ SEED_ROWS = [  # (a change to a good seed row, what the message names); each was
 @pytest.mark.parametrize("change,needle", SEED_ROWS, ids=[f"seed-{i}" for i in range(len(SEED_ROWS))])
 def test_seed_rows_are_strict(change, needle):
     """`run --seeds` rows: no bool, number or blank where a label, tolerance or text is meant."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.runner import build_cases
 
     seed = {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a good film", "test_type": "MFT",
@@ -400,7 +394,7 @@ def test_seed_rows_are_strict(change, needle):
 def test_expansion_rows_accepted_is_a_bool(accepted):
     """Hostile pass 2: an `--expansions` row with `"accepted": "no"` was run as an accepted expansion (a truthy
     string); 0 / 1 / null were read as booleans too."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.runner import build_cases
 
     seed = {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a good film", "test_type": "MFT",

@@ -121,7 +121,7 @@ def test_read_only_output_folder(cli, paths):
 @pytest.mark.parametrize("writer", ["junit", "summary", "jsonl", "json"])
 def test_an_atomic_write_onto_a_folder_names_the_folder(tmp_path, saved_run, writer):
     """Library level: the one atomic file writer refuses a folder naming it, and leaves no temporary file."""
-    from alict_core.jsonl import write_json, write_jsonl
+    from alict_core.common.jsonl import write_json, write_jsonl
     from alict_core.report.junit import write_junit
     from alict_core.report.summary import write_summary_json
     from alict_core.runner import RunResult
@@ -141,8 +141,8 @@ def test_an_atomic_write_onto_a_folder_names_the_folder(tmp_path, saved_run, wri
 def test_merged_output_folders_refuse_other_content(tmp_path, content):
     """`seeds`/`expand --out` collect files over several commands: a folder holding anything else (a copy
     would drop hidden files and folders) is refused, and left as it was."""
-    from alict_core.errors import AlictError
-    from alict_core.manifest import atomic_dir
+    from alict_core.common.errors import AlictError
+    from alict_core.common.manifest import atomic_dir
 
     out = tmp_path / "out"
     out.mkdir()
@@ -157,7 +157,7 @@ def test_merged_output_folders_refuse_other_content(tmp_path, content):
 
 
 def test_merged_output_folder_keeps_earlier_files(tmp_path):
-    from alict_core.manifest import atomic_dir
+    from alict_core.common.manifest import atomic_dir
 
     out = tmp_path / "out"
     with atomic_dir(out, owned=("*.jsonl",), merge=True) as staging:

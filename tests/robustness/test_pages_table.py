@@ -71,7 +71,7 @@ def test_hostile_yaml_typed_into_the_specs_editor(typed):
 @pytest.mark.parametrize("split", ["8:nan:1", "inf:1:1", "8:1"])
 def test_harden_split_typed_in_the_page_is_one_message(split):
     """The split the Harden page passes on is parsed by SplitRatios.parse: a NaN or infinite share is refused."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.harden.split import SplitRatios
 
     with pytest.raises(AlictError, match="finite non-negative numbers"):
@@ -102,7 +102,7 @@ def test_an_edited_story_is_never_served(tmp_runs, monkeypatch, tamper):
     import json
 
     from alict_app import runs
-    from alict_core import story as core_story
+    from alict_core.report import story as core_story
     from tests.test_app_explorer import run_fake, start
 
     key = run_fake(start(), lcs=("sentiment-lc04",))

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from alict_core.manifest import CorruptArtefactError, verify_file, write_file_manifest
+from alict_core.common.manifest import CorruptArtefactError, verify_file, write_file_manifest
 from alict_core.review.store import dispose_engines
 from tests.robustness.conftest import assert_clean_error
 from tests.robustness.support import small_cases
@@ -255,7 +255,7 @@ def test_a_review_database_changed_outside_is_refused_not_counted(cli, tmp_path,
 
 def test_a_story_json_that_is_a_pipe_is_not_waited_on(saved_run):
     """The Story page reads story.json beside the run (outside its manifest): a pipe there hung the page."""
-    from alict_core.story import read_story
+    from alict_core.report.story import read_story
 
     story = saved_run / "story.json"
     if story.exists():
@@ -276,7 +276,7 @@ def test_a_running_run_whose_progress_is_a_pipe_is_not_waited_on(tmp_path, saved
 
 @pytest.mark.parametrize("reader", ["read_json", "read_jsonl", "iter_jsonl"])
 def test_the_artefact_readers_name_a_pipe(tmp_path, reader):
-    from alict_core import jsonl
+    from alict_core.common import jsonl
 
     os.mkfifo(tmp_path / "x.json")
     with pytest.raises(jsonl.NotARegularFileError, match="is a named pipe"):
@@ -294,8 +294,8 @@ SETTINGS = [  # ($variable, value, needle): int() reads "1_0" as 10 and "１０"
 
 
 def _read_setting(variable: str) -> None:
-    from alict_core.limits import Limits, setting_number
-    from alict_core.runtime import torch_threads
+    from alict_core.common.limits import Limits, setting_number
+    from alict_core.common.runtime import torch_threads
 
     if variable == "ALICT_MODEL_CACHE_SIZE":
         setting_number(variable, 8, 1, 1024, whole=True)  # what models/registry.py reads at import
@@ -309,7 +309,7 @@ def _read_setting(variable: str) -> None:
                                                                  "threads-underscore", "limit-underscore",
                                                                  "limit-wide"])
 def test_numeric_settings_take_plain_digits_only(monkeypatch, variable, value, needle):
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
 
     monkeypatch.setenv(variable, value)
     with pytest.raises(AlictError) as raised:
@@ -319,8 +319,8 @@ def test_numeric_settings_take_plain_digits_only(monkeypatch, variable, value, n
 
 @pytest.mark.parametrize("value", ["nan", "-1", "1_0", "inf"])
 def test_the_online_probe_timeout_is_checked(monkeypatch, value):
-    from alict_core.errors import AlictError
-    from alict_core.limits import setting_number
+    from alict_core.common.errors import AlictError
+    from alict_core.common.limits import setting_number
 
     monkeypatch.setenv("ALICT_ONLINE_TIMEOUT", value)
     with pytest.raises(AlictError, match="ALICT_ONLINE_TIMEOUT=.* must be a number from 0.1 to 60"):

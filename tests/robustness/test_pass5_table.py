@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from tests.robustness.conftest import assert_clean_error
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("fresh_engines")]
@@ -99,7 +99,7 @@ def test_an_hf_dir_that_holds_no_model_is_one_message(cli, tmp_path, step):
 
 def test_an_hf_dir_whose_files_do_not_load_is_one_message(tmp_path):
     """A folder with a config.json but no weights: the loader's refusal is the setting's fault, not ALiCT's."""
-    from alict_core.training.harden import retrain_hf
+    from alict_core.training.retrain import retrain_hf
 
     folder = tmp_path / "hf"
     folder.mkdir()
@@ -148,7 +148,7 @@ def _edit_a_case(run: Path) -> None:
 def test_the_story_of_a_run_edited_after_its_story_is_refused(saved_run):
     """Was: the stored story.json served (its own checksum and the manifest's hold) while every other reader
     refused the edited run."""
-    from alict_core.story import STORY_VERSION, read_story, save_story
+    from alict_core.report.story import STORY_VERSION, read_story, save_story
 
     run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
     assert save_story(saved_run, {"version": STORY_VERSION, "run_id": run_id, "rates": []})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from alict_core.errors import AlictError
+from alict_core.common.errors import AlictError
 from tests.robustness.conftest import assert_clean_error
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("fresh_engines")]
@@ -139,7 +139,7 @@ def test_harden_train_refuses_a_short_split_before_loading_the_model(cli, tmp_pa
 
 def test_harden_train_hf_refuses_a_short_split_before_the_leak_check(cli, tmp_path, monkeypatch):
     """Was: torch and transformers imported, the corpus read and the leak check run before the refusal."""
-    import alict_core.training.harden as training
+    import alict_core.training.retrain as training
 
     def no_leak_check(*args, **kwargs):
         raise AssertionError("the leak check ran before the split size was checked")

@@ -106,7 +106,7 @@ def test_a_lego_seed_id_given_twice_with_two_texts_is_refused_not_dropped(tmp_pa
     still one seed."""
     import json
 
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.lego.pipeline import seeds_from_file
 
     seeds = tmp_path / "seeds.jsonl"
@@ -123,7 +123,7 @@ def test_a_lego_seed_id_given_twice_with_two_texts_is_refused_not_dropped(tmp_pa
 # Finding 2: a spec of 63 YAML aliases (under spec_aliases) expanded to 117 million strings ------------------
 
 def _spec_with_checks(extra: str) -> str:
-    from alict_core.spec.loader import spec_dir
+    from alict_core.lcspec.loader import spec_dir
 
     return (spec_dir("sentiment") / "sentiment-lc04.yaml").read_text(encoding="utf-8") + \
         "expansion:\n  checks:\n    open_class_slot:\n" + extra
@@ -135,7 +135,7 @@ def test_a_spec_whose_aliases_expand_it_beyond_bound_is_refused_before_it_is_bui
     MemoryError under a 3 GB cap after 23 s, an abort of the process in pydantic's JSON dump — from a spec a
     browser can save on the Specs page. A node that holds itself (`&r [NN, *r]`) parsed too, and its key failed
     with "Circular reference detected". Now both are refused by the shape check, with their line."""
-    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+    from alict_core.lcspec.loader import SpecValidationError, parse_spec_text
 
     levels = ['      x0: &a0 ["' + "a" * 200 + '", "b", "c", "d", "e", "f", "g", "h"]\n']
     levels += [f"      x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 8)}]\n" for i in range(1, 8)]
@@ -156,7 +156,7 @@ def test_a_spec_number_over_the_digit_limit_is_one_message_with_its_line(cli, tm
     """Was: a workspace spec with `min_word_score: 1000…0` (5,001 digits) made `run` exit 3, "internal error
     (ValueError: Exceeds the limit (4300 digits) for integer string conversion …)" (YAML's int constructor and
     Python's limit); the Specs page's check got the same bare ValueError. Now a YAML error naming file and line."""
-    from alict_core.spec.loader import SpecValidationError, parse_spec_text
+    from alict_core.lcspec.loader import SpecValidationError, parse_spec_text
 
     spec = _spec_with_checks("").replace("    open_class_slot:\n", "") \
         .replace("id: sentiment-lc04", "id: sentiment-x77") + f"    weak_fill: {{min_word_score: 1{'0' * 5000}}}\n"
@@ -164,7 +164,7 @@ def test_a_spec_number_over_the_digit_limit_is_one_message_with_its_line(cli, tm
         parse_spec_text(spec, "x.yaml")
     workspace = tmp_path / "ws"
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
-    from alict_core.spec.loader import workspace_spec_dir
+    from alict_core.lcspec.loader import workspace_spec_dir
 
     folder = workspace_spec_dir("sentiment")
     folder.mkdir(parents=True)

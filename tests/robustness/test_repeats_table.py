@@ -70,13 +70,15 @@ ROWS = [  # (id, argv, needles)
 def no_work(monkeypatch):
     """Any of these is work: reaching one turns the refusal into an internal error (exit 3), failing the row."""
     import alict_core.commands.run as run_command
+    import alict_core.plan as plan
     from alict_core.lego import pipeline
 
     def started(*args, **kwargs):
         raise AssertionError("work started before the repeated name was refused")
 
-    monkeypatch.setattr(run_command, "collect_cases", started)
-    monkeypatch.setattr(run_command, "lc_seeds", started)
+    monkeypatch.setattr(run_command, "make_plan", started)
+    monkeypatch.setattr(plan, "lc_seeds", started)
+    monkeypatch.setattr(plan.inputs, "lc_seeds", started)
     monkeypatch.setattr(pipeline, "seeds_from_file", started)
 
 
@@ -107,7 +109,7 @@ def test_distinct_names_still_run(cli, tmp_path, monkeypatch, argv):
 
 
 def test_library_export_refuses_an_lc_or_format_twice(tmp_path):
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.harden.export import export_hardening_data
     from alict_core.runner import run_suite
     from tests.robustness.support import KeywordModel, small_cases
@@ -122,7 +124,7 @@ def test_library_export_refuses_an_lc_or_format_twice(tmp_path):
 
 def test_two_spec_files_of_one_lc_are_refused(cli, tmp_path, monkeypatch):
     """``seeds --spec a.yaml --spec b.yaml`` with one spec id in both searched the LC twice and kept one."""
-    from alict_core import config
+    from alict_core.common import config
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
     text = (config.SPECS_DIR / "sentiment" / "sentiment-lc04.yaml").read_text(encoding="utf-8")

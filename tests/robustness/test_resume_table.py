@@ -209,7 +209,7 @@ def test_the_cli_reports_the_repaired_totals(tmp_path, cli, clean):
 @pytest.mark.parametrize("damage", ["results-garbage", "counts-numbers-changed", "summary-edited"])
 def test_report_of_a_large_damaged_run_is_refused(tmp_path, cli, monkeypatch, damage):
     """The aggregate path of `report` (runs over LARGE_ROWS) checks the manifest as `RunResult.load` does."""
-    from alict_core.manifest import write_manifest
+    from alict_core.common.manifest import write_manifest
     from alict_core.runner import reader
     from tests.sharded_run import write_sharded_run
 

@@ -287,7 +287,7 @@ def test_harden_export_overwrite_replaces_only_an_export(cli, tmp_path, content)
 ], ids=["split-not-utf8", "split-deep", "split-list", "settings-not-utf8", "settings-list", "settings-deep"])
 def test_harden_tampered_export_is_one_message(cli, tmp_path, file, data, needle):
     """`harden train/evaluate --export` of a tampered export was exit 3 (UnicodeDecodeError, RecursionError)."""
-    from alict_core.errors import AlictError
+    from alict_core.common.errors import AlictError
     from alict_core.harden.export import export_settings, read_split
     from alict_core.runner import run_suite
     from tests.robustness.support import KeywordModel, small_cases
@@ -336,7 +336,7 @@ def test_report_export_of_another_tasks_run(cli, tmp_path, task):
 
 @pytest.mark.parametrize("value", ["many", "0", "-2", "1.5", "99999", "0x10", "1e3"])
 def test_torch_threads_setting(cli, monkeypatch, value):
-    import alict_core.runtime as runtime
+    import alict_core.common.runtime as runtime
 
     monkeypatch.setenv("ALICT_TORCH_THREADS", value)
     monkeypatch.setattr(runtime, "_applied", type(runtime._applied)())  # a fresh process's start-up
@@ -379,7 +379,7 @@ def test_workspace_dir_that_is_not_a_folder(cli, tmp_path, monkeypatch, make, ne
     ("hate_speech-lc01.yaml", ("", ""), ["holds a hate_speech spec", "lies in the sentiment specs"]),
 ], ids=["lc05-named-lc04", "lc05-named-x99", "other-task"])
 def test_workspace_spec_file_not_named_after_its_id(cli, tmp_path, monkeypatch, file_name, change, needles):
-    from alict_core import config
+    from alict_core.common import config
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
     folder = tmp_path / "ws" / "specs" / "sentiment"

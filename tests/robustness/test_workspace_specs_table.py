@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alict_core import config
+from alict_core.common import config
 from tests.robustness.conftest import assert_clean_error
 
 LC4 = "sentiment/sentiment-lc04.yaml"
@@ -47,7 +47,7 @@ READ = [  # (files written into the workspace folder, spec id that must come fro
 @pytest.mark.parametrize("files,spec_id,source", READ,
                          ids=["yml-override", "upper-case", "mixed-case", "yml-new-lc", "yaml-with-stray-files"])
 def test_a_workspace_spec_is_read_whatever_its_yaml_extension(folder, files, spec_id, source):
-    from alict_core.spec import get_spec, load_task_specs, spec_path
+    from alict_core.lcspec import get_spec, load_task_specs, spec_path
 
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
@@ -80,7 +80,7 @@ def test_two_files_of_one_spec_are_one_message(cli, tmp_path, folder, files, nee
 def test_the_app_editor_saves_over_and_discards_the_yml_file(folder):
     """The editor saved x.yaml beside the user's x.yml (two files of one spec); it saves over the one there."""
     from alict_app import spec_store, specs_io
-    from alict_core.spec import get_spec
+    from alict_core.lcspec import get_spec
 
     (folder / "sentiment-lc04.yml").write_text(_text(), encoding="utf-8")
     spec = get_spec("sentiment", "4")

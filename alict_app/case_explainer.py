@@ -1,0 +1,119 @@
+"""One case of the failure explorer: its LC, seed/expansion pair and every model's prediction; on demand its
+explanation (token contributions, masking template) and the tokens its LC's failures' templates keep."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from alict_app import artefacts, backends, charts, explorer_data, state
+from alict_app.formatting import literal
+from alict_app.guard import guarded
+
+
+def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
+    """The case's LC, expectation, seed/expansion pair, every model's prediction; its explanation on demand."""
+    st.markdown(f"**{literal(row['lc_title'])}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
+                f"expected **{row['expected']}**")
+    if row["kind"] == "expansion":
+        left, right = st.columns(2)
+        left.markdown(f"*seed*\n\n> {literal(row['seed_text'])}")
+        inserted = f" (inserted: **{literal(row['inserted_word'])}**)" if row["inserted_word"] else ""
+        right.markdown(f"*expansion*{inserted}\n\n> {literal(row['text'])}")
+    else:
+        st.markdown(f"> {literal(row['text'])}")
+    if row["template"]:
+        st.caption(f"template: {row['template']}")
+    same = data[data["case_id"] == row["case_id"]]
+    predictions = pd.DataFrame({
+        "model": same["model"], "predicted": same["predicted"], "confidence": same["confidence"],
+        "outcome": same["passed"].map({True: "✅ passes", False: "❌ fails"}),
+        "probabilities": same["probabilities"].map(lambda p: " · ".join(f"{k} {v:.2f}" for k, v in p.items())
+                                                  if isinstance(p, dict) else ""),
+    })
+    st.dataframe(predictions, hide_index=True, width="stretch",
+                 column_config={"confidence": st.column_config.NumberColumn(format="percent")})
+    if st.toggle("Explain this case (token contributions and masking template)", key="explain_on"):
+        explanation(key, row, data)
+
+
+def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
+    ref_json = json.dumps(explorer_data.model_ref(key, row["model"]), sort_keys=True)
+    names = backends.backend_names("explainer") or ["lemna", "shap", "lime"]
+    c1, c2, c3, c4 = st.columns(4)
+    state.ensure_choice("explainer", names)
+    method = c1.selectbox("Explainer", names, key="explainer")
+    n_samples = c2.select_slider("Samples", [50, 100, 200, 500, 1000], value=200, key="exp_samples")
+    p_thresh = c3.slider("Template threshold", 0.5, 1.0, 0.9, 0.05, key="exp_pthresh")
+    seed = c4.number_input("Seed", 0, 9999, 0, key="exp_seed")
+    with guarded("explaining the case"), st.spinner(f"Explaining with {method} …"):
+        contributions = artefacts.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
+        st.markdown(f"**Token contributions** for {row['model']} (towards its label: red for, blue against)")
+        st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]), unsafe_allow_html=True)
+        if st.toggle("show as bars", key="contrib_as_bars"):
+            st.plotly_chart(charts.contributions_bar(contributions["tokens"], contributions["scores"]),
+                            width="stretch", key="contrib_bars")
+    with guarded("building the masking template"), st.spinner("Building the masking template …"):
+        template = artefacts.template_case(ref_json, row["text"], method, int(seed), int(n_samples), float(p_thresh))
+        show_template(template, contributions)
+    if row["kind"] == "expansion" and row["seed_text"]:
+        with guarded("explaining the seed"):
+            seed_contrib = artefacts.explain_case(ref_json, row["seed_text"], method, int(seed), int(n_samples))
+            st.markdown("**The seed, explained the same way**")
+            st.markdown(charts.contributions_html(seed_contrib["tokens"], seed_contrib["scores"]),
+                        unsafe_allow_html=True)
+
+
+def show_template(template: dict[str, Any], contributions: dict[str, Any] | None = None) -> None:
+    st.markdown("**Masking template**")
+    st.code(str(template.get("template", "")), language="text")
+    kept = set(template.get("kept_positions") or [])
+    if contributions and kept:
+        flags = [i in kept for i in range(len(contributions["tokens"]))]
+        st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"], flags),
+                    unsafe_allow_html=True)
+        st.caption("underlined: the tokens the template keeps")
+    reached = "reached" if template.get("reached") else "not reached"
+    st.caption(f"label kept: {template.get('label', '?')} · fidelity threshold {template.get('p_thresh', '?')} "
+               f"{reached} · {template.get('samples_used', '?')} samples, "
+               f"{template.get('model_calls', '?')} model calls")
+    curve = template.get("fidelity_curve") or []
+    if curve:
+        st.plotly_chart(charts.fidelity_figure(curve, template.get("p_thresh")), width="stretch", key="fidelity")
+
+
+def recurring(key: str, data: pd.DataFrame) -> None:
+    """Per LC and model: the tokens the masking templates of its failures keep most often."""
+    failed = data[data["failed"]]
+    lcs = sorted(failed["lc_id"].unique())
+    if not lcs:
+        st.caption("no failures")
+        return
+    titles = dict(zip(failed["lc_id"], failed["lc_label"], strict=True))
+    c1, c2, c3 = st.columns([3, 2, 1])
+    state.ensure_choice("rt_lc", lcs)
+    lc = c1.selectbox("LC", lcs, key="rt_lc", format_func=lambda x: titles.get(x, x))
+    models = sorted(failed[failed["lc_id"] == lc]["model"].unique())
+    state.ensure_choice("rt_model", models)
+    model_name = c2.selectbox("Model", models, key="rt_model")
+    limit = c3.number_input("Failures", 1, 100, 10, key="rt_limit")
+    if not st.button("Collect templates", key="rt_go"):
+        st.caption("Builds the masking template of up to N failures of the LC (cached) and ranks the kept tokens.")
+        return
+    with guarded("collecting recurring template tokens"):
+        from alict_core.explain import recurring_template_tokens
+
+        method = str(st.session_state.get("explainer") or "lemna")
+        n_samples = int(st.session_state.get("exp_samples", 200))
+        p_thresh, seed = float(st.session_state.get("exp_pthresh", 0.9)), int(st.session_state.get("exp_seed", 0))
+        ref_json = json.dumps(explorer_data.model_ref(key, model_name), sort_keys=True)
+        rows = failed[(failed["lc_id"] == lc) & (failed["model"] == model_name)].head(int(limit))
+        bar = st.progress(0.0, text="templates …")
+        templates = []
+        for i, text in enumerate(rows["text"], 1):
+            templates.append(artefacts.template_case(ref_json, text, method, seed, n_samples, p_thresh))
+            bar.progress(i / len(rows), text=f"template {i}/{len(rows)}")
+        st.dataframe(recurring_template_tokens(templates), hide_index=True, width="stretch")

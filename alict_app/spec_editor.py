@@ -1,0 +1,125 @@
+"""The specs page's panels around the YAML editor: the validity check, live counts, saving, the fidelity table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from alict_app import artefacts, presses, spec_store, specs_io
+from alict_app.guard import guarded
+from alict_core.common.hashing import hash_text
+
+SAVED = "_alict_spec_saved"  # {"lc", "path"} of the spec just saved (shown after the page is redrawn)
+
+
+def reset_editor(editor_key: str, original: str) -> None:
+    st.session_state[editor_key] = original
+
+
+def discard_copy(spec: Any, editor_key: str) -> None:
+    """Delete the user's workspace copy; the editor shows the built-in again."""
+    spec_store.discard_user_copy(spec)
+    st.session_state.pop(editor_key, None)
+    st.session_state.get("spec_drafts", {}).pop(editor_key, None)
+
+
+def checked_spec(spec: Any, text: str) -> Any:
+    """The editor's text parsed as a spec (shown valid), or None (the problem shown at its line)."""
+    source = spec_store.spec_source(spec)
+    try:
+        parsed = spec_store.parse_spec_text(text, source.name if source else f"{spec.id}.yaml")
+    except Exception as exc:  # noqa: BLE001 - shown inline below
+        show_problem(text, exc)
+        return None
+    st.success("Spec is valid.", icon=":material/check_circle:")
+    return parsed
+
+
+def show_problem(text: str, problem: Exception) -> None:
+    """The spec error at its line and field, the YAML around it, and any further errors."""
+    line = specs_io.error_line(problem)
+    where = f"line {line}" if line else "spec"
+    field = getattr(problem, "field", None)
+    st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}", icon=":material/warning:")
+    st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
+    others = getattr(problem, "others", None) or []
+    if others:
+        st.markdown("**Also:**\n" + "\n".join(
+            f"- {'line ' + str(o['line']) if o.get('line') else 'spec'}"
+            f"{', field ' + o['field'] if o.get('field') else ''}: {o['message']}" for o in others))
+
+
+def live_counts(parsed: Any) -> None:
+    """How many corpus sentences the (valid) spec matches, and its seeds."""
+    st.markdown("**Live counts**")
+    if parsed is None:
+        st.caption("Fix the spec to see counts.")
+        return
+    with guarded("counting matches and seeds"), st.spinner("Searching the corpus …"):
+        seedset = artefacts.seed_set(parsed)
+        c1, c2 = st.columns(2)
+        c1.metric("matches", getattr(seedset, "n_matches", len(seedset.seeds)))
+        c2.metric("seeds", len(seedset.seeds))
+
+
+def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, text: str, parsed: Any,
+                 saved: dict[str, str] | None) -> None:
+    """Where a save goes, the discard button of a workspace copy, the file name and the save button."""
+    st.markdown("**Save**")
+    where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
+    st.caption(f"Showing {where}. Saving writes to your workspace `{spec_store.save_dir(task)}` "
+               "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
+    if spec_store.is_user_spec(spec):
+        st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
+                  on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
+    c1, c2, c3 = st.columns([2, 1, 1])
+    name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
+    overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")
+    c3.button("💾 Save spec", disabled=parsed is None, key=f"save::{editor_key}", on_click=presses.note,
+              args=(f"spec_save::{editor_key}",))
+    if presses.take(f"spec_save::{editor_key}"):  # noted by the callback: a return value can lose the press
+        with guarded("saving the spec"):
+            save(task, name, text, parsed.id, overwrite)
+    if saved:
+        st.success(f"Saved {saved['path']}")
+
+
+def save(task: str, name: str, text: str, spec_id: str, overwrite: bool) -> None:
+    """Save the editor's text into the workspace (the core checks name and overwrite), then redraw the page."""
+    directory = spec_store.save_dir(task)
+    refusal = specs_io.save_refusal(specs_io.spec_target(directory, name), spec_id, overwrite)
+    if refusal is not None:
+        kind, message = refusal
+        (st.error if kind == "error" else st.warning)(message)
+        return
+    path = specs_io.save_spec_text(directory, name, text, overwrite=overwrite)
+    st.session_state[SAVED] = {"lc": spec_id, "path": str(path)}
+    st.session_state.get("spec_drafts", {}).pop(f"spec_yaml::{task}::{spec_id}", None)
+    st.rerun()  # redraw from the top: the list and the picker include the saved spec
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def fidelity_records(task: str, key: str, _specs: tuple) -> list[dict[str, Any]]:
+    """Fidelity rows of the task's specs (cached per task and spec contents)."""
+    from alict_core.analysis.fidelity import as_records, fidelity_rows
+
+    return as_records(fidelity_rows(list(_specs), artefacts.corpus(task)))
+
+
+def fidelity_section(task: str, specs: list) -> None:
+    """Per LC: our seed counts beside the paper's (TOSEM Tables 8/9) and the validity-check flags."""
+    with st.expander("Fidelity to the paper (seed counts and validity checks)"):
+        st.caption("ours: distinct seeds on the whole corpus (concat LCs: combinations); sampled: seeds under the "
+                   "spec's cap; flagged: sampled seeds the validity checks flag (excluded from runs by default). "
+                   "Extensions are LCs the project adds beyond the paper.")
+        if not st.button("Count every LC", key=f"fidelity::{task}"):
+            return
+        with guarded("counting seeds for the fidelity table"), st.spinner("Counting every LC on the corpus …"):
+            key = hash_text("".join(s.model_dump_json() for s in specs), 16)
+            records = fidelity_records(task, key, tuple(specs))
+            import pandas as pd
+
+            frame = pd.DataFrame(records)[["lc_id", "title", "extension", "paper_seeds", "ours", "exact", "ratio",
+                                           "sampled", "flagged", "flagged_reasons", "paper_expansions"]]
+            st.dataframe(frame, hide_index=True, width="stretch")

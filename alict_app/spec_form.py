@@ -1,0 +1,115 @@
+"""The specs page's form of common fields: each search group's predicates and each concat rule's string lists,
+edited one per line and written back into the YAML editor as a minimal edit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+import yaml
+
+from alict_app import specs_io
+from alict_core.common.hashing import hash_text
+
+
+def common_fields(data: Any) -> list[dict[str, Any]]:
+    """The spec's common editable fields: each search group's predicates (one YAML item per line)
+    and each concat rule's fixed string lists (prefixes, connectives, postfixes; one string per line)."""
+    fields: list[dict[str, Any]] = []
+    if not isinstance(data, dict):
+        return fields
+    for i, group in enumerate(data.get("search") or []):
+        if isinstance(group, dict) and isinstance(group.get("predicates"), list):
+            lines = [yaml.safe_dump(p, default_flow_style=True, width=10_000).strip() for p in group["predicates"]]
+            fields.append({"path": ("search", i, "predicates"), "kind": "yaml",
+                           "label": f"predicates of search group '{group.get('name', i)}'", "text": "\n".join(lines)})
+    for i, rule in enumerate(data.get("rules") or []):
+        parts = rule.get("concat") if isinstance(rule, dict) else None
+        if not isinstance(parts, list):
+            continue
+        for j, part in enumerate(parts):
+            if isinstance(part, list) and all(isinstance(v, str) for v in part):
+                role = "prefixes" if j == 0 else ("postfixes" if j == len(parts) - 1 else f"part {j + 1} strings")
+                fields.append({"path": ("rules", i, "concat", j), "kind": "strings",
+                               "label": f"{role} of rule '{rule.get('name', i)}'", "text": "\n".join(part)})
+    return fields
+
+
+def set_path(data: Any, path: tuple, value: Any) -> None:
+    for step in path[:-1]:
+        data = data[step]
+    data[path[-1]] = value
+
+
+def field_key(editor_key: str, path: tuple, version: str) -> str:
+    """Widget key of one form field; ``version`` (a hash of the YAML) resets the form when the YAML changes."""
+    return f"form::{editor_key}::{version}::{'/'.join(map(str, path))}"
+
+
+def yaml_data(text: str) -> Any:
+    """The editor's YAML as data for the form, or None: checked for size, depth and aliases first (the spec
+    loader's shape check), so deep or bomb-like YAML typed into the editor is never built."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.limits import check_yaml_shape
+
+    try:
+        check_yaml_shape(text, "spec")
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, AlictError, ValueError):  # ValueError: an int over 4,300 digits
+        return None
+
+
+def _line_data(line: str) -> Any:
+    """One predicate line of the form as data (shape-checked like the whole spec)."""
+    data = yaml_data(line)
+    if data is None and line.strip() not in ("null", "~", ""):
+        raise ValueError("too large, too deep or not YAML")
+    return data
+
+
+def _field_value(item: dict[str, Any], entered: str) -> list[Any]:
+    """The list a field's lines stand for (YAML items or plain strings), blank lines dropped."""
+    lines = [line.strip() for line in entered.splitlines()]
+    lines = [line for line in lines if line]
+    return [_line_data(line) for line in lines] if item["kind"] == "yaml" else lines
+
+
+def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
+    """Callback: write the form's fields back into the YAML editor text as a minimal edit (only the changed
+    list items are rewritten; comments, quoting and the rest of the file stay as they are)."""
+    text = st.session_state[editor_key]
+    for item in fields:
+        try:
+            value = _field_value(item, st.session_state.get(field_key(editor_key, item["path"], version), ""))
+        except (yaml.YAMLError, ValueError) as exc:
+            st.session_state["form_error"] = f"{item['label']}: not valid YAML ({str(exc)[:200]})"
+            return
+        try:
+            text = specs_io.replace_list(text, item["path"], value)
+        except (KeyError, IndexError, ValueError, yaml.YAMLError):  # the YAML changed shape: rewrite it whole
+            data = yaml_data(text)
+            if not isinstance(data, dict):
+                st.session_state["form_error"] = "the YAML changed and no longer parses; the form was not applied"
+                return
+            set_path(data, item["path"], value)
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    st.session_state[editor_key] = text
+
+
+def common_fields_form(editor_key: str, text: str) -> None:
+    """The form of the spec's common fields, with its "Apply to YAML" button (or why there is none)."""
+    st.markdown("**Common fields**")
+    data = yaml_data(text)
+    fields = common_fields(data) if isinstance(data, dict) else []
+    if not fields:
+        st.caption("No predicates or concat string lists here (or the YAML does not parse).")
+        return
+    version = hash_text(text, 10)
+    with st.form(f"form::{editor_key}"):
+        for item in fields:
+            st.text_area(item["label"] + " (one per line)", item["text"],
+                         key=field_key(editor_key, item["path"], version),
+                         height=68 + 20 * min(5, item["text"].count("\n")))
+        st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
+    if st.session_state.get("form_error"):
+        st.error(st.session_state.pop("form_error"))

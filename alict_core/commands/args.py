@@ -1,0 +1,124 @@
+"""Range-checked argparse types: every numeric option says its range when a value is out of it."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Callable, Hashable
+
+from alict_core.common.repeats import distinct
+
+
+def plain_digits(raw: str) -> str:
+    """``raw`` stripped, or ValueError when it holds what ``int()``/``float()`` read but nobody types as a number:
+    ``_`` digit separators (``0_1`` is 1.0) and non-ASCII digits (full-width, Arabic-Indic)."""
+    text = raw.strip()
+    if "_" in text or not text.isascii():
+        raise ValueError(raw)
+    return text
+
+
+def int_range(low: int, high: int | str) -> Callable[[str], int]:
+    """A whole number in [low, high]; ``high`` may name a limit in ``alict_core.common.limits`` (read at parse time)."""
+
+    def parse(raw: str) -> int:
+        top = _top(high)
+        try:
+            value = int(plain_digits(raw))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{raw[:30]!r} is not a whole number") from None
+        if not low <= value <= top:
+            raise argparse.ArgumentTypeError(f"{value} is out of range [{low}, {top}]")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_range(low: float, high: float) -> Callable[[str], float]:
+    """A finite number in [low, high]."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(plain_digits(raw))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{raw[:30]!r} is not a number") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{raw[:30]} is out of range [{low}, {high}]")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def _top(high: int | str) -> int:
+    if isinstance(high, int):
+        return high
+    from alict_core.common.limits import limits
+
+    return int(getattr(limits(), high))
+
+
+def add_executor_args(parser: argparse.ArgumentParser, shard_help: str, shard_default: int) -> None:
+    """``--executor``, ``--workers``, ``--ray-address`` and ``--shard-size`` (run, expand and explain)."""
+    parser.add_argument("--executor", default="local", choices=["local", "processes", "ray"],
+                        help="where shards run: in this process (default), a local pool of processes, "
+                        "or a Ray cluster (`pip install .[ray]`)")
+    parser.add_argument("--workers", type=int_range(1, 1024), default=1,
+                        help="worker processes / Ray actors (each loads the models once)")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                        help="with --executor ray: the cluster to join (e.g. ray://head:10001; default $RAY_ADDRESS, "
+                        "else a local Ray started for the run)")
+    parser.add_argument("--shard-size", type=int_range(1, 10_000_000), default=shard_default, help=shard_help)
+
+
+def executor_options(args: argparse.Namespace) -> dict[str, str]:
+    """Options for ``get_executor`` from the parsed flags; ``--ray-address`` without ``--executor ray`` is refused."""
+    from alict_core.common.errors import AlictError
+
+    if args.ray_address and args.executor != "ray":
+        raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
+    return {"address": args.ray_address} if args.ray_address else {}
+
+
+def comma_list(text: str | None, option: str, key: Callable[[str], Hashable] | None = None) -> list[str]:
+    """The entries of a comma-separated option (stripped): [] when it names nothing (missing, empty, ``,,``); an
+    empty entry among names (``a,,b``, ``a,``) or an entry given twice is one error naming the option."""
+    from alict_core.common.errors import AlictError
+
+    items = [item.strip() for item in (text or "").split(",")]
+    if not any(items):  # nothing named: the caller says what is missing
+        return []
+    if not all(items):
+        raise AlictError(f"{option} {text!r} has an empty entry; separate names by single commas")
+    return distinct(items, option, key)
+
+
+REPEATED_FILES = ("seeds", "suite", "expansions", "spec")  # repeatable options naming input files
+
+
+def check_repeats(args: argparse.Namespace) -> None:
+    """Refuse, right after parsing and before any work, a repeatable option naming one file or LC twice
+    (``--seeds f --seeds f``, ``--lc 4 --lc lc04``): its cases would run twice or be merged without a word."""
+    for dest in REPEATED_FILES:
+        values = getattr(args, dest, None)
+        if isinstance(values, list) and len(values) > 1:
+            distinct(values, f"--{dest}", key=lambda value: str(Path(value).expanduser().resolve()))
+    lcs = getattr(args, "lc", None)
+    if isinstance(lcs, list) and len(lcs) > 1:
+        distinct(lcs, "--lc", key=lambda lc: _lc_key(getattr(args, "task", None), lc))
+
+
+def _lc_key(task: str | None, lc: str) -> str:
+    """An LC's full id (``4``, ``lc04`` and ``LC4`` are one LC); the name as given when it names none."""
+    from alict_core.common.errors import AlictError
+
+    if not task:
+        return lc
+    from alict_core.lcspec import get_spec
+
+    try:
+        return get_spec(task, lc).id
+    except AlictError:  # an unknown name: the command says so, listing the task's LCs
+        return lc

@@ -1,0 +1,112 @@
+"""Where data is read from and where built artefacts and caches are written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alict_core.common.errors import AlictError, DataNotFoundError
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = PACKAGE_ROOT.parent
+# built-in specs, read-only defaults: the checkout's top-level specs/, shipped in the wheel as alict_core/builtin_specs
+SPECS_DIR = REPO_ROOT / "specs" if (REPO_ROOT / "specs").is_dir() else PACKAGE_ROOT / "builtin_specs"
+DATA_ENV = "ALICT_DATA_DIR"
+CACHE_ENV = "ALICT_CACHE_DIR"
+WORKSPACE_ENV = "ALICT_WORKSPACE_DIR"
+
+# The files whose presence marks a usable data directory.
+DATA_MARKERS = ("sst/train.txt", "hatexplain/hatexplain.csv", "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz")
+
+
+def data_dir_candidates() -> list[tuple[str, Path]]:
+    """Candidate data directories in priority order, each with how it was found."""
+    candidates: list[tuple[str, Path]] = []
+    if DATA_ENV in os.environ:
+        return [(f"${DATA_ENV}", Path(os.environ[DATA_ENV]).expanduser())]
+    candidates.append(("../shared/data beside the checkout", REPO_ROOT.parent / "shared" / "data"))
+    candidates.append(("../shared/data from the working directory", Path.cwd().parent / "shared" / "data"))
+    candidates.append(("download cache", cache_dir() / "data"))
+    return candidates
+
+
+def data_dir() -> Path:
+    """The data directory: $ALICT_DATA_DIR, then ../shared/data, then the download cache.
+
+    Raises DataNotFoundError naming every place looked at and how to fix it.
+    """
+    if DATA_ENV in os.environ:
+        return _checked_env_data_dir(os.environ[DATA_ENV])
+    looked = []
+    for how, path in data_dir_candidates():
+        if path.is_dir() and any((path / marker).exists() for marker in DATA_MARKERS):
+            return path
+        looked.append(f"  - {path} ({how})")
+    raise DataNotFoundError(
+        "ALiCT data directory not found. Looked in:\n" + "\n".join(looked) + "\n"
+        f"Fix: set {DATA_ENV}=/path/to/data (the folder holding sst/, hatexplain/, sentiwordnet/ ...), "
+        "or run `python -m alict_core data download` when online."
+    )
+
+
+def _checked_env_data_dir(value: str) -> Path:
+    """$ALICT_DATA_DIR as set: it must be a folder holding the data (no silent fallback to another one)."""
+    if not value.strip():
+        raise DataNotFoundError(f"{DATA_ENV} is set but empty; unset it or set it to the data folder")
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} does not exist; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
+    if not path.is_dir():
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} is not a folder; set it to the folder holding sst/, "
+                                "hatexplain/ ...")
+    if not any((path / marker).exists() for marker in DATA_MARKERS):
+        raise DataNotFoundError(f"{DATA_ENV}={value!r} holds none of the data files ({', '.join(DATA_MARKERS)}); "
+                                "set it to the data folder, or unset it to use ../shared/data")
+    return path
+
+
+def cache_dir() -> Path:
+    """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AlictError(f"cache folder from {CACHE_ENV} (or ~/.cache/alict-studio) cannot be used: "
+                         f"{exc.strerror or exc}; set {CACHE_ENV} to a writable folder") from None
+    return root
+
+
+def artefact_dir(kind: str) -> Path:
+    """Directory for one kind of cached artefact (e.g. 'annotations', 'parses', 'predictions')."""
+    path = cache_dir() / kind
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AlictError(f"cache folder {kind!r} cannot be created: {exc.strerror or exc}; "
+                         f"check {CACHE_ENV} points at a writable folder") from None
+    return path
+
+
+def workspace_dir() -> Path:
+    """The user's workspace (specs edited or created by the user): $ALICT_WORKSPACE_DIR or <cache_dir>/workspace.
+
+    Not created here: only saving a spec creates it.
+    """
+    if WORKSPACE_ENV not in os.environ:
+        return cache_dir() / "workspace"
+    configured = os.environ[WORKSPACE_ENV].strip()
+    if not configured:  # no silent fallback to the default workspace (as for ALICT_DATA_DIR)
+        raise AlictError(f"{WORKSPACE_ENV} is set but empty; unset it or set it to a folder")
+    path = Path(configured).expanduser()
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{WORKSPACE_ENV} names a file, not a folder; point it at a folder (it is created when a "
+                         "spec is first saved) or unset it")
+    if path.is_symlink() and not path.exists():  # a dangling or looping link: its specs would vanish silently
+        raise AlictError(f"{WORKSPACE_ENV} names a link that leads nowhere ({configured}); point it at a folder")
+    return path
+
+
+def models_dir() -> Path:
+    """Where the project's own build scripts put trained offline models."""
+    return artefact_dir("models")

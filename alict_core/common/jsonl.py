@@ -1,0 +1,135 @@
+"""Plain, serialisable artefacts: JSONL/JSON written atomically (no partial files)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from alict_core.common.errors import AlictError
+
+NAME_MAX = 255  # bytes of one path component
+
+
+def new_temp_file(path: Path) -> Path:
+    """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
+
+    Created with the mode of any new file (0666 less the umask, e.g. 0644), or with the permissions of the
+    regular file it will replace (a file the user made private stays private; the owner may always read and
+    write it). ``tempfile.mkstemp`` would make it 0600, and every file renamed from it would stay unreadable to
+    anyone else.
+    """
+    path = Path(path)
+    try:
+        replaced = os.lstat(path)
+        keep = stat.S_IMODE(replaced.st_mode) & 0o777 if stat.S_ISREG(replaced.st_mode) else None
+    except OSError:
+        keep = None
+    stem = os.fsencode(path.name)[:NAME_MAX - 18].decode(errors="ignore")  # "." + ".<12 hex>.tmp" must fit too
+    while True:
+        tmp = path.parent / f".{stem}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        except FileExistsError:
+            continue
+        try:
+            if keep is not None:  # the owner keeps reading and writing: a read-only file can still be re-written
+                os.fchmod(fd, keep | stat.S_IRUSR | stat.S_IWUSR)
+        finally:
+            os.close(fd)
+        return tmp
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it into place only on success.
+
+    A failure to create or rename names ``path`` (never the hidden temporary file); ``path`` being a folder is
+    refused before anything is written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(path))
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: the node (or link) would be replaced
+        raise AlictError(f"{str(path)!r} is a device, pipe or socket, not a file; give a file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_path = new_temp_file(path)
+    try:
+        yield tmp_path
+        try:
+            os.replace(tmp_path, path)
+        except OSError as exc:  # e.g. a folder appeared at ``path`` meanwhile: name the user's path
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write rows as JSON lines atomically; return the number written."""
+    count = 0
+    with atomic_path(Path(path)) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False, default=_default) + "\n")
+                count += 1
+    return count
+
+
+class NotARegularFileError(AlictError, OSError):
+    """An artefact file that is a pipe, device, socket or folder (reading a pipe would wait for a writer)."""
+
+
+def open_regular(path: Path, encoding: str | None = "utf-8") -> Any:
+    """``open(path)`` for reading, refusing (never blocking on) anything but a regular file: the file is opened
+    without waiting and checked on its descriptor, so a pipe swapped in after any earlier check is named too."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else \
+                "a device or socket"
+            raise NotARegularFileError(f"{path}: is {kind}, not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return open(fd, encoding=encoding) if encoding else open(fd, "rb")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open_regular(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with open_regular(path) as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    with atomic_path(Path(path)) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(obj, handle, ensure_ascii=False, indent=2, default=_default)
+
+
+def read_json(path: Path) -> Any:
+    with open_regular(path) as handle:
+        return json.load(handle)
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -1,0 +1,596 @@
+"""Verified artefacts: manifests, atomic folders and quarantine, in one place.
+
+Every stored artefact carries a small manifest (``manifest.json`` in a folder, or ``<file>.manifest.json``
+beside a single file)::
+
+    {"format": 1, "kind": "run", "key": "<content key it was built for>", "rows": 120,
+     "files": {"cases.jsonl": "<sha256>", ...}}
+
+Reads call :func:`verify_dir` / :func:`verify_file`; a mismatch raises :class:`CorruptArtefactError` (one
+line naming the artefact and what is wrong). Callers that can rebuild move the entry aside with
+:func:`quarantine` (never delete) and rebuild it. Folders are written whole with :func:`atomic_dir`: a
+temporary sibling is filled and swapped into place only when complete, so a killed writer leaves the old
+state or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fnmatch
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+import time
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+from alict_core.common.errors import AlictError
+
+log = logging.getLogger("alict_core")
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+FILE_MANIFEST_SUFFIX = ".manifest.json"
+QUARANTINE = "quarantine"
+
+
+class CorruptArtefactError(AlictError):
+    """A stored artefact fails its manifest check (missing, wrong key, wrong size, wrong checksum)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What an artefact was built for and how to check it."""
+
+    kind: str
+    key: str
+    rows: int
+    files: dict[str, str] = field(default_factory=dict)
+    format: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> "Manifest":
+        if not isinstance(data, dict):
+            raise CorruptArtefactError(f"{where}: manifest is not a JSON object")
+        try:
+            manifest = cls(kind=str(data["kind"]), key=str(data["key"]), rows=int(data["rows"]),
+                           files={str(k): str(v) for k, v in dict(data.get("files") or {}).items()},
+                           format=int(data["format"]), extra=dict(data.get("extra") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptArtefactError(f"{where}: malformed manifest ({exc})") from None
+        if manifest.format != FORMAT_VERSION:
+            raise CorruptArtefactError(f"{where}: manifest format {manifest.format}, "
+                                       f"this version reads {FORMAT_VERSION}")
+        return manifest
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no regular file ("is missing", "is a named pipe (FIFO)", ...), or None when it is one.
+    Never opens the path: a pipe or device is named, not read (a read would block or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "is a link that leads nowhere" if os.path.islink(path) else "is missing"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {kind}, not a regular file"
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a regular file; opened without blocking, so a pipe swapped in after a check is refused, not
+    waited on."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CorruptArtefactError(f"{path}: is not a regular file (a pipe, device or folder)")
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    from alict_core.common.jsonl import new_temp_file
+
+    tmp = new_temp_file(path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _dump(manifest: Manifest) -> bytes:
+    return json.dumps(manifest.to_dict(), indent=1, sort_keys=True).encode("utf-8")
+
+
+def _read_manifest(path: Path, where: str) -> Manifest:
+    problem = not_a_file(path)
+    if problem == "is missing":
+        raise CorruptArtefactError(f"{where}: no manifest (written by an older version, or interrupted)")
+    if problem:
+        raise CorruptArtefactError(f"{where}: {path.name} {problem}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in after the check is not waited on
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CorruptArtefactError(f"{where}: {path.name} is not a regular file")
+            data = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorruptArtefactError(f"{where}: unreadable manifest ({type(exc).__name__})") from None
+    return Manifest.from_dict(data, where)
+
+
+# --- folders ----------------------------------------------------------------------------------------
+
+def write_manifest(directory: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
+    """Hash every regular file of ``directory`` (recursively, but no manifest) and write its manifest."""
+    directory = Path(directory)
+    files = {p.relative_to(directory).as_posix(): sha256_file(p)
+             for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")}
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files=files, extra=dict(extra or {}))
+    _write_bytes_atomic(directory / MANIFEST, _dump(manifest))
+    return manifest
+
+
+def verify_dir(directory: Path, kind: str, key: str | None = None, label: str | None = None) -> Manifest:
+    """Check a folder against its manifest: kind, key (when given), presence and checksum of every file."""
+    directory = Path(directory)
+    where = label or f"{kind} {directory.name}"
+    manifest = _read_manifest(directory / MANIFEST, where)
+    if manifest.kind != kind:
+        raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")
+    if key is not None and manifest.key != key:
+        raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
+    for name, digest in manifest.files.items():
+        path = directory / name
+        problem = not_a_file(path)
+        if problem:
+            raise CorruptArtefactError(f"{where}: file {name} {problem}")
+        if sha256_file(path) != digest:
+            raise CorruptArtefactError(f"{where}: file {name} does not match its checksum (changed or truncated)")
+    return manifest
+
+
+# --- single files ------------------------------------------------------------------------------------
+
+def file_manifest_path(path: Path) -> Path:
+    return Path(path).with_name(Path(path).name + FILE_MANIFEST_SUFFIX)
+
+
+def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
+    """Manifest of one file, written beside it (``<name>.manifest.json``)."""
+    path = Path(path)
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files={path.name: sha256_file(path)},
+                        extra=dict(extra or {}))
+    _write_bytes_atomic(file_manifest_path(path), _dump(manifest))
+    return manifest
+
+
+def verify_file(path: Path, kind: str, key: str | None = None, label: str | None = None) -> Manifest:
+    """Check one file against the manifest beside it."""
+    path = Path(path)
+    where = label or f"{kind} {path.name}"
+    problem = not_a_file(path)
+    if problem:
+        raise CorruptArtefactError(f"{where}: file {problem}")
+    manifest = _read_manifest(file_manifest_path(path), where)
+    if manifest.kind != kind:
+        raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")
+    if key is not None and manifest.key != key:
+        raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
+    if manifest.files.get(path.name) != sha256_file(path):
+        raise CorruptArtefactError(f"{where}: does not match its checksum (changed or truncated)")
+    return manifest
+
+
+# --- quarantine ---------------------------------------------------------------------------------------
+
+def quarantine_root() -> Path:
+    from alict_core.common.config import artefact_dir
+
+    return artefact_dir(QUARANTINE)
+
+
+def quarantine(path: Path, kind: str, root: Path | None = None) -> Path | None:
+    """Move a bad artefact (file, its manifest, or folder) aside under ``<cache>/quarantine/<kind>/``.
+
+    Never deletes; returns the new location (None when there was nothing to move).
+    """
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return None
+    target_dir = Path(root or quarantine_root()) / kind
+    target_dir.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = target_dir / f"{path.name}.{stamp}.{os.getpid()}"
+    n = 0
+    while target.exists():
+        n += 1
+        target = target_dir / f"{path.name}.{stamp}.{os.getpid()}.{n}"
+    try:
+        os.replace(path, target)
+    except OSError:  # another filesystem: copy then remove the original
+        shutil.move(str(path), str(target))
+    side = file_manifest_path(path)
+    if side.exists():
+        os.replace(side, target.with_name(target.name + FILE_MANIFEST_SUFFIX))
+    return target
+
+
+def report_bad(error: Exception, moved_to: Path | None) -> None:
+    """One warning line for a quarantined artefact (the CLI prints warnings to stderr)."""
+    where = f"; moved aside to {moved_to.parent.name}/{moved_to.name}" if moved_to is not None else ""
+    log.warning("%s%s; rebuilding it", error, where)
+
+
+T = TypeVar("T")
+READ_ERRORS = (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError, EOFError)
+
+
+def load_checked(path: Path, kind: str, key: str | None, read: Callable[[Path], T], *, adopt_legacy: bool = False,
+                 quarantine_root: Path | None = None) -> T | None:
+    """``read(path)`` after verifying the file's manifest; None when absent or bad (then the caller rebuilds).
+
+    A bad entry (no/other manifest, wrong key, changed bytes, unreadable) is reported in one line and
+    quarantined, never served. ``adopt_legacy``: a file from before manifests that reads cleanly gets one.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        if adopt_legacy and not file_manifest_path(path).exists():
+            value = read(path)
+            write_file_manifest(path, kind, key or "", len(value) if hasattr(value, "__len__") else 0)
+            return value
+        verify_file(path, kind, key)
+        return read(path)
+    except CorruptArtefactError as exc:
+        error = exc
+    except READ_ERRORS as exc:
+        error = CorruptArtefactError(f"{kind} {path.name}: unreadable ({type(exc).__name__})")
+    report_bad(error, quarantine(path, kind, quarantine_root))
+    return None
+
+
+def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Path], Any]) -> Path:
+    """``write(tmp)`` then rename into place and record the manifest (a file without one is never served)."""
+    from alict_core.common.jsonl import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        write(tmp)
+    write_file_manifest(path, kind, key, rows)
+    return path
+
+
+# --- atomic folders -------------------------------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False when not supported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    result = renameat2(_AT_FDCWD, os.fsencode(str(a)), _AT_FDCWD, os.fsencode(str(b)), _RENAME_EXCHANGE)
+    return result == 0
+
+
+def named_dir(target: Path | str) -> Path:
+    """``target`` as an absolute path with a name (``.``, ``sub/..`` become the folder they mean; ``/`` is refused),
+    so its hidden siblings (``.<name>.old``, ``.<name>.tmp-*``) can be named."""
+    path = Path(os.path.abspath(target))
+    if not path.name:
+        raise AlictError(f"output folder {str(target)!r} is the root folder; give a folder inside it")
+    return path
+
+
+def _old_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_dir(target: Path) -> None:
+    """Finish an interrupted swap: if ``target`` is missing but its old copy is beside it, put it back."""
+    target = named_dir(target)
+    old = _old_name(target)
+    if old.is_dir():
+        if not target.exists():
+            os.replace(old, target)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
+    """Remove temporary folders of killed writers (``.<name>.tmp-*``) older than ``max_age_s``."""
+    now = time.time()
+    for tmp in Path(parent).glob(".*.tmp-*"):
+        try:
+            if tmp.is_dir() and now - tmp.stat().st_mtime > max_age_s:
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` is a manifest this module wrote (not some other program's manifest.json)."""
+    try:
+        Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name)
+        return True
+    except (OSError, ValueError, CorruptArtefactError):
+        return False
+
+
+def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
+    """Refuse to replace a folder holding anything this project did not write there.
+
+    ``owned``: the names (``fnmatch`` patterns such as ``*.jsonl``) this project writes into such a folder.
+    """
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
+    names = {p.name for p in target.iterdir()}
+    if all(any(fnmatch.fnmatchcase(name, pattern) for pattern in owned) for name in names):
+        return
+    if MANIFEST in names and _is_ours(target / MANIFEST):
+        return
+    raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
+                     "(an artefact folder is replaced as a whole)")
+
+
+def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str = "output folder") -> None:
+    """Refuse (before any work, too) to merge into a folder holding anything but files named like ``owned``."""
+    if target is None:
+        return
+    target = Path(target)
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise AlictError(f"{what} {str(target)!r} exists and is not a folder; choose another path")
+    foreign = sorted(p.name for p in target.iterdir()
+                     if not p.is_file() or not any(fnmatch.fnmatchcase(p.name, pattern) for pattern in owned))
+    if foreign:
+        raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(foreign[:3])}); "
+                         "choose a new folder or one written by this command")
+
+
+@contextmanager
+def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
+
+    An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
+    names matching ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
+    ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
+    are kept), for output folders that collect files over several commands; it too is refused for a folder
+    holding anything but ``owned`` names (a copy would leave out hidden files and folders such as ``.git``).
+
+    Until the swap, ``target`` keeps its old content; a writer killed before it leaves only a hidden
+    ``.<name>.tmp-*`` folder (ignored by listings, cleaned later). The swap is an atomic exchange where
+    the OS offers one, else two renames that :func:`recover_dir` completes after a crash between them.
+    """
+    target = named_dir(target)
+    # a merge reads the folder, adds to it and swaps it in: two writers at once would each swap in their own
+    # copy and the first one's files would be lost (both saying they were written), so merges take turns
+    with folder_lock(target) if merge else nullcontext():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            recover_dir(target)
+            clean_stale(target.parent)
+            if merge:
+                check_mergeable(target, owned)
+            else:
+                _check_replaceable(target, owned)
+            tmp = staging_dir(target.parent, f".{target.name}.tmp-")
+            if merge and target.is_dir():
+                shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+        except OSError as exc:
+            raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
+        try:
+            yield tmp
+            _fsync_tree(tmp)
+            replace_dir(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def folder_lock_file(target: Path) -> Path:
+    """The lock file of an output folder (in the cache, never beside the user's folder)."""
+    from alict_core.common.config import artefact_dir
+
+    return artefact_dir("locks") / f"dir-{hashlib.sha256(os.fsencode(Path(target).resolve())).hexdigest()[:24]}.lock"
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Exclusive among processes: ``flock`` on ``path`` (released by the kernel when a holder is killed); without
+    ``fcntl`` (not POSIX) nothing is locked."""
+    with open(path, "a") as handle:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def folder_lock(target: Path) -> Iterator[None]:
+    """Exclusive use of an output folder among processes: a ``file_lock`` on ``<cache>/locks/dir-<hash of its
+    path>.lock``."""
+    with file_lock(folder_lock_file(target)):
+        yield
+
+
+def staging_dir(parent: Path, prefix: str) -> Path:
+    """A new empty folder ``<parent>/<prefix><random>`` with the usual permissions (``mkdtemp`` would make it
+    private, and the folder it becomes would stay so)."""
+    while True:
+        folder = Path(parent) / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+
+
+def replace_dir(complete: Path, target: Path) -> None:
+    """Put the complete folder ``complete`` in place as ``target``, replacing it as a whole.
+
+    An atomic exchange where the OS offers one, else two renames that :func:`recover_dir` completes after a
+    crash between them: a reader (or a killed writer's successor) sees the old folder or the new one, never a
+    mix. The old content is renamed to a hidden ``.<name>.tmp-*`` folder before it is removed, so a kill during
+    the removal leaves only a folder that :func:`clean_stale` removes later.
+    """
+    complete, target = Path(complete), named_dir(target)
+    if not target.exists():
+        os.replace(complete, target)
+        return
+    if _exchange(complete, target):
+        trash = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-old-", dir=target.parent))
+        os.replace(complete, trash)  # ``complete`` holds the old content now
+        shutil.rmtree(trash, ignore_errors=True)
+        return
+    old = _old_name(target)
+    if old.exists():
+        shutil.rmtree(old)
+    os.replace(target, old)
+    os.replace(complete, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _fsync_tree(directory: Path) -> None:
+    for path in directory.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+NAME_MAX = 255  # bytes of one path component (Linux, macOS)
+STAGING_ROOM = 32  # what a folder's staging sibling adds to its name: ".<name>.tmp-<random>", ".<name>.pending"
+
+
+def _check_name_lengths(path: Path, what: str, room: int) -> None:
+    """Refuse a path with a component over ``NAME_MAX`` bytes, or a last component over ``NAME_MAX - room`` (its
+    temporary sibling would not fit): else the work is done and the final write fails (exit 3)."""
+    for part in path.parts[:-1]:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise AlictError(f"{what}: the folder name {part[:40]!r}... is {len(os.fsencode(part))} bytes long; at "
+                             f"most {NAME_MAX}")
+    size, top = len(os.fsencode(path.name)), NAME_MAX - room
+    if size > top:
+        raise AlictError(f"{what} {path.name[:40]!r}...: the name is {size} bytes long; at most {top}"
+                         + (" (the staging copy beside it adds a suffix)" if room else ""))
+
+
+def check_output_dir(path: Path | str | None, what: str) -> None:
+    """Refuse, before any work, an output folder that is a file, a symbolic link or cannot be written (one clear
+    line)."""
+    if path is None:
+        return
+    path = Path(path)
+    _check_name_lengths(path, what, STAGING_ROOM)
+    if path.is_symlink():  # the staged folder is swapped in by rename: it would replace the link (a partial run and
+        # stray temporaries were left when a later step followed it), never fill the folder it leads to
+        raise AlictError(f"{what} {str(path)!r} is a symbolic link: the folder is swapped in whole and would replace "
+                         "the link, not fill the folder it points to; give the folder's own path")
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} exists and is not a folder; choose another path")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    inside = next((folder for folder in path.resolve().parents if (folder / MANIFEST).is_file()), None)
+    if inside is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} (it carries "
+                         f"{MANIFEST}); a re-write of it replaces the whole folder: write it elsewhere")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
+def _artefact_holding(path: Path) -> Path | None:
+    """The saved artefact folder (one carrying ``manifest.json``) that ``path`` lies inside, else None. A
+    ``report.html`` right inside a run is not the run's (``run --report`` and ``report`` put it there)."""
+    target = Path(os.path.abspath(path))
+    for folder in target.parents:
+        if (folder / MANIFEST).is_file():
+            return None if target == folder / "report.html" else folder
+    return None
+
+
+def check_output_file(path: Path | str | None, what: str,
+                      inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
+    """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
+    own ``inputs`` ((option, path) pairs), or a path inside a saved artefact (a run's ``meta.json``: replacing it
+    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``, or a symbolic
+    link (the rename would replace the link, not its target)."""
+    if path is None:
+        return
+    path = Path(path)
+    _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
+    if path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
+    if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: it would be replaced by a file
+        raise AlictError(f"{what} {str(path)!r} is a device, pipe or socket, not a file; give a file name")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable")
+    base = _nearest_existing(path.parent)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be written: {str(base)!r} is a file (not a folder)")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+    for option, given in inputs:
+        if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
+            raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
+    artefact = _artefact_holding(path.resolve())
+    if artefact is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} (it carries "
+                         f"{MANIFEST}) and would replace or mix with its files: write it elsewhere")
+    if path.is_symlink():  # the atomic rename replaces the link itself (/dev/stdout: the system's link), never
+        # the file it leads to: "written to X" would be untrue and the link gone
+        raise AlictError(f"{what} {str(path)!r} is a symbolic link: writing would replace the link, not the file it "
+                         "points to; give the file's own path")

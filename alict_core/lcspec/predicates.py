@@ -1,0 +1,163 @@
+"""Evaluate spec predicates on annotated texts (corpus sentences or expanded test sentences)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from alict_core.lcspec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
+
+_CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
+_PUNCT = re.compile(r"^([\"(\[{`]*)(.*?)([\"')\]}.,!?;:]*)$")
+
+
+@lru_cache(maxsize=4096)
+def tokenize(text: str) -> tuple[str, ...]:
+    """PTB-style tokens as in SST ("don't." -> "do", "n't", "."), for rule strings and phrases."""
+    tokens: list[str] = []
+    for chunk in text.split():
+        parts = _PUNCT.match(chunk)
+        assert parts is not None  # every part of the pattern is optional, so any whitespace-free chunk matches
+        lead, core, trail = parts.groups()
+        tokens.extend(lead)
+        clitic = _CLITIC.match(core) if core else None
+        if clitic and clitic.group(1).lower() not in ("", "'"):
+            tokens.extend([clitic.group(1), clitic.group(2)])
+        elif core:
+            tokens.append(core)
+        tokens.extend(trail)
+    return tuple(tokens)
+
+
+@lru_cache(maxsize=4096)
+def lower_tokens(text: str) -> tuple[str, ...]:
+    return tuple(t.lower() for t in tokenize(text))
+
+
+def length_holds(p: LengthPredicate, n: int) -> bool:
+    return (
+        (p.lt is None or n < p.lt) and (p.le is None or n <= p.le) and (p.gt is None or n > p.gt)
+        and (p.ge is None or n >= p.ge) and (p.eq is None or n == p.eq)
+    )
+
+
+def set_semantics(spec: ClassSet, present: set[str] | frozenset[str]) -> bool:
+    """include/exclude × any/all over a set of present names."""
+    hits = [value in present for value in spec.values]
+    if spec.include is not None:
+        return any(hits) if spec.mode == "any" else all(hits)
+    return not any(hits) if spec.mode == "any" else not all(hits)
+
+
+def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    n = len(phrase)
+    return any(tuple(tokens[i : i + n]) == tuple(phrase) for i in range(len(tokens) - n + 1)) if n else False
+
+
+def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
+    present = {value for value in spec.values if contains_phrase(tokens, lower_tokens(value))}
+    return set_semantics(spec, present)
+
+
+FINITE_VERB_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
+WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+SUBJECT_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP", "EX", "CD", "DT"})
+NOT_OPENING_TAGS = frozenset({"CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
+
+
+def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
+    """Whether PTB tags read as a declarative clause that can follow "I think that".
+
+    It does not open with a conjunction, verb or wh-word ("but it ...", "offers ...", "what a mess ...");
+    its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and no
+    relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
+    """
+    if not tags or tags[0] in NOT_OPENING_TAGS:
+        return False
+    subject = False
+    for position, tag in enumerate(tags):
+        if tag in WH_TAGS:
+            return False
+        if position > 0 and position < len(lower) and lower[position] == "that":
+            return False
+        if tag in FINITE_VERB_TAGS:
+            return subject
+        if tag in SUBJECT_TAGS:
+            subject = True
+    return False
+
+
+def predicate_holds(
+    predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None,
+    tags: Sequence[str] | None = None,
+) -> bool:
+    """One predicate on lower-cased tokens, their lexicon classes, (when known) the label and PTB tags.
+
+    The fields are tried in ``Predicate.kind`` order; exactly one is set. Tag predicates hold when the
+    tags are unknown (``None``), as the label does.
+    """
+    if (length := predicate.length) is not None:
+        return length_holds(length, len(lower))
+    if (labels := predicate.label) is not None:
+        return label is None or label in labels
+    if (lexicon := predicate.lexicon) is not None:
+        return set_semantics(lexicon, classes)
+    if (words := predicate.words) is not None:
+        return set_semantics(words, set(lower))
+    if (phrases := predicate.phrases) is not None:
+        return phrases_hold(phrases, lower)
+    if (starts := predicate.starts_with) is not None:
+        return any(tuple(lower[: len(p)]) == p for p in map(lower_tokens, starts))
+    if (ends := predicate.ends_with) is not None:
+        n = len(lower)
+        return any(len(p) <= n and tuple(lower[n - len(p) :]) == p for p in map(lower_tokens, ends))
+    if (tag_set := predicate.tags) is not None:
+        return tags is None or set_semantics(tag_set, set(tags))
+    if (clause := predicate.clause) is not None:
+        return tags is None or is_clause(tags, lower) == clause
+    if (count := predicate.tag_count) is not None:
+        return tags is None or length_holds(count, sum(tag in count.tags for tag in tags))
+    raise AssertionError(predicate.kind)
+
+
+Check = Callable[[Sequence[str], frozenset[str], str | None, Sequence[str] | None], bool]
+
+
+def compile_predicate(predicate: Predicate) -> Check:
+    """A fast closure for one predicate (kind dispatch and phrase tokenisation done once)."""
+    if (length := predicate.length) is not None:
+        return lambda lower, classes, label, tags: length_holds(length, len(lower))
+    if predicate.label is not None:
+        labels = frozenset(predicate.label)
+        return lambda lower, classes, label, tags: label is None or label in labels
+    if (spec := predicate.lexicon) is not None:
+        return lambda lower, classes, label, tags: set_semantics(spec, classes)
+    return lambda lower, classes, label, tags: predicate_holds(predicate, lower, classes, label, tags)
+
+
+def group_matcher(group: SearchGroup) -> Callable[[object], bool]:
+    """``matches(item)``: whether a corpus item satisfies the group's split filter and every predicate."""
+    checks = [compile_predicate(p) for p in group.predicates]
+    splits = frozenset(group.split) if group.split is not None else None
+
+    def matches(item) -> bool:
+        if splits is not None and item.split not in splits:
+            return False
+        tags = item.annotation.tags
+        return all(check(item.lower, item.class_set, item.label, tags) for check in checks)
+
+    return matches
+
+
+def first_failing(
+    group: SearchGroup, lower: Sequence[str], classes: frozenset[str], skip: tuple[str, ...] = (),
+    tags: Sequence[str] | None = None,
+) -> Predicate | None:
+    """The first predicate of ``group`` that fails on a text (label unknown), ignoring kinds in ``skip``."""
+    for predicate in group.predicates:
+        if predicate.kind in skip:
+            continue
+        if not predicate_holds(predicate, lower, classes, None, tags):
+            return predicate
+    return None

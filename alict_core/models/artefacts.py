@@ -1,0 +1,318 @@
+"""Built model artefacts: locate, verify and describe them (runtime side; never imports training code).
+
+Layout under ``<cache>/models`` (``config.models_dir()``)::
+
+    <profile>/<target>/          profile "full" or "quick" (or "micro", tests only); target below
+        manifest.json            written last by the build: see ``Manifest``
+        ...                      the target's own files (every one listed with its sha256)
+    <target>/                    legacy artefacts of the earlier, time-capped builds (no manifest)
+
+Targets: ``parser`` (benepar directory), ``mlm`` (MiniLM masked-LM delta), ``classifiers``
+(embedded heads, one sub-folder per model). ``locate`` prefers ``full``, then ``quick``, then the
+legacy folder; ``ALICT_MODEL_PROFILE`` pins one profile. ``verify`` checks every file's sha256
+against the manifest (once per process per unchanged folder).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from alict_core.common import config
+from alict_core.common.errors import AlictError, ArtefactMissingError
+from alict_core.common.jsonl import read_json
+from alict_core.common.manifest import sha256_file  # the one file checksum (shared with artefact manifests)
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+TARGETS: dict[str, str] = {
+    "parser": "benepar ChartParser on frozen MiniLM features (PTB sample)",
+    "mlm": "MiniLM-L6 masked-LM head (fine-tuned top layers)",
+    "classifiers": "MiniLM embeddings + logistic heads (minilm-sst, minilm-hatexplain)",
+}
+TARGET_ALIASES = {"models": "classifiers"}
+PROFILES = ("full", "quick")  # runtime preference order; "micro" exists only for tests
+LEGACY = "legacy"
+PROFILE_ENV = "ALICT_MODEL_PROFILE"
+# The files whose presence makes a legacy (manifest-less) folder usable, per target.
+LEGACY_MARKERS: dict[str, tuple[str, ...]] = {
+    "parser": ("benepar_model.bin", "config.json", "metrics.json"),
+    "mlm": ("mlm_delta.safetensors", "meta.json"),
+    "classifiers": ("minilm-sst/head.npz", "minilm-sst/meta.json", "minilm-hatexplain/head.npz",
+                    "minilm-hatexplain/meta.json"),
+}
+
+
+class ArtefactCorruptError(AlictError):
+    """A built artefact does not match its manifest (a file changed, vanished or was added)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Artefact:
+    """One located artefact folder: its target, profile and manifest (``{}`` for legacy folders)."""
+
+    target: str
+    profile: str
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def steps(self) -> int | None:
+        return self.manifest.get("steps") if self.manifest else self.figures.get("steps")
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """Held-out figures: from the manifest, or read from a legacy folder's own metrics files."""
+        if self.manifest:
+            return dict(self.manifest.get("figures", {}))
+        return legacy_figures(self.target, self.path)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able summary (for ``build --report``, the sidebar and run metadata)."""
+        return {"target": self.target, "profile": self.profile, "path": str(self.path), "steps": self.steps,
+                "seed": self.manifest.get("seed"), "figures": self.figures,
+                "built_at": self.manifest.get("built_at"), "verified": bool(self.manifest)}
+
+
+def canonical(target: str) -> str:
+    """The target's canonical name (``models`` → ``classifiers``); unknown names list the valid ones."""
+    name = TARGET_ALIASES.get(target, target)
+    if name not in TARGETS:
+        raise AlictError(f"unknown model target {target!r}; choose one of {', '.join([*TARGETS, *TARGET_ALIASES])}")
+    return name
+
+
+def models_root(root: Path | str | None = None) -> Path:
+    """The models folder: ``root`` when given (``build --out``), else ``<cache>/models``."""
+    return Path(root).expanduser() if root else config.models_dir()
+
+
+def profile_dir(target: str, profile: str, root: Path | str | None = None) -> Path:
+    """Where ``target`` of ``profile`` lives (``legacy``: the old un-profiled folder)."""
+    base = models_root(root)
+    target = canonical(target)
+    return base / target if profile == LEGACY else base / profile / target
+
+
+def artefact_files(folder: Path) -> list[str]:
+    """Relative paths of every file of an artefact folder except the manifest, sorted."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
+
+
+def file_hashes(folder: Path) -> dict[str, str]:
+    return {rel: sha256_file(folder / rel) for rel in artefact_files(folder)}
+
+
+def has_manifest(folder: Path) -> bool:
+    """Whether the folder has a manifest entry of any kind: one that is not a regular file (a pipe, a folder) is
+    a broken artefact for ``verify`` to name, never "not built"."""
+    return os.path.lexists(folder / MANIFEST)
+
+
+def _build_name(target: str) -> str:
+    """The `alict build` target that builds ``target`` (classifiers are built as ``models``)."""
+    return "models" if target == "classifiers" else target
+
+
+def not_regular(folder: Path) -> list[str]:
+    """Entries of an artefact folder that are neither folders nor regular files (pipes, devices, sockets, dangling
+    links): reading one would block or fail, so ``verify`` names them before it hashes anything."""
+    found = []
+    for entry in sorted(folder.rglob("*")):
+        if not entry.is_dir() and not entry.is_file():
+            found.append(entry.relative_to(folder).as_posix())
+    return found
+
+
+def is_legacy_complete(target: str, folder: Path) -> bool:
+    return folder.is_dir() and all((folder / marker).exists() for marker in LEGACY_MARKERS[target])
+
+
+_VERIFIED: dict[tuple[str, tuple], dict[str, Any]] = {}
+_VERIFY_LOCK = threading.Lock()
+
+
+def _identity(folder: Path) -> tuple:
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return tuple((p.as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
+    """The folder's manifest after checking every file's sha256 against it; raises ArtefactCorruptError.
+
+    The result is remembered per process while no file of the folder changes (size or mtime).
+    """
+    folder = Path(folder)
+    manifest_path = folder / MANIFEST
+    if not os.path.lexists(manifest_path):
+        raise ArtefactMissingError(f"{folder} has no {MANIFEST}; rebuild it with `alict build`")
+    odd = not_regular(folder) + ([MANIFEST] if manifest_path.is_dir() else [])
+    if odd:  # a pipe would block the hash or the manifest read; a folder manifest cannot be read
+        raise ArtefactCorruptError(f"artefact {folder}: {', '.join(odd[:3])} {'is' if len(odd) == 1 else 'are'} not "
+                                   f"a regular file (a pipe, device, socket, folder or dangling link); fix: "
+                                   f"`alict build {_build_name(folder.name)} --profile {folder.parent.name}`")
+    key = (str(folder.resolve()), _identity(folder))
+    with _VERIFY_LOCK:
+        if key in _VERIFIED:
+            return _VERIFIED[key]
+    try:
+        manifest = read_json(manifest_path)
+    except ValueError as exc:
+        raise ArtefactCorruptError(f"{manifest_path} is not valid JSON ({exc}); rebuild with `alict build`") from exc
+    if target is not None and manifest.get("target") != canonical(target):
+        raise ArtefactCorruptError(f"{folder} holds a {manifest.get('target')!r} artefact, not {target!r}")
+    expected: dict[str, str] = manifest.get("files", {})
+    actual = artefact_files(folder)
+    extra = sorted(set(actual) - set(expected))
+    missing = sorted(set(expected) - set(actual))
+    changed = sorted(rel for rel in set(expected) & set(actual) if sha256_file(folder / rel) != expected[rel])
+    if extra or missing or changed:
+        problems = [f"{label}: {', '.join(names[:3])}" for label, names in
+                    (("changed", changed), ("missing", missing), ("unexpected", extra)) if names]
+        fix = f"alict build {manifest.get('target', '')} --profile {manifest.get('profile', 'quick')}"
+        raise ArtefactCorruptError(f"artefact {folder} does not match its manifest ({'; '.join(problems)}); "
+                                   f"fix: `{fix}`")
+    with _VERIFY_LOCK:
+        _VERIFIED[key] = manifest
+    return manifest
+
+
+def candidates(target: str, root: Path | str | None = None) -> list[tuple[str, Path]]:
+    """(profile, folder) in preference order: the pinned profile alone, else full, quick, legacy."""
+    target = canonical(target)
+    pinned = os.environ.get(PROFILE_ENV, "").strip()
+    order = [pinned] if pinned else [*PROFILES, LEGACY]
+    return [(profile, profile_dir(target, profile, root)) for profile in order]
+
+
+def locate(target: str, root: Path | str | None = None, *, check: bool = True) -> Artefact | None:
+    """The best usable artefact of ``target`` (verified when ``check``), or None when none is built."""
+    target = canonical(target)
+    for profile, folder in candidates(target, root):
+        if profile == LEGACY:
+            if is_legacy_complete(target, folder) and not has_manifest(folder):
+                return Artefact(target, LEGACY, folder, {})
+            continue
+        if has_manifest(folder):
+            if not check and not (folder / MANIFEST).is_file():
+                continue  # a pipe or folder in its place: unusable (``verify`` names it); never read unchecked
+            manifest = verify(folder, target) if check else read_json(folder / MANIFEST)
+            return Artefact(target, profile, folder, manifest)
+    return None
+
+
+def require(target: str, root: Path | str | None = None) -> Artefact:
+    """Like ``locate`` but raises ArtefactMissingError naming where it looked and the build command."""
+    found = locate(target, root)
+    if found is None:
+        looked = ", ".join(str(path) for _, path in candidates(target, root))
+        name = "models" if canonical(target) == "classifiers" else canonical(target)
+        raise ArtefactMissingError(f"the offline {canonical(target)} artefact is not built (looked in {looked}); "
+                                   f"fix: `alict build {name} --profile quick` (or `make models`)")
+    return found
+
+
+def is_built(target: str, root: Path | str | None = None) -> bool:
+    """Whether any usable artefact of ``target`` exists (no hashing: cheap enough for a status probe)."""
+    return locate(target, root, check=False) is not None
+
+
+def built_heads(names: Iterable[str], root: Path | str | None = None) -> set[str]:
+    """The embedded classifiers of ``names`` whose head is built (no hashing: cheap enough for a status probe)."""
+    found = locate("classifiers", root, check=False)
+    return set() if found is None else {name for name in names if (found.path / name / "head.npz").exists()}
+
+
+def built_profile(target: str, profile: str, root: Path | str | None = None) -> Artefact | None:
+    """The artefact of exactly ``profile`` (verified), or None."""
+    folder = profile_dir(target, profile, root)
+    target = canonical(target)
+    if profile == LEGACY:
+        return Artefact(target, LEGACY, folder, {}) if is_legacy_complete(target, folder) else None
+    return Artefact(canonical(target), profile, folder, verify(folder, target)) if has_manifest(folder) else None
+
+
+def legacy_figures(target: str, folder: Path) -> dict[str, Any]:
+    """Held-out figures recorded by the earlier, time-capped builds in their own files."""
+    try:
+        if target == "parser":
+            metrics = read_json(folder / "metrics.json")
+            test = metrics.get("test", {})
+            return {"test_f1": test.get("labelled_f1"), "dev_f1": metrics.get("dev", {}).get("labelled_f1"),
+                    "steps": metrics.get("steps")}
+        if target == "mlm":
+            meta = read_json(folder / "meta.json")
+            held = meta.get("held_out", {})
+            return {"top1": held.get("top1"), "top10": held.get("top10"), "steps": meta.get("steps")}
+        out: dict[str, Any] = {}
+        for name in ("minilm-sst", "minilm-hatexplain"):
+            meta_path = folder / name / "meta.json"
+            if meta_path.exists():
+                meta = read_json(meta_path)
+                out[name] = {"test": meta.get("test"), "dev": meta.get("dev"), "n_train": meta.get("n_train")}
+        return out
+    except (OSError, ValueError):
+        return {}
+
+
+def report(root: Path | str | None = None) -> list[dict[str, Any]]:
+    """Every built artefact of every target and profile (best first per target), described."""
+    rows: list[dict[str, Any]] = []
+    for target in TARGETS:
+        for profile in (*PROFILES, "micro", LEGACY):
+            try:
+                found = built_profile(target, profile, root)
+            except AlictError as exc:
+                rows.append({"target": target, "profile": profile, "error": str(exc)})
+                continue
+            if found is not None:
+                rows.append(found.describe())
+    return rows
+
+
+def classifier_accuracies(root: Path | str | None = None) -> dict[str, dict[str, Any]]:
+    """Dev/test accuracy and macro-F1 of the classifiers in use (``accuracy.json``; {} when not built)."""
+    found = locate("classifiers", root, check=False)
+    if found is None or not (found.path / "accuracy.json").exists():
+        return {}
+    return dict(read_json(found.path / "accuracy.json"))
+
+
+def progress_path(target: str, profile: str, root: Path | str | None = None) -> Path:
+    """The small JSON file a running build of ``target`` updates (step, total, ETA)."""
+    folder = profile_dir(target, profile, root)
+    return folder.parent / f".{folder.name}.progress.json"
+
+
+def build_progress(root: Path | str | None = None) -> list[dict[str, Any]]:
+    """Builds in progress (for the sidebar): target, profile, step, total, eta_seconds, pid, updated.
+
+    A progress file whose build process is gone (killed) is not reported.
+    """
+    rows: list[dict[str, Any]] = []
+    for profile in (*PROFILES, "micro"):
+        for target in TARGETS:
+            path = progress_path(target, profile, root)
+            try:
+                row = read_json(path)
+            except (OSError, ValueError):
+                continue
+            if row.get("state") == "running" and process_alive(int(row.get("pid", 0))):
+                rows.append(row)
+    return rows
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (a process of another user counts as alive)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,170 @@
+"""``ModelRef``: a model to test named by its registry entry and arguments, parsed once at the boundary.
+
+The CLI's ``--models`` text (``parse_model_refs``, checked by ``model_refs``), the app's Run form and its stored
+run requests all become ``ModelRef``s; a worker in any process builds the model from ``to_dict()``. The kinds a
+user may add, and the parameters each takes, are read from the registry entries (``user_kinds``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from alict_core.common.errors import AlictError
+from alict_core.common.registry import Entry
+from alict_core.models.protocol import Model
+from alict_core.models.registry import HUB_MODELS, MODELS, get_model, model_entry
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A registered model (``name``) with the arguments it is built with; ``label``: the name the app shows."""
+
+    name: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    label: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelRef:
+        """A reference stored as ``{"name", "kwargs"[, "label"]}`` (run requests, the app's session)."""
+        name = data.get("name") if isinstance(data, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise AlictError(f"a model reference names its registered model, got {data!r:.80}")
+        kwargs = data.get("kwargs") or {}
+        if not isinstance(kwargs, Mapping):
+            raise AlictError(f"model {name!r}: its arguments must be a mapping, got {type(kwargs).__name__}")
+        label = data.get("label")
+        return cls(name, dict(kwargs), str(label) if label else None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name", "kwargs"}``: small JSON values a worker in any process can build the model from."""
+        return {"name": self.name, "kwargs": dict(self.kwargs)}
+
+    @property
+    def shown(self) -> str:
+        """The label the app shows, else the registry name."""
+        return self.label or self.name
+
+    def run_name(self) -> str:
+        """The name the model will have in a run (its ``name=`` argument, else what its kind calls it: the hub id,
+        the file's stem, the URL, ``chat:<model>``): two models of one name cannot share a run."""
+        kwargs = self.kwargs
+        if kwargs.get("name"):
+            return str(kwargs["name"])
+        if self.name == "hf" and kwargs.get("model_id"):
+            return str(kwargs["model_id"])
+        if self.name in ("sklearn", "static") and kwargs.get("path"):
+            return Path(kwargs["path"]).stem
+        if self.name == "http" and kwargs.get("url"):
+            return str(kwargs["url"])
+        if self.name == "openai-chat" and kwargs.get("model"):
+            return f"chat:{kwargs['model']}"
+        return self.name
+
+    def answers_to(self, name_in_run: str) -> bool:
+        """Whether a run's model called ``name_in_run`` is this one (its label, registry name or ``name=``)."""
+        return name_in_run in (self.label, self.name, self.kwargs.get("name"))
+
+    def build(self) -> Model:
+        """The model (``get_model``: once per process per name and arguments)."""
+        return get_model(self.name, **dict(self.kwargs))
+
+
+def user_kinds() -> dict[str, Entry[Model]]:
+    """Registry name → entry of the model kinds a user may add (tag ``user_kind``: their title), in order."""
+    return {entry.name: entry for entry in MODELS if entry.tags.get("user_kind")}
+
+
+def browser_model_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``common.trust.browser_model_kwargs`` with what the registry says of ``name`` (registered, the parameters
+    of a kind a user may add, the hub ids): the arguments a reference from the browser builds its model with."""
+    from alict_core.common import trust
+
+    kinds = user_kinds()
+    params = [p.name for p in kinds[name].params] if name in kinds else None
+    return trust.browser_model_kwargs(name, kwargs, registered=name in MODELS, params=params, hub_ids=set(HUB_MODELS))
+
+
+def browser_ref(ref: ModelRef) -> ModelRef:
+    """``ref`` (received from the browser) with its arguments checked by the trust model."""
+    return ModelRef(ref.name, browser_model_kwargs(ref.name, ref.kwargs), ref.label)
+
+
+def parse_model_refs(text: str) -> list[ModelRef]:
+    """``vader,http:url=http://127.0.0.1:8000/p,name=mine`` → [vader, http(url=..., name=mine)].
+
+    A comma-separated part starts a new model unless it is a bare ``key=value`` (that continues the previous
+    model's arguments); ``name:key=value`` starts a model with arguments.
+    """
+    refs: list[tuple[str, dict[str, str]]] = []
+    parts = [p.strip() for p in text.split(",")]
+    if any(parts) and not all(parts):
+        raise AlictError(f"--models {text!r} has an empty entry; separate models by single commas")
+    for part in parts:
+        if not part:
+            continue
+        head, eq, _ = part.partition("=")
+        if eq and ":" not in head:
+            if not refs:
+                raise AlictError(f"--models {text!r}: {part!r} is an argument with no model before it")
+            key, _, value = part.partition("=")
+            refs[-1][1][key.strip()] = value.strip()
+            continue
+        name, colon, rest = part.partition(":") if eq else (part, "", "")
+        kwargs: dict[str, str] = {}
+        if colon:
+            key, _, value = rest.partition("=")
+            kwargs[key.strip()] = value.strip()
+        refs.append((name.strip(), kwargs))
+    return [ModelRef(name, kwargs) for name, kwargs in refs]
+
+
+def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
+    """One ``--models`` reference after the checks (task, the kind's required parameters, pickle trust)."""
+    from alict_core.common.trust import check_pickle_allowed
+
+    name, kwargs = ref.name, dict(ref.kwargs)
+    entry = model_entry(name)
+    model_task = entry.tags.get("task")
+    if model_task not in (None, task):
+        raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "
+                         + ", ".join(MODELS.names(task=task)))
+    if model_task is None:
+        kwargs.setdefault("task", task)
+    if "trusted" in kwargs:
+        raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")
+    given = kwargs.get("name")
+    if given is not None and (not given or len(given) > 200 or not given.isprintable()):
+        raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
+                         "name in the run and its reports)")
+    if entry.tags.get("kind") == "sklearn":
+        check_pickle_allowed(trust_pickle, origin="cli")
+        kwargs["trusted"] = True
+    missing = [p for p in entry.params if p.required and not kwargs.get(p.name)]
+    if missing:  # was a TypeError of the adapter, once the run had built its cases
+        raise AlictError(f"--models {name}: give " + ", ".join(f"{p.name}=<{p.hint}>" for p in missing)
+                         + f", e.g. {name}:{missing[0].name}=...")
+    return ModelRef(name, kwargs, ref.label)
+
+
+def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelRef]:
+    """The models of ``--models`` after the checks (task, parameters, pickle trust, one name each)."""
+    refs = [checked_ref(ref, task, trust_pickle) for ref in parse_model_refs(names)]
+    if not refs:
+        raise AlictError("--models is empty")
+    seen: dict[str, ModelRef] = {}
+    for ref in refs:  # before any work (the run refused it only once its cases were built)
+        shown = ref.run_name()
+        if shown in seen:
+            if seen[shown] == ref:
+                raise AlictError(f"--models names {shown!r} twice; name each model once")
+            raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
+                             "with name=...")
+        seen[shown] = ref
+    return refs
+
+
+def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list[Model]:
+    """The models of ``--models``, built."""
+    return [ref.build() for ref in model_refs(names, task, trust_pickle)]

@@ -1,0 +1,170 @@
+"""The one conductor: task + LC selection + options → seeds → expansions → validity → test cases.
+
+The CLI (``run``, ``validate``, ``lego``), the app's Run page and NLPLego all plan their cases here; they only
+translate their input into ``PlanOptions`` (and, for the app, ``PlanHooks``: its cached seed search, its own
+expansion and progress). ``make_plan`` returns a ``Plan``: the cases, in the order every front door runs them,
+with the records a run keeps in its metadata (validity checks, suite import, skipped suite tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from alict_core.cases.testcases import TestCase
+from alict_core.plan.inputs import (
+    SeedFinder,
+    corpus_seed_finder,
+    describe_seeds,
+    file_seeds,
+    lc_seeds,
+    read_expansion_rows,
+    selected_specs,
+    wanted_seeds,
+)
+
+__all__ = ["Plan", "PlanHooks", "PlanOptions", "lc_seeds", "make_plan", "read_expansion_rows"]
+
+Expander = Callable[[Any, list[Any], int, int], list[dict[str, Any]]]  # (spec, seeds, LC index, LCs) → rows
+LCStep = Callable[[int, int, Any], None]  # (LC index, LCs, spec)
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What to test (the CLI's ``run`` options, the app's run request), read once at the front door."""
+
+    task: str
+    lcs: tuple[str, ...] | None = None  # LC ids (any accepted spelling); None: every LC of the task
+    seed_files: tuple[str, ...] = ()  # seed JSONL files instead of the corpus search
+    expansion_files: tuple[str, ...] = ()  # expansions JSONL files or folders (accepted rows become cases)
+    suites: tuple[str, ...] = ()  # suite files run beside (or, with ``no_lcs``, instead of) the LCs
+    max_seeds: int | str | None = None  # seeds per LC ("spec" or None: the spec's cap)
+    max_suite_items: int | None = None  # a seeded random sample of N items per suite test, stratified by label
+    no_lcs: bool = False
+    strict: bool = False  # refuse a suite with tests that cannot be imported
+    inv_threshold: float | None = None  # CheckList INV threshold of the suites (None: CheckList's 0.1)
+    sample_per_lc: int | None = None  # about N cases per LC, whole seed groups
+    sample_seed: int = 0
+    keep_flagged: bool = False  # keep the cases the validity checks flag
+
+
+@dataclass(frozen=True)
+class PlanHooks:
+    """How a front door takes part: its seed search (default: the task's corpus), its own expansion of each LC's
+    seeds (accepted rows become cases) and its progress / cancellation around each LC."""
+
+    find_seeds: SeedFinder | None = None
+    expand: Expander | None = None
+    before_lc: LCStep | None = None
+    after_lc: LCStep | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planned cases and what a run records about them."""
+
+    cases: list[TestCase]
+    validity: dict[str, Any] | None = None  # the validity checks' record (``cases.validity.apply_validity``)
+    suite_import: dict[str, Any] | None = None  # how the suites were imported (files, INV threshold, sampling)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # suite tests that could not be imported
+
+    def run_extra(self) -> dict[str, Any]:
+        """The records a run keeps in its metadata's ``extra`` (only those that are set)."""
+        extra: dict[str, Any] = {}
+        if self.skipped:
+            extra["skipped_tests"] = self.skipped
+        if self.validity:
+            extra["validity"] = self.validity
+        if self.suite_import:
+            extra["suite_import"] = self.suite_import
+        return extra
+
+
+def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
+              hooks: PlanHooks = PlanHooks()) -> Plan:
+    """The cases of ``options``: LC seeds and expansions with the validity checks applied, then the suites'
+    cases (and their expansions), then the per-LC sample. ``specs`` (LC id → spec, in run order): the LCs to
+    run as the caller holds them (the app's edited specs); default the task's shipped LCs of ``options.lcs``."""
+    expansions = read_expansion_rows(options.expansion_files, None if options.suites else options.task)
+    cases: list[TestCase] = []
+    validity = None
+    if not options.no_lcs:
+        cases, validity = _lc_cases(options, specs, hooks, expansions)
+    suite_import: dict[str, Any] | None = None
+    skipped: list[dict[str, Any]] = []
+    if options.suites:
+        suite_cases, suite_validity, suite_import, skipped = _suite_cases(options, expansions)
+        cases.extend(suite_cases)
+        if suite_validity and not validity:
+            validity = suite_validity
+    if options.sample_per_lc is not None and cases:
+        from alict_core.runner.sampling import sample_per_lc
+
+        cases = sample_per_lc(cases, options.sample_per_lc, options.sample_seed)
+    return Plan(cases, validity, suite_import, skipped)
+
+
+def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: PlanHooks,
+              expansions: list[dict[str, Any]]) -> tuple[list[TestCase], dict[str, Any]]:
+    """The LCs' cases with the validity checks applied (flagged ones dropped unless ``keep_flagged``)."""
+    from alict_core.cases.testcases import build_cases
+    from alict_core.cases.validity import apply_validity
+    from alict_core.lcspec import load_task_specs
+
+    wanted = wanted_seeds(expansions)
+    expansions = list(expansions)  # the rows generated here join the LCs' cases, never the suites' expansions
+    chosen = dict(specs) if specs is not None else selected_specs(options.task, options.lcs)
+    seeds: list[Any] = []
+    if options.seed_files:
+        max_seeds = options.max_seeds if isinstance(options.max_seeds, int) else None
+        seeds = file_seeds(options.task, chosen, options.seed_files, max_seeds, wanted)
+    else:
+        find = hooks.find_seeds or corpus_seed_finder(options.task)
+        for index, spec in enumerate(chosen.values()):
+            if hooks.before_lc:
+                hooks.before_lc(index, len(chosen), spec)
+            found = find(spec, options.max_seeds, wanted.get(spec.id, set()))
+            seeds.extend(found)
+            if hooks.expand and found:  # generated here: only the accepted rows take part
+                expansions.extend(r for r in hooks.expand(spec, found, index, len(chosen)) if r.get("accepted"))
+            if hooks.after_lc:
+                hooks.after_lc(index, len(chosen), spec)
+    describe_seeds(seeds, chosen)
+    checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
+    return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
+                          keep_flagged=options.keep_flagged)
+
+
+def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
+                 ) -> tuple[list[TestCase], dict[str, Any] | None, dict[str, Any], list[dict[str, Any]]]:
+    """(cases of the suites and of their expansions, the expansions' validity record, the import record,
+    the suite tests that could not be imported)."""
+    from alict_core.suites import CHECKLIST_INV_THRESHOLD, read_suite
+    from alict_core.suites.checklist import check_inv_threshold
+    from alict_core.suites.subsample import SAMPLING, subsample_suite
+
+    given = options.inv_threshold
+    inv_threshold = CHECKLIST_INV_THRESHOLD if given is None else check_inv_threshold(given)
+    cap = options.max_suite_items
+    record = {"files": [Path(s).name for s in options.suites], "inv_threshold": inv_threshold,
+              **({"max_items_per_test": cap, "sampling": SAMPLING, "sample_seed": options.sample_seed}
+                 if cap is not None else {})}
+    cases: list[TestCase] = []
+    skipped: list[dict[str, Any]] = []
+    validity = None
+    for suite in options.suites:
+        suite_import = read_suite(suite, options.task, strict=options.strict, inv_threshold=inv_threshold)
+        skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
+        imported = suite_import.cases
+        if cap is not None:
+            imported = subsample_suite(imported, cap, options.sample_seed)
+        cases.extend(imported)
+        if expansions:  # expansions of the suite's cases (`expand --suite`)
+            from alict_core.expansion.suite import suite_expansion_cases
+
+            grown, grown_record = suite_expansion_cases(imported, expansions, options.task, options.keep_flagged)
+            cases.extend(grown)
+            if grown_record and not validity:
+                validity = grown_record
+    return cases, validity, record, skipped

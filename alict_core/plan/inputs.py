@@ -1,0 +1,152 @@
+"""The plan's inputs: seeds of the selected LCs (found in the corpus or read from ``--seeds`` files) and the rows
+of ``--expansions`` files, each bad row refused naming its option, file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from alict_core.common.errors import AlictError
+
+SeedFinder = Callable[[Any, "int | str | None", set[str]], list[Any]]  # (spec, cap, wanted seed ids) → seeds
+
+
+def selected_specs(task: str, lcs: Iterable[str] | None) -> dict[str, Any]:
+    """LC id → spec of the task's LCs, only those of ``lcs`` when given (``sentiment-lc04``, ``LC4``, ``lc04``
+    or ``4`` name one LC)."""
+    from alict_core.lcspec import get_spec, load_task_specs
+
+    specs = {s.id: s for s in load_task_specs(task)}
+    if lcs:
+        chosen = {get_spec(task, lc).id for lc in lcs}
+        specs = {k: v for k, v in specs.items() if k in chosen}
+    return specs
+
+
+def wanted_seeds(expansions: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """LC → the seed ids its accepted expansions hang on (those seeds are kept whatever the seed cap)."""
+    wanted: dict[str, set[str]] = {}
+    for row in expansions:
+        if row.get("accepted", True) and "lc_id" in row:
+            wanted.setdefault(row["lc_id"], set()).add(str(row.get("seed_id")))
+    return wanted
+
+
+def corpus_seed_finder(task: str) -> SeedFinder:
+    """Seeds searched in the task's corpus (the CLI's road): the capped search, plus the ``wanted`` seeds it
+    missed, looked up with the spec's own cap (``expand`` draws its seeds so; never all candidates: cross
+    products reach 10^7)."""
+    from alict_core.data.corpus import load_corpus
+    from alict_core.seeds import find_seeds
+
+    corpus = load_corpus(task)
+
+    def find(spec: Any, max_seeds: int | str | None, wanted: set[str]) -> list[Any]:
+        seed_set = find_seeds(spec, corpus, max_seeds=max_seeds if max_seeds is not None else "spec")
+        rows = [s.to_dict() for s in seed_set.seeds]
+        missing = wanted - {s.id for s in seed_set.seeds}
+        if missing:
+            rows.extend(s.to_dict() for s in find_seeds(spec, corpus).seeds if s.id in missing)
+        return rows
+
+    return find
+
+
+def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], max_seeds: int | None,
+               wanted: Mapping[str, set[str]]) -> list[dict[str, Any]]:
+    """The rows of ``--seeds`` files of the ``specs`` LCs, at most ``max_seeds`` per LC (``wanted`` ids kept)."""
+    from alict_core.lcspec import load_task_specs
+
+    of_task = {s.id for s in load_task_specs(task)}
+    rows: list[dict[str, Any]] = []
+    for file in seed_files:
+        if not Path(file).is_file():
+            raise AlictError(f"--seeds file {file} not found")
+        rows.extend(r for r in seed_file_rows(Path(file), task, of_task) if r["lc_id"] in specs)
+    if max_seeds is None:
+        return rows
+    per_lc: dict[str, int] = {}
+    kept = []
+    for r in rows:
+        per_lc[r["lc_id"]] = per_lc.get(r["lc_id"], 0) + 1
+        if per_lc[r["lc_id"]] <= max_seeds or r.get("id") in wanted.get(r["lc_id"], set()):
+            kept.append(r)
+    return kept
+
+
+def describe_seeds(rows: Iterable[Any], specs: Mapping[str, Any]) -> None:
+    """Give seed dicts their LC's capability and description where they lack them (Seed objects carry them)."""
+    for row in rows:
+        row_spec = specs.get(row["lc_id"]) if isinstance(row, dict) else None
+        if row_spec is not None:
+            row.setdefault("capability", row_spec.capability)
+            row.setdefault("description", row_spec.description)
+
+
+def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files: list[str],
+             wanted: dict[str, set[str]] | None = None) -> list[dict]:
+    """Seed dicts (with capability and description from the specs) of the selected LCs.
+
+    ``wanted`` (LC → seed ids referenced by expansions): such seeds are added even when the seed cap
+    sampled other ones, so every accepted expansion has its seed.
+    """
+    specs = selected_specs(task, lcs)
+    if seed_files:
+        rows = file_seeds(task, specs, seed_files, max_seeds, wanted or {})
+    else:
+        find = corpus_seed_finder(task)
+        rows = [row for spec in specs.values() for row in find(spec, max_seeds, (wanted or {}).get(spec.id, set()))]
+    describe_seeds(rows, specs)
+    return rows
+
+
+def check_row_lc(option: str, where: str, row: dict, task: str, of_task: set[str]) -> None:
+    """Refuse a user-file row whose ``lc_id`` is no LC of ``task`` (a typo, another task's LC, a number),
+    naming the option, file and line: such rows were dropped without a word."""
+    lc_id = row.get("lc_id")
+    if not isinstance(lc_id, str) or lc_id not in of_task:
+        raise AlictError(f"{option} {where}: lc_id {lc_id!r} is not an LC of task {task!r} (its LCs: "
+                         f"{', '.join(sorted(of_task)[:3])}, …)")
+
+
+def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
+    """The rows of a ``--seeds`` file; a row whose ``lc_id`` is not an LC of ``task`` (a typo, another task's LC,
+    a number) is refused naming file and line: it was dropped without a word."""
+    from alict_core.common.userfiles import InputFileError, jsonl_rows
+
+    try:
+        numbered = jsonl_rows(path, "--seeds")
+    except InputFileError as exc:
+        raise AlictError(f"--seeds {exc}") from None
+    for where, row in numbered:
+        check_row_lc("--seeds", where, row, task, of_task)
+        if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
+            raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
+    return [row for _, row in numbered]
+
+
+def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
+    """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
+    ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
+    ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    from alict_core.common.userfiles import InputFileError, jsonl_rows
+    from alict_core.lcspec import load_task_specs
+
+    given = list(given)
+    of_task = {s.id for s in load_task_specs(task)} if given and task else set()
+    expansions: list[dict] = []
+    for item in given:
+        path = Path(item)
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        if not files or not all(f.is_file() for f in files):
+            raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+        for file in files:
+            try:
+                numbered = jsonl_rows(file, "--expansions")
+            except InputFileError as exc:
+                raise AlictError(f"--expansions {exc}") from None
+            for where, row in numbered:
+                if task:
+                    check_row_lc("--expansions", where, row, task, of_task)
+                expansions.append(row)
+    return expansions

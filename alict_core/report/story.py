@@ -1,0 +1,241 @@
+"""The Story's data of a run, computed once when the run finishes: ``story.json`` beside the run.
+
+Per model: its fail rate per LC (for the headline) and its candidate failures — cases that pass the validity
+checks (not flagged by the run's checks, no text defect an expansion added to its seed), ranked as the Story
+ranks them (:func:`alict_core.analysis.explore.trustworthy_failures`), up to ``CANDIDATES_PER_LC`` per LC — with the
+word contributions of the cards the Story would show. Reviews change after a run, so the Story page applies
+them when it shows the story (disputed labels left out, confirmed ones first); a card chosen then that has no
+contributions yet is explained at that moment and the story saved again.
+
+A plain JSON file, written atomically, keyed by the run id (``meta.json``) and bound to the run's content: it
+records the sha256 of the run's ``manifest.json`` and a sha256 of its own content. A story of another run id,
+another ``STORY_VERSION``, another version of the run, or one edited or damaged since it was written (forged
+fail rates, a wrong type anywhere) is not used: the page computes it again from the verified run. Runs over
+``LARGE_ROWS`` case × model rows get no story file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from alict_core.common.errors import AlictError
+
+STORY_FILE = "story.json"
+STORY_VERSION = 1
+CARDS = 3  # cards per model
+CANDIDATES_PER_LC = 5  # failures kept per model and LC, so that reviews can reorder or drop some
+EXPLAINER = "lemna"
+SAMPLES = 200  # perturbed copies per explanation
+CANDIDATE_COLUMNS = ("case_id", "lc_id", "lc_title", "capability", "kind", "model", "text", "seed_text", "expected",
+                     "predicted", "confidence", "failed", "pass_to_fail")
+RATE_COLUMNS = ("lc_id", "lc_title", "capability", "model", "n_cases", "n_fail", "fail_rate")
+ModelLoader = Callable[[str], Any]  # a model's name in the run -> the model
+log = logging.getLogger(__name__)
+
+
+def story_path(run_dir: str | Path) -> Path:
+    return Path(run_dir) / STORY_FILE
+
+
+def _run_id(run_dir: Path) -> str | None:
+    from alict_core.common.jsonl import read_json
+
+    try:
+        return str(read_json(run_dir / "meta.json")["run_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def excluded_case_ids(result: Any, frame: pd.DataFrame) -> set[str]:
+    """Failing cases the Story never shows: flagged by the run's validity checks, or an expansion with a text
+    defect its seed does not have."""
+    from alict_core.cases.validity import text_defects
+
+    validity = (getattr(result, "extra", None) or {}).get("validity") or {}
+    excluded = {str(flag.get("case_id")) for flag in validity.get("flags", [])}
+    failed = frame[frame["failed"]].drop_duplicates("case_id")
+    for case_id, kind, text, seed_text in zip(failed["case_id"], failed["kind"], failed["text"], failed["seed_text"],
+                                              strict=True):
+        if kind == "expansion" and text_defects(str(text), [str(seed_text)]):
+            excluded.add(str(case_id))
+    return excluded
+
+
+def candidate_failures(frame: pd.DataFrame, excluded: set[str]) -> pd.DataFrame:
+    """The failures the Story may show, in its order, up to ``CANDIDATES_PER_LC`` per model and LC."""
+    failed = frame[frame["failed"] & ~frame["case_id"].isin(excluded)]
+    ranked = failed.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
+    return ranked.groupby(["model", "lc_id"], sort=False).head(CANDIDATES_PER_LC)[list(CANDIDATE_COLUMNS)]
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-ready rows: numpy scalars as Python values, NaN as None."""
+    out = []
+    for row in frame.to_dict(orient="records"):
+        out.append({k: (None if isinstance(v, float) and math.isnan(v) else v.item() if hasattr(v, "item") else v)
+                    for k, v in row.items()})
+    return out
+
+
+def explain_text(model: Any, text: str, method: str = EXPLAINER, samples: int = SAMPLES) -> dict[str, Any]:
+    """Tokens and contribution scores of ``text`` towards the model's predicted label (seed 0)."""
+    from alict_core.explain import explain
+
+    found = explain(model, text, method=method, seed=0, n_samples=samples)
+    return {"tokens": list(found.tokens), "scores": [float(s) for s in found.scores]}
+
+
+def build_story(result: Any, load_model: ModelLoader | None, *, method: str = EXPLAINER,
+                samples: int = SAMPLES) -> dict[str, Any]:
+    """The story of a loaded run (``RunResult``); explains the default cards when ``load_model`` is given."""
+    from alict_core.analysis.explore import explorer_frame, lc_model_rates, trustworthy_failures
+
+    frame = explorer_frame(result, validity=lambda _lcs: {})
+    excluded = excluded_case_ids(result, frame) if not frame.empty else set()
+    candidates = candidate_failures(frame, excluded) if not frame.empty else pd.DataFrame(columns=CANDIDATE_COLUMNS)
+    rates = lc_model_rates(frame)[list(RATE_COLUMNS)] if not frame.empty else pd.DataFrame(columns=RATE_COLUMNS)
+    story = {"version": STORY_VERSION, "run_id": str(result.run_id), "method": method, "samples": samples,
+             "n_excluded": len(excluded), "rates": _records(rates), "candidates": _records(candidates),
+             "contributions": {}}
+    if load_model is not None and not candidates.empty:
+        explain_cards(story, trustworthy_failures(candidates, per_model=CARDS), load_model)
+    return story
+
+
+def contribution_key(model: str, text: str) -> str:
+    return f"{model}\n{text}"
+
+
+def explain_cards(story: dict[str, Any], cards: pd.DataFrame, load_model: ModelLoader) -> int:
+    """Add the missing word contributions of ``cards`` to ``story``; return how many were added."""
+    added = 0
+    for model_name, text in zip(cards["model"], cards["text"], strict=True):
+        key = contribution_key(str(model_name), str(text))
+        if key not in story["contributions"]:
+            story["contributions"][key] = explain_text(load_model(str(model_name)), str(text), story["method"],
+                                                       int(story["samples"]))
+            added += 1
+    return added
+
+
+INTEGRITY_KEYS = ("run_manifest_sha256", "sha256")  # written by save_story, checked by read_story
+
+
+def _content_sha256(story: Mapping[str, Any]) -> str:
+    """sha256 of the story's content (without its integrity fields), in a canonical JSON form."""
+    content = {k: v for k, v in story.items() if k not in INTEGRITY_KEYS}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _manifest_sha256(run_dir: Path) -> str | None:
+    try:
+        return hashlib.sha256((run_dir / "manifest.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def read_story(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run's saved story, or None (none, damaged or edited since it was written, of another run id, of
+    another version of the run, or of an older story version).
+
+    The run itself is verified first, as every reader of a saved run does: a run whose files were edited or
+    damaged after its story was written is refused (AlictError naming the file), never told from its old story."""
+    from alict_core.common.jsonl import read_json
+    from alict_core.runner.run import verify_saved_run
+
+    folder = Path(run_dir)
+    verify_saved_run(folder)
+    try:
+        story = read_json(story_path(folder))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(story, dict) or story.get("version") != STORY_VERSION:
+        return None
+    if story.get("run_id") != _run_id(folder):
+        return None
+    manifest = _manifest_sha256(folder)
+    if manifest is None or story.get("run_manifest_sha256") != manifest or \
+            story.get("sha256") != _content_sha256(story):
+        log.warning("story of %s not used: it does not match its run or its checksum (edited or damaged); "
+                    "computing it again", folder)
+        return None
+    return story
+
+
+def save_story(run_dir: str | Path, story: Mapping[str, Any]) -> bool:
+    """Write the story atomically beside the run; False when the run folder is not writable (it is a cache)."""
+    from alict_core.common.jsonl import write_json
+
+    folder = Path(run_dir)
+    from alict_core.common.jsonl import _default
+
+    # as read back: numpy values and tuples in their JSON form, so the checksum is the one read_story computes
+    content = json.loads(json.dumps({k: v for k, v in story.items() if k not in INTEGRITY_KEYS}, default=_default))
+    sealed = {**content, "run_manifest_sha256": _manifest_sha256(folder), "sha256": _content_sha256(content)}
+    try:
+        write_json(story_path(folder), sealed)
+    except OSError as exc:
+        log.warning("story of %s not saved: %s", run_dir, exc)
+        return False
+    return True
+
+
+def too_big_for_a_story(run_dir: str | Path) -> bool:
+    """Runs over ``LARGE_ROWS`` case × model rows are never loaded whole: no story file for them."""
+    from alict_core.common.jsonl import read_json
+    from alict_core.runner.reader import LARGE_ROWS
+
+    try:
+        meta = read_json(Path(run_dir) / "meta.json")
+        return int(meta.get("n_cases") or 0) * len(meta.get("models") or []) > LARGE_ROWS
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def write_story(run_dir: str | Path, load_model: ModelLoader | None) -> dict[str, Any]:
+    """Compute and save the story of a finished run folder; return it."""
+    from alict_core.runner.run import RunResult
+
+    folder = Path(run_dir)
+    if too_big_for_a_story(folder):
+        raise AlictError(f"run {folder.name!r} is too big for a precomputed story (over the in-memory limit)")
+    story = build_story(RunResult.load(folder), load_model)
+    save_story(folder, story)
+    return story
+
+
+def loader_for(refs: Sequence[Mapping[str, Any]], names: Sequence[str]) -> ModelLoader:
+    """A model loader for a run: ``names[i]`` (the run's model names) is built from ``refs[i]``
+    (``{"name", "kwargs"}``); each model is built once."""
+    from alict_core.models.registry import get_model
+
+    by_name = {str(name): ref for name, ref in zip(names, refs, strict=False)}
+    built: dict[str, Any] = {}
+
+    def load(name: str) -> Any:
+        if name not in built:
+            ref = by_name.get(name, {"name": name, "kwargs": {}})
+            built[name] = get_model(ref["name"], **dict(ref.get("kwargs") or {}))
+        return built[name]
+
+    return load
+
+
+def precompute_story(run_dir: str | Path, load_model: ModelLoader | None) -> bool:
+    """Write the story of a run that just finished; never fails the run (the Story page computes it then)."""
+    if too_big_for_a_story(run_dir):
+        return False
+    try:
+        write_story(run_dir, load_model)
+    except Exception as exc:  # noqa: BLE001 - a cache: the run is done whatever happens here
+        log.warning("story of %s not precomputed: %s", run_dir, exc)
+        return False
+    return True
