@@ -26,17 +26,12 @@ def case_rows(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def without_spec_text(row: dict) -> dict:
-    """A case without the two fields the app's seeds leave to the LC id (see below)."""
-    return {k: v for k, v in row.items() if k not in ("capability", "description")}
-
-
 def test_a_cli_run_and_an_app_run_of_one_request_plan_and_run_the_same_cases(tmp_path, monkeypatch):
     """One small real run (LC4, five seeds, VADER) from the command line and from the app's Run page: the same cases
     (ids, texts, expectations, meta) in the same order, the same predictions and validity record.
 
-    Kept as it was before the one conductor (byte-identical runs): the app's seeds are ``Seed`` objects, so its
-    cases name their LC id as capability and carry no description, where the CLI's take the spec's."""
+    Was: the app's seeds were ``Seed`` objects, so its cases named their LC id as capability and carried no
+    description, where the CLI's took the spec's (the summary's capability column differed too)."""
     import pandas as pd
 
     from alict_app import runs
@@ -54,9 +49,10 @@ def test_a_cli_run_and_an_app_run_of_one_request_plan_and_run_the_same_cases(tmp
     app = tmp_path / "app" / runs.execute(request, {LC: spec}, lambda message, fraction: None)
     cli_cases, app_cases = (case_rows(folder / "cases" / "part-00000.jsonl") for folder in (out, app))
     assert len(cli_cases) == 5
-    assert [without_spec_text(r) for r in app_cases] == [without_spec_text(r) for r in cli_cases]
-    assert {r["capability"] for r in cli_cases} == {spec.capability} and {r["capability"] for r in app_cases} == {LC}
-    summaries = [pd.read_csv(folder / "summary.csv").drop(columns="capability") for folder in (out, app)]
+    assert app_cases == cli_cases
+    assert {r["capability"] for r in app_cases} == {spec.capability} and {r["description"] for r in app_cases} == {
+        spec.description}
+    summaries = [pd.read_csv(folder / "summary.csv") for folder in (out, app)]
     pd.testing.assert_frame_equal(summaries[0], summaries[1])
     extra = [json.loads((folder / "meta.json").read_text())["extra"] for folder in (out, app)]
     assert extra[0] == extra[1] and list(extra[0]) == ["validity"] and extra[0]["validity"]["kept_flagged"] is False
@@ -86,10 +82,8 @@ def test_the_plan_of_cli_options_equals_the_plan_of_app_shaped_input():
                       before_lc=lambda index, count, s: seen.append((s.id, count)))
     from_app = make_plan(PlanOptions(task="sentiment", max_seeds=4), specs={LC: spec}, hooks=hooks)
     assert seen == [(LC, 1)]
-    assert [without_spec_text(c.to_dict()) for c in from_app.cases] == \
-        [without_spec_text(c.to_dict()) for c in from_cli.cases]
-    assert {c.capability for c in from_app.cases} == {LC}
-    assert {c.capability for c in from_cli.cases} == {spec.capability}
+    assert [c.to_dict() for c in from_app.cases] == [c.to_dict() for c in from_cli.cases]
+    assert {c.capability for c in from_app.cases} == {spec.capability}
     assert len(from_cli.cases) == 4 and {c.lc_id for c in from_cli.cases} == {LC}
     assert from_app.validity == from_cli.validity and from_cli.suite_import is None and from_cli.skipped == []
     assert from_cli.run_extra() == {"validity": from_cli.validity}

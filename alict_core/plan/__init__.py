@@ -130,7 +130,7 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
                 expansions.extend(r for r in hooks.expand(spec, found, index, len(chosen)) if r.get("accepted"))
             if hooks.after_lc:
                 hooks.after_lc(index, len(chosen), spec)
-    describe_seeds(seeds, chosen)
+    seeds = describe_seeds(seeds, chosen)
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
     return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
                           keep_flagged=options.keep_flagged)

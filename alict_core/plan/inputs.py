@@ -74,13 +74,16 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
     return kept
 
 
-def describe_seeds(rows: Iterable[Any], specs: Mapping[str, Any]) -> None:
-    """Give seed dicts their LC's capability and description where they lack them (Seed objects carry them)."""
-    for row in rows:
-        row_spec = specs.get(row["lc_id"]) if isinstance(row, dict) else None
+def describe_seeds(rows: Iterable[Any], specs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The seeds as dicts (``Seed`` objects, e.g. the app's cached search, through ``to_dict``), each with its LC's
+    capability and description where it lacks them: one case shape whichever road found the seeds."""
+    out = [row if isinstance(row, dict) else row.to_dict() for row in rows]
+    for row in out:
+        row_spec = specs.get(row["lc_id"])
         if row_spec is not None:
             row.setdefault("capability", row_spec.capability)
             row.setdefault("description", row_spec.description)
+    return out
 
 
 def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files: list[str],
@@ -96,8 +99,7 @@ def lc_seeds(task: str, lcs: list[str] | None, max_seeds: int | None, seed_files
     else:
         find = corpus_seed_finder(task)
         rows = [row for spec in specs.values() for row in find(spec, max_seeds, (wanted or {}).get(spec.id, set()))]
-    describe_seeds(rows, specs)
-    return rows
+    return describe_seeds(rows, specs)
 
 
 def check_row_lc(option: str, where: str, row: dict, task: str, of_task: set[str]) -> None:
