@@ -90,21 +90,28 @@ def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
 
 NOUN_PHRASE_TAGS = frozenset({"DT", "PDT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "CD", "POS"})
 NOUN_PHRASE_INNER_TAGS = NOUN_PHRASE_TAGS | {"IN", "CC"}
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP"})
+AFTER_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "POS", "IN", "CC", "CD"})
 
 
 def subject_span(tags: Sequence[str]) -> int | None:
     """Length of a plain noun-phrase subject opening the text, or None when there is none.
 
     Every token before the first finite verb (VBZ/VBD/VBP/MD) is part of a noun phrase (determiner,
-    adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first), so the text starts
+    adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first; after a noun only
+    a noun, "of"/"and" or a number, not a new phrase), so the text starts
     "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
     verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
     """
+    previous = ""
     for position, tag in enumerate(tags):
         if tag in FINITE_VERB_TAGS:
             return position or None
         if tag not in (NOUN_PHRASE_INNER_TAGS if position else NOUN_PHRASE_TAGS):
             return None
+        if previous in NOUN_TAGS and tag not in AFTER_NOUN_TAGS:
+            return None  # a new phrase after a noun: "arab refugees the jews are", "long story short whites"
+        previous = tag
     return None
 
 
