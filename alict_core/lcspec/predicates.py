@@ -94,12 +94,16 @@ NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP"})
 AFTER_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "POS", "IN", "CC", "CD"})
 
 
-def subject_span(tags: Sequence[str]) -> int | None:
+# Verb and interjection contractions the tagger reads as nouns ("gonna get some ...": NNP VBP).
+NOT_NOUNS = frozenset({"gonna", "gotta", "wanna", "wuz", "cuz", "tho", "idk", "idgaf", "smh", "pls", "plz"})
+
+
+def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
     """Length of a plain noun-phrase subject opening the text, or None when there is none.
 
     Every token before the first finite verb (VBZ/VBD/VBP/MD) is part of a noun phrase (determiner,
     adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first; after a noun only
-    a noun, "of"/"and" or a number, not a new phrase), so the text starts
+    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun), so the text starts
     "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
     verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
     """
@@ -109,6 +113,8 @@ def subject_span(tags: Sequence[str]) -> int | None:
             return position or None
         if tag not in (NOUN_PHRASE_INNER_TAGS if position else NOUN_PHRASE_TAGS):
             return None
+        if position < len(lower) and lower[position] in NOT_NOUNS:
+            return None
         if previous in NOUN_TAGS and tag not in AFTER_NOUN_TAGS:
             return None  # a new phrase after a noun: "arab refugees the jews are", "long story short whites"
         previous = tag
@@ -117,7 +123,7 @@ def subject_span(tags: Sequence[str]) -> int | None:
 
 def subject_holds(words: Sequence[str] | None, tags: Sequence[str], lower: Sequence[str]) -> bool:
     """The text opens with a plain noun-phrase subject (``subject_span``) holding one of ``words`` if given."""
-    span = subject_span(tags)
+    span = subject_span(tags, lower)
     if span is None:
         return False
     return words is None or any(word in words for word in lower[:span])
