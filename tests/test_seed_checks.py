@@ -403,3 +403,21 @@ def test_hate_fourth_pass_keeps_plain_claims_about_a_group(hate_corpus):
         for group in spec.search:
             subject = next(p.subject for p in group.predicates if p.subject is not None)
             assert subject.words is not None and set(subject.words) == GROUP_NOUNS
+
+
+@pytest.mark.parametrize("text", [
+    # study3: a headline, "black" as a colour, "muslim" as the hadith collection, no praise of anyone
+    "ukip sues muslim home secretary over tommy robinson arrest",
+    "inadvertently released black snow on the web",
+    "latinamerican fans muslim fans fighting kexols",
+    "attention women of all genders",
+])
+def test_hate_lc12_takes_only_posts_that_approve(hate_corpus, text):
+    assert not _matches(get_spec("hate_speech", "LC12"), hate_corpus, text)["nonnegative_identity"]
+
+
+def test_hate_lc12_keeps_praise_of_a_group(hate_corpus):
+    spec = get_spec("hate_speech", "LC12")
+    for text in ("happy eid al adha to out muslim brothers and sisters", "i love white women", "gay moslem pride"):
+        assert _matches(spec, hate_corpus, text)["nonnegative_identity"], text
+    assert len(find_seeds(spec, hate_corpus, max_seeds=None).seeds) >= 18
