@@ -219,7 +219,7 @@ def test_hate_lc08_negates_only_single_claims(hate_corpus, text):
 def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
     lc8, lc14 = get_spec("hate_speech", "LC8"), get_spec("hate_speech", "LC14")
     assert _matches(lc8, hate_corpus, "islam must be eliminated")["hateful"]
-    assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 150
+    assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 50
     seeds = find_seeds(lc14, hate_corpus, max_seeds=60).seeds
     assert len(seeds) == 60 and all(s.expected["labels"] == ["non-hateful"] for s in seeds)
     # "i cannot believe that <post>" can read as shock at a fact the author accepts
@@ -354,7 +354,70 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 1000, "LC5": 200, "LC6": 200, "LC8": 150, "LC9": 700, "LC10": 700, "LC13": 900, "LC14": 700}
+    floors = {"LC3": 1000, "LC5": 150, "LC6": 150, "LC8": 50, "LC9": 700, "LC10": 450, "LC13": 900, "LC14": 700}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
+
+
+# Issue #27, study3 reading (fourth pass): the post opens with a plain noun-phrase subject (``subject``).
+@pytest.mark.parametrize("lc, group, text", [
+    # LC8: an insult or profanity is presupposed, not denied; a fragment or a word list after "that"
+    ("LC8", "hateful", "orca the niggerette lesbian can go fuck gayle"),
+    ("LC8", "hateful", "well cuz da jews suck dose babydicks"),
+    ("LC8", "hateful", "most criminals in france are moslem or from some shit hole in africa so"),
+    ("LC8", "hateful", "gang rape tommy fuck jews streetshitter420 maga gab gab torba gtkrwn turkroach fuckbees "
+                       "gabcoin qlarp trusttheplan"),
+    # LC10: "i think that" + a fragment
+    ("LC10", "hateful", "part from da zhid turning up his toes this will serve well if true"),
+    ("LC10", "hateful", "no problem naming the kike is just and righteous"),
+    ("LC10", "hateful", "gonna get some nasty ass niggers to set fire to this neighborhood"),
+    ("LC10", "hateful", "pro white married to a wetback he the best there is eat a fucking tide pod"),
+    # LC5/LC6: "them" finds no referent in the post's subject
+    ("LC5", "hateful", "no one likes overweight women either"),
+    ("LC5", "hateful", "msm blamed this muzrat terrorist attack on women and dropped the story like it was a hot "
+                       "potato"),
+    ("LC6", "hateful", "the picture on the left is the audience at the bataclan theatre paris just before muslims "
+                       "murdered raped mutilated them hope it happens to this stupid bitch"),
+    ("LC6", "nonhateful", "villanelle likes women who are shorter than her"),
+    ("LC6", "nonhateful", "so much for women can do everything a man can do"),
+    ("LC5", "nonhateful", "we need some women on here with actual life experiences the bachelor"),
+])
+def test_hate_fourth_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_fourth_pass_keeps_plain_claims_about_a_group(hate_corpus):
+    from alict_core.seeds.checks import GROUP_NOUNS
+
+    lc8 = get_spec("hate_speech", "LC8")
+    assert _matches(lc8, hate_corpus, "we need to start punching arabs for saying the n word")["hateful"]
+    lc10 = get_spec("hate_speech", "LC10")
+    assert _matches(lc10, hate_corpus, "people are getting pissed about the evil muzrat cult and gov t complicity")[
+        "hateful"]
+    for lc in ("LC5", "LC6"):
+        spec = get_spec("hate_speech", lc)
+        assert _matches(spec, hate_corpus, "the gays are undoutably ruining the nation")["hateful"]
+        assert _matches(spec, hate_corpus, "immigrants founded this country")["nonhateful"]
+        # the spec's group nouns and the stance check's are one list
+        for group in spec.search:
+            subject = next(p.subject for p in group.predicates if p.subject is not None)
+            assert subject.words is not None and set(subject.words) == GROUP_NOUNS
+
+
+@pytest.mark.parametrize("text", [
+    # study3: a headline, "black" as a colour, "muslim" as the hadith collection, no praise of anyone
+    "ukip sues muslim home secretary over tommy robinson arrest",
+    "inadvertently released black snow on the web",
+    "latinamerican fans muslim fans fighting kexols",
+    "attention women of all genders",
+])
+def test_hate_lc12_takes_only_posts_that_approve(hate_corpus, text):
+    assert not _matches(get_spec("hate_speech", "LC12"), hate_corpus, text)["nonnegative_identity"]
+
+
+def test_hate_lc12_keeps_praise_of_a_group(hate_corpus):
+    spec = get_spec("hate_speech", "LC12")
+    for text in ("happy eid al adha to out muslim brothers and sisters", "i love white women", "gay moslem pride"):
+        assert _matches(spec, hate_corpus, text)["nonnegative_identity"], text
+    assert len(find_seeds(spec, hate_corpus, max_seeds=None).seeds) >= 18

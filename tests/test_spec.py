@@ -95,6 +95,30 @@ def test_tag_count_predicate_counts_tagged_tokens():
             parse_spec_text(MINIMAL.replace("- length: {lt: 10}", f"- tag_count: {bad}"), "x.yaml")
 
 
+@pytest.mark.parametrize("text, tags, words, expected", [
+    # tags as the corpus annotation gives them (HateXplain posts of the study3 reading, issue #27)
+    ("most criminals in france are moslem", "JJS NNS IN NNP VBP JJ", None, True),
+    ("the gays are undoutably ruining the nation", "DT NNS VBP RB VBG DT NN", ["gays"], True),
+    ("well cuz da jews suck dose babydicks", "UH IN NNP NNPS VBP NN NNS", None, False),  # interjection first
+    ("no problem naming the kike is just", "DT NN VBG DT NN VBZ RB", None, False),  # a verb inside
+    ("gonna get some nasty ass niggers", "NNP VBP DT JJ NN NNS", None, False),  # "gonna" misread as a noun
+    ("arab refugees the jews are fucking arabs", "JJ NNS DT NNPS VBP VBG NNS", None, False),  # a new phrase
+    ("msm blamed this muzrat terrorist attack on women", "NN VBD DT JJ JJ NN IN NNS", ["women"], False),
+    ("immigrants founded this country", "NNS VBD DT NN", ["women", "immigrants"], True),
+    ("women u19", "NNS NN", None, False),  # no finite verb: no subject
+])
+def test_subject_predicate_reads_a_plain_noun_phrase_subject(text, tags, words, expected):
+    """``subject``: the text opens "<noun phrase> <finite verb>", the phrase holding one of ``words``."""
+    from alict_core.lcspec.predicates import predicate_holds
+    from alict_core.lcspec.schema import Predicate
+
+    predicate = Predicate.model_validate({"subject": {} if words is None else {"words": words}})
+    assert predicate_holds(predicate, text.split(), frozenset(), None, tags.split()) is expected
+    assert predicate_holds(predicate, text.split(), frozenset(), None, None)  # tags unknown: holds
+    with pytest.raises(SpecValidationError, match="at least 1"):
+        parse_spec_text(MINIMAL.replace("- length: {lt: 10}", "- subject: {words: []}"), "x.yaml")
+
+
 def test_unknown_lexicon_lists_valid_names():
     broken = MINIMAL.replace("- length: {lt: 10}", "- lexicon: {include: [happy_adj]}")
     with pytest.raises(SpecValidationError) as err:

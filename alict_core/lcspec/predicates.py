@@ -88,6 +88,47 @@ def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
     return False
 
 
+NOUN_PHRASE_TAGS = frozenset({"DT", "PDT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "CD", "POS"})
+NOUN_PHRASE_INNER_TAGS = NOUN_PHRASE_TAGS | {"IN", "CC"}
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP"})
+AFTER_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "POS", "IN", "CC", "CD"})
+
+
+# Verb and interjection contractions the tagger reads as nouns ("gonna get some ...": NNP VBP).
+NOT_NOUNS = frozenset({"gonna", "gotta", "wanna", "wuz", "cuz", "tho", "idk", "idgaf", "smh", "pls", "plz"})
+
+
+def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
+    """Length of a plain noun-phrase subject opening the text, or None when there is none.
+
+    Every token before the first finite verb (VBZ/VBD/VBP/MD) is part of a noun phrase (determiner,
+    adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first; after a noun only
+    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun), so the text starts
+    "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
+    verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
+    """
+    previous = ""
+    for position, tag in enumerate(tags):
+        if tag in FINITE_VERB_TAGS:
+            return position or None
+        if tag not in (NOUN_PHRASE_INNER_TAGS if position else NOUN_PHRASE_TAGS):
+            return None
+        if position < len(lower) and lower[position] in NOT_NOUNS:
+            return None
+        if previous in NOUN_TAGS and tag not in AFTER_NOUN_TAGS:
+            return None  # a new phrase after a noun: "arab refugees the jews are", "long story short whites"
+        previous = tag
+    return None
+
+
+def subject_holds(words: Sequence[str] | None, tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """The text opens with a plain noun-phrase subject (``subject_span``) holding one of ``words`` if given."""
+    span = subject_span(tags, lower)
+    if span is None:
+        return False
+    return words is None or any(word in words for word in lower[:span])
+
+
 def predicate_holds(
     predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None,
     tags: Sequence[str] | None = None,
@@ -118,6 +159,8 @@ def predicate_holds(
         return tags is None or is_clause(tags, lower) == clause
     if (count := predicate.tag_count) is not None:
         return tags is None or length_holds(count, sum(tag in count.tags for tag in tags))
+    if (subject := predicate.subject) is not None:
+        return tags is None or subject_holds(subject.words, tags, lower)
     raise AssertionError(predicate.kind)
 
 

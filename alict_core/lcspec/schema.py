@@ -131,6 +131,17 @@ class TagCount(LengthPredicate):
         return known_tags(value) or []
 
 
+class SubjectPredicate(Strict):
+    """The text opens with a plain noun-phrase subject of its first finite verb; ``words``: one is in it.
+
+    ``{}``: "most criminals in france are ..." holds, "well cuz da jews suck", "no problem naming the kike
+    is ...", "meanwhile the rat ... is" do not. ``{words: [women, muslims]}``: the subject names the group
+    ("muslim immigrants are ..." holds, "the media blamed women" does not), so a later "them" refers to it.
+    """
+
+    words: list[str] | None = Field(default=None, min_length=1)
+
+
 class Predicate(Strict):
     """Exactly one of the fields is set; each is one structural test on a corpus sentence.
 
@@ -139,7 +150,8 @@ class Predicate(Strict):
     or pronoun before it and no relative/wh-word or inner "that" ("the film is a delight" holds; "a film
     that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
     movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
-    some PTB tags (``TagCount``).
+    some PTB tags (``TagCount``). ``subject``: the text opens with a plain noun-phrase subject
+    (``SubjectPredicate``).
     """
 
     length: LengthPredicate | None = None
@@ -152,6 +164,7 @@ class Predicate(Strict):
     tags: TagSet | None = None
     clause: Annotated[bool, StrictValue()] | None = None
     tag_count: TagCount | None = None
+    subject: SubjectPredicate | None = None
 
     @field_validator("label", mode="before")
     @classmethod

@@ -12,7 +12,7 @@ produces them again. ``validate`` runs them on every seed.
   wreck -- a stupefying attempt ..."): the rest keeps the original polarity;
 - ``negated_idiom``: "that is not to say", ", that is not ,": an idiom, not a claim;
 - ``stance_without_group``: an appended stance on "them" ("and i hate them") after a post that names no
-  identity group: "them" refers to nobody;
+  group (no identity term, plural group noun or slur): "them" refers to nobody;
 - ``template_before_fragment``: a template that needs a clause ("I think that ...", "given that ...") is
   followed by a fragment ("I think that a witty , gorgeous movie").
 """
@@ -37,6 +37,15 @@ SENTENCE_ADVERBS = frozenset({
 CONTRASTS = frozenset({"but", "though", "although", "yet", "while", "whereas", "however", "--", ":", ";"})
 RELATIVES = frozenset({"that", "which", "who"})
 CLAUSE_OPENERS = ("that", "given that")
+# Plural nouns (and plural slurs) that name a group though HateCheck's lists lack them; the same
+# list as hate LC5/LC6's ``subject`` condition.
+GROUP_NOUNS = frozenset({
+    "women", "immigrants", "muslims", "moslems", "jews", "blacks", "whites", "gays", "refugees", "arabs",
+    "mexicans", "lesbians", "homosexuals", "christians", "hindus", "africans", "asians", "migrants", "latinos",
+    "hispanics", "indians", "negroes", "females", "islamists", "somalis", "pakistanis", "sikhs", "catholics",
+    "transgenders", "niggers", "kikes", "queers", "muzzies", "trannies", "dykes", "faggots", "fags", "spics",
+    "beaners", "ragheads", "sandniggers", "mudslimes",
+})
 
 
 def _protected_token_spans(seed: Seed) -> list[tuple[int, int]]:
@@ -75,8 +84,9 @@ def _stance_defects(seed: Seed, lower: Sequence[str]) -> list[tuple[str, str]]:
     if not any(lower[i] == "them" for i in inserted if i < len(lower)):
         return []
     corpus_part = [t for i, t in enumerate(lower) if i not in inserted]
-    if any("identity" in marks for marks in term_classes(corpus_part)):
-        return []
+    marked = zip(corpus_part, term_classes(corpus_part), strict=True)
+    if any(t in GROUP_NOUNS or {"identity", "slur"} & marks for t, marks in marked):
+        return []  # a group named by an identity term, a plural group noun or a slur
     return [("stance_without_group", "'them' in the added stance, no identity group in the post")]
 
 
