@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs
+from alict_app.formatting import literal
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
 
@@ -43,7 +44,7 @@ def _attached(run_id: str) -> None:
     st.progress(view["fraction"], text=f"{run_id[:12]}: {view['shards_done']} of {view['n_shards']} shards")
     st.markdown(describe(view))
     if view["message"]:
-        st.caption(view["message"])
+        st.caption(literal(view["message"]))
     if view["status"] == "done":
         st.success("Finished: open **Failures** or **Report**.")
     elif view["status"] == "running" and not view["alive"]:

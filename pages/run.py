@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from alict_app import backends, run_monitor, run_view, state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
@@ -85,7 +86,7 @@ def user_model_form(task: str) -> None:
                 backends.model_from_ref(pending)  # fails here, with a clear message, if unusable
                 models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
                 st.session_state["user_models"] = [*models, pending]
-                st.success(f"Added {pending['label']}")
+                st.success(f"Added {literal(pending['label'])}")
         for ref in st.session_state.get("user_models", []):
             if ref["task"] == task:
                 st.checkbox(f"use {ref['label']} ({ref['name']})", value=True, key=f"use::{ref['label']}")

@@ -1,0 +1,187 @@
+"""Hostile pass 9 table (notes: attack_pass9.md): one row per finding, each failing on the code before its fix."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error  # noqa: F401 - used by later rows
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("fresh_engines")]
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+LINK = "[Sign in again](https://evil.example/login)"
+IMAGE = "![img](https://evil.example/pixel.png)"
+HOSTILE = f"{LINK} {IMAGE} :red[**ALERT**] a bad film"
+
+
+def _live_markdown(text: str) -> bool:
+    """Whether ``text`` (drawn as Markdown) holds a live link, image or colour from the hostile values."""
+    return any(sign in text for sign in ("](https://evil", "![img", ":red[**ALERT", ":red[**CAP", "`suite`"))
+
+
+# F1–F4, the class: no f-string into st.markdown & co. interpolates a value that is not escaped ----------------
+
+DRAWS = {"markdown", "caption", "error", "info", "warning", "success", "write", "subheader", "header", "title",
+         "toast"}
+ESCAPES = {"literal"}  # alict_app.formatting.literal: the one escaping helper
+NUMBERS = {"len", "int", "round", "float"}  # a number is safe
+# Values known to be safe in Markdown: numbers, fixed labels of the program, fragments built just above from
+# escaped values or numbers. A new data value drawn unescaped fails the scan (add it here only if it cannot
+# hold text from a run, a suite, the review database, a user, a URL or an exception).
+SAFE = {
+    "' (loaded from cache)' if cached else ''", "', '.join(missing)", "CORPUS_NAMES[task]", "OUTCOME_NAMES[outcome]",
+    "STATE_ICONS.get(row['state'], '⚪')", "TARGET_TITLES[target]", "TASK_TITLES.get(task, task)",
+    "TASK_TITLES[suite_task]", "accepted", "agree['n_shared']", "at_field", "baseline['capability'].nunique()",
+    "checks['other_lc_cases_excluded_for_overlap']", "comparison.correction", "comparison.gate_correction",
+    "comparison.test", "confidence", "count", "d", "describe_kappa(agree)", "dropped",
+    "elsewhere[0].get('profile')", "figures_text(target, row)", "flag", "fmt(agree['krippendorff_alpha_label'])",
+    "fmt(agree['krippendorff_alpha_relevance'])", "hint", "html.escape(row['error'])", "html.escape(row['note'])",
+    "html.escape(row['state'])", "html.escape(row['what'])", "index + 1", "inserted", "item.kind", "item.set_no + 1",
+    "item_steps.index(step) + 1", "label.lower()", "leak['leaking']", "leak['n_training']", "left_out", "link",
+    "mark", "more", "n", "none_hint", "paired['newly_right']", "paired['newly_wrong']", "progress['n_shards']",
+    "progress['shards_done']", "progress['shown_status']", "reached", "reasons", "rule.min_agreeing", "run_id[:12]",
+    "s + 1", "saved.label_score", "saved.relevance", "saved.validity", "seeds", "shown", "story['method'].upper()",
+    "story['samples']", "target", "template.get('model_calls', '?')", "template.get('p_thresh', '?')",
+    "template.get('samples_used', '?')", "tests['correction']", "tests['heldout']", "tests['lcs']", "text", "title",
+    "total", "total - done", "type(exc).__name__", "view['run_id'][:12]", "view['status']", "where",
+    "literal(', field ' + o['field']) if o.get('field') else ''", "stats['n_cases']", "stats['n_judgements']",
+}
+
+
+def _unescaped(fstring: ast.JoinedStr) -> list[str]:
+    out = []
+    for part in fstring.values:
+        if not isinstance(part, ast.FormattedValue):
+            continue
+        value = part.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ESCAPES | NUMBERS:
+            continue
+        if part.format_spec is not None and any(c in ast.unparse(part.format_spec) for c in "dfge%,"):
+            continue  # a number formatted as one
+        if ast.unparse(value) not in SAFE:
+            out.append(ast.unparse(value))
+    return out
+
+
+def test_f1_to_f4_no_page_draws_an_unescaped_value_as_markdown():
+    """Was: 9 lines in 4 files (Report demo view, Failures case detail, Review write-back line, the error boundary
+    ``show_error``) drew case texts, capabilities, lc_ids, reviewer names and exception messages as Markdown: a
+    link, an image fetched by every viewer's browser, colours. Now every value goes through ``literal``; this scan
+    of pages/ and alict_app/ keeps it so."""
+    found = []
+    for path in sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("alict_app/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DRAWS
+                    and node.args):
+                continue
+            for inner in ast.walk(node.args[0]):
+                if isinstance(inner, ast.JoinedStr):
+                    found += [f"{path.relative_to(ROOT)}:{node.lineno}: {v}" for v in _unescaped(inner)]
+    assert not found, "\n".join(found)
+
+
+def test_f4_show_error_draws_the_message_as_text(monkeypatch):
+    """Was: ``show_error`` put ``str(exc)`` into ``st.error``: a message quoting a user's input drew it as
+    Markdown (``repr`` quoting escapes no Markdown)."""
+    from alict_app import guard
+    from alict_core.common.errors import AlictError
+
+    drawn: list[str] = []
+    monkeypatch.setattr(guard.st, "error", lambda text, **_: drawn.append(text))
+    guard.show_error(AlictError(f"no such reviewer {LINK!r}"), "reading")
+    guard.show_error(ValueError(f"bad {IMAGE}"), "reading")
+    assert drawn and not any(_live_markdown(text) for text in drawn), drawn
+    assert all("evil\\.example" in text for text in drawn)
+
+
+@pytest.fixture
+def hostile_run(tmp_path, tmp_runs):
+    """A finished run (vader) of failing cases whose text, capability, lc_id, rule and slots are Markdown."""
+    import dataclasses
+
+    from alict_core.runner import build_cases, run_streaming
+    from alict_core.runner.stream import group_by_seed
+
+    seeds = [{"id": f"ev-{i}", "lc_id": "suite`evil", "text": f"{HOSTILE} {i}", "test_type": "MFT",
+              "expected": {"kind": "label", "labels": ["positive"]}, "capability": "[Cap](https://evil.example/c) "
+              ":red[**CAP**]", "meta": {"rule": "[rule](https://evil.example/r)", "slots": {"a": ":red[**ALERT**]"}}}
+             for i in range(4)]
+    cases = [dataclasses.replace(case, task="sentiment") for case in build_cases(seeds)]
+    folder = run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
+                           cache_root=tmp_path / "pred")
+    run_id = json.loads((folder / "meta.json").read_text())["run_id"]
+    shutil.copytree(folder, tmp_runs / run_id)
+    return run_id
+
+
+def _drawn(at) -> list[str]:
+    return [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success")
+            for e in getattr(at, kind)]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("page,query", [
+    ("pages/report.py", {}),  # F1: the demo view's "most striking failures"
+    ("pages/failures.py", {"outcome": "all"}),  # F2: the case detail (capability, lc_id, template)
+])
+def test_f1_f2_report_and_failures_draw_case_values_as_text(hostile_run, page, query):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["run"] = hostile_run
+    at.query_params["task"] = "sentiment"
+    if page == "pages/failures.py":
+        at.query_params["case"] = "ev-0"
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception
+    texts = _drawn(at)
+    assert any("evil\\.example" in t for t in texts), texts  # the values are shown, escaped
+    assert not [t for t in texts if _live_markdown(t)], [t for t in texts if _live_markdown(t)]
+
+
+def _review_db(tmp_path, monkeypatch) -> tuple:
+    """A review database with task 't' (4 sentiment cases) named in ALICT_REVIEW_DB_URL; (store, task)."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.store import dispose_engines
+    from tests.robustness.test_reviewer_names_table import _cases
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    store = ReviewStore(url)
+    task, _ = create_review_task(store, "t", "sentiment", _cases(), SamplingPlan(size=4, n_sets=1, k=1))
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    dispose_engines()
+    return store, task
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("by,reviewer", [
+    (f"{LINK} :red[**ALERT**]", "ann"),  # F3: who confirmed the write-back, drawn to every reviewer
+    (None, f"{LINK}\x07"),  # F4: a shared link's ?reviewer= quoted in the name error
+], ids=["F3-confirmed-by", "F4-name-error"])
+def test_f3_f4_the_review_page_draws_names_as_text(tmp_path, monkeypatch, by, reviewer):
+    from alict_core.review import ReviewStore
+    from alict_core.review.store import dispose_engines
+    from tests.robustness.support import review_page
+
+    store, task = _review_db(tmp_path, monkeypatch)
+    store = ReviewStore(store.url)
+    if by is not None:
+        store.judge(store.items(task.id)[0].id, "ann", relevance=4, label_score=4)
+        store.confirm_writeback("sentiment", 1, by)
+    dispose_engines()
+    at = review_page("t", reviewer)
+    assert not at.exception, [e.value for e in at.exception]
+    texts = _drawn(at)
+    assert any("evil\\.example" in t for t in texts), texts
+    assert not [t for t in texts if _live_markdown(t)], [t for t in texts if _live_markdown(t)]
