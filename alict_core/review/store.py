@@ -15,7 +15,6 @@ as one with no review tasks (it is not created).
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import threading
@@ -191,9 +190,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 def default_url() -> str:
     """``$ALICT_REVIEW_DB_URL``, else a SQLite file under the cache directory."""
-    if os.environ.get(DB_URL_ENV):
-        return os.environ[DB_URL_ENV]
-    from alict_core.common.config import cache_dir
+    from alict_core.common.config import cache_dir, env_setting
+
+    configured = env_setting(DB_URL_ENV, "a database URL")  # set but empty: refused, not the default database
+    if configured is not None:
+        return configured
 
     return f"sqlite:///{cache_dir() / 'review' / 'review.sqlite'}"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.robustness.conftest import assert_clean_error  # noqa: F401 - used by later rows
+from tests.robustness.conftest import assert_clean_error
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("fresh_engines")]
 
@@ -185,3 +185,14 @@ def test_f3_f4_the_review_page_draws_names_as_text(tmp_path, monkeypatch, by, re
     texts = _drawn(at)
     assert any("evil\\.example" in t for t in texts), texts
     assert not [t for t in texts if _live_markdown(t)], [t for t in texts if _live_markdown(t)]
+
+
+# F10: an empty ALICT_CACHE_DIR / ALICT_REVIEW_DB_URL was read as unset: the shared cache, the default database -
+
+@pytest.mark.parametrize("name", ["ALICT_CACHE_DIR", "ALICT_REVIEW_DB_URL"])  # workspace: test_userfiles_table
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_f10_a_path_or_url_setting_set_but_empty_is_refused(cli, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ALICT_REVIEW_DB_URL", raising=False)  # the default database: under the cache folder
+    monkeypatch.setenv(name, value)
+    assert_clean_error(cli("review", "stats", "t1"), 2, name, "is set but empty")
