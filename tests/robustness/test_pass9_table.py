@@ -196,3 +196,35 @@ def test_f10_a_path_or_url_setting_set_but_empty_is_refused(cli, tmp_path, monke
     monkeypatch.delenv("ALICT_REVIEW_DB_URL", raising=False)  # the default database: under the cache folder
     monkeypatch.setenv(name, value)
     assert_clean_error(cli("review", "stats", "t1"), 2, name, "is set but empty")
+
+
+# F11: ALICT_DEMO_MODE=y (or enabled, 2) was read as off: a server meant read-only was fully writable ------------
+
+@pytest.mark.parametrize("value", ["y", "enabled", "2", "tru"])
+def test_f11_an_unknown_demo_mode_spelling_fails_closed_and_says_so(monkeypatch, value):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_DEMO_MODE", value)
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("ALICT\\_DEMO\\_MODE" in e.value and "demo mode is on" in e.value for e in at.error), at.error
+    with pytest.raises(ValueError, match="Could not find a navigation page"):  # no Run page (writes): demo mode
+        at.switch_page("pages/run.py").run()
+
+
+@pytest.mark.parametrize("value,on", [("1", True), ("TRUE ", True), ("off", False), ("", False)])
+def test_f11_documented_demo_mode_spellings_still_work(monkeypatch, value, on):
+    from alict_app import demo
+
+    monkeypatch.setenv("ALICT_DEMO_MODE", value)
+    assert demo.enabled() is on and demo.problem() is None
+
+
+@pytest.mark.parametrize("value", ["y", "enabled", "2"])
+def test_f11_an_unknown_offline_spelling_is_one_message(monkeypatch, value):
+    from alict_core.common.errors import AlictError
+    from alict_core.models.defaults import offline_forced
+
+    monkeypatch.setenv("ALICT_OFFLINE", value)
+    with pytest.raises(AlictError, match="ALICT_OFFLINE=.*use 1/true/yes/on or 0/false/no/off"):
+        offline_forced()
