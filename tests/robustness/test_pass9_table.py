@@ -228,3 +228,20 @@ def test_f11_an_unknown_offline_spelling_is_one_message(monkeypatch, value):
     monkeypatch.setenv("ALICT_OFFLINE", value)
     with pytest.raises(AlictError, match="ALICT_OFFLINE=.*use 1/true/yes/on or 0/false/no/off"):
         offline_forced()
+
+
+# F12: `review sample --cases` of a file mixing tasks dropped the other task's cases without a word -----------
+
+def test_f12_a_cases_file_mixing_tasks_is_refused(cli, tmp_path, monkeypatch):
+    import dataclasses
+
+    from tests.robustness.test_reviewer_names_table import _cases
+
+    cases = _cases(4)
+    cases[2] = dataclasses.replace(cases[2], task="hate_speech")
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(case.to_dict()) + "\n" for case in cases))
+    db = tmp_path / "review.sqlite"
+    outcome = cli("review", "sample", "--db", f"sqlite:///{db}", "--name", "tm", "--task", "sentiment", "--cases",
+                  str(path), "--size", "2")
+    assert_clean_error(outcome, 2, "mix tasks", "1 of 4", "s2", "hate_speech")
