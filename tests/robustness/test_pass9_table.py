@@ -245,3 +245,20 @@ def test_f12_a_cases_file_mixing_tasks_is_refused(cli, tmp_path, monkeypatch):
     outcome = cli("review", "sample", "--db", f"sqlite:///{db}", "--name", "tm", "--task", "sentiment", "--cases",
                   str(path), "--size", "2")
     assert_clean_error(outcome, 2, "mix tasks", "1 of 4", "s2", "hate_speech")
+
+
+# F13: a model kind given no (or wrong) arguments named a private function's signature ------------------------
+
+@pytest.mark.parametrize("kind", ["hf", "http", "openai-chat", "static", "sklearn"])
+def test_f13_a_model_kind_without_its_arguments_names_them(kind):
+    from alict_core.common.errors import AlictError
+    from alict_core.models.registry import MODELS, clear_model_cache, get_model
+
+    clear_model_cache()
+    with pytest.raises(AlictError) as caught:
+        get_model(kind)
+    message = str(caught.value)
+    assert "positional argument" not in message and "_" + kind.split("-")[0] + "(" not in message, message
+    for param in MODELS.entry(kind).params:
+        assert f"{param.name}=<" in message, message
+    assert "task=<sentiment or hate_speech>" in message and "given: none" in message, message
