@@ -612,6 +612,29 @@ def check_name(name: str | None, what: str, longest: int) -> str:
     return name
 
 
+def reviewer_key(name: str) -> str:
+    """The key under which two reviewer names are one reviewer: case-folded."""
+    return name.casefold()
+
+
+NOTE_CHARS = 2000  # the longest note kept
+NOTE_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and line breaks
+
+
+def check_note(note: Any, where: str = "") -> str:
+    """A reviewer's note: at most ``NOTE_CHARS`` characters, no NUL or other control character but tab and line
+    breaks (a NUL was stored by SQLite and refused by PostgreSQL, blamed on the database; a long note was cut
+    silently on the page where an import refused it)."""
+    text = "" if note is None else str(note)
+    if len(text) > NOTE_CHARS:
+        raise ReviewError(f"{where}note longer than {NOTE_CHARS} characters ({len(text)}); shorten it")
+    found = NOTE_CONTROLS.search(text)
+    if found:
+        raise ReviewError(f"{where}note holds a control character ({found.group()!r} at character "
+                          f"{found.start() + 1}); remove it")
+    return text
+
+
 def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
     """Reviewer names, each checked by :func:`check_name`, none blank and none twice, also not in another case (a
     duplicate would claim two places of one set, or be dropped without a word)."""
@@ -796,7 +819,7 @@ class ReviewStore:
             "label_score": check_score("label score", label_score, where=where),
             "validity": (check_score("validity", validity, optional=True, where=where)
                          if item.kind == "expansion" else None),
-            "note": str(note or "")[:2000],
+            "note": check_note(note, where),
         }
         if item.kind == "expansion" and values["validity"] is None:
             raise ReviewError(f"{where}an expansion needs a validity score (does the seed's label still hold?)")
@@ -831,7 +854,9 @@ class ReviewStore:
         all or nothing, and fast: one commit instead of one per row). Scores are checked as in :meth:`judge`."""
         if not entries:
             return 0
-        rids = {name: self.reviewer(name).id for name in sorted({e[1] for e in entries})}
+        names = sorted({check_name(e[1], "reviewer name", 100) for e in entries})
+        if self.read_only:
+            raise ReviewError("the review database is open read-only; judgements cannot be saved")
         with self.session() as s:
             kinds = dict(s.execute(select(ReviewItem.id, ReviewItem.kind)
                                    .where(ReviewItem.id.in_(sorted({e[0] for e in entries})))).tuples().all())
@@ -845,11 +870,11 @@ class ReviewStore:
                       "label_score": check_score("label score", scores.get("label_score"), where=where),
                       "validity": (check_score("validity", scores.get("validity"), optional=True, where=where)
                                    if kinds[item_id] == "expansion" else None),
-                      "note": str(note or "")[:2000]}
+                      "note": check_note(note, where)}
             if kinds[item_id] == "expansion" and values["validity"] is None:
                 raise ReviewError(f"{where}an expansion needs a validity score")
-            rows.append({"item_id": item_id, "reviewer_id": rids[reviewer], "created_at": now, "updated_at": now,
-                         **values})
+            rows.append({"item_id": item_id, "reviewer": check_name(reviewer, "reviewer name", 100),
+                         "created_at": now, "updated_at": now, **values})
         insert = self._upsert_insert()
 
         statement = insert(Judgement)
@@ -858,12 +883,33 @@ class ReviewStore:
             set_={k: getattr(statement.excluded, k) for k in ("relevance", "label_score", "validity", "note",
                                                                "updated_at")})
 
-        def write() -> None:
-            with self.engine.begin() as conn:
-                conn.execute(statement, rows)  # executemany: compiled once
+        def write() -> None:  # one transaction: the new reviewers and the judgements, all or nothing
+            with self.session() as s:
+                rids = self._reviewer_ids(s, names)
+                s.execute(statement, [{**{k: v for k, v in row.items() if k != "reviewer"},
+                                       "reviewer_id": rids[str(row["reviewer"])]} for row in rows])  # compiled once
+                s.commit()
 
         retrying(write)
         return len(rows)
+
+    def _reviewer_ids(self, s: Session, names: Sequence[str]) -> dict[str, int]:
+        """name → id of each reviewer in ``names``, the missing ones created in ``s``'s transaction (not
+        committed here: an import that fails or is killed after this leaves no reviewer behind)."""
+        _lock_reviewers(s)  # creation serialised as in :meth:`reviewer`
+        by_key: dict[str, Reviewer] = {}
+        for reviewer in s.scalars(select(Reviewer).order_by(Reviewer.id)):
+            by_key.setdefault(reviewer_key(reviewer.name), reviewer)
+        ids = {}
+        for name in names:
+            found = s.scalar(select(Reviewer).where(Reviewer.name == name)) or by_key.get(reviewer_key(name))
+            if found is None:
+                found = Reviewer(name=name)
+                s.add(found)
+                s.flush()
+                by_key[reviewer_key(name)] = found
+            ids[name] = found.id
+        return ids
 
     def judgements(self, task_id: int | None = None, *, suite_task: str | None = None,
                    reviewer: str | None = None) -> list[dict[str, Any]]:

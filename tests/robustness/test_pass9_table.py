@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -262,3 +263,93 @@ def test_f13_a_model_kind_without_its_arguments_names_them(kind):
     for param in MODELS.entry(kind).params:
         assert f"{param.name}=<" in message, message
     assert "task=<sentiment or hate_speech>" in message and "given: none" in message, message
+
+
+# F9 (and F7): a NUL in a note imported on SQLite, was refused on PostgreSQL as "another application's database";
+# the reviewers of a refused file were created anyway --------------------------------------------------------
+
+PG_URL = os.environ.get("ALICT_TEST_REVIEW_PG_URL")  # scripts/with_postgres.sh starts a throw-away server
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not PG_URL, reason="set ALICT_TEST_REVIEW_PG_URL (scripts/with_postgres.sh)"))]
+
+
+def _db_url(tmp_path, backend: str) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'review.sqlite'}"
+    from tests.robustness.test_pass8_table import _fresh_postgres
+
+    return _fresh_postgres(str(PG_URL))
+
+
+def _form_rows(cli, tmp_path, url: str) -> list[dict]:
+    """Review task 't' (4 seed cases) in the database at ``url``; its exported form's rows."""
+    import csv
+    import io
+
+    from tests.test_review import make_cases
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0)))
+    assert cli("review", "sample", "--db", url, "--name", "t", "--task", "sentiment", "--cases", str(cases),
+               "--size", "4", "--sets", "1", "--k", "1").code == 0
+    assert cli("review", "export", "--db", url, "t", "--out", str(tmp_path / "form.csv")).code == 0
+    return list(csv.DictReader(io.StringIO((tmp_path / "form.csv").read_text(), newline="")))
+
+
+def _stored(url: str) -> tuple[int, int]:
+    """(reviewers, judgements) in the review database at ``url``."""
+    from alict_core.review import ReviewStore
+    from alict_core.review.store import Reviewer
+
+    store = ReviewStore(url)
+    with store.session() as s:
+        reviewers = len(list(s.scalars(select_all(Reviewer))))
+    return reviewers, len(store.judgements())
+
+
+def select_all(table):
+    from sqlalchemy import select
+
+    return select(table)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("note,needle", [("a\u0000b", "'\\x00'"), ("bell\u0007", "'\\x07'"), ("n" * 2001, "2000")],
+                         ids=["nul", "bell", "long"])
+def test_f9_a_note_with_a_nul_is_refused_with_its_file_and_line_on_any_database(cli, tmp_path, backend, note,
+                                                                                 needle):
+    url = _db_url(tmp_path, backend)
+    rows = _form_rows(cli, tmp_path, url)
+    filled = [{**r, "reviewer": f"new{i}", "relevance": 5, "label_score": 4, "note": "fine"}
+              for i, r in enumerate(rows)]
+    filled[-1]["note"] = note
+    path = tmp_path / "nul.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in filled))
+    outcome = cli("review", "import", "--db", url, str(path))
+    assert_clean_error(outcome, 2, f"nul.jsonl:{len(filled)}", "note", needle, limit_s=30)
+    assert "another application" not in outcome.err
+    assert _stored(url) == (0, 0)  # nothing stored: no judgement, no reviewer (F7)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_f7_an_import_failing_in_its_transaction_leaves_no_reviewer(cli, tmp_path, monkeypatch, backend):
+    """Was: the reviewers were created one commit each before the judgements' transaction: a file refused (or an
+    import killed) in that transaction left its reviewers behind. Now one transaction creates both."""
+    from alict_core.review import store as review_store
+
+    url = _db_url(tmp_path, backend)
+    rows = _form_rows(cli, tmp_path, url)
+    filled = [{**r, "reviewer": f"new{i}", "relevance": 5, "label_score": 4} for i, r in enumerate(rows)]
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in filled))
+    real = review_store.ReviewStore._upsert_insert
+
+    def failing(self):  # the database fails at the judgements' write, after the reviewers' inserts
+        raise review_store.ReviewError("the disk is full (simulated)")
+
+    monkeypatch.setattr(review_store.ReviewStore, "_upsert_insert", failing)
+    assert_clean_error(cli("review", "import", "--db", url, str(path)), 2, "simulated", limit_s=30)
+    monkeypatch.setattr(review_store.ReviewStore, "_upsert_insert", real)
+    assert _stored(url) == (0, 0)
+    assert cli("review", "import", "--db", url, str(path)).code == 0
+    assert _stored(url) == (len(filled), len(filled))
