@@ -20,7 +20,7 @@ from typing import Any
 
 from alict_core.common.csvsafe import restore, write_csv_rows
 from alict_core.common.jsonl import atomic_path
-from alict_core.review.store import NOTE_CHARS, ReviewError, ReviewStore, check_note, check_score  # noqa: F401 - NOTE_CHARS: the limit, for readers of this module
+from alict_core.review.store import NOTE_CHARS, ReviewError, ReviewStore, check_note, check_score, reviewer_key  # noqa: F401 - NOTE_CHARS: the limit, for readers of this module
 
 ITEM_COLUMNS = ("task", "item_id", "set_no", "case_id", "text_hash", "lc_id", "lc_title", "lc_description", "kind",
                 "seed_text", "text")
@@ -131,7 +131,7 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
         if not reviewer.isprintable():
             raise ReviewError(f"{where}: reviewer name {reviewer[:40]!r} holds control characters")
         note = check_note(row.get("note") or "", prefix)
-        first = seen.setdefault((item.id, reviewer.casefold()), where)  # 'ann' and 'ANN' are one reviewer
+        first = seen.setdefault((item.id, reviewer_key(reviewer)), where)  # 'ann' and 'ANN' are one reviewer
         if first != where:  # the last would win silently, and the count would be off
             raise ReviewError(f"{where}: case {item.case_id!r} is judged by {reviewer!r} again (first at {first})")
         planned.append((item.id, reviewer, scores, note))

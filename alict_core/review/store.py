@@ -19,6 +19,7 @@ import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -603,8 +604,9 @@ def check_stored_judgement(j: Any, item: Any, task_name: str, suite: str) -> Non
 
 
 def check_name(name: str | None, what: str, longest: int) -> str:
-    """A task or reviewer name, stripped: 1 to ``longest`` printable characters (no NUL or line breaks)."""
-    name = (name or "").strip()
+    """A task or reviewer name, stripped and in Unicode's composed form (NFC: 'e' + a combining accent is stored
+    as 'é'): 1 to ``longest`` printable characters (no NUL or line breaks)."""
+    name = unicodedata.normalize("NFC", (name or "").strip())
     if not name or len(name) > longest:
         raise ReviewError(f"{what} must be 1–{longest} characters, got {name[:40]!r}")
     if not name.isprintable():
@@ -613,8 +615,10 @@ def check_name(name: str | None, what: str, longest: int) -> str:
 
 
 def reviewer_key(name: str) -> str:
-    """The key under which two reviewer names are one reviewer: case-folded."""
-    return name.casefold()
+    """The key under which two reviewer names are one reviewer: Unicode-normalised (NFKC) and case-folded, so
+    'Amélie' typed on two keyboards (composed, or e + a combining accent), full-width 'ａｎｎ' and 'ANN', 'Straße'
+    and 'STRASSE' are each one person (they were two reviewers: one set assigned twice to one visible name)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 NOTE_CHARS = 2000  # the longest note kept
@@ -641,7 +645,7 @@ def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[
     checked: dict[str, str] = {}  # case-folded name → name as given; ordered, with set-speed lookups
     for name in names:
         name = check_name(name, f"a reviewer name in {what}", 100)
-        key = name.casefold()  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
+        key = reviewer_key(name)  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
         if key in checked:
             if checked[key] == name:
                 raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
@@ -669,8 +673,8 @@ class ReviewStore:
         reviewer, as ``check_reviewers`` says: 'ANN' was stored beside 'ann', one person counted twice)."""
         found = s.scalar(select(Reviewer).where(Reviewer.name == name))
         if found is None:
-            key = name.casefold()
-            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if r.name.casefold() == key),
+            key = reviewer_key(name)
+            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if reviewer_key(r.name) == key),
                          None)
         return found
 

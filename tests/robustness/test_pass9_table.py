@@ -353,3 +353,38 @@ def test_f7_an_import_failing_in_its_transaction_leaves_no_reviewer(cli, tmp_pat
     assert _stored(url) == (0, 0)
     assert cli("review", "import", "--db", url, str(path)).code == 0
     assert _stored(url) == (len(filled), len(filled))
+
+
+# F5: canonically equal names (composed / decomposed accents, full-width letters) were two reviewers ---------
+
+TWINS = [("Am\u00e9lie", "Ame\u0301lie"), ("ann", "\uff41\uff4e\uff4e"), ("Stra\u00dfe", "STRASSE"),
+         ("Ame\u0301lie", "AM\u00c9LIE")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("first,second", TWINS, ids=["nfc-nfd", "full-width", "sharp-s", "nfd-upper"])
+def test_f5_canonically_equal_names_are_one_reviewer(tmp_path, backend, first, second):
+    from alict_core.review import ReviewStore
+
+    store = ReviewStore(_db_url(tmp_path, backend))
+    assert store.reviewer(first).id == store.reviewer(second).id
+    assert _stored(store.url)[0] == 1
+
+
+@pytest.mark.parametrize("first,second", TWINS, ids=["nfc-nfd", "full-width", "sharp-s", "nfd-upper"])
+def test_f5_reviewers_named_twice_in_canonical_forms_are_refused(first, second):
+    from alict_core.review.store import ReviewError, check_reviewers
+
+    with pytest.raises(ReviewError, match="twice"):
+        check_reviewers([first, second])
+
+
+def test_f5_an_import_naming_one_reviewer_in_two_forms_is_one_reviewer(cli, tmp_path):
+    url = _db_url(tmp_path, "sqlite")
+    rows = _form_rows(cli, tmp_path, url)
+    names = ["Am\u00e9lie", "Ame\u0301lie"]
+    filled = [{**r, "reviewer": names[i % 2], "relevance": 5, "label_score": 4} for i, r in enumerate(rows)]
+    path = tmp_path / "two_forms.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in filled))
+    assert cli("review", "import", "--db", url, str(path)).code == 0
+    assert _stored(url) == (1, len(filled))
