@@ -388,3 +388,47 @@ def test_f5_an_import_naming_one_reviewer_in_two_forms_is_one_reviewer(cli, tmp_
     path.write_text("".join(json.dumps(r) + "\n" for r in filled))
     assert cli("review", "import", "--db", url, str(path)).code == 0
     assert _stored(url) == (1, len(filled))
+
+
+# F8: two `harden export`s to one new --out: the second replaced the first although --overwrite was not given --
+
+def test_f8_two_exports_to_one_new_folder_one_wins_the_other_is_refused(tmp_path, monkeypatch):
+    """The two exports are made to meet after their checks and staging, before the swap (each waits at a barrier
+    for the other, up to 3 s): one swaps in its folder, the other finds it filled and is refused."""
+    import threading
+
+    from alict_core.common.errors import AlictError
+    from alict_core.harden import export
+    from tests.robustness.test_exports_table import _hostile_run
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))  # the folder locks
+    run_dir = _hostile_run(tmp_path, "kw").save(tmp_path / "run")
+    barrier = threading.Barrier(2)
+    real_write = export._write
+
+    def meeting(staging, parts, formats):
+        real_write(staging, parts, formats)
+        barrier.wait(timeout=3)
+
+    monkeypatch.setattr(export, "_write", meeting)
+    out = tmp_path / "cc_h"
+    outcomes: dict[str, str] = {}
+
+    def one(fmt: str) -> None:
+        try:
+            export.export_hardening_data(run_dir, out, lcs=["sentiment-lc01"], formats=(fmt,))
+            outcomes[fmt] = "written"
+        except AlictError as exc:
+            outcomes[fmt] = str(exc)
+
+    threads = [threading.Thread(target=one, args=(fmt,)) for fmt in ("jsonl", "csv")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [fmt for fmt, said in outcomes.items() if said == "written"]
+    assert len(winners) == 1, outcomes
+    loser = next(fmt for fmt in outcomes if fmt not in winners)
+    assert "is not empty" in outcomes[loser] and "--overwrite" in outcomes[loser], outcomes
+    assert (out / f"train.{winners[0]}").exists() and not (out / f"train.{loser}").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cc_h")] == []  # no staging left
