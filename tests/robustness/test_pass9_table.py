@@ -432,3 +432,74 @@ def test_f8_two_exports_to_one_new_folder_one_wins_the_other_is_refused(tmp_path
     assert "is not empty" in outcomes[loser] and "--overwrite" in outcomes[loser], outcomes
     assert (out / f"train.{winners[0]}").exists() and not (out / f"train.{loser}").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cc_h")] == []  # no staging left
+
+
+# F6: folders beside an --out that merely look like temporary ones (a user's `.photos.tmp-2019`, a backup
+# `.out.old`, `.out.pending`) were removed, or moved into place as an interrupted swap ------------------------
+
+def _foreign_neighbours(parent: Path, name: str) -> dict[str, str]:
+    """A user's hidden folders beside ``parent/name``, old enough to be taken for a killed writer's; name → file."""
+    made = {}
+    for folder in (".photos.tmp-2019", f".{name}.tmp-abc", f".{name}.old", f".{name}.old-1", f".{name}.pending"):
+        (parent / folder).mkdir(parents=True)
+        (parent / folder / "precious.txt").write_text(folder)
+        (parent / folder / "progress.json").write_text("{}")
+        os.utime(parent / folder, (0, 0))
+        made[folder] = folder
+    return made
+
+
+def _still_there(parent: Path, made: dict[str, str]) -> None:
+    for folder, content in made.items():
+        assert (parent / folder / "precious.txt").read_text() == content, folder
+
+
+@pytest.mark.parametrize("exists", [False, True], ids=["new-out", "existing-out"])
+def test_f6_atomic_dir_leaves_a_users_hidden_folders_alone(tmp_path, exists):
+    from alict_core.common.manifest import atomic_dir
+
+    made = _foreign_neighbours(tmp_path, "s2")
+    if exists:
+        with atomic_dir(tmp_path / "s2") as tmp:
+            (tmp / "a.jsonl").write_text("old")
+    with atomic_dir(tmp_path / "s2", owned=("*.jsonl",)) as tmp:
+        (tmp / "b.jsonl").write_text("new")
+    _still_there(tmp_path, made)
+    assert sorted(p.name for p in (tmp_path / "s2").iterdir()) == ["b.jsonl"]
+
+
+def test_f6_harden_export_and_run_leave_a_users_hidden_folders_alone(tmp_path, monkeypatch):
+    from alict_core.harden.export import export_hardening_data
+    from alict_core.runner import run_streaming
+    from alict_core.runner.folders import clean_pending
+    from alict_core.runner.store import list_runs
+    from tests.robustness.test_exports_table import _hostile_run
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    made = _foreign_neighbours(out, "hx") | {f"runs/{k}": v for k, v in _foreign_neighbours(out / "runs", "r").items()}
+    run_dir = _hostile_run(tmp_path, "kw").save(tmp_path / "run")
+    export_hardening_data(run_dir, out / "hx", lcs=["sentiment-lc01"], formats=("jsonl",))
+    clean_pending(out / "runs", max_age_s=0)
+    list_runs(out / "runs")
+    import dataclasses
+
+    from alict_core.runner.stream import group_by_seed
+    from tests.robustness.support import small_cases
+
+    cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(4)]
+    run_streaming(group_by_seed(cases), ["vader"], run_dir=out / "runs" / "r", shard_size=4,
+                  cache_root=tmp_path / "pred")
+    _still_there(out, made)
+
+
+def test_f6_a_real_interrupted_swap_is_still_recovered(tmp_path):
+    """The program's own old copy (its sealed name) is put back when the swap was killed between its renames."""
+    from alict_core.common.manifest import _old_name, recover_dir
+
+    target = tmp_path / "s3"
+    old = _old_name(target)
+    old.mkdir()
+    (old / "lc4.jsonl").write_text("kept")
+    recover_dir(target)
+    assert (target / "lc4.jsonl").read_text() == "kept" and not old.exists()
