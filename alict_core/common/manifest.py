@@ -317,7 +317,7 @@ def named_dir(target: Path | str) -> Path:
     return path
 
 
-OWN_NAME = re.compile(r"^(?P<prefix>\..*\.(?:tmp|old)-)(?P<token>[0-9a-f]{12})-(?P<seal>[0-9a-f]{10})$")
+OWN_NAME = re.compile(r"^(?P<prefix>\..*\.(?:tmp|old|staging)-)(?P<token>[0-9a-f]{12})-(?P<seal>[0-9a-f]{10})$")
 
 
 def _seal(prefix: str, token: str) -> str:
