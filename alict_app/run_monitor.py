@@ -31,7 +31,7 @@ def describe(view: dict[str, Any]) -> str:
     writer = "process alive" if view["alive"] else "no process"
     return (f"**{view['shown_status']}** · shards {view['shards_done']}/{view['n_shards']} · cases "
             f"{view['cases_done']:,}/{view['n_cases']:,} · {view['rate']:.0f} cases/s · ETA {_duration(view['eta_s'])}"
-            f" · {writer} · models: {', '.join(view['models']) or '?'}")
+            f" · {writer} · models: {literal(', '.join(view['models'])) or '?'}")
 
 
 def _attached(run_id: str) -> None:

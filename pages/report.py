@@ -88,7 +88,7 @@ def validity_note(key: str) -> None:
     """How many generated cases the validity checks flagged (excluded unless kept), per LC and reason."""
     validity = (runs.load_run(key).extra or {}).get("validity")
     if validity:
-        st.caption(validity.get("note", ""))
+        st.caption(literal(validity.get("note", "")))
 
 
 def big_report(key: str) -> None:

@@ -79,7 +79,7 @@ def user_model_form(task: str) -> None:
         st.text_input("Display name", key="um_label", placeholder="my-model", max_chars=LABEL_CHARS)
         st.button("Add model", on_click=add_user_model, args=(task,))
         if st.session_state.get("um_problem"):
-            st.error(st.session_state.pop("um_problem"))
+            st.error(literal(st.session_state.pop("um_problem")))
         pending = st.session_state.pop("um_pending", None)
         if pending:
             with guarded(f"loading model {pending['label']}"):
@@ -106,7 +106,7 @@ def main() -> None:
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
     user_model_form(task)
     refs = chosen_models(task)
-    st.caption("Models: " + (", ".join(r["label"] for r in refs) or "none — pick models in the sidebar"))
+    st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))
     chosen, request = run_view.request_form(task, specs, refs)
     run_view.run_section(task, request, chosen)
 

@@ -50,7 +50,7 @@ def model_headline(rates: pd.DataFrame) -> str:
     sizable = rates[rates["n_cases"] >= MIN_CASES_WORST]
     if not sizable.empty and sizable["fail_rate"].max() > 0:
         worst = sizable.sort_values(["fail_rate", "n_cases"], ascending=False).iloc[0]
-        line += (f" Worst on *{worst['lc_title']}* ({plain_capability(worst['capability'])}): fails "
+        line += (f" Worst on *{literal(worst['lc_title'])}* ({literal(plain_capability(worst['capability']))}): fails "
                  f"{percent_with_interval(int(worst['n_fail']), int(worst['n_cases']))}.")
     return line
 
@@ -72,7 +72,7 @@ def main() -> None:
         return
     rates = pd.DataFrame(story["rates"])
     for model, group in top.groupby("model", sort=False):
-        st.subheader(model)
+        st.subheader(literal(model))
         st.markdown(model_headline(rates[rates["model"] == model]))
         for column, (_, row) in zip(st.columns(len(group)), group.iterrows(), strict=True):
             with column:
