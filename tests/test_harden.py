@@ -615,7 +615,7 @@ def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, ti
     assert reasons["toy-lc01"] == "its test split holds 6 cases, under the minimum of 10"
     at.multiselect(key="harden_lcs").set_value(["toy-lc01"]).run()
     message = "the test split of toy-lc01 holds 6 cases, under the minimum of 10 per trained LC"
-    assert any(w.value.startswith(message) for w in at.warning)
+    assert any(shown(w.value).startswith(message) for w in at.warning)
     at.button(key="harden_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(message in shown(e.value) for e in at.error), [e.value for e in at.error]  # drawn escaped
