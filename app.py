@@ -14,6 +14,7 @@ import time
 import streamlit as st
 
 from alict_app import artefacts, backends, demo, presses, state
+from alict_app.formatting import literal
 from alict_app.guard import NAVIGATION_FLAG, guarded
 from alict_app.sidebar import render_sidebar, render_view_link
 from alict_core.common.errors import AlictError
@@ -47,6 +48,8 @@ if demo.enabled():  # read-only: open on the story, no page that edits, builds o
              *(p for p in PAGES if p.title in ("Failures", "Compare", "Report"))]
 
 _started = time.perf_counter()
+if demo.problem():
+    st.error(literal(demo.problem()), icon=":material/warning:")
 state.init_state()
 navigation = st.navigation(PAGES)
 with guarded("drawing the sidebar"):

@@ -16,8 +16,8 @@ from alict_app.guard import guarded
 
 def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     """The case's LC, expectation, seed/expansion pair, every model's prediction; its explanation on demand."""
-    st.markdown(f"**{literal(row['lc_title'])}** · {row['capability']} · `{row['lc_id']}` · {row['test_type']} · "
-                f"expected **{row['expected']}**")
+    st.markdown(f"**{literal(row['lc_title'])}** · {literal(row['capability'])} · {literal(row['lc_id'])} · "
+                f"{literal(row['test_type'])} · expected **{literal(row['expected'])}**")
     if row["kind"] == "expansion":
         left, right = st.columns(2)
         left.markdown(f"*seed*\n\n> {literal(row['seed_text'])}")
@@ -26,7 +26,7 @@ def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     else:
         st.markdown(f"> {literal(row['text'])}")
     if row["template"]:
-        st.caption(f"template: {row['template']}")
+        st.caption(f"template: {literal(row['template'])}")
     same = data[data["case_id"] == row["case_id"]]
     predictions = pd.DataFrame({
         "model": same["model"], "predicted": same["predicted"], "confidence": same["confidence"],
@@ -51,7 +51,7 @@ def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     seed = c4.number_input("Seed", 0, 9999, 0, key="exp_seed")
     with guarded("explaining the case"), st.spinner(f"Explaining with {method} …"):
         contributions = artefacts.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
-        st.markdown(f"**Token contributions** for {row['model']} (towards its label: red for, blue against)")
+        st.markdown(f"**Token contributions** for {literal(row['model'])} (towards its label: red for, blue against)")
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]), unsafe_allow_html=True)
         if st.toggle("show as bars", key="contrib_as_bars"):
             st.plotly_chart(charts.contributions_bar(contributions["tokens"], contributions["scores"]),
@@ -77,7 +77,8 @@ def show_template(template: dict[str, Any], contributions: dict[str, Any] | None
                     unsafe_allow_html=True)
         st.caption("underlined: the tokens the template keeps")
     reached = "reached" if template.get("reached") else "not reached"
-    st.caption(f"label kept: {template.get('label', '?')} · fidelity threshold {template.get('p_thresh', '?')} "
+    st.caption(f"label kept: {literal(template.get('label', '?'))} · "
+               f"fidelity threshold {template.get('p_thresh', '?')} "
                f"{reached} · {template.get('samples_used', '?')} samples, "
                f"{template.get('model_calls', '?')} model calls")
     curve = template.get("fidelity_curve") or []

@@ -7,11 +7,25 @@ page no baseline upload.
 
 from __future__ import annotations
 
-import os
+from alict_core.common.errors import AlictError
+from alict_core.common.limits import setting_flag
 
 ENV = "ALICT_DEMO_MODE"
 
 
+def problem() -> str | None:
+    """The message for an ``ALICT_DEMO_MODE`` value that is none of the documented spellings, else None."""
+    try:
+        setting_flag(ENV)
+    except AlictError as exc:
+        return f"{exc}; demo mode is on until it is fixed"
+    return None
+
+
 def enabled() -> bool:
-    """True when the ``ALICT_DEMO_MODE`` setting is on (1/true/yes/on)."""
-    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    """True when the ``ALICT_DEMO_MODE`` setting is on (1/true/yes/on), and when it holds another spelling: the
+    read-only switch fails closed (the app says why, ``problem``)."""
+    try:
+        return setting_flag(ENV)
+    except AlictError:
+        return True

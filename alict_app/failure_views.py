@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import charts, explorer_data, state, view_state
+from alict_app.formatting import literal
 from alict_core.analysis.explore import (
     GROUP_BY,
     Filters,
@@ -93,7 +94,7 @@ def grouping(scope: pd.DataFrame, models: tuple[str, ...], candidates: pd.Series
     if candidates is not None:
         scope = scope[candidates.reindex(scope.index, fill_value=False)]
     rates = group_rates(scope, column)
-    st.markdown(f"**{headline(rates, column, models or tuple(scope['model'].unique()))}**")
+    st.markdown(f"**{literal(headline(rates, column, models or tuple(scope['model'].unique())))}**")
     if candidates is not None and not rates.empty:
         st.caption("pass-to-fail only: of the expansions whose seed passes (their failures are the cases listed)")
     if rates.empty:

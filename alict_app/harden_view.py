@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from alict_app.formatting import literal
 from alict_app.guard import show_error
 from alict_app.progress import StagedProgress
 from alict_core.common.errors import AlictError
@@ -64,14 +65,15 @@ def retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share:
     export_dir = artefact_dir("harden") / hash_json({"run": str(folder), "lcs": lcs, "split": split, "seed": seed})
     with st.status("Retraining …", expanded=True) as status:
         overall = StagedProgress(st.progress(0.0, text="starting …"), STAGES)
-        status.write(f"Exporting the cases of {', '.join(lcs)}, split by seed and source sentence ({split}) …")
+        status.write(f"Exporting the cases of {literal(', '.join(lcs))}, split by seed and source sentence "
+                     f"({literal(split)}) …")
         overall.update("exporting", 0, 1)
         export_hardening_data(folder, export_dir, lcs=lcs, ratios=ratios, seed=seed, formats=("jsonl", "csv"),
                               overwrite=True, min_test_cases=guards.MIN_TEST_CASES)  # a short test split: refused
         overall.update("exporting", 1, 1, "done")
         name = retrain_embedded(model, export_dir, settings=settings, min_test_cases=guards.MIN_TEST_CASES,
                                 progress=lambda done, total, msg: overall.update("retraining", done, total, msg))
-        status.write(f"New version **{name}**; testing parent and version on held-out cases …")
+        status.write(f"New version **{literal(name)}**; testing parent and version on held-out cases …")
         comparison = evaluate_versions(model, name, export_dir,
                                        progress=lambda done, total, msg: overall.update("testing", done, total, msg))
         overall.update("testing", 1, 1, "done")
@@ -89,14 +91,15 @@ def show_regressions(result: dict) -> None:
     if not items:
         st.success("Nothing got worse: no LC's fail rate rose and the corpus test scores did not fall.")
         return
-    lines = [f"- :red[{regression_text(item)}]" + (f" — {note}" if (note := regression_note(item)) else "")
+    lines = [f"- :red[{literal(regression_text(item))}]"
+             + (f" — {literal(note)}" if (note := regression_note(item)) else "")
              for item in items]
     st.markdown(f":red[**Worse after hardening ({len(items)}):**]\n" + "\n".join(lines))
 
 
 def show_result(result: dict) -> None:
-    st.subheader(f"{result['parent']} → {result['child']}")
-    st.markdown(result["headline"])
+    st.subheader(f"{literal(result['parent'])} → {literal(result['child'])}")
+    st.markdown(literal(result["headline"]))
     show_regressions(result)
     table = pd.DataFrame(result["lcs"])
     st.plotly_chart(_comparison_chart(table), width="stretch")
@@ -123,7 +126,7 @@ def show_result(result: dict) -> None:
                    + (f"; {checks['other_lc_cases_excluded_for_overlap']} cases of the other LCs left out for "
                       "sharing one with the training split" if checks.get("other_lc_cases_excluded_for_overlap")
                       else ""))
-    st.info(f"The version **{result['child']}** is now selectable under *Models under test* in the sidebar.")
+    st.info(f"The version **{literal(result['child'])}** is now selectable under *Models under test* in the sidebar.")
 
 
 RETRAIN_FAILED = "harden_failed"  # the last press's error and the inputs it was refused for

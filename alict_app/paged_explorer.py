@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import charts, runs, state, view_state
+from alict_app.formatting import literal
 from alict_core.analysis.explore import counted_group_rates, headline
 from alict_core.lcspec.capabilities import group_order, lc_catalog
 from alict_core.runner.reader import RowFilter
@@ -130,7 +131,7 @@ def show(key: str) -> None:
     if label in BIG_GROUP_BY:
         column = BIG_GROUP_BY[label]
         grouped = filtered_group_rates(key, cube, filters, column)
-        st.markdown(f"**{headline(grouped, column, models or tuple(scope['model'].unique()))}**")
+        st.markdown(f"**{literal(headline(grouped, column, models or tuple(scope['model'].unique())))}**")
         st.dataframe(grouped, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="percent")
                                     for c in ("fail_rate", "ci_low", "ci_high")})

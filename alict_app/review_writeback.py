@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import presses
-from alict_app.formatting import TASK_TITLES
+from alict_app.formatting import TASK_TITLES, literal
 from alict_app.review_tasks import store
 
 
@@ -62,7 +62,7 @@ def writeback_view(suite_task: str) -> None:
         if status["rejected_seeds"] else ""
     if rule is not None:
         st.markdown(f"**Write-back on** (at least {rule.min_agreeing} agreeing reviewers; confirmed"
-                    + (f" by {rule.confirmed_by}" if rule.confirmed_by else "") + f"). **Rejected cases** "
+                    + (f" by {literal(rule.confirmed_by)}" if rule.confirmed_by else "") + f"). **Rejected cases** "
                     f"({len(rejected)}{seeds}) are left out of later {TASK_TITLES[suite_task]} runs; "
                     "`run --include-rejected` shows them.")
     else:

@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs
+from alict_app.formatting import literal
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
 
@@ -30,7 +31,7 @@ def describe(view: dict[str, Any]) -> str:
     writer = "process alive" if view["alive"] else "no process"
     return (f"**{view['shown_status']}** · shards {view['shards_done']}/{view['n_shards']} · cases "
             f"{view['cases_done']:,}/{view['n_cases']:,} · {view['rate']:.0f} cases/s · ETA {_duration(view['eta_s'])}"
-            f" · {writer} · models: {', '.join(view['models']) or '?'}")
+            f" · {writer} · models: {literal(', '.join(view['models'])) or '?'}")
 
 
 def _attached(run_id: str) -> None:
@@ -43,7 +44,7 @@ def _attached(run_id: str) -> None:
     st.progress(view["fraction"], text=f"{run_id[:12]}: {view['shards_done']} of {view['n_shards']} shards")
     st.markdown(describe(view))
     if view["message"]:
-        st.caption(view["message"])
+        st.caption(literal(view["message"]))
     if view["status"] == "done":
         st.success("Finished: open **Failures** or **Report**.")
     elif view["status"] == "running" and not view["alive"]:

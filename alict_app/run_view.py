@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import backends, presses, run_picker, runs, spec_store, state
+from alict_app.formatting import literal
 from alict_app.guard import show_error
 from alict_app.progress import duration_text, eta_text
 from alict_core.models.run_scope import run_scope
@@ -30,7 +31,7 @@ def named_summary(summary: Any) -> Any:
 def show_result(key: str, cached: bool) -> None:
     summary = runs.run_frames(key)["summary"]
     info = runs.run_info(key)
-    st.success(f"Run finished{' (loaded from cache)' if cached else ''}: {runs.describe_run(info)}. "
+    st.success(f"Run finished{' (loaded from cache)' if cached else ''}: {literal(runs.describe_run(info))}. "
                "Open **Failures** for the analysis.", icon=":material/check_circle:")
     if len(summary):
         st.dataframe(for_display(named_summary(summary)), hide_index=True, width="stretch")
@@ -157,6 +158,6 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> bool:
             return False
         status.update(label="Done", state="complete", expanded=False)
     for name, count in scope.unparsed_counts().items():
-        st.warning(f"Model {name} gave {count} answer(s) that could not be parsed: scored as its fallback label "
-                   "in this run and not cached, so running again asks again.")
+        st.warning(f"Model {literal(name)} gave {count} answer(s) that could not be parsed: scored as its "
+                   "fallback label in this run and not cached, so running again asks again.")
     return True

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from alict_app import backends, demo, state
-from alict_app.formatting import TASK_TITLES, TASKS
+from alict_app.formatting import TASK_TITLES, TASKS, literal
 from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ def build_controls(row: dict[str, str]) -> None:
         st.caption(f"building {target} … (reload the page to refresh)")
         st.code(builds.log_tail(target) or "starting …", language="text")
     elif builds.exit_code(target) not in (None, 0):
-        st.error(f"building {target} failed:\n\n{builds.log_tail(target)}")
+        st.error(f"building {target} failed:\n\n{literal(builds.log_tail(target))}")
     elif row["state"] == "missing":
         if st.button(f"Build {target} now", key=f"build::{target}", help=f"runs python -m alict_core build {target}"):
             builds.start_build(target)

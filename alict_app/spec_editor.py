@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import artefacts, presses, spec_store, specs_io
+from alict_app.formatting import literal
 from alict_app.guard import guarded
 from alict_core.common.hashing import hash_text
 
@@ -41,13 +42,14 @@ def show_problem(text: str, problem: Exception) -> None:
     line = specs_io.error_line(problem)
     where = f"line {line}" if line else "spec"
     field = getattr(problem, "field", None)
-    st.error(f"Spec error at {where}{f', field {field}' if field else ''}: {problem}", icon=":material/warning:")
+    at_field = f", field {literal(field)}" if field else ""
+    st.error(f"Spec error at {where}{at_field}: {literal(problem)}", icon=":material/warning:")
     st.markdown(specs_io.annotated_yaml_html(text, line, str(problem)), unsafe_allow_html=True)
     others = getattr(problem, "others", None) or []
     if others:
         st.markdown("**Also:**\n" + "\n".join(
-            f"- {'line ' + str(o['line']) if o.get('line') else 'spec'}"
-            f"{', field ' + o['field'] if o.get('field') else ''}: {o['message']}" for o in others))
+            f"- {literal('line ' + str(o['line']) if o.get('line') else 'spec')}"
+            f"{literal(', field ' + o['field']) if o.get('field') else ''}: {literal(o['message'])}" for o in others))
 
 
 def live_counts(parsed: Any) -> None:
@@ -68,7 +70,7 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
     """Where a save goes, the discard button of a workspace copy, the file name and the save button."""
     st.markdown("**Save**")
     where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
-    st.caption(f"Showing {where}. Saving writes to your workspace `{spec_store.save_dir(task)}` "
+    st.caption(f"Showing {where}. Saving writes to your workspace {literal(spec_store.save_dir(task))} "
                "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
     if spec_store.is_user_spec(spec):
         st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
@@ -82,7 +84,7 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
         with guarded("saving the spec"):
             save(task, name, text, parsed.id, overwrite)
     if saved:
-        st.success(f"Saved {saved['path']}")
+        st.success(f"Saved {literal(saved['path'])}")
 
 
 def save(task: str, name: str, text: str, spec_id: str, overwrite: bool) -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 import yaml
 
 from alict_app import specs_io
+from alict_app.formatting import literal
 from alict_core.common.hashing import hash_text
 
 
@@ -112,4 +113,4 @@ def common_fields_form(editor_key: str, text: str) -> None:
                          height=68 + 20 * min(5, item["text"].count("\n")))
         st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
     if st.session_state.get("form_error"):
-        st.error(st.session_state.pop("form_error"))
+        st.error(literal(st.session_state.pop("form_error")))

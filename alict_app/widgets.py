@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import streamlit as st
 
 from alict_app import spec_store, state
+from alict_app.formatting import literal
 from alict_core.common.csvsafe import csv_text
 from alict_core.tasks import HATE_SPEECH
 
@@ -43,7 +44,7 @@ def task_specs_or_stop(task: str) -> list[Any]:
     specs = spec_store.task_specs(task)
     if not specs:
         dirs = ", ".join(str(d) for d in spec_store.spec_dirs(task))
-        st.warning(f"No LC specs found for task {task!r} (looked in {dirs}).")
+        st.warning(f"No LC specs found for task {literal(repr(task))} (looked in {literal(dirs)}).")
     return specs
 
 

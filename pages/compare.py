@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from alict_app import charts, explorer_data, run_picker, state, view_state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import run_page
 
 PERCENT = ("rate_a", "rate_b", "difference", "diff_low", "diff_high", "ci_low_a", "ci_high_a", "ci_low_b", "ci_high_b")
@@ -18,7 +19,7 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
          default_run: str | None = None) -> tuple[str, str]:
     """Draw one side's run and model pickers; return (run key, model)."""
     with column:
-        st.markdown(f"**{title}**")
+        st.markdown(f"**{literal(title)}**")
         chosen = view_state.single(st, "Run", keys, run_key, default=default_run,
                                    format_func=lambda k: labels.get(k, k))
         models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
@@ -47,7 +48,7 @@ def main() -> None:
         return
     comparison = explorer_data.comparison(key_a, model_a, key_b, model_b)
     label_a, label_b = comparison.label_a, comparison.label_b
-    st.markdown(f"**{comparison.headline()}**")
+    st.markdown(f"**{literal(comparison.headline())}**")
     st.plotly_chart(charts.comparison_figure(comparison.lcs, label_a, label_b), width="stretch", key="comparison")
     percent = {c: st.column_config.NumberColumn(format="percent") for c in PERCENT}
     by_cap, by_lc = st.tabs(["Per capability", "Per LC"])

@@ -10,6 +10,7 @@ import streamlit as st
 
 from alict_app import artefacts, backends, charts, loading_box, state, widgets
 from alict_app.expansion_tables import highlight, masked_frame, verdict_frame
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 
 
@@ -19,7 +20,8 @@ def backend_picker(kind: str, key: str, label: str) -> str | None:
     if kind == "mlm" and not names and not left_out:
         names, left_out = backends.loadable_names(kind)
     if not names:
-        st.info(f"No {label.lower()} that can load here." + (f" {'; '.join(left_out.values())}." if left_out else ""))
+        reasons = f" {literal('; '.join(left_out.values()))}." if left_out else ""
+        st.info(f"No {label.lower()} that can load here.{reasons}")
         return None
     state.ensure_choice(key, names)
     st.selectbox(label, names, key=key,

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import harden_view, presses, run_picker, state
+from alict_app.formatting import literal
 from alict_app.guard import run_page
 from alict_core.harden import guards
 from alict_core.harden.export import list_runs
@@ -44,8 +45,8 @@ def choose_lcs(run: dict[str, Any], model: str, split: str, seed: int) -> list[s
                          f"{guards.MIN_TEST_CASES} cases)", list(readiness.lc_id), key="harden_lcs")
     short = readiness[readiness.lc_id.isin(lcs) & (readiness.test_cases < guards.MIN_TEST_CASES)]
     if len(short):
-        st.warning(guards.split_size_message(list(zip(short.lc_id, short.test_cases.astype(int), strict=True)),
-                                             guards.MIN_TEST_CASES) + ". Retraining refuses it.")
+        st.warning(literal(guards.split_size_message(list(zip(short.lc_id, short.test_cases.astype(int), strict=True)),
+                                                     guards.MIN_TEST_CASES) + ". Retraining refuses it."))
     return lcs
 
 

@@ -27,14 +27,14 @@ def demo_view(key: str) -> None:
         st.success("No failures in this run.")
         return
     for model, group in top.groupby("model", sort=False):
-        st.markdown(f"#### {model}")
+        st.markdown(f"#### {literal(model)}")
         for _, row in group.iterrows():
             flag = " · 🔁 pass-to-fail" if row.get("pass_to_fail") else ""
             confidence = f"{row['confidence']:.0%}" if pd.notna(row.get("confidence")) else "?"
             st.markdown(
-                f"> {row['text']}\n\n**{row['lc_title']}** ({row['capability']}) — "
-                f"expected *{row.get('expected', '?')}*, "
-                f"predicted **{row.get('predicted', '?')}** ({confidence}){flag}"
+                f"> {literal(row['text'])}\n\n**{literal(row['lc_title'])}** ({literal(row['capability'])}) — "
+                f"expected *{literal(row.get('expected', '?'))}*, "
+                f"predicted **{literal(row.get('predicted', '?'))}** ({confidence}){flag}"
             )
 
 
@@ -66,7 +66,7 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
         baseline = reporting.import_baseline(source, task)
         st.caption(f"{len(baseline)} baseline tests in {baseline['capability'].nunique()} capabilities")
         for skipped in baseline.attrs.get("skipped", []):
-            st.warning(f"Skipped {skipped}")
+            st.warning(f"Skipped {literal(skipped)}")
         st.dataframe(reporting.side_by_side(summary, baseline), hide_index=True, width="stretch")
 
 
@@ -88,7 +88,7 @@ def validity_note(key: str) -> None:
     """How many generated cases the validity checks flagged (excluded unless kept), per LC and reason."""
     validity = (runs.load_run(key).extra or {}).get("validity")
     if validity:
-        st.caption(validity.get("note", ""))
+        st.caption(literal(validity.get("note", "")))
 
 
 def big_report(key: str) -> None:
@@ -107,12 +107,13 @@ def big_report(key: str) -> None:
         catalog = lc_catalog(sample["lc_id"], dict(zip(sample["lc_id"], sample["capability"], strict=True)))
         top = sample.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
         for model, group in top.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False):
-            st.markdown(f"#### {model}")
+            st.markdown(f"#### {literal(model)}")
             for _, row in group.head(3).iterrows():
                 flag = " · 🔁 pass-to-fail" if row["pass_to_fail"] else ""
                 info = catalog[row["lc_id"]]
-                st.markdown(f"> {literal(row['text'])}\n\n**{literal(info.title)}** ({info.capability}) — expected "
-                            f"*{row['expected']}*, predicted **{row['predicted']}** ({row['confidence']:.0%}){flag}")
+                st.markdown(f"> {literal(row['text'])}\n\n**{literal(info.title)}** ({literal(info.capability)}) — "
+                            f"expected *{literal(row['expected'])}*, predicted **{literal(row['predicted'])}** "
+                            f"({row['confidence']:.0%}){flag}")
     with full:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         st.subheader("Downloads")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from alict_app import state, widgets
-from alict_app.formatting import TASK_TITLES
+from alict_app.formatting import TASK_TITLES, literal
 from alict_app.guard import guarded, run_page
 from alict_app.review_judge import judge_view, reset_position
 from alict_app.review_tasks import create_task_form, show_notice, store
@@ -48,7 +48,7 @@ def main() -> None:
     try:  # said now, not when a click would create the reviewer
         check_name(reviewer, "your name", 100)
     except ReviewError as exc:
-        st.error(f"{exc}; use letters, digits and spaces.")
+        st.error(f"{literal(exc)}; use letters, digits and spaces.")
         return
     reset_position((task.name, reviewer))
     judge_view(task, reviewer)

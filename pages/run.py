@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from alict_app import backends, run_monitor, run_view, state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
@@ -78,14 +79,14 @@ def user_model_form(task: str) -> None:
         st.text_input("Display name", key="um_label", placeholder="my-model", max_chars=LABEL_CHARS)
         st.button("Add model", on_click=add_user_model, args=(task,))
         if st.session_state.get("um_problem"):
-            st.error(st.session_state.pop("um_problem"))
+            st.error(literal(st.session_state.pop("um_problem")))
         pending = st.session_state.pop("um_pending", None)
         if pending:
             with guarded(f"loading model {pending['label']}"):
                 backends.model_from_ref(pending)  # fails here, with a clear message, if unusable
                 models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
                 st.session_state["user_models"] = [*models, pending]
-                st.success(f"Added {pending['label']}")
+                st.success(f"Added {literal(pending['label'])}")
         for ref in st.session_state.get("user_models", []):
             if ref["task"] == task:
                 st.checkbox(f"use {ref['label']} ({ref['name']})", value=True, key=f"use::{ref['label']}")
@@ -105,7 +106,7 @@ def main() -> None:
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
     user_model_form(task)
     refs = chosen_models(task)
-    st.caption("Models: " + (", ".join(r["label"] for r in refs) or "none — pick models in the sidebar"))
+    st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))
     chosen, request = run_view.request_form(task, specs, refs)
     run_view.run_section(task, request, chosen)
 

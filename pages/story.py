@@ -28,18 +28,19 @@ def failure_card(row: pd.Series) -> None:
     """One failure: what the model should have said, what it said, and which words drove it."""
     with st.container(border=True):
         mark = " · ✔ reviewed" if row["reviewed"] else ""
-        st.markdown(f"**{plain_capability(row['capability'])} · {literal(row['lc_title'])}**{mark}")
+        st.markdown(f"**{literal(plain_capability(row['capability']))} · {literal(row['lc_title'])}**{mark}")
         if row["show_seed"] and row["seed_text"]:
             st.markdown(f"> {literal(row['seed_text'])}\n\nbecomes\n\n> {literal(row['text'])}")
             st.caption("the model gets the original sentence right and this small change wrong")
         else:
             st.markdown(f"> {literal(row['text'])}")
         confidence = f" ({row['confidence']:.0%} sure)" if pd.notna(row["confidence"]) else ""
-        st.markdown(f"Expected **{row['expected']}**, the model says **{row['predicted']}**{confidence}.")
+        st.markdown(f"Expected **{literal(row['expected'])}**, "
+                    f"the model says **{literal(row['predicted'])}**{confidence}.")
         contributions = row["contributions"]
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]),
                     unsafe_allow_html=True)
-        st.caption(f"red words push the model towards “{row['predicted']}”, blue words away¹")
+        st.caption(f"red words push the model towards “{literal(row['predicted'])}”, blue words away¹")
 
 
 def model_headline(rates: pd.DataFrame) -> str:
@@ -49,7 +50,7 @@ def model_headline(rates: pd.DataFrame) -> str:
     sizable = rates[rates["n_cases"] >= MIN_CASES_WORST]
     if not sizable.empty and sizable["fail_rate"].max() > 0:
         worst = sizable.sort_values(["fail_rate", "n_cases"], ascending=False).iloc[0]
-        line += (f" Worst on *{worst['lc_title']}* ({plain_capability(worst['capability'])}): fails "
+        line += (f" Worst on *{literal(worst['lc_title'])}* ({literal(plain_capability(worst['capability']))}): fails "
                  f"{percent_with_interval(int(worst['n_fail']), int(worst['n_cases']))}.")
     return line
 
@@ -71,7 +72,7 @@ def main() -> None:
         return
     rates = pd.DataFrame(story["rates"])
     for model, group in top.groupby("model", sort=False):
-        st.subheader(model)
+        st.subheader(literal(model))
         st.markdown(model_headline(rates[rates["model"] == model]))
         for column, (_, row) in zip(st.columns(len(group)), group.iterrows(), strict=True):
             with column:

@@ -65,7 +65,7 @@ def test_filter_group_and_the_link_reopens_the_same_view():
     assert set(at.dataframe[-2].value["lc_id"]) <= {"sentiment-lc04", "sentiment-lc05"}  # the case table: Negation LCs
     assert heatmap_rows(at) and all(row.startswith("Negation · ") for row in heatmap_rows(at))
     headline = next(m.value for m in at.markdown if "% of the" in m.value)
-    assert headline.startswith("**fake-sentiment fails") and "of the LC 'Negation · " in headline
+    assert headline.startswith("**fake\\-sentiment fails") and "of the LC 'Negation · " in headline
     link = query(at)
     assert link["cap"] == "Negation" and link["group"] == "LC" and link["run"] == key and "::" in link["case"]
     again = start(link)  # a new session opened from the copied link
@@ -138,7 +138,7 @@ def test_demo_mode_opens_on_the_story_and_renders_nothing_that_writes(monkeypatc
     demo = start({"run": key})
     assert_clean(demo)
     assert demo.title[0].value == "Story"
-    assert [s.value for s in demo.subheader] == ["fake-sentiment"]
+    assert [s.value for s in demo.subheader] == ["fake\\-sentiment"]  # a model name drawn as text
     cards = [m.value for m in demo.markdown if m.value.startswith("Expected **")]
     assert 2 <= len(cards) <= 3 and sum('class="alict-contrib"' in m.value for m in demo.markdown) == len(cards)
     writing = {"run_go", "baseline_path", "baseline_upload", "spec_save", "um_add"}

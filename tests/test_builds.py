@@ -165,7 +165,9 @@ def test_a_killed_build_leaves_the_previous_artefact_intact(tmp_path):
 
 def test_a_swap_killed_half_way_is_recovered(tmp_path):
     previous = build("mlm", "quick", tmp_path, trainer=_fake_trainer({"meta.json": "old"}), log=lambda _: None)
-    previous.path.rename(tmp_path / "quick" / ".mlm.old-123-1")  # killed between the two renames
+    from alict_core.common.manifest import own_name
+
+    previous.path.rename(tmp_path / "quick" / own_name(".mlm.old-"))  # killed between the two renames
     assert artefacts.locate("mlm", tmp_path) is None
     kept = build("mlm", "quick", tmp_path, force=False, trainer=_fake_trainer({"meta.json": "x"}), log=lambda _: None)
     assert (kept.path / "meta.json").read_text() == "old"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -420,7 +421,7 @@ def test_harden_page_retrains_to_completion(saved_run, tiny_parent, tmp_path, mo
     assert any(c.value.startswith("Leak check: 0 of") for c in at.caption)
     assert any("1 texts equal to a training text left out" in c.value for c in at.caption)
     # the other LC got worse (0 % -> 100 %): flagged in red with its delta, interval and paired test after Holm
-    worse = next(m.value for m in at.markdown if m.value.startswith(":red[**Worse after hardening (1):**]"))
+    worse = shown(next(m.value for m in at.markdown if m.value.startswith(":red[**Worse after hardening (1):**]")))
     assert "toy-lc02: fail rate 0.0% → 100.0% (+100.0 points, 95 % CI +" in worse
     assert "paired p < 0.001, Holm p < 0.001)" in worse and "not significant" not in worse
     other = next(row for row in result["lcs"] if not row["trained"])
@@ -614,14 +615,14 @@ def test_harden_page_refuses_a_short_test_split_and_writes_nothing(saved_run, ti
     assert reasons["toy-lc01"] == "its test split holds 6 cases, under the minimum of 10"
     at.multiselect(key="harden_lcs").set_value(["toy-lc01"]).run()
     message = "the test split of toy-lc01 holds 6 cases, under the minimum of 10 per trained LC"
-    assert any(w.value.startswith(message) for w in at.warning)
+    assert any(shown(w.value).startswith(message) for w in at.warning)
     at.button(key="harden_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert any(message in shown(e.value) for e in at.error), [e.value for e in at.error]  # drawn escaped
     at.run()  # a rerun from elsewhere (the sidebar's probe resolving) keeps the refusal: it was wiped under load
-    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert any(message in shown(e.value) for e in at.error), [e.value for e in at.error]
     at.multiselect(key="harden_lcs").set_value([]).run()  # other inputs: the refusal was about the old ones
-    assert not any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert not any(message in shown(e.value) for e in at.error), [e.value for e in at.error]
     assert "harden_result" not in at.session_state
     assert not list(artefact_dir("harden").iterdir()) and not list_versions()
 
@@ -673,3 +674,7 @@ def test_cases_carry_their_seeds_source_sentences():
     assert [c.meta["source_ids"] for c in cases] == [["sst-test-3", "sst-train-4"]] * 2
     assert cases[1].meta["words"] == ["very"]
 
+
+def shown(markdown: str) -> str:
+    """The text a Markdown string shows (its backslash escapes undone): pages escape the values they draw."""
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -266,7 +266,7 @@ def test_registry_tags_and_cache():
     assert get_model("vader") is get_model("vader")
     with pytest.raises(AlictError, match="unknown model 'nope'.*vader"):
         get_model("nope")
-    with pytest.raises(ModelError, match="bad arguments"):
+    with pytest.raises(ModelError, match="model 'vader' takes no arguments; given: colour; unknown: colour"):
         get_model("vader", colour="red")
 
 

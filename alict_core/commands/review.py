@@ -89,12 +89,16 @@ def _foreign_schema(handler):
 
     @functools.wraps(handler)
     def checked(args: argparse.Namespace) -> int:
-        from sqlalchemy.exc import SQLAlchemyError
+        from sqlalchemy.exc import DataError, SQLAlchemyError
 
         from alict_core.review.store import ReviewError, default_url, safe_url
 
         try:
             return handler(args)
+        except DataError as exc:  # a value the database refused: the input's fault, not the database's
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
+            raise ReviewError(f"review database {safe_url(args.db or default_url())} refused a value ({reason}); "
+                              "check the file's texts and notes") from None
         except SQLAlchemyError as exc:
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
             raise ReviewError(f"review database {safe_url(args.db or default_url())} cannot be used ({reason}); "

@@ -66,9 +66,20 @@ def _checked_env_data_dir(value: str) -> Path:
     return path
 
 
+def env_setting(name: str, what: str = "a folder") -> str | None:
+    """A path or URL setting: None when unset; set but empty (or blank) is refused, never read as unset (an empty
+    ``ALICT_CACHE_DIR`` silently opened the shared ~/.cache/alict-studio)."""
+    if name not in os.environ:
+        return None
+    value = os.environ[name]
+    if not value.strip():
+        raise AlictError(f"{name} is set but empty; unset it or set it to {what}")
+    return value
+
+
 def cache_dir() -> Path:
     """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
-    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
+    root = Path(env_setting(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -93,11 +104,10 @@ def workspace_dir() -> Path:
 
     Not created here: only saving a spec creates it.
     """
-    if WORKSPACE_ENV not in os.environ:
+    configured = env_setting(WORKSPACE_ENV)  # set but empty: refused (no silent fallback to the default)
+    if configured is None:
         return cache_dir() / "workspace"
-    configured = os.environ[WORKSPACE_ENV].strip()
-    if not configured:  # no silent fallback to the default workspace (as for ALICT_DATA_DIR)
-        raise AlictError(f"{WORKSPACE_ENV} is set but empty; unset it or set it to a folder")
+    configured = configured.strip()
     path = Path(configured).expanduser()
     if path.exists() and not path.is_dir():
         raise AlictError(f"{WORKSPACE_ENV} names a file, not a folder; point it at a folder (it is created when a "

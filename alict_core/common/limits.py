@@ -42,6 +42,24 @@ def setting_number(variable: str, default: float, low: float, high: float, whole
         raise AlictError(f"{variable}={raw[:20]!r} must be {what} from {low:g} to {high:g}")
     return value
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def setting_flag(variable: str, default: bool = False) -> bool:
+    """An on/off setting from ``$variable`` (``default`` when unset or blank): one of the documented spellings
+    (1/true/yes/on, 0/false/no/off, any case), else one message (``ALICT_DEMO_MODE=y`` was read as off: the
+    server the operator meant read-only was fully writable)."""
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in TRUE_WORDS:
+        return True
+    if raw.lower() in FALSE_WORDS:
+        return False
+    raise AlictError(f"{variable}={raw[:20]!r}: use {'/'.join(TRUE_WORDS)} or {'/'.join(FALSE_WORDS)}")
+
+
 ENV_PREFIX = "ALICT_LIMIT_"
 
 

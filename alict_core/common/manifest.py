@@ -18,14 +18,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import fnmatch
+import glob
 import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import stat
-import tempfile
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
@@ -316,15 +317,47 @@ def named_dir(target: Path | str) -> Path:
     return path
 
 
+OWN_NAME = re.compile(r"^(?P<prefix>\..*\.(?:tmp|old|staging)-)(?P<token>[0-9a-f]{12})-(?P<seal>[0-9a-f]{10})$")
+
+
+def _seal(prefix: str, token: str) -> str:
+    return hashlib.sha256(f"alict-studio temporary folder:{prefix}:{token}".encode()).hexdigest()[:10]
+
+
+def own_name(prefix: str) -> str:
+    """A new name for a temporary folder this program makes (``<prefix><token>-<seal>``, e.g.
+    ``.out.tmp-3f…-9a…``): a random token and a seal computed from it, by which :func:`is_own` tells the
+    program's own folders from a user's (``.photos.tmp-2019``, a backup ``.out.old``: both were removed or moved
+    into place as if they were an interrupted swap's)."""
+    token = secrets.token_hex(6)
+    return f"{prefix}{token}-{_seal(prefix, token)}"
+
+
+def is_own(path: Path) -> bool:
+    """Whether ``path`` is a temporary folder this program named (:func:`own_name`); only those are cleaned or
+    recovered."""
+    found = OWN_NAME.match(Path(path).name)
+    if found is None:
+        return False
+    return found["seal"] == _seal(found["prefix"], found["token"]) and Path(path).is_dir()
+
+
 def _old_name(target: Path) -> Path:
-    return target.with_name(f".{target.name}.old")
+    """Where the old content of ``target`` waits during a two-rename swap (a sealed name)."""
+    return target.with_name(own_name(f".{target.name}.old-"))
+
+
+def _olds(target: Path) -> list[Path]:
+    """The old copies of ``target`` this program left beside it in a swap interrupted between its renames."""
+    olds = [p for p in target.parent.glob(f".{glob.escape(target.name)}.old-*") if is_own(p)]
+    return sorted(olds, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
 def recover_dir(target: Path) -> None:
-    """Finish an interrupted swap: if ``target`` is missing but its old copy is beside it, put it back."""
+    """Finish an interrupted swap: if ``target`` is missing but its old copy (one this program named) is beside it,
+    put it back; a folder of the same pattern that this program did not name is left alone."""
     target = named_dir(target)
-    old = _old_name(target)
-    if old.is_dir():
+    for old in _olds(target):
         if not target.exists():
             os.replace(old, target)
         else:
@@ -332,11 +365,12 @@ def recover_dir(target: Path) -> None:
 
 
 def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
-    """Remove temporary folders of killed writers (``.<name>.tmp-*``) older than ``max_age_s``."""
+    """Remove temporary folders of killed writers older than ``max_age_s``: only those this program named
+    (:func:`is_own`), never a user's ``.<name>.tmp-…`` folder."""
     now = time.time()
     for tmp in Path(parent).glob(".*.tmp-*"):
         try:
-            if tmp.is_dir() and now - tmp.stat().st_mtime > max_age_s:
+            if is_own(tmp) and now - tmp.stat().st_mtime > max_age_s:
                 shutil.rmtree(tmp, ignore_errors=True)
         except OSError:
             continue
@@ -461,7 +495,7 @@ def staging_dir(parent: Path, prefix: str) -> Path:
     """A new empty folder ``<parent>/<prefix><random>`` with the usual permissions (``mkdtemp`` would make it
     private, and the folder it becomes would stay so)."""
     while True:
-        folder = Path(parent) / f"{prefix}{secrets.token_hex(6)}"
+        folder = Path(parent) / own_name(prefix)
         try:
             folder.mkdir()
             return folder
@@ -482,13 +516,11 @@ def replace_dir(complete: Path, target: Path) -> None:
         os.replace(complete, target)
         return
     if _exchange(complete, target):
-        trash = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-old-", dir=target.parent))
+        trash = target.with_name(own_name(f".{target.name}.tmp-"))
         os.replace(complete, trash)  # ``complete`` holds the old content now
         shutil.rmtree(trash, ignore_errors=True)
         return
     old = _old_name(target)
-    if old.exists():
-        shutil.rmtree(old)
     os.replace(target, old)
     os.replace(complete, target)
     shutil.rmtree(old, ignore_errors=True)

@@ -15,7 +15,14 @@ from alict_core.common.csvsafe import write_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json, write_json, write_jsonl
-from alict_core.common.manifest import check_output_dir, clean_stale, recover_dir, replace_dir, staging_dir
+from alict_core.common.manifest import (
+    check_output_dir,
+    clean_stale,
+    folder_lock,
+    recover_dir,
+    replace_dir,
+    staging_dir,
+)
 from alict_core.common.repeats import distinct
 from alict_core.harden.guards import LcReadiness, check_test_split, lc_readiness
 from alict_core.harden.split import (
@@ -255,8 +262,12 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
                                              "untrainable": summary.untrainable, "formats": list(formats)})
-        _check_only_export_files(out_dir)
-        replace_dir(staging, out_dir)  # old or new export, never a mix (a kill between renames is recovered)
+        with folder_lock(out_dir):  # checked again at the swap, in turn: another export may have filled it since
+            if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
+                raise AlictError(f"--out {out_dir} is not empty (another export wrote it meanwhile); pass "
+                                 "--overwrite to replace it")
+            _check_only_export_files(out_dir)
+            replace_dir(staging, out_dir)  # old or new export, never a mix (a kill between renames is recovered)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

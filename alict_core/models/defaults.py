@@ -85,7 +85,10 @@ def _truthy(value: str | None) -> bool:
 
 def offline_forced() -> bool:
     """Whether the environment says not to touch the network (HF_HUB_OFFLINE, ALICT_OFFLINE ...)."""
-    return any(_truthy(os.environ.get(name)) for name in OFFLINE_ENVS)
+    from alict_core.common.limits import setting_flag
+
+    # ours strictly (an unknown spelling is one message); the hub's own switches as the hub reads them
+    return setting_flag(OFFLINE_ENVS[0]) or any(_truthy(os.environ.get(name)) for name in OFFLINE_ENVS[1:])
 
 
 def hf_cache_dir() -> Path:

@@ -150,14 +150,32 @@ _CACHE: LoadOnceCache[Model] = LoadOnceCache(
     "models", max_entries=int(setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)))
 
 
+def argument_problem(name: str, entry: Any, kwargs: dict[str, Any]) -> str:
+    """What a model kind takes, from its registry entry (``params``) and its factory's named arguments, and what
+    was given: never a private function's signature ("_hf() missing 2 required positional arguments")."""
+    import inspect
+
+    hints = {param.name: param.hint for param in entry.params}
+    named = [p for p in inspect.signature(entry.factory).parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    needed = [*hints, *(p.name for p in named if p.name not in hints and p.default is p.empty)]
+    takes = ", ".join(f"{arg}=<{hints.get(arg) or ('sentiment or hate_speech' if arg == 'task' else '…')}>"
+                      for arg in needed) or "no arguments"
+    given = ", ".join(sorted(kwargs)) or "none"
+    unknown = sorted(set(kwargs) - set(needed) - {p.name for p in named})
+    extra = f"; unknown: {', '.join(unknown)}" if unknown else ""
+    example = f" (e.g. {name}:{needed[0]}=…)" if needed else ""
+    return f"model {name!r} takes {takes}; given: {given}{extra}{example}"
+
+
 def _build(name: str, kwargs: dict[str, Any]) -> Model:
     entry = model_entry(name)
     try:
         return entry.factory(**kwargs)
     except AlictError:
         raise
-    except TypeError as exc:
-        raise ModelError(f"model {name!r}: bad arguments {sorted(kwargs)}: {exc}") from exc
+    except TypeError:
+        raise ModelError(argument_problem(name, entry, kwargs)) from None
     except ImportError as exc:
         raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from alict_core.common.csvsafe import restore, write_csv_rows
 from alict_core.common.jsonl import atomic_path
-from alict_core.review.store import ReviewError, ReviewStore, check_score
+from alict_core.review.store import NOTE_CHARS, ReviewError, ReviewStore, check_note, check_score, reviewer_key  # noqa: F401 - NOTE_CHARS: the limit, for readers of this module
 
 ITEM_COLUMNS = ("task", "item_id", "set_no", "case_id", "text_hash", "lc_id", "lc_title", "lc_description", "kind",
                 "seed_text", "text")
@@ -63,7 +63,6 @@ def export_task(store: ReviewStore, task_name: str, path: Path | str, fmt: str |
     return len(rows)
 
 
-NOTE_CHARS = 2000  # what the store keeps of a note
 REQUIRED_COLUMNS = ("case_id", "text_hash", "reviewer", "relevance", "label_score")
 TEXT_COLUMNS = ("task", "case_id", "text_hash", "reviewer", "note")
 
@@ -131,10 +130,8 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
             raise ReviewError(f"{where}: reviewer name longer than 100 characters")
         if not reviewer.isprintable():
             raise ReviewError(f"{where}: reviewer name {reviewer[:40]!r} holds control characters")
-        note = str(row.get("note") or "")
-        if len(note) > NOTE_CHARS:
-            raise ReviewError(f"{where}: note longer than {NOTE_CHARS} characters ({len(note)}); shorten it")
-        first = seen.setdefault((item.id, reviewer.casefold()), where)  # 'ann' and 'ANN' are one reviewer
+        note = check_note(row.get("note") or "", prefix)
+        first = seen.setdefault((item.id, reviewer_key(reviewer)), where)  # 'ann' and 'ANN' are one reviewer
         if first != where:  # the last would win silently, and the count would be off
             raise ReviewError(f"{where}: case {item.case_id!r} is judged by {reviewer!r} again (first at {first})")
         planned.append((item.id, reviewer, scores, note))

@@ -15,11 +15,11 @@ as one with no review tasks (it is not created).
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -191,9 +191,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 def default_url() -> str:
     """``$ALICT_REVIEW_DB_URL``, else a SQLite file under the cache directory."""
-    if os.environ.get(DB_URL_ENV):
-        return os.environ[DB_URL_ENV]
-    from alict_core.common.config import cache_dir
+    from alict_core.common.config import cache_dir, env_setting
+
+    configured = env_setting(DB_URL_ENV, "a database URL")  # set but empty: refused, not the default database
+    if configured is not None:
+        return configured
 
     return f"sqlite:///{cache_dir() / 'review' / 'review.sqlite'}"
 
@@ -602,13 +604,39 @@ def check_stored_judgement(j: Any, item: Any, task_name: str, suite: str) -> Non
 
 
 def check_name(name: str | None, what: str, longest: int) -> str:
-    """A task or reviewer name, stripped: 1 to ``longest`` printable characters (no NUL or line breaks)."""
-    name = (name or "").strip()
+    """A task or reviewer name, stripped and in Unicode's composed form (NFC: 'e' + a combining accent is stored
+    as 'é'): 1 to ``longest`` printable characters (no NUL or line breaks)."""
+    name = unicodedata.normalize("NFC", (name or "").strip())
     if not name or len(name) > longest:
         raise ReviewError(f"{what} must be 1–{longest} characters, got {name[:40]!r}")
     if not name.isprintable():
         raise ReviewError(f"{what} {name[:40]!r} holds control characters")
     return name
+
+
+def reviewer_key(name: str) -> str:
+    """The key under which two reviewer names are one reviewer: Unicode-normalised (NFKC) and case-folded, so
+    'Amélie' typed on two keyboards (composed, or e + a combining accent), full-width 'ａｎｎ' and 'ANN', 'Straße'
+    and 'STRASSE' are each one person (they were two reviewers: one set assigned twice to one visible name)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+NOTE_CHARS = 2000  # the longest note kept
+NOTE_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and line breaks
+
+
+def check_note(note: Any, where: str = "") -> str:
+    """A reviewer's note: at most ``NOTE_CHARS`` characters, no NUL or other control character but tab and line
+    breaks (a NUL was stored by SQLite and refused by PostgreSQL, blamed on the database; a long note was cut
+    silently on the page where an import refused it)."""
+    text = "" if note is None else str(note)
+    if len(text) > NOTE_CHARS:
+        raise ReviewError(f"{where}note longer than {NOTE_CHARS} characters ({len(text)}); shorten it")
+    found = NOTE_CONTROLS.search(text)
+    if found:
+        raise ReviewError(f"{where}note holds a control character ({found.group()!r} at character "
+                          f"{found.start() + 1}); remove it")
+    return text
 
 
 def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[str]:
@@ -617,7 +645,7 @@ def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[
     checked: dict[str, str] = {}  # case-folded name → name as given; ordered, with set-speed lookups
     for name in names:
         name = check_name(name, f"a reviewer name in {what}", 100)
-        key = name.casefold()  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
+        key = reviewer_key(name)  # 'ann' and 'Ann' read as one person on a form and in a spreadsheet
         if key in checked:
             if checked[key] == name:
                 raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
@@ -645,8 +673,8 @@ class ReviewStore:
         reviewer, as ``check_reviewers`` says: 'ANN' was stored beside 'ann', one person counted twice)."""
         found = s.scalar(select(Reviewer).where(Reviewer.name == name))
         if found is None:
-            key = name.casefold()
-            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if r.name.casefold() == key),
+            key = reviewer_key(name)
+            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if reviewer_key(r.name) == key),
                          None)
         return found
 
@@ -795,7 +823,7 @@ class ReviewStore:
             "label_score": check_score("label score", label_score, where=where),
             "validity": (check_score("validity", validity, optional=True, where=where)
                          if item.kind == "expansion" else None),
-            "note": str(note or "")[:2000],
+            "note": check_note(note, where),
         }
         if item.kind == "expansion" and values["validity"] is None:
             raise ReviewError(f"{where}an expansion needs a validity score (does the seed's label still hold?)")
@@ -830,7 +858,9 @@ class ReviewStore:
         all or nothing, and fast: one commit instead of one per row). Scores are checked as in :meth:`judge`."""
         if not entries:
             return 0
-        rids = {name: self.reviewer(name).id for name in sorted({e[1] for e in entries})}
+        names = sorted({check_name(e[1], "reviewer name", 100) for e in entries})
+        if self.read_only:
+            raise ReviewError("the review database is open read-only; judgements cannot be saved")
         with self.session() as s:
             kinds = dict(s.execute(select(ReviewItem.id, ReviewItem.kind)
                                    .where(ReviewItem.id.in_(sorted({e[0] for e in entries})))).tuples().all())
@@ -844,11 +874,11 @@ class ReviewStore:
                       "label_score": check_score("label score", scores.get("label_score"), where=where),
                       "validity": (check_score("validity", scores.get("validity"), optional=True, where=where)
                                    if kinds[item_id] == "expansion" else None),
-                      "note": str(note or "")[:2000]}
+                      "note": check_note(note, where)}
             if kinds[item_id] == "expansion" and values["validity"] is None:
                 raise ReviewError(f"{where}an expansion needs a validity score")
-            rows.append({"item_id": item_id, "reviewer_id": rids[reviewer], "created_at": now, "updated_at": now,
-                         **values})
+            rows.append({"item_id": item_id, "reviewer": check_name(reviewer, "reviewer name", 100),
+                         "created_at": now, "updated_at": now, **values})
         insert = self._upsert_insert()
 
         statement = insert(Judgement)
@@ -857,12 +887,33 @@ class ReviewStore:
             set_={k: getattr(statement.excluded, k) for k in ("relevance", "label_score", "validity", "note",
                                                                "updated_at")})
 
-        def write() -> None:
-            with self.engine.begin() as conn:
-                conn.execute(statement, rows)  # executemany: compiled once
+        def write() -> None:  # one transaction: the new reviewers and the judgements, all or nothing
+            with self.session() as s:
+                rids = self._reviewer_ids(s, names)
+                s.execute(statement, [{**{k: v for k, v in row.items() if k != "reviewer"},
+                                       "reviewer_id": rids[str(row["reviewer"])]} for row in rows])  # compiled once
+                s.commit()
 
         retrying(write)
         return len(rows)
+
+    def _reviewer_ids(self, s: Session, names: Sequence[str]) -> dict[str, int]:
+        """name → id of each reviewer in ``names``, the missing ones created in ``s``'s transaction (not
+        committed here: an import that fails or is killed after this leaves no reviewer behind)."""
+        _lock_reviewers(s)  # creation serialised as in :meth:`reviewer`
+        by_key: dict[str, Reviewer] = {}
+        for reviewer in s.scalars(select(Reviewer).order_by(Reviewer.id)):
+            by_key.setdefault(reviewer_key(reviewer.name), reviewer)
+        ids = {}
+        for name in names:
+            found = s.scalar(select(Reviewer).where(Reviewer.name == name)) or by_key.get(reviewer_key(name))
+            if found is None:
+                found = Reviewer(name=name)
+                s.add(found)
+                s.flush()
+                by_key[reviewer_key(name)] = found
+            ids[name] = found.id
+        return ids
 
     def judgements(self, task_id: int | None = None, *, suite_task: str | None = None,
                    reviewer: str | None = None) -> list[dict[str, Any]]:

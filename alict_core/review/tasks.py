@@ -71,6 +71,11 @@ def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence
         others = ", ".join(sorted({str(c.task) for c in cases}))
         raise ReviewError(f"the cases are of task {others}, not {task}; give --task {others.split(', ')[0]} or "
                           f"cases of task {task}")
+    if len(chosen) < len(cases):  # a mixed file: its other-task cases were dropped without a word
+        other = next(c for c in cases if (c.task or task) != task)
+        raise ReviewError(f"the cases mix tasks: {len(cases) - len(chosen)} of {len(cases)} are not of task "
+                          f"{task} (the first: case {other.case_id!r} of task {other.task}); review one task's cases "
+                          "at a time")
     items, summary = draw_sample(chosen, plan, lc_titles(task))
     pairs = assign_sets(summary["n_sets"], plan.k, reviewers)
     return store.create_task(name, task, summary, items, pairs), summary

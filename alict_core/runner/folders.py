@@ -229,9 +229,13 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 
 def clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
-    """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since)."""
+    """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since): only folders holding this
+    program's progress file (a run's re-write), never a user's ``.x.pending`` folder."""
     now = time.time()
     for folder in Path(root).glob(".*.pending"):
+        progress = read_progress(folder)
+        if progress is None or not {"run_id", "shard_size"} <= set(progress):
+            continue
         try:
             stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)
             if folder.is_dir() and now - stamp > max_age_s:

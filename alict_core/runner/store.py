@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from alict_core.common.errors import AlictError
-from alict_core.common.manifest import recover_dir
+from alict_core.common.manifest import is_own, recover_dir
 from alict_core.common.refs import resolve_inside
 
 
@@ -36,8 +36,9 @@ def list_runs(root: Path | None = None) -> list[Path]:
     root = Path(root) if root is not None else runs_root()
     if not root.is_dir():
         return []
-    for old in root.glob(".*.old"):  # a swap interrupted between its two renames
-        recover_dir(old.with_name(old.name[1:-4]))
+    for old in root.glob(".*.old-*"):  # a swap interrupted between its two renames (only this program's own)
+        if is_own(old):
+            recover_dir(old.with_name(old.name[1:old.name.rindex(".old-")]))
     runs = [p for p in run_folders(root) if not (by_id and copied_from(p) is not None)]
     return sorted(runs, key=lambda p: p.stat().st_mtime)
 

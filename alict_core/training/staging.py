@@ -20,14 +20,13 @@ import contextlib
 import fcntl
 import os
 import shutil
-import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import write_json
+from alict_core.common.manifest import is_own, own_name, staging_dir
 from alict_core.models.artefacts import FORMAT, MANIFEST, file_hashes
 
 
@@ -81,20 +80,21 @@ def recover(folder: Path) -> None:
     parent = folder.parent
     if not parent.is_dir():
         return
-    aside = sorted(parent.glob(_aside_prefix(folder) + "*"), key=lambda p: p.stat().st_mtime)
-    for old in aside:
+    aside = sorted((p for p in parent.glob(_aside_prefix(folder) + "*") if is_own(p)), key=lambda p: p.stat().st_mtime)
+    for old in aside:  # only folders this program named (a user's `.x.old-…` beside a `build --out` stays)
         if not folder.exists():
             old.rename(folder)
         else:
             shutil.rmtree(old, ignore_errors=True)
     for stale in parent.glob(_staging_prefix(folder) + "*"):
-        shutil.rmtree(stale, ignore_errors=True)
+        if is_own(stale):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def new_staging(folder: Path) -> Path:
     """A fresh, unique staging folder beside ``folder`` (same file system, so the final rename is atomic)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=_staging_prefix(folder), dir=folder.parent))
+    return staging_dir(folder.parent, _staging_prefix(folder))
 
 
 def write_manifest(staging: Path, info: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def publish(staging: Path, folder: Path, info: dict[str, Any]) -> dict[str, Any]
     manifest = write_manifest(staging, info)
     old = None
     if folder.exists():
-        old = folder.parent / f"{_aside_prefix(folder)}{os.getpid()}-{time.time_ns()}"
+        old = folder.parent / own_name(_aside_prefix(folder))
         folder.rename(old)
     staging.rename(folder)
     if old is not None:

@@ -76,7 +76,7 @@ def test_sigkill_leaves_old_or_new(tmp_path, what):
             assert manifest.key in ids
             seen_ids.add(manifest.key)
         leftovers = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
-        assert all(".tmp-" in name or name.endswith(".old") for name in leftovers)
+        assert all(".tmp-" in name or ".old-" in name for name in leftovers)
     assert seen_ids <= set(ids)
 
 

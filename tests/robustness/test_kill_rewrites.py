@@ -132,7 +132,7 @@ def _leftovers(parent: Path) -> list[str]:
 
 
 def _allowed_leftover(name: str) -> bool:
-    return ".tmp-" in name or name.endswith((".old", ".pending"))
+    return ".tmp-" in name or ".old-" in name or name.endswith(".pending")
 
 
 def test_killed_rewrite_of_a_finished_run_leaves_it_whole_and_resumes(tmp_path):

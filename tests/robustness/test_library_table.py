@@ -261,11 +261,13 @@ def test_atomic_dir_merge_keeps_other_files(tmp_path):
 
 
 def test_interrupted_swap_is_recovered(tmp_path):
+    from alict_core.common.manifest import own_name
     from alict_core.runner.store import list_runs
 
     runs = tmp_path / "runs"
-    (runs / ".r1.old").mkdir(parents=True)
-    (runs / ".r1.old" / "meta.json").write_text("{}")
+    old = runs / own_name(".r1.old-")  # the name the swap gives the old copy
+    old.mkdir(parents=True)
+    (old / "meta.json").write_text("{}")
     (runs / ".r2.tmp-abc").mkdir()
     (runs / ".r2.tmp-abc" / "meta.json").write_text("{}")
     assert [p.name for p in list_runs(runs)] == ["r1"]
@@ -293,10 +295,12 @@ def test_a_foreign_manifest_json_does_not_make_a_folder_replaceable(tmp_path):
 def test_stale_temporary_folders_are_cleaned(tmp_path):
     import os
 
-    stale = tmp_path / ".out.tmp-old"
+    from alict_core.common.manifest import own_name
+
+    stale = tmp_path / own_name(".out.tmp-")  # a killed writer's staging folder
     stale.mkdir()
     os.utime(stale, (0, 0))
-    fresh = tmp_path / ".other.tmp-new"
+    fresh = tmp_path / own_name(".other.tmp-")
     fresh.mkdir()
     with atomic_dir(tmp_path / "out") as tmp:
         (tmp / "a.txt").write_text("x")
