@@ -36,3 +36,14 @@ def as_row(obj: Any) -> dict[str, Any]:
 def as_rows(items: Iterable[Any]) -> list[dict[str, Any]]:
     """Plain dicts of core records (e.g. an ExpansionSet's expansions)."""
     return [as_row(item) for item in items]
+
+
+def failure_card(row: Any, title: str, capability: str) -> str:
+    """One failing case as Markdown (text, LC, expected and predicted label, confidence; pass-to-fail marked),
+    every value from the run drawn as text (``literal``)."""
+    flag = " · 🔁 pass-to-fail" if row.get("pass_to_fail") else ""
+    confidence = row.get("confidence")
+    shown = f"{confidence:.0%}" if isinstance(confidence, (int, float)) and confidence == confidence else "?"
+    expected, predicted = literal(row.get("expected", "?")), literal(row.get("predicted", "?"))
+    return (f"> {literal(row['text'])}\n\n**{literal(title)}** ({literal(capability)}) — expected "
+            f"*{expected}*, predicted **{predicted}** ({shown}){flag}")

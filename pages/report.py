@@ -8,7 +8,7 @@ import streamlit as st
 
 from alict_app import demo as demo_mode
 from alict_app import explorer_data, reporting, run_picker, runs, state, widgets
-from alict_app.formatting import literal
+from alict_app.formatting import failure_card, literal
 from alict_app.guard import guarded, run_page
 from alict_core.analysis.explore import striking_failures
 from alict_core.common import trust
@@ -29,13 +29,7 @@ def demo_view(key: str) -> None:
     for model, group in top.groupby("model", sort=False):
         st.markdown(f"#### {literal(model)}")
         for _, row in group.iterrows():
-            flag = " · 🔁 pass-to-fail" if row.get("pass_to_fail") else ""
-            confidence = f"{row['confidence']:.0%}" if pd.notna(row.get("confidence")) else "?"
-            st.markdown(
-                f"> {literal(row['text'])}\n\n**{literal(row['lc_title'])}** ({literal(row['capability'])}) — "
-                f"expected *{literal(row.get('expected', '?'))}*, "
-                f"predicted **{literal(row.get('predicted', '?'))}** ({confidence}){flag}"
-            )
+            st.markdown(failure_card(row, row["lc_title"], row["capability"]))
 
 
 def capability_first(summary: pd.DataFrame) -> pd.DataFrame:
@@ -109,11 +103,8 @@ def big_report(key: str) -> None:
         for model, group in top.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False):
             st.markdown(f"#### {literal(model)}")
             for _, row in group.head(3).iterrows():
-                flag = " · 🔁 pass-to-fail" if row["pass_to_fail"] else ""
                 info = catalog[row["lc_id"]]
-                st.markdown(f"> {literal(row['text'])}\n\n**{literal(info.title)}** ({literal(info.capability)}) — "
-                            f"expected *{literal(row['expected'])}*, predicted **{literal(row['predicted'])}** "
-                            f"({row['confidence']:.0%}){flag}")
+                st.markdown(failure_card(row, info.title, info.capability))
     with full:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         st.subheader("Downloads")
