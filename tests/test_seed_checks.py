@@ -453,18 +453,20 @@ def test_sentiment_third_pass_skips_sentences_readers_rejected(sentiment_corpus,
 
 def test_sentiment_third_pass_negation_skips_a_pronoun_object(sentiment_corpus):
     # "this is not it" denies nothing a reader can label
-    for lc, text in (("LC5", "This is it ."),
-                     ("x01", "If ever a concept came handed down from the movie gods on a silver platter , this is it .")):
+    concept = "If ever a concept came handed down from the movie gods on a silver platter , this is it ."
+    for lc, text in (("LC5", "This is it ."), ("x01", concept)):
         assert not any(seed.text.endswith("is not it .")
                        for seed in find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds), lc
         assert any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), (lc, text)
 
 
 def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus):
-    assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "It 's been 20 years since 48 Hrs .")["short_neutral"]
+    lc1 = get_spec("sentiment", "LC1")
+    assert _matches(lc1, sentiment_corpus, "It 's been 20 years since 48 Hrs .")["short_neutral"]
     assert _matches(get_spec("sentiment", "x01"), sentiment_corpus, "This is a superior horror flick .")[
         "positive_this_is"]
-    assert _matches(get_spec("sentiment", "LC8"), sentiment_corpus, "Lawrence should stick to his day job .")["negative"]
+    lc8 = get_spec("sentiment", "LC8")
+    assert _matches(lc8, sentiment_corpus, "Lawrence should stick to his day job .")["negative"]
     assert _matches(get_spec("sentiment", "LC10"), sentiment_corpus, "Adaptation is simply brilliant .")["polar"]
     floors = {"LC1": 15, "LC5": 5, "LC8": 600, "LC10": 1000, "x01": 20}
     for lc, floor in floors.items():
