@@ -22,8 +22,9 @@ def test_sentiment_negation_lcs_follow_the_paper(sentiment_corpus, lc, label, ex
     spec = get_spec("sentiment", lc)
     seeds = find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
     # the replace guards drop targets where negation would not change the claim (relative "that is",
-    # "is not surely", a contrast after the negated clause): fewer seeds than the paper's rule, each right
-    assert paper / 4 <= len(seeds) <= paper * 3
+    # "is not surely", a contrast after the negated clause, LC5's asides to the reader and "this is not it",
+    # docs/fidelity.md third pass): fewer seeds than the paper's rule, each right
+    assert paper / 5 <= len(seeds) <= paper * 3
     for seed in seeds:
         assert seed.source_labels == [label] and seed.expected["labels"] == expected
         lower = [t.lower() for t in seed.text.split()]

@@ -307,7 +307,7 @@ def test_sentiment_lcs_skip_sentences_a_reader_labels_otherwise(sentiment_corpus
 def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
     assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "A portrait of an artist .")["short_neutral"]
     assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
-    assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 30
+    assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 15
     assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 700
 
 
@@ -421,3 +421,53 @@ def test_hate_lc12_keeps_praise_of_a_group(hate_corpus):
     for text in ("happy eid al adha to out muslim brothers and sisters", "i love white women", "gay moslem pride"):
         assert _matches(spec, hate_corpus, text)["nonnegative_identity"], text
     assert len(find_seeds(spec, hate_corpus, max_seeds=None).seeds) >= 18
+
+
+@pytest.mark.parametrize("lc, text", [
+    # sentiment third pass (study2): LC1 a name alone, a verdict, a snide suggestion to the reader
+    ("LC1", "Adam SANDLER !"),
+    ("LC1", "In a word : No. ."),
+    ("LC1", "In a word -- yes ."),
+    ("LC1", "You want to call Domino 's ."),
+    ("LC1", "The filmmakers might want to look it up ."),
+    # x01: a comparison or a dash puts positive content outside the negation; no positive word to deny
+    ("x01", "Like The Full Monty , this is sure to raise audience 's spirits and leave them singing long after "
+            "the credits roll ."),
+    ("x01", "For VeggieTales fans , this is more appetizing than a side dish of asparagus ."),
+    ("x01", "Lauren Ambrose comes alive under the attention from two strangers in town - with honest performances "
+            "and realistic interaction between the characters , this is a coming-of-age story with a twist ."),
+    ("x01", "This is Christmas Future for a lot of baby boomers ."),
+    ("x01", "This is the stuff that Disney movies are made of ."),
+    # LC8 / LC10: a fragment with no plain subject, a reader addressed as "you"
+    ("LC8", "Great over-the-top moviemaking if you 're in a slap-happy mood ."),
+    ("LC10", "Heartwarming and gently comic even as the film breaks your heart ."),
+    ("LC10", "You 'd be hard put to find a movie character more unattractive or odorous ( than Leon ) ."),
+    ("LC10", "The difference is that I truly enjoyed most of Mostly Martha while I ne"),
+    # LC5: a colon and a conditional addressed to the reader
+    ("LC5", "I 'll put it this way : If you 're in the mood for a melodrama narrated by talking fish , "
+            "this is the movie for you ."),
+])
+def test_sentiment_third_pass_skips_sentences_readers_rejected(sentiment_corpus, lc, text):
+    assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), (lc, text)
+
+
+def test_sentiment_third_pass_negation_skips_a_pronoun_object(sentiment_corpus):
+    # "this is not it" denies nothing a reader can label
+    concept = "If ever a concept came handed down from the movie gods on a silver platter , this is it ."
+    for lc, text in (("LC5", "This is it ."), ("x01", concept)):
+        assert not any(seed.text.endswith("is not it .")
+                       for seed in find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds), lc
+        assert any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values()), (lc, text)
+
+
+def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus):
+    lc1 = get_spec("sentiment", "LC1")
+    assert _matches(lc1, sentiment_corpus, "It 's been 20 years since 48 Hrs .")["short_neutral"]
+    assert _matches(get_spec("sentiment", "x01"), sentiment_corpus, "This is a superior horror flick .")[
+        "positive_this_is"]
+    lc8 = get_spec("sentiment", "LC8")
+    assert _matches(lc8, sentiment_corpus, "Lawrence should stick to his day job .")["negative"]
+    assert _matches(get_spec("sentiment", "LC10"), sentiment_corpus, "Adaptation is simply brilliant .")["polar"]
+    floors = {"LC1": 15, "LC5": 5, "LC8": 600, "LC10": 1000, "x01": 20}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds) >= floor, lc
