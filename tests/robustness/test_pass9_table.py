@@ -30,7 +30,7 @@ def _live_markdown(text: str) -> bool:
 
 DRAWS = {"markdown", "caption", "error", "info", "warning", "success", "write", "subheader", "header", "title",
          "toast"}
-ESCAPES = {"literal", "failure_card"}  # alict_app.formatting: literal, the one escaping helper; failure_card escapes each value
+ESCAPES = {"literal", "failure_card"}  # alict_app.formatting: the escaping helper, and a card escaping each value
 NUMBERS = {"len", "int", "round", "float"}  # a number is safe
 # Values known to be safe in Markdown: numbers, fixed labels of the program, fragments built just above from
 # escaped values or numbers. A new data value drawn unescaped fails the scan (add it here only if it cannot
