@@ -97,16 +97,16 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     from alict_core.lcspec.loader import workspace_spec_dir
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "workspace"))
-    spec_file = workspace_spec_dir("sentiment") / "sentiment-lc05.yaml"  # the user's copy overrides the built-in
+    spec_file = workspace_spec_dir("sentiment") / "sentiment-lc06.yaml"  # the user's copy overrides the built-in
     spec_file.parent.mkdir(parents=True, exist_ok=True)
-    original = (SPECS_DIR / "sentiment" / "sentiment-lc05.yaml").read_text(encoding="utf-8")
-    assert "expected: {label: neutral}" in original
-    changed = original.replace("expected: {label: neutral}", "expected: {label: negative}")
+    original = (SPECS_DIR / "sentiment" / "sentiment-lc06.yaml").read_text(encoding="utf-8")
+    assert "expected: {one_of: [positive, neutral]}" in original
+    changed = original.replace("expected: {one_of: [positive, neutral]}", "expected: {label: negative}")
     spec_file.write_text(changed, encoding="utf-8")
     at = start()
     # 24 seeds: enough independent seeds for the paired test to see a 50-point change after the BH correction
-    before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc05"), max_seeds=24)
-    spec_file.write_text(original, encoding="utf-8")  # the change under test: lc05 expects neutral again
+    before = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc06"), max_seeds=24)
+    spec_file.write_text(original, encoding="utf-8")  # the change under test: lc06 expects positive or neutral again
     at.switch_page("pages/run.py").run()
     at.button(key="run_go").click().run()
     after = at.session_state["run"]
@@ -117,14 +117,14 @@ def test_compare_shows_the_changed_lc_and_its_newly_failing_cases(tmp_path, monk
     assert_clean(at)
     lcs = at.dataframe[1].value.set_index("lc_id")
     assert lcs.loc["sentiment-lc01", "difference"] == 0 and lcs.loc["sentiment-lc01", "significance"] == ""
-    assert lcs.loc["sentiment-lc05", "difference"] >= 0.5 and lcs.loc["sentiment-lc05", "significance"] != ""
-    assert bool(lcs.loc["sentiment-lc05", "regression"]) and not bool(lcs.loc["sentiment-lc01", "regression"])
+    assert lcs.loc["sentiment-lc06", "difference"] >= 0.5 and lcs.loc["sentiment-lc06", "significance"] != ""
+    assert bool(lcs.loc["sentiment-lc06", "regression"]) and not bool(lcs.loc["sentiment-lc01", "regression"])
     newly_failing = at.dataframe[2].value
-    lc05 = lcs.loc["sentiment-lc05"]
+    lc06 = lcs.loc["sentiment-lc06"]
     newly_passing = at.dataframe[3].value
-    assert lc05["n_a"] == lc05["n_b"]
-    assert len(newly_failing) - len(newly_passing) == round(lc05["difference"] * lc05["n_a"])
-    assert set(newly_failing["lc_id"]) == {"sentiment-lc05"} and set(newly_passing["lc_id"]) <= {"sentiment-lc05"}
+    assert lc06["n_a"] == lc06["n_b"]
+    assert len(newly_failing) - len(newly_passing) == round(lc06["difference"] * lc06["n_a"])
+    assert set(newly_failing["lc_id"]) == {"sentiment-lc06"} and set(newly_passing["lc_id"]) <= {"sentiment-lc06"}
     assert any("fail significantly more" in m.value for m in at.markdown)
     assert query(at)["run_b"] == after
     figure = next(json.loads(c.proto.spec) for c in at.get("plotly_chart"))
