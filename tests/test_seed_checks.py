@@ -219,7 +219,7 @@ def test_hate_lc08_negates_only_single_claims(hate_corpus, text):
 def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
     lc8, lc14 = get_spec("hate_speech", "LC8"), get_spec("hate_speech", "LC14")
     assert _matches(lc8, hate_corpus, "islam must be eliminated")["hateful"]
-    assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 50
+    assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 30
     seeds = find_seeds(lc14, hate_corpus, max_seeds=60).seeds
     assert len(seeds) == 60 and all(s.expected["labels"] == ["non-hateful"] for s in seeds)
     # "i cannot believe that <post>" can read as shock at a fact the author accepts
@@ -354,7 +354,7 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 1000, "LC5": 150, "LC6": 150, "LC8": 50, "LC9": 700, "LC10": 450, "LC13": 900, "LC14": 700}
+    floors = {"LC3": 150, "LC5": 80, "LC6": 80, "LC8": 30, "LC9": 400, "LC10": 450, "LC13": 900, "LC14": 400}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
@@ -471,3 +471,55 @@ def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus
     floors = {"LC1": 15, "LC5": 5, "LC8": 600, "LC10": 1000, "x01": 20}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds) >= floor, lc
+
+
+# Issue #27, study4 reading (fifth pass): the posts the blind reviewers scored off their LC.
+@pytest.mark.parametrize("lc, group, text", [
+    # LC3: a slur is not profanity (HateCheck keeps them apart); hate at no protected group; no swear word at all
+    ("LC3", "hateful_with_profanity", "sounds like a kike to me"),
+    ("LC3", "hateful_with_profanity", "i fucking hate kids they re demons"),
+    ("LC3", "hateful_with_profanity", "mike feed the queers to the steers pence lol ok i am all out"),
+    # LC9/LC14: lyrics, slur-verbs and run-ons with no plain subject, garbled words read as verbs
+    ("LC9", "hateful", "afterwards they can power their own dildoes faggots fry up well"),
+    ("LC9", "hateful", "bad drunk dick in her throat skrt skrt this nigger"),
+    ("LC9", "hateful", "typical sand nigger they are terrorists posing as refugees"),
+    ("LC14", "hateful", "more kike propaganda in europe almost no one circumcises their boys it genital mutilation"),
+    ("LC14", "hateful", "f cking censored kike loving degenerate commie scum burn in hell fagot trudeau"),
+    ("LC14", "hateful", "this nigger just saved the uk"),
+    # LC11: a fragment or headline is no statement; a negation; an insulting nickname SentiWordNet does not know
+    ("LC11", "neutral_identity", "men vs women"),
+    ("LC11", "neutral_identity", "gay minecraft porn"),
+    ("LC11", "neutral_identity", "no we are not immigrants on campus however are"),
+    ("LC11", "neutral_identity", "the muslim handler for killary obozo had valerie jarrett"),
+    # LC7: nothing positive is said about a group, so denying it is not hate
+    ("LC7", "nonhateful", "thick women are only fat women who fat is in places that men like fat"),
+    ("LC7", "nonhateful", "it ain t about black or white cause we are all humans"),
+    # LC5/LC6: "them" between several groups, a "proof ..." or headline fragment, a question inside the post
+    ("LC5", "hateful", "kikes are the real problem pay all refugees and muslims to leave for uk and france"),
+    ("LC5", "hateful", "proof sand niggers invented math"),
+    ("LC6", "nonhateful", "number women and a child among the collateral damage in latest op obama bombed a doctors "
+                          "without borders hospital scotus"),
+    ("LC6", "nonhateful", "mexican women talk good in bed how do mexicans talk"),
+    # LC8: garbled words read as verbs; a slogan tacked on ("deport ...")
+    ("LC8", "hateful", "gama3a aslun homosexuals should get murdered begad ya3ne yaaaa3 ezay keda uf bakarahom"),
+    ("LC8", "hateful", "illegal immigrants are stronger together deport mom and her spawn by dawn"),
+])
+def test_hate_fifth_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
+    def kept(lc: str, group: str, text: str) -> bool:
+        return _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+    assert kept("LC3", "hateful_with_profanity", "great diversify london police force with low iq mildly retarded "
+                "moslem shit skins put the crazies in charge of law enforcement brilliant just fucking brilliant")
+    assert kept("LC7", "nonhateful", "islam is love")
+    assert kept("LC9", "hateful", "god hates niggers") and kept("LC14", "hateful", "god hates niggers")
+    assert kept("LC11", "neutral_identity", "she is gay")
+    assert kept("LC11", "neutral_identity", "immigrants founded this country")
+    assert kept("LC5", "nonhateful", "black women complain so much at restaurants")
+    assert kept("LC8", "hateful", "jews and arabs will destroy america")
+    floors = {"LC3": 150, "LC5": 80, "LC6": 80, "LC7": 3, "LC8": 30, "LC9": 400, "LC11": 7, "LC14": 400}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
