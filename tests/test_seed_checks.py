@@ -503,6 +503,13 @@ def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus
     ("LC10", "It 's in the action scenes that things fall apart ."),
     ("LC10", "It 's just hard to believe that a life like this can sound so dull ."),
     ("LC10", "Frank Capra played this story straight ."),
+    # LC3: the past opinion a fragment, garbled or not about the film
+    ("LC3", "Vividly conveys both the pitfalls and the pleasures of over-the-top love ."),
+    ("LC3", "An alternately raucous and sappy ethnic sitcom ... you 'd be wise to send your regrets ."),
+    ("LC3", "It 's incredible the number of stories the Holocaust has generated ."),
+    # LC4: a conditional before "this is" makes the negation deny something else
+    ("LC4", "But if the essence of magic is its make-believe promise of life that soars above the material realm , "
+            "this is the opposite of a truly magical movie ."),
 ])
 def test_sentiment_fourth_pass_skips_sentences_readers_rejected(sentiment_corpus, lc, text):
     matched = _matches(get_spec("sentiment", lc), sentiment_corpus, text)

@@ -265,7 +265,7 @@ def test_seeds_cli_prints_counts_and_writes_jsonl(tmp_path, capsys, sentiment_co
                  "--out", str(tmp_path)]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert [c["lc_id"] for c in counts] == ["sentiment-lc04", "sentiment-lc11"]
-    assert counts[0]["matches"] == 139 and counts[0]["seeds"] == 5
+    assert counts[0]["matches"] == 123 and counts[0]["seeds"] == 5
     seeds = SeedSet.read_seeds(tmp_path / "sentiment-lc04.jsonl")
     assert len(seeds) == 5 and all(" is not " in s.text or " are not " in s.text for s in seeds)
     assert main(["seeds", "--task", "sentiment", "--lc", "lc99", "--out", str(tmp_path)]) == 2
