@@ -190,7 +190,7 @@ def test_sampling_is_deterministic_and_capped(sentiment_corpus):
     other = find_seeds(spec, sentiment_corpus, max_seeds=50, seed=8)
     assert [s.text for s in first.seeds] == [s.text for s in again.seeds]
     assert [s.text for s in first.seeds] != [s.text for s in other.seeds]
-    assert len(first.seeds) == 50 and first.n_candidates > 10**4  # sampled, not exploded
+    assert len(first.seeds) == 50 and first.n_candidates > 5000  # sampled, not exploded
     uses = {}
     for s in first.seeds:
         for source in s.source_ids:
