@@ -178,7 +178,9 @@ def test_sentiment_lc03_past_opinion_opposes_the_present(sentiment_corpus):
     # "I used to disagree with saying that <negative>" was a past positive opinion: no change of mind
     assert not any("disagree" in s.text or "much as to say" in s.text.replace("so much as to say", "")
                    for s in seeds)
-    assert _matches(spec, sentiment_corpus, "It 's Splash without the jokes .")["short_negative"]
+    # fourth pass: a claim with a negative adjective ("It 's Splash without the jokes" has none: now skipped)
+    assert _matches(spec, sentiment_corpus, "The film is flat .")["short_negative"]
+    assert not _matches(spec, sentiment_corpus, "It 's Splash without the jokes .")["short_negative"]
     assert not _matches(spec, sentiment_corpus, "Basically , it 's pretty but dumb .")["short_negative"]
 
 
@@ -188,9 +190,11 @@ def test_sentiment_lc07_middle_sentence_is_neutral(sentiment_corpus):
     for text in ("Tsai Ming-liang 's ghosts are painfully aware of their not-being .",
                  "Fubar is very funny , but not always in a laugh-out-loud way ."):
         assert not _matches(spec, sentiment_corpus, text)["short_neutral"], text
-    assert _matches(spec, sentiment_corpus, "Haneke keeps us at arm 's length .")["short_neutral"]
+    # study2 read "Haneke keeps us at arm 's length" as a judgement too (fourth pass: no "us", "you", "I")
+    assert not _matches(spec, sentiment_corpus, "Haneke keeps us at arm 's length .")["short_neutral"]
+    assert _matches(spec, sentiment_corpus, "It tells more than it shows .")["short_neutral"]
     seeds = find_seeds(spec, sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 60  # few SST sentences are neutral in this sense: the LC keeps about 90 seeds
+    assert len(seeds) >= 20  # few SST sentences are neutral in this sense: 8 middles, 24 seeds
 
 
 def test_hate_lc09_question_endorses_the_post(hate_corpus):
@@ -466,9 +470,9 @@ def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus
     assert _matches(get_spec("sentiment", "x01"), sentiment_corpus, "This is a superior horror flick .")[
         "positive_this_is"]
     lc8 = get_spec("sentiment", "LC8")
-    assert _matches(lc8, sentiment_corpus, "Lawrence should stick to his day job .")["negative"]
-    assert _matches(get_spec("sentiment", "LC10"), sentiment_corpus, "Adaptation is simply brilliant .")["polar"]
-    floors = {"LC1": 15, "LC5": 5, "LC8": 600, "LC10": 1000, "x01": 20}
+    assert _matches(lc8, sentiment_corpus, "The film is flat .")["negative"]
+    assert _matches(get_spec("sentiment", "LC10"), sentiment_corpus, "Adaptation is simply brilliant .")["positive"]
+    floors = {"LC1": 15, "LC5": 5, "LC8": 300, "LC10": 700, "x01": 20}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds) >= floor, lc
 
@@ -523,3 +527,67 @@ def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     floors = {"LC3": 150, "LC5": 80, "LC6": 80, "LC7": 3, "LC8": 30, "LC9": 400, "LC11": 7, "LC14": 400}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
+
+
+@pytest.mark.parametrize("lc, text", [
+    # sentiment fourth pass (study5): LC7 middles that are a fragment, an aside or an opinion
+    ("LC7", "You bet ."),
+    ("LC7", "I wonder why ."),
+    ("LC7", "I survived ."),
+    ("LC7", "It 's haunting ."),
+    ("LC7", "All prints of this film should be sent to and buried on Pluto ."),
+    # LC7's positive: the negation must deny a claim about the film, not about its actors' share in it
+    ("LC7", "Diggs and Lathan are among the chief reasons Brown Sugar is such a sweet and sexy film ."),
+    # LC8: an author clause with no polar adjective or about something else; two different films
+    ("LC8", "Death might be a release ."),
+    ("LC8", "These are textbook lives of quiet desperation ."),
+    ("LC8", "Paul Cox needed to show it ."),
+    ("LC8", "Hollywood Ending is the most disappointing Woody Allen movie ever ."),
+    # LC9 / LC10: a fragment, the author inside, a reader addressed, no polar adjective, a counterfactual,
+    # a mixed claim, a cleft or "hard to believe" whose denial is ambiguous, a simile
+    ("LC9", "A strangely compelling and brilliantly acted psychological drama ."),
+    ("LC9", "I 'll go out on a limb ."),
+    ("LC9", "I firmly believe that a good video game movie is going to show up soon ."),
+    ("LC9", "You try to guess the order in which the kids in the house will be gored ."),
+    ("LC9", "It 's a bit disappointing that it only manages to be decent instead of dead brilliant ."),
+    ("LC9", "It 's like going to a house party and watching the host defend himself against a frothing "
+            "ex-girlfriend ."),
+    ("LC10", "A little more intensity and a little less charm would have saved this film a world of hurt ."),
+    ("LC10", "Coppola has made a film of intoxicating atmosphere and little else ."),
+    ("LC10", "It 's in the action scenes that things fall apart ."),
+    ("LC10", "It 's just hard to believe that a life like this can sound so dull ."),
+    ("LC10", "Frank Capra played this story straight ."),
+    # LC3: the past opinion a fragment, garbled or not about the film
+    ("LC3", "Vividly conveys both the pitfalls and the pleasures of over-the-top love ."),
+    ("LC3", "An alternately raucous and sappy ethnic sitcom ... you 'd be wise to send your regrets ."),
+    ("LC3", "It 's incredible the number of stories the Holocaust has generated ."),
+    # LC4: a conditional before "this is" makes the negation deny something else
+    ("LC4", "But if the essence of magic is its make-believe promise of life that soars above the material realm , "
+            "this is the opposite of a truly magical movie ."),
+])
+def test_sentiment_fourth_pass_skips_sentences_readers_rejected(sentiment_corpus, lc, text):
+    matched = _matches(get_spec("sentiment", lc), sentiment_corpus, text)
+    if lc == "LC7":  # the middle (neutral) or the last (positive) sentence, by the reviewers' note
+        assert not matched["short_neutral" if "Diggs" not in text else "short_positive"], text
+    else:
+        assert not any(matched.values()), (lc, text)
+
+
+def test_sentiment_fourth_pass_keeps_clear_claims_and_seed_floors(sentiment_corpus):
+    for lc in ("LC9", "LC10"):
+        spec = get_spec("sentiment", lc)
+        assert _matches(spec, sentiment_corpus, "Morton deserves an Oscar nomination .")["positive"] is False  # no adj
+        assert _matches(spec, sentiment_corpus, "The film is flat .")["negative"], lc
+        assert _matches(spec, sentiment_corpus, "The story is smart and entirely charming in intent and execution .")[
+            "positive"], lc
+    lc8 = get_spec("sentiment", "LC8")
+    assert _matches(lc8, sentiment_corpus, "It 's a charming and often affecting journey .")["positive"]
+    lc8_seeds = find_seeds(lc8, sentiment_corpus).seeds
+    assert {s.rule for s in lc8_seeds} == {"mine_positive", "mine_negative"}  # both directions, not one
+    assert all(s.text.startswith(("Some people think that", "Many people agree that", "They think that",
+                                  "Others agree that")) for s in lc8_seeds)  # no "agree with that <clause>"
+    lc7_seeds = find_seeds(get_spec("sentiment", "LC7"), sentiment_corpus).seeds
+    assert len(lc7_seeds) >= 20
+    floors = {"LC8": 300, "LC9": 700, "LC10": 700}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus).seeds) >= floor, lc
