@@ -194,8 +194,8 @@ def test_sentiment_lc07_middle_sentence_is_neutral(sentiment_corpus):
 
 
 def test_hate_lc09_question_endorses_the_post(hate_corpus):
-    seeds = find_seeds(get_spec("hate_speech", "LC9"), hate_corpus, max_seeds=60).seeds
-    assert len(seeds) == 60 and all(s.expected["labels"] == ["hateful"] for s in seeds)
+    seeds = find_seeds(get_spec("hate_speech", "LC9"), hate_corpus, max_seeds=30).seeds
+    assert len(seeds) == 30 and all(s.expected["labels"] == ["hateful"] for s in seeds)
     # "why do you agree with that ...?" challenges the post (read as not hateful); a rhetorical question endorses it
     assert all(s.text.startswith(("is it not true that ", "would you not agree that ")) and s.text.endswith(" ?")
                for s in seeds)

@@ -92,6 +92,7 @@ NOUN_PHRASE_TAGS = frozenset({"DT", "PDT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP
 NOUN_PHRASE_INNER_TAGS = NOUN_PHRASE_TAGS | {"IN", "CC"}
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP"})
 AFTER_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "POS", "IN", "CC", "CD"})
+PREDETERMINERS = frozenset({"all", "both", "half", "such", "quite"})
 
 
 # Verb and interjection contractions the tagger reads as nouns ("gonna get some ...": NNP VBP).
@@ -117,6 +118,8 @@ def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
             return None
         if previous in NOUN_TAGS and tag not in AFTER_NOUN_TAGS:
             return None  # a new phrase after a noun: "arab refugees the jews are", "long story short whites"
+        if previous == "DT" == tag and (position > len(lower) or lower[position - 1] not in PREDETERMINERS):
+            return None  # two determiners in a row: "an these nigger biches look" (not "all the jews")
         previous = tag
     return None
 
