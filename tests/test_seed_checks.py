@@ -586,7 +586,8 @@ def test_hate_sixth_pass_keeps_plain_cases_and_all_stances(hate_corpus):
     assert kept("LC1", "hateful_with_slur", "don lemon is a nigger")
     assert kept("LC4", "nonhateful_with_profanity", "my life is a fucking disaster and idk how to fix it")
     assert kept("LC12", "nonnegative_identity", "may allah increase and strengthen the iman of all muslims")
-    assert kept("LC10", "hateful", "don lemon is a nigger") and kept("LC9", "hateful", "russians are the niggers of europe")
+    assert kept("LC10", "hateful", "don lemon is a nigger")
+    assert kept("LC9", "hateful", "russians are the niggers of europe")
     for lc in ("LC13", "LC14"):  # a claim about a group
         assert kept(lc, "hateful", "islam is a religion full of paedophiles and thick as shit sand niggers")
     # LC5/LC6: one seed per post, and the cap shared by the four stances draws each of them
