@@ -104,7 +104,8 @@ def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
 
     Every token before the first finite verb (VBZ/VBD/VBP/MD) is part of a noun phrase (determiner,
     adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first; after a noun only
-    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun), so the text starts
+    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun; no two determiners
+    in a row but after "all", "both", "half": "an these ..."), so the text starts
     "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
     verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
     """
