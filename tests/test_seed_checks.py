@@ -198,8 +198,8 @@ def test_sentiment_lc07_middle_sentence_is_neutral(sentiment_corpus):
 
 
 def test_hate_lc09_question_endorses_the_post(hate_corpus):
-    seeds = find_seeds(get_spec("hate_speech", "LC9"), hate_corpus, max_seeds=60).seeds
-    assert len(seeds) == 60 and all(s.expected["labels"] == ["hateful"] for s in seeds)
+    seeds = find_seeds(get_spec("hate_speech", "LC9"), hate_corpus, max_seeds=30).seeds
+    assert len(seeds) == 30 and all(s.expected["labels"] == ["hateful"] for s in seeds)
     # "why do you agree with that ...?" challenges the post (read as not hateful); a rhetorical question endorses it
     assert all(s.text.startswith(("is it not true that ", "would you not agree that ")) and s.text.endswith(" ?")
                for s in seeds)
@@ -224,8 +224,8 @@ def test_hate_lc08_and_lc14_keep_single_claims(hate_corpus):
     lc8, lc14 = get_spec("hate_speech", "LC8"), get_spec("hate_speech", "LC14")
     assert _matches(lc8, hate_corpus, "islam must be eliminated")["hateful"]
     assert len(find_seeds(lc8, hate_corpus, max_seeds=None).seeds) >= 30
-    seeds = find_seeds(lc14, hate_corpus, max_seeds=60).seeds
-    assert len(seeds) == 60 and all(s.expected["labels"] == ["non-hateful"] for s in seeds)
+    seeds = find_seeds(lc14, hate_corpus, max_seeds=30).seeds
+    assert len(seeds) == 30 and all(s.expected["labels"] == ["non-hateful"] for s in seeds)
     # "i cannot believe that <post>" can read as shock at a fact the author accepts
     assert not any(s.text.startswith("i cannot believe that ") for s in seeds)
     assert any(s.text.startswith("i cannot believe you would say that ") for s in seeds)
@@ -250,8 +250,8 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
-    for lc in ("LC2", "LC4"):
-        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= 400
+    for lc, floor in (("LC2", 400), ("LC4", 250)):  # sixth pass: LC4 needs a swear word
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor
 
 
 @pytest.mark.parametrize("lc, group, text", [
@@ -358,7 +358,7 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 150, "LC5": 80, "LC6": 80, "LC8": 30, "LC9": 400, "LC10": 450, "LC13": 900, "LC14": 400}
+    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 350, "LC10": 350, "LC13": 100, "LC14": 70}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
@@ -401,7 +401,9 @@ def test_hate_fourth_pass_keeps_plain_claims_about_a_group(hate_corpus):
         "hateful"]
     for lc in ("LC5", "LC6"):
         spec = get_spec("hate_speech", lc)
-        assert _matches(spec, hate_corpus, "the gays are undoutably ruining the nation")["hateful"]
+        # sixth pass: rule (a) takes posts with a slur, rule (b) the others, so both stances are drawn
+        assert _matches(spec, hate_corpus, "the gays are undoutably ruining the nation")["hateful_no_slur"]
+        assert _matches(spec, hate_corpus, "the sand niggers deserve the same")["hateful"]
         assert _matches(spec, hate_corpus, "immigrants founded this country")["nonhateful"]
         # the spec's group nouns and the stance check's are one list
         for group in spec.search:
@@ -424,7 +426,7 @@ def test_hate_lc12_keeps_praise_of_a_group(hate_corpus):
     spec = get_spec("hate_speech", "LC12")
     for text in ("happy eid al adha to out muslim brothers and sisters", "i love white women", "gay moslem pride"):
         assert _matches(spec, hate_corpus, text)["nonnegative_identity"], text
-    assert len(find_seeds(spec, hate_corpus, max_seeds=None).seeds) >= 18
+    assert len(find_seeds(spec, hate_corpus, max_seeds=None).seeds) >= 10
 
 
 @pytest.mark.parametrize("lc, text", [
@@ -516,15 +518,14 @@ def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     def kept(lc: str, group: str, text: str) -> bool:
         return _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
 
-    assert kept("LC3", "hateful_with_profanity", "great diversify london police force with low iq mildly retarded "
-                "moslem shit skins put the crazies in charge of law enforcement brilliant just fucking brilliant")
+    assert kept("LC3", "hateful_with_profanity", "i hate jews so fuckin much")
     assert kept("LC7", "nonhateful", "islam is love")
     assert kept("LC9", "hateful", "god hates niggers") and kept("LC14", "hateful", "god hates niggers")
     assert kept("LC11", "neutral_identity", "she is gay")
     assert kept("LC11", "neutral_identity", "immigrants founded this country")
     assert kept("LC5", "nonhateful", "black women complain so much at restaurants")
     assert kept("LC8", "hateful", "jews and arabs will destroy america")
-    floors = {"LC3": 150, "LC5": 80, "LC6": 80, "LC7": 3, "LC8": 30, "LC9": 400, "LC11": 7, "LC14": 400}
+    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 350, "LC11": 7, "LC14": 70}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 
@@ -591,3 +592,85 @@ def test_sentiment_fourth_pass_keeps_clear_claims_and_seed_floors(sentiment_corp
     floors = {"LC8": 300, "LC9": 700, "LC10": 700}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus).seeds) >= floor, lc
+
+
+# Issue #27, study6 reading (sixth pass): posts both blind reviewers scored off their LC (mean relevance < 3.5,
+# most < 3). Each matched its group on the specs before this change.
+@pytest.mark.parametrize("lc, group, text", [
+    # LC1: a slur mentioned or quoted, not used against anyone
+    ("LC1", "hateful_with_slur", "will i get in trouble for saying nigger or towelhead here"),
+    ("LC1", "hateful_with_slur", "i think you indeed can call people nigger if you so please"),
+    # LC3: "shit skin(s)" is a slur written as two words, not swearing
+    ("LC3", "hateful_with_profanity", "canada shit skin moslem somali immigration minister ahmed hussen wants to "
+     "bring number number of these filthy savage animals to canada to replace our white population"),
+    ("LC3", "hateful_with_profanity", "this is absolute bullshit it a psychological trick to attempt to show "
+     "moslem supremacy these low iq shit skins have no balls are dickless assholes"),
+    # LC4: no swear word ("retarded", "rape", "omg" only); a group named ("queers", "hetero and homo"); racist
+    ("LC4", "nonhateful_with_profanity", "traffic so retarded everywhere"),
+    ("LC4", "nonhateful_with_profanity", "user by impregnated you mean raped omg"),
+    ("LC4", "nonhateful_with_profanity", "the difference between hetero and homo couples part i"),
+    ("LC4", "nonhateful_with_profanity", "why is it that everyone on the internet who doesn t care blows up your "
+     "mentions for three hours take the l queers"),
+    ("LC4", "nonhateful_with_profanity", "i am number and i followed my instincts i never liked negerball never "
+     "watched the retarded bonobo chimps"),
+    # LC12: the identity term only in passing (a partner, a question, the author), a request, a backhanded joke
+    ("LC12", "nonnegative_identity", "i love my women but she thinks i m playing"),
+    ("LC12", "nonnegative_identity", "is it gay if i love both of my best friends and we are also all dating"),
+    ("LC12", "nonnegative_identity", "i am so pretty men and women love me"),
+    ("LC12", "nonnegative_identity", "miss america shall embrace beer for beer makes fat women look beautiful"),
+    ("LC12", "nonnegative_identity", "sand script muslim looking for someone that writes in sand script or a "
+     "website thanks"),
+    # LC5/LC6: a run-on (two finite verbs), "them" between a policy, a group and "equipment"; garbled; two groups
+    ("LC5", "hateful", "affirmative action and queers weakened our military some equipment is old"),
+    ("LC5", "hateful", "some mudslimes got ran over in london karma is a motherfucker"),
+    ("LC5", "hateful", "sand niggers are gonna sand nog"),
+    ("LC6", "hateful", "the delighted kikes broke his nose via sand nigger proxy"),
+    # LC9/LC10: headlines, run-ons and tails after "that"
+    ("LC9", "hateful", "news flash nigger africa is so racist"),
+    ("LC9", "hateful", "an these nigger biches look like godzilla nasty"),
+    ("LC9", "hateful", "anthony bourdain was a kike that advocated for white genocide good riddance"),
+    ("LC10", "hateful", "a nigger bich smells like a baboons ass google it"),
+    ("LC10", "hateful", "dumb yid cunt but most people know that anyway"),
+    ("LC10", "hateful", "shock as nigger turns out to be a nigger"),
+    ("LC10", "hateful", "jew faggot milo is king of the alt right great it not the alt right anymore"),
+    ("LC10", "hateful", "degenerate jews hate white people jews"),
+    # LC13/LC14: a remark about one person with a slur (denouncing it attacks its content), lyrics, fragments
+    ("LC13", "hateful", "skrt skrt skrt sirop stripper pole fuck with us this nigger forever"),
+    ("LC13", "hateful", "no but mestizo spic sure is"),
+    ("LC13", "hateful", "thirteen year olds dont seig heil sand nigger in a vacuum lolololol"),
+    ("LC14", "hateful", "he rattled a kike"),
+    ("LC14", "hateful", "the nigger in the back is suppressing his laughter"),
+    ("LC14", "hateful", "florida confirmed for sand nigger latitude"),
+    ("LC14", "hateful", "niggerdom is a deadly disease please send thoughts and prayers"),
+])
+def test_hate_sixth_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_sixth_pass_keeps_plain_cases_and_all_stances(hate_corpus):
+    def kept(lc: str, group: str, text: str) -> bool:
+        return _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+    assert kept("LC1", "hateful_with_slur", "don lemon is a nigger")
+    assert kept("LC4", "nonhateful_with_profanity", "my life is a fucking disaster and idk how to fix it")
+    assert kept("LC12", "nonnegative_identity", "may allah increase and strengthen the iman of all muslims")
+    assert kept("LC10", "hateful", "don lemon is a nigger")
+    assert kept("LC9", "hateful", "russians are the niggers of europe")
+    for lc in ("LC13", "LC14"):  # a claim about a group
+        assert kept(lc, "hateful", "islam is a religion full of paedophiles and thick as shit sand niggers")
+    # LC5/LC6: one seed per post, and the cap shared by the four stances draws each of them
+    for lc in ("LC5", "LC6"):
+        seeds = find_seeds(get_spec("hate_speech", lc), hate_corpus).seeds
+        assert len({s.source_ids[0] for s in seeds}) == len(seeds) >= 15
+        assert len({s.rule for s in seeds}) == 4, lc
+
+
+@pytest.mark.parametrize("tags, lower, span", [
+    (["DT", "DT", "JJ", "NNS", "VBP"], ["an", "these", "nigger", "biches", "look"], None),
+    (["PDT", "DT", "NNS", "VBP"], ["all", "the", "jews", "are"], 3),
+    (["DT", "DT", "NNS", "VBP"], ["all", "the", "jews", "are"], 3),
+])
+def test_two_determiners_end_a_subject(tags, lower, span):
+    from alict_core.lcspec.predicates import subject_span
+
+    assert subject_span(tags, lower) == span

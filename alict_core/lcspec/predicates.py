@@ -92,6 +92,7 @@ NOUN_PHRASE_TAGS = frozenset({"DT", "PDT", "JJ", "JJR", "JJS", "NN", "NNS", "NNP
 NOUN_PHRASE_INNER_TAGS = NOUN_PHRASE_TAGS | {"IN", "CC"}
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP"})
 AFTER_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "POS", "IN", "CC", "CD"})
+PREDETERMINERS = frozenset({"all", "both", "half", "such", "quite"})
 
 
 # Verb and interjection contractions the tagger reads as nouns ("gonna get some ...": NNP VBP).
@@ -103,7 +104,8 @@ def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
 
     Every token before the first finite verb (VBZ/VBD/VBP/MD) is part of a noun phrase (determiner,
     adjective, noun, pronoun, number, possessive; "of"/"and" inside it, not first; after a noun only
-    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun), so the text starts
+    a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun; no two determiners
+    in a row but after "all", "both", "half": "an these ..."), so the text starts
     "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
     verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
     """
@@ -117,6 +119,8 @@ def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
             return None
         if previous in NOUN_TAGS and tag not in AFTER_NOUN_TAGS:
             return None  # a new phrase after a noun: "arab refugees the jews are", "long story short whites"
+        if previous == "DT" == tag and (position > len(lower) or lower[position - 1] not in PREDETERMINERS):
+            return None  # two determiners in a row: "an these nigger biches look" (not "all the jews")
         previous = tag
     return None
 
