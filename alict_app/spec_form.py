@@ -113,7 +113,7 @@ def common_fields_form(editor_key: str, text: str) -> None:
     version = hash_text(text, 10)
     with st.form(f"form::{editor_key}"):
         for item in fields:
-            st.text_area(item["label"] + " (one per line)", item["text"],
+            st.text_area(literal(item["label"]) + " (one per line)", item["text"],  # a label renders Markdown
                          key=field_key(editor_key, item["path"], version),
                          height=68 + 20 * min(5, item["text"].count("\n")))
         st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))
