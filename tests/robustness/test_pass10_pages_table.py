@@ -382,3 +382,50 @@ def test_p10_5_a_number_where_the_spec_wants_a_list_is_a_spec_error_only(tmp_pat
     assert not any("Unexpected error" in e or "Traceback" in e for e in errors), errors
     assert any(field in e for e in errors), errors  # the spec check names the field
     assert not (tmp_path / "ws").exists() or not any((tmp_path / "ws").rglob("*.y*ml"))  # nothing written
+
+
+# P10-6: a refused baseline upload was named by its content hash ("a424233baadccd66.json: JSON nested too deeply
+# to read"), not by the file the user chose -------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("name,data,needle", [
+    ("deep.json", b"[" * 100_000 + b"]" * 100_000, "nested"),
+    ("latin.json", "{\"caf\u00e9\": 1}".encode("latin-1"), "UTF-8"),
+], ids=["deep", "not-utf8"])
+def test_p10_6_a_refused_upload_is_named_by_the_users_file(run_store, monkeypatch, name, data, needle):
+    import re
+
+    from alict_app import runs
+
+    monkeypatch.setattr(runs, "runs_root", lambda: run_store)
+    run_id = next(p.name for p in run_store.iterdir())
+    at = _page("pages/report.py", task="sentiment", run=run_id)
+    assert not at.exception, [e.value for e in at.exception]
+    at.file_uploader(key="baseline_upload").upload(name, data, "application/octet-stream").run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # the text shown (values drawn escaped)
+    assert any(f"upload '{name}'" in e and needle in e for e in errors), errors
+    assert not any(re.search(r"\b[0-9a-f]{16}\.json", e) for e in errors), errors
+
+
+# P10-7: a bad split on the Harden page said "--split 'abc': …" (the CLI's flag) and replaced the page below the
+# settings ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("split", ["abc", "nan:1:1", "8:1"])
+def test_p10_7_a_bad_split_on_the_harden_page_names_its_field(run_store, monkeypatch, split):
+    import re
+
+    from alict_app import harden_view, runs
+
+    monkeypatch.setattr(runs, "runs_root", lambda: run_store)
+    monkeypatch.setattr(harden_view, "retrainable", lambda name: True)  # the saved run's model (vader), here
+    at = _page("pages/harden.py", task="sentiment")
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="harden_split").set_value(split).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert any(e.startswith("Train:validation:test split of seed groups") and "8:1:1" in e for e in errors), errors
+    assert not any("--split" in e or "Problem while showing" in e for e in errors), errors
