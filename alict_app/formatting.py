@@ -20,6 +20,12 @@ def literal(text: Any) -> str:
     return MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
 
 
+def code(text: Any) -> str:
+    """``text`` as inline code in Markdown: shown verbatim (a code span renders no link, image, colour or
+    formula); a back-tick, which would end the span, is shown as ``'``, and line breaks as spaces."""
+    return "`" + " ".join(str(text).split()).replace("`", "'") + "`"
+
+
 def as_row(obj: Any) -> dict[str, Any]:
     """A plain dict of a core record (``to_dict()``, pydantic model, dataclass or mapping)."""
     if isinstance(obj, dict):

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs
-from alict_app.formatting import literal
+from alict_app.formatting import code, literal
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
 
@@ -65,7 +65,7 @@ def section() -> None:
         return
     with st.expander(f"Runs in progress ({len(found)})", expanded=True):
         for view in found:
-            st.markdown(f"{literal(view['run_id'][:12])} · " + describe(view))
+            st.markdown(f"{code(view['run_id'][:12])} " + describe(view))
         ids = [view["run_id"] for view in found]
         chosen = st.selectbox("Attach to", ["", *ids], key="attach_run",
                               format_func=lambda r: r[:12] if r else "(none)")

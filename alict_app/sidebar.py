@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from alict_app import backends, demo, state
-from alict_app.formatting import TASK_TITLES, TASKS, literal
+from alict_app.formatting import TASK_TITLES, TASKS, code, literal
 from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
@@ -87,8 +87,7 @@ def role_line(role: str, entry: dict[str, Any]) -> str:
         else:
             parts.append("not built yet")
     where = ", ".join(p for p in parts if p and p != origin)
-    return (f"**{literal(ROLE_TITLES.get(role, role))}**: {literal(entry.get('name'))} — {origin} "
-            f"({literal(where)})")
+    return f"**{literal(ROLE_TITLES.get(role, role))}**: {code(entry.get('name'))} — {origin} ({literal(where)})"
 
 
 def figures_text(target: str, row: dict[str, Any]) -> str:

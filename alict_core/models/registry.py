@@ -170,7 +170,7 @@ def argument_problem(name: str, entry: Any, kwargs: dict[str, Any]) -> str:
     return f"model {name!r} takes {takes}; given: {given}{extra}{example}"
 
 
-LIGHT_KINDS = {"lexicon", "classic", "remote", "static", "sklearn"}  # model kinds built without torch/transformers
+TRANSFORMER_KINDS = {"hf", "embedded", "version"}  # model kinds built on torch and transformers
 
 
 def import_problem(name: str, exc: ImportError) -> str:
@@ -186,7 +186,7 @@ def import_problem(name: str, exc: ImportError) -> str:
 def _build(name: str, kwargs: dict[str, Any]) -> Model:
     entry = model_entry(name)
     try:
-        if entry.tags.get("kind") not in LIGHT_KINDS:
+        if entry.tags.get("kind") in TRANSFORMER_KINDS:
             imports.model_code()  # the first import of transformers, under the import lock (never two at once)
         return entry.factory(**kwargs)
     except AlictError:
