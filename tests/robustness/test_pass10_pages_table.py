@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -368,7 +369,6 @@ def test_p10_4_an_import_failure_names_no_server_path(error, needles):
 @pytest.mark.usefixtures("fake_backends")
 @pytest.mark.parametrize("field,value", [("search", "5"), ("rules", "5"), ("search", "true"), ("rules", "1.5")])
 def test_p10_5_a_number_where_the_spec_wants_a_list_is_a_spec_error_only(tmp_path, monkeypatch, field, value):
-    import re
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
     at = _page("pages/specs.py", task="sentiment")
@@ -394,7 +394,6 @@ def test_p10_5_a_number_where_the_spec_wants_a_list_is_a_spec_error_only(tmp_pat
     ("latin.json", "{\"caf\u00e9\": 1}".encode("latin-1"), "UTF-8"),
 ], ids=["deep", "not-utf8"])
 def test_p10_6_a_refused_upload_is_named_by_the_users_file(run_store, monkeypatch, name, data, needle):
-    import re
 
     from alict_app import runs
 
@@ -416,7 +415,6 @@ def test_p10_6_a_refused_upload_is_named_by_the_users_file(run_store, monkeypatc
 @pytest.mark.usefixtures("fake_backends")
 @pytest.mark.parametrize("split", ["abc", "nan:1:1", "8:1"])
 def test_p10_7_a_bad_split_on_the_harden_page_names_its_field(run_store, monkeypatch, split):
-    import re
 
     from alict_app import harden_view, runs
 
@@ -429,3 +427,69 @@ def test_p10_7_a_bad_split_on_the_harden_page_names_its_field(run_store, monkeyp
     errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
     assert any(e.startswith("Train:validation:test split of seed groups") and "8:1:1" in e for e in errors), errors
     assert not any("--split" in e or "Problem while showing" in e for e in errors), errors
+
+
+# P10-8: `literal` did not stop GitHub-flavoured Markdown's autolinks: in the browser a bare `https://…`, `www.…`
+# or `a@b.c` of a case text, capability or template became a live link, escaped or not ---------------------------
+
+# remark-gfm's autolink transform (Streamlit's StreamlitMarkdown bundle), run on the text after the escapes are read
+GFM_URL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.IGNORECASE | re.ASCII)
+GFM_EMAIL = re.compile(r"(?:^|(?<=[\s!-/:-@\[-`{-~]))([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
+ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _autolinked(markdown: str) -> list[str]:
+    """The bare URLs and e-mail addresses the browser would make links of in ``markdown`` (outside code spans)."""
+    text = ESCAPE.sub(r"\1", re.sub(r"`[^`]*`", " ", markdown))
+    return [m.group(0) for m in GFM_URL.finditer(text)] + [m.group(0) for m in GFM_EMAIL.finditer(text)]
+
+
+BARE = ["see https://evil.example/login now", "HTTP://EVIL.EXAMPLE", "visit www.evil.example/x",
+        "mail admin@evil.example", "[Sign in](https://www.evil.example/x)", "a:https://evil.example",
+        "(admin@evil.example)", "wwww.evil.example"]
+
+
+@pytest.mark.parametrize("text", BARE)
+def test_p10_8_literal_leaves_no_bare_url_or_address_to_autolink(text):
+    from alict_app.formatting import literal
+
+    assert _autolinked(text), text  # the check sees the link in the raw text
+    shown = literal(text)
+    assert not _autolinked(shown), shown
+    assert ESCAPE.sub(r"\1", shown).replace("\u2060", "") == text  # the reader sees the text as it was (U+2060:
+    # a word joiner, invisible)
+
+
+@pytest.fixture
+def url_run(tmp_path, tmp_runs):
+    """A finished run (vader) whose failing cases hold bare URLs and addresses in text, capability and rule."""
+    import dataclasses
+
+    from alict_core.runner import build_cases, run_streaming
+    from alict_core.runner.stream import group_by_seed
+
+    seeds = [{"id": f"ev-{i}", "lc_id": "sentiment-lc01", "text": f"{BARE[i]} a bad film", "test_type": "MFT",
+              "expected": {"kind": "label", "labels": ["positive"]}, "capability": f"Cap www.evil.example/{i}",
+              "meta": {"rule": "mail admin@evil.example", "slots": {"a": "https://evil.example/s"}}}
+             for i in range(4)]
+    cases = [dataclasses.replace(case, task="sentiment") for case in build_cases(seeds)]
+    folder = run_streaming(group_by_seed(cases), ["vader"], run_dir=tmp_path / "run", shard_size=4,
+                           cache_root=tmp_path / "pred")
+    run_id = json.loads((folder / "meta.json").read_text())["run_id"]
+    shutil.copytree(folder, tmp_runs / run_id)
+    return run_id
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("page,query", [
+    ("pages/failures.py", {"outcome": "all", "case": "ev-0"}),  # the case detail: capability, template
+    ("pages/report.py", {}),  # the demo view's most striking failures
+])
+def test_p10_8_pages_draw_no_bare_url_of_a_run_as_a_link(url_run, page, query):
+    at = _page(page, task="sentiment", run=url_run, **query)
+    assert not at.exception, [e.value for e in at.exception]
+    texts = _drawn(at)
+    assert any("evil\\.example" in t for t in texts), texts  # the values are shown
+    linked = [t for t in texts if _autolinked(t)]
+    assert not linked, linked
