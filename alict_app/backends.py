@@ -319,6 +319,17 @@ _probe_done = threading.Event()
 
 
 def _probe_built() -> None:
+    from alict_core.common import imports
+
+    with imports.LOCK:  # the backend modules' first imports: a run started meanwhile waits, never imports beside
+        _probe_targets()
+    _probe_done.set()
+    if _built.get("parser") or _built.get("mlm"):  # the code is needed only to load a built parser or masked LM
+        _preimport_model_code()
+    _preimport_spacy()
+
+
+def _probe_targets() -> None:
     from alict_core.models import artefacts
 
     for target, kind in STATUS_TARGETS:
@@ -331,17 +342,15 @@ def _probe_built() -> None:
             backend_names(kind)  # imports the registry module here, off the page's thread
         except Exception as exc:  # noqa: BLE001 - the page reports it when it needs the backend
             log.warning("listing %s backends failed: %s", kind, exc)
-    _probe_done.set()
-    if _built.get("parser") or _built.get("mlm"):  # the code is needed only to load a built parser or masked LM
-        _preimport_model_code()
-    _preimport_spacy()
 
 
 def _preimport_spacy() -> None:
     """Import spaCy off the page's thread (~0.9 s on an idle core, +50 MB; no pipeline is loaded): the Adjunct trees
     and Expansions pages' first opens then only load their pipelines."""
+    from alict_core.common import imports
+
     try:
-        import spacy  # noqa: F401 - the import is the point
+        imports.spacy()  # under the import lock: never beside a run's first import of torch
     except Exception as exc:  # noqa: BLE001 - only a head start: the page imports it again and reports
         log.warning("pre-importing spaCy failed: %s", exc)
 
@@ -351,11 +360,10 @@ def _preimport_model_code() -> None:
     the page's thread: it is most of a first parser load (~5 of 7 s on two busy cores); the Expansions page's first
     open then mostly reads weights. Imports only: no model is loaded and no weights are read (the server's RSS grows
     by ~120 MB, which the first parser load would add anyway)."""
-    try:
-        from transformers import BertConfig
-        from transformers.models.auto import modeling_auto
+    from alict_core.common import imports
 
-        modeling_auto.MODEL_MAPPING[BertConfig]  # resolves (imports) the model class, as loading a model does
+    try:
+        imports.model_code()  # under the import lock: a run started meanwhile waits for it, never imports beside it
     except Exception as exc:  # noqa: BLE001 - only a head start: the page loads what it needs anyway
         log.warning("pre-importing the model code failed: %s", exc)
 

@@ -13,11 +13,26 @@ TASKS = tuple(TASK_TITLES)
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=^&])")
 
 
+# GitHub-flavoured Markdown (the browser's remark-gfm) turns bare ``https://…``, ``www.…`` and ``a@b.c`` into links
+# after the escapes are read; a word joiner (U+2060, invisible, no width) after the scheme, ``www`` or ``@`` keeps
+# them text.
+AUTOLINK_STARTS = re.compile(r"(?i)https?(?=\\:)|www(?=\\\.)|@")
+WORD_JOINER = "\u2060"
+
+
 def literal(text: Any) -> str:
     """``text`` escaped for ``st.markdown`` / ``st.caption`` / progress text, which render Markdown: shown as it is,
     never as a link, image, heading, colour or formula (a case text or a ``?reviewer=`` from a shared link such as
-    ``[Sign in again](https://evil.example)`` was drawn as a link in the app's own page)."""
-    return MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
+    ``[Sign in again](https://evil.example)`` was drawn as a link in the app's own page), nor a bare URL or e-mail
+    address made a link by the browser's autolinking."""
+    escaped = MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
+    return AUTOLINK_STARTS.sub(lambda found: found.group(0) + WORD_JOINER, escaped)
+
+
+def code(text: Any) -> str:
+    """``text`` as inline code in Markdown: shown verbatim (a code span renders no link, image, colour or
+    formula); a back-tick, which would end the span, is shown as ``'``, and line breaks as spaces."""
+    return "`" + " ".join(str(text).split()).replace("`", "'") + "`"
 
 
 def as_row(obj: Any) -> dict[str, Any]:

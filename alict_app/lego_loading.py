@@ -67,9 +67,11 @@ def dependency_parser() -> Any:
 
 def _load_tools() -> None:
     """spaCy's tagger, WordNet's synsets and lemminflect, through the calls the tree builder makes."""
+    from alict_core.common import imports
     from alict_core.data.nlp import get_nlp
     from alict_core.lego.lexicon import inflected_synonyms
 
+    imports.spacy()  # the first import under the import lock (spaCy imports torch)
     get_nlp()
     inflected_synonyms("films", "film", "NOUN", "NNS")  # reads WordNet's synsets and imports lemminflect
     mark(TOOLS)

@@ -114,7 +114,7 @@ def show(key: str) -> None:
     reader = runs.reader(key)
     progress = reader.progress()
     if progress is not None and not reader.done:
-        st.info(f"Run {progress['shown_status']}: {progress['shards_done']} of {progress['n_shards']} shards "
+        st.info(f"Run {literal(progress['shown_status'])}: {progress['shards_done']} of {progress['n_shards']} shards "
                 "finished; the figures below cover the finished shards.")
     cube = labelled_cube(key)
     if cube.empty:

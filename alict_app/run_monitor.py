@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs
-from alict_app.formatting import literal
+from alict_app.formatting import code, literal
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
 
@@ -29,7 +29,7 @@ def _duration(seconds: float | None) -> str:
 def describe(view: dict[str, Any]) -> str:
     """One line: status, shards, cases, rate, ETA and whether the writing process is alive."""
     writer = "process alive" if view["alive"] else "no process"
-    return (f"**{view['shown_status']}** · shards {view['shards_done']}/{view['n_shards']} · cases "
+    return (f"**{literal(view['shown_status'])}** · shards {view['shards_done']}/{view['n_shards']} · cases "
             f"{view['cases_done']:,}/{view['n_cases']:,} · {view['rate']:.0f} cases/s · ETA {_duration(view['eta_s'])}"
             f" · {writer} · models: {literal(', '.join(view['models'])) or '?'}")
 
@@ -39,9 +39,9 @@ def _attached(run_id: str) -> None:
     try:
         view = progress_view(read_json(runs.run_dir(run_id) / "progress.json"))
     except (ValueError, OSError):
-        st.warning(f"Run {run_id[:12]} has no readable progress any more (removed or rewritten).")
+        st.warning(f"Run {literal(run_id[:12])} has no readable progress any more (removed or rewritten).")
         return
-    st.progress(view["fraction"], text=f"{run_id[:12]}: {view['shards_done']} of {view['n_shards']} shards")
+    st.progress(view["fraction"], text=f"{literal(run_id[:12])}: {view['shards_done']} of {view['n_shards']} shards")
     st.markdown(describe(view))
     if view["message"]:
         st.caption(literal(view["message"]))
@@ -50,7 +50,7 @@ def _attached(run_id: str) -> None:
     elif view["status"] == "running" and not view["alive"]:
         st.warning("Stopped (process gone); re-run to resume: finished shards are kept.")
     elif view["status"] in ("cancelled", "failed"):
-        st.warning(f"The run {view['status']}; running it again resumes after its finished shards.")
+        st.warning(f"The run {literal(view['status'])}; running it again resumes after its finished shards.")
 
 
 def attach(run_id: str, alive: bool) -> None:
@@ -65,7 +65,7 @@ def section() -> None:
         return
     with st.expander(f"Runs in progress ({len(found)})", expanded=True):
         for view in found:
-            st.markdown(f"`{view['run_id'][:12]}` " + describe(view))
+            st.markdown(f"{code(view['run_id'][:12])} " + describe(view))
         ids = [view["run_id"] for view in found]
         chosen = st.selectbox("Attach to", ["", *ids], key="attach_run",
                               format_func=lambda r: r[:12] if r else "(none)")

@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from alict_app import runs, state
-from alict_app.formatting import TASK_TITLES
+from alict_app.formatting import TASK_TITLES, literal
 
 
 def task_runs(task: str, include_unknown: bool = False) -> tuple[list[str], dict[str, str]]:
@@ -48,7 +48,7 @@ def copied_runs_note() -> None:
     meta.json names another id; `report <id>` refuses those ids the same way)."""
     copies = runs.copied_runs()
     if copies:
-        shown = "; ".join(f"{folder} holds run {held}" for folder, held in list(copies.items())[:5])
+        shown = "; ".join(f"{literal(folder)} holds run {literal(held)}" for folder, held in list(copies.items())[:5])
         more = f" and {len(copies) - 5} more" if len(copies) > 5 else ""
         st.caption(f"Not listed: {len(copies)} run-store folder(s) copied or renamed by hand ({shown}{more}); "
                    "each holds another run than its name says. Open the run by the id it holds.")

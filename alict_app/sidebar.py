@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from alict_app import backends, demo, state
-from alict_app.formatting import TASK_TITLES, TASKS, literal
+from alict_app.formatting import TASK_TITLES, TASKS, code, literal
 from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def role_line(role: str, entry: dict[str, Any]) -> str:
         else:
             parts.append("not built yet")
     where = ", ".join(p for p in parts if p and p != origin)
-    return f"**{ROLE_TITLES.get(role, role)}**: `{entry.get('name')}` — {origin} ({html.escape(where)})"
+    return f"**{literal(ROLE_TITLES.get(role, role))}**: {code(entry.get('name'))} — {origin} ({literal(where)})"
 
 
 def figures_text(target: str, row: dict[str, Any]) -> str:
@@ -120,7 +120,8 @@ def render_build_progress(building: list[dict[str, Any]]) -> None:
     """A progress bar per running build (step / total and ETA)."""
     for row in building:
         step, total = int(row.get("step") or 0), row.get("total")
-        title = f"building {TARGET_TITLES.get(row.get('target', ''), row.get('target'))} ({row.get('profile')})"
+        title = (f"building {literal(TARGET_TITLES.get(row.get('target', ''), row.get('target')))} "
+                 f"({literal(row.get('profile'))})")
         if total:
             text = f"{title}: step {step}/{total}, {eta_text(row.get('eta_seconds'))}"
             st.progress(min(step / int(total), 1.0), text=text)
@@ -158,7 +159,7 @@ def render_about_models(live: bool = False) -> None:
                     "not built: `alict build missing --profile quick` (`make run` builds it in the background)"
                 st.caption(f"{TARGET_TITLES[target]}: {hint}")
             elif "error" in row:
-                st.caption(f"{TARGET_TITLES[target]}: {html.escape(row['error'])}")
+                st.caption(f"{TARGET_TITLES[target]}: {literal(row['error'])}")
             else:
                 st.caption(f"{TARGET_TITLES[target]} — {figures_text(target, row)}")
         st.caption("Every saved run records these defaults in its meta.json (`model_defaults`).")

@@ -13,18 +13,23 @@ from alict_app.formatting import literal
 from alict_core.common.hashing import hash_text
 
 
+def _items(value: Any) -> list[Any]:
+    """A spec field meant to be a list, or no items when it is not one (``search: 5``: the spec check says why)."""
+    return value if isinstance(value, list) else []
+
+
 def common_fields(data: Any) -> list[dict[str, Any]]:
     """The spec's common editable fields: each search group's predicates (one YAML item per line)
     and each concat rule's fixed string lists (prefixes, connectives, postfixes; one string per line)."""
     fields: list[dict[str, Any]] = []
     if not isinstance(data, dict):
         return fields
-    for i, group in enumerate(data.get("search") or []):
+    for i, group in enumerate(_items(data.get("search"))):
         if isinstance(group, dict) and isinstance(group.get("predicates"), list):
             lines = [yaml.safe_dump(p, default_flow_style=True, width=10_000).strip() for p in group["predicates"]]
             fields.append({"path": ("search", i, "predicates"), "kind": "yaml",
                            "label": f"predicates of search group '{group.get('name', i)}'", "text": "\n".join(lines)})
-    for i, rule in enumerate(data.get("rules") or []):
+    for i, rule in enumerate(_items(data.get("rules"))):
         parts = rule.get("concat") if isinstance(rule, dict) else None
         if not isinstance(parts, list):
             continue
@@ -108,7 +113,7 @@ def common_fields_form(editor_key: str, text: str) -> None:
     version = hash_text(text, 10)
     with st.form(f"form::{editor_key}"):
         for item in fields:
-            st.text_area(item["label"] + " (one per line)", item["text"],
+            st.text_area(literal(item["label"]) + " (one per line)", item["text"],  # a label renders Markdown
                          key=field_key(editor_key, item["path"], version),
                          height=68 + 20 * min(5, item["text"].count("\n")))
         st.form_submit_button("Apply to YAML", on_click=apply_form, args=(editor_key, fields, version))

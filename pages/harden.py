@@ -10,17 +10,31 @@ import streamlit as st
 from alict_app import harden_view, presses, run_picker, state
 from alict_app.formatting import literal
 from alict_app.guard import run_page
+from alict_core.common.errors import AlictError
 from alict_core.harden import guards
 from alict_core.harden.export import list_runs
 from alict_core.harden.guards import preselected
 from alict_core.harden.versions import list_versions
+
+SPLIT_FIELD = "Train:validation:test split of seed groups"
+
+
+def split_problem(split: str) -> str | None:
+    """Why the split typed into the settings cannot be used (named by its field, not the CLI's --split), or None."""
+    from alict_core.harden.split import SplitRatios
+
+    try:
+        SplitRatios.parse(split)
+    except AlictError:
+        return f"{SPLIT_FIELD} {split[:40]!r}: expected three finite non-negative numbers such as 8:1:1"
+    return None
 
 
 def settings() -> tuple[int, str, float, int]:
     """The retraining settings: seed, split, share of LC cases, cap on original texts."""
     with st.expander("Settings"):
         seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=13, key="harden_seed"))
-        split = st.text_input("Train:validation:test split of seed groups", value="8:1:1", key="harden_split")
+        split = st.text_input(SPLIT_FIELD, value="8:1:1", key="harden_split")
         share = st.slider("Share of LC cases in the training mix (0 = all original + all LC cases)", 0.0, 0.9, 0.0,
                           key="harden_share")
         cap = int(st.number_input("Cap on original training texts (0 = all)", min_value=0, value=0, key="harden_cap"))
@@ -68,6 +82,20 @@ def main() -> None:
     model = st.selectbox("Model to retrain", [m for m in run["models"] if harden_view.retrainable(m)],
                          key="harden_model")
     seed, split, share, cap = settings()
+    problem = split_problem(split)
+    if problem is not None:
+        st.error(literal(problem))  # the settings stay open to correct it; nothing below needs the split
+    else:
+        retrain_section(run, model, seed, split, share, cap)
+    versions = list_versions()
+    if versions:
+        with st.expander(f"Retrained versions ({len(versions)})"):
+            st.dataframe(pd.DataFrame([{k: v.get(k) for k in ("name", "parent", "task", "lcs", "created")}
+                                       for v in versions]), hide_index=True)
+
+
+def retrain_section(run: dict[str, Any], model: str, seed: int, split: str, share: float, cap: int) -> None:
+    """The LCs to train on, the "Retrain and compare" button and its result (or why it was refused)."""
     lcs = choose_lcs(run, model, split, seed)
     inputs = [run["id"], model, list(lcs), seed, split, share, cap]
     st.button("Retrain and compare", type="primary", disabled=not lcs, key="harden_go", on_click=presses.note,
@@ -86,11 +114,6 @@ def main() -> None:
             with st.status(result["status"], state="complete", expanded=False):
                 st.progress(1.0, text=result["progress"])
         harden_view.show_result(result)
-    versions = list_versions()
-    if versions:
-        with st.expander(f"Retrained versions ({len(versions)})"):
-            st.dataframe(pd.DataFrame([{k: v.get(k) for k in ("name", "parent", "task", "lcs", "created")}
-                                       for v in versions]), hide_index=True)
 
 
 run_page(main, "showing the Harden page")

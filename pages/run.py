@@ -89,7 +89,8 @@ def user_model_form(task: str) -> None:
                 st.success(f"Added {literal(pending['label'])}")
         for ref in st.session_state.get("user_models", []):
             if ref["task"] == task:
-                st.checkbox(f"use {ref['label']} ({ref['name']})", value=True, key=f"use::{ref['label']}")
+                st.checkbox(f"use {literal(ref['label'])} ({literal(ref['name'])})", value=True,  # labels: Markdown
+                            key=f"use::{ref['label']}")
 
 
 def main() -> None:

@@ -83,7 +83,8 @@ def test_run_page_lists_running_runs_and_attaches(tmp_runs):
     assert_clean(at)
     lines = [m.value for m in at.markdown if "shards" in m.value]
     assert any(line.startswith("`livecli`") and "**running** · shards 4/10" in line for line in lines)
-    assert any(line.startswith("`killed`") and "stopped (process gone); re-run to resume" in line for line in lines)
+    assert any(line.startswith("`killed`") and "stopped \\(process gone\\); re\\-run to resume" in line  # escaped
+               for line in lines)
     at.selectbox(key="attach_run").set_value("killed").run()
     assert_clean(at)
     assert any("re-run to resume" in w.value for w in at.warning)

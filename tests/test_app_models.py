@@ -216,8 +216,9 @@ def test_role_lines_name_the_model_its_origin_and_artefact():
     assert role_line("parser", substitute) == \
         "**Parser**: `benepar-offline` — offline substitute (quick profile, 120 steps)"
     heads = {**substitute, "name": "minilm-sst", "steps": None, "source": "pinned by ALICT_DEFAULT_SENTIMENT_MODEL"}
-    assert role_line("classifier:sentiment", heads) == ("**Sentiment classifier**: `minilm-sst` — offline substitute "
-                                                        "(pinned by ALICT_DEFAULT_SENTIMENT_MODEL, quick profile)")
+    assert role_line("classifier:sentiment", heads) == (
+        "**Sentiment classifier**: `minilm-sst` — offline substitute "
+        "(pinned by ALICT\\_DEFAULT\\_SENTIMENT\\_MODEL, quick profile)")
     paper = {"name": "bert-base-uncased", "kind": "hf", "paper_model": True, "source": "local Hugging Face cache"}
     assert role_line("mlm", paper) == \
         "**Masked LM**: `bert-base-uncased` — the paper's model (local Hugging Face cache)"

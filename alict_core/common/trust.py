@@ -191,9 +191,10 @@ def checked_addresses(host: str, port: int, *, loopback: bool = True) -> list[IP
             )
         if named and not address.is_link_local and not address.is_unspecified:
             continue
+        default = "loopback only" if loopback else "none from the browser, not even loopback"
         raise TrustError(
             f"endpoint host {host!r} ({address}) is not on the allow-list; nothing was sent. The server operator "
-            f"can allow it with {HOSTS_ENV}=<host or CIDR>[,...] (default: loopback only)"
+            f"can allow it with {HOSTS_ENV}=<host or CIDR>[,...] (default: {default})"
         )
     return addresses
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from alict_core.common import imports
 from alict_core.common.caching import LoadOnceCache
 from alict_core.common.hashing import hash_json
 from alict_core.common.registry import Registry
@@ -57,7 +58,7 @@ def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
 
         identity = artefact_identity("mlm")
     key = hash_json({"name": name, "kw": kw, "artefact": identity})  # factory(**kw): kw may hold a "name"
-    return _LOADED.get(key, lambda: factory(**kw))
+    return _LOADED.get(key, lambda: _first_import_then(factory, kw))
 
 
 def load_default_suggester() -> Suggester:
@@ -82,3 +83,10 @@ def menu_names() -> list[str]:
 
 __all__ = ["MASK", "SUGGESTERS", "DEFAULT_SUGGESTER", "HFMaskedLMSuggester", "Suggester", "default_suggester",
            "get_suggester", "load_default_suggester", "load_hf_suggester", "load_minilm_suggester", "menu_names"]
+
+
+def _first_import_then(factory: Any, kw: dict[str, Any]) -> Suggester:
+    """``factory(**kw)`` after the first import of the transformers code, made under the import lock (a warm-up
+    thread of the app may be importing it at the same moment)."""
+    imports.model_code()
+    return factory(**kw)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
+from alict_core.common import imports
 from alict_core.common.caching import LoadOnceCache
 from alict_core.common.errors import AlictError, ModelError
 from alict_core.common.hashing import hash_json
@@ -168,16 +170,31 @@ def argument_problem(name: str, entry: Any, kwargs: dict[str, Any]) -> str:
     return f"model {name!r} takes {takes}; given: {given}{extra}{example}"
 
 
+TRANSFORMER_KINDS = {"hf", "embedded", "version"}  # model kinds built on torch and transformers
+
+
+def import_problem(name: str, exc: ImportError) -> str:
+    """What a failed import while building model ``name`` means, without the server's file paths."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return f"model {name!r}: a package it needs is missing: {exc.name.split('.')[0]!r} is not installed"
+    shown = str(exc).replace(f" ({exc.path})", "") if exc.path else str(exc)
+    shown = re.sub(r"\s*\((?:/|[A-Za-z]:\\)[^)]*\)", "", shown)  # any other "(<absolute path>)"
+    return (f"model {name!r}: its code could not be imported ({shown}); try again, and if it persists the server's "
+            "installation is broken")
+
+
 def _build(name: str, kwargs: dict[str, Any]) -> Model:
     entry = model_entry(name)
     try:
+        if entry.tags.get("kind") in TRANSFORMER_KINDS:
+            imports.model_code()  # the first import of transformers, under the import lock (never two at once)
         return entry.factory(**kwargs)
     except AlictError:
         raise
     except TypeError:
         raise ModelError(argument_problem(name, entry, kwargs)) from None
     except ImportError as exc:
-        raise ModelError(f"model {name!r}: a package it needs is missing: {exc}") from exc
+        raise ModelError(import_problem(name, exc)) from exc
 
 
 _RESOLVERS: list[Callable[[str], bool]] = []

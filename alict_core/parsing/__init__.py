@@ -14,6 +14,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import nltk
 
+from alict_core.common import imports
 from alict_core.common.caching import LoadOnceCache
 from alict_core.common.errors import ArtefactMissingError
 from alict_core.common.registry import Registry
@@ -80,6 +81,13 @@ if _en3_location() is not None:
 _REGISTER_LOCK = threading.Lock()
 
 
+def _first_import_then_create(name: str) -> Parser:
+    """The parser ``name``, built after the first import of the transformers code (under the import lock: a warm-up
+    thread of the app may be importing it at the same moment)."""
+    imports.model_code()
+    return PARSERS.create(name)
+
+
 def default_parser_name() -> str:
     """The resolved default parser (``model_defaults``: benepar_en3 when installed or downloadable, else
     benepar-offline; ``ALICT_DEFAULT_PARSER`` pins it), registered under its name when it is not yet."""
@@ -121,7 +129,7 @@ def get_parser(name: str | None = None) -> Parser:
         from alict_core.models.defaults import artefact_identity
 
         key = f"{name}@{artefact_identity('parser')}"
-    return _LOADED.get(key, lambda: PARSERS.create(name))
+    return _LOADED.get(key, lambda: _first_import_then_create(name))
 
 
 def clear_loaded() -> None:

@@ -30,7 +30,8 @@ def _live_markdown(text: str) -> bool:
 
 DRAWS = {"markdown", "caption", "error", "info", "warning", "success", "write", "subheader", "header", "title",
          "toast"}
-ESCAPES = {"literal", "failure_card"}  # alict_app.formatting: the escaping helper, and a card escaping each value
+ESCAPES = {"literal", "failure_card", "code"}  # alict_app.formatting: the escaping helper, a card escaping each
+# value, and inline code (a code span renders no Markdown; a back-tick in the value is replaced)
 NUMBERS = {"len", "int", "round", "float"}  # a number is safe
 # Values known to be safe in Markdown: numbers, fixed labels of the program, fragments built just above from
 # escaped values or numbers. A new data value drawn unescaped fails the scan (add it here only if it cannot
@@ -46,11 +47,11 @@ SAFE = {
     "html.escape(row['state'])", "html.escape(row['what'])", "index + 1", "inserted", "item.kind", "item.set_no + 1",
     "item_steps.index(step) + 1", "label.lower()", "leak['leaking']", "leak['n_training']", "left_out", "link",
     "mark", "more", "n", "none_hint", "paired['newly_right']", "paired['newly_wrong']", "progress['n_shards']",
-    "progress['shards_done']", "progress['shown_status']", "reached", "reasons", "rule.min_agreeing", "run_id[:12]",
+    "progress['shards_done']", "reached", "reasons", "rule.min_agreeing", "run_id[:12]",
     "s + 1", "saved.label_score", "saved.relevance", "saved.validity", "seeds", "shown", "story['method'].upper()",
     "story['samples']", "target", "template.get('model_calls', '?')", "template.get('p_thresh', '?')",
     "template.get('samples_used', '?')", "tests['correction']", "tests['heldout']", "tests['lcs']", "text", "title",
-    "total", "total - done", "type(exc).__name__", "view['run_id'][:12]", "view['status']", "where",
+    "total", "total - done", "type(exc).__name__", "view['run_id'][:12]", "where",
     "literal(', field ' + o['field']) if o.get('field') else ''", "stats['n_cases']", "stats['n_judgements']",
 }
 
