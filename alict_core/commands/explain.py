@@ -20,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the sentence to explain (needs --model)")
     source.add_argument("--results", help="a saved run: its directory, or a run id under the cache's runs/")
-    parser.add_argument("--model", help="model name (see the models registry); default with --results: the run's model")
+    parser.add_argument("--model", help="with --text: one model written as `run --models` takes it (a registered name, "
+                        "or KIND:key=value,... such as http:url=http://127.0.0.1:8000/p,task=sentiment; kinds "
+                        "that serve either task need task=...); with --results: the name of the run's model to "
+                        "explain (default: the run's model)")
     parser.add_argument("--lc", help="LC id whose pass-to-fail pairs to explain (with --results)")
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
@@ -90,6 +93,24 @@ def _resolve_run(value: str) -> Path:
     return saved_run_dir(value)  # a validated run id inside the run store, whose folder holds that run
 
 
+def text_model(text: str) -> Any:
+    """The one model of ``--model`` with ``--text``, in the syntax of ``run --models`` (``ModelRef``): a registered
+    name, or ``KIND:key=value,...``; a kind that serves either task needs ``task=`` (explain has no ``--task``)."""
+    from alict_core.models.refs import checked_ref, parse_model_refs
+    from alict_core.models.registry import model_entry
+    from alict_core.tasks import TASK_NAMES
+
+    refs = parse_model_refs(text)
+    if len(refs) != 1:
+        raise AlictError(f"--model {text!r} names {len(refs)} models; explain takes one")
+    ref = refs[0]
+    task = model_entry(ref.name).tags.get("task") or ref.kwargs.get("task")
+    if task not in TASK_NAMES:
+        raise AlictError(f"--model {ref.name}: this kind serves either task; add task=<{'|'.join(TASK_NAMES)}>, "
+                         f"e.g. {ref.name}:task={TASK_NAMES[0]},... (the other arguments as `run --models` takes them)")
+    return checked_ref(ref, str(task), trust_pickle=False).build()
+
+
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import check_output_file
     from alict_core.explain import (
@@ -98,8 +119,6 @@ def run(args: argparse.Namespace) -> int:
         masking_template,
         recurring_template_tokens,
     )
-    from alict_core.models import get_model
-
     check_output_file(args.json_out, "--json")
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
@@ -107,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.text is not None:
             if not args.model:
-                raise AlictError("--text needs --model NAME")
-            model = CachedModel(get_model(args.model))
+                raise AlictError("--text needs --model NAME (or KIND:key=value,..., as `run --models` takes it)")
+            model = CachedModel(text_model(args.model))
             contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
                               n_samples=args.samples, progress=progress)
             template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
