@@ -18,7 +18,7 @@ from alict_core.commands.args import (
 )
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
-from alict_core.common.textsafe import printable
+from alict_core.common.textsafe import printable, printable_frame
 from alict_core.models.refs import ModelRef, model_refs
 from alict_core.plan import Plan, PlanOptions, make_plan
 from alict_core.tasks import add_task_arg
@@ -248,10 +248,7 @@ def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                 "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]
-        shown = summary[[c for c in cols if c in summary.columns]].round(3)
-        for name in ("lc_id", "model"):  # suite-derived names: no terminal escapes reach the screen
-            if name in shown.columns:
-                shown[name] = shown[name].map(printable)
+        shown = printable_frame(summary[[c for c in cols if c in summary.columns]].round(3))  # a suite's names
         print(shown.to_string(index=False))
         print("ci_low_all–ci_high_all: 95 % interval of fail_rate, clustered by seed (a seed and its expansions "
               "count as one cluster; Wilson on the design-effect-adjusted sample size)")

@@ -8,6 +8,8 @@ before that check, other sources).
 
 from __future__ import annotations
 
+from typing import Any
+
 # Bidi embeddings/overrides/isolates and marks: shown text would not be the stored text.
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -46,3 +48,12 @@ def xml_text(value: str) -> str:
         return value
     return "".join(char if _xml_legal(ord(char)) else f"\\x{ord(char):02x}" if ord(char) < 0x100
                    else f"\\u{ord(char):04x}" for char in value)
+
+
+def printable_frame(frame: Any) -> Any:
+    """A copy of a pandas frame whose text cells went through :func:`printable` (for ``to_string`` on a terminal)."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)
+    return frame

@@ -59,9 +59,12 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
 
     of_task = {s.id for s in load_task_specs(task)}
     rows: list[dict[str, Any]] = []
+    from alict_core.common.manifest import not_a_file
+
     for file in seed_files:
-        if not Path(file).is_file():
-            raise AlictError(f"--seeds file {file} not found")
+        problem = not_a_file(Path(file))
+        if problem is not None:  # a FIFO "not found" though it is there: say what it is
+            raise AlictError(f"--seeds file {file} {'not found' if problem == 'is missing' else problem}")
         rows.extend(r for r in seed_file_rows(Path(file), task, of_task) if r["lc_id"] in specs)
     if max_seeds is None:
         return rows
@@ -141,6 +144,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
     ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
     ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    from alict_core.common.manifest import not_a_file
     from alict_core.common.userfiles import InputFileError, jsonl_rows
     from alict_core.lcspec import load_task_specs
 
@@ -150,8 +154,13 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     for item in given:
         path = Path(item)
         files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-        if not files or not all(f.is_file() for f in files):
+        if not files:
             raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+        for file in files:
+            problem = not_a_file(file)
+            if problem is not None:  # a FIFO was "no such JSONL file" though it is there: say what it is
+                raise AlictError(f"--expansions {file}: " + ("no such JSONL file (or folder of them)"
+                                                             if problem == "is missing" else problem))
         for file in files:
             try:
                 numbered = jsonl_rows(file, "--expansions")

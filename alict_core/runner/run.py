@@ -474,3 +474,19 @@ def verify_saved_run(directory: Path) -> None:
     elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
         raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
                                    "run the same inputs again to complete it")
+    else:  # no manifest: a run from before manifests, or another command's folder that also has a meta.json
+        _check_run_meta(directory)
+
+
+def _check_run_meta(directory: Path) -> None:
+    """Refuse a folder whose meta.json is not a run's (``lego --out`` writes one too): it was read as a run and
+    failed with "cannot be read (FileNotFoundError)"."""
+    if (directory / "trees.jsonl").exists():
+        raise AlictError(f"{directory.name!r} is an NLPLego folder (written by `lego --out`), not a saved run; give a "
+                         "run folder (its DIR tests run with `lego --models ...`)")
+    try:
+        meta = read_json(directory / "meta.json")
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or "run_id" not in meta or not isinstance(meta.get("models"), list):
+        raise AlictError(f"{directory.name!r} is not a saved run (its meta.json is not a run's); give a run folder")
