@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -285,3 +286,128 @@ def test_ff_explain_takes_a_model_with_arguments(cli, json_endpoint):
 def test_ff_explain_says_what_a_kind_without_a_task_needs(cli, json_endpoint):
     outcome = cli("explain", "--model", f"http:url={json_endpoint}", "--text", "a good film")
     assert_clean_error(outcome, 2, "task=")
+
+
+# F-g / F-i: --seeds rows checked by every reader, naming file and line ---------------------------------------------
+
+CASE_ROW = {"case_id": "a", "lc_id": "sentiment-lc04", "kind": "seed", "seed_id": "a", "text": "this is not good"}
+
+
+@pytest.mark.parametrize("command", [
+    ["validate", "--task", "sentiment", "--lc", "lc4"],
+    ["run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--quiet"],
+])
+def test_fg_fi_a_seeds_row_without_id_is_one_message_naming_file_and_line(cli, tmp_path, command):
+    """Was: ``validate --seeds`` of a row without ``id`` (a run's cases row) ended in exit 3 "internal error
+    (KeyError: 'id')"; ``run --seeds`` said "seed #0 (?): missing field 'id'", naming neither file nor line."""
+    seeds = _write_jsonl(tmp_path / "noid.jsonl", [CASE_ROW])
+    out = ["--out", str(tmp_path / "run")] if command[0] == "run" else []
+    outcome = cli(*command, *out, "--seeds", str(seeds))
+    assert_clean_error(outcome, 2, "--seeds noid.jsonl:1", "missing field 'id'")
+
+
+# F-h: an --expansions file none of whose rows is used is refused, not ignored ----------------------------------------
+
+@pytest.mark.parametrize("command", [
+    ["validate", "--task", "sentiment", "--lc", "lc4", "--max-seeds", "3"],
+    ["run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--max-seeds", "3", "--quiet"],
+])
+def test_fh_expansions_whose_rows_hang_on_no_seed_of_the_command_are_refused(cli, tmp_path, command):
+    """Was: a wrong file as ``--expansions`` (a run's cases part: rows whose seed is not in the run) gave exit 0 and
+    the run of no ``--expansions`` at all, without a word."""
+    rows = _write_jsonl(tmp_path / "cases.jsonl", [CASE_ROW])
+    out = ["--out", str(tmp_path / "run")] if command[0] == "run" else []
+    outcome = cli(*command, *out, "--expansions", str(rows))
+    assert_clean_error(outcome, 2, "--expansions", "seed_id 'a'", limit_s=60)
+    assert not (tmp_path / "run").exists()
+
+
+# F-j: a saved artefact is replaced only by a writer of its own kind ------------------------------------------------
+
+def test_fj_report_export_never_replaces_another_saved_run(cli, tmp_path, saved_run):
+    """Was: ``report A --export B`` with B another saved run: exit 0, "exported: B/…", and the run B was gone
+    (its manifest was "ours", whatever its kind)."""
+    other = tmp_path / "other"
+    shutil.copytree(saved_run, other)
+    before = sorted(p.name for p in other.iterdir())
+    outcome = cli("report", str(saved_run), "--out", str(tmp_path / "r.html"), "--export", str(other))
+    assert_clean_error(outcome, 2, "--export", "a saved run")
+    assert sorted(p.name for p in other.iterdir()) == before
+
+
+def test_fj_run_out_never_replaces_a_report_export(cli, tmp_path, saved_run):
+    """Was: ``run --out E`` with E a report's export folder: the export silently replaced by the run."""
+    export = tmp_path / "export"
+    assert cli("report", str(saved_run), "--out", str(tmp_path / "r.html"), "--export", str(export)).code == 0
+    before = sorted(p.name for p in export.iterdir())
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--max-seeds", "2", "--quiet",
+                  "--out", str(export))
+    assert_clean_error(outcome, 2, "--out", "saved export")
+    assert sorted(p.name for p in export.iterdir()) == before
+
+
+# P104 / P121: what an input is, said plainly -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--seeds", "--expansions"])
+def test_p104_a_fifo_input_is_named_as_one(cli, tmp_path, option):
+    """Was: "--seeds file … not found" / "no such JSONL file" for a named pipe that is there."""
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--quiet",
+                  "--out", str(tmp_path / "run"), option, str(fifo))
+    assert_clean_error(outcome, 2, option, "named pipe")
+
+
+def test_p121_a_lego_folder_given_as_a_run_is_named_as_one(cli, tmp_path):
+    """Was: ``report <lego folder>`` / ``compare A <lego folder>``: "run 'l1' cannot be read (FileNotFoundError)"."""
+    lego = tmp_path / "lego"
+    lego.mkdir()
+    (lego / "trees.jsonl").write_text("")
+    (lego / "cases.jsonl").write_text("")
+    (lego / "meta.json").write_text(json.dumps({"key": "k", "task": "sentiment", "trees": 0}))
+    outcome = cli("report", str(lego), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "NLPLego folder")
+
+
+# F-k: uploads ------------------------------------------------------------------------------------------------------
+
+def test_fk_old_uploads_make_room_and_the_refusal_names_no_server_folder(tmp_path, monkeypatch):
+    """Was: distinct uploads were kept for ever: once the shared quota was full every later upload of every user was
+    refused, with a message naming the server's uploads folder; hidden temp files of killed uploads counted too."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.jsonl import new_temp_file
+    from alict_core.common.trust import save_upload, uploads_dir
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_LIMIT_UPLOADS_BYTES", "3000")
+    stored = [save_upload(f"u{i}.csv", str(i).encode() * 1000) for i in range(3)]
+    with pytest.raises(AlictError) as refused:
+        save_upload("u3.csv", b"3" * 1000)
+    assert str(uploads_dir()) not in str(refused.value)
+    killed = new_temp_file(uploads_dir() / "x.csv")  # a killed upload's temp file
+    killed.write_bytes(b"k" * 900)
+    hour_ago = time.time() - 7200
+    for age, path in enumerate([killed, *stored]):  # stored[0] unused longest
+        os.utime(path, (hour_ago + age, hour_ago + age))
+    new = save_upload("u3.csv", b"3" * 1000)
+    assert new.exists() and not killed.exists()
+    assert not stored[0].exists() and stored[1].exists() and stored[2].exists()  # only as much room as needed
+
+
+# Settings and defaults ------------------------------------------------------------------------------------------------
+
+def test_model_profile_set_but_empty_is_refused(cli, tmp_path, monkeypatch):
+    """Was: ``ALICT_MODEL_PROFILE=''`` silently meant the default profile order (set-but-empty read as unset)."""
+    monkeypatch.setenv("ALICT_MODEL_PROFILE", "")
+    outcome = cli("run", "--task", "sentiment", "--models", "minilm-sst", "--lc", "lc4", "--max-seeds", "2",
+                  "--quiet", "--out", str(tmp_path / "run"))
+    assert_clean_error(outcome, 2, "ALICT_MODEL_PROFILE is set but empty", limit_s=60)
+
+
+def test_mlm_from_a_folder_that_is_no_model_says_so(tmp_path):
+    """Was: ``ALICT_DEFAULT_MLM=../../etc``: the library's advice on converting slow tokenizers (sentencepiece)."""
+    from alict_core.common.errors import ModelError
+    from alict_core.mlm.suggesters import load_hf_suggester
+
+    with pytest.raises(ModelError, match="not a model folder"):
+        load_hf_suggester(str(tmp_path))
