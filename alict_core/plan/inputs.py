@@ -127,6 +127,7 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
     from alict_core.common.limits import limits
 
     for where, row in numbered:
+        check_row_lc("--seeds", where, row, task, of_task)
         try:  # the fields every reader of seeds needs (`validate` took row["id"] unchecked: exit 3, KeyError)
             check_seed_row(row, where)
         except CaseError as exc:
@@ -134,7 +135,6 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
         if len(row["text"]) > limits().text_chars:
             raise AlictError(f"--seeds {where}: the text has {len(row['text']):,} characters, over the limit of "
                              f"{limits().text_chars:,} (setting ALICT_LIMIT_TEXT_CHARS)")
-        check_row_lc("--seeds", where, row, task, of_task)
         if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
             raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
     return [row for _, row in numbered]
@@ -159,7 +159,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
         for file in files:
             problem = not_a_file(file)
             if problem is not None:  # a FIFO was "no such JSONL file" though it is there: say what it is
-                raise AlictError(f"--expansions {file}: " + ("no such JSONL file (or folder of them)"
+                raise AlictError(f"--expansions {item}: " + ("no such JSONL file (or folder of them)"
                                                              if problem == "is missing" else problem))
         for file in files:
             try:

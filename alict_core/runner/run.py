@@ -487,6 +487,6 @@ def _check_run_meta(directory: Path) -> None:
     try:
         meta = read_json(directory / "meta.json")
     except (OSError, ValueError):
-        meta = None
-    if not isinstance(meta, dict) or "run_id" not in meta or not isinstance(meta.get("models"), list):
+        return  # a damaged run's meta: "cannot be read" when it is read
+    if isinstance(meta, dict) and "run_id" not in meta and "models" not in meta:
         raise AlictError(f"{directory.name!r} is not a saved run (its meta.json is not a run's); give a run folder")
