@@ -289,7 +289,8 @@ def save_upload(name: str, data: bytes) -> Path:
     make_room(folder, len(data), int(limits().uploads_bytes))
     kept = sum(entry.stat().st_size for entry in _uploads(folder))
     check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
-                f"nothing was stored; uploads unused for {UPLOAD_KEEP_S // 60} minutes make room, try again later")
+                f"nothing was stored; the server operator can remove old uploads, and uploads unused for "
+                f"{UPLOAD_KEEP_S // 60} minutes make room: try again later")
     with atomic_path(target) as tmp:
         Path(tmp).write_bytes(data)
     return target
