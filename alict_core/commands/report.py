@@ -66,6 +66,15 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
+    if args.export:  # a folder of other files is refused before the HTML report is written, not after
+        from alict_core.common.manifest import _check_replaceable
+        from alict_core.suites.tables import EXPORT_FILES
+
+        try:
+            _check_replaceable(Path(args.export), EXPORT_FILES)
+        except AlictError:
+            raise AlictError(f"--export {args.export!r} already holds other files; choose a new or empty folder "
+                             "(an export folder is replaced as a whole)") from None
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
     from alict_core.runner.store import saved_run_dir
@@ -73,17 +82,6 @@ def run(args: argparse.Namespace) -> int:
     run_dir = saved_run_dir(args.run_dir) if args.run_dir else latest_run()
     check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         run_dir, args.export)
-    if args.export:  # a folder of other files is refused before the HTML report is written, not after
-        from alict_core.common.manifest import MANIFEST, _check_replaceable, _manifest_kind
-        from alict_core.suites.tables import EXPORT_FILES
-
-        try:
-            _check_replaceable(Path(args.export), EXPORT_FILES, "export")
-        except AlictError:
-            found = _manifest_kind(Path(args.export) / MANIFEST)
-            what = f" (a saved {found}, never replaced by an export)" if found not in (None, "export") else ""
-            raise AlictError(f"--export {args.export!r} already holds other files{what}; choose a new or empty "
-                             "folder (an export folder is replaced as a whole)") from None
     large = _large_run(run_dir)
     if large is not None:
         return _report_large(large, args)

@@ -218,7 +218,7 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.executors.base import executor_entry
 
-    check_output_dir(args.out, "--out", kind="run")
+    check_output_dir(args.out, "--out")
     check_output_file(args.report, "--report", command_inputs(args))
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],

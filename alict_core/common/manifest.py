@@ -376,35 +376,28 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
             continue
 
 
-def _manifest_kind(path: Path) -> str | None:
-    """The kind of the manifest this module wrote at ``path`` ("run", "export"), or None (none, or another
-    program's manifest.json)."""
+def _is_ours(path: Path) -> bool:
+    """Whether ``path`` is a manifest this module wrote (not some other program's manifest.json)."""
     try:
-        return Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name).kind
+        Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name)
+        return True
     except (OSError, ValueError, CorruptArtefactError):
-        return None
+        return False
 
 
-def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = None) -> None:
+def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
     """Refuse to replace a folder holding anything this project did not write there.
 
     ``owned``: the names (``fnmatch`` patterns such as ``*.jsonl``) this project writes into such a folder.
-    ``kind``: the manifest kind the writer puts there; a folder with other files is replaced only when it carries a
-    manifest of that same kind (a run is never replaced by a report's export, nor an export by a run: ``report A
-    --export B`` deleted the saved run B). Without ``kind`` a manifest is no reason to replace a folder.
     """
     if not target.exists():
         return
     if not target.is_dir():
         raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
     names = {p.name for p in target.iterdir()}
-    found = _manifest_kind(target / MANIFEST) if MANIFEST in names else None
-    if found is not None and kind is not None and found != kind:
-        raise AlictError(f"output folder {target.name!r} holds a saved {found} (its manifest says so), not a {kind}; "
-                         f"choose a new or empty folder (it is never replaced by a {kind})")
     if all(any(fnmatch.fnmatchcase(name, pattern) for pattern in owned) for name in names):
         return
-    if kind is not None and found == kind:
+    if MANIFEST in names and _is_ours(target / MANIFEST):
         return
     raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
                      "(an artefact folder is replaced as a whole)")
@@ -427,13 +420,11 @@ def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str
 
 
 @contextmanager
-def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
-               kind: str | None = None) -> Iterator[Path]:
+def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
 
     An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
-    names matching ``owned``; anything else is refused (so ``--out .`` never wipes a folder). ``kind``: the
-    manifest kind written into it; a folder carrying a manifest of another kind is refused (``_check_replaceable``).
+    names matching ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
     ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
     are kept), for output folders that collect files over several commands; it too is refused for a folder
     holding anything but ``owned`` names (a copy would leave out hidden files and folders such as ``.git``).
@@ -453,7 +444,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
             if merge:
                 check_mergeable(target, owned)
             else:
-                _check_replaceable(target, owned, kind)
+                _check_replaceable(target, owned)
             tmp = staging_dir(target.parent, f".{target.name}.tmp-")
             if merge and target.is_dir():
                 shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
@@ -498,38 +489,6 @@ def folder_lock(target: Path) -> Iterator[None]:
     path>.lock``."""
     with file_lock(folder_lock_file(target)):
         yield
-
-
-@contextmanager
-def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator[None]:
-    """Hold an output folder for one command from its first step to its last, or refuse at once (exit 2).
-
-    Two commands writing one ``--out`` at once each said "saved to X" while the second's swap threw the first's
-    result away. The second one now stops before any work with one message naming the folder (it does not wait:
-    the first one's result would be replaced all the same). Sequential writers replace the folder as before.
-    The lock is ``flock`` on ``<cache>/locks/out-<hash of the path>.lock`` (nothing is written beside the user's
-    folder; the kernel releases it when the holder is killed); without ``fcntl`` nothing is locked."""
-    if target is None:
-        yield
-        return
-    from alict_core.common.config import artefact_dir
-
-    key = hashlib.sha256(os.fsencode(named_dir(target).resolve())).hexdigest()[:24]
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    with open(artefact_dir("locks") / f"out-{key}.lock", "a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise AlictError(f"{what} {str(target)!r} is being written by another command right now (it holds the "
-                             "folder's lock); wait until it has finished, or choose another folder") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def staging_dir(parent: Path, prefix: str) -> Path:
@@ -601,9 +560,9 @@ def _check_name_lengths(path: Path, what: str, room: int) -> None:
                          + (" (the staging copy beside it adds a suffix)" if room else ""))
 
 
-def check_output_dir(path: Path | str | None, what: str, kind: str | None = None) -> None:
+def check_output_dir(path: Path | str | None, what: str) -> None:
     """Refuse, before any work, an output folder that is a file, a symbolic link or cannot be written (one clear
-    line); with ``kind``, also one holding a saved artefact of another kind (its manifest says which)."""
+    line)."""
     if path is None:
         return
     path = Path(path)
@@ -623,10 +582,6 @@ def check_output_dir(path: Path | str | None, what: str, kind: str | None = None
                          f"{MANIFEST}); a re-write of it replaces the whole folder: write it elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
-    found = _manifest_kind(path / MANIFEST) if kind is not None and path.is_dir() else None
-    if found is not None and found != kind:
-        raise AlictError(f"{what} {str(path)!r} holds a saved {found} (its manifest says so), not a {kind}; choose a "
-                         f"new or empty folder (it is never replaced by a {kind})")
 
 
 def _artefact_holding(path: Path) -> Path | None:

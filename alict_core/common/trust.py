@@ -23,7 +23,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-import time
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 from urllib.parse import urlsplit
@@ -273,45 +272,17 @@ def save_upload(name: str, data: bytes) -> Path:
     refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read. The
     uploads kept are bounded together (``uploads_bytes``): distinct uploads filled the disk without end."""
     from alict_core.common.hashing import hash_bytes
-    from alict_core.common.jsonl import atomic_path, clean_stale_temp_files
-    from alict_core.common.limits import check_count, limits
+    from alict_core.common.jsonl import atomic_path
+    from alict_core.common.limits import check_count
 
     check_count("suite_bytes", len(data), f"upload {name[:100]!r} (bytes)", "nothing was stored")
     suffixes = "".join(s for s in Path(name).suffixes[-2:] if s.lower() in (".csv", ".json", ".jsonl", ".gz"))
     folder = uploads_dir()
     target = folder / f"{hash_bytes(data)}{suffixes.lower()}"
-    if target.exists():
-        os.utime(target)  # its last use: the uploads unused longest are the first to go
-        return target
-    # distinct uploads are kept: together bounded, so a browser cannot fill the disk; the ones unused for an hour
-    # make room, so one user's uploads do not lock every later upload out until an operator deletes files
-    clean_stale_temp_files(folder)  # hidden temp files of killed uploads counted towards the quota for ever
-    make_room(folder, len(data), int(limits().uploads_bytes))
-    kept = sum(entry.stat().st_size for entry in _uploads(folder))
-    check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
-                f"nothing was stored; the server operator can remove old uploads, and uploads unused for "
-                f"{UPLOAD_KEEP_S // 60} minutes make room: try again later")
-    with atomic_path(target) as tmp:
-        Path(tmp).write_bytes(data)
+    if not target.exists():  # distinct uploads are kept: together bounded, so a browser cannot fill the disk
+        kept = sum(entry.stat().st_size for entry in folder.iterdir() if entry.is_file()) if folder.is_dir() else 0
+        check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
+                    f"nothing was stored; the server operator can remove old uploads from {folder}")
+        with atomic_path(target) as tmp:
+            Path(tmp).write_bytes(data)
     return target
-
-
-UPLOAD_KEEP_S = 3600  # an upload used within this many seconds is never removed to make room (a run may read it)
-
-
-def _uploads(folder: Path) -> list[Path]:
-    return [entry for entry in folder.iterdir() if entry.is_file() and not entry.name.startswith(".")]
-
-
-def make_room(folder: Path, size: int, quota: int) -> None:
-    """Remove the uploads unused longest (each unused for ``UPLOAD_KEEP_S`` or more) until ``size`` more bytes fit
-    within ``quota``."""
-    entries = sorted(((entry.stat().st_mtime, entry.stat().st_size, entry) for entry in _uploads(folder)),
-                     key=lambda item: item[0])
-    kept = sum(item[1] for item in entries)
-    now = time.time()
-    for mtime, entry_size, entry in entries:
-        if kept + size <= quota or now - mtime < UPLOAD_KEEP_S:
-            break
-        entry.unlink(missing_ok=True)
-        kept -= entry_size

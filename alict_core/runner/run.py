@@ -395,7 +395,7 @@ class RunResult:
         from alict_core.common.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
-        with atomic_dir(directory, owned=RUN_FILES, kind="run") as tmp:
+        with atomic_dir(directory, owned=RUN_FILES) as tmp:
             self._write_files(tmp)
             for name, value in (extra_files or {}).items():
                 write_json(tmp / check_name(name, "run file"), value)
@@ -467,6 +467,9 @@ def verify_saved_run(directory: Path) -> None:
     if not directory.is_dir():
         raise AlictError(f"saved run {directory.name!r} not found")
     if not (directory / "meta.json").exists():
+        if (directory / "progress.json").exists():  # a streaming run stopped before it finished
+            raise AlictError(f"run {directory.name!r} was interrupted before it finished (no meta.json yet); run the "
+                             "same command again to resume it (finished shards are kept)")
         raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
                          "run `python -m alict_core run` first")
     if (directory / MANIFEST).exists() or (directory / MANIFEST).is_symlink():  # runs from before manifests: read

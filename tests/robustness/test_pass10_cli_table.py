@@ -7,7 +7,6 @@ import csv
 import dataclasses
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,7 +27,7 @@ HOLDER = """
 import sys
 from contextlib import nullcontext
 try:
-    from alict_core.common.manifest import exclusive_output
+    from alict_core.common.outlock import exclusive_output
 except ImportError:  # the code before the fix: nothing to hold (the row then shows the second writer let through)
     exclusive_output = lambda _folder: nullcontext()
 with exclusive_output(sys.argv[1]):
@@ -322,30 +321,6 @@ def test_fh_expansions_whose_rows_hang_on_no_seed_of_the_command_are_refused(cli
     assert not (tmp_path / "run").exists()
 
 
-# F-j: a saved artefact is replaced only by a writer of its own kind ------------------------------------------------
-
-def test_fj_report_export_never_replaces_another_saved_run(cli, tmp_path, saved_run):
-    """Was: ``report A --export B`` with B another saved run: exit 0, "exported: B/…", and the run B was gone
-    (its manifest was "ours", whatever its kind)."""
-    other = tmp_path / "other"
-    shutil.copytree(saved_run, other)
-    before = sorted(p.name for p in other.iterdir())
-    outcome = cli("report", str(saved_run), "--out", str(tmp_path / "r.html"), "--export", str(other))
-    assert_clean_error(outcome, 2, "--export", "a saved run")
-    assert sorted(p.name for p in other.iterdir()) == before
-
-
-def test_fj_run_out_never_replaces_a_report_export(cli, tmp_path, saved_run):
-    """Was: ``run --out E`` with E a report's export folder: the export silently replaced by the run."""
-    export = tmp_path / "export"
-    assert cli("report", str(saved_run), "--out", str(tmp_path / "r.html"), "--export", str(export)).code == 0
-    before = sorted(p.name for p in export.iterdir())
-    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--max-seeds", "2", "--quiet",
-                  "--out", str(export))
-    assert_clean_error(outcome, 2, "--out", "saved export")
-    assert sorted(p.name for p in export.iterdir()) == before
-
-
 # P104 / P121: what an input is, said plainly -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("option", ["--seeds", "--expansions"])
@@ -369,29 +344,14 @@ def test_p121_a_lego_folder_given_as_a_run_is_named_as_one(cli, tmp_path):
     assert_clean_error(outcome, 2, "NLPLego folder")
 
 
-# F-k: uploads ------------------------------------------------------------------------------------------------------
-
-def test_fk_old_uploads_make_room_and_the_refusal_names_no_server_folder(tmp_path, monkeypatch):
-    """Was: distinct uploads were kept for ever: once the shared quota was full every later upload of every user was
-    refused, with a message naming the server's uploads folder; hidden temp files of killed uploads counted too."""
-    from alict_core.common.errors import AlictError
-    from alict_core.common.jsonl import new_temp_file
-    from alict_core.common.trust import save_upload, uploads_dir
-
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("ALICT_LIMIT_UPLOADS_BYTES", "3000")
-    stored = [save_upload(f"u{i}.csv", str(i).encode() * 1000) for i in range(3)]
-    with pytest.raises(AlictError) as refused:
-        save_upload("u3.csv", b"3" * 1000)
-    assert str(uploads_dir()) not in str(refused.value)
-    killed = new_temp_file(uploads_dir() / "x.csv")  # a killed upload's temp file
-    killed.write_bytes(b"k" * 900)
-    hour_ago = time.time() - 7200
-    for age, path in enumerate([killed, *stored]):  # stored[0] unused longest
-        os.utime(path, (hour_ago + age, hour_ago + age))
-    new = save_upload("u3.csv", b"3" * 1000)
-    assert new.exists() and not killed.exists()
-    assert not stored[0].exists() and stored[1].exists() and stored[2].exists()  # only as much room as needed
+def test_p187_an_interrupted_run_folder_is_named_as_one(cli, tmp_path, saved_run):
+    """Was: ``report <run killed mid-way>``: "not a saved run (no meta.json); run `python -m alict_core run` first",
+    though re-running the same command resumes it."""
+    (saved_run / "meta.json").unlink()  # as a kill leaves it: progress.json, no meta.json or manifest yet
+    (saved_run / "manifest.json").unlink()
+    assert (saved_run / "progress.json").exists()
+    outcome = cli("report", str(saved_run), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "interrupted", "same command again")
 
 
 # Settings and defaults ------------------------------------------------------------------------------------------------
