@@ -8,6 +8,7 @@ from typing import Any
 
 from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable, printable_frame
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,18 +67,23 @@ class _ProgressBar:
             self.bar = None
 
 
+def _say(line: str) -> None:
+    """One line of output: texts, tokens and LC ids from a run or a file, control characters escaped."""
+    print(printable(line))
+
+
 def _print_contributions(contrib, template, inserted: set[int] | None = None, title: str = "") -> None:
     probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba, strict=True))
-    print(f"{title}{contrib.text}")
-    print(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
+    _say(f"{title}{contrib.text}")
+    _say(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
     kept = set(template.kept_positions) if template else set()
     for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores, strict=True)):
         marks = ("+inserted " if inserted and i in inserted else "") + ("kept" if i in kept else "")
-        print(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
+        _say(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
     if template:
         curve = " ".join(f"{f:.2f}" for f in template.fidelity_curve)
-        print(f"  template: {template.template}")
-        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
+        _say(f"  template: {template.template}")
+        _say(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
               f"seed {template.seed})")
 
 
@@ -156,10 +162,10 @@ def run(args: argparse.Namespace) -> int:
                 pool.close()
             progress.close()
             if not explained.pairs:
-                print(f"LC {args.lc}: no pass-to-fail pairs in this run")
+                _say(f"LC {args.lc}: no pass-to-fail pairs in this run")
             pairs = []
             for number, pair in enumerate(explained.iter_pairs(), 1):
-                print(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
+                _say(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
                       f"expansion {pair.meta.get('predicted')} (expected {pair.meta.get('expected')})")
                 _print_contributions(pair.seed, pair.seed_template, title="  seed:      ")
                 _print_contributions(pair.expansion, pair.expansion_template, set(pair.inserted), title="  expansion: ")
@@ -167,8 +173,8 @@ def run(args: argparse.Namespace) -> int:
             templates = [p.expansion_template for p in pairs if p.expansion_template]
             table = recurring_template_tokens(templates)
             if len(table):
-                print(f"== tokens kept in the templates of {len(templates)} failing expansions of {args.lc}")
-                print(table[["token", "templates", "share", "occurrences"]].to_string(index=False))
+                _say(f"== tokens kept in the templates of {len(templates)} failing expansions of {args.lc}")
+                print(printable_frame(table[["token", "templates", "share", "occurrences"]]).to_string(index=False))
             result = {"lc_id": args.lc, "pairs": [p.to_dict() for p in pairs],
                       "recurring_tokens": table.drop(columns=["examples"]).to_dict(orient="records")}
     finally:
