@@ -29,6 +29,7 @@ from typing import NoReturn
 from alict_core.commands.args import check_repeats
 from alict_core.common.errors import AlictError
 from alict_core.common.runtime import configure_torch
+from alict_core.common.textsafe import printable
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -59,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def one_line(message: object) -> str:
-    """A message folded into one line."""
-    return " ".join(str(message).split()) or "(no message)"
+    """A message folded into one line, control characters (terminal escapes from a file's names) escaped."""
+    return printable(" ".join(str(message).split())) or "(no message)"
 
 
 def _describe_os_error(exc: OSError) -> str:

@@ -118,6 +118,21 @@ def _variants(test_type: str, text: str, row: Mapping[str, Any],
     return ()
 
 
+def check_seed_row(seed: Mapping[str, Any], where: str) -> None:
+    """Refuse a seed row without its fields or with values of the wrong type (``where`` names it: ``seed #3 (id)``,
+    or a user file's ``name:line``)."""
+    for key in ("id", "lc_id", "text", "test_type", "expected"):
+        if key not in seed:
+            raise CaseError(f"{where}: missing field {key!r}")
+    if seed["test_type"] not in TEST_TYPES:
+        raise CaseError(f"{where}: test_type must be one of {TEST_TYPES}, got {seed['test_type']!r}")
+    for key in ("id", "lc_id"):  # true or 7 would be stored as "True" / "7", a list as its repr
+        if not isinstance(seed[key], str) or not seed[key].strip():
+            raise CaseError(f"{where}: {key} must be a non-empty text, got {seed[key]!r:.80}")
+    if not isinstance(seed["text"], str) or not seed["text"].strip():  # 12345 is not a sentence, "" tests nothing
+        raise CaseError(f"{where}: text must be a non-empty text, got {seed['text']!r:.80}")
+
+
 def build_cases(
     seeds: Iterable[Any],
     expansions: Iterable[Mapping[str, Any]] | str | Path | None = None,
@@ -138,16 +153,7 @@ def build_cases(
     for n, raw in enumerate(seeds):
         seed = _as_dict(raw)
         where = f"seed #{n} ({seed.get('id', '?')})"
-        for key in ("id", "lc_id", "text", "test_type", "expected"):
-            if key not in seed:
-                raise CaseError(f"{where}: missing field {key!r}")
-        if seed["test_type"] not in TEST_TYPES:
-            raise CaseError(f"{where}: test_type must be one of {TEST_TYPES}, got {seed['test_type']!r}")
-        for key in ("id", "lc_id"):  # true or 7 would be stored as "True" / "7", a list as its repr
-            if not isinstance(seed[key], str) or not seed[key].strip():
-                raise CaseError(f"{where}: {key} must be a non-empty text, got {seed[key]!r}")
-        if not isinstance(seed["text"], str) or not seed["text"].strip():  # 12345 is not a sentence, "" tests nothing
-            raise CaseError(f"{where}: text must be a non-empty text, got {seed['text']!r}")
+        check_seed_row(seed, where)
         if max_seeds is not None and per_lc.get(seed["lc_id"], 0) >= max_seeds:
             continue
         per_lc[seed["lc_id"]] = per_lc.get(seed["lc_id"], 0) + 1

@@ -122,3 +122,18 @@ def _lc_key(task: str | None, lc: str) -> str:
         return get_spec(task, lc).id
     except AlictError:  # an unknown name: the command says so, listing the task's LCs
         return lc
+
+
+def holds_out(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command handler that holds its ``--out`` folder from its first step to its last: a second command writing
+    the same folder at once stops before any work with one message (``common.outlock.exclusive_output``)."""
+    import functools
+
+    @functools.wraps(handler)
+    def held(args: argparse.Namespace) -> int:
+        from alict_core.common.outlock import exclusive_output
+
+        with exclusive_output(getattr(args, "out", None), "--out"):
+            return handler(args)
+
+    return held

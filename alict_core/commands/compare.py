@@ -8,6 +8,7 @@ from pathlib import Path
 
 from alict_core.commands.args import int_range
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable, printable_frame
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,19 +84,21 @@ def run(args: argparse.Namespace) -> int:
             "diff_high", "p_value", "p_bh", "p_holm", "significance", "regression"]
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.max_rows", 500):
         if comparison.note:
-            print(comparison.note)
-        print(f"A = {comparison.label_a}, B = {comparison.label_b}")
-        print(comparison.lcs[cols].round(3).to_string(index=False))
+            print(printable(comparison.note))
+        print(printable(f"A = {comparison.label_a}, B = {comparison.label_b}"))
+        print(printable_frame(comparison.lcs[cols].round(3)).to_string(index=False))
         print()
-        print(comparison.capabilities[["capability", "n_lcs", "rate_a", "rate_b", "difference", "p_value", "p_bh",
-                                       "significance"]].round(3).to_string(index=False))
+        capabilities = comparison.capabilities[["capability", "n_lcs", "rate_a", "rate_b", "difference", "p_value",
+                                                "p_bh", "significance"]].round(3)
+        print(printable_frame(capabilities).to_string(index=False))
         print(f"\ntest: {comparison.test}; significance marks: {comparison.correction} (* q<0.05, ** q<0.01, "
               f"*** q<0.001); regression (the --fail-on-regression gate): {comparison.gate_correction}, p < 0.05")
         for title, frame in (("newly failing", comparison.newly_failing), ("newly passing", comparison.newly_passing)):
             print(f"\n{len(frame)} {title} cases" + (":" if len(frame) and args.show else ""))
             if len(frame) and args.show:
-                print(frame[["lc_id", "text", "predicted_a", "predicted_b"]].head(args.show).to_string(index=False))
-    print("\n" + comparison.headline())
+                shown = printable_frame(frame[["lc_id", "text", "predicted_a", "predicted_b"]].head(args.show))
+                print(shown.to_string(index=False))
+    print("\n" + printable(comparison.headline()))
     if args.json:
         from alict_core.common.jsonl import atomic_path
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
+from alict_core.commands.args import add_executor_args, executor_options, float_range, holds_out, int_range
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE
 from alict_core.tasks import add_task_arg
 
@@ -70,6 +70,7 @@ def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
     return progress
 
 
+@holds_out
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus

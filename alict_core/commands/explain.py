@@ -8,6 +8,7 @@ from typing import Any
 
 from alict_core.commands.args import add_executor_args, executor_options, float_range, int_range
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable, printable_frame
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the sentence to explain (needs --model)")
     source.add_argument("--results", help="a saved run: its directory, or a run id under the cache's runs/")
-    parser.add_argument("--model", help="model name (see the models registry); default with --results: the run's model")
+    parser.add_argument("--model", help="with --text: one model written as `run --models` takes it (a registered name, "
+                        "or KIND:key=value,... such as http:url=http://127.0.0.1:8000/p,task=sentiment; kinds "
+                        "that serve either task need task=...); with --results: the name of the run's model to "
+                        "explain (default: the run's model)")
     parser.add_argument("--lc", help="LC id whose pass-to-fail pairs to explain (with --results)")
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
@@ -63,18 +67,23 @@ class _ProgressBar:
             self.bar = None
 
 
+def _say(line: str) -> None:
+    """One line of output: texts, tokens and LC ids from a run or a file, control characters escaped."""
+    print(printable(line))
+
+
 def _print_contributions(contrib, template, inserted: set[int] | None = None, title: str = "") -> None:
     probs = ", ".join(f"{label} {p:.3f}" for label, p in zip(contrib.labels, contrib.proba, strict=True))
-    print(f"{title}{contrib.text}")
-    print(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
+    _say(f"{title}{contrib.text}")
+    _say(f"  predicted {contrib.predicted} ({probs}); {contrib.method} contributions towards {contrib.label}:")
     kept = set(template.kept_positions) if template else set()
     for i, (token, score) in enumerate(zip(contrib.tokens, contrib.scores, strict=True)):
         marks = ("+inserted " if inserted and i in inserted else "") + ("kept" if i in kept else "")
-        print(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
+        _say(f"    {i:>3} {token:<20} {score:+.4f}  {marks}")
     if template:
         curve = " ".join(f"{f:.2f}" for f in template.fidelity_curve)
-        print(f"  template: {template.template}")
-        print(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
+        _say(f"  template: {template.template}")
+        _say(f"  fidelity curve: {curve}  (p_thresh {template.p_thresh}, {template.samples_used} samples, "
               f"seed {template.seed})")
 
 
@@ -90,6 +99,24 @@ def _resolve_run(value: str) -> Path:
     return saved_run_dir(value)  # a validated run id inside the run store, whose folder holds that run
 
 
+def text_model(text: str) -> Any:
+    """The one model of ``--model`` with ``--text``, in the syntax of ``run --models`` (``ModelRef``): a registered
+    name, or ``KIND:key=value,...``; a kind that serves either task needs ``task=`` (explain has no ``--task``)."""
+    from alict_core.models.refs import checked_ref, parse_model_refs
+    from alict_core.models.registry import model_entry
+    from alict_core.tasks import TASK_NAMES
+
+    refs = parse_model_refs(text)
+    if len(refs) != 1:
+        raise AlictError(f"--model {text!r} names {len(refs)} models; explain takes one")
+    ref = refs[0]
+    task = model_entry(ref.name).tags.get("task") or ref.kwargs.get("task")
+    if task not in TASK_NAMES:
+        raise AlictError(f"--model {ref.name}: this kind serves either task; add task=<{'|'.join(TASK_NAMES)}>, "
+                         f"e.g. {ref.name}:task={TASK_NAMES[0]},... (the other arguments as `run --models` takes them)")
+    return checked_ref(ref, str(task), trust_pickle=False).build()
+
+
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import check_output_file
     from alict_core.explain import (
@@ -98,8 +125,6 @@ def run(args: argparse.Namespace) -> int:
         masking_template,
         recurring_template_tokens,
     )
-    from alict_core.models import get_model
-
     check_output_file(args.json_out, "--json")
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
@@ -107,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.text is not None:
             if not args.model:
-                raise AlictError("--text needs --model NAME")
-            model = CachedModel(get_model(args.model))
+                raise AlictError("--text needs --model NAME (or KIND:key=value,..., as `run --models` takes it)")
+            model = CachedModel(text_model(args.model))
             contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
                               n_samples=args.samples, progress=progress)
             template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
@@ -137,10 +162,10 @@ def run(args: argparse.Namespace) -> int:
                 pool.close()
             progress.close()
             if not explained.pairs:
-                print(f"LC {args.lc}: no pass-to-fail pairs in this run")
+                _say(f"LC {args.lc}: no pass-to-fail pairs in this run")
             pairs = []
             for number, pair in enumerate(explained.iter_pairs(), 1):
-                print(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
+                _say(f"== pair {number}: {pair.meta.get('model')} seed {pair.meta.get('seed_predicted')} → "
                       f"expansion {pair.meta.get('predicted')} (expected {pair.meta.get('expected')})")
                 _print_contributions(pair.seed, pair.seed_template, title="  seed:      ")
                 _print_contributions(pair.expansion, pair.expansion_template, set(pair.inserted), title="  expansion: ")
@@ -148,8 +173,8 @@ def run(args: argparse.Namespace) -> int:
             templates = [p.expansion_template for p in pairs if p.expansion_template]
             table = recurring_template_tokens(templates)
             if len(table):
-                print(f"== tokens kept in the templates of {len(templates)} failing expansions of {args.lc}")
-                print(table[["token", "templates", "share", "occurrences"]].to_string(index=False))
+                _say(f"== tokens kept in the templates of {len(templates)} failing expansions of {args.lc}")
+                print(printable_frame(table[["token", "templates", "share", "occurrences"]]).to_string(index=False))
             result = {"lc_id": args.lc, "pairs": [p.to_dict() for p in pairs],
                       "recurring_tokens": table.drop(columns=["examples"]).to_dict(orient="records")}
     finally:

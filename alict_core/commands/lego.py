@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from alict_core.commands.args import holds_out
 from alict_core.common.errors import AlictError
 from alict_core.tasks import TASKS, add_task_arg
 
@@ -101,6 +102,7 @@ def default_judge(task: str) -> str:
     return TASKS[task].offline_model
 
 
+@holds_out
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.expand import load_suggester
     from alict_core.common.config import artefact_dir

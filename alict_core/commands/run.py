@@ -7,9 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from alict_core.commands.args import add_executor_args, distinct, executor_options, float_range, int_range, plain_digits
+from alict_core.commands.args import (
+    add_executor_args,
+    distinct,
+    executor_options,
+    float_range,
+    holds_out,
+    int_range,
+    plain_digits,
+)
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable, printable_frame
 from alict_core.models.refs import ModelRef, model_refs
 from alict_core.plan import Plan, PlanOptions, make_plan
 from alict_core.tasks import add_task_arg
@@ -164,11 +173,12 @@ def check_thresholds(summary, thresholds: dict[str, float]) -> list[str]:
     for lc in thresholds:
         if lc != "*" and lc not in known:
             raise AlictError(f"--fail-threshold names LC {lc!r}, which was not run; "
-                             f"LCs run: {', '.join(sorted(known))}")
+                             f"LCs run: {', '.join(printable(lc) for lc in sorted(known))}")
     for _, row in summary.iterrows():
         limit = thresholds.get(row.lc_id, thresholds.get("*"))
         if limit is not None and row.fail_rate > limit:
-            problems.append(f"{row.lc_id} × {row.model}: fail rate {row.fail_rate:.3f} > threshold {limit:.3f}")
+            problems.append(f"{printable(row.lc_id)} × {printable(row.model)}: fail rate {row.fail_rate:.3f} > "
+                            f"threshold {limit:.3f}")
     return problems
 
 
@@ -231,14 +241,15 @@ def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
 
     meta = read_json(out / "meta.json")
     for item in skipped:
-        print(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)")
+        print(printable(f"skipped {item['suite']}: {item['test']}: {item['reason']} ({item['items']} items)"))
     if extra.get("validity"):
         print(extra["validity"]["note"])
     summary = read_csv(out / "summary.csv")
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 500):
         cols = ["lc_id", "model", "n_seeds", "fail_rate_seeds", "n_expansions", "fail_rate_expansions",
                 "n_pass_to_fail", "fail_rate", "ci_low_all", "ci_high_all"]
-        print(summary[[c for c in cols if c in summary.columns]].round(3).to_string(index=False))
+        shown = printable_frame(summary[[c for c in cols if c in summary.columns]].round(3))  # a suite's names
+        print(shown.to_string(index=False))
         print("ci_low_all–ci_high_all: 95 % interval of fail_rate, clustered by seed (a seed and its expansions "
               "count as one cluster; Wilson on the design-effect-adjusted sample size)")
     run_extra = meta.get("extra", {})
@@ -253,6 +264,7 @@ def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
     return summary
 
 
+@holds_out
 def run(args: argparse.Namespace) -> int:
     from alict_core.harden.versions import MODEL_RESOLVERS
     from alict_core.review.writeback import RejectionFilter

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from alict_core.commands.args import int_range
+from alict_core.commands.args import holds_out, int_range
 from alict_core.common.errors import AlictError
 from alict_core.tasks import add_task_arg
 
@@ -75,6 +75,7 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
     return load_task_specs(task)
 
 
+@holds_out
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import atomic_dir, check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus

@@ -32,10 +32,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from alict_core.cases.validity import format_summary, validate
     from alict_core.lcspec import load_task_specs
-    from alict_core.plan.inputs import lc_seeds, read_expansion_rows, wanted_seeds
+    from alict_core.plan.inputs import (
+        check_expansions_used,
+        lc_seeds,
+        read_expansion_rows,
+        selected_specs,
+        wanted_seeds,
+    )
 
     expansions = read_expansion_rows(args.expansions, args.task)
     seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted_seeds(expansions))
+    check_expansions_used(expansions, seeds, selected_specs(args.task, args.lc))
     specs = {s.id: s for s in load_task_specs(args.task)}
     report = validate(seeds, expansions, task=args.task, specs=specs)
     if args.json:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
+import re
 import secrets
 import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -32,7 +35,8 @@ def new_temp_file(path: Path) -> Path:
         keep = None
     stem = os.fsencode(path.name)[:NAME_MAX - 18].decode(errors="ignore")  # "." + ".<12 hex>.tmp" must fit too
     while True:
-        tmp = path.parent / f".{stem}.{secrets.token_hex(6)}.tmp"
+        token = secrets.token_hex(3)
+        tmp = path.parent / f".{stem}.{token}{_temp_seal(stem, token)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         except FileExistsError:
@@ -43,6 +47,37 @@ def new_temp_file(path: Path) -> Path:
         finally:
             os.close(fd)
         return tmp
+
+
+def _temp_seal(stem: str, token: str) -> str:
+    """The second half of a temporary file's 12 hex digits: computed from its name and the random first half, so
+    :func:`clean_stale_temp_files` tells this program's files from a user's ``.notes.yaml.0123456789ab.tmp``."""
+    return hashlib.sha256(f"alict-studio temporary file:{stem}:{token}".encode()).hexdigest()[:6]
+
+
+TEMP_FILE = re.compile(r"^\.(?P<stem>.+)\.(?P<token>[0-9a-f]{6})(?P<seal>[0-9a-f]{6})\.tmp$")
+
+
+def is_own_temp_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file named by :func:`new_temp_file` (its seal checked)."""
+    found = TEMP_FILE.match(Path(path).name)
+    return (found is not None and found["seal"] == _temp_seal(found["stem"], found["token"])
+            and Path(path).is_file() and not Path(path).is_symlink())
+
+
+def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0) -> int:
+    """Remove the temporary files of killed writers in ``parent`` older than ``max_age_s`` (only names this program
+    made and sealed, never a user's file, never a younger one a writer may still be filling); how many were removed.
+    A writer killed during a save leaves its hidden ``.<name>.<token>.tmp`` (the target keeps its old content)."""
+    now, removed = time.time(), 0
+    for tmp in Path(parent).glob(".*.tmp"):
+        try:
+            if is_own_temp_file(tmp) and now - tmp.lstat().st_mtime > max_age_s:
+                tmp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 @contextmanager

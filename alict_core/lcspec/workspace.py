@@ -57,8 +57,16 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
 
     Without ``overwrite`` the file is put in place by a hard link, which fails when the name exists: a save of the
     same new spec by another session meanwhile is refused, never silently replaced (both were told "saved")."""
+    from alict_core.common.limits import limits
+
     target = spec_target(directory, name)
     body = text if text.endswith("\n") else text + "\n"
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > limits().spec_bytes:  # every later load would refuse it: refused now, nothing written
+        raise SpecError(f"{target.name}: {size:,} bytes, over the spec size limit of {limits().spec_bytes:,} "
+                        "(setting ALICT_LIMIT_SPEC_BYTES); nothing was saved")
+    if target.parent.is_dir():
+        jsonl.clean_stale_temp_files(target.parent)  # temporary files of saves killed before their rename
     exists = SpecError(f"{target.name} already exists in {target.parent}; confirm overwrite to replace it")
     if target.exists() and not overwrite:
         raise exists

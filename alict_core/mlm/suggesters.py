@@ -191,6 +191,9 @@ def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 
     is_local = path.is_dir()
     if local_files_only is None:
         local_files_only = is_local
+    if is_local and not (path / "config.json").is_file():  # was the library's tokenizer-conversion advice
+        raise ModelError(f"could not load masked LM from local folder {path}: it is not a model folder (no "
+                         "config.json); give a Hugging Face model folder or hub id")
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
@@ -199,7 +202,7 @@ def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one clear message
         where = (f"local folder {path}" if is_local
                  else f"Hugging Face hub id {model!r} (needs internet or a cached copy)")
-        raise ModelError(f"could not load masked LM from {where}: {type(exc).__name__}: {exc}") from exc
+        raise ModelError(f"could not load masked LM from {where}: {type(exc).__name__}: {str(exc)[:300]}") from exc
     finally:
         hf_logging.set_verbosity(level)
     if tokenizer.mask_token is None:

@@ -184,6 +184,8 @@ def candidates(target: str, root: Path | str | None = None) -> list[tuple[str, P
     """(profile, folder) in preference order: the pinned profile alone, else full, quick, legacy."""
     target = canonical(target)
     pinned = os.environ.get(PROFILE_ENV, "").strip()
+    if PROFILE_ENV in os.environ and not pinned:  # set but empty: refused, never read as unset (the default order)
+        raise AlictError(f"{PROFILE_ENV} is set but empty; unset it or set it to one of {', '.join(PROFILES)}")
     order = [pinned] if pinned else [*PROFILES, LEGACY]
     return [(profile, profile_dir(target, profile, root)) for profile in order]
 

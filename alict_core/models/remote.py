@@ -73,6 +73,50 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     return ModelError(f"model {model!r}: {url} answered HTTP {status}, {reason} (the answer is in the server log)")
 
 
+def _failure_reason(exc: BaseException) -> str:
+    """A fixed description of why a request failed, chosen by the exception's class (and its causes') only."""
+    import requests
+
+    chain: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo and len(chain) < 30:  # causes, contexts, and the causes requests/urllib3 keep as arguments
+        item = todo.pop()
+        if any(item is known for known in chain):
+            continue
+        chain.append(item)
+        linked = [item.__cause__, item.__context__, getattr(item, "reason", None), *getattr(item, "args", ())]
+        todo.extend(link for link in linked if isinstance(link, BaseException))
+    names = {type(e).__name__ for e in chain}
+    if isinstance(exc, requests.Timeout) or names & {"ReadTimeoutError", "ConnectTimeoutError", "TimeoutError"}:
+        return "it timed out"
+    if names & {"ConnectionRefusedError"}:
+        return "the connection was refused"
+    if names & {"NewConnectionError"}:
+        return "no connection could be made (refused or unreachable)"
+    if names & {"NameResolutionError", "gaierror"}:
+        return "the host name could not be resolved"
+    if isinstance(exc, requests.exceptions.SSLError) or names & {"SSLError", "SSLCertVerificationError"}:
+        return "the TLS handshake failed"
+    if names & {"BadStatusLine", "LineTooLong", "InvalidHeader", "HeaderParsingError", "InvalidChunkLength",
+                "ChunkedEncodingError", "ProtocolError", "IncompleteRead", "ContentDecodingError"}:
+        return "the server did not answer valid HTTP"
+    if names & {"RemoteDisconnected", "ConnectionResetError", "BrokenPipeError", "ConnectionAbortedError"}:
+        return "the server closed the connection"
+    if isinstance(exc, requests.ConnectionError):
+        return "the connection failed"
+    return f"the request failed ({type(exc).__name__})"
+
+
+def failed_request(model: str, url: str, exc: BaseException, tries: str = "") -> ModelError:
+    """The error for a request that got no usable answer: a fixed reason only, never the exception's text.
+
+    ``str(exc)`` can carry the peer's bytes (``BadStatusLine('SECRET db_password=…')``, a banner of a non-HTTP
+    service): it goes to the log at level INFO (not to the CLI's stderr, which shows warnings), never into a message
+    a user (or a browser) sees."""
+    log.info("model %r: request to %s failed%s: %r", model, url, tries, str(exc)[:2000])
+    return ModelError(f"model {model!r}: request to {url} failed{tries}: {_failure_reason(exc)}")
+
+
 def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
     """The body of ``response`` (streamed), at most ``MAX_ANSWER_BYTES`` and within ``timeout`` seconds in all: the
     read timeout bounds each read only, so an endpoint that sent its headers and then a byte a second kept a model
@@ -122,9 +166,9 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
             response.close()
         except (requests.ConnectionError, requests.Timeout) as exc:
             if attempt == retries:
-                raise ModelError(f"model {model!r}: request to {url} failed after {retries + 1} tries: {exc}") from exc
+                raise failed_request(model, url, exc, f" after {retries + 1} tries") from None
         except requests.RequestException as exc:
-            raise ModelError(f"model {model!r}: request to {url} failed: {exc}") from exc
+            raise failed_request(model, url, exc) from None
         else:
             log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, url, response.status_code,
                         attempt + 1, retries)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 from alict_core.cases.testcases import TestCase
 from alict_core.plan.inputs import (
     SeedFinder,
+    check_expansions_used,
     corpus_seed_finder,
     describe_seeds,
     file_seeds,
@@ -113,6 +114,7 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
     from alict_core.lcspec import load_task_specs
 
     wanted = wanted_seeds(expansions)
+    file_rows = expansions
     expansions = list(expansions)  # the rows generated here join the LCs' cases, never the suites' expansions
     chosen = dict(specs) if specs is not None else selected_specs(options.task, options.lcs)
     seeds: list[Any] = []
@@ -131,6 +133,7 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
             if hooks.after_lc:
                 hooks.after_lc(index, len(chosen), spec)
     seeds = describe_seeds(seeds, chosen)
+    check_expansions_used(file_rows, seeds, chosen)
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
     return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
                           keep_flagged=options.keep_flagged)

@@ -59,9 +59,12 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
 
     of_task = {s.id for s in load_task_specs(task)}
     rows: list[dict[str, Any]] = []
+    from alict_core.common.manifest import not_a_file
+
     for file in seed_files:
-        if not Path(file).is_file():
-            raise AlictError(f"--seeds file {file} not found")
+        problem = not_a_file(Path(file))
+        if problem is not None:  # a FIFO "not found" though it is there: say what it is
+            raise AlictError(f"--seeds file {file} {'not found' if problem == 'is missing' else problem}")
         rows.extend(r for r in seed_file_rows(Path(file), task, of_task) if r["lc_id"] in specs)
     if max_seeds is None:
         return rows
@@ -120,8 +123,18 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
         numbered = jsonl_rows(path, "--seeds")
     except InputFileError as exc:
         raise AlictError(f"--seeds {exc}") from None
+    from alict_core.cases.testcases import CaseError, check_seed_row
+    from alict_core.common.limits import limits
+
     for where, row in numbered:
         check_row_lc("--seeds", where, row, task, of_task)
+        try:  # the fields every reader of seeds needs (`validate` took row["id"] unchecked: exit 3, KeyError)
+            check_seed_row(row, where)
+        except CaseError as exc:
+            raise AlictError(f"--seeds {exc}") from None
+        if len(row["text"]) > limits().text_chars:
+            raise AlictError(f"--seeds {where}: the text has {len(row['text']):,} characters, over the limit of "
+                             f"{limits().text_chars:,} (setting ALICT_LIMIT_TEXT_CHARS)")
         if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
             raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
     return [row for _, row in numbered]
@@ -131,6 +144,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
     ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
     ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    from alict_core.common.manifest import not_a_file
     from alict_core.common.userfiles import InputFileError, jsonl_rows
     from alict_core.lcspec import load_task_specs
 
@@ -140,8 +154,13 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     for item in given:
         path = Path(item)
         files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-        if not files or not all(f.is_file() for f in files):
+        if not files:
             raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+        for file in files:
+            problem = not_a_file(file)
+            if problem is not None:  # a FIFO was "no such JSONL file" though it is there: say what it is
+                raise AlictError(f"--expansions {item}: " + ("no such JSONL file (or folder of them)"
+                                                             if problem == "is missing" else problem))
         for file in files:
             try:
                 numbered = jsonl_rows(file, "--expansions")
@@ -150,5 +169,35 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
             for where, row in numbered:
                 if task:
                     check_row_lc("--expansions", where, row, task, of_task)
+                if row.get("accepted", True) is not False:  # a row that becomes a case: its seed and its text
+                    if not isinstance(row.get("seed_id"), str) or not row["seed_id"].strip():
+                        raise AlictError(f"--expansions {where}: seed_id must be the id of its seed (a non-empty "
+                                         f"text), got {row.get('seed_id')!r:.80}")
+                    if not isinstance(row.get("text"), str) or not row["text"].strip():
+                        raise AlictError(f"--expansions {where}: text must be a non-empty text, got "
+                                         f"{row.get('text')!r:.80}")
                 expansions.append(row)
     return expansions
+
+
+def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterable[Mapping[str, Any]],
+                          lc_ids: Iterable[str]) -> None:
+    """Refuse ``--expansions`` whose accepted rows of the chosen LCs all hang on seeds that are not in this command
+    (a wrong file, a run's cases part): they were left out without a word. Some rows left out: a warning."""
+    import logging
+
+    chosen = set(lc_ids)
+    rows = [r for r in expansions if r.get("accepted", True) is True and r.get("lc_id") in chosen]
+    if not rows:
+        return
+    seed_ids = {str(seed.get("id")) for seed in seeds}
+    left = [r for r in rows if str(r.get("seed_id")) not in seed_ids]
+    if len(left) == len(rows):
+        raise AlictError(f"--expansions: none of the {len(rows):,} accepted row(s) of the chosen LCs hangs on a seed "
+                         f"of this command (e.g. seed_id {str(left[0].get('seed_id'))[:60]!r} of "
+                         f"{left[0].get('lc_id')}); nothing of the file(s) would be used: give the expansions of "
+                         "these seeds (`expand --out`) with the --seeds they were made from")
+    if left:
+        logging.getLogger(__name__).warning("--expansions: %d of %d accepted row(s) left out: their seed is not in "
+                                            "this command (e.g. seed_id %r)", len(left), len(rows),
+                                            str(left[0].get("seed_id"))[:60])

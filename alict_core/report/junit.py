@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from alict_core.common.jsonl import atomic_path
+from alict_core.common.textsafe import xml_text
 from alict_core.report.summary import lc_results
 
 
@@ -68,8 +69,19 @@ def junit_xml(result, thresholds: Mapping[str, float] | None = None, name: str =
             suite.append(_testcase(row))
         ET.SubElement(suite, "system-out").text = "\n".join(_figures(r) for r in rows)
         ET.SubElement(suite, "system-err")
+    _xml_legal_tree(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _xml_legal_tree(root: ET.Element) -> None:
+    """Escape, in every text and attribute, the characters XML 1.0 does not allow (a suite's names and texts may
+    hold C0 controls or U+FFFF): ElementTree writes them raw and the document would not be well-formed."""
+    for element in root.iter():
+        element.text = xml_text(element.text) if element.text else element.text
+        element.tail = xml_text(element.tail) if element.tail else element.tail
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml_text(value)
 
 
 def write_junit(result, path: Path | str, thresholds: Mapping[str, float] | None = None) -> Path:

@@ -467,6 +467,9 @@ def verify_saved_run(directory: Path) -> None:
     if not directory.is_dir():
         raise AlictError(f"saved run {directory.name!r} not found")
     if not (directory / "meta.json").exists():
+        if (directory / "progress.json").exists():  # a streaming run stopped before it finished
+            raise AlictError(f"run {directory.name!r} was interrupted before it finished (no meta.json yet); run the "
+                             "same command again to resume it (finished shards are kept)")
         raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
                          "run `python -m alict_core run` first")
     if (directory / MANIFEST).exists() or (directory / MANIFEST).is_symlink():  # runs from before manifests: read
@@ -474,3 +477,19 @@ def verify_saved_run(directory: Path) -> None:
     elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
         raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
                                    "run the same inputs again to complete it")
+    else:  # no manifest: a run from before manifests, or another command's folder that also has a meta.json
+        _check_run_meta(directory)
+
+
+def _check_run_meta(directory: Path) -> None:
+    """Refuse a folder whose meta.json is not a run's (``lego --out`` writes one too): it was read as a run and
+    failed with "cannot be read (FileNotFoundError)"."""
+    if (directory / "trees.jsonl").exists():
+        raise AlictError(f"{directory.name!r} is an NLPLego folder (written by `lego --out`), not a saved run; give a "
+                         "run folder (its DIR tests run with `lego --models ...`)")
+    try:
+        meta = read_json(directory / "meta.json")
+    except (OSError, ValueError):
+        return  # a damaged run's meta: "cannot be read" when it is read
+    if isinstance(meta, dict) and "run_id" not in meta and "models" not in meta:
+        raise AlictError(f"{directory.name!r} is not a saved run (its meta.json is not a run's); give a run folder")

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from alict_core.cases.testcases import TestCase
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import atomic_path
+from alict_core.common.textsafe import control_char
 from alict_core.common.userfiles import unique_keys
 from alict_core.data.records import TASK_LABELS
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
@@ -120,6 +121,9 @@ def read_checklist(path: Path | str, task: str, source: str | None = None,
         where = f"{path.name}: test {test_name!r}"
         if not isinstance(raw, dict):
             raise SuiteFormatError(f"{where}: must be an object with 'data', got {type(raw).__name__}")
+        if control_char(test_name):  # the test name is the LC id the CLI prints: no terminal escapes in it
+            raise SuiteFormatError(f"{where}: the test name contains the control character {control_char(test_name)} "
+                                   "(names may not hold control or bidi characters)")
         try:
             test = CheckListTest.model_validate(raw)
         except ValidationError as exc:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import control_char
 
 
 class SuiteFormatError(AlictError):
@@ -59,6 +60,15 @@ def check_text_value(value: str) -> str:
     return value
 
 
+def check_name_value(value: str | None) -> str | None:
+    """A name printed by the CLI and the pages (``lc_id``, ``capability``): no control or bidi characters, which
+    could rewrite a terminal line or show the name in another order than it is stored."""
+    bad = control_char(value) if value is not None else None
+    if bad is not None:
+        raise ValueError(f"contains the control character {bad} (names may not hold control or bidi characters)")
+    return value
+
+
 Text = Annotated[StrictStr, "text"]
 LabelValue = Union[StrictInt, StrictStr]
 
@@ -75,6 +85,11 @@ class CheckListTest(BaseModel):
     labels: Union[LabelValue, list[Union[LabelValue, list[LabelValue], None]], None] = None
     expected: list[dict[str, Any]] | None = None
     case_ids: list[StrictStr] | None = None
+
+    @field_validator("capability")
+    @classmethod
+    def _capability(cls, value: str | None) -> str | None:
+        return check_name_value(value)
 
     @field_validator("type", mode="before")
     @classmethod
@@ -107,7 +122,7 @@ class HateCheckRow(BaseModel):
     def _named(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("is empty")
-        return value
+        return check_name_value(value) or value
 
     @field_validator("test_case")
     @classmethod
@@ -137,6 +152,11 @@ class CaseRow(BaseModel):
     @classmethod
     def _text(cls, value: str) -> str:
         return check_text_value(value)
+
+    @field_validator("lc_id", "capability")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_name_value(value) or value
 
     @field_validator("variants")
     @classmethod

@@ -1,0 +1,59 @@
+"""Names from files the user (or an attacker) hands in, made safe for a terminal and for XML.
+
+A suite's ``lc_id`` or ``capability`` printed raw by the CLI could carry terminal escapes (``\\x1b[2K\\r`` erases a
+FAIL line) or bidi overrides (text shown in another order than it is). Suite importers refuse such names
+(:func:`control_char`); every suite-derived name the CLI prints goes through :func:`printable` as well (runs saved
+before that check, other sources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Bidi embeddings/overrides/isolates and marks: shown text would not be the stored text.
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def is_control(char: str) -> bool:
+    """C0 and C1 control characters, DEL, and bidi controls."""
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code <= 0x9F or char in BIDI
+
+
+def control_char(value: str) -> str | None:
+    """The first control or bidi character of ``value`` (as ``U+XXXX``), or None."""
+    for char in value:
+        if is_control(char):
+            return f"U+{ord(char):04X}"
+    return None
+
+
+def printable(value: object) -> str:
+    """``value`` as text with every control or bidi character written as an escape (``\\x1b``, ``\\u202e``)."""
+    text = str(value)
+    if not any(is_control(char) for char in text):
+        return text
+    return "".join(char.encode("unicode_escape").decode("ascii") if is_control(char) else char for char in text)
+
+
+def _xml_legal(code: int) -> bool:
+    return (code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
+            or 0x10000 <= code <= 0x10FFFF)
+
+
+def xml_text(value: str) -> str:
+    """``value`` with every character XML 1.0 does not allow (C0 controls, lone surrogates, U+FFFE/U+FFFF) written
+    as a visible escape (``\\x01``), so the document stays well-formed and the reader still sees what was there."""
+    if all(_xml_legal(ord(char)) for char in value):
+        return value
+    return "".join(char if _xml_legal(ord(char)) else f"\\x{ord(char):02x}" if ord(char) < 0x100
+                   else f"\\u{ord(char):04x}" for char in value)
+
+
+def printable_frame(frame: Any) -> Any:
+    """A copy of a pandas frame whose text cells went through :func:`printable` (for ``to_string`` on a terminal)."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)
+    return frame
