@@ -466,6 +466,8 @@ def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = 
     if not target.is_dir():
         raise AlictError(f"{what} {str(target)!r} exists and is not a folder; choose another path")
     held = artefact_kind(target)
+    if held == "foreign":  # another program's manifest.json, or ours damaged (a run is repaired): told by its names
+        held = None
     if held is not None and held != kind:
         writes = describe_artefact(kind) if kind else "this command's output"
         raise AlictError(f"{what} {str(target)!r} holds {describe_artefact(held)}; it is replaced only by "
