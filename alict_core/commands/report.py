@@ -82,8 +82,6 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
-    if args.export:  # a folder of other files or another artefact is refused before the report is written
-        _check_export_folder(args.export)
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
     from alict_core.runner.store import saved_run_dir
@@ -91,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir = saved_run_dir(args.run_dir) if args.run_dir else latest_run()
     check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         run_dir, args.export)
+    if args.export:  # a folder of other files or another artefact is refused before the report is written
+        _check_export_folder(args.export)
     large = _large_run(run_dir)
     if large is not None:
         return _report_large(large, args)
