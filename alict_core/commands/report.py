@@ -41,6 +41,22 @@ def latest_run() -> Path:
     return runs[-1]
 
 
+def _check_export_folder(export: str) -> None:
+    """Refuse an ``--export`` folder in the run store, or one holding anything but an earlier export (a saved run,
+    a hardening export, other files): it is replaced as a whole, and ``report A --export B`` deleted the run B."""
+    import os
+
+    from alict_core.common.manifest import check_replaceable
+    from alict_core.runner.store import runs_root
+    from alict_core.suites.tables import EXPORT_FILES
+
+    target, store = Path(os.path.abspath(export)).resolve(), runs_root().resolve()
+    if target == store or target.is_relative_to(store) or store.is_relative_to(target):
+        raise AlictError(f"--export {export!r} lies in the run store {str(store)!r} (where saved runs live); an export "
+                         "never goes there: choose a folder outside it")
+    check_replaceable(export, EXPORT_FILES, "export", "--export")
+
+
 def _task_of(result, given: str | None) -> str:
     """The run's task, told by its models' labels; a ``--task`` that the labels contradict is refused."""
     from alict_core.data.records import TASK_LABELS
@@ -66,15 +82,6 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     check_output_dir(args.export, "--export")
-    if args.export:  # a folder of other files is refused before the HTML report is written, not after
-        from alict_core.common.manifest import _check_replaceable
-        from alict_core.suites.tables import EXPORT_FILES
-
-        try:
-            _check_replaceable(Path(args.export), EXPORT_FILES)
-        except AlictError:
-            raise AlictError(f"--export {args.export!r} already holds other files; choose a new or empty folder "
-                             "(an export folder is replaced as a whole)") from None
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read
     from alict_core.runner.store import saved_run_dir
@@ -82,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir = saved_run_dir(args.run_dir) if args.run_dir else latest_run()
     check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         run_dir, args.export)
+    if args.export:  # a folder of other files or another artefact is refused before the report is written
+        _check_export_folder(args.export)
     large = _large_run(run_dir)
     if large is not None:
         return _report_large(large, args)

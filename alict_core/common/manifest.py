@@ -376,31 +376,115 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
             continue
 
 
+def _own_kind(path: Path) -> str | None:
+    """The kind of a manifest this module wrote (``run``, ``export``), else None (some other program's
+    manifest.json, or unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe is never waited on
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return Manifest.from_dict(json.loads(handle.read(1 << 20).decode("utf-8")), path.name).kind
+    except (OSError, ValueError, RecursionError, CorruptArtefactError):
+        return None
+
+
 def _is_ours(path: Path) -> bool:
     """Whether ``path`` is a manifest this module wrote (not some other program's manifest.json)."""
+    return _own_kind(path) is not None
+
+
+ARTEFACT_NAMES = {"run": "a saved run", "export": "a report export, written by `report --export`",
+                  "harden export": "a hardening export, written by `harden export`",
+                  "lego": "an NLPLego folder, written by `lego`", "seeds": "seeds, written by `seeds`",
+                  "expansions": "expansions, written by `expand`", "foreign": f"another program's {MANIFEST}"}
+LC_FILES_LOOKED_AT = 20  # of a folder's *.jsonl files, the first ones read to tell a seeds/expansions folder
+
+
+def _first_row(path: Path) -> Any:
+    """The first non-empty line of a JSONL file as JSON (at most 1 MiB read, never a pipe), else None."""
     try:
-        Manifest.from_dict(json.loads(path.read_text(encoding="utf-8")), path.name)
-        return True
-    except (OSError, ValueError, CorruptArtefactError):
-        return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            for line in handle.read(1 << 20).splitlines():
+                if line.strip():
+                    return json.loads(line.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None
 
 
-def _check_replaceable(target: Path, owned: tuple[str, ...]) -> None:
-    """Refuse to replace a folder holding anything this project did not write there.
+def _lc_files_kind(folder: Path) -> str | None:
+    """``seeds`` / ``expansions`` when ``folder`` holds an ``<lc>.jsonl`` this program wrote (its first row names
+    the LC of the file's name and a task), else None."""
+    try:
+        files = sorted(folder.glob("*.jsonl"))[:LC_FILES_LOOKED_AT]
+    except OSError:
+        return None
+    for path in files:
+        row = _first_row(path)
+        if isinstance(row, dict) and row.get("lc_id") == path.stem and "task" in row:
+            return "expansions" if "seed_id" in row else "seeds"
+    return None
+
+
+def artefact_kind(folder: Path) -> str | None:
+    """What saved artefact this program wrote ``folder`` as, told by its own markers: ``run`` / ``export`` (its
+    manifest.json), ``harden export`` (export.json), ``lego`` (meta.json and trees.jsonl), ``seeds`` /
+    ``expansions`` (``<lc>.jsonl`` files), ``foreign`` (another program's manifest.json); None for any other
+    folder."""
+    folder = Path(folder)
+    try:
+        if (folder / MANIFEST).is_file():
+            return _own_kind(folder / MANIFEST) or "foreign"
+        if (folder / "export.json").is_file():
+            return "harden export"
+        if (folder / "meta.json").is_file() and (folder / "trees.jsonl").is_file():
+            return "lego"
+    except OSError:
+        return None
+    return _lc_files_kind(folder)
+
+
+def describe_artefact(kind: str) -> str:
+    return ARTEFACT_NAMES.get(kind, f"a saved {kind!r} artefact")
+
+
+def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = None,
+                       what: str = "output folder") -> None:
+    """Refuse to replace a folder holding anything this project did not write there, or another kind of artefact.
 
     ``owned``: the names (``fnmatch`` patterns such as ``*.jsonl``) this project writes into such a folder.
+    ``kind``: the artefact the writer makes (``run``, ``export``, ``lego``): a folder holding a saved artefact of
+    another kind is never replaced (``report A --export B`` deleted the saved run B); one of the same kind is,
+    even with names outside ``owned``. Without ``kind``, only folders of ``owned`` names are replaced.
     """
     if not target.exists():
         return
     if not target.is_dir():
-        raise AlictError(f"output path {target.name!r} exists and is not a folder; choose another path")
+        raise AlictError(f"{what} {str(target)!r} exists and is not a folder; choose another path")
+    held = artefact_kind(target)
+    if held == "foreign":  # another program's manifest.json, or ours damaged (a run is repaired): told by its names
+        held = None
+    if held is not None and held != kind:
+        writes = describe_artefact(kind) if kind else "this command's output"
+        raise AlictError(f"{what} {str(target)!r} holds {describe_artefact(held)}; it is replaced only by "
+                         f"{writes}, never by another kind: choose a new or empty folder")
     names = {p.name for p in target.iterdir()}
     if all(any(fnmatch.fnmatchcase(name, pattern) for pattern in owned) for name in names):
         return
-    if MANIFEST in names and _is_ours(target / MANIFEST):
+    if held is not None and held == kind:
         return
-    raise AlictError(f"output folder {target.name!r} already holds other files; choose a new or empty folder "
+    raise AlictError(f"{what} {str(target)!r} already holds other files; choose a new or empty folder "
                      "(an artefact folder is replaced as a whole)")
+
+
+def check_replaceable(target: Path | str | None, owned: tuple[str, ...], kind: str, what: str) -> None:
+    """:func:`_check_replaceable` before any work, naming the option ``what`` and the path as given."""
+    if target is not None:
+        _check_replaceable(Path(target), owned, kind, what)
 
 
 def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str = "output folder") -> None:
@@ -420,11 +504,13 @@ def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str
 
 
 @contextmanager
-def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -> Iterator[Path]:
+def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
+               kind: str | None = None) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``target``; on success it replaces ``target`` as a whole.
 
-    An existing ``target`` is replaced only when it is empty, carries a manifest, or holds nothing but
-    names matching ``owned``; anything else is refused (so ``--out .`` never wipes a folder).
+    An existing ``target`` is replaced only when it is empty, holds an artefact of the writer's ``kind`` (its
+    manifest), or holds nothing but names matching ``owned`` and no artefact of another kind; anything else is
+    refused (so ``--out .`` never wipes a folder, and an export never replaces a saved run).
     ``merge=True`` starts the temporary folder as a copy of ``target`` (files the writer does not replace
     are kept), for output folders that collect files over several commands; it too is refused for a folder
     holding anything but ``owned`` names (a copy would leave out hidden files and folders such as ``.git``).
@@ -444,7 +530,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False) -
             if merge:
                 check_mergeable(target, owned)
             else:
-                _check_replaceable(target, owned)
+                _check_replaceable(target, owned, kind)
             tmp = staging_dir(target.parent, f".{target.name}.tmp-")
             if merge and target.is_dir():
                 shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
@@ -576,29 +662,33 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
-    inside = next((folder for folder in path.resolve().parents if (folder / MANIFEST).is_file()), None)
+    inside = next((folder for folder in path.resolve().parents if artefact_kind(folder) is not None), None)
     if inside is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
-        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} (it carries "
-                         f"{MANIFEST}); a re-write of it replaces the whole folder: write it elsewhere")
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} "
+                         f"({describe_artefact(str(artefact_kind(inside)))}); a re-write of it replaces the whole "
+                         "folder: write it elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
-def _artefact_holding(path: Path) -> Path | None:
-    """The saved artefact folder (one carrying ``manifest.json``) that ``path`` lies inside, else None. A
+def _artefact_holding(path: Path) -> tuple[Path, str] | None:
+    """The saved artefact folder that ``path`` lies inside and its kind (:func:`artefact_kind`: a run or export
+    with its manifest.json, a hardening export, an NLPLego, seeds or expansions folder), else None. A
     ``report.html`` right inside a run is not the run's (``run --report`` and ``report`` put it there)."""
     target = Path(os.path.abspath(path))
     for folder in target.parents:
-        if (folder / MANIFEST).is_file():
-            return None if target == folder / "report.html" else folder
+        kind = artefact_kind(folder)
+        if kind is not None:
+            return None if kind == "run" and target == folder / "report.html" else (folder, kind)
     return None
 
 
 def check_output_file(path: Path | str | None, what: str,
                       inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
     """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
-    own ``inputs`` ((option, path) pairs), or a path inside a saved artefact (a run's ``meta.json``: replacing it
-    destroys the run; a new file there: a re-write of the run drops it) but a run's ``report.html``, or a symbolic
+    own ``inputs`` ((option, path) pairs), or a path inside a saved artefact of any kind (:func:`artefact_kind`; a
+    run's ``meta.json``, a hardening export's ``train.csv``, a seeds file: replacing it destroys the artefact; a new
+    file there: a re-write of it drops it) but a run's ``report.html``, or a symbolic
     link (the rename would replace the link, not its target)."""
     if path is None:
         return
@@ -618,10 +708,11 @@ def check_output_file(path: Path | str | None, what: str,
     for option, given in inputs:
         if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
             raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
-    artefact = _artefact_holding(path.resolve())
-    if artefact is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
-        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} (it carries "
-                         f"{MANIFEST}) and would replace or mix with its files: write it elsewhere")
+    holding = _artefact_holding(path.resolve())
+    if holding is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
+        artefact, kind = holding
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} "
+                         f"({describe_artefact(kind)}) and would replace or mix with its files: write it elsewhere")
     if path.is_symlink():  # the atomic rename replaces the link itself (/dev/stdout: the system's link), never
         # the file it leads to: "written to X" would be untrue and the link gone
         raise AlictError(f"{what} {str(path)!r} is a symbolic link: writing would replace the link, not the file it "

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
+import stat
+import time
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 from urllib.parse import urlsplit
@@ -266,24 +269,76 @@ def browser_suite_path(path: str | Path) -> Path:
     return require_inside(path, workspace_roots(), "suite file", WORKSPACE_ENV, uploadable=True)
 
 
+UPLOAD_IN_USE_S = 900.0  # an upload stored or uploaded again this recently may be in use: never evicted
+STALE_TEMP_S = 3600.0  # a temporary file of an upload this old was left by a killed upload: removed
+_UPLOAD_TEMP = re.compile(r"^\.[0-9a-f]{8,}(?:\.(?:csv|json|jsonl|gz)){0,2}\.[0-9a-f]{12}\.tmp$")
+
+
+def _upload_entries(folder: Path, now: float) -> list[tuple[float, int, Path]]:
+    """(mtime, size, path) of the files kept in the uploads folder, oldest first; temporary files of killed
+    uploads (this program's own names, older than ``STALE_TEMP_S``) are removed on the way."""
+    entries = []
+    for entry in folder.iterdir() if folder.is_dir() else ():
+        try:
+            info = entry.lstat()
+            if not stat.S_ISREG(info.st_mode) or entry.name.startswith(".") and not _UPLOAD_TEMP.match(entry.name):
+                continue
+            if _UPLOAD_TEMP.match(entry.name) and now - info.st_mtime > STALE_TEMP_S:
+                entry.unlink(missing_ok=True)
+                continue
+        except OSError:
+            continue
+        entries.append((info.st_mtime, info.st_size, entry))
+    return sorted(entries, key=lambda item: item[0])
+
+
+def _make_room(folder: Path, needed: int, name: str) -> None:
+    """Evict the least recently used uploads (by mtime: stored or uploaded again) that are not in use (older than
+    ``UPLOAD_IN_USE_S``) until ``needed`` more bytes fit the uploads quota; else refuse, naming no server path."""
+    from alict_core.common.limits import LimitError, limits, setting
+
+    now = time.time()
+    entries = _upload_entries(folder, now)
+    kept = sum(size for _, size, _ in entries)
+    quota = limits().uploads_bytes
+    for mtime, size, path in entries:
+        if kept + needed <= quota or now - mtime < UPLOAD_IN_USE_S:
+            break
+        if not _UPLOAD_TEMP.match(path.name):  # a temporary file being written now is never removed
+            path.unlink(missing_ok=True)
+            kept -= size
+    if kept + needed > quota:
+        raise LimitError(f"the uploads kept with upload {name[:100]!r} (bytes): {kept + needed:,} is over the limit "
+                         f"of {quota:,}; nothing was stored; the server operator can remove old uploads or raise the "
+                         f"limit (setting {setting('uploads_bytes')}); uploads unused for "
+                         f"{int(UPLOAD_IN_USE_S // 60)} minutes make room by themselves, try again later")
+
+
 def save_upload(name: str, data: bytes) -> Path:
     """Store a browser upload under the uploads folder, named by its content hash (never by the user's path).
 
     An upload over the suite size limit (the limit of every reader of uploads: suites, stored predictions) is
-    refused before anything is stored: it was kept (up to Streamlit's 200 MB) and refused only when read. The
-    uploads kept are bounded together (``uploads_bytes``): distinct uploads filled the disk without end."""
+    refused before anything is stored. The uploads kept are bounded together (``uploads_bytes``): a new upload
+    evicts the least recently used ones (by mtime; the same upload again refreshes it) not used for
+    ``UPLOAD_IN_USE_S``, so one browser user cannot lock every later upload out; temporary files of killed
+    uploads are removed. A refusal names no server path (it is shown in the browser)."""
     from alict_core.common.hashing import hash_bytes
     from alict_core.common.jsonl import atomic_path
     from alict_core.common.limits import check_count
+    from alict_core.common.manifest import folder_lock
 
     check_count("suite_bytes", len(data), f"upload {name[:100]!r} (bytes)", "nothing was stored")
     suffixes = "".join(s for s in Path(name).suffixes[-2:] if s.lower() in (".csv", ".json", ".jsonl", ".gz"))
     folder = uploads_dir()
     target = folder / f"{hash_bytes(data)}{suffixes.lower()}"
-    if not target.exists():  # distinct uploads are kept: together bounded, so a browser cannot fill the disk
-        kept = sum(entry.stat().st_size for entry in folder.iterdir() if entry.is_file()) if folder.is_dir() else 0
-        check_count("uploads_bytes", kept + len(data), f"the uploads kept with upload {name[:100]!r} (bytes)",
-                    f"nothing was stored; the server operator can remove old uploads from {folder}")
+    with folder_lock(folder):  # uploads of other sessions evict and count under the same lock
+        if target.is_file():
+            try:
+                os.utime(target)  # used again: the last to be evicted
+            except OSError:
+                pass
+            return target
+        _make_room(folder, len(data), name)
         with atomic_path(target) as tmp:
             Path(tmp).write_bytes(data)
     return target

@@ -175,7 +175,7 @@ def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
     """Write trees.jsonl, cases.jsonl and meta.json into ``folder``, swapped in whole (old or new, never a mix)."""
     from alict_core.common.manifest import atomic_dir
 
-    with atomic_dir(Path(folder), owned=SAVED_FILES) as staging:
+    with atomic_dir(Path(folder), owned=SAVED_FILES, kind="lego") as staging:
         write_jsonl(staging / "trees.jsonl", (t.to_dict() for t in result.trees))
         write_jsonl(staging / "cases.jsonl", (c.to_dict() for c in result.cases))
         write_json(staging / "meta.json", {**meta, **result.counts()})

@@ -160,7 +160,7 @@ def work_folder(run_dir: Path) -> Path:
     recover_dir(run_dir)
     if not run_dir.exists():
         return run_dir
-    _check_replaceable(run_dir, OWNED)  # a folder of other files is refused before any work
+    _check_replaceable(run_dir, OWNED, "run")  # a folder of other files is refused before any work
     return pending_dir(run_dir) if (run_dir / "meta.json").exists() else run_dir
 
 
@@ -191,7 +191,7 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
         parts = (previous or {}).get("parts")
         return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
     if run_dir.exists():
-        _check_replaceable(run_dir, OWNED)
+        _check_replaceable(run_dir, OWNED, "run")
         replace_dir(staging, run_dir)
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)

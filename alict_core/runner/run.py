@@ -395,7 +395,7 @@ class RunResult:
         from alict_core.common.refs import check_name
 
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
-        with atomic_dir(directory, owned=RUN_FILES) as tmp:
+        with atomic_dir(directory, owned=RUN_FILES, kind="run") as tmp:
             self._write_files(tmp)
             for name, value in (extra_files or {}).items():
                 write_json(tmp / check_name(name, "run file"), value)

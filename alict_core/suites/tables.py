@@ -93,7 +93,7 @@ def export_bundle(result, directory: Path | str, task: str) -> dict[str, Path]:
     from alict_core.suites.checklist import export_checklist
 
     directory = Path(directory)
-    with atomic_dir(directory, owned=EXPORT_FILES) as tmp:
+    with atomic_dir(directory, owned=EXPORT_FILES, kind="export") as tmp:  # never over a run or other artefact
         export_results(result, tmp)
         export_cases_jsonl(result.case_list, tmp / "cases.jsonl")
         export_cases_csv(result.case_list, tmp / "cases.csv")
