@@ -250,13 +250,13 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
-    for lc, floor in (("LC2", 400), ("LC4", 250)):  # sixth pass: LC4 needs a swear word
+    for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor
 
 
 @pytest.mark.parametrize("lc, group, text", [
     # HateXplain "offensive" posts (non-hateful for the task) that a reader judges hateful or off the LC
-    ("LC4", "nonhateful_with_profanity", "user user you are so fucking retarded"),
+    ("LC4", "nonhateful_with_profanity", "fuck u dumb hoe"),  # seventh pass: "retarded" keeps its first example out
     ("LC2", "nonhateful_with_slur", "hannah baker was a bitch wtf"),
     ("LC12", "nonnegative_identity",
      "there are no black south africans they are just invaders south africa belongs to the dutch settlers"),
@@ -358,7 +358,7 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 350, "LC10": 350, "LC13": 100, "LC14": 70}
+    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 300, "LC10": 300, "LC13": 95, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
@@ -525,7 +525,7 @@ def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert kept("LC11", "neutral_identity", "immigrants founded this country")
     assert kept("LC5", "nonhateful", "black women complain so much at restaurants")
     assert kept("LC8", "hateful", "jews and arabs will destroy america")
-    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 350, "LC11": 7, "LC14": 70}
+    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 300, "LC11": 7, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 
