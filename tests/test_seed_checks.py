@@ -250,13 +250,13 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
-    for lc, floor in (("LC2", 400), ("LC4", 250)):  # sixth pass: LC4 needs a swear word
+    for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor
 
 
 @pytest.mark.parametrize("lc, group, text", [
     # HateXplain "offensive" posts (non-hateful for the task) that a reader judges hateful or off the LC
-    ("LC4", "nonhateful_with_profanity", "user user you are so fucking retarded"),
+    ("LC4", "nonhateful_with_profanity", "fuck u dumb hoe"),  # seventh pass: "retarded" keeps its first example out
     ("LC2", "nonhateful_with_slur", "hannah baker was a bitch wtf"),
     ("LC12", "nonnegative_identity",
      "there are no black south africans they are just invaders south africa belongs to the dutch settlers"),
@@ -358,7 +358,7 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 350, "LC10": 350, "LC13": 100, "LC14": 70}
+    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 300, "LC10": 300, "LC13": 95, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
@@ -525,7 +525,7 @@ def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert kept("LC11", "neutral_identity", "immigrants founded this country")
     assert kept("LC5", "nonhateful", "black women complain so much at restaurants")
     assert kept("LC8", "hateful", "jews and arabs will destroy america")
-    floors = {"LC3": 140, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 350, "LC11": 7, "LC14": 70}
+    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 300, "LC11": 7, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 
@@ -674,3 +674,119 @@ def test_two_determiners_end_a_subject(tags, lower, span):
     from alict_core.lcspec.predicates import subject_span
 
     assert subject_span(tags, lower) == span
+
+
+# Issue #27, study8 reading (seventh pass): posts the blind reviewers scored off their LC (mean relevance < 3.5)
+# or whose label they doubted (mean label score <= 3.5 on a hateful LC). Each matched its group on the specs
+# before this change.
+@pytest.mark.parametrize("lc, group, text", [
+    # LC1: self-identification, a slur addressed to the reader ("u fags"), a sign-off
+    ("LC1", "hateful_with_slur", "that not a compliment a compliment is you are sexy you turn me on not not one look "
+     "at you and i know i am queer"),
+    ("LC1", "hateful_with_slur", "uh oh u fags getting triggerer u fags getting triggered is because most women want "
+     "like berserk and meh"),
+    ("LC1", "hateful_with_slur", "quit commenting on unnecessary shit that so bothersome i make so many tweets that "
+     "solicit comments that wasn t one bye niggers"),
+    # LC2: the slur in an idiom, as a verb or in a title, not naming a person; "negro" beside it
+    ("LC2", "nonhateful_with_slur", "woke up today to find bernie bros dragging the queer eye guys if you say "
+     "anything less than complimentary about their guy regardless of when you said it or what marginalized group "
+     "you belong to theyll come after you talons sharpened because that is how you build a movement"),
+    ("LC2", "nonhateful_with_slur", "lol bitch slap our way to victory michael tenorio user um if this is what we are"
+     " up against when we go to civil war we might as well just put our guns away and bitch slap our way to "
+     "victory"),
+    ("LC2", "nonhateful_with_slur", "my coworkers saw an ugly side of me today thanks to everyone who listened to me "
+     "bitch today tho ily"),
+    ("LC2", "nonhateful_with_slur", "truth sister truth we can only hope he gets bitch slap come election time"),
+    ("LC2", "nonhateful_with_slur", "karma a bitch always remember what goes around comes around and you will get "
+     "smacked in the face with it one day liar disrespect"),
+    ("LC2", "nonhateful_with_slur", "split her like a twix smoking on zkittles high as a bitch"),
+    ("LC2", "nonhateful_with_slur", "user sorry i am not a queer and if i was it be with a negro"),
+    # LC3: slur variants ("sandwops", "niggerette", "rag head", "faggotry"); politicians, a quote, dating
+    ("LC3", "hateful_with_profanity", "that happens with inbred sandwops from the middle east and africa so that is "
+     "why never trust a word they utter taqiyyah deceit and lies muhammad says that is part of being a moslem "
+     "shite"),
+    ("LC3", "hateful_with_profanity", "ebonics williams a stupid leftoid niggerette on fox news should not be on fox "
+     "news even though fox news is no longer fair and balanced nor conservative sheriff clarke a black man with a "
+     "brain had to put up with niggerette bullshit"),
+    ("LC3", "hateful_with_profanity", "were i a women they d have to drag my ass out move the fucking rag head better"
+     " yet do not allow them on airplanes"),
+    ("LC3", "hateful_with_profanity", "that guy was constantly posting thankyoualtright snarky bullshit as statues "
+     "were being taken down after charlottesville that from a guy who i am sure has never done shit but post on "
+     "the internet now he white knights lame faggotry"),
+    ("LC3", "hateful_with_profanity", "agreed i am so tired of politicians acting like we cant ban it fuck them when "
+     "they stop bombing our buildings killing our soilders raping our women begging us number save them from each "
+     "other then we can talk"),
+    ("LC3", "hateful_with_profanity", "i just read an instagram caption that said nothing like a monday morning send "
+     "with the squad i fucking hate white people"),
+    ("LC3", "hateful_with_profanity", "honestly the only woman i would not ever date is a solid black woman hispanics"
+     " are aye okay asians are qu3 number i do not have yellow fever anymore but white girls can be crazy ass folk"
+     " indian and arab women maybe but they gotta be shaved no negotiating that shit"),
+    ("LC3", "hateful_with_profanity", "it ll be interesting to see the language in these executive orders on "
+     "immigration tomorrow trump is being a bad ass and keeping his word i am enjoying this now he needs to get "
+     "high risk undocumented refugees and illegal immigrants the hell out of this country especially muslim "
+     "fighter types"),
+    # LC4: racist and ableist words are not profanity
+    ("LC4", "nonhateful_with_profanity", "user user my son died of dementia at the age of three and i am currently "
+     "amidst killing my self so a stanky ass booty pic from your ching chong ass would make my life so much better"
+     " rn"),
+    ("LC4", "nonhateful_with_profanity", "when my big unc come back im snitchin tired of this retarded ass boi"),
+    ("LC4", "nonhateful_with_profanity", "trump you damn elephant im sending you back to africa for being a illegal "
+     "immagrant"),
+    # LC9/LC10: fragments after "that", run-ons, slurs listed, absurd claims, the author speaking ("we")
+    ("LC9", "hateful", "smoke signals ala kike style"),
+    ("LC9", "hateful", "fucking hung nigger has a nice coat"),
+    ("LC9", "hateful", "spic nigger chink are just three examples"),
+    ("LC9", "hateful", "fuck prayer let throw the shitskin sand niggers out"),
+    ("LC9", "hateful", "bees are yellow nigger skunks"),
+    ("LC9", "hateful", "reminder to everyone wes bellamy is a nigger"),
+    ("LC9", "hateful", "mickey mouse is a faggot"),
+    ("LC9", "hateful", "this sounds like a kike national socialist"),
+    ("LC9", "hateful", "this faggot kennedy speech does not even make any sense it an incoherent ramble of feels"),
+    ("LC10", "hateful", "good thing nigger rhymes with nigger or lil wayne would be out of a job"),
+    ("LC10", "hateful", "yfw deadpool is trolling niggers to death irl"),
+    ("LC10", "hateful", "all libtards should each be given a moslem refugee"),
+    ("LC10", "hateful", "we have to stop islam now"),
+    ("LC10", "hateful", "god of israel is a faggot he a joke"),
+    # LC13/LC14: the same openers and garbled posts inside the denouncement
+    ("LC13", "hateful", "yfw deadpool is trolling niggers to death irl"),
+    ("LC13", "hateful", "fuck prayer let throw the shitskin sand niggers out"),
+    ("LC13", "hateful", "public service announcement god hates niggers and jews"),
+    ("LC14", "hateful", "yfw deadpool is trolling niggers to death irl"),
+    ("LC14", "hateful", "fuck prayer let throw the shitskin sand niggers out"),
+    ("LC14", "hateful", "public service announcement god hates niggers and jews"),
+])
+def test_hate_seventh_pass_skips_posts_readers_rejected(hate_corpus, lc, group, text):
+    assert not _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+
+def test_hate_seventh_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
+    def kept(lc: str, group: str, text: str) -> bool:
+        return _matches(get_spec("hate_speech", lc), hate_corpus, text)[group]
+
+    assert kept("LC1", "hateful_with_slur", "don lemon is a nigger")
+    assert kept("LC2", "nonhateful_with_slur", "imma red table talk type of bitch")
+    assert kept("LC2", "nonhateful_with_slur", "for such a queer campus berkeley undergrads was so heterosexually "
+                "slow oh my god")  # "queer" as an adjective, not in a title: still LC2
+    assert kept("LC3", "hateful_with_profanity", "i fucking hate white people")
+    assert kept("LC4", "nonhateful_with_profanity", "my boyfriend is a fucking sweetheart")
+    for lc in ("LC9", "LC10"):
+        assert kept(lc, "hateful", "russians are the niggers of europe")
+    for lc in ("LC13", "LC14"):
+        assert kept(lc, "hateful", "they are vile barbaric low iq ugly sand niggers")
+    floors = {"LC1": 1000, "LC2": 350, "LC3": 110, "LC4": 240, "LC9": 280, "LC10": 280, "LC13": 90, "LC14": 60}
+    for lc, floor in floors.items():
+        assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
+
+
+@pytest.mark.parametrize("lower, holds", [
+    (("ebonics", "williams", "a", "stupid", "leftoid", "niggerette"), False),
+    (("snarky", "faggotry"), False),
+    (("inbred", "sandwops", "from", "the", "middle", "east"), False),
+    (("spicy", "food", "is", "good"), True),  # a stem is matched at the start of a token only: "spick", not "spic"
+])
+def test_word_prefixes_find_slur_variants(lower, holds):
+    from alict_core.lcspec.predicates import predicate_holds
+    from alict_core.lcspec.schema import Predicate
+
+    predicate = Predicate.model_validate({"word_prefixes": {"exclude": ["nigg", "fagg", "sandwop", "spick"]}})
+    assert predicate_holds(predicate, lower, frozenset(), None) is holds

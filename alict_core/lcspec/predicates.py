@@ -133,6 +133,11 @@ def subject_holds(words: Sequence[str] | None, tags: Sequence[str], lower: Seque
     return words is None or any(word in words for word in lower[:span])
 
 
+def prefixes_present(prefixes: Sequence[str], lower: Sequence[str]) -> set[str]:
+    """The ``prefixes`` that begin some token ("nigg" begins "niggerette", "fagg" begins "faggotry")."""
+    return {prefix for prefix in prefixes if any(token.startswith(prefix.lower()) for token in lower)}
+
+
 def predicate_holds(
     predicate: Predicate, lower: Sequence[str], classes: frozenset[str], label: str | None,
     tags: Sequence[str] | None = None,
@@ -165,6 +170,8 @@ def predicate_holds(
         return tags is None or length_holds(count, sum(tag in count.tags for tag in tags))
     if (subject := predicate.subject) is not None:
         return tags is None or subject_holds(subject.words, tags, lower)
+    if (prefixes := predicate.word_prefixes) is not None:
+        return set_semantics(prefixes, prefixes_present(prefixes.values, lower))
     raise AssertionError(predicate.kind)
 
 

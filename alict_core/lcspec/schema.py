@@ -151,7 +151,8 @@ class Predicate(Strict):
     that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
     movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
     some PTB tags (``TagCount``). ``subject``: the text opens with a plain noun-phrase subject
-    (``SubjectPredicate``).
+    (``SubjectPredicate``). ``word_prefixes``: some token starts with a value (lower-cased; "nigg" finds
+    "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``.
     """
 
     length: LengthPredicate | None = None
@@ -165,6 +166,7 @@ class Predicate(Strict):
     clause: Annotated[bool, StrictValue()] | None = None
     tag_count: TagCount | None = None
     subject: SubjectPredicate | None = None
+    word_prefixes: ClassSet | None = None
 
     @field_validator("label", mode="before")
     @classmethod
