@@ -139,6 +139,28 @@ def test_identity_swaps_keep_fixed_pairs(text, kept):
     assert all(kept in variant for variant in identity_swaps(text))
 
 
+@pytest.mark.parametrize("text", [  # study7 LC11 rejections: each was a seed on main's specs
+    "We hate ( Madonna ) within the film 's first five minutes , and she lacks the skill or presence to regain "
+    "any ground .",  # she = Madonna (a name in brackets)
+    "once she lets her love depraved leads meet , ( Denis ' ) story becomes a hopeless , unsatisfying muddle",
+    "Tadpole may be one of the most appealing movies ever made about an otherwise appalling , and downright "
+    "creepy , subject -- a teenage boy in love with his stepmother .",  # his = the boy
+    "It comes off as so silly that you would n't be surprised if BA , Murdock and rest of the A-Team were seen "
+    "giving chase in a black and red van .",  # a colour
+    "This is cruel , misanthropic stuff with only weak claims to surrealism and black comedy .",  # a genre
+    "his ( Nelson 's ) screenplay",
+])
+def test_study7_fairness_rejections_have_nothing_to_swap(text):
+    assert identity_swaps(text) == []
+
+
+def test_identity_terms_inside_a_title_stay_and_people_senses_swap():
+    variants = identity_swaps("`` Real Women Have Curves '' is about a young woman who wants many things .")
+    assert variants and all("Real Women Have Curves" in v for v in variants)
+    assert "a film about gay people" in identity_swaps("a film about black people")
+    assert any("gay characters" in v for v in identity_swaps("the black characters are fun"))
+
+
 def test_pronouns_after_a_named_antecedent_are_not_swapped():
     assert identity_swaps("Mr. Broomfield turns the camera on himself and his family .") == []
     assert identity_swaps("The film gives Nicholson a role , and he knows it .") == []
@@ -333,7 +355,7 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
     assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
         "identity_or_pronoun"]
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
+    assert len(seeds) >= 300 and kept not in {s.text for s in seeds}  # fifth pass: 401 (names, senses, titles)
     assert all(identity_swaps(s.text) for s in seeds)
 
 
