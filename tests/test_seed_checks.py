@@ -613,3 +613,18 @@ def test_sentiment_fourth_pass_keeps_clear_claims_and_seed_floors(sentiment_corp
     floors = {"LC8": 300, "LC9": 700, "LC10": 700}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus).seeds) >= floor, lc
+
+
+@pytest.mark.parametrize("text", [  # study7: names and titles lower-cased after a template ("reign of Fire")
+    "Reign of Fire has the disadvantage of also looking cheap .",
+    "Bears is bad .",
+    "Duvall is strong as always .",
+    "Daughter From Danang sticks with its subjects a little longer and tells a deeper story .",
+])
+def test_names_keep_their_capital_inside_a_template(sentiment_corpus, text):
+    from alict_core.seeds.engine import _fit_sentence
+
+    item = next(i for i in sentiment_corpus.items if i.text == text)
+    assert _fit_sentence(item, False, True) == text
+    common = next(i for i in sentiment_corpus.items if i.text.startswith("The film "))
+    assert _fit_sentence(common, False, True).startswith("the film ")
