@@ -619,7 +619,7 @@ def test_sentiment_fourth_pass_keeps_clear_claims_and_seed_floors(sentiment_corp
     "Reign of Fire has the disadvantage of also looking cheap .",
     "Bears is bad .",
     "Duvall is strong as always .",
-    "Daughter From Danang sticks with its subjects a little longer and tells a deeper story .",
+    "Daughter From Danang sticks with its subjects a little longer and tells a deeper story",
 ])
 def test_names_keep_their_capital_inside_a_template(sentiment_corpus, text):
     from alict_core.seeds.engine import _fit_sentence
