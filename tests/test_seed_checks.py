@@ -628,3 +628,25 @@ def test_names_keep_their_capital_inside_a_template(sentiment_corpus, text):
     assert _fit_sentence(item, False, True) == text
     common = next(i for i in sentiment_corpus.items if i.text.startswith("The film "))
     assert _fit_sentence(common, False, True).startswith("the film ")
+
+
+@pytest.mark.parametrize("lc, text", [  # study7 LC8/LC9/LC10 rejections: each was a seed on main's specs
+    ("LC10", "The piece plays as well as it does thanks in large measure to Anspaugh 's three lead actresses ."),
+    ("LC10", "Its engaging simplicity is driven by appealing leads ."),
+    ("LC10", "Director Rob Marshall went out gunning to make a great one ."),
+    ("LC10", "The invincible Werner Herzog is alive and well and living in LA"),
+    ("LC10", "The movie exists for its soccer action and its fine acting ."),
+    ("LC10", "It 's always fascinating to watch Marker the essayist at work ."),
+    ("LC10", "The Transporter is as lively and as fun as it is unapologetically dumb"),
+    ("LC10", "Captivates and shows how a skillful filmmaker can impart a message without bludgeoning the audience "
+             "over the head ."),
+    ("LC10", "A return to pure Disney magic and is enjoyable family fare ."),
+    ("LC9", "It takes talent to make a lifeless movie about the most heinous man who ever lived ."),
+    ("LC9", "Reign of Fire has the disadvantage of also looking cheap ."),
+    ("LC10", "It 's that good ."),
+    ("LC8", "All the characters are clinically depressed and have abandoned their slim hopes and dreams ."),
+    ("LC8", "Most new movies have a bright sheen ."),
+    ("LC8", "It 's a shame the marvelous first 101 minutes have to be combined with the misconceived final 5 ."),
+])
+def test_study7_question_and_author_rejections(sentiment_corpus, lc, text):
+    assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values())
