@@ -650,3 +650,14 @@ def test_names_keep_their_capital_inside_a_template(sentiment_corpus, text):
 ])
 def test_study7_question_and_author_rejections(sentiment_corpus, lc, text):
     assert not any(_matches(get_spec("sentiment", lc), sentiment_corpus, text).values())
+
+
+@pytest.mark.parametrize("text", [  # study7 LC2 rejections: no polar adjective, comparison, concession
+    "Your children will be occupied for 72 minutes .",
+    "What kids will discover is a new collectible .",
+    "More intellectually scary than dramatically involving .",
+    "Pipe Dream does have its charms .",
+    "This time Kaufman 's imagination has failed him .",
+])
+def test_study7_lc02_rejections(sentiment_corpus, text):
+    assert not any(_matches(get_spec("sentiment", "LC2"), sentiment_corpus, text).values())
