@@ -149,6 +149,7 @@ def test_identity_swaps_keep_fixed_pairs(text, kept):
     "giving chase in a black and red van .",  # a colour
     "This is cruel , misanthropic stuff with only weak claims to surrealism and black comedy .",  # a genre
     "his ( Nelson 's ) screenplay",
+    "Caine makes us watch as his character awakens to the notion that to be human is eventually to have to choose .",
 ])
 def test_study7_fairness_rejections_have_nothing_to_swap(text):
     assert identity_swaps(text) == []
@@ -355,7 +356,7 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
     assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
         "identity_or_pronoun"]
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 300 and kept not in {s.text for s in seeds}  # fifth pass: 401 (names, senses, titles)
+    assert len(seeds) >= 300 and kept not in {s.text for s in seeds}  # fifth pass: 322 (names, senses, titles)
     assert all(identity_swaps(s.text) for s in seeds)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from spacy.lang.en.stop_words import STOP_WORDS
+
 from alict_core.data.lexicons import identity_groups, pronoun_swap_table
+from alict_core.data.polarity_lexicon import load_sentiwordnet
 
 
 @lru_cache(maxsize=1)
@@ -114,6 +117,29 @@ def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[st
     return (before is not None and before in partners) or (after is not None and after in partners)
 
 
+@lru_cache(maxsize=1)
+def _dictionary_words() -> frozenset[str]:
+    """Lower-cased WordNet lemmas (SentiWordNet's vocabulary) and spaCy's stop words: English words, not names."""
+    return frozenset(word for word, _ in load_sentiwordnet()) | frozenset(STOP_WORDS)
+
+
+def opening_name(token: str) -> bool:
+    """Whether a capitalised sentence-opening token is a name ("Caine makes us watch as his character ..."):
+    neither it nor a plain inflection of it is an English word (WordNet lemma or stop word). Names that are
+    also words ("Brown", "Lawrence") are missed."""
+    lower = token.lower()
+    if not token[:1].isupper() or not lower.isalpha() or token == "I":
+        return False
+    words = _dictionary_words()
+    stems = {lower}
+    for suffix, replacements in (("ies", ("y",)), ("es", ("", "e")), ("s", ("",)), ("ed", ("", "e")),
+                                 ("ing", ("", "e")), ("ly", ("",))):
+        if lower.endswith(suffix) and len(lower) > len(suffix) + 2:
+            stems.update(lower[: -len(suffix)] + r for r in replacements)
+    return not (stems & words) and lower not in pronoun_swap_table().swap and not any(
+        lower in key for key in _identity_forms())
+
+
 def named_antecedent(tokens: list[str]) -> bool:
     """Whether a name, a title or a gendered noun stands in the sentence: a gendered pronoun most likely
     refers to that person (a singular gendered noun only before a pronoun, and not itself possessed:
@@ -126,6 +152,8 @@ def named_antecedent(tokens: list[str]) -> bool:
                        default=-1)
     for i, token in enumerate(tokens):
         if token.lower() in TITLES:
+            return True
+        if (i == 0 or tokens[i - 1] in SENTENCE_STARTS) and opening_name(token):
             return True
         if (token.lower() in GENDERED_NOUNS and i < last_pronoun
                 and (i == 0 or tokens[i - 1].lower() not in POSSESSIVES)):
