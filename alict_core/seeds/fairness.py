@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from spacy.lang.en.stop_words import STOP_WORDS
-
 from alict_core.data.lexicons import identity_groups, pronoun_swap_table
 from alict_core.data.polarity_lexicon import load_sentiwordnet
 
@@ -102,7 +100,7 @@ PERSON_NOUNS = frozenset({
     "protagonist", "protagonists", "cast", "star", "stars", "artist", "artists", "writer", "writers", "student",
     "students", "worker", "workers", "couple", "couples", "friend", "friends", "father", "fathers", "mother",
     "mothers", "son", "sons", "daughter", "daughters", "guy", "guys", "americans", "american", "teenage",
-    "audience", "audiences", "viewers", "characters", "individuals", "citizens", "neighbors", "neighbours",
+    "audience", "audiences", "viewers", "individuals", "citizens", "neighbors", "neighbours",
     "athletes", "musicians", "singer", "singers", "comedian", "comedians", "cop", "cops", "soldier", "soldiers",
 })
 # Bare adjective forms that also have a non-identity sense (a colour, "gay abandon", "female plug").
@@ -120,6 +118,8 @@ def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[st
 @lru_cache(maxsize=1)
 def _dictionary_words() -> frozenset[str]:
     """Lower-cased WordNet lemmas (SentiWordNet's vocabulary) and spaCy's stop words: English words, not names."""
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy is heavy: loaded only when a swap needs it
+
     return frozenset(word for word, _ in load_sentiwordnet()) | frozenset(STOP_WORDS)
 
 
