@@ -312,7 +312,7 @@ def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
     assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "A portrait of an artist .")["short_neutral"]
     assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
     assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 15
-    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 500  # 5th: 531
+    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 500  # 5th: 530
 
 
 @pytest.mark.parametrize("text", [

@@ -67,6 +67,7 @@ def test_names_keep_their_capital_inside_a_template(sentiment_corpus, text):
     ("LC9", "It takes talent to make a lifeless movie about the most heinous man who ever lived ."),
     ("LC9", "Reign of Fire has the disadvantage of also looking cheap ."),
     ("LC10", "It 's that good ."),
+    ("LC9", "Haneke challenges us to confront the reality of sexual aberration ."),
     ("LC8", "All the characters are clinically depressed and have abandoned their slim hopes and dreams ."),
     ("LC8", "Most new movies have a bright sheen ."),
     ("LC8", "It 's a shame the marvelous first 101 minutes have to be combined with the misconceived final 5 ."),
