@@ -26,6 +26,8 @@ def _matches(spec, corpus, text: str) -> dict[str, bool]:
     "This is cruel , misanthropic stuff with only weak claims to surrealism and black comedy .",  # a genre
     "his ( Nelson 's ) screenplay",
     "Caine makes us watch as his character awakens to the notion that to be human is eventually to have to choose .",
+    "Davis has energy , but she does n't bother to make her heroine 's book sound convincing .",
+    "Grant gets to display his cadness to perfection .",
 ])
 def test_study7_fairness_rejections_have_nothing_to_swap(text):
     assert identity_swaps(text) == []

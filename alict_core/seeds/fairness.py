@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 from alict_core.data.lexicons import identity_groups, pronoun_swap_table
 from alict_core.data.polarity_lexicon import load_sentiwordnet
 
@@ -123,10 +125,21 @@ def _dictionary_words() -> frozenset[str]:
     return frozenset(word for word, _ in load_sentiwordnet()) | frozenset(STOP_WORDS)
 
 
+@lru_cache(maxsize=1)
+@reads_data("sst/datasetSentences.txt")
+def _lowercase_in_reviews() -> frozenset[str]:
+    """Words that occur lower-cased in the SST sentences (a name such as "Davis" or "Grant" never does)."""
+    words: set[str] = set()
+    with open(data_file("sst/datasetSentences.txt"), encoding="utf-8") as handle:
+        for line in handle:
+            words.update(w for w in line.split() if w.islower())
+    return frozenset(words)
+
+
 def opening_name(token: str) -> bool:
     """Whether a capitalised sentence-opening token is a name ("Caine makes us watch as his character ..."):
-    neither it nor a plain inflection of it is an English word (WordNet lemma or stop word). Names that are
-    also words ("Brown", "Lawrence") are missed."""
+    neither it nor a plain inflection of it is an English word (WordNet lemma or stop word), or none of them
+    occurs lower-cased in the SST reviews ("Davis", "Grant", "Lawrence": words in WordNet, names in reviews)."""
     lower = token.lower()
     if not token[:1].isupper() or not lower.isalpha() or token == "I":
         return False
@@ -136,8 +149,9 @@ def opening_name(token: str) -> bool:
                                  ("ing", ("", "e")), ("ly", ("",))):
         if lower.endswith(suffix) and len(lower) > len(suffix) + 2:
             stems.update(lower[: -len(suffix)] + r for r in replacements)
-    return not (stems & words) and lower not in pronoun_swap_table().swap and not any(
-        lower in key for key in _identity_forms())
+    if lower in pronoun_swap_table().swap or any(lower in key for key in _identity_forms()):
+        return False
+    return not (stems & words) or not (stems & _lowercase_in_reviews())
 
 
 def named_antecedent(tokens: list[str]) -> bool:
