@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
     ("his idea , not hers", "her idea , not his"),
     ("He told her that his mother liked her cooking", "She told him that her mother liked his cooking"),
     ("she hurt herself", "he hurt himself"),
-    ("his ( Nelson 's ) screenplay", "her ( Nelson 's ) screenplay"),
     ("through the prism of his or her own beliefs", "through the prism of her or his own beliefs"),
     ("the core of his being", "the core of her being"),
     ("grief drives her , love", "grief drives him , love"),

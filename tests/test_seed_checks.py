@@ -312,7 +312,7 @@ def test_sentiment_vocabulary_lcs_keep_plain_cases(sentiment_corpus):
     assert _matches(get_spec("sentiment", "LC1"), sentiment_corpus, "A portrait of an artist .")["short_neutral"]
     assert _matches(get_spec("sentiment", "LC2"), sentiment_corpus, "An impressive hybrid .")["short_positive"]
     assert len(find_seeds(get_spec("sentiment", "LC1"), sentiment_corpus, max_seeds=None).seeds) >= 15
-    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 700
+    assert len(find_seeds(get_spec("sentiment", "LC2"), sentiment_corpus, max_seeds=None).seeds) >= 500  # 5th: 530
 
 
 @pytest.mark.parametrize("text", [
@@ -333,7 +333,7 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
     assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
         "identity_or_pronoun"]
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 500 and kept not in {s.text for s in seeds}
+    assert len(seeds) >= 250 and kept not in {s.text for s in seeds}  # fifth pass: 281 (names, senses, titles)
     assert all(identity_swaps(s.text) for s in seeds)
 
 
@@ -474,7 +474,7 @@ def test_sentiment_third_pass_keeps_plain_cases_and_seed_floors(sentiment_corpus
     lc8 = get_spec("sentiment", "LC8")
     assert _matches(lc8, sentiment_corpus, "The film is flat .")["negative"]
     assert _matches(get_spec("sentiment", "LC10"), sentiment_corpus, "Adaptation is simply brilliant .")["positive"]
-    floors = {"LC1": 15, "LC5": 5, "LC8": 300, "LC10": 700, "x01": 20}
+    floors = {"LC1": 15, "LC5": 5, "LC8": 200, "LC10": 500, "x01": 20}  # fifth pass: LC8 210, LC10 536
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus, max_seeds=None).seeds) >= floor, lc
 
@@ -589,7 +589,7 @@ def test_sentiment_fourth_pass_keeps_clear_claims_and_seed_floors(sentiment_corp
                                   "Others agree that")) for s in lc8_seeds)  # no "agree with that <clause>"
     lc7_seeds = find_seeds(get_spec("sentiment", "LC7"), sentiment_corpus).seeds
     assert len(lc7_seeds) >= 20
-    floors = {"LC8": 300, "LC9": 700, "LC10": 700}
+    floors = {"LC8": 200, "LC9": 500, "LC10": 500}  # fifth pass (study7 conditions): 210, 536, 536
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("sentiment", lc), sentiment_corpus).seeds) >= floor, lc
 

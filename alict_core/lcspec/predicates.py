@@ -107,11 +107,14 @@ def subject_span(tags: Sequence[str], lower: Sequence[str] = ()) -> int | None:
     a noun, "of"/"and" or a number, not a new phrase; no "gonna", "cuz" misread as a noun; no two determiners
     in a row but after "all", "both", "half": "an these ..."), so the text starts
     "<subject> <verb> ..." ("most criminals in france are ...") and not with an adverb, interjection,
-    verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is").
+    verb or fragment ("well cuz da jews suck", "no problem naming the kike is", "meanwhile the rat is"), and its
+    verb does not follow "and" ("captivates and shows ...": a verb misread as a noun, then a second verb).
     """
     previous = ""
     for position, tag in enumerate(tags):
         if tag in FINITE_VERB_TAGS:
+            if previous == "CC":
+                return None  # a verb straight after "and": no subject of its own ("a return to ... magic and is")
             return position or None
         if tag not in (NOUN_PHRASE_INNER_TAGS if position else NOUN_PHRASE_TAGS):
             return None

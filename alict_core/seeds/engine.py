@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from alict_core.common.hashing import hash_json, hash_text
 from alict_core.data.corpus import Corpus, CorpusItem
@@ -89,9 +89,27 @@ def _fit_sentence(item: CorpusItem, first: bool, last: bool) -> str:
     text = item.text if last else inner_sentence(item.text)
     tags = item.annotation.tags
     head = item.tokens[0] if item.tokens else ""
-    if not first and head[:1].isupper() and head != "I" and tags and tags[0] not in ("NNP", "NNPS"):
+    if not first and head[:1].isupper() and head != "I" and tags and not looks_proper(item.tokens, tags):
         text = head.lower() + text[len(head):]
     return text
+
+
+TITLE_LINKS = frozenset({"of", "from", "the", "and", "in", "on", "for", "to", "a", "'s"})
+
+
+def looks_proper(tokens: Sequence[str], tags: Sequence[str]) -> bool:
+    """Whether the sentence's capitalised first word is (part of) a name or title the tagger may miss: tagged
+    NNP/NNPS, followed by a capitalised word ("Daughter From Danang", "Reign of Fire" through a short link
+    word), or a bare noun subject straight before its verb ("Duvall is strong", "Bears is bad": an English
+    common noun would take a determiner)."""
+    if tags[0] in ("NNP", "NNPS"):
+        return True
+    rest = tokens[1:3]
+    if rest and rest[0][:1].isupper() and rest[0] != "I":
+        return True
+    if len(rest) == 2 and rest[0].lower() in TITLE_LINKS and rest[1][:1].isupper() and rest[1] != "I":
+        return True
+    return len(tags) > 1 and tags[0] in ("NN", "NNS") and tags[1] in ("VBZ", "VBD", "MD")
 
 
 def _concat_parts(rule: Rule, matches: dict[str, list[CorpusItem]]) -> list:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from alict_core.data.checked import reads_data
+from alict_core.data.files import data_file
 from alict_core.data.lexicons import identity_groups, pronoun_swap_table
+from alict_core.data.polarity_lexicon import load_sentiwordnet
 
 
 @lru_cache(maxsize=1)
@@ -21,8 +24,35 @@ def _match_case(source: str, target: str) -> str:
     return target[:1].upper() + target[1:] if source[:1].isupper() else target
 
 
+def in_title(tokens: list[str], start: int) -> bool:
+    """Whether the capitalised token at ``start`` sits inside a capitalised title or name ("Real Women Have
+    Curves"): a capitalised neighbour that does not open a sentence."""
+    if not tokens[start][:1].isupper():
+        return False
+
+    def capital_inside(i: int) -> bool:
+        return (0 < i < len(tokens) and tokens[i][:1].isupper() and tokens[i] != "I"
+                and tokens[i - 1] not in SENTENCE_STARTS)
+
+    return capital_inside(start) or capital_inside(start - 1) or capital_inside(start + 1)
+
+
+def person_sense(lower: list[str], end: int) -> bool:
+    """Whether a bare identity adjective ending at ``end`` modifies a person noun (skipping one more adjective
+    or an "and"/"or" plus adjective: "black and gay people")."""
+    for i in range(end, min(end + 4, len(lower))):
+        if lower[i] in PERSON_NOUNS:
+            return True
+        if not (lower[i] in COORDINATORS or lower[i] in SENSE_CHECKED or lower[i] == ","):
+            return False
+    return False
+
+
 def find_identity_terms(tokens: list[str]) -> list[tuple[int, int, int, str]]:
-    """(start, end, group index, form) of each identity term occurrence, longest match first."""
+    """(start, end, group index, form) of each identity term occurrence, longest match first.
+
+    Skipped: a bare adjective in another sense ("black comedy": no person noun follows) and a term inside a
+    capitalised title ("Real Women Have Curves")."""
     forms = _identity_forms()
     lower = [t.lower() for t in tokens]
     found, i = [], 0
@@ -31,7 +61,10 @@ def find_identity_terms(tokens: list[str]) -> list[tuple[int, int, int, str]]:
         for n in range(longest, 0, -1):
             key = tuple(lower[i : i + n])
             if len(key) == n and key in forms:
-                found.append((i, i + n, *forms[key]))
+                keep = not in_title(tokens, i) and not (
+                    n == 1 and key[0] in SENSE_CHECKED and not person_sense(lower, i + 1))
+                if keep:
+                    found.append((i, i + n, *forms[key]))
                 i += n
                 break
         else:
@@ -49,7 +82,31 @@ PAIR_WORDS = frozenset({
 })
 COORDINATORS = frozenset({"and", "or", "&", "nor"})
 TITLES = frozenset({"mr", "mr.", "mrs", "mrs.", "ms", "ms.", "miss", "sir", "lady", "lord", "king", "queen"})
-SENTENCE_STARTS = frozenset({".", "!", "?", "``", "`", "'", '"', "(", "--", ":", ";"})
+SENTENCE_STARTS = frozenset({".", "!", "?"})
+# Singular nouns of one gender: a pronoun after one most likely refers to it ("a teenage boy in love with
+# his stepmother"), so swapping the pronoun alone makes the sentence incoherent.
+GENDERED_NOUNS = frozenset({
+    "man", "woman", "boy", "girl", "husband", "wife", "brother", "sister", "lady", "gentleman", "mother",
+    "father", "son", "daughter", "actress", "king", "queen", "prince", "princess", "guy", "gal",
+    "mom", "mum", "dad", "uncle", "aunt", "nephew", "niece", "grandmother", "grandfather", "stepmother",
+    "stepfather", "boyfriend", "girlfriend", "widow", "widower", "heroine", "bride", "groom",
+})
+POSSESSIVES = frozenset({"his", "her", "their", "my", "your", "our", "its"})
+# Nouns for people: a bare identity adjective ("black", "gay", "female") names a group only before one of
+# these ("black comedy", "a black and red van" are a genre and a colour, not identity terms).
+PERSON_NOUNS = frozenset({
+    "man", "men", "woman", "women", "person", "people", "persons", "folk", "folks", "boy", "boys", "girl",
+    "girls", "kid", "kids", "child", "children", "teen", "teens", "teenager", "teenagers", "youth", "family",
+    "families", "community", "communities", "actor", "actors", "actress", "actresses", "director", "directors",
+    "filmmaker", "filmmakers", "character", "characters", "lead", "leads", "hero", "heroes", "heroine",
+    "protagonist", "protagonists", "cast", "star", "stars", "artist", "artists", "writer", "writers", "student",
+    "students", "worker", "workers", "couple", "couples", "friend", "friends", "father", "fathers", "mother",
+    "mothers", "son", "sons", "daughter", "daughters", "guy", "guys", "americans", "american", "teenage",
+    "audience", "audiences", "viewers", "individuals", "citizens", "neighbors", "neighbours",
+    "athletes", "musicians", "singer", "singers", "comedian", "comedians", "cop", "cops", "soldier", "soldiers",
+})
+# Bare adjective forms that also have a non-identity sense (a colour, "gay abandon", "female plug").
+SENSE_CHECKED = frozenset({"black", "white", "gay", "female", "trans", "disabled"})
 
 
 def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[str]) -> bool:
@@ -60,12 +117,61 @@ def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[st
     return (before is not None and before in partners) or (after is not None and after in partners)
 
 
-def named_antecedent(tokens: list[str], upto: int) -> bool:
-    """Whether a name or a title stands before token ``upto``: a gendered pronoun after it most likely
-    refers to that person ("Mr. Broomfield ... himself"), so swapping the pronoun alone makes nonsense."""
-    for i, token in enumerate(tokens[:upto]):
+@lru_cache(maxsize=1)
+def _dictionary_words() -> frozenset[str]:
+    """Lower-cased WordNet lemmas (SentiWordNet's vocabulary) and spaCy's stop words: English words, not names."""
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy is heavy: loaded only when a swap needs it
+
+    return frozenset(word for word, _ in load_sentiwordnet()) | frozenset(STOP_WORDS)
+
+
+@lru_cache(maxsize=1)
+@reads_data("sst/datasetSentences.txt")
+def _lowercase_in_reviews() -> frozenset[str]:
+    """Words that occur lower-cased in the SST sentences (a name such as "Davis" or "Grant" never does)."""
+    words: set[str] = set()
+    with open(data_file("sst/datasetSentences.txt"), encoding="utf-8") as handle:
+        for line in handle:
+            words.update(w for w in line.split() if w.islower())
+    return frozenset(words)
+
+
+def opening_name(token: str) -> bool:
+    """Whether a capitalised sentence-opening token is a name ("Caine makes us watch as his character ..."):
+    neither it nor a plain inflection of it is an English word (WordNet lemma or stop word), or none of them
+    occurs lower-cased in the SST reviews ("Davis", "Grant", "Lawrence": words in WordNet, names in reviews)."""
+    lower = token.lower()
+    if not token[:1].isupper() or not lower.isalpha() or token == "I":
+        return False
+    words = _dictionary_words()
+    stems = {lower}
+    for suffix, replacements in (("ies", ("y",)), ("es", ("", "e")), ("s", ("",)), ("ed", ("", "e")),
+                                 ("ing", ("", "e")), ("ly", ("",))):
+        if lower.endswith(suffix) and len(lower) > len(suffix) + 2:
+            stems.update(lower[: -len(suffix)] + r for r in replacements)
+    if lower in pronoun_swap_table().swap or any(lower in key for key in _identity_forms()):
+        return False
+    return not (stems & words) or not (stems & _lowercase_in_reviews())
+
+
+def named_antecedent(tokens: list[str]) -> bool:
+    """Whether a name, a title or a gendered noun stands in the sentence: a gendered pronoun most likely
+    refers to that person (a singular gendered noun only before a pronoun, and not itself possessed:
+    "Mr. Broomfield ... himself", "( Madonna ) ... she", "she lets her ... ( Denis ' )
+    story", "a boy in love with his stepmother"), so swapping the pronoun alone makes nonsense.
+    A name after the pronoun counts too (cataphora).
+    """
+    table = pronoun_swap_table()
+    last_pronoun = max((i for i, t in enumerate(tokens) if table.counterpart(t.lower(), tokens[i + 1 : i + 4])),
+                       default=-1)
+    for i, token in enumerate(tokens):
         if token.lower() in TITLES:
             return True
+        if (i == 0 or tokens[i - 1] in SENTENCE_STARTS) and opening_name(token):
+            return True
+        if (token.lower() in GENDERED_NOUNS and i < last_pronoun
+                and (i == 0 or tokens[i - 1].lower() not in POSSESSIVES)):
+            return True  # "a boy in love with his stepmother"; not "his mother liked her cooking"
         previous = tokens[i - 1] if i else None
         if (i and token[:1].isupper() and token != "I" and previous not in SENTENCE_STARTS
                 and any(c.isalpha() for c in token)):
@@ -76,13 +182,13 @@ def named_antecedent(tokens: list[str], upto: int) -> bool:
 def swap_pronouns(tokens: list[str]) -> list[str]:
     """The tokens with every gendered pronoun swapped ("treating her as" -> "treating him as").
 
-    Nothing is swapped when a name or title comes before the first gendered pronoun (its likely
-    antecedent: the pronoun must agree with it).
+    Nothing is swapped when the sentence holds a name, a title or a singular gendered noun (the pronoun's
+    likely antecedent: the pronoun must agree with it).
     """
     table = pronoun_swap_table()
     first = next((i for i, token in enumerate(tokens)
                   if table.counterpart(token.lower(), tokens[i + 1 : i + 4]) is not None), None)
-    if first is None or named_antecedent(tokens, first):
+    if first is None or named_antecedent(tokens):
         return list(tokens)
     out = []
     for i, token in enumerate(tokens):
