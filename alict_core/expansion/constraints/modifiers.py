@@ -6,7 +6,7 @@ of the seed's phrase:
 - ``degree_adverb``: an intensifier from a short list before a gradable adjective or adverb ("is [so] funny",
   "an [especially] witty script"), the pair (adverb, adjective) seen in the corpus; never after a negator or
   another degree word ("not [so] funny", "as [so] funny"), never before a comparative or superlative;
-  ``so``/``indeed`` only predicatively ("a [so] funny film" is ungrammatical);
+  ``so`` only predicatively ("a [so] funny film" is ungrammatical);
 - ``emphasis``: "indeed"/"undeniably" right after a copula, before its complement ("is [indeed] a tale worth
   catching"), the pair (copula, word) seen in the corpus; never before a negator;
 - ``own``: "own" after a possessive, before a common noun ("Lohman 's [own] film");
@@ -25,9 +25,8 @@ from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 # intensifiers SentiWordNet rates neutral and that keep what is claimed (very/really/truly are rated polar)
-DEGREE_WORDS = ("so", "deeply", "especially", "indeed", "undeniably", "distinctly", "intensely", "unusually",
-                "exceptionally")
-PREDICATIVE_ONLY = frozenset({"so", "indeed"})
+DEGREE_WORDS = ("so", "deeply", "especially", "distinctly", "intensely", "unusually", "exceptionally")
+PREDICATIVE_ONLY = frozenset({"so"})
 NATIONALITIES = ("american", "british", "english", "french", "german", "italian", "spanish", "japanese", "chinese",
                  "korean", "indian", "mexican", "irish", "scottish", "european", "african", "asian", "russian",
                  "canadian", "australian", "dutch", "swedish", "danish", "greek", "polish", "israeli", "arab",
@@ -46,11 +45,12 @@ RESTRICTIVE_AFTER = frozenset({"who", "whom", "which", "that", "whose", "of", "w
 EMPHASIS_WORDS = ("indeed", "undeniably")  # after a copula: "is [indeed] a tale worth catching"
 COPULAS = frozenset({"is", "are", "was", "were", "'s", "'re", "be", "been", "am", "'m"})
 POSSESSIVES = frozenset({"'s", "his", "her", "its", "their", "my", "your", "our"})
+OWN_IDIOM_NOUNS = frozenset({"place", "way", "sake", "part", "turn", "mind", "word", "best", "share"})
 NEGATORS = frozenset({"not", "n't", "never", "no", "nothing", "none", "hardly", "barely"})
 TYPES = ("degree_adverb", "emphasis", "own", "adjective")
 DEFAULT_TYPES = ("degree_adverb", "emphasis", "own")  # ``adjective``: opt-in (half of them changed the meaning)
 DEFAULTS: dict[str, Any] = {"types": list(DEFAULT_TYPES), "degree_words": list(DEGREE_WORDS), "min_pair_count": 3,
-                            "pool": 200, "min_word_score": 0.001}
+                            "pool": 200, "min_word_score": 0.0002}
 
 
 @lru_cache(maxsize=1)
@@ -107,11 +107,12 @@ def pool_candidate(tokens: Sequence[str], position: int, slot_tag: str, word: st
     return pair is not None and _count(corpus, *pair) >= int(params.get("min_pair_count", 3))
 
 
-def _emphasis_problem(tokens: Sequence[str], p: int, word: str) -> str | None:
+def _emphasis_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: str) -> str | None:
     if p == 0 or tokens[p - 1].lower() not in COPULAS:
         return f"{word!r} does not follow a copula"
-    if p + 1 >= len(tokens) or not tokens[p + 1].isalpha() or tokens[p + 1].lower() in NEGATORS | {word.lower()}:
-        return f"{word!r} does not stand before the copula's complement"
+    if p + 1 >= len(tokens) or not tokens[p + 1].isalpha() or tokens[p + 1].lower() in NEGATORS | {word.lower()} \
+            or tags[p + 1].startswith("RB"):
+        return f"{word!r} does not stand before the copula's complement (or stands before an adverb)"
     return None
 
 
@@ -120,6 +121,8 @@ def _own_problem(tokens: Sequence[str], tags: Sequence[str], p: int) -> str | No
         return "'own' does not follow a possessive"
     if p + 1 >= len(tokens) or tags[p + 1] not in NOUN_TAGS:
         return "'own' does not stand before a common noun"
+    if tokens[p + 1].lower() in OWN_IDIOM_NOUNS:
+        return f"'own' breaks the idiom with {tokens[p + 1]!r} (\"put it in its place\")"
     return None
 
 
@@ -134,6 +137,8 @@ def _degree_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: st
         return f"{tokens[p + 1]!r} is not a gradable adverb"
     if p + 2 < len(tokens) and tags[p + 2][:2] in ("JJ", "RB"):
         return f"{tokens[p + 1]!r} itself modifies {tokens[p + 2]!r}"
+    if p + 2 < len(tokens) and tags[p + 2].startswith("VB"):
+        return f"{tokens[p + 1]!r} is not the head of a predicate (a verb follows: {tokens[p + 2]!r})"
     if p > 0 and (tokens[p - 1].lower() in BLOCKING_LEFT or tags[p - 1].startswith("RB")):
         return f"{word!r} after {tokens[p - 1]!r} changes or breaks the degree phrase"
     attributive = p + 2 < len(tokens) and tags[p + 2] in NOUN_TAGS | {"NNP", "NNPS", "JJ"}
@@ -166,7 +171,7 @@ def attested_modifier_problem(tokens: Sequence[str], tags: Sequence[str], positi
     if kind == "degree_adverb":
         problem = _degree_problem(tokens, tags, p, word, params)
     elif kind == "emphasis":
-        problem = _emphasis_problem(tokens, p, word)
+        problem = _emphasis_problem(tokens, tags, p, word)
     elif kind == "own":
         problem = _own_problem(tokens, tags, p)
     elif kind == "adjective":
