@@ -14,7 +14,7 @@ NEGATIVE_WORDS = frozenset({"bad", "terrible", "boring", "awful", "worst", "dull
 POSITIVE_WORDS = frozenset({"good", "great", "love", "best", "wonderful", "fun", "funny", "beautiful", "nice"})
 HATE_WORDS = frozenset({"hate", "kill", "disgusting", "vermin", "scum", "animals"})
 # the last two are known-neutral
-FILL_WORDS = ("good", "great", "really", "bad", "quite", "very", "new", "old", "french", "wooden")
+FILL_WORDS = ("good", "great", "really", "bad", "so", "very", "new", "own", "french", "indeed")
 
 
 class FakeParser:
@@ -43,7 +43,7 @@ class FakeSuggester:
     """Suggests the same short word list for every [MASK], with decreasing probabilities."""
 
     name = "fake-mlm"
-    fingerprint = "fake-mlm:2"  # 2: known-neutral fill words added
+    fingerprint = "fake-mlm:3"  # 2: known-neutral fill words added; 3: words attested_modifier accepts
 
     def suggest(self, masked_texts: list[str], top_k: int = 10) -> list[list[list[tuple[str, float]]]]:
         words = FILL_WORDS[:top_k]
