@@ -7,6 +7,10 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``open_class_slot`` (tags JJ, RB, NN): only these slot tags are filled at all (closed-class insertions —
   prepositions, conjunctions, determiners, pronouns — were where nearly every invalid expansion came from);
   checked on the masked sentences before the masked LM runs;
+- ``attested_modifier`` (types degree_adverb, emphasis, own; adjective opt-in; min_pair_count 3, pool 200,
+  min_word_score 0.0002): the fill is one insertion of an enabled type whose pair the corpus attests
+  ("that 's [so] fun", "is [indeed] a tale", "Lohman 's [own] film"; see ``modifiers.py``); ``expand()`` also
+  offers the masked LM's ``pool`` best words that would be such insertions;
 - ``noun_modifier`` (min_count 3): an inserted noun stands right before a noun and the compound is seen in
   the corpus ("a horror film"), never elsewhere ("a mixed bag film");
 - ``grammar_rules``: the fluency rules of ``fluency.py`` (sentence start, repeated word, split name, ...);
