@@ -133,7 +133,7 @@ def install() -> Callable[[], None]:
         reg.add(name, factory, description, **tags)
         undo.append(lambda: reg.remove(name))
 
-    add("alict_core.parsing", "PARSERS", "fake-parser", lambda **kw: FakeParser(), "right-branching test parser",
+    add("alict_core.parsing", "PARSERS", "fake-parser", lambda **kw: FakeParser(), "shallow test parser (spaCy tags)",
         offline=True, menu=True)
     add("alict_core.mlm", "SUGGESTERS", "fake-mlm", lambda **kw: FakeSuggester(), "fixed-list test masked LM",
         offline=True, menu=True)
