@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 PARSER, MLM, MASKER, CHECK = "fake-flat-parser", "fake-fixed-mlm", "fake-adjective", "fake-always"
-SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 2}}
+# fills like "french" that attested_modifier refuses by design (test_expansion_modifiers.py): the check is off
+SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 2,
+                                                        "checks": {"attested_modifier": {"enabled": False}}}}
 WORDS = [("french", 0.4), ("good", 0.2), ("dog", 0.1), ("american", 0.08), ("wooden", 0.05), ("italian", 0.04)]
 
 

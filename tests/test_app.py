@@ -399,18 +399,21 @@ def test_run_with_expansions_finds_pass_to_fail_pairs(tmp_runs):
     at.button(key="run_go").click().run()
     assert_clean(at)
     summary = at.dataframe[0].value.set_index("lc_id")
+    # accepted attested modifiers ("Lohman 's [own] film", "is [indeed] Lohman 's film"); the keyword model reads
+    # "indeed" as praise (tests/fakes.py), so the emphasis expansion of a neutral seed that passes fails
     assert summary.loc["sentiment-lc01", "n_expansions"] > 0
     pairs = int(summary.loc["sentiment-lc01", "n_pass_to_fail"])
+    assert pairs > 0
     at.switch_page("pages/failures.py").run()
     assert_clean(at)
-    if pairs:
-        assert any(c.value.startswith(f"{pairs} pass-to-fail pairs") for c in at.caption)
-        at.checkbox(key="w_p2f").check().run()
-        assert len(at.dataframe[0].value) == pairs and at.dataframe[0].value["pass_to_fail"].all()
-        sides = [m.value for m in at.markdown if m.value.startswith(("*seed*", "*expansion*"))]
-        assert len(sides) == 2  # the chosen case shows its seed and its expansion
-        outcomes = at.dataframe[1].value.set_index("model")["outcome"]
-        assert outcomes["fake-sentiment"] == "❌ fails"
+    assert any(c.value.startswith(f"{pairs} pass-to-fail pairs") for c in at.caption)
+    at.checkbox(key="w_p2f").check().run()
+    assert len(at.dataframe[0].value) == pairs and at.dataframe[0].value["pass_to_fail"].all()
+    sides = [m.value for m in at.markdown if m.value.startswith(("*seed*", "*expansion*"))]
+    assert len(sides) == 2  # the chosen case shows its seed and its expansion
+    assert "indeed" in sides[1] and "indeed" not in sides[0]
+    outcomes = at.dataframe[1].value.set_index("model")["outcome"]
+    assert outcomes["fake-sentiment"] == "❌ fails"
 
 
 def test_hate_speech_task_renders_every_page():

@@ -52,7 +52,10 @@ def seed(text: str, sid: str = "LC1-aaaa", spans=()) -> dict:
     return {"id": sid, "lc_id": "LC1", "task": "sentiment", "text": text, "protected_spans": [list(s) for s in spans]}
 
 
-SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 5}}
+# the pipeline's mechanics on "the [MASK] movie" fills ("french"), which attested_modifier refuses by design
+# (a nationality word; tested in test_expansion_modifiers.py): the check is off here
+SPEC = {"id": "LC1", "task": "sentiment", "expansion": {"allowed_polarity": ["neutral"], "max_per_seed": 5,
+                                                        "checks": {"attested_modifier": {"enabled": False}}}}
 SLOT_JJ = Masked("LC1-aaaa", ["the", "[MASK]", "movie", "was", "fun", "."], [1], ["JJ"])
 
 
@@ -88,7 +91,7 @@ def test_polarity_positive_word_fails_unless_spec_allows_it():
     good = validate_fill(SLOT_JJ, ["good"], seed("the movie was fun ."), SPEC, predicate_check=always)
     assert good.verdicts["pos"] and not good.verdicts["polarity"]
     assert "'good' is positive" in good.reasons["polarity"]
-    lenient = {**SPEC, "expansion": {"allowed_polarity": ["neutral", "positive"]}}
+    lenient = {**SPEC, "expansion": {**SPEC["expansion"], "allowed_polarity": ["neutral", "positive"]}}
     assert validate_fill(SLOT_JJ, ["good"], seed("the movie was fun ."), lenient, predicate_check=always).ok
 
 

@@ -27,7 +27,9 @@ def _context(text: str, positions: list[int], slot_tags: list[str], corpus=None,
 
 
 def _failure(ctx, overrides=None):
-    found = resolve_constraints(overrides).first_failure(ctx)
+    """The first failing check, ``attested_modifier`` off unless asked for: these examples test the other checks
+    on insertions it refuses by design (its own tests: test_expansion_modifiers.py)."""
+    found = resolve_constraints({"attested_modifier": {"enabled": False}, **(overrides or {})}).first_failure(ctx)
     return found[0] if found else None
 
 
@@ -70,7 +72,8 @@ def test_corpus_and_score_checks(corpus):
 
 def test_a_spec_opts_in_to_closed_class_slots_and_disables_checks(corpus):
     spec = {"id": "lcx", "expansion": {"checks": {"open_class_slot": {"tags": ["JJ", "DT"]},
-                                                  "corpus_bigram": {"enabled": False}}}}
+                                                  "corpus_bigram": {"enabled": False},
+                                                  "attested_modifier": {"enabled": False}}}}
     constraints = constraints_of(spec)
     assert constraints.params("corpus_bigram") is None and list(constraints.params("open_class_slot")["tags"]) == \
         ["JJ", "DT"]

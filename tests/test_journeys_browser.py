@@ -43,11 +43,15 @@ def make_runs(root: Path) -> dict[str, dict]:
     try:
         for task, model, expand in (("sentiment", "fake-sentiment", True), ("hate_speech", "fake-hate", False)):
             specs = {s.id: s for s in load_task_specs(task)}
-            request = runs.RunRequest(task=task, lc_ids=list(specs)[:2], max_seeds=6, expand=expand,
+            # 10 sentiment seeds: the tenth of LC1 ("But this is Lohman 's film .") takes the attested
+            # "is [indeed] ..." that the keyword model reads as praise (tests/fakes.py): a real pass-to-fail pair
+            request = runs.RunRequest(task=task, lc_ids=list(specs)[:2], max_seeds=10 if expand else 6, expand=expand,
                                       models=[{"name": model, "kwargs": {}, "label": model}],
                                       parser="fake-parser" if expand else None, mlm="fake-mlm" if expand else None)
             key = runs.execute(request, specs, lambda message, fraction: None)
             info = runs.run_info(key)
+            if expand:
+                assert len(runs.load_run(key).pass_to_fail()) > 0, "the fake backends accepted no failing expansion"
             made[task] = {"key": key, "name": runs.describe_run(info), "frame": runs.load_run(key).cases()}
     finally:
         runs.runs_root = saved

@@ -13,14 +13,18 @@ def write_hatecheck(path):
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["functionality", "case_id", "test_case", "label_gold"])
-        writer.writerow(["derog_neg_emote_h", "1", "I hate the women in this town.", "hateful"])
+        writer.writerow(["derog_neg_emote_h", "1", "I hate the women in your country.", "hateful"])
         writer.writerow(["ident_neutral_nh", "2", "We are a group of women.", "non-hateful"])
     return path
 
 
 def before_noun(seed_id, tree, top_k, max_masks):
+    """An RB slot after the copula where there is one ("We are [MASK] a group"), else a JJ slot before the noun."""
     tokens = tree.leaves()
-    i = next(k for k, t in enumerate(tokens) if t in {"town", "group"})
+    if "are" in tokens:
+        i = tokens.index("are") + 1
+        return [Masked(seed_id, tokens[:i] + ["[MASK]"] + tokens[i:], [i], ["RB"])]
+    i = next(k for k, t in enumerate(tokens) if t in {"country", "group"})
     return [Masked(seed_id, tokens[:i] + ["[MASK]"] + tokens[i:], [i], ["JJ"])]
 
 
@@ -28,18 +32,18 @@ class Suggester:
     fingerprint = "suite-test"
 
     def suggest(self, masked_texts, top_k=10):
-        return [[[("small", 0.5), ("french", 0.3), ("glorbish", 0.2)]] for _ in masked_texts]
+        return [[[("very", 0.5), ("indeed", 0.3), ("own", 0.25), ("glorbish", 0.2)]] for _ in masked_texts]
 
 
 def test_suite_cases_become_seeds_and_expansions_inherit_their_expectation(tmp_path):
     cases = import_suite(write_hatecheck(tmp_path / "hc.csv"), "hate_speech")
     groups = suite_seeds(cases, "hate_speech")
     assert sorted(groups) == ["hatecheck:derog_neg_emote_h", "hatecheck:ident_neutral_nh"]
-    assert groups["hatecheck:derog_neg_emote_h"][0]["text"] == "I hate the women in this town ."  # PTB tokens
+    assert groups["hatecheck:derog_neg_emote_h"][0]["text"] == "I hate the women in your country ."  # PTB tokens
     results = expand_suite(cases, "hate_speech", WordParser(), Suggester(), masker=before_noun, out_dir=tmp_path)
     rows = results["hatecheck:ident_neutral_nh"].rows
     accepted = [r["text"] for r in rows if r["accepted"]]
-    assert accepted == ["We are a french group of women ."]  # "small" is polar, "glorbish" unknown
+    assert accepted == ["We are indeed a group of women ."]  # "very" is polar, "glorbish" unknown
     assert all(r["reasons"]["predicates"] == NO_PREDICATES for r in rows if r["verdicts"]["predicates"])
     from alict_core.runner import build_cases
 
@@ -83,6 +87,6 @@ def test_run_takes_the_suite_expansions_as_cases(tmp_path, monkeypatch):
     run = RunResult.load(tmp_path / "run")
     grown = [c for c in run.case_list if c.kind == "expansion"]
     by_seed = {c.seed_id: c for c in grown}
-    assert by_seed["hatecheck-2"].text == "We are a french group of women ."
+    assert by_seed["hatecheck-2"].text == "We are indeed a group of women ."
     assert by_seed["hatecheck-2"].expected["labels"] == ["non-hateful"]
     assert by_seed["hatecheck-1"].expected["labels"] == ["hateful"] and len(grown) == 2

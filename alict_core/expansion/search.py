@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from alict_core.common.config import artefact_dir
 from alict_core.common.hashing import hash_json
@@ -36,6 +36,7 @@ from alict_core.expansion.constraints.fill_checks import (
     validate_fill,
 )
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, RULES_VERSION, checked_min_word_score
+from alict_core.expansion.constraints.modifiers import pool_candidate
 from alict_core.expansion.rows import ExpansionRow, SeedFields
 
 # 5: unknown words rejected, length re-checked on the corpus part; 6: the fluency check (and its rules' version);
@@ -266,10 +267,14 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     timings["mask"] = time.perf_counter() - started
     started = time.perf_counter()
     prepared = [(si, m, *masked_tokens(m)) for si, m in flat]
-    suggestions = _suggest(prepared, suggester, top_k_words, batch_size, report)
+    attested = constraints.params("attested_modifier")
+    pool = max(top_k_words, int(attested.get("pool", 0))) if attested is not None else top_k_words
+    suggestions = _suggest(prepared, suggester, pool, batch_size, report)
     timings["suggest"] = time.perf_counter() - started
     started = time.perf_counter()
     candidates = _candidates(seeds, prepared, suggestions, top_k_words)
+    if attested is not None:
+        candidates += _attested_candidates(seeds, prepared, suggestions, top_k_words, corpus, attested)
     verdicts = _validate(seeds, spec, candidates, constraints, corpus, predicate_check, min_word_score, batch_size,
                          report)
     candidates, verdicts = best_per_text(candidates, verdicts)
@@ -333,7 +338,7 @@ def _candidates(seeds: list[Any], prepared: list[tuple[Any, ...]], suggestions: 
     for (si, m, tokens, positions, _tags), fills in zip(prepared, suggestions, strict=True):
         seed_text = str(field_of(seeds[si], "text"))
         spans = field_of(seeds[si], "protected_spans") or []
-        combinations = fill_combinations(fills, top_k_words)
+        combinations = fill_combinations([slot[:top_k_words] for slot in fills], top_k_words)
         best_score = combinations[0][1] if combinations else None
         for words, score in combinations:
             expanded = fill_tokens(tokens, positions, words)
@@ -341,6 +346,29 @@ def _candidates(seeds: list[Any], prepared: list[tuple[Any, ...]], suggestions: 
                 candidates.append({"si": si, "masked": m, "words": words, "score": score, "tokens": expanded,
                                    "best_score": best_score, "positions": positions,
                                    "protected": check_protected(seed_text, spans, expanded, positions)})
+    return candidates
+
+
+def _attested_candidates(seeds: list[Any], prepared: list[tuple[Any, ...]], suggestions: list[Any], top_k_words: int,
+                         corpus: Any, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Step 4a': at each single slot, the words of the masked LM's pool beyond its top ``top_k_words`` that the
+    corpus attests as a modifier there (``attested_modifier``); each scored against the best attested word."""
+    candidates: list[dict[str, Any]] = []
+    for (si, m, tokens, positions, tags), fills in zip(prepared, suggestions, strict=True):
+        if len(positions) != 1 or not fills:
+            continue
+        words = [(w, p) for w, p in fills[0][top_k_words:]
+                 if pool_candidate(tokens, positions[0], tags[0], w, corpus, params)]
+        if not words:
+            continue
+        seed_text = str(field_of(seeds[si], "text"))
+        spans = field_of(seeds[si], "protected_spans") or []
+        best = max(p for _, p in words)
+        for word, score in words:
+            expanded = fill_tokens(tokens, positions, [word])
+            candidates.append({"si": si, "masked": m, "words": [word], "score": score, "tokens": expanded,
+                               "best_score": best, "positions": positions, "attested": True,
+                               "protected": check_protected(seed_text, spans, expanded, positions)})
     return candidates
 
 
@@ -367,7 +395,8 @@ def _validate(seeds: list[Any], spec: Any, candidates: list[dict[str, Any]], con
         verdicts.append(validate_fill(cand["masked"], cand["words"], seeds[cand["si"]], spec, tagged=tagged,
                                       allowed_polarity=allowed, score=cand["score"], min_word_score=min_word_score,
                                       predicate_check=_memo_lookup(predicate_memo, memo_key),
-                                      constraints=constraints, best_score=cand["best_score"], corpus=corpus))
+                                      constraints=constraints, best_score=cand["best_score"], corpus=corpus,
+                                      attested=bool(cand.get("attested"))))
         if (i + 1) % batch_size == 0 or i + 1 == len(candidates):
             report(i + 1, len(candidates), "validate")
     return verdicts

@@ -7,6 +7,10 @@ tunes it through ``expansion.checks`` (``{name: {param: value, "enabled": false}
 - ``open_class_slot`` (tags JJ, RB, NN): only these slot tags are filled at all (closed-class insertions —
   prepositions, conjunctions, determiners, pronouns — were where nearly every invalid expansion came from);
   checked on the masked sentences before the masked LM runs;
+- ``attested_modifier`` (types degree_adverb, emphasis, own; adjective opt-in; min_pair_count 3, pool 200,
+  min_word_score 0.0002): the fill is one insertion of an enabled type whose pair the corpus attests
+  ("that 's [so] fun", "is [indeed] a tale", "Lohman 's [own] film"; see ``modifiers.py``); ``expand()`` also
+  offers the masked LM's ``pool`` best words that would be such insertions;
 - ``noun_modifier`` (min_count 3): an inserted noun stands right before a noun and the compound is seen in
   the corpus ("a horror film"), never elsewhere ("a mixed bag film");
 - ``grammar_rules``: the fluency rules of ``fluency.py`` (sentence start, repeated word, split name, ...);
@@ -34,8 +38,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from alict_core.expansion.constraints.base import ExpansionError, field_of
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, NOUN_TAGS, _article_mismatch, _slot_problem
+from alict_core.expansion.constraints.modifiers import DEFAULTS as MODIFIER_DEFAULTS
+from alict_core.expansion.constraints.modifiers import attested_modifier_problem
 
-CONSTRAINTS_VERSION = "1"  # part of the expansion key: bump when a check or a default changes
+CONSTRAINTS_VERSION = "2"  # 2: attested_modifier  # part of the expansion key: bump when a check or a default changes
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
 CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
@@ -59,6 +65,7 @@ class FillContext:
     score: float | None = None
     best_score: float | None = None
     corpus: Any = None  # a CorpusStats, or None (corpus checks then hold: no evidence either way)
+    attested: bool = False  # a corpus-attested candidate from the masked LM's pool (``attested_modifier``)
 
 
 CheckFn = Callable[[FillContext, Mapping[str, Any]], "str | None"]
@@ -188,7 +195,17 @@ def _corpus_bigram(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _attested_modifier(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
+    problem = attested_modifier_problem(ctx.tokens, ctx.tags, ctx.positions, ctx.words, ctx.corpus, params)
+    floor = float(params.get("min_word_score", 0.0))
+    if problem is None and ctx.attested and ctx.score is not None and float(ctx.score) < floor:
+        return f"the masked LM gives the attested {ctx.words[0]!r} {float(ctx.score):.4f} < {floor:g}"
+    return problem
+
+
 def _weak_fill(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
+    if ctx.attested:
+        return None  # a corpus-attested candidate: ``attested_modifier`` applies its own floor
     floor = float(params.get("min_word_score", DEFAULT_MIN_WORD_SCORE))
     if ctx.score is None or not ctx.positions:
         return None
@@ -210,6 +227,7 @@ def _score_margin(ctx: FillContext, params: Mapping[str, Any]) -> str | None:
 
 DEFAULT_CHECKS: tuple[Check, ...] = (
     Check("open_class_slot", _open_class_slot, {"tags": list(OPEN_CLASS_TAGS)}, stage="slot"),
+    Check("attested_modifier", _attested_modifier, MODIFIER_DEFAULTS),
     Check("noun_modifier", _noun_modifier, {"min_count": 3}),
     Check("grammar_rules", _grammar_rules),
     Check("article_agreement", _article_agreement),

@@ -217,12 +217,13 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
                   allowed_polarity: Sequence[str] | None = None,
                   predicate_check: PredicateCheck | None = None, score: float | None = None,
                   min_word_score: float = DEFAULT_MIN_WORD_SCORE, constraints: Any = None,
-                  best_score: float | None = None, corpus: Any = "default") -> FillVerdict:
+                  best_score: float | None = None, corpus: Any = "default", attested: bool = False) -> FillVerdict:
     """Run the five checks on ``masked`` filled with ``words``; ``tagged`` (spaCy output on the
     expanded tokens) is computed here when not given; ``score`` is the masked LM's probability of the fill
     and ``best_score`` the best fill's of the same masked sentence (``None``: the score checks are not applied).
     ``constraints``: the resolved list (default: the spec's); ``corpus``: the ``CorpusStats`` of the corpus
-    checks (default: the data folder's; ``None`` turns corpus evidence off)."""
+    checks (default: the data folder's; ``None`` turns corpus evidence off); ``attested``: the fill is a
+    corpus-attested candidate from the masked LM's pool (``attested_modifier`` applies its own score floor)."""
     tokens, positions, slot_tags = masked_tokens(masked)
     words = [str(w) for w in words]
     expanded = fill_tokens(tokens, positions, words)
@@ -241,7 +242,8 @@ def validate_fill(masked: Any, words: Sequence[str], seed: Any, spec: Any, *, ta
                                      expanded, positions),
         "fluency": check_constraints(constraints if constraints is not None else constraints_of(spec, min_word_score),
                                      FillContext(expanded, tagged.tags, positions, words, slot_tags, score, best_score,
-                                                 load_corpus_stats() if corpus == "default" else corpus)),
+                                                 load_corpus_stats() if corpus == "default" else corpus,
+                                                 attested)),
     }
     for check, (ok, reason) in results.items():
         verdict.verdicts[check] = ok
