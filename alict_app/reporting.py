@@ -9,11 +9,27 @@ from typing import Any
 import pandas as pd
 
 from alict_app.formatting import as_rows
-from alict_core.common.errors import DataNotFoundError
+from alict_core.common.errors import AlictError, DataNotFoundError
 
 
-def import_baseline(path: Path, task: str) -> pd.DataFrame:
-    """A baseline suite (CheckList JSON / HateCheck CSV) as a DataFrame with a ``capability`` column."""
+def as_uploaded(message: str, stored: Path, name: str) -> str:
+    """``message`` about an upload kept under its content hash, naming the file the user chose instead."""
+    shown = f"upload {name[:100]!r}"
+    return message.replace(str(stored), shown).replace(stored.name, shown)
+
+
+def import_baseline(path: Path, task: str, upload_name: str | None = None) -> pd.DataFrame:
+    """A baseline suite (CheckList JSON / HateCheck CSV) as a DataFrame with a ``capability`` column; errors
+    about an upload (``upload_name``: the file the user chose) name that file, not its content-hash path."""
+    try:
+        return _import_baseline(path, task)
+    except AlictError as exc:
+        if upload_name is None:
+            raise
+        raise AlictError(as_uploaded(str(exc), Path(path), upload_name)) from None
+
+
+def _import_baseline(path: Path, task: str) -> pd.DataFrame:
     if not Path(path).exists():
         raise DataNotFoundError(f"baseline suite {path} not found")
     from alict_core.suites import read_suite

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
@@ -15,7 +13,6 @@ from alict_app.guard import guarded, run_page
 from alict_core.analysis.explore import striking_failures
 from alict_core.common import trust
 from alict_core.common.csvsafe import csv_text
-from alict_core.common.errors import AlictError
 from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.report import render_reader_report
 from alict_core.runner.summary import for_display
@@ -47,12 +44,6 @@ def capability_first(summary: pd.DataFrame) -> pd.DataFrame:
     return named
 
 
-def as_uploaded(message: str, stored: Path, name: str) -> str:
-    """``message`` about an upload kept under its content hash, naming the file the user chose instead."""
-    shown = f"upload {name[:100]!r}"
-    return message.replace(str(stored), shown).replace(stored.name, shown)
-
-
 def baseline_section(summary: pd.DataFrame, task: str) -> None:
     st.subheader("Compare with a baseline suite")
     upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"],
@@ -66,12 +57,7 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
             source = trust.save_upload(upload.name, upload.getvalue())
         else:  # a server path only inside the workspace roots (trust model)
             source = trust.browser_suite_path(path_text.strip())
-        try:
-            baseline = reporting.import_baseline(source, task)
-        except AlictError as exc:
-            if upload is None:
-                raise
-            raise AlictError(as_uploaded(str(exc), source, upload.name)) from None
+        baseline = reporting.import_baseline(source, task, upload_name=None if upload is None else upload.name)
         st.caption(f"{len(baseline)} baseline tests in {baseline['capability'].nunique()} capabilities")
         for skipped in baseline.attrs.get("skipped", []):
             st.warning(f"Skipped {literal(skipped)}")

@@ -312,8 +312,8 @@ def test_bad_jsonl_inputs_of_run(cli, tmp_path, option, content, needles):
 
 
 def test_seeds_all_of_a_huge_lc_is_refused_quickly(cli, tmp_path, sentiment_corpus, monkeypatch):
-    # LC3 crosses its seeds with templates (17,919 candidates): a lower cap makes it "huge" for this check
-    monkeypatch.setenv("ALICT_LIMIT_SPEC_CANDIDATES", "10000")
+    # LC3 crosses its seeds with templates (5,544 candidates since the fifth pass): a lower cap makes it "huge"
+    monkeypatch.setenv("ALICT_LIMIT_SPEC_CANDIDATES", "2000")
     outcome = cli("seeds", "--task", "sentiment", "--lc", "3", "--all", "--json", "--out", str(tmp_path / "s"))
     assert_clean_error(outcome, 2, "candidate seeds of sentiment-lc03", "ALICT_LIMIT_SPEC_CANDIDATES")
 
