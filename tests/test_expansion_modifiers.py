@@ -59,10 +59,25 @@ def test_emphasis_after_a_copula_is_accepted_and_refused_elsewhere(corpus):
 
 
 def test_own_after_a_possessive_is_accepted_and_refused_elsewhere(corpus):
-    assert _problem("But this is Lohman 's own film .", 5, corpus) is None
     assert _problem("a father who returns to his own son 's home .", 6, corpus) is None
     assert "possessive" in _problem("But this is the own film .", 4, corpus)
     assert "idiom" in _problem("put this one in its own place .", 5, corpus)  # "in its place"
+
+
+@pytest.mark.parametrize(("text", "position", "reason"), [
+    # the blind expansion study (study11): both reviewers scored these 2-3 (meaning or label shifted)
+    ("But this is Lohman 's own film .", 5, "possessive pronoun"),  # a contrast that is not there
+    ("It 's a children 's own film in the truest sense .", 5, "possessive pronoun"),
+    ("if we had to choose my own wife and i would pick him .", 6, "coordination"),
+    ("we do not like your own kind around here .", 5, "idiom"),  # "your kind"
+    ("Do I agree that the film is so cool ? no .", 7, "denies"),  # "no" then denies only the degree
+    ("I had heard that the film is indeed hampered by its script , but that was not true .", 7, "denies"),
+    ("she is so gay .", 2, "identity word"),  # grades the identity: slang, no longer neutral
+    ("jews are so white .", 2, "identity word"),
+])
+def test_blind_study_rejections_are_refused(corpus, text, position, reason):
+    problem = _problem(text, position, corpus)
+    assert problem is not None and reason in problem, problem
 
 
 def test_adjectives_are_opt_in_and_refuse_identity_reference_and_restricted_nouns(corpus):

@@ -9,7 +9,10 @@ of the seed's phrase:
   ``so`` only predicatively ("a [so] funny film" is ungrammatical);
 - ``emphasis``: "indeed"/"undeniably" right after a copula, before its complement ("is [indeed] a tale worth
   catching"), the pair (copula, word) seen in the corpus; never before a negator;
-- ``own``: "own" after a possessive, before a common noun ("Lohman 's [own] film");
+- ``own``: "own" after a possessive pronoun, before a common noun not in an idiom or coordination ("his [own]
+  son 's home");
+- never a degree or emphasis word in a sentence that negates or denies (the word shifts what is denied), nor a
+  degree word before an identity word ("so gay"): the blind expansion study (study11) read these as changed;
 - ``adjective`` (opt-in: on a tuning read half of them changed the meaning, "Stallone 's [political] career"):
   an adjective before a common noun whose (adjective, noun) pair the corpus has seen, right after a
   determiner or possessive; never an identity or nationality word, never before a noun that a restrictive clause
@@ -31,6 +34,7 @@ NATIONALITIES = ("american", "british", "english", "french", "german", "italian"
                  "korean", "indian", "mexican", "irish", "scottish", "european", "african", "asian", "russian",
                  "canadian", "australian", "dutch", "swedish", "danish", "greek", "polish", "israeli", "arab",
                  "arabic", "latin", "hispanic", "western", "eastern", "foreign", "native", "national")
+SKIN_COLOURS = frozenset({"white", "black", "brown"})  # identity words when they grade people ("so white")
 GRADABLE_TAGS = frozenset({"JJ", "RB"})
 GRADABLE_ADVERBS = frozenset({"well", "much", "often"})  # besides -ly adverbs ("so far", "so ever" change or break)
 # ordinals, quantifiers and reference words: inserted, they change which thing is meant ("the [third] year")
@@ -44,9 +48,12 @@ BLOCKING_LEFT = frozenset({"not", "n't", "never", "no", "as", "so", "too", "how"
 RESTRICTIVE_AFTER = frozenset({"who", "whom", "which", "that", "whose", "of", "where", "when"})
 EMPHASIS_WORDS = ("indeed", "undeniably")  # after a copula: "is [indeed] a tale worth catching"
 COPULAS = frozenset({"is", "are", "was", "were", "'s", "'re", "be", "been", "am", "'m"})
-POSSESSIVES = frozenset({"'s", "his", "her", "its", "their", "my", "your", "our"})
-OWN_IDIOM_NOUNS = frozenset({"place", "way", "sake", "part", "turn", "mind", "word", "best", "share"})
+# "own" only after a possessive pronoun: after a name or noun + "'s" blind reviewers read a contrast that is not
+# there ("Leigh 's [own] film") or a broken phrase ("a children 's [own] film") (study11)
+POSSESSIVES = frozenset({"his", "her", "its", "their", "my", "your", "our"})
+OWN_IDIOM_NOUNS = frozenset({"place", "way", "sake", "part", "turn", "mind", "word", "best", "share", "kind"})
 NEGATORS = frozenset({"not", "n't", "never", "no", "nothing", "none", "hardly", "barely"})
+DENIALS = NEGATORS | frozenset({"nor", "neither", "without"})
 TYPES = ("degree_adverb", "emphasis", "own", "adjective")
 DEFAULT_TYPES = ("degree_adverb", "emphasis", "own")  # ``adjective``: opt-in (half of them changed the meaning)
 DEFAULTS: dict[str, Any] = {"types": list(DEFAULT_TYPES), "degree_words": list(DEGREE_WORDS), "min_pair_count": 3,
@@ -118,12 +125,21 @@ def _emphasis_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: 
 
 def _own_problem(tokens: Sequence[str], tags: Sequence[str], p: int) -> str | None:
     if p == 0 or tokens[p - 1].lower() not in POSSESSIVES:
-        return "'own' does not follow a possessive"
+        return "'own' does not follow a possessive pronoun"
     if p + 1 >= len(tokens) or tags[p + 1] not in NOUN_TAGS:
         return "'own' does not stand before a common noun"
     if tokens[p + 1].lower() in OWN_IDIOM_NOUNS:
         return f"'own' breaks the idiom with {tokens[p + 1]!r} (\"put it in its place\")"
+    if p + 2 < len(tokens) and tokens[p + 2].lower() in ("and", "or"):
+        return f"'own' before a coordination ({tokens[p + 1]!r} {tokens[p + 2]!r} …) changes what it joins"
     return None
+
+
+def _denied(tokens: Sequence[str], p: int) -> str | None:
+    """A negation or denial elsewhere in the sentence: a degree or emphasis word then shifts what is denied
+    ("is it [so] cool ? no" denies only the degree; "… is [indeed] hampered , but that was not true") (study11)."""
+    found = next((t for i, t in enumerate(tokens) if i != p and t.lower() in DENIALS), None)
+    return None if found is None else f"the sentence denies ({found!r}): the inserted word shifts what is denied"
 
 
 def _degree_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: str,
@@ -133,6 +149,8 @@ def _degree_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: st
     if p + 1 >= len(tokens) or tags[p + 1] not in GRADABLE_TAGS:
         return f"{word!r} does not stand before a plain adjective or adverb"
     target = tokens[p + 1].lower()
+    if target in excluded_adjectives() or target in SKIN_COLOURS:
+        return f"{word!r} before the identity word {tokens[p + 1]!r} grades the identity (\"so gay\", \"so white\")"
     if tags[p + 1] == "RB" and not (target.endswith("ly") or target in GRADABLE_ADVERBS):
         return f"{tokens[p + 1]!r} is not a gradable adverb"
     if p + 2 < len(tokens) and tags[p + 2][:2] in ("JJ", "RB"):
@@ -169,9 +187,9 @@ def attested_modifier_problem(tokens: Sequence[str], tags: Sequence[str], positi
     p, word = positions[0], words[0]
     kind = _type_of(word, "JJ" if tags[p].startswith("JJ") else tags[p][:2], params)
     if kind == "degree_adverb":
-        problem = _degree_problem(tokens, tags, p, word, params)
+        problem = _degree_problem(tokens, tags, p, word, params) or _denied(tokens, p)
     elif kind == "emphasis":
-        problem = _emphasis_problem(tokens, tags, p, word)
+        problem = _emphasis_problem(tokens, tags, p, word) or _denied(tokens, p)
     elif kind == "own":
         problem = _own_problem(tokens, tags, p)
     elif kind == "adjective":
