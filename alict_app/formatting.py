@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from typing import Any, Iterable
 
@@ -27,6 +28,13 @@ def literal(text: Any) -> str:
     address made a link by the browser's autolinking."""
     escaped = MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
     return AUTOLINK_STARTS.sub(lambda found: found.group(0) + WORD_JOINER, escaped)
+
+
+def plot_text(text: Any) -> str:
+    """``text`` escaped for plotly, which draws a pseudo-HTML subset (``<a href>``, ``<b>``, ``<span style>``,
+    ``<br>``) in tick labels, hover text, titles and annotations: a spec title or model name such as
+    ``<a href="https://evil.example">Sign in</a>`` is shown as it is, never as a live link or styled text."""
+    return html.escape(str(text), quote=False)
 
 
 def code(text: Any) -> str:
