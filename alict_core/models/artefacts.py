@@ -307,13 +307,16 @@ def build_progress(root: Path | str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+MAX_PID = 2**22  # Linux's largest pid (pid_max); larger ones overflow os.kill
+
+
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs on this host (a process of another user counts as alive)."""
-    if pid <= 0:
+    if pid <= 0 or pid > MAX_PID:  # a pid out of the kernel's range (a tampered file) names no process
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
