@@ -15,9 +15,10 @@ MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=^&])")
 
 
 # GitHub-flavoured Markdown (the browser's remark-gfm) turns bare ``https://…``, ``www.…`` and ``a@b.c`` into links
-# after the escapes are read; a word joiner (U+2060, invisible, no width) after the scheme, ``www`` or ``@`` keeps
-# them text.
-AUTOLINK_STARTS = re.compile(r"(?i)https?(?=\\:)|www(?=\\\.)|@")
+# after the escapes are read; a word joiner (U+2060, invisible, no width) after the scheme, ``www`` or an ``@`` that
+# a dot follows before the next space (an e-mail-like ``local@domain.tld``) keeps them text. An ``@`` without such a
+# dot (a version name ``minilm-sst@868ff8ab``) is never a link and is left alone, so the name copies as it is.
+AUTOLINK_STARTS = re.compile(r"(?i)https?(?=\\:)|www(?=\\\.)|@(?=\S*?(?:\\\.|[．。｡]))")
 WORD_JOINER = "\u2060"
 
 
