@@ -54,10 +54,10 @@ def copied_runs_note() -> None:
                    "each holds another run than its name says. Open the run by the id it holds.")
     unreadable = runs.unreadable_runs()
     if unreadable:
-        named = ", ".join(literal(folder) for folder in unreadable[:5])
-        more = f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
-        st.caption(f"Not listed: {len(unreadable)} run-store folder(s) whose request.json / meta.json is not of "
-                   f"the expected shape (edited by hand?): {named}{more}.")
+        named = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+        note = (f"Not listed: {len(unreadable)} run-store folder(s) whose request.json / meta.json is not of the "
+                f"expected shape (edited by hand?): {named}.")
+        st.caption(literal(note))
 
 
 def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> str | None:
