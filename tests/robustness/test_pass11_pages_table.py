@@ -287,3 +287,24 @@ def test_p11_6_a_removed_upload_says_why_and_what_to_do(tmp_path, monkeypatch):
         StaticPredictionsModel(uploads_dir() / "0c22ab6182167fdc.csv", "sentiment", name="mypreds")
     message = str(raised.value)
     assert "removed to make room" in message and "upload the file again" in message and "0c22ab" not in message
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("page", ["pages/failures.py", "pages/report.py"])
+def test_p11_4_a_page_with_a_run_picker_stays_up_beside_a_tampered_run(tmp_runs, saved_run, page):
+    from streamlit.testing.v1 import AppTest
+
+    good_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
+    shutil.copytree(saved_run, tmp_runs / good_id)
+    shutil.copytree(saved_run, tmp_runs / "zzbad")
+    _tamper(tmp_runs / "zzbad", {**GOOD_REQUEST, "finished": "x"})
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.run()
+    at = at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert not errors, errors
+    assert any("Not listed\\: 1 run\\-store folder" in c.value and "zzbad" in c.value for c in at.caption), [
+        c.value for c in at.caption]
