@@ -99,7 +99,8 @@ def _number(value: Any) -> float | None:
 
 def figures_text(target: str, row: dict[str, Any]) -> str:
     """Held-out figures of one artefact in a line (parser F1, MLM top-k, classifiers' accuracy / macro-F1)."""
-    figures = row.get("figures") if isinstance(row.get("figures"), dict) else {}
+    recorded = row.get("figures")
+    figures: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     shown = {key: _number(figures.get(key)) for key in ("test_f1", "dev_f1", "top1", "top10")}
     if target == "parser":
         parts = [f"test F1 {shown['test_f1']:.3f}" if shown["test_f1"] is not None else "",

@@ -136,8 +136,9 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
 def _updated_at(progress: dict[str, Any]) -> float:
     """The progress file's ``updated_at`` when it is a time (seconds), else 0: a tampered text or list sorts last."""
     value = progress.get("updated_at")
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else 0.0
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
 
 
     return True
