@@ -77,9 +77,9 @@ def test_p11_1_figures_draw_data_as_text_not_plotly_markup(name):
     assert any("&lt;" in s for s in strings), strings  # the value is there, shown as it is
 
 
-# The class: an AST scan of every function of alict_app/ that builds a plotly figure. A value put into an f-string
-# there is escaped (``plot_text``, ``html.escape``, ``highlighted``), a number formatted as one, or a name of the
-# program's own; a list of labels handed to ``text``/``hovertext``/``title``/``x``/``y`` is not made of raw data.
+# The class: an AST scan of every function of alict_app/ and pages/ that builds a plotly figure. A value put into
+# an f-string there is escaped (``plot_text``, ``html.escape``, ``highlighted``), a number formatted as one, or a
+# name of the program's own; a list of labels handed to ``text``/``hovertext``/``title``/``x``/``y`` is not raw data.
 ESCAPERS = {"plot_text", "escape", "highlighted", "int", "len"}
 OWN = {"i", "n.level", "shown_a", "shown_b", "p_thresh"}
 TEXT_KEYWORDS = {"text", "hovertext", "title", "names", "annotation_text", "x", "y"}
@@ -133,7 +133,7 @@ def plotly_findings(source: str, where: str) -> list[str]:
 
 
 def test_p11_1_no_plotly_figure_is_built_from_an_unescaped_value():
-    found = [f for path in sorted((ROOT / "alict_app").glob("*.py"))
+    found = [f for path in sorted([*(ROOT / "alict_app").glob("*.py"), *(ROOT / "pages").glob("*.py")])
              for f in plotly_findings(path.read_text(encoding="utf-8"), path.name)]
     assert not found, found
 
