@@ -115,7 +115,8 @@ def unavailable_reason(kind: str, name: str, local_defaults: dict[str, str] | No
     if model_defaults.cached_snapshot(name) is not None or model_defaults.reachable(model_defaults.HUB_HOST):
         return None
     why = "offline mode is on" if model_defaults.offline_forced() else "the hub cannot be reached"
-    return f"{name}: a Hugging Face hub model not in the local cache ({model_defaults.hf_cache_dir()}), and {why}"
+    # no server path: the text is shown in the browser (the server's admin finds the cache by HF_HOME)
+    return f"{name}: a Hugging Face hub model not in the server's Hugging Face cache, and {why}"
 
 
 def loadable_names(kind: str, **tags: Any) -> tuple[list[str], dict[str, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
+from alict_app.formatting import plot_text
 from alict_core.metrics.intervals import cluster_stats, clustered_interval, wilson_interval
 
 
@@ -51,9 +52,9 @@ def parse_tree_figure(tree: Any, highlight: Sequence[str] = ()):
     colours = ["#2f7d32" if n["leaf"] else ("#d35400" if n["label"] in highlight else "#3558d4") for n in nodes]
     fig.add_trace(go.Scatter(
         x=[n["x"] for n in nodes], y=[n["y"] for n in nodes], mode="markers+text",
-        text=[n["label"] for n in nodes], textposition="middle center",
+        text=[plot_text(n["label"]) for n in nodes], textposition="middle center",
         marker={"size": 30, "color": "white", "line": {"color": colours, "width": 1.5}},
-        textfont={"color": colours, "size": 12}, hovertext=[n["label"] for n in nodes], hoverinfo="text",
+        textfont={"color": colours, "size": 12}, hovertext=[plot_text(n["label"]) for n in nodes], hoverinfo="text",
     ))
     width = max(n["x"] for n in nodes) + 1
     fig.update_layout(
@@ -71,12 +72,12 @@ def heatmap_figure(frame, row: str, col: str, value: str, title: str = ""):
 
     pivot = frame.pivot_table(index=row, columns=col, values=value, aggfunc="mean")
     fig = px.imshow(
-        pivot.values, x=[str(c) for c in pivot.columns], y=[str(r) for r in pivot.index],
+        pivot.values, x=[plot_text(c) for c in pivot.columns], y=[plot_text(r) for r in pivot.index],
         color_continuous_scale="Reds", zmin=0, zmax=1, text_auto=".0%", aspect="auto",
         labels={"color": value.replace("_", " ")},
     )
-    fig.update_layout(title=title, height=140 + 36 * len(pivot.index), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      meta={"kind": "heatmap"})
+    fig.update_layout(title=plot_text(title), height=140 + 36 * len(pivot.index),
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, meta={"kind": "heatmap"})
     return fig
 
 
@@ -89,6 +90,7 @@ def fail_rate_bars(frame, lc: str = "lc_id", model: str = "model", kind: str = "
     """
     import plotly.express as px
 
+    frame = frame.assign(**{c: frame[c].map(plot_text) for c in (lc, model, kind)})  # plotly draws its HTML
     grouped = frame.groupby([lc, model, kind])["failed"].agg(["sum", "count"]).reset_index()
     bounds = [wilson_interval(int(s), int(c)) for s, c in zip(grouped["sum"], grouped["count"], strict=True)]
     if "seed_id" in frame.columns:
@@ -130,7 +132,7 @@ def contributions_html(tokens: Sequence[str], scores: Sequence[float], kept: Seq
 def contributions_bar(tokens: Sequence[str], scores: Sequence[float]):
     import plotly.graph_objects as go
 
-    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    labels = [f"{i}:{plot_text(t)}" for i, t in enumerate(tokens)]
     fig = go.Figure(go.Bar(x=list(scores), y=labels, orientation="h",
                            marker_color=["#d62728" if s >= 0 else "#1f77b4" for s in scores]))
     fig.update_layout(height=80 + 22 * len(tokens), margin={"l": 10, "r": 10, "t": 10, "b": 10},
@@ -163,15 +165,16 @@ def lc_heatmap(rates, title: str = "Fail rate per linguistic capability × model
     labels = dict(zip(rates["lc_id"], rates["lc_label"], strict=True))
     cell = {(r.lc_id, r.model): r for r in rates.itertuples(index=False)}
     z = [[float(cell[(lc, m)].fail_rate) if (lc, m) in cell else None for m in models] for lc in lcs]
-    hover = [[(f"{labels[lc]}<br>id: {lc}<br>model: {m}<br>fail rate {cell[(lc, m)].fail_rate:.0%} "
+    hover = [[(f"{plot_text(labels[lc])}<br>id: {plot_text(lc)}<br>model: {plot_text(m)}<br>"
+               f"fail rate {cell[(lc, m)].fail_rate:.0%} "
                f"({int(cell[(lc, m)].n_fail)} of {int(cell[(lc, m)].n_cases)})") if (lc, m) in cell else ""
               for m in models] for lc in lcs]
     text = [[f"{v:.0%}" if v is not None else "" for v in row] for row in z]
-    short = [_short(labels[lc], 90) for lc in lcs]
-    fig = go.Figure(go.Heatmap(z=z, x=models, y=short, text=text, texttemplate="%{text}", hovertext=hover,
-                               hoverinfo="text", colorscale="Reds", zmin=0, zmax=1,
+    short = [plot_text(_short(labels[lc], 90)) for lc in lcs]
+    fig = go.Figure(go.Heatmap(z=z, x=[plot_text(m) for m in models], y=short, text=text, texttemplate="%{text}",
+                               hovertext=hover, hoverinfo="text", colorscale="Reds", zmin=0, zmax=1,
                                colorbar={"title": {"text": "fail rate"}, "tickformat": ".0%"}))
-    fig.update_layout(title=title, height=140 + 30 * len(lcs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    fig.update_layout(title=plot_text(title), height=140 + 30 * len(lcs), margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       yaxis={"autorange": "reversed", "automargin": True}, meta={"kind": "heatmap", "lc_ids": lcs})
     return fig
 
@@ -186,7 +189,7 @@ def group_rate_bars(rates, by: str, limit: int = 25):
 
     top = rates.head(limit)
     fig = go.Figure(go.Bar(
-        x=top["fail_rate"], y=[_short(str(v), 50) for v in top[by]], orientation="h", marker_color="#d62728",
+        x=top["fail_rate"], y=[plot_text(_short(str(v), 50)) for v in top[by]], orientation="h", marker_color="#d62728",
         error_x={"type": "data", "symmetric": False, "array": top["ci_high"] - top["fail_rate"],
                  "arrayminus": top["fail_rate"] - top["ci_low"]},
         customdata=top[["n_fail", "n_cases"]].to_numpy(),
@@ -209,9 +212,10 @@ def comparison_figure(lcs, label_a: str, label_b: str):
     ordered = lcs.sort_values(["capability", "lc_id"])
     colour = ["#d62728" if s and d > 0 else "#2ca02c" if s and d < 0 else "#7f7f7f"
               for s, d in zip(ordered["significance"], ordered["difference"], strict=True)]
-    names = [_short(f"{c} · {t}", 60) + (f" {s}" if s else "")
+    names = [plot_text(_short(f"{c} · {t}", 60) + (f" {s}" if s else ""))
              for c, t, s in zip(ordered["capability"], ordered["lc_title"], ordered["significance"], strict=True)]
-    hover = [f"{t} ({lc})<br>{label_a}: {a:.0%} · {label_b}: {b:.0%}<br>"
+    shown_a, shown_b = plot_text(label_a), plot_text(label_b)
+    hover = [f"{plot_text(t)} ({plot_text(lc)})<br>{shown_a}: {a:.0%} · {shown_b}: {b:.0%}<br>"
              f"change {d:+.0%} (95% CI {lo:+.0%} to {hi:+.0%}), p = {p:.3g}, BH q = {q:.3g}"
              for t, lc, a, b, d, lo, hi, p, q in zip(
                  ordered["lc_title"], ordered["lc_id"], ordered["rate_a"], ordered["rate_b"], ordered["difference"],
@@ -224,8 +228,8 @@ def comparison_figure(lcs, label_a: str, label_b: str):
     ))
     fig.add_vline(x=0, line_color="#444", line_width=1)
     fig.update_layout(height=120 + 30 * len(ordered), margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      xaxis={"tickformat": "+.0%", "title": f"change in fail rate, {label_b} vs {label_a}",
+                      xaxis={"tickformat": "+.0%", "title": f"change in fail rate, {shown_b} vs {shown_a}",
                              "range": [-1.05, 1.05]},
                       yaxis={"autorange": "reversed", "automargin": True}, meta={"kind": "comparison"},
-                      title=f"Right of the line: {label_b} fails more often than {label_a}")
+                      title=f"Right of the line: {shown_b} fails more often than {shown_a}")
     return fig

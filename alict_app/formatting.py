@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from typing import Any, Iterable
 
@@ -14,9 +15,10 @@ MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=^&])")
 
 
 # GitHub-flavoured Markdown (the browser's remark-gfm) turns bare ``https://…``, ``www.…`` and ``a@b.c`` into links
-# after the escapes are read; a word joiner (U+2060, invisible, no width) after the scheme, ``www`` or ``@`` keeps
-# them text.
-AUTOLINK_STARTS = re.compile(r"(?i)https?(?=\\:)|www(?=\\\.)|@")
+# after the escapes are read; a word joiner (U+2060, invisible, no width) after the scheme, ``www`` or an ``@`` that
+# a dot follows before the next space (an e-mail-like ``local@domain.tld``) keeps them text. An ``@`` without such a
+# dot (a version name ``minilm-sst@868ff8ab``) is never a link and is left alone, so the name copies as it is.
+AUTOLINK_STARTS = re.compile(r"(?i)https?(?=\\:)|www(?=\\\.)|@(?=\S*?(?:\\\.|[．。｡]))")
 WORD_JOINER = "\u2060"
 
 
@@ -27,6 +29,13 @@ def literal(text: Any) -> str:
     address made a link by the browser's autolinking."""
     escaped = MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
     return AUTOLINK_STARTS.sub(lambda found: found.group(0) + WORD_JOINER, escaped)
+
+
+def plot_text(text: Any) -> str:
+    """``text`` escaped for plotly, which draws a pseudo-HTML subset (``<a href>``, ``<b>``, ``<span style>``,
+    ``<br>``) in tick labels, hover text, titles and annotations: a spec title or model name such as
+    ``<a href="https://evil.example">Sign in</a>`` is shown as it is, never as a live link or styled text."""
+    return html.escape(str(text), quote=False)
 
 
 def code(text: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app.formatting import literal
+from alict_app.formatting import literal, plot_text
 from alict_app.guard import show_error
 from alict_app.progress import StagedProgress
 from alict_core.common.errors import AlictError
@@ -42,7 +42,7 @@ def readiness_table(folder: str, stamp: float, model: str, split: str, seed: int
 def _comparison_chart(table: pd.DataFrame):
     import plotly.graph_objects as go
 
-    labels = [f"{lc}{' (trained)' if t else ''}" for lc, t in zip(table.lc_id, table.trained, strict=True)]
+    labels = [f"{plot_text(lc)}{' (trained)' if t else ''}" for lc, t in zip(table.lc_id, table.trained, strict=True)]
     fig = go.Figure()
     for column, name, lo, hi in (("fail_before", "parent", "ci_low_before", "ci_high_before"),
                                  ("fail_after", "retrained", "ci_low_after", "ci_high_after")):

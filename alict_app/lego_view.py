@@ -87,7 +87,7 @@ def tree_figure(tree: DerivationTree, verdicts: Mapping[str, str] | None = None)
                 text=[_short(n) for n in nodes],
                 textposition="bottom center",
                 textfont={"size": 10},
-                hovertext=[f"level {n.level} · {n.mutation.kind}<br>{highlighted(n)}" for n in nodes],
+                hovertext=[f"level {n.level} · {html.escape(str(n.mutation.kind))}<br>{highlighted(n)}" for n in nodes],
                 hoverinfo="text",
             )
         )
@@ -103,10 +103,11 @@ def tree_figure(tree: DerivationTree, verdicts: Mapping[str, str] | None = None)
 
 
 def _short(node: Node) -> str:
+    """The node's label in the tree: its inserted adjunct, escaped for plotly's pseudo-HTML."""
     if node.parent is None:
         return "template"
     part = node.inserted_text if len(node.inserted_text) <= 24 else node.inserted_text[:22] + "…"
-    return f"+ {part}"
+    return f"+ {html.escape(part, quote=False)}"
 
 
 def node_frame(tree: DerivationTree, cases: Sequence[Any], outcomes: Sequence[Any] = ()) -> pd.DataFrame:

@@ -52,6 +52,12 @@ def copied_runs_note() -> None:
         more = f" and {len(copies) - 5} more" if len(copies) > 5 else ""
         st.caption(f"Not listed: {len(copies)} run-store folder(s) copied or renamed by hand ({shown}{more}); "
                    "each holds another run than its name says. Open the run by the id it holds.")
+    unreadable = runs.unreadable_runs()
+    if unreadable:
+        named = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+        note = (f"Not listed: {len(unreadable)} run-store folder(s) whose request.json / meta.json is not of the "
+                f"expected shape (edited by hand?): {named}.")
+        st.caption(literal(note))
 
 
 def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> str | None:

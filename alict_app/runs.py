@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 import streamlit as st
+from pydantic import BaseModel, ConfigDict, Field
 
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
@@ -111,24 +112,60 @@ def _task_of(lc_ids: list[str]) -> str | None:
     return next(iter(tasks)) if len(tasks) == 1 else None
 
 
+class _Listed(BaseModel):
+    """What the run pickers read of a run's request.json / meta.json (files of the shared store, so untrusted)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _ListedModel(_Listed):
+    name: str
+    label: str | None = None
+
+
+class _ListedRequest(_Listed):
+    task: str | None = None
+    lc_ids: list[str]
+    models: list[_ListedModel]
+
+
+class _ListedRun(_Listed):
+    key: str
+    finished: float = Field(0.0, ge=0, le=1e10, allow_inf_nan=False)  # seconds since 1970, up to the year 2286
+    request: _ListedRequest
+
+
+class _ListedMeta(_Listed):
+    models: list[_ListedModel] = []
+
+
 def run_info(key: str) -> dict[str, Any]:
-    """{"key": run id, "request": {...}, "finished": time} of a run; CLI runs get a request built from meta.json."""
+    """{"key": run id, "request": {...}, "finished": time} of a run; CLI runs get a request built from meta.json.
+    A request.json or meta.json of the wrong shape (tampered: a list, a text time, a number for the LCs) raises a
+    ValueError naming the run: the pickers leave that run out (``unreadable_runs``)."""
     folder = run_dir(key)
-    if (folder / "request.json").exists():
-        return {**read_json(folder / "request.json"), "key": folder.name}
-    meta = read_json(folder / "meta.json")
-    summary = folder / "summary.csv"
-    lc_ids = sorted(set(read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
-    models = [{"name": m["name"], "kwargs": {}, "label": m["name"]} for m in meta.get("models", [])]
-    return {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
-            "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}
+    try:
+        if (folder / "request.json").exists():
+            info = read_json(folder / "request.json")
+            info = {**info, "key": folder.name} if isinstance(info, dict) else info
+        else:
+            meta = _ListedMeta.model_validate(read_json(folder / "meta.json"))
+            summary = folder / "summary.csv"
+            lc_ids = sorted(set(read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
+            models = [{"name": m.name, "kwargs": {}, "label": m.name} for m in meta.models]
+            info = {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
+                    "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}
+        _ListedRun.model_validate(info)
+    except (TypeError, ValueError) as error:  # pydantic's ValidationError is a ValueError
+        raise ValueError(f"run {folder.name}: request.json / meta.json of an unexpected shape") from error
+    return info
 
 
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     """Finished runs of the store, app and CLI alike (newest first), with their request and finish time. A folder
     that holds another run (a hand copy or rename, ``copied_runs``) is not listed: its id is not the run's."""
-    rows = [info for info in _store_infos()
-            if info.get("copied_from") is None and (task is None or info["request"].get("task") == task)]
+    rows = [info for info in _store_infos() if info.get("copied_from") is None and info.get("unreadable") is None
+            and (task is None or info["request"].get("task") == task)]
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
 
 
@@ -137,6 +174,11 @@ def copied_runs() -> dict[str, str]:
     renamed by hand): the pages skip them and say so (``widgets.copied_runs_note``)."""
     found = {info["key"]: info["copied_from"] for info in _store_infos() if info.get("copied_from") is not None}
     return dict(sorted(found.items()))
+
+
+def unreadable_runs() -> list[str]:
+    """Run-store folders whose request.json / meta.json has the wrong shape (tampered): not listed, named."""
+    return sorted(info["key"] for info in _store_infos() if info.get("unreadable") is not None)
 
 
 def _store_infos() -> Iterator[dict[str, Any]]:
@@ -168,7 +210,12 @@ def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, A
     recorded = copied_from(Path(folder))
     if recorded is not None:
         return {"key": Path(folder).name, "copied_from": recorded, "request": {}}
-    return run_info(Path(folder).name)
+    try:
+        return run_info(Path(folder).name)
+    except ValueError as error:
+        if not isinstance(error.__cause__, (TypeError, ValueError)):
+            raise
+        return {"key": Path(folder).name, "unreadable": str(error), "request": {}}
 
 
 def run_model_ref(key: str, model_name: str) -> Any:
@@ -184,7 +231,7 @@ def describe_run(info: dict[str, Any]) -> str:
     """One line naming a finished run: when, how many LCs, which models, short key."""
     request = info["request"]
     when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
-    models = ", ".join(m.get("label", m["name"]) for m in request["models"])
+    models = ", ".join(m.get("label") or m["name"] for m in request["models"])
     return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
 
 

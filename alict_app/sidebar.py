@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 from typing import Any
 from urllib.parse import urlencode
 
@@ -90,41 +91,58 @@ def role_line(role: str, entry: dict[str, Any]) -> str:
     return f"**{literal(ROLE_TITLES.get(role, role))}**: {code(entry.get('name'))} — {origin} ({literal(where)})"
 
 
+def _number(value: Any) -> float | None:
+    """``value`` when it is a finite number (a figure of a hand-edited manifest may be text or a list), else None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
 def figures_text(target: str, row: dict[str, Any]) -> str:
     """Held-out figures of one artefact in a line (parser F1, MLM top-k, classifiers' accuracy / macro-F1)."""
-    figures = row.get("figures") or {}
+    recorded = row.get("figures")
+    figures: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    shown = {key: _number(figures.get(key)) for key in ("test_f1", "dev_f1", "top1", "top10")}
     if target == "parser":
-        parts = [f"test F1 {figures['test_f1']:.3f}" if figures.get("test_f1") is not None else "",
-                 f"dev F1 {figures['dev_f1']:.3f}" if figures.get("dev_f1") is not None else ""]
+        parts = [f"test F1 {shown['test_f1']:.3f}" if shown["test_f1"] is not None else "",
+                 f"dev F1 {shown['dev_f1']:.3f}" if shown["dev_f1"] is not None else ""]
     elif target == "mlm":
-        parts = [f"held-out top-1 {figures['top1']:.1%}" if figures.get("top1") is not None else "",
-                 f"top-10 {figures['top10']:.1%}" if figures.get("top10") is not None else ""]
+        parts = [f"held-out top-1 {shown['top1']:.1%}" if shown["top1"] is not None else "",
+                 f"top-10 {shown['top10']:.1%}" if shown["top10"] is not None else ""]
     else:
         parts = []
         for name in ("minilm-sst", "minilm-hatexplain"):
-            test = (figures.get(name) or {}).get("test") or {}
-            if test.get("accuracy") is not None:
-                parts.append(f"{name} acc {test['accuracy']:.3f} / macro-F1 {test.get('macro_f1', float('nan')):.3f}")
-    steps = f", {row['steps']} steps" if row.get("steps") else ""
-    return f"{row.get('profile')}{steps}: " + ("; ".join(p for p in parts if p) or "no held-out figures recorded")
+            entry = figures.get(name)
+            test = entry.get("test") if isinstance(entry, dict) else None
+            test = test if isinstance(test, dict) else {}
+            accuracy, macro_f1 = _number(test.get("accuracy")), _number(test.get("macro_f1"))
+            if accuracy is not None:
+                macro_f1 = macro_f1 if macro_f1 is not None else math.nan
+                parts.append(f"{name} acc {accuracy:.3f} / macro-F1 {macro_f1:.3f}")
+    steps = _number(row.get("steps"))
+    shown_steps = f", {int(steps)} steps" if steps else ""
+    return f"{literal(row.get('profile'))}{shown_steps}: " + ("; ".join(p for p in parts if p)
+                                                               or "no held-out figures recorded")
 
 
 def eta_text(seconds: Any) -> str:
-    if seconds is None:
+    seconds = _number(seconds)
+    if seconds is None or seconds < 0:
         return "ETA after the first steps"
     seconds = int(seconds)
     return f"ETA {seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"ETA {seconds} s"
 
 
 def render_build_progress(building: list[dict[str, Any]]) -> None:
-    """A progress bar per running build (step / total and ETA)."""
+    """A progress bar per running build (step / total and ETA); "progress unreadable" for a hand-edited file."""
     for row in building:
-        step, total = int(row.get("step") or 0), row.get("total")
+        step, total = _number(row.get("step")) or 0.0, _number(row.get("total"))
         title = (f"building {literal(TARGET_TITLES.get(row.get('target', ''), row.get('target')))} "
                  f"({literal(row.get('profile'))})")
-        if total:
-            text = f"{title}: step {step}/{total}, {eta_text(row.get('eta_seconds'))}"
-            st.progress(min(step / int(total), 1.0), text=text)
+        if row.get("unreadable") or (total is not None and (total <= 0 or step < 0)):
+            st.caption(f"{title}: progress unreadable")
+        elif total:
+            text = f"{title}: step {int(step)}/{int(total)}, {eta_text(row.get('eta_seconds'))}"
+            st.progress(min(step / total, 1.0), text=text)
         else:
             st.caption(f"{title}: preparing data …")
 

@@ -191,8 +191,8 @@ def test_menus_offer_only_backends_that_can_load_offline(tmp_path, monkeypatch):
     monkeypatch.setenv("ALICT_OFFLINE", "1")
     names, left_out = backends.loadable_names("mlm", menu=True)
     assert "minilm-offline" in names and "roberta-base" in names and "bert-base-uncased" not in names
-    assert "not in the local cache" in left_out["bert-base-uncased"] and "offline mode is on" in left_out[
-        "bert-base-uncased"]
+    assert "not in the server's Hugging Face cache" in left_out["bert-base-uncased"]
+    assert "offline mode is on" in left_out["bert-base-uncased"] and "/" not in left_out["bert-base-uncased"]
     assert "bert-base-uncased" in backends.left_out_help(left_out, "a masked LM")
     models, hub_models = backends.loadable_names("model", task="sentiment")
     assert "vader" in models and hub_models and all(backends.backend_tags("model", n)["kind"] == "hf"

@@ -16,6 +16,7 @@ against the manifest (once per process per unchanged folder).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import threading
 from pathlib import Path
@@ -67,7 +68,8 @@ class Artefact:
     def figures(self) -> dict[str, Any]:
         """Held-out figures: from the manifest, or read from a legacy folder's own metrics files."""
         if self.manifest:
-            return dict(self.manifest.get("figures", {}))
+            figures = self.manifest.get("figures", {})
+            return dict(figures) if isinstance(figures, dict) else {}  # a hand-edited manifest: no figures
         return legacy_figures(self.target, self.path)
 
     def describe(self) -> dict[str, Any]:
@@ -299,21 +301,41 @@ def build_progress(root: Path | str | None = None) -> list[dict[str, Any]]:
         for target in TARGETS:
             path = progress_path(target, profile, root)
             try:
-                row = read_json(path)
-            except (OSError, ValueError):
+                row = _running_row(read_json(path))
+            except (OSError, ValueError, RecursionError):
                 continue
-            if row.get("state") == "running" and process_alive(int(row.get("pid", 0))):
+            if row is not None:
                 rows.append(row)
     return rows
 
 
+def _running_row(row: Any) -> dict[str, Any] | None:
+    """A build-progress row of a live build, its step / total / ETA kept only when they are numbers that make sense
+    (else ``None``, and ``"unreadable": True``): the file lives in the shared cache and may be edited by hand."""
+    if not isinstance(row, dict) or row.get("state") != "running":
+        return None
+    pid = row.get("pid", 0)
+    if isinstance(pid, bool) or not isinstance(pid, int) or not process_alive(pid):
+        return None
+    cleaned = dict(row)
+    for key, least in (("step", 0), ("total", 1), ("eta_seconds", 0)):
+        value = row.get(key)
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and math.isfinite(value) and least <= value < 1e12):
+            cleaned[key], cleaned["unreadable"] = None, True
+    return cleaned
+
+
+MAX_PID = 2**22  # Linux's largest pid (pid_max); larger ones overflow os.kill
+
+
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs on this host (a process of another user counts as alive)."""
-    if pid <= 0:
+    if pid <= 0 or pid > MAX_PID:  # a pid out of the kernel's range (a tampered file) names no process
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True

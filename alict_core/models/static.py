@@ -12,6 +12,16 @@ from alict_core.common.hashing import hash_files
 from alict_core.models.labels import task_labels
 
 
+def _is_upload(path: Path) -> bool:
+    """Whether ``path`` names a file of the uploads folder (stored under its content hash, evicted when old)."""
+    from alict_core.common.trust import uploads_dir
+
+    try:
+        return path.resolve().parent == uploads_dir()
+    except (OSError, ValueError):
+        return False
+
+
 class StaticPredictionsModel:
     """Rows with ``text`` and either one probability column per task label or a ``label`` column."""
 
@@ -21,6 +31,9 @@ class StaticPredictionsModel:
         self.labels = task_labels(task)
         self.table: dict[str, np.ndarray] = {}
         first: dict[str, str] = {}
+        if not path.exists() and _is_upload(path):
+            raise ModelError(f"model {self.name!r}: its uploaded predictions file is no longer on the server (uploads "
+                             "unused for a while are removed to make room for newer ones); upload the file again")
         for line_no, row in self._rows(path, self.name):
             where = f"{path.name}:{line_no}"
             if not isinstance(row.get("text"), str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import socket
 from pathlib import Path
 from typing import Any, Iterator
@@ -129,7 +130,15 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
             continue
         alive = progress.get("status") == "running" and pid_alive(progress)
         found.append({**progress, "run_dir": str(folder), "alive": alive})
-    return sorted(found, key=lambda p: p.get("updated_at") or 0, reverse=True)
+    return sorted(found, key=_updated_at, reverse=True)
+
+
+def _updated_at(progress: dict[str, Any]) -> float:
+    """The progress file's ``updated_at`` when it is a time (seconds), else 0: a tampered text or list sorts last."""
+    value = progress.get("updated_at")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
 
 
     return True
