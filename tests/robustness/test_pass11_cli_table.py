@@ -49,3 +49,68 @@ def test_n1_a_seeds_folder_still_guards_what_lies_right_in_it(cli, seeds_file):
     """Pass 10's guard holds for a folder `seeds` wrote: an output folder right in it is refused."""
     outcome = cli("lego", "--task", "sentiment", "--lc", "4", "--out", str(seeds_file.parent / "inner"))
     assert_clean_error(outcome, 2, "lies inside the saved artefact", str(seeds_file.parent))
+
+
+# N4/N5/P11-8: hardened model versions are checked against the hashes recorded at training, reads guarded ---------
+
+from tests.test_harden import saved_run, tiny_parent  # noqa: E402,F401  (fixtures: a toy run and its parent model)
+
+
+@pytest.fixture()
+def version(saved_run, tiny_parent, tmp_path):  # noqa: F811
+    """A retrained toy version (its name) and its export folder."""
+    from alict_core.harden.export import export_hardening_data
+    from alict_core.training.retrain import RetrainSettings, retrain_embedded
+    from tests.harden_toy import HELDOUT, ORIGINAL
+
+    out = tmp_path / "export"
+    export_hardening_data(saved_run, out, lcs=["toy-lc01"], seed=3)
+    name = retrain_embedded(tiny_parent, out, settings=RetrainSettings(seed=5), original=ORIGINAL, heldout=HELDOUT)
+    return name, out
+
+
+def _load(name: str):
+    from alict_core.models.registry import get_model
+
+    return get_model(name)
+
+
+@pytest.mark.parametrize("damage", ["head-truncated", "meta-deep", "labels-swapped"])
+def test_n4_n5_a_damaged_or_edited_version_is_refused_naming_it(version, damage):
+    """Was: head.npz truncated → exit 3 (BadZipFile); meta.json 50,000 deep → exit 3 (RecursionError); labels
+    swapped in meta.json → results silently inverted. Now each is one AlictError naming the version and file."""
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.versions import version_dir
+
+    name, _ = version
+    folder = version_dir(name)
+    if damage == "head-truncated":
+        data = (folder / "head.npz").read_bytes()
+        (folder / "head.npz").write_bytes(data[:100])
+        needle = "head.npz"
+    elif damage == "meta-deep":
+        (folder / "meta.json").write_text("[" * 50_000 + "]" * 50_000)
+        needle = "meta.json"
+    else:
+        meta = json.loads((folder / "meta.json").read_text())
+        meta["labels"] = list(reversed(meta["labels"]))
+        (folder / "meta.json").write_text(json.dumps(meta))
+        needle = "meta.json"
+    with pytest.raises(AlictError) as caught:
+        _load(name).predict_proba(["a fine day"])
+    assert name in str(caught.value) and needle in str(caught.value)
+
+
+@pytest.mark.parametrize("record", ["[]", "{not json", '{"name": "x@00000000", "parent": "p", "kind": "embedded", '
+                                    '"task": "sentiment", "created": 5}'])
+def test_p11_8_a_bad_version_record_is_left_out_of_the_listing(version, record, caplog):
+    """Was: one version.json that is a list, broken JSON or has an int 'created' took the listing (the sidebar of
+    every page, the Harden page) down. Now the bad version is left out with a logged note."""
+    from alict_core.harden.versions import list_versions, versions_root
+
+    name, _ = version
+    bad = versions_root() / "zzbad@00000000"
+    bad.mkdir()
+    (bad / "version.json").write_text(record)
+    assert [v["name"] for v in list_versions()] == [name]
+    assert "zzbad@00000000" in caplog.text
