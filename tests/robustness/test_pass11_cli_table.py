@@ -114,3 +114,22 @@ def test_p11_8_a_bad_version_record_is_left_out_of_the_listing(version, record, 
     (bad / "version.json").write_text(record)
     assert [v["name"] for v in list_versions()] == [name]
     assert "zzbad@00000000" in caplog.text
+
+
+# N6: harden evaluate/train read an export's split files only when they match the hashes in export.json ------------
+
+@pytest.mark.parametrize("split", ["test", "train"])
+def test_n6_a_tampered_export_split_is_refused(version, tiny_parent, split):  # noqa: F811
+    """Was: expected labels swapped in test.jsonl → `harden evaluate` rc0 with a 0% fail rate instead of 50%: the
+    data hash covered only case ids and splits. Now each split file is checked against export.json's hash."""
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.evaluate import evaluate_versions
+    from tests.harden_toy import HELDOUT, ORIGINAL
+
+    name, out = version
+    path = out / f"{split}.jsonl"
+    path.write_text(path.read_text().replace('"negative"', '"@@"').replace('"positive"', '"negative"')
+                    .replace('"@@"', '"positive"'))
+    with pytest.raises(AlictError) as caught:
+        evaluate_versions(tiny_parent, name, out, heldout=HELDOUT, original=ORIGINAL)
+    assert f"{split}.jsonl" in str(caught.value) and "export.json" in str(caught.value)
