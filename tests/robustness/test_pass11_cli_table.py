@@ -133,3 +133,17 @@ def test_n6_a_tampered_export_split_is_refused(version, tiny_parent, split):  # 
     with pytest.raises(AlictError) as caught:
         evaluate_versions(tiny_parent, name, out, heldout=HELDOUT, original=ORIGINAL)
     assert f"{split}.jsonl" in str(caught.value) and "export.json" in str(caught.value)
+
+
+# N8: `review writeback` without --confirm/--revoke only reads ----------------------------------------------------
+
+def test_n8_showing_the_writeback_status_writes_no_database(cli, tmp_path):
+    """Was: `review writeback --db <missing or empty file> --task sentiment` exit 0 "0 rejected case(s)" and an
+    86 KB database created with the full review schema. Now a missing one is refused, an empty one left as is."""
+    missing, empty = tmp_path / "nosuch.sqlite", tmp_path / "empty.sqlite"
+    outcome = cli("review", "writeback", "--db", f"sqlite:///{missing}", "--task", "sentiment")
+    assert_clean_error(outcome, 2, "no review database", str(missing))
+    assert not missing.exists()
+    empty.write_bytes(b"")
+    assert cli("review", "writeback", "--db", f"sqlite:///{empty}", "--task", "sentiment").code == 0
+    assert empty.stat().st_size == 0
