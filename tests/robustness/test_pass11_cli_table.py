@@ -147,3 +147,54 @@ def test_n8_showing_the_writeback_status_writes_no_database(cli, tmp_path):
     empty.write_bytes(b"")
     assert cli("review", "writeback", "--db", f"sqlite:///{empty}", "--task", "sentiment").code == 0
     assert empty.stat().st_size == 0
+
+
+# P11-7: two reviewers claiming at the same instant never share a set planned for one reviewer ----------------------
+
+def test_p11_7_same_instant_claims_of_a_one_reviewer_set_give_it_once(cli, tmp_path):
+    """Was: both reviewers counted set 0 as open (0 of k = 1) before either inserted: both got it. Now the count and
+    the insert are one locked step. The two claims are held together right after their counts (a barrier on the
+    count statement; with the lock the second claim waits before its count, the barrier gives up and the first
+    goes on), so the old interleaving is forced, not hoped for."""
+    import threading
+
+    from sqlalchemy import event
+
+    from alict_core.review.store import ReviewStore, engine_for
+    from tests.test_review import make_cases
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0)))
+    assert cli("review", "sample", "--db", url, "--name", "race", "--task", "sentiment", "--cases", str(cases),
+               "--size", "4", "--sets", "1", "--k", "1").code == 0
+    store = ReviewStore(url)
+    task_id = store.task("race").id
+    for name in ("ann", "bob"):
+        store.reviewer(name)
+    barrier, racing = threading.Barrier(2, timeout=3), threading.local()
+
+    def hold(_conn, _cursor, statement, *_args) -> None:
+        if getattr(racing, "on", False) and "count(" in statement.lower() and "assignments" in statement:
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                pass
+
+    got: dict[str, int | None] = {}
+
+    def claim(name: str) -> None:
+        racing.on = True
+        got[name] = ReviewStore(url).claim_set(task_id, name)
+
+    engine = engine_for(url)
+    event.listen(engine, "after_cursor_execute", hold)
+    try:
+        threads = [threading.Thread(target=claim, args=(name,)) for name in ("ann", "bob")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        event.remove(engine, "after_cursor_execute", hold)
+    assert sorted(got.values(), key=str) == [0, None], got
