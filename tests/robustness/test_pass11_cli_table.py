@@ -198,3 +198,25 @@ def test_p11_7_same_instant_claims_of_a_one_reviewer_set_give_it_once(cli, tmp_p
     finally:
         event.remove(engine, "after_cursor_execute", hold)
     assert sorted(got.values(), key=str) == [0, None], got
+
+
+# N3 / P11-10: a suite file with a UTF-8 byte-order mark (Excel's "CSV UTF-8") is read ------------------------------
+
+def test_n3_a_hatecheck_csv_with_a_bom_is_read(tmp_path):
+    """Was: "HateCheck CSV lacks columns ['functionality'] (has ['\\ufefffunctionality', ...])"."""
+    from alict_core.suites.hatecheck import read_hatecheck
+
+    path = tmp_path / "hc_bom.csv"
+    path.write_bytes(b"\xef\xbb\xbffunctionality,case_id,test_case,label_gold\nf,1,x,hateful\ng,2,y,non-hateful\n")
+    assert len(read_hatecheck(path).cases) == 2
+
+
+def test_p11_10_a_cases_jsonl_with_a_bom_is_read(tmp_path):
+    """suites/tables.py opened the cases file as plain UTF-8: its first row failed as "not JSON"."""
+    from alict_core.suites.tables import read_cases_jsonl
+    from tests.test_review import make_cases
+
+    path = tmp_path / "cases.jsonl"
+    text = "".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0))
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert len(read_cases_jsonl(path).cases) == len(text.splitlines())
