@@ -220,3 +220,18 @@ def test_p11_10_a_cases_jsonl_with_a_bom_is_read(tmp_path):
     text = "".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0))
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
     assert len(read_cases_jsonl(path).cases) == len(text.splitlines())
+
+
+# N7: `run --out <folder of another artefact kind>` is refused before any work, naming --out ------------------------
+
+def test_n7_run_out_another_artefact_kind_is_refused_before_any_work(cli, tmp_path):
+    """Was: refused only at save time, after the cases were built and run ("output folder ... holds an NLPLego
+    folder"). Now before any work, naming --out (shown: no case was run, no prediction cached)."""
+    from alict_core.lego.pipeline import LegoResult, save
+
+    save(LegoResult(trees=[], cases=[]), tmp_path / "lg", {"task": "sentiment"})
+    before = sorted(p.name for p in (tmp_path / "lg").iterdir())
+    outcome = cli(*RUN, "--out", str(tmp_path / "lg"))
+    assert_clean_error(outcome, 2, "--out", str(tmp_path / "lg"), "NLPLego")
+    assert "case" not in outcome.err.split("error:")[0]  # no progress line before the refusal
+    assert sorted(p.name for p in (tmp_path / "lg").iterdir()) == before
