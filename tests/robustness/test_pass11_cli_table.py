@@ -235,3 +235,20 @@ def test_n7_run_out_another_artefact_kind_is_refused_before_any_work(cli, tmp_pa
     assert_clean_error(outcome, 2, "--out", str(tmp_path / "lg"), "NLPLego")
     assert "case" not in outcome.err.split("error:")[0]  # no progress line before the refusal
     assert sorted(p.name for p in (tmp_path / "lg").iterdir()) == before
+
+
+# N2: --seeds rows of other LCs are named, never dropped without a word -------------------------------------------
+
+def test_n2_seeds_rows_of_other_lcs_are_named(cli, tmp_path, seeds_file, caplog):
+    """Was: `run --lc lc5 --seeds <lc4 seeds>` → "no test cases: give LCs of the task (default), --seeds, or --suite
+    files" though --seeds was given; a mixed file ran its lc5 rows and dropped the lc4 rows without a word."""
+    outcome = cli(*RUN[:-4], "lc5", "--quiet", "--seeds", str(seeds_file), "--out", str(tmp_path / "r1"))
+    assert_clean_error(outcome, 2, "--seeds", "none of its 3 row(s)", "sentiment-lc04")
+    from alict_core.cli import main
+
+    assert main(["seeds", "--task", "sentiment", "--lc", "5", "--max", "2", "--out", str(tmp_path / "sd5")]) == 0
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(seeds_file.read_text() + (tmp_path / "sd5" / "sentiment-lc05.jsonl").read_text())
+    outcome = cli(*RUN[:-4], "lc5", "--quiet", "--seeds", str(mixed), "--out", str(tmp_path / "r2"))
+    assert outcome.code == 0, outcome.err
+    assert "3 of 5 row(s) left out" in caplog.text + outcome.err and "sentiment-lc04" in caplog.text + outcome.err
