@@ -252,3 +252,22 @@ def test_n2_seeds_rows_of_other_lcs_are_named(cli, tmp_path, seeds_file, caplog)
     outcome = cli(*RUN[:-4], "lc5", "--quiet", "--seeds", str(mixed), "--out", str(tmp_path / "r2"))
     assert outcome.code == 0, outcome.err
     assert "3 of 5 row(s) left out" in caplog.text + outcome.err and "sentiment-lc04" in caplog.text + outcome.err
+
+
+# Nit (P8): the lock file of an --out is removed when its command lets go ------------------------------------------
+
+def test_p8_no_lock_file_is_left_per_out_path(cli, tmp_path, monkeypatch):
+    """Was: one 0-byte <cache>/locks/out-<hash>.lock per --out path ever used, never removed."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.outlock import exclusive_output
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    locks = tmp_path / "cache" / "locks"
+    with exclusive_output(tmp_path / "a"):
+        assert len(list(locks.glob("out-*.lock"))) == 1
+        with pytest.raises(AlictError, match="being written by another command"):
+            with exclusive_output(tmp_path / "a"):
+                pass
+    assert list(locks.glob("out-*.lock")) == []
+    with exclusive_output(tmp_path / "a"):  # taken again after the removal
+        pass
