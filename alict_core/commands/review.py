@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--name", required=True, help="name of the new review task")
     add_task_arg(sample, required=True)
     sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
-    sample.add_argument("--confidence", type=float_range(0.0, 1.0), default=0.95)
-    sample.add_argument("--margin", type=float_range(0.0, 1.0), default=0.05)
+    sample.add_argument("--confidence", type=float_range(0.0, 1.0, open_interval=True), default=0.95)
+    sample.add_argument("--margin", type=float_range(0.0, 1.0, open_interval=True), default=0.05)
     sample.add_argument("--size", type=int_range(1, 1_000_000), default=None,
                         help="fixed number of seeds instead of the size rule")
     sample.add_argument("--sets", type=int_range(1, 10_000), default=10, help="number of sets the sample is split into")

@@ -271,3 +271,18 @@ def test_p8_no_lock_file_is_left_per_out_path(cli, tmp_path, monkeypatch):
     assert list(locks.glob("out-*.lock")) == []
     with exclusive_output(tmp_path / "a"):  # taken again after the removal
         pass
+
+
+# Nits: messages that list only what failed --------------------------------------------------------------------------
+
+def test_nits_messages_say_what_failed(cli):
+    """Was: "--confidence: 1 is out of range [0.0, 1.0]" (1 itself is refused later: strictly between); "--split
+    1:0:0" told to be ">= 0, sum to 1 and give the test split a share" though only the last failed."""
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.split import SplitRatios
+
+    outcome = cli("review", "sample", "--name", "x", "--task", "sentiment", "--confidence", "1")
+    assert outcome.code == 2 and "strictly between 0.0 and 1.0" in outcome.err
+    with pytest.raises(AlictError) as caught:
+        SplitRatios.parse("1:0:0")
+    assert "test split a share" in str(caught.value) and "sum to 1" not in str(caught.value)
