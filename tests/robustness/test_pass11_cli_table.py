@@ -151,7 +151,10 @@ def test_n8_showing_the_writeback_status_writes_no_database(cli, tmp_path):
 
 # P11-7: two reviewers claiming at the same instant never share a set planned for one reviewer ----------------------
 
-def test_p11_7_same_instant_claims_of_a_one_reviewer_set_give_it_once(cli, tmp_path):
+from tests.test_review import url  # noqa: E402,F401  (fixture: a fresh SQLite database, or opt-in PostgreSQL)
+
+
+def test_p11_7_same_instant_claims_of_a_one_reviewer_set_give_it_once(cli, tmp_path, url):  # noqa: F811
     """Was: both reviewers counted set 0 as open (0 of k = 1) before either inserted: both got it. Now the count and
     the insert are one locked step. The two claims are held together right after their counts (a barrier on the
     count statement; with the lock the second claim waits before its count, the barrier gives up and the first
@@ -163,7 +166,6 @@ def test_p11_7_same_instant_claims_of_a_one_reviewer_set_give_it_once(cli, tmp_p
     from alict_core.review.store import ReviewStore, engine_for
     from tests.test_review import make_cases
 
-    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
     cases = tmp_path / "cases.jsonl"
     cases.write_text("".join(json.dumps(c.to_dict()) + "\n" for c in make_cases(expansions=0)))
     assert cli("review", "sample", "--db", url, "--name", "race", "--task", "sentiment", "--cases", str(cases),
