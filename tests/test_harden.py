@@ -236,6 +236,12 @@ def _leaking_export(saved_run, tmp_path) -> Path:
     from alict_core.common.jsonl import write_jsonl
 
     write_jsonl(out / "train.jsonl", [*train[1:], moved, {**test[0], "split": "train"}])
+    # the edit recorded in export.json as `harden export` would (a hand edit without it is refused before any
+    # leak check: tests/robustness/test_pass11_cli_table.py N6)
+    from alict_core.harden.export import split_hashes
+
+    settings = json.loads((out / "export.json").read_text())
+    (out / "export.json").write_text(json.dumps({**settings, "files": split_hashes(out)}))
     return out
 
 

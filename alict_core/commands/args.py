@@ -36,16 +36,18 @@ def int_range(low: int, high: int | str) -> Callable[[str], int]:
     return parse
 
 
-def float_range(low: float, high: float) -> Callable[[str], float]:
-    """A finite number in [low, high]."""
+def float_range(low: float, high: float, open_interval: bool = False) -> Callable[[str], float]:
+    """A finite number in [low, high] (strictly between them when ``open_interval``)."""
 
     def parse(raw: str) -> float:
         try:
             value = float(plain_digits(raw))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{raw[:30]!r} is not a number") from None
-        if not math.isfinite(value) or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{raw[:30]} is out of range [{low}, {high}]")
+        inside = low < value < high if open_interval else low <= value <= high
+        if not math.isfinite(value) or not inside:
+            bounds = f": it must lie strictly between {low} and {high}" if open_interval else f" [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"{raw[:30]} is out of range{bounds}")
         return value
 
     parse.__name__ = "number"

@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--name", required=True, help="name of the new review task")
     add_task_arg(sample, required=True)
     sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
-    sample.add_argument("--confidence", type=float_range(0.0, 1.0), default=0.95)
-    sample.add_argument("--margin", type=float_range(0.0, 1.0), default=0.05)
+    sample.add_argument("--confidence", type=float_range(0.0, 1.0, open_interval=True), default=0.95)
+    sample.add_argument("--margin", type=float_range(0.0, 1.0, open_interval=True), default=0.05)
     sample.add_argument("--size", type=int_range(1, 1_000_000), default=None,
                         help="fixed number of seeds instead of the size rule")
     sample.add_argument("--sets", type=int_range(1, 10_000), default=10, help="number of sets the sample is split into")
@@ -214,7 +214,17 @@ def run_writeback(args: argparse.Namespace) -> int:
         if not args.confirm:  # else given and silently not recorded
             raise AlictError("--by names who confirms the write-back: give it with --confirm")
         check_name(args.by, "--by (who confirms)", 100)
-    store = _store(args)
+    # showing the status only reads: a mistyped --db is refused, never created (and migrated) as a new database
+    showing = not (args.confirm or args.revoke)
+    if showing:
+        from alict_core.review.store import default_url, safe_url, sqlite_path
+
+        url = args.db or default_url()
+        path = sqlite_path(url)
+        if path is not None and not path.exists():
+            raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
+                             "one with `review sample`")
+    store = _store(args, read_only=showing)
     if args.revoke:
         store.revoke_writeback(args.task)
     if args.confirm:

@@ -398,6 +398,7 @@ ARTEFACT_NAMES = {"run": "a saved run", "export": "a report export, written by `
                   "harden export": "a hardening export, written by `harden export`",
                   "lego": "an NLPLego folder, written by `lego`", "seeds": "seeds, written by `seeds`",
                   "expansions": "expansions, written by `expand`", "foreign": f"another program's {MANIFEST}"}
+MERGE_KINDS = ("seeds", "expansions")  # artefacts written by merging files into their folder
 LC_FILES_LOOKED_AT = 20  # of a folder's *.jsonl files, the first ones read to tell a seeds/expansions folder
 
 
@@ -417,17 +418,38 @@ def _first_row(path: Path) -> Any:
 
 
 def _lc_files_kind(folder: Path) -> str | None:
-    """``seeds`` / ``expansions`` when ``folder`` holds an ``<lc>.jsonl`` this program wrote (its first row names
-    the LC of the file's name and a task), else None."""
+    """``seeds`` / ``expansions`` when every ``*.jsonl`` of ``folder`` (the first :data:`LC_FILES_LOOKED_AT`) is an
+    ``<lc>.jsonl`` this program wrote (its first row names the LC of the file's name) of one task, else None: a
+    user's folder holding one copied seeds file among other JSONL files is not a seeds folder."""
     try:
         files = sorted(folder.glob("*.jsonl"))[:LC_FILES_LOOKED_AT]
     except OSError:
         return None
+    kinds, tasks = set(), set()
     for path in files:
         row = _first_row(path)
-        if isinstance(row, dict) and row.get("lc_id") == path.stem and "task" in row:
-            return "expansions" if "seed_id" in row else "seeds"
-    return None
+        if not (isinstance(row, dict) and row.get("lc_id") == path.stem and isinstance(row.get("task"), str)):
+            return None
+        kinds.add("expansions" if "seed_id" in row else "seeds")
+        tasks.add(row["task"])
+    return kinds.pop() if len(kinds) == 1 and len(tasks) == 1 else None
+
+
+EXPORT_KEYS = ("run_id", "lcs", "data_hash", "counts")  # what `harden export` always writes into export.json
+
+
+def _is_hardening_export(path: Path) -> bool:
+    """Whether ``path`` (an export.json) is one `harden export` wrote: a JSON object with its keys (another
+    program's export.json is not)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            record = json.loads(handle.read(1 << 20).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and all(key in record for key in EXPORT_KEYS)
 
 
 def artefact_kind(folder: Path) -> str | None:
@@ -439,7 +461,7 @@ def artefact_kind(folder: Path) -> str | None:
     try:
         if (folder / MANIFEST).is_file():
             return _own_kind(folder / MANIFEST) or "foreign"
-        if (folder / "export.json").is_file():
+        if (folder / "export.json").is_file() and _is_hardening_export(folder / "export.json"):
             return "harden export"
         if (folder / "meta.json").is_file() and (folder / "trees.jsonl").is_file():
             return "lego"
@@ -662,22 +684,30 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
-    inside = next((folder for folder in path.resolve().parents if artefact_kind(folder) is not None), None)
-    if inside is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
-        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(inside)!r} "
-                         f"({describe_artefact(str(artefact_kind(inside)))}); a re-write of it replaces the whole "
-                         "folder: write it elsewhere")
+    holding = _artefact_holding(path.resolve())
+    if holding is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "
+                         f"({describe_artefact(holding[1])}); a re-write of it replaces the whole folder: write it "
+                         "elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
 def _artefact_holding(path: Path) -> tuple[Path, str] | None:
     """The saved artefact folder that ``path`` lies inside and its kind (:func:`artefact_kind`: a run or export
-    with its manifest.json, a hardening export, an NLPLego, seeds or expansions folder), else None. A
+    with its manifest.json, a hardening export, an NLPLego folder at any depth; a seeds or expansions folder
+    only as ``path``'s own folder; never another program's manifest.json), else None. A
     ``report.html`` right inside a run is not the run's (``run --report`` and ``report`` put it there)."""
     target = Path(os.path.abspath(path))
     for folder in target.parents:
         kind = artefact_kind(folder)
+        if kind == "foreign":  # another program's manifest.json: not ours to guard, and never re-written by us
+            continue
+        if kind in MERGE_KINDS and folder != target.parent:
+            # a seeds/expansions folder is merged into, never re-written while it holds a subfolder
+            # (check_mergeable): only what lies right in it is at risk; a user's project folder that holds a
+            # seeds file does not block outputs in its subfolders
+            continue
         if kind is not None:
             return None if kind == "run" and target == folder / "report.html" else (folder, kind)
     return None

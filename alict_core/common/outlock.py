@@ -19,7 +19,8 @@ def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator
     result away. The second one now stops before any work with one message naming the folder (it does not wait:
     the first one's result would be replaced all the same). Sequential writers replace the folder as before.
     The lock is ``flock`` on ``<cache>/locks/out-<hash of the path>.lock`` (nothing is written beside the user's
-    folder; the kernel releases it when the holder is killed); without ``fcntl`` nothing is locked."""
+    folder; the kernel releases it when the holder is killed; the holder removes the file as it lets go, a killed
+    holder leaves its empty file); without ``fcntl`` nothing is locked."""
     if target is None:
         yield
         return
@@ -32,13 +33,34 @@ def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator
     except ImportError:
         yield
         return
-    with open(artefact_dir("locks") / f"out-{key}.lock", "a") as handle:
+    path = artefact_dir("locks") / f"out-{key}.lock"
+    while True:
+        handle = open(path, "a")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            handle.close()
             raise AlictError(f"{what} {str(target)!r} is being written by another command right now (it holds the "
                              "folder's lock); wait until it has finished, or choose another folder") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        if _same_file(handle, path):
+            break
+        handle.close()  # its holder removed the file as it let go: lock the path's current file
+    try:
+        yield
+    finally:
+        try:  # removed while still held (a lock file per --out path ever used piled up): whoever locked the old
+            # file meanwhile sees it is no longer the path's and locks afresh
+            path.unlink()
+        except OSError:
+            pass
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+
+def _same_file(handle, path: Path) -> bool:
+    """Whether the open ``handle`` is still the file at ``path`` (not one its last holder removed)."""
+    try:
+        on_disk, opened = os.stat(path), os.fstat(handle.fileno())
+    except OSError:
+        return False
+    return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import threading
@@ -60,6 +61,7 @@ class ExportRecord(BaseModel):
     lcs: list[StrictStr] = Field(min_length=1)
     data_hash: StrictStr = Field(min_length=1, max_length=128)
     counts: dict[StrictStr, dict[StrictStr, StrictInt]]
+    files: dict[StrictStr, StrictStr] | None = None  # sha256 of each split's JSONL (exports since pass 11)
 
 
 RUN_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -261,7 +263,8 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     try:
         _write(staging, parts, formats)
         write_json(staging / "export.json", {**settings, "data_hash": summary.data_hash, "counts": summary.counts,
-                                             "untrainable": summary.untrainable, "formats": list(formats)})
+                                             "untrainable": summary.untrainable, "formats": list(formats),
+                                             "files": split_hashes(staging)})
         with folder_lock(out_dir):  # checked again at the swap, in turn: another export may have filled it since
             if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
                 raise AlictError(f"--out {out_dir} is not empty (another export wrote it meanwhile); pass "
@@ -342,8 +345,23 @@ def _hf_features(datasets: Any) -> Any:
                                            "source_ids")})
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def split_hashes(folder: Path) -> dict[str, str]:
+    """``{<split>.jsonl: sha256}`` of the split files training and evaluation read (recorded in export.json)."""
+    return {f"{split}.jsonl": _sha256(folder / f"{split}.jsonl") for split in SPLITS
+            if (folder / f"{split}.jsonl").is_file()}
+
+
 def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
-    """Rows of one split of an export written by :func:`export_hardening_data`."""
+    """Rows of one split of an export written by :func:`export_hardening_data`; the file must match the hash
+    ``export.json`` records for it (exports written before the hashes were recorded: only their rows are checked)."""
     folder = Path(export_dir)
     recover_dir(folder)  # a swap interrupted between its two renames
     if not (folder / "export.json").is_file():
@@ -351,6 +369,15 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = folder / f"{split}.jsonl"
     if not path.is_file():
         raise AlictError(f"{folder} has no {split}.jsonl (was it exported without the jsonl format?)")
+    recorded = export_settings(folder).get("files")
+    if recorded is not None:
+        try:
+            actual = _sha256(path)
+        except OSError as exc:
+            raise AlictError(f"{path} cannot be read ({exc.strerror or exc})") from None
+        if recorded.get(path.name) != actual:
+            raise AlictError(f"{path}: the file does not match the hash recorded in export.json (it was edited or "
+                             "damaged since `harden export` wrote it); export the run again")
     from alict_core.common.userfiles import jsonl_rows
 
     # an export folder is handed in by the user (and may be edited by hand): the strict-input path (UTF-8, size,

@@ -25,8 +25,12 @@ class SplitRatios:
     def __post_init__(self) -> None:
         shares = (self.train, self.validation, self.test)
         if (not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in shares)
-                or any(s < 0 for s in shares) or abs(sum(shares) - 1.0) > 1e-6 or self.test <= 0):
-            raise AlictError(f"split ratios must be >= 0, sum to 1 and give the test split a share; got {shares}")
+                or any(s < 0 for s in shares)):
+            raise AlictError(f"split ratios must be finite numbers >= 0; got {shares}")
+        if abs(sum(shares) - 1.0) > 1e-6:
+            raise AlictError(f"split ratios must sum to 1; got {shares}")
+        if self.test <= 0:  # said only what failed ("1:0:0" was told to be >= 0 and sum to 1 too)
+            raise AlictError(f"split ratios must give the test split a share (train:validation:test); got {shares}")
 
     @classmethod
     def parse(cls, text: str) -> SplitRatios:

@@ -7,6 +7,8 @@ parent, the export it was trained on and the settings in ``version.json``. Embed
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ VERSION_NAME = re.compile(r"^(?P<parent>[A-Za-z0-9][A-Za-z0-9._/-]{0,120})@(?P<d
 VERSION_FILE = "version.json"
 # what a run hands its workers as ``plugins``: importing this module installs the version resolver there too
 MODEL_RESOLVERS = (__name__,)
+FILES_KEY = "files"  # version.json: {relative path: sha256} of the version's model files, written at training
+log = logging.getLogger(__name__)
 
 
 def versions_root() -> Path:
@@ -36,32 +40,103 @@ def version_dir(name: str) -> Path:
     return versions_root() / name.replace("/", "--")
 
 
+def _read_record(path: Path, name: str) -> dict[str, Any]:
+    """A ``version.json`` as a dict with the fields the registry reads, else one error naming version and file."""
+    try:
+        record = read_json(path)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise AlictError(f"model version {name!r}: {path.name} cannot be read ({type(exc).__name__}); retrain it "
+                         "or remove its folder") from None
+    if not isinstance(record, dict):
+        raise AlictError(f"model version {name!r}: {path.name} is not a JSON object; retrain it or remove its folder")
+    for key in ("name", "parent", "kind", "task"):
+        if not isinstance(record.get(key), str):
+            raise AlictError(f"model version {name!r}: {path.name} has no text field {key!r}; retrain it or remove "
+                             "its folder")
+    if not isinstance(record.get("lcs", []), list) or not isinstance(record.get("created", ""), str):
+        raise AlictError(f"model version {name!r}: {path.name} has a malformed 'lcs' or 'created' field; retrain it "
+                         "or remove its folder")
+    return dict(record)
+
+
 def version_info(name: str) -> dict[str, Any]:
     path = version_dir(name) / VERSION_FILE
     if not path.is_file():
         raise AlictError(f"model version {name!r} not found; versions: {', '.join(v['name'] for v in list_versions())}")
-    return dict(read_json(path))
+    return _read_record(path, name)
 
 
 def list_versions(task: str | None = None) -> list[dict[str, Any]]:
-    """Every stored version's ``version.json`` (optionally of one task), oldest first."""
+    """Every stored version's ``version.json`` (optionally of one task), oldest first; a version whose record is
+    damaged is left out with a logged note (one bad folder never takes the listing down)."""
     out = []
     for folder in sorted(versions_root().iterdir()):
         file = folder / VERSION_FILE
         if folder.is_dir() and not folder.name.startswith(".") and file.is_file():
-            info = dict(read_json(file))
+            try:
+                info = _read_record(file, folder.name)
+            except AlictError as exc:
+                log.warning("left out: %s", exc)
+                continue
             if task is None or info.get("task") == task:
                 out.append(info)
-    return sorted(out, key=lambda v: (v.get("created", ""), v["name"]))
+    return sorted(out, key=lambda v: (str(v.get("created", "")), v["name"]))
+
+
+def _model_files(folder: Path, kind: str) -> list[Path]:
+    """The files a version's predictions depend on: head and meta (embedded), the ``model/`` folder (hf)."""
+    if kind == "embedded":
+        return [folder / "head.npz", folder / "meta.json"]
+    model = folder / "model"
+    return sorted(p for p in model.rglob("*") if p.is_file()) if model.is_dir() else []
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def content_hashes(folder: str | Path, kind: str) -> dict[str, str]:
+    """``{relative path: sha256}`` of a version's model files (recorded in version.json at training time)."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): _sha256(p) for p in _model_files(folder, kind)}
+
+
+def check_version_files(name: str, info: dict[str, Any], folder: Path) -> None:
+    """Refuse a version whose model files differ from the hashes recorded at training time (one message naming the
+    version and the file). Versions written before the hashes were recorded are checked as far as possible: an
+    embedded version's ``meta.json`` labels against those of ``version.json``, and every read is guarded."""
+    recorded = info.get(FILES_KEY)
+    if recorded is None:
+        return
+    if not isinstance(recorded, dict) or not recorded:
+        raise AlictError(f"model version {name!r}: {VERSION_FILE} field {FILES_KEY!r} is malformed; retrain it")
+    try:
+        actual = content_hashes(folder, str(info["kind"]))
+    except OSError as exc:
+        raise AlictError(f"model version {name!r}: its files cannot be read ({exc.strerror or exc})") from None
+    for file in sorted(set(recorded) | set(actual)):
+        if recorded.get(file) != actual.get(file):
+            state = "is missing" if file not in actual else "was added" if file not in recorded else "changed"
+            raise AlictError(f"model version {name!r}: {file} {state} since training (it does not match the hash "
+                             f"in {VERSION_FILE}); the version is damaged or was edited: retrain it")
 
 
 def _factory(name: str, info: dict[str, Any]):
     def factory(**_: Any):
         folder = version_dir(name)
+        check_version_files(name, info, folder)
         if info["kind"] == "embedded":
             from alict_core.models.embedded import EmbeddingHeadModel
 
-            return EmbeddingHeadModel(name, folder)
+            model = EmbeddingHeadModel(name, folder)
+            if isinstance(info.get("labels"), list) and list(model.labels) != info["labels"]:
+                raise AlictError(f"model version {name!r}: meta.json labels {list(model.labels)} differ from those "
+                                 f"recorded in {VERSION_FILE} ({info['labels']}); the version was edited: retrain it")
+            return model
         from alict_core.models.hf import HFClassifier
 
         return HFClassifier(str(folder / "model"), info["task"], name=name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Sequence
 
@@ -24,12 +25,23 @@ class EmbeddingHeadModel:
                 f"embedded model {name!r} is not built (looked in {head_dir}); fix: python -m alict_core build models"
             )
         self.name = name
-        self.meta = read_json(meta_path)
-        self.labels = tuple(self.meta["labels"])
-        with np.load(head_path) as data:
-            self.weight = np.asarray(data["weight"], dtype=np.float32)
-            self.bias = np.asarray(data["bias"], dtype=np.float32)
-        if self.weight.shape[0] != len(self.labels):
+        try:  # a damaged or edited head: one message naming the model and file, never a traceback
+            self.meta = read_json(meta_path)
+        except (OSError, ValueError, RecursionError) as exc:
+            raise ModelError(f"model {name!r}: {meta_path.name} cannot be read ({type(exc).__name__}); rebuild or "
+                             "retrain it") from None
+        labels = self.meta.get("labels") if isinstance(self.meta, dict) else None
+        if not isinstance(labels, list) or not labels or not all(isinstance(v, str) for v in labels):
+            raise ModelError(f"model {name!r}: {meta_path.name} has no list of labels; rebuild or retrain it")
+        self.labels = tuple(labels)
+        try:
+            with np.load(head_path, allow_pickle=False) as data:
+                self.weight = np.asarray(data["weight"], dtype=np.float32)
+                self.bias = np.asarray(data["bias"], dtype=np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ModelError(f"model {name!r}: {head_path.name} cannot be read ({type(exc).__name__}); rebuild or "
+                             "retrain it") from None
+        if self.weight.ndim != 2 or self.bias.shape != (len(self.labels),) or self.weight.shape[0] != len(self.labels):
             raise ModelError(f"model {name!r}: head has {self.weight.shape[0]} rows, labels {self.labels}")
         if encoder is None:
             from alict_core.models.encoder import shared_encoder

@@ -65,7 +65,18 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
         problem = not_a_file(Path(file))
         if problem is not None:  # a FIFO "not found" though it is there: say what it is
             raise AlictError(f"--seeds file {file} {'not found' if problem == 'is missing' else problem}")
-        rows.extend(r for r in seed_file_rows(Path(file), task, of_task) if r["lc_id"] in specs)
+        read = seed_file_rows(Path(file), task, of_task)
+        rows.extend(r for r in read if r["lc_id"] in specs)
+        other = sorted({str(r["lc_id"]) for r in read if r["lc_id"] not in specs})
+        left = sum(1 for r in read if r["lc_id"] not in specs)
+        if read and left == len(read):  # else "no test cases ... give --seeds" though --seeds was given
+            raise AlictError(f"--seeds {file}: none of its {len(read):,} row(s) belongs to the chosen LCs (they are "
+                             f"of {', '.join(other[:5])}); choose those LCs with --lc, or drop --lc")
+        if left:
+            import logging
+
+            logging.getLogger(__name__).warning("--seeds %s: %d of %d row(s) left out: they are of %s, not among "
+                                                "the chosen LCs", file, left, len(read), ", ".join(other[:5]))
     if max_seeds is None:
         return rows
     per_lc: dict[str, int] = {}

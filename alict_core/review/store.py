@@ -422,6 +422,17 @@ def _lock_reviewers(s: Session) -> None:
         s.execute(update(Reviewer).where(Reviewer.id < 0).values(name=Reviewer.name))
 
 
+def _lock_task(s: Session, task_id: int) -> None:
+    """Serialise the claims of one task's sets until ``s`` ends its transaction: two reviewers claiming at the same
+    instant both counted the set as open and both got it (a k = 1 set reviewed twice). PostgreSQL: the task's row
+    locked (``FOR UPDATE``; later reads of the transaction see what the other committed); SQLite: a write that
+    matches nothing takes the database's write lock before any read."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(select(ReviewTask.id).where(ReviewTask.id == task_id).with_for_update())
+    else:
+        s.execute(update(ReviewTask).where(ReviewTask.id < 0).values(name=ReviewTask.name))
+
+
 @contextmanager
 def _migration_lock(engine: Engine) -> Iterator[None]:
     """Serialise migrations across processes: on PostgreSQL a session advisory lock (two first uses of an empty
@@ -792,6 +803,7 @@ class ReviewStore:
 
         def claim() -> int | None:
             with self.session() as s:
+                _lock_task(s, task_id)  # count and insert as one step: the set's count cannot change in between
                 counts = dict(s.execute(select(Assignment.set_no, func.count()).where(Assignment.task_id == task_id)
                                         .group_by(Assignment.set_no)).tuples().all())
                 mine = set(s.scalars(select(Assignment.set_no).where(Assignment.task_id == task_id,

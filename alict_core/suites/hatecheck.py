@@ -39,7 +39,7 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
     seen: set[str] = set()
     line_no = 1
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # Excel's "CSV UTF-8" starts with a BOM
             reader = csv.DictReader(handle)
             header = [h.strip() for h in (reader.fieldnames or [])]
             twice = duplicate_columns(header)

@@ -41,7 +41,7 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
     seen: set[str] = set()
     line_no = 0
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:  # a byte-order mark before the first row is dropped
             for line_no, line in enumerate(handle, 1):
                 if not line.strip():
                     continue

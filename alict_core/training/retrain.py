@@ -26,7 +26,14 @@ from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json, hash_text
 from alict_core.common.jsonl import new_temp_file, write_json
 from alict_core.harden.export import check_export_test_split, export_settings, read_split
-from alict_core.harden.versions import VERSION_FILE, VERSION_NAME, hf_weights_hash, version_dir
+from alict_core.harden.versions import (
+    FILES_KEY,
+    VERSION_FILE,
+    VERSION_NAME,
+    content_hashes,
+    hf_weights_hash,
+    version_dir,
+)
 
 Progress = Callable[[int, int, str], None]
 UNSEEN_LABEL_BIAS = -30.0  # logit bias of a label the training mix has no example of (probability ~1e-13)
@@ -259,7 +266,8 @@ def retrain_embedded(parent: str, export_dir: str | Path, *, settings: RetrainSe
                 "head": "multinomial logistic regression on mean-pooled MiniLM embeddings (retrained)"}
         write_json(staging / "meta.json", meta)
         write_json(staging / VERSION_FILE, {**_version_record(name, parent, "embedded", task, labels, exported,
-                                                              settings, counts), "leak_check": leaks})
+                                                              settings, counts), "leak_check": leaks,
+                                            FILES_KEY: content_hashes(staging, "embedded")})
         _commit(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -357,7 +365,8 @@ def retrain_hf(parent: str, model_dir: str | Path, task: str, export_dir: str | 
         tokenizer.save_pretrained(str(staging / "model"))
         record = {**_version_record(name, parent, "hf", task, list(task_labels(task)), exported, settings,
                                     {**counts, "steps": step}),
-                  "parent_dir": str(source.resolve()), "parent_weights": parent_weights, "leak_check": leaks}
+                  "parent_dir": str(source.resolve()), "parent_weights": parent_weights, "leak_check": leaks,
+                  FILES_KEY: content_hashes(staging, "hf")}
         write_json(staging / VERSION_FILE, record)
         _commit(staging, target)
     finally:
