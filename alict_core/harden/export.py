@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import threading
@@ -22,6 +21,7 @@ from alict_core.common.manifest import (
     folder_lock,
     recover_dir,
     replace_dir,
+    sha256_file,
     staging_dir,
 )
 from alict_core.common.repeats import distinct
@@ -345,17 +345,9 @@ def _hf_features(datasets: Any) -> Any:
                                            "source_ids")})
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def split_hashes(folder: Path) -> dict[str, str]:
     """``{<split>.jsonl: sha256}`` of the split files training and evaluation read (recorded in export.json)."""
-    return {f"{split}.jsonl": _sha256(folder / f"{split}.jsonl") for split in SPLITS
+    return {f"{split}.jsonl": sha256_file(folder / f"{split}.jsonl") for split in SPLITS
             if (folder / f"{split}.jsonl").is_file()}
 
 
@@ -372,7 +364,7 @@ def read_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
     recorded = export_settings(folder).get("files")
     if recorded is not None:
         try:
-            actual = _sha256(path)
+            actual = sha256_file(path)
         except OSError as exc:
             raise AlictError(f"{path} cannot be read ({exc.strerror or exc})") from None
         if recorded.get(path.name) != actual:

@@ -7,7 +7,6 @@ parent, the export it was trained on and the settings in ``version.json``. Embed
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import read_json
+from alict_core.common.manifest import sha256_file
 from alict_core.models.registry import MODELS, add_resolver, get_model
 
 VERSION_NAME = re.compile(r"^(?P<parent>[A-Za-z0-9][A-Za-z0-9._/-]{0,120})@(?P<digest>[0-9a-f]{8})$")
@@ -91,18 +91,10 @@ def _model_files(folder: Path, kind: str) -> list[Path]:
     return sorted(p for p in model.rglob("*") if p.is_file()) if model.is_dir() else []
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def content_hashes(folder: str | Path, kind: str) -> dict[str, str]:
     """``{relative path: sha256}`` of a version's model files (recorded in version.json at training time)."""
     folder = Path(folder)
-    return {p.relative_to(folder).as_posix(): _sha256(p) for p in _model_files(folder, kind)}
+    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in _model_files(folder, kind)}
 
 
 def check_version_files(name: str, info: dict[str, Any], folder: Path) -> None:
