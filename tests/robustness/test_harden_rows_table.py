@@ -39,6 +39,12 @@ def _edited(export_dir: Path, tmp_path: Path, split: str, change) -> Path:
     change(row)
     lines[0] = json.dumps(row)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # the edit recorded in export.json (as a writer that also rewrites it would): the row check must hold by itself,
+    # not only behind the file hashes `harden export` records (pass 11, N6)
+    from alict_core.harden.export import split_hashes
+
+    settings = json.loads((copy / "export.json").read_text(encoding="utf-8"))
+    (copy / "export.json").write_text(json.dumps({**settings, "files": split_hashes(copy)}), encoding="utf-8")
     return copy
 
 

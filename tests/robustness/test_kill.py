@@ -93,7 +93,8 @@ def test_app_run_list_ignores_a_run_being_saved(tmp_path, monkeypatch):
     from alict_app import runs
 
     monkeypatch.setattr(runs, "runs_root", lambda: tmp_path)
-    done = {"key": "k1", "status": "done", "finished": 1, "request": {"task": "sentiment"}}
+    done = {"key": "k1", "status": "done", "finished": 1,  # a request of the shape the app writes (pass 11, P11-4)
+            "request": {"task": "sentiment", "lc_ids": ["sentiment-lc01"], "models": [{"name": "vader"}]}}
     for folder in ("k1", ".k1.tmp-abc", ".k2.tmp-def"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "request.json").write_text(__import__("json").dumps(done))
