@@ -296,8 +296,30 @@ def test_harden_tampered_export_is_one_message(cli, tmp_path, file, data, needle
     assert cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", "jsonl",
                "--out", str(tmp_path / "hx")).code == 0
     (tmp_path / "hx" / file).write_bytes(data)
+    if file == "train.jsonl":  # the tampering recorded in export.json too: the reader's own checks must hold behind
+        import json  # the file hashes `harden export` records (pass 11, N6), which refuse it first otherwise
+
+        from alict_core.harden.export import split_hashes
+
+        settings = json.loads((tmp_path / "hx" / "export.json").read_text(encoding="utf-8"))
+        (tmp_path / "hx" / "export.json").write_text(json.dumps({**settings, "files": split_hashes(tmp_path / "hx")}))
     with pytest.raises(AlictError, match=needle):
         read_split(tmp_path / "hx", "train") if file == "train.jsonl" else export_settings(tmp_path / "hx")
+
+
+def test_harden_tampered_split_is_refused_by_its_recorded_hash(cli, tmp_path):
+    """Pass 11 (N6): a split edited after `harden export` (hashes not rewritten) is refused before it is read."""
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.export import read_split
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel, small_cases
+
+    run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    assert cli("harden", "export", "--run", str(run_dir), "--lcs", "sentiment-lc01", "--formats", "jsonl",
+               "--out", str(tmp_path / "hx")).code == 0
+    (tmp_path / "hx" / "train.jsonl").write_bytes(b"[1, 2]\n")
+    with pytest.raises(AlictError, match="does not match the hash recorded in export.json"):
+        read_split(tmp_path / "hx", "train")
 
 
 @pytest.mark.parametrize("model,extra,needle", [
