@@ -74,7 +74,9 @@ def test_validate_fill_records_the_fluency_verdict_beside_the_other_checks() -> 
               "mask_positions": [0], "mask_tags": ["CC"]}
     seed = {"text": "The film virtually chokes on its own self-consciousness .", "protected_spans": []}
     opted_in = {"id": "sentiment-lc01", "expansion": {"allowed_polarity": ["neutral"],
-                                                      "checks": {"open_class_slot": {"tags": ["CC"]}}}}
+                                                      "checks": {"open_class_slot": {"tags": ["CC"]},
+                                                                 # the modifier types would refuse "but" first
+                                                                 "attested_modifier": {"enabled": False}}}}
     result = validate_fill(masked, ["but"], seed, opted_in, score=0.2, predicate_check=lambda *_: (True, "ok"))
     # the fluency rules are the acceptance constraint "grammar_rules"
     assert result.verdicts["fluency"] is False
