@@ -322,15 +322,17 @@ _probe_done = threading.Event()
 def _probe_built() -> None:
     from alict_core.common import imports
 
-    with imports.LOCK:  # the backend modules' first imports: a run started meanwhile waits, never imports beside
-        _probe_targets()
+    _probe_targets(imports.held)
     _probe_done.set()
     if _built.get("parser") or _built.get("mlm"):  # the code is needed only to load a built parser or masked LM
         _preimport_model_code()
     _preimport_spacy()
 
 
-def _probe_targets() -> None:
+def _probe_targets(import_lock: Any) -> None:
+    """Whether each target is built (no lock held: it reads artefacts another thread may be loading) and each
+    backend registry's first import (under the bounded import lock: a run started meanwhile waits, never imports
+    beside it)."""
     from alict_core.models import artefacts
 
     for target, kind in STATUS_TARGETS:
@@ -340,7 +342,8 @@ def _probe_targets() -> None:
             log.exception("checking whether %s is built failed", target)
             _built[target] = None
         try:
-            backend_names(kind)  # imports the registry module here, off the page's thread
+            with import_lock(f"the {kind} backends"):
+                backend_names(kind)  # imports the registry module here, off the page's thread
         except Exception as exc:  # noqa: BLE001 - the page reports it when it needs the backend
             log.warning("listing %s backends failed: %s", kind, exc)
 

@@ -11,18 +11,39 @@ another lock), so it cannot deadlock with the model caches' per-key locks.
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 LOCK = threading.RLock()  # held while importing only: a thread importing many modules may hold it
+WAIT_S = 45.0  # the longest a thread waits for another's first import before importing itself (never a hang)
 _DONE: set[str] = set()
+_log = logging.getLogger(__name__)
+
+
+@contextmanager
+def held(what: str) -> Iterator[None]:
+    """The import lock around imports only, waited for at most ``WAIT_S``; then the caller imports by itself."""
+    got = LOCK.acquire(timeout=WAIT_S)
+    if not got:
+        _log.info("first import of %s: waited %.0f s for another thread's import; importing now", what, WAIT_S)
+    try:
+        yield
+    finally:
+        if got:
+            LOCK.release()
 
 
 def first_import(what: str, load: Callable[[], object]) -> None:
-    """Run ``load`` (imports only) once per process, under the import lock; a failed load is tried again next time."""
+    """Run ``load`` (imports only) once per process, under the import lock; a failed load is tried again next time.
+
+    The wait for another thread's import is bounded (``WAIT_S``): an import lock held across Python's own module
+    locks can otherwise deadlock with a thread already inside one of those imports; after the wait this thread
+    imports by itself (at worst the race the lock exists for, never a page that hangs)."""
     if what in _DONE:
         return
-    with LOCK:
+    with held(what):
         if what not in _DONE:
             load()
             _DONE.add(what)

@@ -298,13 +298,12 @@ def test_p10_4_a_model_build_waits_for_a_first_import_in_progress(monkeypatch):
         def __init__(self) -> None:
             self.lock = threading.RLock()
 
-        def __enter__(self):
+        def acquire(self, timeout: float = -1) -> bool:
             if threading.current_thread().name == "build":
                 waiting.set()
-            self.lock.acquire()
-            return self
+            return self.lock.acquire(timeout=timeout)
 
-        def __exit__(self, *exc):
+        def release(self) -> None:
             self.lock.release()
 
     def first_import() -> None:
