@@ -83,8 +83,10 @@ _REGISTER_LOCK = threading.Lock()
 
 def _first_import_then_create(name: str) -> Parser:
     """The parser ``name``, built after the first import of the transformers code (under the import lock: a warm-up
-    thread of the app may be importing it at the same moment)."""
+    thread of the app may be importing it at the same moment) and of spaCy (benepar imports it; a warm-up thread
+    importing spaCy beside it left "partially initialized module 'spacy'" in a fresh run)."""
     imports.model_code()
+    imports.spacy()
     return PARSERS.create(name)
 
 
