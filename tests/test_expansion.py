@@ -291,6 +291,34 @@ def test_expand_is_cached_by_content_and_round_trips(tmp_path):
     assert loaded.rows == first.rows and loaded.counts == first.counts
 
 
+def test_masker_key_follows_its_code_and_unknown_maskers_are_never_read_back(tmp_path):
+    """Two plain-function maskers that differ only in code get different keys; a closure (content unknown) is
+    recomputed on every call instead of reading an artefact another closure wrote under the same key."""
+    def noun_masker(seed_id, tree, top_k, max_masks):  # same output as adjective_masker, other code
+        tokens = tree.leaves()
+        return [Masked(seed_id, tokens[:i] + ["[MASK]"] + tokens[i:], [i], ["JJ"])
+                for i, t in enumerate(tokens) if t in {"film", "movie"}][:top_k]
+
+    parser = WordParser()
+    first = expand(SEEDS, SPEC, parser, FixedSuggester(), masker=adjective_masker, predicate_check=always,
+                   out_dir=tmp_path)
+    other = expand(SEEDS, SPEC, parser, FixedSuggester(), masker=noun_masker, predicate_check=always,
+                   out_dir=tmp_path)
+    assert other.key != first.key and parser.calls == 2
+
+    def closure_masker(word):
+        def masker(seed_id, tree, top_k, max_masks):
+            tokens = tree.leaves()
+            return [Masked(seed_id, tokens[:1] + [word] + tokens[1:], [1], ["JJ"])][:top_k]
+        return masker
+
+    expand(SEEDS, SPEC, parser, FixedSuggester(), masker=closure_masker("[MASK]"), predicate_check=always,
+           out_dir=tmp_path)
+    expand(SEEDS, SPEC, parser, FixedSuggester(), masker=closure_masker("[MASK]"), predicate_check=always,
+           out_dir=tmp_path)
+    assert parser.calls == 4  # both closures recomputed: never read back
+
+
 def test_same_text_from_slots_with_different_tags_keeps_the_valid_reading():
     def two_readings(seed_id, tree, top_k, max_masks):
         tokens = tree.leaves()

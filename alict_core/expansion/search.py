@@ -9,6 +9,7 @@ with the per-LC counts.
 from __future__ import annotations
 
 import heapq
+import inspect
 import itertools
 import re
 import time
@@ -203,6 +204,22 @@ def default_masker(grammar: Any = None) -> Masker:
     return masker
 
 
+def masker_fingerprint(masker: Any) -> str | None:
+    """What a masker computes, for the artefact key: its ``fingerprint`` attribute; else, for a plain function
+    without a closure, a hash of its module, name and source (as ``joblib.Memory`` keys functions); else ``None``
+    (a closure or callable object whose content cannot be known: its results are never read from a cache)."""
+    given = getattr(masker, "fingerprint", None)
+    if given:
+        return str(given)
+    if not inspect.isfunction(masker) or masker.__closure__:
+        return None
+    try:
+        source = inspect.getsource(masker)
+    except (OSError, TypeError):
+        return None
+    return hash_json(["function", masker.__module__, masker.__qualname__, source, repr(masker.__defaults__)])
+
+
 def expansion_key(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, masker: Any,
                   settings: dict[str, Any]) -> str:
     return hash_json({
@@ -210,7 +227,7 @@ def expansion_key(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, 
         "seeds": [as_dict(s) for s in seeds],
         "spec": as_dict(spec),
         "parser": fingerprint_of(parser),
-        "grammar": getattr(masker, "fingerprint", "custom"),
+        "grammar": masker_fingerprint(masker) or "not content-keyed",
         "suggester": fingerprint_of(suggester),
         "settings": settings,
     }, length=20)
@@ -247,7 +264,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                 "corpus": getattr(corpus, "fingerprint", None)}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
-    if use_cache:
+    if use_cache and masker_fingerprint(masker) is not None:  # a masker of unknown content is never read back
         from alict_core.common.manifest import load_checked
 
         cached = load_checked(path, "expansions", key, ExpansionSet.from_jsonl)

@@ -33,6 +33,7 @@ from alict_core.expansion.search import (
     default_masker,
     expand,
     expansion_key,
+    masker_fingerprint,
     meta_path,
 )
 
@@ -176,6 +177,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     # executor's worker reuses these objects
     mask_fn = MASKERS.create(masker)
     key = expansion_key(seeds, spec, get_parser(parser), suggester_by_name(mlm), mask_fn, key_settings)
+    use_cache = use_cache and masker_fingerprint(mask_fn) is not None  # unknown masker content: never resume
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
     parts = shards.shard_folder(path)
     found = shards.finished_or_reset(path, "expansions", key, _read_summary, use_cache)
