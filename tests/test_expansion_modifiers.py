@@ -80,6 +80,31 @@ def test_blind_study_rejections_are_refused(corpus, text, position, reason):
     assert problem is not None and reason in problem, problem
 
 
+@pytest.mark.parametrize(("text", "position", "reason"), [
+    # second blind expansion study (study12): the rule's own examples, written for this test
+    ("the cast is clumsy , so obvious , preposterous .", 5, "predicatively"),  # a bare "so" in a list
+    ("she grew from a shy girl to so strong , determined queen .", 7, "predicatively"),  # attributive "so"
+    ("the film is smart , especially funny and warm .", 5, "list of adjectives"),  # one member of a list
+    ("the film shows us why it is so compelling .", 7, "'why' opens"),  # presupposes "very compelling"
+    ("the plot is so predictable , but the ending works .", 3, "contrast"),  # tips a mixed verdict
+    ("the joke surely is indeed old .", 4, "stacked"),  # stacked on the adverb "surely"
+    ("the best thing is indeed that it is watchable .", 4, "before a clause"),
+])
+def test_second_study_rejections_are_refused(corpus, text, position, reason):
+    problem = _problem(text, position, corpus)
+    assert problem is not None and reason in problem, problem
+
+
+@pytest.mark.parametrize(("text", "position"), [
+    ("I think that the film is so funny .", 6),  # a template's "that" complement is fine
+    ("though the film is indeed static , it works .", 4),  # concessive "indeed" is natural
+    ("that 's so fun for kids of any age .", 2),  # demonstrative "that"
+    ("the film is so funny and smart .", 3),  # the degree word scopes over the coordination
+])
+def test_second_study_rules_keep_natural_insertions(corpus, text, position):
+    assert _problem(text, position, corpus) is None
+
+
 def test_adjectives_are_opt_in_and_refuse_identity_reference_and_restricted_nouns(corpus):
     assert "enabled type" in _problem("The Komediant is a human tale worth catching .", 4, corpus)
     assert _problem("The Komediant is a human tale worth catching .", 4, corpus, ALL_TYPES) is None

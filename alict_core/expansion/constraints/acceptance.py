@@ -41,7 +41,9 @@ from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE, NOU
 from alict_core.expansion.constraints.modifiers import DEFAULTS as MODIFIER_DEFAULTS
 from alict_core.expansion.constraints.modifiers import attested_modifier_problem
 
-CONSTRAINTS_VERSION = "2"  # 2: attested_modifier  # part of the expansion key: bump when a check or a default changes
+# part of the expansion key: bump when a check or a default changes (2: attested_modifier; 3: its clause, list and
+# predicative rules after study12)
+CONSTRAINTS_VERSION = "3"
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
 CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")

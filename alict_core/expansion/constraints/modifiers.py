@@ -13,6 +13,13 @@ of the seed's phrase:
   son 's home");
 - never a degree or emphasis word in a sentence that negates or denies (the word shifts what is denied), nor a
   degree word before an identity word ("so gay"): the blind expansion study (study11) read these as changed;
+- no degree or emphasis word after a relative or question word (it changes what is reported or presupposed:
+  "show us why it 's [so] compelling"; a "that" complement, as in the templates, is fine), and no degree word
+  beside "but"/"although" (it tips the balance of a mixed verdict: "[so] predictable …, but …");
+  never on one member of a list or coordination of adjectives ("clumsy , [so] obvious , preposterous");
+  ``so`` only right after a copula or linking verb ("to [so] strong , determined monarch" is ungrammatical);
+  emphasis not stacked on another adverb ("sure is [indeed] getting old") and not before a clause ("is [indeed]
+  that …") (study12);
 - ``adjective`` (opt-in: on a tuning read half of them changed the meaning, "Stallone 's [political] career"):
   an adjective before a common noun whose (adjective, noun) pair the corpus has seen, right after a
   determiner or possessive; never an identity or nationality word, never before a noun that a restrictive clause
@@ -53,6 +60,15 @@ COPULAS = frozenset({"is", "are", "was", "were", "'s", "'re", "be", "been", "am"
 POSSESSIVES = frozenset({"his", "her", "its", "their", "my", "your", "our"})
 OWN_IDIOM_NOUNS = frozenset({"place", "way", "sake", "part", "turn", "mind", "word", "best", "share", "kind"})
 NEGATORS = frozenset({"not", "n't", "never", "no", "nothing", "none", "hardly", "barely"})
+# words that open a clause as the complement of a copula ("is [indeed] that …") and contrasts
+SUBORDINATORS = frozenset({"that", "which", "who", "whom", "whose", "why", "whether", "if", "because", "when",
+                           "what", "where", "how", "since", "unless", "until", "once"})
+CONTRASTS = frozenset({"but", "yet", "although", "though", "while", "whereas", "however", "despite"})
+LINKING_VERBS = COPULAS | frozenset({"seem", "seems", "seemed", "look", "looks", "looked", "feel", "feels", "felt",
+                                     "become", "becomes", "became", "remain", "remains", "remained", "sound",
+                                     "sounds", "sounded", "get", "gets", "got", "getting", "being"})
+COORDINATION = frozenset({",", "and", "or"})
+OPENER_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})  # relative and question words (a "that" complement is fine)
 DENIALS = NEGATORS | frozenset({"nor", "neither", "without"})
 TYPES = ("degree_adverb", "emphasis", "own", "adjective")
 DEFAULT_TYPES = ("degree_adverb", "emphasis", "own")  # ``adjective``: opt-in (half of them changed the meaning)
@@ -114,9 +130,37 @@ def pool_candidate(tokens: Sequence[str], position: int, slot_tag: str, word: st
     return pair is not None and _count(corpus, *pair) >= int(params.get("min_pair_count", 3))
 
 
+def _clause_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: str, kind: str) -> str | None:
+    """A degree or emphasis word after a relative or question word, or a degree word in a sentence with a
+    contrast (study12: "why it 's [so] compelling", "[so] predictable in the reassuring …, but …")."""
+    opener = next((t for t, tag in zip(tokens[:p], tags[:p], strict=True) if tag in OPENER_TAGS), None)
+    if opener is not None:
+        return f"{word!r} in the clause {opener!r} opens changes what is reported or presupposed"
+    contrast = next((t for i, t in enumerate(tokens) if i != p and t.lower() in CONTRASTS), None)
+    if kind == "degree_adverb" and contrast is not None:
+        return f"{word!r} in a sentence with a contrast ({contrast!r}) tips the balance of a mixed verdict"
+    return None
+
+
+def _opens_clause(tokens: Sequence[str], tags: Sequence[str], i: int) -> bool:
+    return tokens[i].lower() in SUBORDINATORS and tags[i] in OPENER_TAGS | {"IN"}
+
+
+def _in_adjective_list(tokens: Sequence[str], tags: Sequence[str], p: int) -> bool:
+    """Whether the adjective a word inserted at ``p`` modifies (at ``p + 1``) is one member of a list or
+    coordination of adjectives ("clumsy , [so] obvious , preposterous")."""
+    left = p >= 2 and tokens[p - 1].lower() in COORDINATION and tags[p - 2].startswith("JJ")
+    right = p + 3 < len(tokens) and tokens[p + 2] == "," and tags[p + 3].startswith("JJ")  # not "so funny and smart"
+    return left or right
+
+
 def _emphasis_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: str) -> str | None:
     if p == 0 or tokens[p - 1].lower() not in COPULAS:
         return f"{word!r} does not follow a copula"
+    if p >= 2 and tags[p - 2].startswith("RB"):
+        return f"{word!r} stacked on the adverb {tokens[p - 2]!r} before the copula"
+    if p + 1 < len(tokens) and _opens_clause(tokens, tags, p + 1):
+        return f"{word!r} before a clause ({tokens[p + 1]!r}), not before a complement"
     if p + 1 >= len(tokens) or not tokens[p + 1].isalpha() or tokens[p + 1].lower() in NEGATORS | {word.lower()} \
             or tags[p + 1].startswith("RB"):
         return f"{word!r} does not stand before the copula's complement (or stands before an adverb)"
@@ -162,6 +206,10 @@ def _degree_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: st
     attributive = p + 2 < len(tokens) and tags[p + 2] in NOUN_TAGS | {"NNP", "NNPS", "JJ"}
     if attributive and word.lower() in PREDICATIVE_ONLY:
         return f"{word!r} before an attributive adjective"
+    if word.lower() in PREDICATIVE_ONLY and (p == 0 or tokens[p - 1].lower() not in LINKING_VERBS):
+        return f"{word!r} is used only predicatively, right after a copula or linking verb"
+    if _in_adjective_list(tokens, tags, p):
+        return f"{word!r} on one member of a list of adjectives breaks its parallelism"
     return None
 
 
@@ -187,9 +235,11 @@ def attested_modifier_problem(tokens: Sequence[str], tags: Sequence[str], positi
     p, word = positions[0], words[0]
     kind = _type_of(word, "JJ" if tags[p].startswith("JJ") else tags[p][:2], params)
     if kind == "degree_adverb":
-        problem = _degree_problem(tokens, tags, p, word, params) or _denied(tokens, p)
+        problem = (_degree_problem(tokens, tags, p, word, params) or _denied(tokens, p)
+                   or _clause_problem(tokens, tags, p, word, kind))
     elif kind == "emphasis":
-        problem = _emphasis_problem(tokens, tags, p, word) or _denied(tokens, p)
+        problem = (_emphasis_problem(tokens, tags, p, word) or _denied(tokens, p)
+                   or _clause_problem(tokens, tags, p, word, kind))
     elif kind == "own":
         problem = _own_problem(tokens, tags, p)
     elif kind == "adjective":
