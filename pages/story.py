@@ -38,6 +38,9 @@ def failure_card(row: pd.Series) -> None:
         st.markdown(f"Expected **{literal(row['expected'])}**, "
                     f"the model says **{literal(row['predicted'])}**{confidence}.")
         contributions = row["contributions"]
+        if contributions is None:  # e.g. stored predictions: they answer the run's texts, not perturbed copies
+            st.caption(f"No word colours: this model could not be explained here ({literal(row['unexplained'])})")
+            return
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]),
                     unsafe_allow_html=True)
         st.caption(f"red words push the model towards “{literal(row['predicted'])}”, blue words away¹")
@@ -77,7 +80,8 @@ def main() -> None:
         for column, (_, row) in zip(st.columns(len(group)), group.iterrows(), strict=True):
             with column:
                 failure_card(row)
-    st.caption(f"¹ Word colours: {story['method'].upper()} explanations ({story['samples']} perturbed copies of each "
+    st.caption(f"¹ Word colours: {literal(str(story['method']).upper())} explanations ({int(story['samples'])} "
+               f"perturbed copies of each "
                f"sentence). Cards show only failures that pass the validity checks and whose expected label no "
                f"reviewer disputed ({left_out} left out); reviewed cases come first, marked ✔. Intervals: 95 % Wilson.")
 

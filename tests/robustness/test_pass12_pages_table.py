@@ -23,8 +23,8 @@ class ScriptStopped(BaseException):
 
 def test_p12_d_a_stop_on_the_resume_call_leaves_no_running_run(tmp_path):
     from alict_core.runner import run_streaming
-    from alict_core.runner.stream import group_by_seed
     from alict_core.runner.store import unfinished_runs
+    from alict_core.runner.stream import group_by_seed
     from tests.robustness.support import small_cases
 
     cases = [dataclasses.replace(case, task="sentiment") for case in small_cases(8)]
@@ -44,3 +44,70 @@ def test_p12_d_a_stop_on_the_resume_call_leaves_no_running_run(tmp_path):
     run(stop_on("resuming after"))  # stopped at once when resumed
     found = unfinished_runs(tmp_path / "runs")
     assert [(p["status"], p["shards_done"]) for p in found] == [("failed", 1)], found
+
+
+# P12-A: a run holding a model that cannot be explained (stored predictions know only the run's texts, not LEMNA's
+# perturbed copies; an endpoint or version gone) had no Story at all: one error instead of every model's cards ------
+
+def test_p12_a_a_model_that_cannot_be_explained_leaves_the_other_cards(saved_run):
+    from alict_core.common.errors import ModelError
+    from alict_core.report import story as core_story
+    from alict_core.runner import RunResult
+
+    def load(name: str):
+        raise ModelError(f"model {name!r}: no stored prediction for 118 texts")
+
+    story = core_story.build_story(RunResult.load(saved_run), load)
+    assert story["candidates"], "vader fails some of the cases"
+    assert story["contributions"] == {}
+    reasons = set(story[core_story.UNEXPLAINED].values())
+    assert reasons == {"model 'vader': no stored prediction for 118 texts"}, reasons
+    core_story.save_story(saved_run, story)  # the reason is this server's, never saved with the run
+    saved = core_story.read_story(saved_run)
+    assert saved is not None and core_story.UNEXPLAINED not in saved
+
+
+# P12-E: story.json's checksum is a plain sha256 of its content: an editor computes it again. Edited values were
+# served — `samples` "200 [more](https://evil…)" as a live link in the Story's footnote, forged fail rates as the
+# run's — although docs/SECURITY.md says an edited story.json is never served ---------------------------------------
+
+def _forge_rates(story: dict) -> None:
+    for rate in story["rates"]:
+        rate.update(n_fail=0, fail_rate=0.0)
+
+
+RESEALED_TAMPERS = {
+    "samples-a-markdown-link": lambda s: s.update(samples="200 [more](https://evil.example/n)"),
+    "method-a-markdown-link": lambda s: s.update(method="lemna [Sign in](https://evil.example/s)"),
+    "forged-rates": _forge_rates,
+    "nan-rate": lambda s: [r.update(fail_rate=float("nan")) for r in s["rates"]],
+    "n-cases-a-float": lambda s: [r.update(n_cases=8.0) for r in s["rates"]],
+    "candidates-a-string": lambda s: s.update(candidates="x"),
+    "rates-missing-columns": lambda s: s.update(rates=[{"model": "vader"}]),
+    "n-excluded-a-word": lambda s: s.update(n_excluded="many"),
+    "contributions-a-list": lambda s: s.update(contributions=[]),
+    "samples-huge": lambda s: s.update(samples=10**12),
+    "a-text-a-number": lambda s: [c.update(text=5) for c in s["candidates"]],
+    "an-unknown-field": lambda s: s.update(note="<a href='https://evil.example'>x</a>"),
+}
+
+
+@pytest.mark.parametrize("tamper", list(RESEALED_TAMPERS))
+def test_p12_e_an_edited_story_with_its_checksum_recomputed_is_not_used(saved_run, tamper):
+    from alict_core.report import story as core_story
+
+    core_story.write_story(saved_run, None)
+    path = core_story.story_path(saved_run)
+    assert core_story.read_story(saved_run) is not None  # the honest story is used
+    story = json.loads(path.read_text())
+    assert story["candidates"] and story["rates"]
+    RESEALED_TAMPERS[tamper](story)
+    content = {k: v for k, v in story.items() if k not in core_story.INTEGRITY_KEYS}
+    story["sha256"] = core_story._content_sha256(content)  # what an editor does: the checksum holds no secret
+    path.write_text(json.dumps(story))
+    assert core_story.read_story(saved_run) is None
+
+
+def test_p12_e_the_story_footnote_is_drawn_as_text():
+    source = (ROOT / "pages" / "story.py").read_text(encoding="utf-8")
+    assert "{story['method']" not in source and "{story['samples']}" not in source
