@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,28 @@ def test_p12_e_an_edited_story_with_its_checksum_recomputed_is_not_used(saved_ru
 def test_p12_e_the_story_footnote_is_drawn_as_text():
     source = (ROOT / "pages" / "story.py").read_text(encoding="utf-8")
     assert "{story['method']" not in source and "{story['samples']}" not in source
+
+
+# P12-B: the run pickers' listing kept 1,024 runs in an LRU: a store of more runs missed every folder on every
+# listing, so each click on a run-picker page read the whole store again (3,000 runs: 15–24 s per click) ------------
+
+def test_p12_b_a_store_over_1024_runs_is_listed_again_without_reading_a_file(tmp_runs, monkeypatch):
+    from alict_app import runs
+
+    for i in range(1100):
+        folder = tmp_runs / f"{i:016x}"
+        folder.mkdir()
+        (folder / "meta.json").write_text(json.dumps({"run_id": folder.name}))
+        (folder / "request.json").write_text(json.dumps({
+            "status": "done", "finished": 1.7e9 + i,
+            "request": {"task": "sentiment", "lc_ids": ["sentiment-lc01"], "models": [{"name": "vader"}]}}))
+    runs._run_info_at.clear()
+    assert len(runs.list_runs("sentiment")) == 1100
+    reads = []
+    monkeypatch.setattr(runs, "read_json", lambda path: reads.append(path) or pytest.fail(f"read {path}"))
+    monkeypatch.setattr(runs, "copied_from", lambda folder: pytest.fail(f"read {folder}/meta.json"))
+    listed = runs.list_runs("sentiment")
+    assert len(listed) == 1100 and listed[0]["key"] == f"{1099:016x}"
+    assert runs.copied_runs() == {} and runs.unreadable_runs() == []
+    shutil.rmtree(tmp_runs / f"{5:016x}")  # a run removed from the store leaves the listing
+    assert len(runs.list_runs("sentiment")) == 1099
