@@ -137,3 +137,55 @@ def test_p12_b_a_store_over_1024_runs_is_listed_again_without_reading_a_file(tmp
     assert runs.copied_runs() == {} and runs.unreadable_runs() == []
     shutil.rmtree(tmp_runs / f"{5:016x}")  # a run removed from the store leaves the listing
     assert len(runs.list_runs("sentiment")) == 1099
+
+
+# P12-C: two sessions editing one workspace spec: the later "Overwrite" save replaced the earlier one unseen -------
+
+def _specs_page(lc: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.query_params["lc"] = lc
+    at.run()
+    return at.switch_page("pages/specs.py").run()
+
+
+def _save_title(at, title: str, revert: bool = False):
+    import re
+
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    if revert:
+        next(b for b in at.button if b.label == "Revert to the file on disk").click()
+        at = at.run()
+        editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    editor.set_value(re.sub(r"(?m)^title: .*$", f"title: {title}", editor.value))
+    at = at.run()
+    at.checkbox(key=f"save_overwrite::{editor.key}").check()
+    at = at.run()
+    at.button(key=f"save::{editor.key}").click()
+    return at.run()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+def test_p12_c_a_save_over_a_spec_changed_since_it_was_opened_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    saved = tmp_path / "ws" / "specs" / "sentiment" / "sentiment-lc05.yaml"
+    saved.parent.mkdir(parents=True)
+    saved.write_text((ROOT / "specs" / "sentiment" / "sentiment-lc05.yaml").read_text())
+
+    def title() -> str:
+        return next(line for line in saved.read_text().splitlines() if line.startswith("title:"))
+
+    first, second = _specs_page("sentiment-lc05"), _specs_page("sentiment-lc05")
+    second = _save_title(second, "Saved by the second session")
+    assert title() == "title: Saved by the second session"
+    first = _save_title(first, "Saved by the first session")
+    assert title() == "title: Saved by the second session"  # not replaced unseen
+    assert any("changed on disk since you opened it" in e.value for e in first.error), [e.value for e in first.error]
+    first = _save_title(first, "Saved by the first session, after a look", revert=True)  # the way out
+    assert title() == "title: Saved by the first session, after a look"
+    first = _save_title(first, "Saved again by the first session")  # its own save is no change by another
+    assert title() == "title: Saved again by the first session"
+    assert not first.exception
