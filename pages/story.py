@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app import charts, run_picker, state, story_data, widgets
+from alict_app import charts, run_picker, runs, state, story_data, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.analysis.explore import plain_capability
@@ -63,6 +63,11 @@ def main() -> None:
     task = state.get("task")
     key = run_picker.run_picker(task, none_hint="a run made on the Run page appears here")
     if key is None:
+        return
+    if runs.is_big(key):  # no story file for those, and computing one here would load the whole run (minutes, GBs)
+        st.info(f"This run has {runs.reader(key).n_rows():,} case × model rows, over the Story's limit of "
+                f"{runs.BIG_ROWS:,}: the Story tells runs up to that size. The **Failures** page pages through this "
+                "one.")
         return
     story = story_data.load(key)  # precomputed when the run finished (alict_core.report.story)
     disputed: set[tuple[str, str]] = set()

@@ -189,3 +189,26 @@ def test_p12_c_a_save_over_a_spec_changed_since_it_was_opened_is_refused(tmp_pat
     first = _save_title(first, "Saved again by the first session")  # its own save is no change by another
     assert title() == "title: Saved again by the first session"
     assert not first.exception
+
+
+# P12-F: the Story page of a run over the big-run threshold (no story file for those) loaded the whole run to build
+# one: 210,000 rows, 60 s and 860 MB for one view of the demo's opening page ----------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+def test_p12_f_the_story_of_a_big_run_is_not_built_by_loading_it_whole(tmp_runs, saved_run, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from alict_app import runs
+
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
+    shutil.copytree(saved_run, tmp_runs / run_id)
+    monkeypatch.setattr(runs, "BIG_ROWS", 4)  # the run has 8 case × model rows: a big run here
+    monkeypatch.setattr(runs, "load_run", lambda key: pytest.fail(f"loaded run {key} whole"))
+    monkeypatch.setenv("ALICT_DEMO_MODE", "1")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["run"] = run_id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("over the Story's limit" in i.value for i in at.info), [i.value for i in at.info]
