@@ -9,6 +9,7 @@ hash (known before running) finds a finished run again; a link ``?run=<run id or
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -163,9 +164,10 @@ def run_info(key: str) -> dict[str, Any]:
 
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
     """Finished runs of the store, app and CLI alike (newest first), with their request and finish time. A folder
-    that holds another run (a hand copy or rename, ``copied_runs``) is not listed: its id is not the run's."""
-    rows = [info for info in _store_infos() if info.get("copied_from") is None and info.get("unreadable") is None
-            and (task is None or info["request"].get("task") == task)]
+    that holds another run (a hand copy or rename, ``copied_runs``) is not listed: its id is not the run's. The rows
+    share their nested values with the listing's cache: read them, do not change them."""
+    rows = [dict(info) for info in _store_infos() if info.get("copied_from") is None
+            and info.get("unreadable") is None and (task is None or info["request"].get("task") == task)]
     return sorted(rows, key=lambda r: r.get("finished", 0), reverse=True)
 
 
@@ -184,11 +186,15 @@ def unreadable_runs() -> list[str]:
 def _store_infos() -> Iterator[dict[str, Any]]:
     """``_run_info_at`` of every readable run-store folder; a folder named ``.…`` is a run being written (or left by
     a killed writer) and is left out."""
-    for folder in run_folders(runs_root()):
+    root = runs_root()
+    seen = set()
+    for folder in run_folders(root):
+        seen.add(str(folder))
         try:
             yield _run_info_at(str(folder), _info_stamp(folder))
         except (ValueError, KeyError, OSError):
             continue
+    _run_info_at.forget_others(root, seen)  # folders removed from the store
 
 
 def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
@@ -203,10 +209,42 @@ def _info_stamp(folder: Path) -> tuple[tuple[int, int], ...]:
     return tuple(stamps)
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _run_info_at(folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, Any]:
-    """``run_info`` of the run in ``folder``, read again only when its files change (``stamp``): listing the runs
-    on every page switch reads no file. A folder that holds another run: ``{"copied_from": <the id it holds>}``."""
+class _InfoCache:
+    """``_read_run_info`` per run-store folder, kept until the folder's files change (its stamp) or it leaves the
+    store: one entry per folder, whatever the store's size. (A fixed-size LRU of 1,024 entries missed every folder
+    of a larger store on every listing — each click on a run-picker page read the whole store again: pass 12.)"""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple[tuple[int, int], ...], dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, folder: str, stamp: tuple[tuple[int, int], ...]) -> dict[str, Any]:
+        with self._lock:
+            hit = self._entries.get(folder)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        info = _read_run_info(folder)  # an error is not kept: the folder is read again next time
+        with self._lock:
+            self._entries[folder] = (stamp, info)
+        return info
+
+    def forget_others(self, root: Path, kept: set[str]) -> None:
+        """Drop the entries of folders of ``root`` not in ``kept`` (removed from the store)."""
+        with self._lock:
+            for folder in [f for f in self._entries if Path(f).parent == root and f not in kept]:
+                del self._entries[folder]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_run_info_at = _InfoCache()
+
+
+def _read_run_info(folder: str) -> dict[str, Any]:
+    """``run_info`` of the run in ``folder`` (``_run_info_at`` reads it again only when its files change: listing
+    the runs on every page switch reads no file). A folder that holds another run: ``{"copied_from": <its id>}``."""
     recorded = copied_from(Path(folder))
     if recorded is not None:
         return {"key": Path(folder).name, "copied_from": recorded, "request": {}}

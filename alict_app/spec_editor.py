@@ -14,8 +14,17 @@ from alict_core.common.hashing import hash_text
 SAVED = "_alict_spec_saved"  # {"lc", "path"} of the spec just saved (shown after the page is redrawn)
 
 
+BASES = "spec_bases"  # editor key -> the spec file's text when this session opened (or last saved, reverted) it
+
+
+def opened_from(editor_key: str, original: str) -> None:
+    """Remember the text of the file the editor ``editor_key`` was opened from (the first time only)."""
+    st.session_state.setdefault(BASES, {}).setdefault(editor_key, original)
+
+
 def reset_editor(editor_key: str, original: str) -> None:
     st.session_state[editor_key] = original
+    st.session_state.setdefault(BASES, {})[editor_key] = original
 
 
 def discard_copy(spec: Any, editor_key: str) -> None:
@@ -23,6 +32,18 @@ def discard_copy(spec: Any, editor_key: str) -> None:
     spec_store.discard_user_copy(spec)
     st.session_state.pop(editor_key, None)
     st.session_state.get("spec_drafts", {}).pop(editor_key, None)
+    st.session_state.get(BASES, {}).pop(editor_key, None)
+
+
+def changed_since_opened(target: Any, editor_key: str) -> bool:
+    """Whether the spec's own workspace file ``target`` now differs from the text this session opened (another
+    session, or a hand edit, saved it since): an overwrite would replace that change unseen."""
+    base = st.session_state.get(BASES, {}).get(editor_key)
+    try:
+        current = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # no file (nothing to lose), or one the save names itself
+    return base is not None and current.rstrip("\n") != base.rstrip("\n")
 
 
 def checked_spec(spec: Any, text: str) -> Any:
@@ -82,20 +103,33 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
               args=(f"spec_save::{editor_key}",))
     if presses.take(f"spec_save::{editor_key}"):  # noted by the callback: a return value can lose the press
         with guarded("saving the spec"):
-            save(task, name, text, parsed.id, overwrite)
+            save(task, name, text, parsed.id, overwrite, opened=(spec.id, editor_key))
     if saved:
         st.success(f"Saved {literal(saved['path'])}")
 
 
-def save(task: str, name: str, text: str, spec_id: str, overwrite: bool) -> None:
-    """Save the editor's text into the workspace (the core checks name and overwrite), then redraw the page."""
+def save(task: str, name: str, text: str, spec_id: str, overwrite: bool,
+         opened: tuple[str, str] | None = None) -> None:
+    """Save the editor's text into the workspace (the core checks name and overwrite), then redraw the page.
+    ``opened``: (the edited spec's id, its editor key): an overwrite of that spec's own workspace file is refused
+    when the file changed since this session opened it (two editors of one spec: the later save replaced the
+    earlier one unseen)."""
     directory = spec_store.save_dir(task)
-    refusal = specs_io.save_refusal(specs_io.spec_target(directory, name), spec_id, overwrite)
+    target = specs_io.spec_target(directory, name)
+    refusal = specs_io.save_refusal(target, spec_id, overwrite)
+    if refusal is None and opened is not None and target == specs_io.spec_target(directory, opened[0]) \
+            and changed_since_opened(target, opened[1]):
+        refusal = ("error", f"{literal(target.name)} changed on disk since you opened it (saved from another "
+                            "session or by hand); saving now would replace that change unseen. Nothing was saved. "
+                            "Your text stays in the editor: copy it, press “Revert to the file on disk” to see the "
+                            "file as it is now, then apply your change again.")
     if refusal is not None:
         kind, message = refusal
         (st.error if kind == "error" else st.warning)(message)
         return
     path = specs_io.save_spec_text(directory, name, text, overwrite=overwrite)
+    if opened is not None:
+        st.session_state.setdefault(BASES, {})[opened[1]] = text  # this session's own save is what it has seen
     st.session_state[SAVED] = {"lc": spec_id, "path": str(path)}
     st.session_state.get("spec_drafts", {}).pop(f"spec_yaml::{task}::{spec_id}", None)
     st.rerun()  # redraw from the top: the list and the picker include the saved spec

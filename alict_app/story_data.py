@@ -84,6 +84,7 @@ def cards(key: str, story: dict[str, Any], disputed: set[tuple[str, str]],
     reviewed = {keyed[k] for k in confirmed if k in keyed}
     top = trustworthy_failures(candidates, excluded=excluded, reviewed=reviewed, per_model=core_story.CARDS)
     core_story.explain_cards(story, top, model_loader(key))
-    top["contributions"] = [story["contributions"][core_story.contribution_key(str(m), str(t))]
-                            for m, t in zip(top["model"], top["text"], strict=True)]
+    keys = [core_story.contribution_key(str(m), str(t)) for m, t in zip(top["model"], top["text"], strict=True)]
+    top["contributions"] = [story["contributions"].get(k) for k in keys]  # None: the model could not be explained
+    top["unexplained"] = [story.get(core_story.UNEXPLAINED, {}).get(k, "") for k in keys]
     return top, int(story["n_excluded"]) + len(excluded)

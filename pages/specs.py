@@ -27,6 +27,7 @@ def main() -> None:
     drafts = st.session_state.setdefault("spec_drafts", {})
     if editor_key not in st.session_state:
         st.session_state[editor_key] = drafts.get(editor_key, original)
+    spec_editor.opened_from(editor_key, original)  # the file as this session saw it: a save checks it is unchanged
 
     left, right = st.columns([3, 2])
     with left:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from alict_app import charts, run_picker, state, story_data, widgets
+from alict_app import charts, run_picker, runs, state, story_data, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_core.analysis.explore import plain_capability
@@ -38,6 +38,9 @@ def failure_card(row: pd.Series) -> None:
         st.markdown(f"Expected **{literal(row['expected'])}**, "
                     f"the model says **{literal(row['predicted'])}**{confidence}.")
         contributions = row["contributions"]
+        if contributions is None:  # e.g. stored predictions: they answer the run's texts, not perturbed copies
+            st.caption(f"No word colours: this model could not be explained here ({literal(row['unexplained'])})")
+            return
         st.markdown(charts.contributions_html(contributions["tokens"], contributions["scores"]),
                     unsafe_allow_html=True)
         st.caption(f"red words push the model towards “{literal(row['predicted'])}”, blue words away¹")
@@ -61,6 +64,11 @@ def main() -> None:
     key = run_picker.run_picker(task, none_hint="a run made on the Run page appears here")
     if key is None:
         return
+    if runs.is_big(key):  # no story file for those, and computing one here would load the whole run (minutes, GBs)
+        st.info(f"This run has {runs.reader(key).n_rows():,} case × model rows, over the Story's limit of "
+                f"{runs.BIG_ROWS:,}: the Story tells runs up to that size. The **Failures** page pages through this "
+                "one.")
+        return
     story = story_data.load(key)  # precomputed when the run finished (alict_core.report.story)
     disputed: set[tuple[str, str]] = set()
     confirmed: set[tuple[str, str]] = set()
@@ -77,7 +85,8 @@ def main() -> None:
         for column, (_, row) in zip(st.columns(len(group)), group.iterrows(), strict=True):
             with column:
                 failure_card(row)
-    st.caption(f"¹ Word colours: {story['method'].upper()} explanations ({story['samples']} perturbed copies of each "
+    st.caption(f"¹ Word colours: {literal(str(story['method']).upper())} explanations ({int(story['samples'])} "
+               f"perturbed copies of each "
                f"sentence). Cards show only failures that pass the validity checks and whose expected label no "
                f"reviewer disputed ({left_out} left out); reviewed cases come first, marked ✔. Intervals: 95 % Wilson.")
 

@@ -10,8 +10,9 @@ contributions yet is explained at that moment and the story saved again.
 A plain JSON file, written atomically, keyed by the run id (``meta.json``) and bound to the run's content: it
 records the sha256 of the run's ``manifest.json`` and a sha256 of its own content. A story of another run id,
 another ``STORY_VERSION``, another version of the run, or one edited or damaged since it was written (forged
-fail rates, a wrong type anywhere) is not used: the page computes it again from the verified run. Runs over
-``LARGE_ROWS`` case × model rows get no story file.
+fail rates, a wrong type anywhere) is not used: the page computes it again from the verified run. The sha256 holds
+no secret (an editor computes it again), so every field is also checked (types, bounds) and the fail rates against
+the run's verified ``summary.csv``. Runs over ``LARGE_ROWS`` case × model rows get no story file.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import json
 import logging
 import math
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
 
 from alict_core.common.errors import AlictError
 
@@ -113,15 +115,27 @@ def contribution_key(model: str, text: str) -> str:
     return f"{model}\n{text}"
 
 
+UNEXPLAINED = "unexplained"  # card key -> why its words could not be explained (this server's copy only, never saved)
+
+
 def explain_cards(story: dict[str, Any], cards: pd.DataFrame, load_model: ModelLoader) -> int:
-    """Add the missing word contributions of ``cards`` to ``story``; return how many were added."""
+    """Add the missing word contributions of ``cards`` to ``story``; return how many were added. A model that
+    cannot be explained (stored predictions know only the run's texts, not the perturbed copies; an endpoint or a
+    version gone) leaves its cards without word colours, with the reason under ``UNEXPLAINED``: one such model
+    never takes the other models' cards (or the whole Story) down."""
     added = 0
+    unexplained = story.setdefault(UNEXPLAINED, {})
     for model_name, text in zip(cards["model"], cards["text"], strict=True):
         key = contribution_key(str(model_name), str(text))
-        if key not in story["contributions"]:
+        if key in story["contributions"] or key in unexplained:
+            continue
+        try:
             story["contributions"][key] = explain_text(load_model(str(model_name)), str(text), story["method"],
                                                        int(story["samples"]))
-            added += 1
+        except AlictError as exc:
+            unexplained[key] = str(exc)
+            continue
+        added += 1
     return added
 
 
@@ -167,7 +181,85 @@ def read_story(run_dir: str | Path) -> dict[str, Any] | None:
         log.warning("story of %s not used: it does not match its run or its checksum (edited or damaged); "
                     "computing it again", folder)
         return None
+    # the checksum is no seal against an editor (anyone who can edit the file can compute it again): every value is
+    # checked for its type, and the fail rates against the run's verified summary.csv
+    problem = _story_problem(story, folder)
+    if problem is not None:
+        log.warning("story of %s not used: %s (edited); computing it again", folder, problem)
+        return None
     return story
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _StoryRate(_Strict):
+    lc_id: str
+    lc_title: str
+    capability: str
+    model: str
+    n_cases: int = Field(ge=0)
+    n_fail: int = Field(ge=0)
+    fail_rate: float = Field(ge=0, le=1, allow_inf_nan=False)
+
+
+class _StoryCandidate(_Strict):
+    case_id: str
+    lc_id: str
+    lc_title: str
+    capability: str
+    kind: str
+    model: str
+    text: str
+    seed_text: str | None
+    expected: str
+    predicted: str
+    confidence: float | None = Field(ge=0, le=1, allow_inf_nan=False)
+    failed: bool
+    pass_to_fail: bool | None
+
+
+class _StoryContribution(_Strict):
+    tokens: list[str]
+    scores: list[float]
+
+
+class _StoryFile(_Strict):
+    version: int
+    run_id: str
+    method: Literal["lemna"]  # EXPLAINER: the only method a story is computed with
+    samples: int = Field(ge=1, le=20_000)
+    n_excluded: int = Field(ge=0)
+    rates: list[_StoryRate]
+    candidates: list[_StoryCandidate]
+    contributions: dict[str, _StoryContribution]
+    run_manifest_sha256: str
+    sha256: str
+
+
+def _story_problem(story: Mapping[str, Any], folder: Path) -> str | None:
+    """Why a story file that passed its checksum is still not the run's (a wrong type or bound anywhere, fail rates
+    other than the run's summary.csv says), else None."""
+    from pydantic import ValidationError
+
+    from alict_core.common.csvsafe import read_csv
+
+    try:
+        _StoryFile.model_validate(dict(story))
+    except ValidationError as exc:
+        return f"not a story ({exc.error_count()} wrong field(s))"
+    try:
+        summary = read_csv(folder / "summary.csv")
+        counted = summary.groupby(["lc_id", "model"])[["n_cases", "n_fail"]].sum()
+        truth = {(str(lc), str(model)): (int(row["n_cases"]), int(row["n_fail"]))
+                 for (lc, model), row in counted.iterrows()}
+    except (OSError, ValueError, KeyError):
+        return "the run's summary.csv cannot be read"
+    told = {(r["lc_id"], r["model"]): (r["n_cases"], r["n_fail"]) for r in story["rates"]}
+    if told != truth:
+        return "its fail rates are not the run's (summary.csv)"
+    return None
 
 
 def save_story(run_dir: str | Path, story: Mapping[str, Any]) -> bool:
@@ -178,7 +270,8 @@ def save_story(run_dir: str | Path, story: Mapping[str, Any]) -> bool:
     from alict_core.common.jsonl import _default
 
     # as read back: numpy values and tuples in their JSON form, so the checksum is the one read_story computes
-    content = json.loads(json.dumps({k: v for k, v in story.items() if k not in INTEGRITY_KEYS}, default=_default))
+    content = json.loads(json.dumps({k: v for k, v in story.items() if k not in (*INTEGRITY_KEYS, UNEXPLAINED)},
+                                    default=_default))
     sealed = {**content, "run_manifest_sha256": _manifest_sha256(folder), "sha256": _content_sha256(content)}
     try:
         write_json(story_path(folder), sealed)

@@ -337,11 +337,13 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool)
                 _write_progress(work, state)
-                if progress:
-                    progress(state["cases_done"], run_hash.n, state["message"])
-                _execute(pool, init, work, sizes, set(done), state, progress, should_stop)
-                _finish(work, run_id, described, sizes, state, started, pool, shard_size,
-                        {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
+                with _ended_if_raised(work, state):  # a stop here (the app's Cancel, a task switch) or a failure
+                    if progress:                     # never leaves "running" with a live pid: a phantom run
+                        progress(state["cases_done"], run_hash.n, state["message"])
+                _execute(pool, init, work, sizes, set(done), state, progress, should_stop)  # records its own end
+                with _ended_if_raised(work, state):
+                    _finish(work, run_id, described, sizes, state, started, pool, shard_size,
+                            {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
                 if work != folder:
                     from alict_core.common.manifest import replace_dir
 
@@ -424,6 +426,17 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
     finally:
         _STOP_HOOKS.pop(key, None)
         stop_file.unlink(missing_ok=True)
+
+
+@contextmanager
+def _ended_if_raised(folder: Path, state: dict[str, Any]) -> Iterator[None]:
+    """Record the run as failed when the block raises anything (a BaseException too: the app's script stopped by
+    Streamlit), so progress.json never stays "running" for a writer that has moved on."""
+    try:
+        yield
+    except BaseException as exc:
+        _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
+        raise
 
 
 def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: str) -> None:
