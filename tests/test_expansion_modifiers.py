@@ -86,6 +86,7 @@ def test_blind_study_rejections_are_refused(corpus, text, position, reason):
     ("she grew from a shy girl to so strong , determined queen .", 7, "predicatively"),  # attributive "so"
     ("the film is smart , especially funny and warm .", 5, "list of adjectives"),  # one member of a list
     ("the film shows us why it is so compelling .", 7, "'why' opens"),  # presupposes "very compelling"
+    ("i reject the notion that people are indeed obligated to pay .", 7, "'that' opens"),  # reported, not asserted
     ("the plot is so predictable , but the ending works .", 3, "contrast"),  # tips a mixed verdict
     ("the joke surely is indeed old .", 4, "stacked"),  # stacked on the adverb "surely"
     ("the best thing is indeed that it is watchable .", 4, "before a clause"),

@@ -133,7 +133,10 @@ def pool_candidate(tokens: Sequence[str], position: int, slot_tag: str, word: st
 def _clause_problem(tokens: Sequence[str], tags: Sequence[str], p: int, word: str, kind: str) -> str | None:
     """A degree or emphasis word after a relative or question word, or a degree word in a sentence with a
     contrast (study12: "why it 's [so] compelling", "[so] predictable in the reassuring …, but …")."""
-    opener = next((t for t, tag in zip(tokens[:p], tags[:p], strict=True) if tag in OPENER_TAGS), None)
+    # a relative or question word, or the content clause of a noun ("the notion that …")
+    opener = next((t for i, (t, tag) in enumerate(zip(tokens[:p], tags[:p], strict=True))
+                   if tag in OPENER_TAGS or (tag == "IN" and t.lower() == "that" and i > 0
+                                             and tags[i - 1] in NOUN_TAGS)), None)
     if opener is not None:
         return f"{word!r} in the clause {opener!r} opens changes what is reported or presupposed"
     contrast = next((t for i, t in enumerate(tokens) if i != p and t.lower() in CONTRASTS), None)
