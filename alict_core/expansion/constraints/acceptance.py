@@ -42,8 +42,8 @@ from alict_core.expansion.constraints.modifiers import DEFAULTS as MODIFIER_DEFA
 from alict_core.expansion.constraints.modifiers import attested_modifier_problem
 
 # part of the expansion key: bump when a check or a default changes (2: attested_modifier; 3: its clause, list and
-# predicative rules after study12)
-CONSTRAINTS_VERSION = "3"
+# predicative rules after study12; 4: a noun's content clause)
+CONSTRAINTS_VERSION = "4"
 OPEN_CLASS_TAGS = ("JJ", "RB", "NN")
 COORDINATORS = frozenset({"and", "or", "nor", "but"})
 CONTENT_TAG_PREFIXES = ("NN", "JJ", "VB", "RB", "CD", "FW")
