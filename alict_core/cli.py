@@ -85,6 +85,13 @@ def _configure_logging() -> None:
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
         logger.addHandler(_StderrHandler())
         logger.setLevel(logging.WARNING)
+    # the PostgreSQL driver logs its own clean-up after a refused statement ("error ignored terminating
+    # <psycopg.Pipeline [INERROR] ...>: pipeline aborted"); Python printed that raw on stderr beside the command's
+    # one message (no handler anywhere: logging's last resort). A handler of the application's, if any, still
+    # gets it (the record propagates); the terminal does not.
+    driver = logging.getLogger("psycopg")
+    if not any(isinstance(h, logging.NullHandler) for h in driver.handlers):
+        driver.addHandler(logging.NullHandler())
 
 
 def check_utf8_inputs(argv: list[str], environ: dict[str, str]) -> None:

@@ -79,11 +79,13 @@ def print_report(out: str | None, as_json: bool = False) -> None:
     from alict_core.models import artefacts
 
     rows = artefacts.report(out)
+    versions = _versions(out)
     if as_json:
-        print(json.dumps(rows, indent=1, default=str))
+        print(json.dumps(rows + [{"target": "version", **v} for v in versions], indent=1, default=str))
         return
     if not rows:
         print("no model artefact is built; run `alict build missing --profile quick`")
+        _print_versions(versions)
         print_pending(out)
         print_defaults()
         return
@@ -98,8 +100,35 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         print(f"{mark}{row['target']:<11} {row['profile']:<7} steps {steps!s:<6} "
               f"{_figures_text(row['target'], row['figures'])}")
     print("(* = used at run time; legacy = built by the earlier time-capped scripts, no manifest)")
+    _print_versions(versions)
     print_pending(out)
     print_defaults()
+
+
+def _versions(out: str | None) -> list[dict]:
+    """The hardened model versions the runtime would use (those of the default models folder), each checked."""
+    from pathlib import Path
+
+    from alict_core.common.config import models_dir
+
+    if out is not None and Path(out).resolve() != models_dir().resolve():
+        return []
+    if not (models_dir() / "versions").is_dir():  # a report never writes (versions_root() makes the folder)
+        return []
+    from alict_core.harden.versions import versions_report
+
+    return versions_report()
+
+
+def _print_versions(versions: list[dict]) -> None:
+    if not versions:
+        return
+    print("hardened model versions (`harden train`):")
+    for v in versions:
+        if "error" in v:
+            print(f"  {v['name']}  BROKEN: {v['error']}")
+        else:
+            print(f"  {v['name']}  {v['task']}, {v['kind']}, parent {v['parent']}: OK")
 
 
 def print_pending(out: str | None) -> None:

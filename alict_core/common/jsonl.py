@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import glob
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ def new_temp_file(path: Path) -> Path:
         keep = stat.S_IMODE(replaced.st_mode) & 0o777 if stat.S_ISREG(replaced.st_mode) else None
     except OSError:
         keep = None
-    stem = os.fsencode(path.name)[:NAME_MAX - 18].decode(errors="ignore")  # "." + ".<12 hex>.tmp" must fit too
+    stem = _temp_stem(path.name)
     while True:
         token = secrets.token_hex(3)
         tmp = path.parent / f".{stem}.{token}{_temp_seal(stem, token)}.tmp"
@@ -47,6 +48,11 @@ def new_temp_file(path: Path) -> Path:
         finally:
             os.close(fd)
         return tmp
+
+
+def _temp_stem(name: str) -> str:
+    """The part of a target's name its temporary files carry: "." + ".<12 hex>.tmp" must fit too."""
+    return os.fsencode(name)[:NAME_MAX - 18].decode(errors="ignore")
 
 
 def _temp_seal(stem: str, token: str) -> str:
@@ -65,12 +71,14 @@ def is_own_temp_file(path: Path) -> bool:
             and Path(path).is_file() and not Path(path).is_symlink())
 
 
-def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0) -> int:
+def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | None = None) -> int:
     """Remove the temporary files of killed writers in ``parent`` older than ``max_age_s`` (only names this program
     made and sealed, never a user's file, never a younger one a writer may still be filling); how many were removed.
-    A writer killed during a save leaves its hidden ``.<name>.<token>.tmp`` (the target keeps its old content)."""
+    A writer killed during a save leaves its hidden ``.<name>.<token>.tmp`` (the target keeps its old content).
+    ``name``: only the temporary files of that target (what :func:`atomic_path` removes before each write)."""
     now, removed = time.time(), 0
-    for tmp in Path(parent).glob(".*.tmp"):
+    pattern = ".*.tmp" if name is None else f".{glob.escape(_temp_stem(name))}.*.tmp"
+    for tmp in Path(parent).glob(pattern):
         try:
             if is_own_temp_file(tmp) and now - tmp.lstat().st_mtime > max_age_s:
                 tmp.unlink()
@@ -93,6 +101,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: the node (or link) would be replaced
         raise AlictError(f"{str(path)!r} is a device, pipe or socket, not a file; give a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temp_files(path.parent, name=path.name)  # those of writes of this file killed before their rename
     tmp_path = new_temp_file(path)
     try:
         yield tmp_path

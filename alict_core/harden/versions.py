@@ -136,6 +136,51 @@ def _factory(name: str, info: dict[str, Any]):
     return factory
 
 
+class _NoEncoder:
+    """Stands in for the shared MiniLM encoder when a version's head is only checked (never used to predict)."""
+
+    fingerprint = "unchecked"
+
+
+def check_version(name: str) -> None:
+    """Everything :func:`_factory` checks before a version predicts, without loading an encoder or weights: its
+    record, the hashes of its model files, and for an embedded version its ``meta.json`` and ``head.npz`` (one
+    AlictError naming the version and file)."""
+    folder = version_dir(name)
+    if not (folder / VERSION_FILE).is_file():
+        raise AlictError(f"model version {name!r}: {VERSION_FILE} is missing; retrain it or remove its folder")
+    info = _read_record(folder / VERSION_FILE, name)
+    check_version_files(name, info, folder)
+    if info["kind"] != "embedded":
+        if not (folder / "model").is_dir():
+            raise AlictError(f"model version {name!r}: its model/ folder is missing; retrain it")
+        return
+    from alict_core.models.embedded import EmbeddingHeadModel
+
+    model = EmbeddingHeadModel(name, folder, encoder=_NoEncoder())
+    if isinstance(info.get("labels"), list) and list(model.labels) != info["labels"]:
+        raise AlictError(f"model version {name!r}: meta.json labels {list(model.labels)} differ from those "
+                         f"recorded in {VERSION_FILE} ({info['labels']}); the version was edited: retrain it")
+
+
+def versions_report() -> list[dict[str, Any]]:
+    """Every stored version folder (``build --report``): name, task, parent, and ``error`` when it cannot be used
+    (damaged, edited or half-copied): the listing leaves such a version out, a run refuses it."""
+    rows = []
+    for folder in sorted(versions_root().iterdir()):
+        if not folder.is_dir() or folder.name.startswith("."):
+            continue
+        row: dict[str, Any] = {"name": folder.name}
+        try:
+            check_version(folder.name)
+            info = _read_record(folder / VERSION_FILE, folder.name)
+            row.update(task=info["task"], parent=info["parent"], kind=info["kind"])
+        except AlictError as exc:
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
 def hf_weights_hash(folder: str | Path) -> str:
     """Content hash of a Hugging Face model folder's weight and config files (what retraining starts from)."""
     from alict_core.common.hashing import hash_files

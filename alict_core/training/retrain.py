@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json, hash_text
 from alict_core.common.jsonl import new_temp_file, write_json
+from alict_core.common.manifest import clean_stale, replace_dir, staging_dir
 from alict_core.harden.export import check_export_test_split, export_settings, read_split
 from alict_core.harden.versions import (
     FILES_KEY,
@@ -159,15 +159,17 @@ def _version_name(parent: str, parent_fingerprint: str, data_hash: str, original
 
 
 def _stage(name: str) -> tuple[Path, Path]:
+    """The version's folder and a new staging folder beside it: a sealed ``.<name>.tmp-*`` name with the usual
+    permissions (``mkdtemp`` made it, and so every version, private 0700, and its unsealed name was never
+    cleaned); those of trainings killed over an hour ago are removed first."""
     target = version_dir(name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    return target, Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    clean_stale(target.parent)
+    return target, staging_dir(target.parent, f".{target.name}.tmp-")
 
 
 def _commit(staging: Path, target: Path) -> None:
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(staging, target)
+    replace_dir(staging, target)  # old version or new one, never none (a kill between rmtree and rename was)
 
 
 def hf_model_folder(model_dir: str | Path) -> Path:
