@@ -113,6 +113,8 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
         name = task_name or str(row.get("task") or "")
         if not name:
             raise ReviewError(f"{where}: no task column; pass --task")
+        if not name.isprintable() or len(name) > 200:  # a NUL reached PostgreSQL, whose message named no line
+            raise ReviewError(f"{where}: task name {name[:40]!r} holds control characters or is over 200 characters")
         if name not in items_by_task:
             task = store.task(name)
             items_by_task[name] = {(i.case_id, i.text_hash): i for i in store.items(task.id)}

@@ -160,3 +160,23 @@ def test_d_build_report_lists_each_version_and_names_a_broken_one(cli, version):
     outcome = cli("build", "--report", "--json")
     (row,) = [r for r in json.loads(outcome.out) if r.get("target") == "version"]
     assert row["name"] == name and "head.npz" in row["error"]
+
+
+# E (left by p12kill, fixed by the lead): a NUL in a judgement file's task column reached the database -------------
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not PG_URL, reason="set ALICT_TEST_REVIEW_PG_URL (scripts/with_postgres.sh)"))])
+def test_e_a_control_character_in_the_task_column_is_named_with_its_line(cli, tmp_path, backend):
+    """Was (PostgreSQL): exit 2 "refused a value (PostgreSQL text fields cannot contain NUL …)" naming no file or
+    line. Now the row is refused before any query, with the file and line, on every database."""
+    import csv
+
+    url = _db_url(tmp_path, backend)
+    rows = _form_rows(cli, tmp_path, url)
+    form = tmp_path / "filled.csv"
+    with open(form, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerow({**rows[0], "task": "study\x00x", "reviewer": "ann", "relevance": "4", "label_score": "4"})
+    result = cli("review", "import", str(form), "--db", url)
+    assert result.code == 2 and "filled.csv:2" in result.err and "task name" in result.err, result.err
