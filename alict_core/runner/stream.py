@@ -421,7 +421,7 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
         raise RunCancelled(f"run stopped after {state['shards_done']} of {state['n_shards']} shards "
                            "(finished shards are kept; run again to resume)") from exc
     except BaseException as exc:
-        _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
+        _end_unfinished(folder, state, *_ending(exc, state))
         raise
     finally:
         _STOP_HOOKS.pop(key, None)
@@ -430,13 +430,22 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
 
 @contextmanager
 def _ended_if_raised(folder: Path, state: dict[str, Any]) -> Iterator[None]:
-    """Record the run as failed when the block raises anything (a BaseException too: the app's script stopped by
+    """Record the run's end when the block raises anything (a BaseException too: the app's script stopped by
     Streamlit), so progress.json never stays "running" for a writer that has moved on."""
     try:
         yield
     except BaseException as exc:
-        _end_unfinished(folder, state, "failed", str(exc)[:500] or type(exc).__name__)
+        _end_unfinished(folder, state, *_ending(exc, state))
         raise
+
+
+def _ending(exc: BaseException, state: dict[str, Any]) -> tuple[str, str]:
+    """Status and message of a run ended by ``exc``: an error is a failure with its message; anything else (the
+    app's script stopped by a Cancel, a task or page switch; Ctrl-C; exit) is a stop that a re-run resumes."""
+    if isinstance(exc, Exception):
+        return "failed", str(exc)[:500] or type(exc).__name__
+    return "cancelled", (f"stopped after {state['shards_done']} of {state['n_shards']} shards before it finished; "
+                         "run again to resume")
 
 
 def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: str) -> None:

@@ -44,7 +44,8 @@ def test_p12_d_a_stop_on_the_resume_call_leaves_no_running_run(tmp_path):
     run(stop_on("shard 1/2 done"))  # one shard finished: a run to resume
     run(stop_on("resuming after"))  # stopped at once when resumed
     found = unfinished_runs(tmp_path / "runs")
-    assert [(p["status"], p["shards_done"]) for p in found] == [("failed", 1)], found
+    assert [(p["status"], p["shards_done"]) for p in found] == [("cancelled", 1)], found
+    assert "run again to resume" in found[0]["message"], found  # a stop, not a failure with the message "None"
 
 
 # P12-A: a run holding a model that cannot be explained (stored predictions know only the run's texts, not LEMNA's
