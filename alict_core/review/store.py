@@ -985,8 +985,8 @@ class ReviewStore:
                                  or not 1 <= rule.min_agreeing <= MAX_MIN_AGREEING):
             raise ReviewError(f"the review database holds a damaged write-back rule of {suite_task!r} (at least "
                               f"{str(rule.min_agreeing)[:40]!r} agreeing reviewers, not a whole number from 1 to "
-                              f"{MAX_MIN_AGREEING}); it was changed outside ALiCT: restore a copy or use another review "
-                              "database ($ALICT_REVIEW_DB_URL or --db)")
+                              f"{MAX_MIN_AGREEING}); it was changed outside ALiCT: restore a copy or use another "
+                              "review database ($ALICT_REVIEW_DB_URL or --db)")
         return rule
 
     def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str | None = None) -> WritebackRule:
