@@ -122,3 +122,49 @@ def test_d_a_built_model_folder_is_not_replaced_by_an_export(cli, tmp_path, buil
     """`report --export <a built model folder>` is refused naming what the folder holds."""
     outcome = cli("report", str(saved_run), "--export", str(built_model))
     assert_clean_error(outcome, 2, "holds a built model")
+
+
+# F: a resumed shard loop joins only parts as they were written ------------------------------------------------------
+
+PAIRS = [("The film is good .", "The film is not good at all ."), ("A great movie .", "A great movie , sadly not ."),
+         ("I love this film .", "I hardly love this film ."), ("Nice acting .", "Nice acting , but boring .")]
+
+
+@pytest.fixture()
+def pairs_run(cli, tmp_path) -> Path:
+    """A vader run of 4 seeds and 4 expansions with pass-to-fail pairs in LC 'my-lc'."""
+    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
+    rows = []
+    for i, (seed, expansion) in enumerate(PAIRS):
+        common = {"lc_id": "my-lc", "seed_id": f"s{i}", "expected": expected, "test_type": "MFT",
+                  "capability": "Negation", "task": "sentiment"}
+        rows += [{"case_id": f"s{i}", "kind": "seed", "text": seed, **common},
+                 {"case_id": f"e{i}", "kind": "expansion", "text": expansion, **common}]
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "run"
+    assert cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(suite), "--quiet",
+               "--out", str(out)).code == 0
+    return out
+
+
+def test_f_an_edited_part_of_a_killed_explain_is_computed_again(pairs_run, tmp_path):
+    """Was: a finished part-NNNNN.jsonl of a stopped (or killed) `explain --results` edited on disk (a token
+    'TAMPERED', score -99) was joined as is on resume and printed; the artefact's manifest then vouched for it."""
+    from alict_core.executors.base import ExecutorCancelled
+    from alict_core.explain.sharded import explain_failures_sharded
+
+    options = {"model_name": "vader", "shard_size": 1, "method": "lemna", "n_samples": 40, "templates": False,
+               "out_dir": tmp_path / "explain"}
+    calls = []
+    with pytest.raises(ExecutorCancelled):
+        explain_failures_sharded(pairs_run, "my-lc", should_stop=lambda: bool(calls.append(1)) or len(calls) > 1,
+                                 **options)
+    parts = sorted((tmp_path / "explain").glob("*.shards/part-*.jsonl"))
+    assert parts, "the stop left no finished part"
+    row = json.loads(parts[0].read_text().splitlines()[0])
+    row["seed"]["tokens"][0], row["seed"]["scores"][0] = "TAMPERED", -99.0
+    parts[0].write_text(json.dumps(row) + "\n")
+    explained = explain_failures_sharded(pairs_run, "my-lc", **options)
+    pairs = [pair.to_dict() for pair in explained.iter_pairs()]
+    assert pairs and "TAMPERED" not in json.dumps(pairs)
