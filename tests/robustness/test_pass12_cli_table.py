@@ -168,3 +168,15 @@ def test_f_an_edited_part_of_a_killed_explain_is_computed_again(pairs_run, tmp_p
     explained = explain_failures_sharded(pairs_run, "my-lc", **options)
     pairs = [pair.to_dict() for pair in explained.iter_pairs()]
     assert pairs and "TAMPERED" not in json.dumps(pairs)
+
+
+# E: ALICT_MODEL_PROFILE is a profile name, never a path ----------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["../../etc", "quick/../../x", "nosuch"])
+def test_e_a_model_profile_that_is_no_profile_is_refused(cli, tmp_path, monkeypatch, value):
+    """Was: ALICT_MODEL_PROFILE=../../etc joined on as a path ("not built (looked in <cache>/models/../../etc/
+    classifiers)"), while the empty value's message said "one of full, quick"."""
+    monkeypatch.setenv("ALICT_MODEL_PROFILE", value)
+    outcome = cli("run", "--task", "sentiment", "--models", "minilm-sst", "--lc", "lc4", "--max-seeds", "2",
+                  "--quiet", "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "ALICT_MODEL_PROFILE", "is not a profile", limit_s=60)
