@@ -180,3 +180,29 @@ def test_e_a_model_profile_that_is_no_profile_is_refused(cli, tmp_path, monkeypa
     outcome = cli("run", "--task", "sentiment", "--models", "minilm-sst", "--lc", "lc4", "--max-seeds", "2",
                   "--quiet", "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2, "ALICT_MODEL_PROFILE", "is not a profile", limit_s=60)
+
+
+# G: the Review page shows a write-back rule the CLI may confirm -----------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_backends")
+def test_g_the_review_page_shows_a_rule_above_twenty(tmp_path, monkeypatch):
+    """Was: `review writeback --confirm --min-agreeing 50` (the store takes 1-100) made the Review page's write-back
+    view fail: "Unexpected error while computing the validity metrics: StreamlitValueAboveMaxError" (its number
+    input stopped at 20)."""
+    from alict_core.review.store import ReviewStore, dispose_engines
+    from tests.test_review_app import create_task_from_a_run
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    try:
+        at = create_task_from_a_run(tmp_path, monkeypatch, "wide")
+        ReviewStore(url).confirm_writeback("sentiment", 50, "lead")
+        at.button(key="review_claim").click().run()
+        at.button(key="review_relevance_4").click().run()  # a judgement: the write-back view is shown
+        at.button(key="review_label_1").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(n.value == 50 for n in at.number_input), ([n.value for n in at.number_input],
+                                                             [e.value for e in at.error])
+    finally:
+        dispose_engines()
