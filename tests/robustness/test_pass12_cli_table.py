@@ -1,4 +1,4 @@
-"""Hostile pass 12 (CLI) table (notes: attack_pass12_cli.md A-D): one row per finding, each failing on the code
+"""Hostile pass 12 (CLI) table (notes: attack_pass12_cli.md A-G): one row per finding, each failing on the code
 before its fix."""
 
 from __future__ import annotations
