@@ -46,11 +46,12 @@ def writeback_view(suite_task: str) -> None:
     """Which cases later runs leave out, and the confirmation that turns the write-back on."""
     import pandas as pd
 
+    from alict_core.review.store import MAX_MIN_AGREEING
     from alict_core.review.writeback import DEFAULT_MIN_AGREEING, writeback_status
 
     review_store = store()
     rule = review_store.writeback_rule(suite_task)
-    minimum = int(st.number_input("Reviewers who must agree to reject a case", min_value=1, max_value=20,
+    minimum = int(st.number_input("Reviewers who must agree to reject a case", min_value=1, max_value=MAX_MIN_AGREEING,
                                   value=int(rule.min_agreeing) if rule else DEFAULT_MIN_AGREEING,
                                   key=f"review_min_agreeing_{suite_task}",
                                   help="A case is rejected when at least this many reviewers, a strict majority of "

@@ -552,7 +552,7 @@ def test_writeback_cli_says_what_will_be_excluded_and_confirms(url, capsys):
     assert "ON" in capsys.readouterr().out and rejected_case_ids("sentiment") == {"sentiment-lc01-s0"}
     with pytest.raises(SystemExit) as stopped:  # refused by the option's range, before the database is opened
         main(["review", "writeback", "--task", "sentiment", "--min-agreeing", "0"])
-    assert stopped.value.code == 2 and "--min-agreeing: 0 is out of range [1, 1000]" in capsys.readouterr().err
+    assert stopped.value.code == 2 and "--min-agreeing: 0 is out of range [1, 100]" in capsys.readouterr().err
     assert main(["review", "writeback", "--task", "sentiment", "--revoke"]) == 0
     assert rejected_case_ids("sentiment") == set()
 

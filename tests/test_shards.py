@@ -17,6 +17,7 @@ from alict_core.executors.shards import (
     part_path,
     pending_shards,
     run_shards,
+    seal_part,
     shard_folder,
     shard_progress,
 )
@@ -40,6 +41,7 @@ def test_shards_resume_after_the_finished_parts_and_join_in_order(tmp_path: Path
     assert parts == tmp_path / "key.shards"
     rows = [{"v": i} for i in range(7)]
     write_jsonl(part_path(parts, 1), [{"v": -1}, {"v": -1}, {"v": -1}])  # a part a killed run left: kept
+    seal_part(part_path(parts, 1))  # (run_shards seals each part as it comes back; an unsealed one runs again)
     tasks = pending_shards(parts, rows, 3, "numbers", dict)
     assert [task["index"] for task in tasks] == [0, 2]
     assert read_jsonl(parts / "numbers-00002.jsonl") == [{"v": 6}]
@@ -60,7 +62,7 @@ def test_a_stop_keeps_the_finished_parts(tmp_path: Path) -> None:
     with pytest.raises(ExecutorCancelled):
         run_shards(LocalExecutor(), Doubler, {}, tasks, should_stop=lambda: len(finished) >= 2,
                    on_result=finished.append)
-    assert sorted(p.name for p in parts.glob("part-*")) == ["part-00000.jsonl", "part-00001.jsonl"]
+    assert sorted(p.name for p in parts.glob("part-*.jsonl")) == ["part-00000.jsonl", "part-00001.jsonl"]
     assert [task["index"] for task in pending_shards(parts, [{"v": i} for i in range(4)], 1, "numbers", dict)] \
         == [2, 3]
 

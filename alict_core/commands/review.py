@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "its reviewers, give a label that disagrees with its expectation or a relevance of 2 or less; the "
         "expansions of a rejected seed go with it. Runs exclude nothing until the write-back is confirmed.")
     add_task_arg(writeback, required=True)
-    writeback.add_argument("--min-agreeing", type=int_range(1, 1_000), default=None,
+    writeback.add_argument("--min-agreeing", type=int_range(1, 100), default=None,  # store.MAX_MIN_AGREEING
                            help="reviewers who must agree to reject a case (default: the confirmed rule's, else 2)")
     action = writeback.add_mutually_exclusive_group()
     action.add_argument("--confirm", action="store_true", help="turn the write-back on with this rule")

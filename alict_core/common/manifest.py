@@ -376,16 +376,30 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
             continue
 
 
-def _own_kind(path: Path) -> str | None:
-    """The kind of a manifest this module wrote (``run``, ``export``), else None (some other program's
-    manifest.json, or unreadable)."""
+def _manifest_json(path: Path) -> Any:
+    """A manifest.json's content (at most 1 MiB read, never a pipe), else None (unreadable, not JSON)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe is never waited on
         with open(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
-            return Manifest.from_dict(json.loads(handle.read(1 << 20).decode("utf-8")), path.name).kind
-    except (OSError, ValueError, RecursionError, CorruptArtefactError):
+            return json.loads(handle.read(1 << 20).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _own_kind(path: Path) -> str | None:
+    """The kind of a manifest this module wrote (``run``, ``export``), or ``model`` for the manifest ``build``
+    writes into a built model folder (``format``, ``target``, ``profile``, the sha256 of every ``files`` entry:
+    a file added there breaks the model's check); else None (some other program's manifest.json, or
+    unreadable)."""
+    data = _manifest_json(path)
+    if isinstance(data, dict) and {"format", "target", "profile"} <= data.keys() and isinstance(
+            data.get("files"), dict):
+        return "model"
+    try:
+        return Manifest.from_dict(data, path.name).kind if data is not None else None
+    except (ValueError, TypeError, CorruptArtefactError):
         return None
 
 
@@ -397,7 +411,9 @@ def _is_ours(path: Path) -> bool:
 ARTEFACT_NAMES = {"run": "a saved run", "export": "a report export, written by `report --export`",
                   "harden export": "a hardening export, written by `harden export`",
                   "lego": "an NLPLego folder, written by `lego`", "seeds": "seeds, written by `seeds`",
-                  "expansions": "expansions, written by `expand`", "foreign": f"another program's {MANIFEST}"}
+                  "expansions": "expansions, written by `expand`",
+                  "model": "a built model, written by `build`",
+                  "foreign": f"another program's {MANIFEST}"}
 MERGE_KINDS = ("seeds", "expansions")  # artefacts written by merging files into their folder
 LC_FILES_LOOKED_AT = 20  # of a folder's *.jsonl files, the first ones read to tell a seeds/expansions folder
 

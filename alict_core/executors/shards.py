@@ -4,19 +4,25 @@ Expansion and explanation cut their inputs into shards of ``shard_size`` rows un
 (``<input>-NNNNN.jsonl`` beside ``part-NNNNN.jsonl``), run the shards without a finished part through
 :func:`run_shards`, then :func:`join_parts` concatenates the parts in shard order into the artefact. A streaming
 run writes its own case shards and verifies its parts, and shares :func:`run_shards`.
+
+A part counts as finished only beside its seal (``part-NNNNN.jsonl.sha256``, written by :func:`run_shards` as the
+part comes back): a part edited or damaged after a kill, or one without a seal, is computed again on resume, never
+joined into the artefact (whose manifest would then vouch for it).
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from alict_core.common.jsonl import atomic_path, write_json, write_jsonl
-from alict_core.common.manifest import load_checked, write_file_manifest
+from alict_core.common.manifest import load_checked, sha256_file, write_file_manifest
 from alict_core.executors.base import Executor, StopCheck, Task, get_executor
 
+logger = logging.getLogger(__name__)
 ProgressFn = Callable[[int, int, str], None]
 T = TypeVar("T")
 
@@ -28,6 +34,33 @@ def shard_folder(path: Path) -> Path:
 
 def part_path(parts: Path, index: int) -> Path:
     return parts / f"part-{index:05d}.jsonl"
+
+
+def seal_path(part: Path) -> Path:
+    """The sidecar holding the sha256 of a finished part."""
+    return part.with_name(part.name + ".sha256")
+
+
+def seal_part(part: Path) -> None:
+    """Record the sha256 of a finished part (atomically): from now on a resume takes it as done."""
+    with atomic_path(seal_path(part)) as tmp:
+        tmp.write_text(sha256_file(part) + "\n", encoding="ascii")
+
+
+def part_finished(part: Path) -> bool:
+    """Whether ``part`` is a finished part as it was written: present, sealed, and its content matches the seal;
+    an unsealed or changed part is removed (with its seal) so that its shard runs again."""
+    seal = seal_path(part)
+    try:
+        if part.is_file() and seal.is_file() and seal.read_text(encoding="ascii").strip() == sha256_file(part):
+            return True
+    except (OSError, UnicodeDecodeError):
+        pass
+    if part.exists() or seal.exists():
+        logger.warning("shard part %s was not as written (changed, damaged or unsealed): computed again", part.name)
+    part.unlink(missing_ok=True)
+    seal.unlink(missing_ok=True)
+    return False
 
 
 def shard_count(n_rows: int, shard_size: int) -> int:
@@ -67,7 +100,7 @@ def pending_shards(parts: Path, rows: Sequence[Any], shard_size: int, input_name
     tasks = []
     for index in range(shard_count(len(rows), shard_size)):
         out = part_path(parts, index)
-        if out.exists():
+        if part_finished(out):
             continue
         inputs = parts / f"{input_name}-{index:05d}.jsonl"
         write_jsonl(inputs, (to_row(row) for row in rows[index * shard_size:(index + 1) * shard_size]))
@@ -98,7 +131,11 @@ def run_shards(pool: Executor, worker_cls: type, init: Mapping[str, Any], tasks:
     ``should_stop()`` is polled between shards (``ExecutorCancelled``: finished parts stay for a resume)."""
     if not tasks:
         return
+    outs = {task.get("index"): Path(task["out"]) for task in tasks if task.get("out")}
     for result in pool.map_shards(worker_cls, init, tasks, should_stop=should_stop):
+        out = outs.get(result.get("index")) if isinstance(result, Mapping) else None
+        if out is not None and out.is_file():
+            seal_part(out)
         if on_result is not None:
             on_result(result)
 

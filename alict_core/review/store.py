@@ -571,14 +571,16 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     try:
         score = int(value)
+        whole = score == float(value)  # float() of a 400-digit JSON integer overflows: a bad score, not a crash
     except (TypeError, ValueError, OverflowError):
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}") from None
-    if score != float(value) or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {str(value)[:40]!r}") from None
+    if not whole or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     return score
 
 
 STORED_TASKS = TASK_NAMES
+MAX_MIN_AGREEING = 100  # the largest confirmed "at least N agreeing reviewers" rule
 
 
 @contextmanager
@@ -974,17 +976,27 @@ class ReviewStore:
 
     # write-back ----------------------------------------------------------------------------------------
     def writeback_rule(self, suite_task: str) -> WritebackRule | None:
-        """The confirmed write-back rule of a suite task (None: not confirmed, runs exclude nothing)."""
-        with self.session() as s:
-            return s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
+        """The confirmed write-back rule of a suite task (None: not confirmed, runs exclude nothing); a row changed
+        outside ALiCT (a rule that is no whole number from 1 to 100, a date that is no date) is refused, never used
+        as another rule."""
+        with self.session() as s, damaged_rows("write-back rules"):  # a bad date fails as the row loads
+            rule = s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
+        if rule is not None and (isinstance(rule.min_agreeing, bool) or not isinstance(rule.min_agreeing, int)
+                                 or not 1 <= rule.min_agreeing <= MAX_MIN_AGREEING):
+            raise ReviewError(f"the review database holds a damaged write-back rule of {suite_task!r} (at least "
+                              f"{str(rule.min_agreeing)[:40]!r} agreeing reviewers, not a whole number from 1 to "
+                              f"{MAX_MIN_AGREEING}); it was changed outside ALiCT: restore a copy or use another "
+                              "review database ($ALICT_REVIEW_DB_URL or --db)")
+        return rule
 
     def confirm_writeback(self, suite_task: str, min_agreeing: int, confirmed_by: str | None = None) -> WritebackRule:
         """Turn the write-back on for a suite task (or change its minimum number of agreeing reviewers).
 
         ``confirmed_by``: who confirms (recorded), a name like a reviewer's; None records no one, and a blank,
         over-long or control-character name is refused (never recorded as given, nor cut)."""
-        if isinstance(min_agreeing, bool) or not isinstance(min_agreeing, int) or not 1 <= min_agreeing <= 100:
-            raise ReviewError(f"min_agreeing must be a whole number from 1 to 100, got {min_agreeing!r}")
+        if (isinstance(min_agreeing, bool) or not isinstance(min_agreeing, int)
+                or not 1 <= min_agreeing <= MAX_MIN_AGREEING):
+            raise ReviewError(f"min_agreeing must be a whole number from 1 to {MAX_MIN_AGREEING}, got {min_agreeing!r}")
         by = "" if confirmed_by is None else check_name(confirmed_by, "the name of who confirms", 100)
 
         def write() -> WritebackRule:

@@ -167,8 +167,13 @@ class CaseRow(BaseModel):
 
 
 def first_problem(exc: ValidationError) -> str:
-    """``field 'x.y': message`` of the first validation error (and how many more)."""
-    error = exc.errors()[0]
+    """``field 'x.y': message`` of the first field's most specific validation error (and how many more).
+
+    Of a union's tries on that field, the deepest names the element at fault: ``labels: [true, 0]`` is
+    ``labels[0]``'s bool, not "a valid integer (got list)" from the try of the whole list as one label."""
+    errors = exc.errors()
+    field_loc = errors[0]["loc"][:1]
+    error = max((e for e in errors if e["loc"][:1] == field_loc), key=lambda e: len(e["loc"]))  # first of the deepest
     parts = list(error["loc"])  # field, then item indices; union member tags ("int", "list[...]") are dropped
     loc = (str(parts[0]) + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int))) if parts else ""
     message = error["msg"].removeprefix("Value error, ")
