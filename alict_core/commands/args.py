@@ -139,3 +139,17 @@ def holds_out(handler: Callable[[argparse.Namespace], int]) -> Callable[[argpars
             return handler(args)
 
     return held
+
+
+def refuse_in_run_store(path: str | Path, flag: str) -> None:
+    """Refuse an output folder in the run store (or one holding it): saved runs live there, the run pickers list
+    its folders, and an export or version written there would sit among them (report --export, harden --out)."""
+    import os
+
+    from alict_core.common.errors import AlictError
+    from alict_core.runner.store import runs_root
+
+    target, store = Path(os.path.abspath(path)).resolve(), runs_root().resolve()
+    if target == store or target.is_relative_to(store) or store.is_relative_to(target):
+        raise AlictError(f"{flag} {str(path)!r} lies in the run store {str(store)!r} (where saved runs live); "
+                         "choose a folder outside it")

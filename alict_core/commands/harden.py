@@ -82,10 +82,12 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
 
 def run_export(args: argparse.Namespace, min_test_cases: int | None = None) -> int:
     """Write the export; with ``min_test_cases`` (``fix``) refuse a short test split before writing it."""
+    from alict_core.commands.args import refuse_in_run_store
     from alict_core.harden.export import export_hardening_data
     from alict_core.harden.guards import short_test_splits, split_size_message
     from alict_core.harden.split import SplitRatios
 
+    refuse_in_run_store(args.out, "--out")  # an export among the saved runs (report --export refuses it too)
     summary = export_hardening_data(args.run, args.out, lcs=_lcs(args.lcs), ratios=SplitRatios.parse(args.split),
                                     seed=args.seed, formats=_formats(args.formats), overwrite=args.overwrite,
                                     min_test_cases=min_test_cases)

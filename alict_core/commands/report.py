@@ -44,16 +44,11 @@ def latest_run() -> Path:
 def _check_export_folder(export: str) -> None:
     """Refuse an ``--export`` folder in the run store, or one holding anything but an earlier export (a saved run,
     a hardening export, other files): it is replaced as a whole, and ``report A --export B`` deleted the run B."""
-    import os
-
+    from alict_core.commands.args import refuse_in_run_store
     from alict_core.common.manifest import check_replaceable
-    from alict_core.runner.store import runs_root
     from alict_core.suites.tables import EXPORT_FILES
 
-    target, store = Path(os.path.abspath(export)).resolve(), runs_root().resolve()
-    if target == store or target.is_relative_to(store) or store.is_relative_to(target):
-        raise AlictError(f"--export {export!r} lies in the run store {str(store)!r} (where saved runs live); an export "
-                         "never goes there: choose a folder outside it")
+    refuse_in_run_store(export, "--export")
     check_replaceable(export, EXPORT_FILES, "export", "--export")
 
 
