@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from alict_core.data.slurs import has_slur
 from alict_core.lcspec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
@@ -48,6 +49,18 @@ def set_semantics(spec: ClassSet, present: set[str] | frozenset[str]) -> bool:
     if spec.include is not None:
         return any(hits) if spec.mode == "any" else all(hits)
     return not any(hits) if spec.mode == "any" else not all(hits)
+
+
+def lexicon_classes(classes: frozenset[str], lower: Sequence[str]) -> frozenset[str]:
+    """The text's lexicon classes, with ``slur`` also when one slur matcher finds a slur in any spelling."""
+    if "slur" not in classes and has_slur(lower):
+        return classes | {"slur"}
+    return classes
+
+
+def lexicon_holds(spec: ClassSet, classes: frozenset[str], lower: Sequence[str]) -> bool:
+    """A ``lexicon`` predicate: a ``slur`` value is judged by ``slurs.has_slur`` (every spelling), not the tags."""
+    return set_semantics(spec, lexicon_classes(classes, lower) if "slur" in spec.values else classes)
 
 
 def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -155,7 +168,7 @@ def predicate_holds(
     if (labels := predicate.label) is not None:
         return label is None or label in labels
     if (lexicon := predicate.lexicon) is not None:
-        return set_semantics(lexicon, classes)
+        return lexicon_holds(lexicon, classes, lower)
     if (words := predicate.words) is not None:
         return set_semantics(words, set(lower))
     if (phrases := predicate.phrases) is not None:
@@ -189,6 +202,8 @@ def compile_predicate(predicate: Predicate) -> Check:
         labels = frozenset(predicate.label)
         return lambda lower, classes, label, tags: label is None or label in labels
     if (spec := predicate.lexicon) is not None:
+        if "slur" in spec.values:
+            return lambda lower, classes, label, tags: lexicon_holds(spec, classes, lower)
         return lambda lower, classes, label, tags: set_semantics(spec, classes)
     return lambda lower, classes, label, tags: predicate_holds(predicate, lower, classes, label, tags)
 
