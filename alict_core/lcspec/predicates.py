@@ -76,17 +76,55 @@ def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
 FINITE_VERB_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 SUBJECT_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP", "EX", "CD", "DT"})
-NOT_OPENING_TAGS = frozenset({"CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
+NOT_OPENING_TAGS = frozenset({"UH", "CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
+
+
+ADJECTIVE_TAGS = frozenset({"JJ", "JJR", "JJS"})
+NEW_PHRASE_TAGS = frozenset({"DT", "PDT", "PRP", "PRP$", "EX"})
+
+
+NOUN_TAGS_ONLY = frozenset({"NN", "NNS", "NNP", "NNPS"})
+
+
+def opener_then_clause(tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether a text opening with a subordinator or preposition (IN) holds a main clause after it.
+
+    One of: a clause after the first comma ("in the end , it works"); two finite verbs, the opener's and
+    the main clause's ("if it were shorter it would work"); or a prepositional phrase then a new subject
+    before the one finite verb ("in terms of execution this movie is"). Not: "if only it had the story",
+    "as vulgar as it is banal", where the one verb belongs to the opener.
+    """
+    comma = next((i for i, tag in enumerate(tags) if tag == ","), None)
+    if comma is not None:
+        return is_clause(tags[comma + 1 :], lower[comma + 1 :])
+    verbs = [i for i, tag in enumerate(tags) if tag in FINITE_VERB_TAGS]
+    if len(verbs) >= 2:
+        return True
+    if not verbs:
+        return False
+    words = [tag for tag in tags[1 : verbs[0]] if tag not in (":", "``", "''")]
+    return any(a in NOUN_TAGS_ONLY and b in NEW_PHRASE_TAGS | {"NNP", "NNPS"} - {a}
+               for a, b in zip(words, words[1:], strict=False))
 
 
 def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
-    """Whether PTB tags read as a declarative clause that can follow "I think that".
+    """Whether PTB tags read as one complete declarative clause that can follow "I think that".
 
-    It does not open with a conjunction, verb or wh-word ("but it ...", "offers ...", "what a mess ...");
-    its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and no
-    relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
+    It does not open with a conjunction, verb, wh-word or interjection ("but it ...", "offers ...", "what a
+    mess ...", "oh ..."); an opening subordinator or preposition ("if", "because", "that", "in") needs a
+    main clause after a comma ("in the end , it works"; not "if only it had the story to match", "that that
+    ..."); an opening adjective is not followed by a new noun phrase ("so sad the film is": a predicate
+    with no subject); its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and
+    no relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
     """
     if not tags or tags[0] in NOT_OPENING_TAGS:
+        return False
+    if tags[0] == "IN":
+        return opener_then_clause(tags, lower)
+    opening = 0
+    while opening < len(tags) and tags[opening] == "RB":
+        opening += 1
+    if (opening + 1 < len(tags) and tags[opening] in ADJECTIVE_TAGS and tags[opening + 1] in NEW_PHRASE_TAGS):
         return False
     subject = False
     for position, tag in enumerate(tags):

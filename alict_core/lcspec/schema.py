@@ -146,7 +146,9 @@ class Predicate(Strict):
     """Exactly one of the fields is set; each is one structural test on a corpus sentence.
 
     ``clause: true`` — the text reads as a declarative clause that can follow "I think that": it does
-    not open with a conjunction, verb or wh-word, and its first finite verb (VBZ/VBD/VBP/MD) has a noun
+    not open with a conjunction, verb, wh-word or interjection, an opening subordinator or preposition is
+    followed by a main clause ("if only it had the story" is a fragment), an opening adjective is not
+    followed by a new noun phrase ("so sad the film"), and its first finite verb (VBZ/VBD/VBP/MD) has a noun
     or pronoun before it and no relative/wh-word or inner "that" ("the film is a delight" holds; "a film
     that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
     movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
