@@ -57,3 +57,19 @@ def test_lexicon_predicate_uses_the_matcher() -> None:
     assert predicate_holds(include, lower, frozenset(), None)
     assert predicate_holds(exclude, ("they", "are", "nice"), frozenset(), None)
     assert lexicon_holds(include.lexicon, frozenset({"slur"}), ("x",))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tags, lower, expected", [
+    (["NN", "VBZ", "DT", "NN"], ["love", "is", "a", "bitch"], False),  # a bare abstract noun
+    (["PRP", "VBZ", "DT", "JJ", "NN"], ["it", "is", "a", "real", "bitch"], False),
+    (["PRP", "VBP", "DT", "NN", "IN", "JJ", "NNS"], ["i", "am", "a", "slut", "for", "spicy", "noodles"], False),
+    (["PRP$", "NN", "VBZ", "DT", "NN"], ["my", "boss", "is", "a", "bitch"], True),  # a person with "my"
+    (["PRP", "VBZ", "DT", "NN"], ["she", "is", "a", "bitch"], True),
+    (["PRP", "VBZ", "DT", "NN", "IN", "VBG", "PRP"], ["he", "is", "a", "faggot", "for", "saying", "it"], True),
+])
+def test_slur_names_person(tags, lower, expected) -> None:
+    from alict_core.lcspec.predicates import slur_names_person
+
+    assert slur_names_person(tags, lower) is expected
+    predicate = Predicate.model_validate({"slur_names_person": True})
+    assert predicate_holds(predicate, lower, frozenset(), None, tags) is expected

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from alict_core.data.slurs import has_slur
+from alict_core.data.slurs import has_slur, is_slur
 from alict_core.lcspec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
@@ -187,6 +187,37 @@ def subject_holds(words: Sequence[str] | None, tags: Sequence[str], lower: Seque
     return words is None or any(word in words for word in lower[:span])
 
 
+COPULAS = frozenset({"is", "'s", "s", "was", "be", "being", "been", "are", "were"})
+THING_PRONOUNS = frozenset({"it", "this", "that", "what", "which"})
+COMMON_NOUN_TAGS = frozenset({"NN", "NNS"})
+
+
+def _names_person(position: int, tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether the slur at ``position`` names or describes a person (see ``slur_names_person``)."""
+    if position + 2 < len(lower) and lower[position + 1] == "for" and tags[position + 2] not in ("VBG", "PRP"):
+        return False  # "a slut for gore": a liking, not a person ("a faggot for buying it" is a person)
+    start = position - 1
+    while start >= 0 and tags[start] in ("DT", "JJ", "RB"):
+        start -= 1  # back over "a", "real", "total" to the copula
+    if start >= 1 and lower[start] in COPULAS:
+        subject, subject_tag = start - 1, tags[start - 1]
+        bare = subject == 0 or tags[subject - 1] not in ("DT", "PRP$", "POS", "JJ", "CD", "PDT")
+        bare_noun = subject_tag in COMMON_NOUN_TAGS and bare and not is_slur(lower[subject])
+        if lower[subject] in THING_PRONOUNS or bare_noun:
+            return False  # "life is a bitch", "expectations are a bitch", "it 's a bitch": no person
+    return True
+
+
+def slur_names_person(tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether some slur (``slurs.is_slur``, any spelling) names or describes a person, by PTB tags.
+
+    A slur is not used of a person when it is said of "it"/"this"/"that" or of a bare common noun, one with
+    no determiner or possessive, as abstract and mass nouns stand ("life is a bitch", "karma 's a bitch":
+    a person needs "my dad", "this guy"), or when "for" and a thing follow it ("a slut for chocolate").
+    """
+    return any(is_slur(word) and _names_person(i, tags, lower) for i, word in enumerate(lower[: len(tags)]))
+
+
 def prefixes_present(prefixes: Sequence[str], lower: Sequence[str]) -> set[str]:
     """The ``prefixes`` that begin some token ("nigg" begins "niggerette", "fagg" begins "faggotry")."""
     return {prefix for prefix in prefixes if any(token.startswith(prefix.lower()) for token in lower)}
@@ -226,6 +257,8 @@ def predicate_holds(
         return tags is None or subject_holds(subject.words, tags, lower)
     if (prefixes := predicate.word_prefixes) is not None:
         return set_semantics(prefixes, prefixes_present(prefixes.values, lower))
+    if (person := predicate.slur_names_person) is not None:
+        return tags is None or slur_names_person(tags, lower) == person
     raise AssertionError(predicate.kind)
 
 

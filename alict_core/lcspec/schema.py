@@ -154,7 +154,10 @@ class Predicate(Strict):
     movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
     some PTB tags (``TagCount``). ``subject``: the text opens with a plain noun-phrase subject
     (``SubjectPredicate``). ``word_prefixes``: some token starts with a value (lower-cased; "nigg" finds
-    "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``.
+    "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``. ``slur_names_person:
+    true``: some slur (in any spelling) names or describes a person, not a thing: not the predicate noun of
+    "it"/"this"/"that" or a bare common noun ("life is a bitch", "karma 's a bitch"), not "<slur> for
+    <something>" ("a slut for chocolate"); ``false`` is the opposite.
     """
 
     length: LengthPredicate | None = None
@@ -169,6 +172,7 @@ class Predicate(Strict):
     tag_count: TagCount | None = None
     subject: SubjectPredicate | None = None
     word_prefixes: ClassSet | None = None
+    slur_names_person: Annotated[bool, StrictValue()] | None = None
 
     @field_validator("label", mode="before")
     @classmethod
