@@ -65,6 +65,8 @@ def test_lexicon_predicate_uses_the_matcher() -> None:
     (["PRP", "VBP", "DT", "NN", "IN", "JJ", "NNS"], ["i", "am", "a", "slut", "for", "spicy", "noodles"], False),
     (["PRP$", "NN", "VBZ", "DT", "NN"], ["my", "boss", "is", "a", "bitch"], True),  # a person with "my"
     (["PRP", "VBZ", "DT", "NN"], ["she", "is", "a", "bitch"], True),
+    (["NN", "VBD", "DT", "NN"], ["frost", "retarded", "the", "growth"], False),  # a verb, not a slur
+    (["PRP", "VBD", "RB", "VBD"], ["he", "is", "so", "retarded"], True),  # mis-tagged as a verb: still a slur
     (["PRP", "VBZ", "DT", "NN", "IN", "VBG", "PRP"], ["he", "is", "a", "faggot", "for", "saying", "it"], True),
 ])
 def test_slur_names_person(tags, lower, expected) -> None:

@@ -194,6 +194,8 @@ COMMON_NOUN_TAGS = frozenset({"NN", "NNS"})
 
 def _names_person(position: int, tags: Sequence[str], lower: Sequence[str]) -> bool:
     """Whether the slur at ``position`` names or describes a person (see ``slur_names_person``)."""
+    if tags[position].startswith("VB") and position + 1 < len(tags) and tags[position + 1] in ("DT", "PRP$"):
+        return False  # a verb with an object ("retarded the whole industry"): another sense, not a slur
     if position + 2 < len(lower) and lower[position + 1] == "for" and tags[position + 2] not in ("VBG", "PRP"):
         return False  # "a slut for gore": a liking, not a person ("a faggot for buying it" is a person)
     start = position - 1
@@ -211,7 +213,8 @@ def _names_person(position: int, tags: Sequence[str], lower: Sequence[str]) -> b
 def slur_names_person(tags: Sequence[str], lower: Sequence[str]) -> bool:
     """Whether some slur (``slurs.is_slur``, any spelling) names or describes a person, by PTB tags.
 
-    A slur is not used of a person when it is said of "it"/"this"/"that" or of a bare common noun, one with
+    A slur is not used of a person when it is a verb with an object ("retarded the industry"), when it is said of
+    "it"/"this"/"that" or of a bare common noun, one with
     no determiner or possessive, as abstract and mass nouns stand ("life is a bitch", "karma 's a bitch":
     a person needs "my dad", "this guy"), or when "for" and a thing follow it ("a slut for chocolate").
     """

@@ -155,9 +155,10 @@ class Predicate(Strict):
     some PTB tags (``TagCount``). ``subject``: the text opens with a plain noun-phrase subject
     (``SubjectPredicate``). ``word_prefixes``: some token starts with a value (lower-cased; "nigg" finds
     "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``. ``slur_names_person:
-    true``: some slur (in any spelling) names or describes a person, not a thing: not the predicate noun of
-    "it"/"this"/"that" or a bare common noun ("life is a bitch", "karma 's a bitch"), not "<slur> for
-    <something>" ("a slut for chocolate"); ``false`` is the opposite.
+    true``: some slur (in any spelling) names or describes a person, not a thing: not a verb with an
+    object ("retarded the industry"), not the predicate noun of "it"/"this"/"that" or a bare common noun
+    ("life is a bitch", "karma 's a bitch"), not "<slur> for <something>" ("a slut for chocolate");
+    ``false`` is the opposite.
     """
 
     length: LengthPredicate | None = None
