@@ -247,7 +247,8 @@ def test_hate_non_hateful_vocabulary_lcs_skip_posts_aimed_at_a_group(hate_corpus
 
 
 def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
-    assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
+    # eighth pass (study13): "a slut for <thing>" is an idiom, no slur used of a person (slur_names_person)
+    assert not _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
     for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms

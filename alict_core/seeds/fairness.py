@@ -133,11 +133,14 @@ def plural_forms(nouns: frozenset[str]) -> frozenset[str]:
 
 
 def same_gender_elsewhere(lower: list[str], gender: str, own: set[int]) -> bool:
-    """Whether a gendered noun of ``gender`` (singular or plural) stands outside the positions ``own``: the
+    """Whether a gendered noun of ``gender`` (singular or plural, not the group's own terms: those in a title
+    stay, the rest are swapped together) stands outside the positions ``own``: the
     group term likely names the same people ("women ... their daughters"). Pronouns do not count: in
     reviews "she" is mostly the director or actress, not the group."""
     nouns = plural_forms(FEMALE_NOUNS) if gender == "female" else frozenset()
-    return any(word in nouns for i, word in enumerate(lower) if i not in own)
+    terms = {word for group in identity_groups() if group.name == gender
+             for form in (group.singular, group.plural, group.adjective) for word in form.split()}
+    return any(word in nouns - terms for i, word in enumerate(lower) if i not in own)
 
 
 def adjective_as_name(tokens: list[str], start: int) -> bool:
