@@ -247,7 +247,8 @@ def test_hate_non_hateful_vocabulary_lcs_skip_posts_aimed_at_a_group(hate_corpus
 
 
 def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
-    assert _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
+    # eighth pass (study13): "a slut for <thing>" is an idiom, no slur used of a person (slur_names_person)
+    assert not _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
     for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms
@@ -358,7 +359,8 @@ def test_hate_third_pass_skips_posts_readers_rejected(hate_corpus, lc, group, te
 
 def test_hate_third_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert _matches(get_spec("hate_speech", "LC5"), hate_corpus, "immigrants founded this country")["nonhateful"]
-    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 300, "LC10": 300, "LC13": 95, "LC14": 60}  # 7th pass
+    # LC3 118: the one slur matcher (issue #27, H1) drops posts with slur variants ("retarded", "muzzrat")
+    floors = {"LC3": 110, "LC5": 15, "LC6": 15, "LC8": 30, "LC9": 300, "LC10": 300, "LC13": 95, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
     assert "i do not agree that" in get_spec("hate_speech", "LC8").rules[0].concat[0]
@@ -525,7 +527,8 @@ def test_hate_fifth_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
     assert kept("LC11", "neutral_identity", "immigrants founded this country")
     assert kept("LC5", "nonhateful", "black women complain so much at restaurants")
     assert kept("LC8", "hateful", "jews and arabs will destroy america")
-    floors = {"LC3": 120, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 300, "LC11": 7, "LC14": 60}  # 7th pass
+    # LC3 118: the one slur matcher (issue #27, H1) drops posts with slur variants ("retarded", "muzzrat")
+    floors = {"LC3": 110, "LC5": 15, "LC6": 15, "LC7": 3, "LC8": 30, "LC9": 300, "LC11": 7, "LC14": 60}  # 7th pass
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 

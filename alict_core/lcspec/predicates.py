@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from alict_core.data.slurs import has_slur, is_slur
 from alict_core.lcspec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m)$")
@@ -50,6 +51,18 @@ def set_semantics(spec: ClassSet, present: set[str] | frozenset[str]) -> bool:
     return not any(hits) if spec.mode == "any" else not all(hits)
 
 
+def lexicon_classes(classes: frozenset[str], lower: Sequence[str]) -> frozenset[str]:
+    """The text's lexicon classes, with ``slur`` also when one slur matcher finds a slur in any spelling."""
+    if "slur" not in classes and has_slur(lower):
+        return classes | {"slur"}
+    return classes
+
+
+def lexicon_holds(spec: ClassSet, classes: frozenset[str], lower: Sequence[str]) -> bool:
+    """A ``lexicon`` predicate: a ``slur`` value is judged by ``slurs.has_slur`` (every spelling), not the tags."""
+    return set_semantics(spec, lexicon_classes(classes, lower) if "slur" in spec.values else classes)
+
+
 def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
     return any(tuple(tokens[i : i + n]) == tuple(phrase) for i in range(len(tokens) - n + 1)) if n else False
@@ -63,17 +76,55 @@ def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
 FINITE_VERB_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 SUBJECT_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "PRP", "EX", "CD", "DT"})
-NOT_OPENING_TAGS = frozenset({"CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
+NOT_OPENING_TAGS = frozenset({"UH", "CC", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO", ",", ":", "."}) | WH_TAGS
+
+
+ADJECTIVE_TAGS = frozenset({"JJ", "JJR", "JJS"})
+NEW_PHRASE_TAGS = frozenset({"DT", "PDT", "PRP", "PRP$", "EX"})
+
+
+NOUN_TAGS_ONLY = frozenset({"NN", "NNS", "NNP", "NNPS"})
+
+
+def opener_then_clause(tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether a text opening with a subordinator or preposition (IN) holds a main clause after it.
+
+    One of: a clause after the first comma ("in the end , it works"); two finite verbs, the opener's and
+    the main clause's ("if it were shorter it would work"); or a prepositional phrase then a new subject
+    before the one finite verb ("in terms of execution this movie is"). Not: "if only it had the story",
+    "as vulgar as it is banal", where the one verb belongs to the opener.
+    """
+    comma = next((i for i, tag in enumerate(tags) if tag == ","), None)
+    if comma is not None:
+        return is_clause(tags[comma + 1 :], lower[comma + 1 :])
+    verbs = [i for i, tag in enumerate(tags) if tag in FINITE_VERB_TAGS]
+    if len(verbs) >= 2:
+        return True
+    if not verbs:
+        return False
+    words = [tag for tag in tags[1 : verbs[0]] if tag not in (":", "``", "''")]
+    return any(a in NOUN_TAGS_ONLY and b in NEW_PHRASE_TAGS | {"NNP", "NNPS"} - {a}
+               for a, b in zip(words, words[1:], strict=False))
 
 
 def is_clause(tags: Sequence[str], lower: Sequence[str] = ()) -> bool:
-    """Whether PTB tags read as a declarative clause that can follow "I think that".
+    """Whether PTB tags read as one complete declarative clause that can follow "I think that".
 
-    It does not open with a conjunction, verb or wh-word ("but it ...", "offers ...", "what a mess ...");
-    its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and no
-    relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
+    It does not open with a conjunction, verb, wh-word or interjection ("but it ...", "offers ...", "what a
+    mess ...", "oh ..."); an opening subordinator or preposition ("if", "because", "that", "in") needs a
+    main clause after a comma ("in the end , it works"; not "if only it had the story to match", "that that
+    ..."); an opening adjective is not followed by a new noun phrase ("so sad the film is": a predicate
+    with no subject); its first finite verb (VBZ/VBD/VBP/MD) has a noun or pronoun before it (a subject) and
+    no relative/wh-word or inner "that" before it ("a film that is", "so awful that you hope").
     """
     if not tags or tags[0] in NOT_OPENING_TAGS:
+        return False
+    if tags[0] == "IN":
+        return opener_then_clause(tags, lower)
+    opening = 0
+    while opening < len(tags) and tags[opening] == "RB":
+        opening += 1
+    if (opening + 1 < len(tags) and tags[opening] in ADJECTIVE_TAGS and tags[opening + 1] in NEW_PHRASE_TAGS):
         return False
     subject = False
     for position, tag in enumerate(tags):
@@ -136,6 +187,40 @@ def subject_holds(words: Sequence[str] | None, tags: Sequence[str], lower: Seque
     return words is None or any(word in words for word in lower[:span])
 
 
+COPULAS = frozenset({"is", "'s", "s", "was", "be", "being", "been", "are", "were"})
+THING_PRONOUNS = frozenset({"it", "this", "that", "what", "which"})
+COMMON_NOUN_TAGS = frozenset({"NN", "NNS"})
+
+
+def _names_person(position: int, tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether the slur at ``position`` names or describes a person (see ``slur_names_person``)."""
+    if tags[position].startswith("VB") and position + 1 < len(tags) and tags[position + 1] in ("DT", "PRP$"):
+        return False  # a verb with an object ("retarded the whole industry"): another sense, not a slur
+    if position + 2 < len(lower) and lower[position + 1] == "for" and tags[position + 2] not in ("VBG", "PRP"):
+        return False  # "a slut for gore": a liking, not a person ("a faggot for buying it" is a person)
+    start = position - 1
+    while start >= 0 and tags[start] in ("DT", "JJ", "RB"):
+        start -= 1  # back over "a", "real", "total" to the copula
+    if start >= 1 and lower[start] in COPULAS:
+        subject, subject_tag = start - 1, tags[start - 1]
+        bare = subject == 0 or tags[subject - 1] not in ("DT", "PRP$", "POS", "JJ", "CD", "PDT")
+        bare_noun = subject_tag in COMMON_NOUN_TAGS and bare and not is_slur(lower[subject])
+        if lower[subject] in THING_PRONOUNS or bare_noun:
+            return False  # "life is a bitch", "expectations are a bitch", "it 's a bitch": no person
+    return True
+
+
+def slur_names_person(tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether some slur (``slurs.is_slur``, any spelling) names or describes a person, by PTB tags.
+
+    A slur is not used of a person when it is a verb with an object ("retarded the industry"), when it is said of
+    "it"/"this"/"that" or of a bare common noun, one with
+    no determiner or possessive, as abstract and mass nouns stand ("life is a bitch", "karma 's a bitch":
+    a person needs "my dad", "this guy"), or when "for" and a thing follow it ("a slut for chocolate").
+    """
+    return any(is_slur(word) and _names_person(i, tags, lower) for i, word in enumerate(lower[: len(tags)]))
+
+
 def prefixes_present(prefixes: Sequence[str], lower: Sequence[str]) -> set[str]:
     """The ``prefixes`` that begin some token ("nigg" begins "niggerette", "fagg" begins "faggotry")."""
     return {prefix for prefix in prefixes if any(token.startswith(prefix.lower()) for token in lower)}
@@ -155,7 +240,7 @@ def predicate_holds(
     if (labels := predicate.label) is not None:
         return label is None or label in labels
     if (lexicon := predicate.lexicon) is not None:
-        return set_semantics(lexicon, classes)
+        return lexicon_holds(lexicon, classes, lower)
     if (words := predicate.words) is not None:
         return set_semantics(words, set(lower))
     if (phrases := predicate.phrases) is not None:
@@ -175,6 +260,8 @@ def predicate_holds(
         return tags is None or subject_holds(subject.words, tags, lower)
     if (prefixes := predicate.word_prefixes) is not None:
         return set_semantics(prefixes, prefixes_present(prefixes.values, lower))
+    if (person := predicate.slur_names_person) is not None:
+        return tags is None or slur_names_person(tags, lower) == person
     raise AssertionError(predicate.kind)
 
 
@@ -189,6 +276,8 @@ def compile_predicate(predicate: Predicate) -> Check:
         labels = frozenset(predicate.label)
         return lambda lower, classes, label, tags: label is None or label in labels
     if (spec := predicate.lexicon) is not None:
+        if "slur" in spec.values:
+            return lambda lower, classes, label, tags: lexicon_holds(spec, classes, lower)
         return lambda lower, classes, label, tags: set_semantics(spec, classes)
     return lambda lower, classes, label, tags: predicate_holds(predicate, lower, classes, label, tags)
 

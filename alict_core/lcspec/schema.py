@@ -146,13 +146,19 @@ class Predicate(Strict):
     """Exactly one of the fields is set; each is one structural test on a corpus sentence.
 
     ``clause: true`` — the text reads as a declarative clause that can follow "I think that": it does
-    not open with a conjunction, verb or wh-word, and its first finite verb (VBZ/VBD/VBP/MD) has a noun
+    not open with a conjunction, verb, wh-word or interjection, an opening subordinator or preposition is
+    followed by a main clause ("if only it had the story" is a fragment), an opening adjective is not
+    followed by a new noun phrase ("so sad the film"), and its first finite verb (VBZ/VBD/VBP/MD) has a noun
     or pronoun before it and no relative/wh-word or inner "that" ("the film is a delight" holds; "a film
     that is a delight", "what a mess this is", "but it is", "offers a lot" and "a witty , gorgeous
     movie" do not). ``clause: false`` is the opposite. ``tag_count``: how many tokens carry one of
     some PTB tags (``TagCount``). ``subject``: the text opens with a plain noun-phrase subject
     (``SubjectPredicate``). ``word_prefixes``: some token starts with a value (lower-cased; "nigg" finds
-    "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``.
+    "niggerette", "fagg" finds "faggotry"), same any/all semantics as ``words``. ``slur_names_person:
+    true``: some slur (in any spelling) names or describes a person, not a thing: not a verb with an
+    object ("retarded the industry"), not the predicate noun of "it"/"this"/"that" or a bare common noun
+    ("life is a bitch", "karma 's a bitch"), not "<slur> for <something>" ("a slut for chocolate");
+    ``false`` is the opposite.
     """
 
     length: LengthPredicate | None = None
@@ -167,6 +173,7 @@ class Predicate(Strict):
     tag_count: TagCount | None = None
     subject: SubjectPredicate | None = None
     word_prefixes: ClassSet | None = None
+    slur_names_person: Annotated[bool, StrictValue()] | None = None
 
     @field_validator("label", mode="before")
     @classmethod

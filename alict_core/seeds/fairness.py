@@ -91,6 +91,12 @@ GENDERED_NOUNS = frozenset({
     "mom", "mum", "dad", "uncle", "aunt", "nephew", "niece", "grandmother", "grandfather", "stepmother",
     "stepfather", "boyfriend", "girlfriend", "widow", "widower", "heroine", "bride", "groom",
 })
+# The singular nouns above that name a woman or girl: with one of them (or its plural) beside "women" or
+# "female", swapping the group term alone makes the sentence clash ("Muslims ... their daughters").
+FEMALE_NOUNS = frozenset({
+    "woman", "girl", "wife", "sister", "lady", "mother", "daughter", "actress", "queen", "princess", "gal",
+    "mom", "mum", "aunt", "niece", "grandmother", "stepmother", "girlfriend", "widow", "heroine", "bride",
+})
 POSSESSIVES = frozenset({"his", "her", "their", "my", "your", "our", "its"})
 # Nouns for people: a bare identity adjective ("black", "gay", "female") names a group only before one of
 # these ("black comedy", "a black and red van" are a genre and a colour, not identity terms).
@@ -107,6 +113,42 @@ PERSON_NOUNS = frozenset({
 })
 # Bare adjective forms that also have a non-identity sense (a colour, "gay abandon", "female plug").
 SENSE_CHECKED = frozenset({"black", "white", "gay", "female", "trans", "disabled"})
+
+
+def plural_forms(nouns: frozenset[str]) -> frozenset[str]:
+    """The nouns and their regular or -man/-wife/-y plurals ("woman" -> "women", "wife" -> "wives")."""
+    forms = set(nouns)
+    for noun in nouns:
+        if noun.endswith("man"):
+            forms.add(noun[:-3] + "men")
+        elif noun.endswith("fe"):
+            forms.add(noun[:-2] + "ves")
+        elif noun.endswith("y") and noun[-2:-1] not in "aeiou":
+            forms.add(noun[:-1] + "ies")
+        elif noun.endswith(("s", "sh", "ch", "x")):
+            forms.add(noun + "es")
+        else:
+            forms.add(noun + "s")
+    return frozenset(forms)
+
+
+def same_gender_elsewhere(lower: list[str], gender: str, own: set[int]) -> bool:
+    """Whether a gendered noun of ``gender`` (singular or plural, not the group's own terms: those in a title
+    stay, the rest are swapped together) stands outside the positions ``own``: the
+    group term likely names the same people ("women ... their daughters"). Pronouns do not count: in
+    reviews "she" is mostly the director or actress, not the group."""
+    nouns = plural_forms(FEMALE_NOUNS) if gender == "female" else frozenset()
+    terms = {word for group in identity_groups() if group.name == gender
+             for form in (group.singular, group.plural, group.adjective) for word in form.split()}
+    return any(word in nouns - terms for i, word in enumerate(lower) if i not in own)
+
+
+def adjective_as_name(tokens: list[str], start: int) -> bool:
+    """Whether a capitalised identity adjective ("White", "Black") stands alone as a name: no person noun
+    follows it ("White has n't developed characters"), so it is a surname, not a group."""
+    token = tokens[start]
+    lower = [t.lower() for t in tokens]
+    return token[:1].isupper() and lower[start] in SENSE_CHECKED and not person_sense(lower, start + 1)
 
 
 def in_fixed_pair(lower: list[str], start: int, end: int, identity_words: set[str]) -> bool:
@@ -167,7 +209,7 @@ def named_antecedent(tokens: list[str]) -> bool:
     for i, token in enumerate(tokens):
         if token.lower() in TITLES:
             return True
-        if (i == 0 or tokens[i - 1] in SENTENCE_STARTS) and opening_name(token):
+        if (i == 0 or tokens[i - 1] in SENTENCE_STARTS) and (opening_name(token) or adjective_as_name(tokens, i)):
             return True
         if (token.lower() in GENDERED_NOUNS and i < last_pronoun
                 and (i == 0 or tokens[i - 1].lower() not in POSSESSIVES)):
@@ -201,14 +243,18 @@ def identity_swaps(text: str) -> list[str]:
     """Variants of ``text`` with every identity term moved to each other group, plus a pronoun swap.
 
     Terms keep their form (singular/plural/adjective); all occurrences move to the same target group.
-    A term coordinated with its pair ("men and women", "black and white") is kept as it is; pronouns
-    are not swapped after a name or title that is their likely antecedent.
+    A term coordinated with its pair ("men and women", "black and white") is kept as it is, and so is a
+    gender term ("women", "female") beside a gendered noun of that gender ("their daughters"); pronouns
+    are not swapped after a name or title that is their likely antecedent (a capitalised identity adjective
+    with no person noun after it, "White has ...", is a name).
     """
     tokens = text.split()
     lower = [t.lower() for t in tokens]
     identity_words = {word for key in _identity_forms() for word in key}
     occurrences = [o for o in find_identity_terms(tokens) if not in_fixed_pair(lower, o[0], o[1], identity_words)]
     groups = identity_groups()
+    own = {i for start, end, _, _ in occurrences for i in range(start, end)}
+    occurrences = [o for o in occurrences if not same_gender_elsewhere(lower, groups[o[2]].name, own)]
     variants: list[str] = []
     if occurrences:
         present = {g for _, _, g, _ in occurrences}
