@@ -202,6 +202,9 @@ def run_fix(args: argparse.Namespace) -> int:
     from alict_core.harden.guards import minimum_test_cases
     from alict_core.training.retrain import check_retrain_parent
 
+    from alict_core.commands.args import refuse_in_run_store
+
+    refuse_in_run_store(args.out, "--out")  # before the model is loaded or the run read
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
     _check_fix_task(args)  # a run of another task than the model's: refused before the export is written
     run_export(args, min_test_cases=minimum_test_cases(args.min_test_cases))  # a short test split: nothing written

@@ -206,3 +206,19 @@ def test_g_the_review_page_shows_a_rule_above_twenty(tmp_path, monkeypatch):
                                                              [e.value for e in at.error])
     finally:
         dispose_engines()
+
+
+# H (left by p12cli, fixed by the lead): a hardening export written into the run store ------------------------------
+
+@pytest.mark.parametrize("command", ["export", "fix"])
+def test_h_harden_out_in_the_run_store_is_refused_before_any_work(cli, tmp_path, monkeypatch, command):
+    """Was: `harden export --out <cache>/runs/x` wrote the export among the saved runs (report --export refused the
+    same folder). Now both refuse it with one message before anything is read or written."""
+    from alict_core.runner.store import runs_root
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    out = runs_root() / "hx"
+    extra = ["--model", "minilm-sst"] if command == "fix" else []
+    outcome = cli("harden", command, "--run", "no-such-run", "--lcs", "lc04", "--out", str(out), *extra)
+    assert_clean_error(outcome, 2, "lies in the run store")  # before the missing run (or the model) is named
+    assert not out.exists()
