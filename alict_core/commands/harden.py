@@ -199,10 +199,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_fix(args: argparse.Namespace) -> int:
+    from alict_core.commands.args import refuse_in_run_store
     from alict_core.harden.guards import minimum_test_cases
     from alict_core.training.retrain import check_retrain_parent
-
-    from alict_core.commands.args import refuse_in_run_store
 
     refuse_in_run_store(args.out, "--out")  # before the model is loaded or the run read
     check_retrain_parent(args.model, args.hf_dir, args.task)  # a bad --model refused before the export is written
