@@ -150,6 +150,8 @@ def load_spec(path: str | Path) -> LCSpec:
 
     try:
         info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise SpecValidationError(str(path), "a folder, not a file; a spec is a YAML file")
         if not stat.S_ISREG(info.st_mode):  # a pipe would block the read for ever, /dev/zero fill the memory
             raise SpecValidationError(str(path), "not a regular file (a pipe, device or socket); a spec is a YAML file")
         size = info.st_size

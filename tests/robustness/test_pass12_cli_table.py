@@ -222,3 +222,13 @@ def test_h_harden_out_in_the_run_store_is_refused_before_any_work(cli, tmp_path,
     outcome = cli("harden", command, "--run", "no-such-run", "--lcs", "lc04", "--out", str(out), *extra)
     assert_clean_error(outcome, 2, "lies in the run store")  # before the missing run (or the model) is named
     assert not out.exists()
+
+
+# J (left by p12cli, fixed by the lead): a folder given as a spec was called "a pipe, device or socket" -------------
+
+def test_j_a_folder_given_as_spec_is_named_a_folder(tmp_path):
+    from alict_core.lcspec.loader import SpecValidationError, load_spec
+
+    with pytest.raises(SpecValidationError) as caught:
+        load_spec(tmp_path)
+    assert "a folder, not a file" in str(caught.value) and "pipe" not in str(caught.value)
