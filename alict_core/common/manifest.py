@@ -700,6 +700,7 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    _refuse_in_model_store(path, what)
     holding = _artefact_holding(path.resolve())
     if holding is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
         raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "
@@ -707,6 +708,19 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
                          "elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
+def _refuse_in_model_store(path: Path, what: str) -> None:
+    """Refuse an output anywhere in the model store (``<cache>/models``): built models and hardened versions live
+    there, each checked against its recorded files, and only ``build`` and ``harden train`` write there (a summary
+    written into a version's folder broke the version; an export there was listed as a broken version)."""
+    from alict_core.common.config import models_dir
+
+    store = Path(os.path.abspath(models_dir())).resolve()
+    target = Path(os.path.abspath(path)).resolve()
+    if target == store or target.is_relative_to(store):
+        raise AlictError(f"{what} {str(path)!r} lies in the model store {str(store)!r}, where built models and "
+                         "hardened versions live (only `build` and `harden train` write there): write it elsewhere")
 
 
 def _artefact_holding(path: Path) -> tuple[Path, str] | None:
@@ -754,6 +768,7 @@ def check_output_file(path: Path | str | None, what: str,
     for option, given in inputs:
         if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
             raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
+    _refuse_in_model_store(path, what)
     holding = _artefact_holding(path.resolve())
     if holding is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
         artefact, kind = holding

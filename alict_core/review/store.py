@@ -35,6 +35,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
     create_engine,
     event,
@@ -72,6 +73,28 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+DAMAGED_TEXT = ("the review database holds a damaged row: a {kind} value where a text is kept; it was changed "
+                "outside ALiCT: restore a copy or use another review database ($ALICT_REVIEW_DB_URL or --db)")
+
+
+class _CheckedString(TypeDecorator[str]):
+    """A text column read back as text only: SQLite keeps any value in any column (a BLOB written into a
+    reviewer's name broke `review stats` and `import` with a TypeError, and was exported as "b'ABC'")."""
+
+    impl = String
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: Any) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        raise ReviewError(DAMAGED_TEXT.format(kind=type(value).__name__))
+
+
+class _CheckedText(_CheckedString):
+    impl = Text
+    cache_ok = True
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON}
 
@@ -79,14 +102,14 @@ class Base(DeclarativeBase):
 class SchemaMigration(Base):
     __tablename__ = "schema_migrations"
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(_CheckedString(200))
     applied_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
 class Reviewer(Base):
     __tablename__ = "reviewers"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(100), unique=True)
+    name: Mapped[str] = mapped_column(_CheckedString(100), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 
@@ -95,8 +118,8 @@ class ReviewTask(Base):
 
     __tablename__ = "review_tasks"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    suite_task: Mapped[str] = mapped_column(String(50), index=True)
+    name: Mapped[str] = mapped_column(_CheckedString(200), unique=True)
+    suite_task: Mapped[str] = mapped_column(_CheckedString(50), index=True)
     plan: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
@@ -110,16 +133,16 @@ class ReviewItem(Base):
     task_id: Mapped[int] = mapped_column(ForeignKey("review_tasks.id", ondelete="CASCADE"), index=True)
     set_no: Mapped[int] = mapped_column(Integer)
     position: Mapped[int] = mapped_column(Integer)
-    case_id: Mapped[str] = mapped_column(String(200), index=True)
-    text_hash: Mapped[str] = mapped_column(String(32))
-    lc_id: Mapped[str] = mapped_column(String(100), index=True)
-    kind: Mapped[str] = mapped_column(String(20))  # "seed" | "expansion"
-    seed_id: Mapped[str] = mapped_column(String(200))
-    text: Mapped[str] = mapped_column(Text)
-    seed_text: Mapped[str | None] = mapped_column(Text, nullable=True)
+    case_id: Mapped[str] = mapped_column(_CheckedString(200), index=True)
+    text_hash: Mapped[str] = mapped_column(_CheckedString(32))
+    lc_id: Mapped[str] = mapped_column(_CheckedString(100), index=True)
+    kind: Mapped[str] = mapped_column(_CheckedString(20))  # "seed" | "expansion"
+    seed_id: Mapped[str] = mapped_column(_CheckedString(200))
+    text: Mapped[str] = mapped_column(_CheckedText)
+    seed_text: Mapped[str | None] = mapped_column(_CheckedText, nullable=True)
     expected: Mapped[dict[str, Any]] = mapped_column(JSON)
-    lc_title: Mapped[str] = mapped_column(Text, default="")
-    lc_description: Mapped[str] = mapped_column(Text, default="")
+    lc_title: Mapped[str] = mapped_column(_CheckedText, default="")
+    lc_description: Mapped[str] = mapped_column(_CheckedText, default="")
 
 
 class Assignment(Base):
@@ -145,7 +168,7 @@ class Judgement(Base):
     relevance: Mapped[int] = mapped_column(Integer)
     label_score: Mapped[int] = mapped_column(Integer)
     validity: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    note: Mapped[str] = mapped_column(Text, default="")
+    note: Mapped[str] = mapped_column(_CheckedText, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
@@ -156,9 +179,9 @@ class WritebackRule(Base):
 
     __tablename__ = "writeback_rules"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    suite_task: Mapped[str] = mapped_column(String(50), unique=True)
+    suite_task: Mapped[str] = mapped_column(_CheckedString(50), unique=True)
     min_agreeing: Mapped[int] = mapped_column(Integer)
-    confirmed_by: Mapped[str] = mapped_column(String(100), default="")
+    confirmed_by: Mapped[str] = mapped_column(_CheckedString(100), default="")
     confirmed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
 
 

@@ -1,0 +1,63 @@
+"""Hostile pass 13 (CLI) table (notes: attack_pass13_cli.md): one row per finding, each failing on the code before
+its fix."""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+from tests.robustness.test_pass9_table import _db_url, _form_rows
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("fresh_engines")]
+
+
+# A: a value of another type in a text column of a tampered SQLite review database --------------------------------
+
+@pytest.mark.parametrize("command", ["stats", "import", "export"])
+def test_a_a_blob_in_a_text_column_is_one_message(cli, tmp_path, command):
+    """Was: after `update reviewers set name = X'414243'`, `review stats` exit 3 (TypeError: '<' not supported
+    between bytes and str), `review import` exit 3 (normalize() argument 2 must be str), `review export
+    --judgements` exit 0 naming the reviewer "b'ABC'". Now each is one exit-2 message naming the damage."""
+    url = _db_url(tmp_path, "sqlite")
+    rows = _form_rows(cli, tmp_path, url)
+    form = tmp_path / "filled.csv"
+    with open(form, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "reviewer": "ann", "relevance": "4", "label_score": "4"} for row in rows)
+    assert cli("review", "import", str(form), "--db", url).code == 0
+    with sqlite3.connect(tmp_path / "review.sqlite") as conn:
+        conn.execute("UPDATE reviewers SET name = X'414243'")
+    args = {"stats": ("review", "stats", "t", "--db", url),
+            "import": ("review", "import", str(form), "--db", url),
+            "export": ("review", "export", "t", "--judgements", "--out", str(tmp_path / "j.csv"), "--db", url)}
+    outcome = cli(*args[command])
+    assert_clean_error(outcome, 2, "damaged row", "bytes")
+    assert not (tmp_path / "j.csv").exists()
+
+
+# B: outputs written into a hardened model version (or anywhere in the model store) -------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ("report", "{run}", "--summary-json", "{store}/versions/minilm-sst@3dca1baf/meta.json"),
+    ("report", "{run}", "--out", "{store}/versions/minilm-sst@3dca1baf/r.html"),
+    ("harden", "export", "--run", "{run}", "--lcs", "lc04", "--out", "{store}/versions/minilm-sst@deadbeef"),
+])
+def test_b_no_output_in_the_model_store(cli, tmp_path, monkeypatch, argv):
+    """Was: `report --summary-json <cache>/models/versions/<v>/meta.json` (and review export / explain --json into a
+    version's files) exit 0, the version then BROKEN; `harden export --out <cache>/models/versions/x` listed as a
+    broken version. Now every output path in the model store is refused before any work."""
+    from alict_core.common.config import models_dir
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    store = models_dir()
+    (store / "versions" / "minilm-sst@3dca1baf").mkdir(parents=True)
+    (store / "versions" / "minilm-sst@3dca1baf" / "meta.json").write_text('{"labels": ["a", "b"]}')
+    run = tmp_path / "no-run"
+    outcome = cli(*[a.format(run=run, store=store) for a in argv])
+    assert_clean_error(outcome, 2, "lies in the model store")
+    assert (store / "versions" / "minilm-sst@3dca1baf" / "meta.json").read_text() == '{"labels": ["a", "b"]}'
+    assert sorted(p.name for p in (store / "versions").iterdir()) == ["minilm-sst@3dca1baf"]
