@@ -41,18 +41,31 @@ def seal_path(part: Path) -> Path:
     return part.with_name(part.name + ".sha256")
 
 
+def companion_path(part: Path) -> Path:
+    """A part's sidecar written with it by the worker (``part-NNNNN.meta.json``: an expansion shard's counts)."""
+    return part.with_suffix(".meta.json")
+
+
+def _digest(part: Path) -> str:
+    """The sha256 of a part, and of its sidecar when it has one (the seal covers both: an edited sidecar's
+    counts were joined into the artefact's counts and served from the cache)."""
+    companion = companion_path(part)
+    return " ".join([sha256_file(part), *([sha256_file(companion)] if companion.is_file() else [])])
+
+
 def seal_part(part: Path) -> None:
-    """Record the sha256 of a finished part (atomically): from now on a resume takes it as done."""
+    """Record the sha256 of a finished part and its sidecar (atomically): from now on a resume takes it as done."""
     with atomic_path(seal_path(part)) as tmp:
-        tmp.write_text(sha256_file(part) + "\n", encoding="ascii")
+        tmp.write_text(_digest(part) + "\n", encoding="ascii")
 
 
 def part_finished(part: Path) -> bool:
-    """Whether ``part`` is a finished part as it was written: present, sealed, and its content matches the seal;
-    an unsealed or changed part is removed (with its seal) so that its shard runs again."""
+    """Whether ``part`` is a finished part as it was written: present, sealed, and its content (and its sidecar's)
+    matches the seal; an unsealed or changed part is removed (with its seal and sidecar) so that its shard runs
+    again."""
     seal = seal_path(part)
     try:
-        if part.is_file() and seal.is_file() and seal.read_text(encoding="ascii").strip() == sha256_file(part):
+        if part.is_file() and seal.is_file() and seal.read_text(encoding="ascii").strip() == _digest(part):
             return True
     except (OSError, UnicodeDecodeError):
         pass
@@ -60,6 +73,7 @@ def part_finished(part: Path) -> bool:
         logger.warning("shard part %s was not as written (changed, damaged or unsealed): computed again", part.name)
     part.unlink(missing_ok=True)
     seal.unlink(missing_ok=True)
+    companion_path(part).unlink(missing_ok=True)
     return False
 
 

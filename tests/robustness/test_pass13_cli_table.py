@@ -61,3 +61,22 @@ def test_b_no_output_in_the_model_store(cli, tmp_path, monkeypatch, argv):
     assert_clean_error(outcome, 2, "lies in the model store")
     assert (store / "versions" / "minilm-sst@3dca1baf" / "meta.json").read_text() == '{"labels": ["a", "b"]}'
     assert sorted(p.name for p in (store / "versions").iterdir()) == ["minilm-sst@3dca1baf"]
+
+
+# C: an edited sidecar (per-shard counts) of a killed expansion was joined into the artefact -----------------------
+
+def test_c_an_edited_shard_sidecar_makes_its_part_run_again(tmp_path):
+    """Was: after a killed `expand`, `part-00001.meta.json` edited (accepted 999, or counts "x") was taken as done:
+    the artefact's counts said 999 accepted over rows holding none (served from the cache after), or exit 3 on a
+    string. The seal now covers the part and its sidecar: an edit makes the shard run again."""
+    from alict_core.executors.shards import part_finished, seal_part
+
+    part = tmp_path / "part-00001.jsonl"
+    part.write_text('{"id": 1}\n')
+    sidecar = tmp_path / "part-00001.meta.json"
+    sidecar.write_text('{"counts": {"lc": {"accepted": 0}}}')
+    seal_part(part)
+    assert part_finished(part)
+    sidecar.write_text('{"counts": {"lc": {"accepted": 999}}}')
+    assert not part_finished(part)
+    assert not part.exists() and not sidecar.exists() and not (tmp_path / "part-00001.jsonl.sha256").exists()
