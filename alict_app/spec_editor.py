@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -91,8 +92,9 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
     """Where a save goes, the discard button of a workspace copy, the file name and the save button."""
     st.markdown("**Save**")
     where = "your workspace copy" if spec_store.is_user_spec(spec) else "the built-in spec (read-only)"
-    st.caption(f"Showing {where}. Saving writes to your workspace {literal(spec_store.save_dir(task))} "
-               "(set ALICT_WORKSPACE_DIR to move it); a workspace spec replaces the built-in of the same id.")
+    st.caption(f"Showing {where}. Saving writes to the specs/{literal(task)}/ folder of your workspace (the "
+               "server's ALICT_WORKSPACE_DIR; no server path is shown); a workspace spec replaces the built-in of "
+               "the same id.")
     if spec_store.is_user_spec(spec):
         st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
                   on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
@@ -105,7 +107,7 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
         with guarded("saving the spec"):
             save(task, name, text, parsed.id, overwrite, opened=(spec.id, editor_key))
     if saved:
-        st.success(f"Saved {literal(saved['path'])}")
+        st.success(f"Saved {literal(Path(saved['path']).name)} to your workspace (specs/{literal(task)}/)")
 
 
 def save(task: str, name: str, text: str, spec_id: str, overwrite: bool,

@@ -330,7 +330,7 @@ def test_page_details_in_a_real_browser(app, browser):
     see(page, "Spec is valid")
     wait_idle(page)
     page.get_by_role("button", name="💾 Save spec").first.click()
-    page.get_by_text(re.compile(r"^Saved /.*\.yaml$")).first.wait_for(state="visible", timeout=120_000)
+    page.get_by_text(re.compile(r"^Saved .*\.yaml to your workspace")).first.wait_for(state="visible", timeout=120_000)
     wait_idle(page)
     assert list(Path(app["workspace"]).rglob("*.yaml"))  # written to the workspace
     see(page, "Showing your workspace copy")  # the list and the editor read the saved copy without leaving

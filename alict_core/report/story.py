@@ -22,10 +22,10 @@ import json
 import logging
 import math
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Annotated, Any, Callable, Literal, Mapping, Sequence
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from alict_core.common.errors import AlictError
 
@@ -222,7 +222,13 @@ class _StoryCandidate(_Strict):
 
 class _StoryContribution(_Strict):
     tokens: list[str]
-    scores: list[float]
+    scores: list[Annotated[float, Field(allow_inf_nan=False)]]
+
+    @model_validator(mode="after")
+    def _one_score_per_token(self) -> _StoryContribution:  # a shorter list broke every card of the page
+        if len(self.scores) != len(self.tokens):
+            raise ValueError(f"{len(self.scores)} scores for {len(self.tokens)} tokens")
+        return self
 
 
 class _StoryFile(_Strict):

@@ -1,0 +1,65 @@
+"""Hostile pass 13 table, pages (notes: attack_pass13_pages.md): one row per finding, each failing on the code
+before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# P13-C: a story.json contribution with fewer scores than tokens (or NaN scores), its checksum recomputed, was used:
+# the Story page showed "ValueError: zip() argument 2 is shorter than argument 1" with a traceback, every card gone --
+
+CONTRIBUTION_TAMPERS = {
+    "fewer-scores-than-tokens": {"tokens": ["a", "bad", "film"], "scores": [0.1, -0.4]},
+    "nan-scores": {"tokens": ["a", "bad"], "scores": [float("nan"), float("nan")]},
+    "infinite-score": {"tokens": ["a", "bad"], "scores": [0.1, float("inf")]},
+}
+
+
+@pytest.mark.parametrize("tamper", list(CONTRIBUTION_TAMPERS))
+def test_p13_c_a_story_contribution_that_does_not_fit_its_tokens_is_not_used(saved_run, tamper):
+    from alict_core.report import story as core_story
+
+    core_story.write_story(saved_run, None)
+    path = core_story.story_path(saved_run)
+    story = json.loads(path.read_text())
+    story["contributions"]["vader:a bad film"] = CONTRIBUTION_TAMPERS[tamper]
+    content = {k: v for k, v in story.items() if k not in core_story.INTEGRITY_KEYS}
+    story["sha256"] = core_story._content_sha256(content)  # an editor recomputes the plain checksum
+    path.write_text(json.dumps(story))
+    assert core_story.read_story(saved_run) is None
+
+
+def test_p13_c_an_honest_contribution_is_still_used(saved_run):
+    from alict_core.report import story as core_story
+
+    core_story.write_story(saved_run, None)
+    path = core_story.story_path(saved_run)
+    story = json.loads(path.read_text())
+    story["contributions"]["vader:a bad film"] = {"tokens": ["a", "bad", "film"], "scores": [0.0, -0.4, 0.1]}
+    content = {k: v for k, v in story.items() if k not in core_story.INTEGRITY_KEYS}
+    story["sha256"] = core_story._content_sha256(content)
+    path.write_text(json.dumps(story))
+    assert core_story.read_story(saved_run) is not None
+
+
+# P13-B: the Specs page showed the server's absolute workspace path in its caption and after every save ------------
+
+def test_p13_b_the_specs_page_shows_no_server_path(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    workspace = tmp_path / "server-secret-workspace"
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
+    at = AppTest.from_file(str(ROOT / "pages" / "specs.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    shown = " ".join(str(getattr(e, "value", "")) for e in [*at.caption, *at.success, *at.markdown, *at.info])
+    shown = shown.replace("\\", "")  # as drawn: the markdown escapes (server\-secret) are not shown
+    assert "specs/" in shown and str(workspace) not in shown and "server-secret-workspace" not in shown
