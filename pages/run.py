@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from alict_app import backends, run_monitor, run_view, state, widgets
@@ -52,17 +54,21 @@ def add_user_model(task: str) -> None:
         st.session_state["um_problem"] = problem
         return
     upload = st.session_state.get("um_upload") if kind.name == "static" else None
+    shown = dict(kwargs)  # what a default display name may say: the user's own values, never a server path
     if upload is not None:
         try:  # a callback: an error raised here would escape the page's error boundary
             kwargs["path"] = str(trust.save_upload(upload.name, upload.getvalue()))
         except AlictError as exc:  # over the size limit: nothing stored
             st.session_state["um_problem"] = str(exc)
             return
+        stored = Path(kwargs["path"]).name  # the stored copy's content-hash name
+        own = Path(str(upload.name)).name
+        shown["path"] = own if user_model_problem({}, f"{kind.name}:{own}") is None else stored
     empty = [field for field, value in kwargs.items() if not value]
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {kind.tags['user_kind']}"
         return
-    label = st.session_state.get("um_label", "").strip() or f"{kind.name}:{next(iter(kwargs.values()))}"
+    label = st.session_state.get("um_label", "").strip() or f"{kind.name}:{next(iter(shown.values()))}"
     kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
     st.session_state["um_pending"] = {"name": kind.name, "kwargs": {**kwargs, "name": label}, "label": label,
                                       "task": task}

@@ -63,3 +63,43 @@ def test_p13_b_the_specs_page_shows_no_server_path(tmp_path, monkeypatch):
     shown = " ".join(str(getattr(e, "value", "")) for e in [*at.caption, *at.success, *at.markdown, *at.info])
     shown = shown.replace("\\", "")  # as drawn: the markdown escapes (server\-secret) are not shown
     assert "specs/" in shown and str(workspace) not in shown and "server-secret-workspace" not in shown
+
+
+# P13-D: an uploaded predictions file added without a display name was named by the server's path of its stored copy
+# ("Added static:/…/cache/uploads/fc94a47bf175ecbb.csv"): the path became the model's name in runs, reports, Story --
+
+class _Upload:
+    name = "my preds.csv"
+
+    @staticmethod
+    def getvalue() -> bytes:
+        return b"text,label\na good film,positive\n"
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p13_d_an_uploaded_model_is_named_by_its_file_not_a_server_path(tmp_path, monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def uploader(*args, key=None, **kwargs):  # AppTest cannot upload: the widget's value as an upload leaves it
+        st.session_state[key] = _Upload()
+        return st.session_state[key]
+
+    monkeypatch.setattr(st, "file_uploader", uploader)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.run()
+    at.switch_page("pages/run.py").run()
+    at.selectbox(key="um_kind").set_value("static").run()
+    at.session_state["um_path"] = ""
+    at.session_state["um_label"] = ""
+    [button for button in at.button if button.label == "Add model"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    pending = at.session_state["um_pending"] if "um_pending" in at.session_state else None
+    names = [m.get("label") for m in (at.session_state["user_models"] if "user_models" in at.session_state else [])]
+    label = (pending or {}).get("label") or (names[0] if names else None)
+    assert label == "static:my preds.csv", (pending, names)
+    shown = " ".join(str(getattr(e, "value", "")) for e in [*at.caption, *at.success, *at.markdown, *at.info])
+    assert str(tmp_path) not in shown.replace("\\", "")
