@@ -37,7 +37,7 @@ def describe(view: dict[str, Any]) -> str:
 def _attached(run_id: str) -> None:
     """The attached run's progress bar and line (re-read on every fragment rerun)."""
     try:
-        view = progress_view(read_json(runs.run_dir(run_id) / "progress.json"))
+        view = progress_view(read_json(runs.run_dir(run_id) / "progress.json"), folder=runs.run_dir(run_id))
     except (ValueError, OSError):
         st.warning(f"Run {literal(run_id[:12])} has no readable progress any more (removed or rewritten).")
         return

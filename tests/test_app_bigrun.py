@@ -78,19 +78,22 @@ def test_run_page_lists_running_runs_and_attaches(tmp_runs):
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     write_sharded_run(tmp_runs / "killed", 10_000, shard_size=1_000, status="running", shards_done=2,
                       pid=int(gone.stdout))
-    at = start()
-    at.switch_page("pages/run.py").run()
-    assert_clean(at)
-    lines = [m.value for m in at.markdown if "shards" in m.value]
-    assert any(line.startswith("`livecli`") and "**running** · shards 4/10" in line for line in lines)
-    assert any(line.startswith("`killed`") and "stopped \\(process gone\\); re\\-run to resume" in line  # escaped
-               for line in lines)
-    at.selectbox(key="attach_run").set_value("killed").run()
-    assert_clean(at)
-    assert any("re-run to resume" in w.value for w in at.warning)
-    at.selectbox(key="attach_run").set_value("livecli").run()
-    assert_clean(at)
-    assert any("cases 4,000/10,000" in m.value for m in at.markdown)
+    from alict_core.runner.stream import run_lock
+
+    with run_lock(tmp_runs / "livecli"):  # a live CLI writer holds its run's lock for as long as it writes
+        at = start()
+        at.switch_page("pages/run.py").run()
+        assert_clean(at)
+        lines = [m.value for m in at.markdown if "shards" in m.value]
+        assert any(line.startswith("`livecli`") and "**running** · shards 4/10" in line for line in lines)
+        assert any(line.startswith("`killed`") and "stopped \\(process gone\\); re\\-run to resume" in line
+                   for line in lines)  # escaped
+        at.selectbox(key="attach_run").set_value("killed").run()
+        assert_clean(at)
+        assert any("re-run to resume" in w.value for w in at.warning)
+        at.selectbox(key="attach_run").set_value("livecli").run()
+        assert_clean(at)
+        assert any("cases 4,000/10,000" in m.value for m in at.markdown)
 
 
 def test_failures_grouping_of_a_large_run_is_seed_clustered(tmp_runs):

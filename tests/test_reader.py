@@ -90,11 +90,15 @@ def test_legacy_run_reads_like_its_run_result(tmp_path):
 
 
 def test_running_run_reads_finished_shards_and_a_dead_writer_reads_stopped(tmp_path):
+    from alict_core.runner.stream import run_lock
+
     live = tmp_path / "live"
     write_sharded_run(live, 10_000, shard_size=1_000, status="running", shards_done=3)
     reader = RunReader.open(live)
     assert not reader.done and reader.n_rows() == 3 * 1_000 * 2
-    progress = reader.progress()
+    assert not reader.progress()["alive"]  # its pid lives (this process) but no writer holds the run's lock
+    with run_lock(live):  # as a writer does for as long as it writes
+        progress = reader.progress()
     assert progress["alive"] and progress["shown_status"] == "running" and progress["fraction"] == pytest.approx(0.3)
     assert progress["rate"] == pytest.approx(30.0, rel=0.05) and progress["eta_s"] == pytest.approx(233, rel=0.05)
     assert reader.summary()["n_cases"].sum() == 6_000

@@ -23,7 +23,7 @@ import pyarrow.dataset as ds
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import read_json
-from alict_core.runner.store import pid_alive, unfinished_runs
+from alict_core.runner.store import unfinished_runs, writer_alive
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
 RESULT_COLUMNS = ["case_id", "lc_id", "capability", "test_type", "kind", "seed_id", "text", "expected", "model",
@@ -83,10 +83,12 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[str, Any]:
-    """A progress.json made readable: fraction, rate (cases/s), ETA (s) and the status a person should see.
+def progress_view(progress: dict[str, Any], now: float | None = None, folder: Path | None = None) -> dict[str, Any]:
+    """A progress.json (of the run ``folder``, when known) made readable: fraction, rate (cases/s), ETA (s) and the
+    status a person should see.
 
-    A "running" run whose process is gone reads "stopped (process gone); re-run to resume".
+    A "running" run whose writer is gone (its pid dead, or on this host its run lock free) reads "stopped (process
+    gone); re-run to resume".
     """
     now = time.time() if now is None else now
     n_shards, shards_done = _count(progress.get("n_shards")), _count(progress.get("shards_done"))
@@ -97,7 +99,7 @@ def progress_view(progress: dict[str, Any], now: float | None = None) -> dict[st
     rate = cases_done / elapsed if cases_done else 0.0
     eta = (n_cases - cases_done) / rate if rate > 0 and n_cases > cases_done else None
     status = str(progress.get("status") or "unknown")
-    alive = pid_alive(progress) if status == "running" else False
+    alive = writer_alive(progress, folder) if status == "running" else False
     shown = status
     if status == "running" and not alive:
         shown = "stopped (process gone); re-run to resume"
@@ -140,7 +142,7 @@ def running_runs(root: Path) -> list[dict[str, Any]]:
     Each is :func:`progress_view` of :func:`alict_core.runner.store.unfinished_runs`' progress plus ``"run_id"``,
     ``"run_dir"`` and ``"updated_at"``.
     """
-    return [{**progress_view(p), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
+    return [{**progress_view(p, folder=Path(p["run_dir"])), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
              "updated_at": float(p.get("updated_at") or 0)} for p in unfinished_runs(root)]
 
 
@@ -179,7 +181,7 @@ class RunReader:
         if not path.is_file():
             return None
         try:
-            return progress_view(read_json(path))
+            return progress_view(read_json(path), folder=self.folder)
         except (ValueError, OSError):
             return None
 

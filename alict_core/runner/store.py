@@ -128,7 +128,7 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
         progress = read_progress(folder)
         if progress is None:
             continue
-        alive = progress.get("status") == "running" and pid_alive(progress)
+        alive = progress.get("status") == "running" and writer_alive(progress, folder)
         found.append({**progress, "run_dir": str(folder), "alive": alive})
     return sorted(found, key=_updated_at, reverse=True)
 
@@ -142,6 +142,54 @@ def _updated_at(progress: dict[str, Any]) -> float:
 
 
     return True
+
+
+def run_lock_file(folder: Path) -> Path:
+    """The ``flock`` file a run's writer holds while it writes ``folder`` (:func:`stream.run_lock`)."""
+    import os
+
+    from alict_core.common.config import artefact_dir
+    from alict_core.common.hashing import hash_text
+
+    return artefact_dir("locks") / f"run-{hash_text(str(Path(os.path.abspath(folder)).resolve()))}.lock"
+
+
+def writer_holds_lock(folder: Path) -> bool:
+    """Whether a process holds the run's lock now (the kernel drops it when its holder dies, whatever became of the
+    pid). Reads only: a missing lock file means no writer; without ``fcntl`` it cannot be told (True)."""
+    import os
+
+    path = run_lock_file(folder)
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True  # held (by another process, or by a writer thread of this one: another open file)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def writer_alive(progress: dict[str, Any], folder: Path | None) -> bool:
+    """Whether the writer of a run (per its progress.json, in ``folder``) still runs: its pid is alive and, on this
+    host, it holds the run's lock. The pid alone is not enough: after a crash a restarted server (PID 1 in a
+    container) or any process can hold the recorded pid, while the kernel drops a dead writer's lock."""
+    if not pid_alive(progress):
+        return False
+    if folder is None or progress.get("host") not in (None, socket.gethostname()):
+        return True
+    return writer_holds_lock(folder)
 
 
 def pid_alive(progress: dict[str, Any]) -> bool:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from alict_core.cases.testcases import TestCase
 from alict_core.common.csvsafe import write_csv
 from alict_core.common.errors import AlictError
-from alict_core.common.hashing import hash_json, hash_text
+from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
 from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
@@ -248,12 +248,12 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 def run_lock(folder: Path) -> Iterator[None]:
     """Exclusive use of a run folder: a thread lock in this process and ``flock`` on
     ``<cache>/locks/run-<hash of the folder's path>.lock`` (released by the kernel when a holder is killed)."""
-    from alict_core.common.config import artefact_dir
+    from alict_core.runner.store import run_lock_file
 
     key = str(Path(folder).resolve())
     with _THREAD_LOCKS_GUARD:
         lock = _THREAD_LOCKS.setdefault(key, threading.Lock())
-    with lock, file_lock(artefact_dir("locks") / f"run-{hash_text(key)}.lock"):  # not POSIX: the thread lock only
+    with lock, file_lock(run_lock_file(folder)):  # not POSIX: the thread lock only
         yield
 
 

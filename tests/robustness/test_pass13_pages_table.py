@@ -103,3 +103,25 @@ def test_p13_d_an_uploaded_model_is_named_by_its_file_not_a_server_path(tmp_path
     assert label == "static:my preds.csv", (pending, names)
     shown = " ".join(str(getattr(e, "value", "")) for e in [*at.caption, *at.success, *at.markdown, *at.info])
     assert str(tmp_path) not in shown.replace("\\", "")
+
+
+# P13-A: a run killed hard whose recorded pid now belongs to another live process (a restarted server in a container
+# gets the same pid) was shown "running · process alive" for ever, and attaching to it refreshed for ever ---------
+
+def test_p13_a_a_running_run_whose_lock_is_free_is_shown_stopped(tmp_path, monkeypatch):
+    import os
+    import socket
+
+    from alict_core.runner.reader import running_runs
+    from alict_core.runner.stream import run_lock
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "runs" / "aaaa00000000"
+    folder.mkdir(parents=True)
+    (folder / "progress.json").write_text(json.dumps({
+        "status": "running", "pid": os.getpid(), "host": socket.gethostname(), "run_id": "aaaa00000000",
+        "n_shards": 1, "shards_done": 0, "n_cases": 10, "cases_done": 0, "started_at": 1.0, "updated_at": 2.0}))
+    with run_lock(folder):  # a live writer holds it: running
+        assert [r["alive"] for r in running_runs(tmp_path / "runs")] == [True]
+    listed = running_runs(tmp_path / "runs")  # the writer died, its pid lives on in another process: stopped
+    assert [(r["alive"], r["shown_status"]) for r in listed] == [(False, "stopped (process gone); re-run to resume")]
