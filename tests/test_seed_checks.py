@@ -142,7 +142,7 @@ def test_identity_swaps_keep_fixed_pairs(text, kept):
 def test_pronouns_after_a_named_antecedent_are_not_swapped():
     assert identity_swaps("Mr. Broomfield turns the camera on himself and his family .") == []
     assert identity_swaps("The film gives Nicholson a role , and he knows it .") == []
-    assert "He is a great actor ." in identity_swaps("She is a great actor .")
+    assert identity_swaps("She is a great actor .") == []  # ninth pass: a pronoun is a particular person
 
 
 # Issue #27, second blind reading: template choices and conditions that keep each seed on its LC.
@@ -331,10 +331,9 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
 
     kept = ("For all its visual panache and compelling supporting characters , the heart of the film rests in the "
             "relationship between Sullivan and his son .")
-    assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
-        "identity_or_pronoun"]
+    assert identity_swaps(kept) == []
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 250 and kept not in {s.text for s in seeds}  # fifth pass: 281 (names, senses, titles)
+    assert len(seeds) >= 30 and kept not in {s.text for s in seeds}  # ninth pass: 35 (generic terms, polar verdict)
     assert all(identity_swaps(s.text) for s in seeds)
 
 
