@@ -251,7 +251,7 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert not _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
-    for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms
+    for lc, floor in (("LC2", 290), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; ninth: LC2 319
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor
 
 
@@ -767,15 +767,15 @@ def test_hate_seventh_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
 
     assert kept("LC1", "hateful_with_slur", "don lemon is a nigger")
     assert kept("LC2", "nonhateful_with_slur", "imma red table talk type of bitch")
-    assert kept("LC2", "nonhateful_with_slur", "for such a queer campus berkeley undergrads was so heterosexually "
-                "slow oh my god")  # "queer" as an adjective, not in a title: still LC2
+    assert not kept("LC2", "nonhateful_with_slur", "for such a queer campus berkeley undergrads was so heterosexually "
+                    "slow oh my god")  # ninth pass: "queer" as a plain identity adjective is no slur use
     assert kept("LC3", "hateful_with_profanity", "i fucking hate white people")
     assert kept("LC4", "nonhateful_with_profanity", "my boyfriend is a fucking sweetheart")
     for lc in ("LC9", "LC10"):
         assert kept(lc, "hateful", "russians are the niggers of europe")
     for lc in ("LC13", "LC14"):
         assert kept(lc, "hateful", "they are vile barbaric low iq ugly sand niggers")
-    floors = {"LC1": 1000, "LC2": 350, "LC3": 110, "LC4": 240, "LC9": 280, "LC10": 280, "LC13": 90, "LC14": 60}
+    floors = {"LC1": 1000, "LC2": 290, "LC3": 110, "LC4": 240, "LC9": 280, "LC10": 280, "LC13": 90, "LC14": 60}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 
