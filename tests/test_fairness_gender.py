@@ -19,11 +19,22 @@ def test_gender_term_beside_a_same_gender_noun_is_kept() -> None:
 
 
 def test_gender_term_without_a_gendered_noun_is_swapped() -> None:
-    variants = identity_swaps("the film follows four women on a trip .")
-    assert "the film follows four muslims on a trip ." in variants
-    assert identity_swaps("the women argue while he watches .")  # a pronoun alone does not block the swap
+    variants = identity_swaps("a film about women on a trip .")
+    assert "a film about muslims on a trip ." in variants
+    assert identity_swaps("women argue while he watches .")  # a pronoun alone does not block the swap
 
 
 def test_plural_forms() -> None:
     assert {"women", "wives", "ladies", "actresses", "daughters"} <= plural_forms(
         frozenset({"woman", "wife", "lady", "actress", "daughter"}))
+
+
+def test_only_generic_group_terms_are_swapped():
+    """Issue 27 ninth pass: a term for particular people or a pronoun gives no variant."""
+    assert identity_swaps("a witty film about what gay men want from love .")
+    assert identity_swaps("a story every woman will recognise .")
+    assert identity_swaps("a female director shot it with great care .") == []
+    assert identity_swaps("the gangster treats his women badly .") == []
+    assert identity_swaps("all four women give superb performances .") == []
+    assert identity_swaps("a male hip hop fantasy , loud and dull .") == []
+    assert identity_swaps("She is a great actor .") == []

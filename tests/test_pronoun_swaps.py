@@ -41,9 +41,9 @@ def test_the_table_is_symmetric_and_feeds_the_pronoun_class():
     assert {"no", "on", "off", "'s", "n't"} <= table.not_noun_phrase_start  # words YAML 1.1 would misread
 
 
-def test_identity_swaps_add_one_pronoun_variant():
+def test_identity_swaps_add_no_pronoun_variant():
     variants = identity_swaps("Immigrants are treating her as a guest")
-    assert "Immigrants are treating him as a guest" in variants
+    assert "Immigrants are treating him as a guest" not in variants  # ninth pass: pronouns are not swapped
     assert not any("treating his as" in v for v in variants)
     assert identity_swaps("a film about nothing") == []
 

@@ -142,7 +142,7 @@ def test_identity_swaps_keep_fixed_pairs(text, kept):
 def test_pronouns_after_a_named_antecedent_are_not_swapped():
     assert identity_swaps("Mr. Broomfield turns the camera on himself and his family .") == []
     assert identity_swaps("The film gives Nicholson a role , and he knows it .") == []
-    assert "He is a great actor ." in identity_swaps("She is a great actor .")
+    assert identity_swaps("She is a great actor .") == []  # ninth pass: a pronoun is a particular person
 
 
 # Issue #27, second blind reading: template choices and conditions that keep each seed on its LC.
@@ -251,7 +251,7 @@ def test_hate_non_hateful_vocabulary_lcs_keep_casual_uses(hate_corpus):
     assert not _matches(get_spec("hate_speech", "LC2"), hate_corpus, "i am a slut for a good hardcover book")[
         "nonhateful_with_slur"]
     assert _matches(get_spec("hate_speech", "LC4"), hate_corpus, "fuck you too soundwave")["nonhateful_with_profanity"]
-    for lc, floor in (("LC2", 380), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; seventh: LC2 idioms
+    for lc, floor in (("LC2", 290), ("LC4", 250)):  # sixth pass: LC4 needs a swear word; ninth: LC2 319
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor
 
 
@@ -331,10 +331,9 @@ def test_fairness_seeds_have_something_to_swap(sentiment_corpus):
 
     kept = ("For all its visual panache and compelling supporting characters , the heart of the film rests in the "
             "relationship between Sullivan and his son .")
-    assert identity_swaps(kept) == [] and _matches(get_spec("sentiment", "LC11"), sentiment_corpus, kept)[
-        "identity_or_pronoun"]
+    assert identity_swaps(kept) == []
     seeds = find_seeds(get_spec("sentiment", "LC11"), sentiment_corpus, max_seeds=None).seeds
-    assert len(seeds) >= 250 and kept not in {s.text for s in seeds}  # fifth pass: 281 (names, senses, titles)
+    assert len(seeds) >= 30 and kept not in {s.text for s in seeds}  # ninth pass: 35 (generic terms, polar verdict)
     assert all(identity_swaps(s.text) for s in seeds)
 
 
@@ -768,15 +767,15 @@ def test_hate_seventh_pass_keeps_plain_cases_and_seed_floors(hate_corpus):
 
     assert kept("LC1", "hateful_with_slur", "don lemon is a nigger")
     assert kept("LC2", "nonhateful_with_slur", "imma red table talk type of bitch")
-    assert kept("LC2", "nonhateful_with_slur", "for such a queer campus berkeley undergrads was so heterosexually "
-                "slow oh my god")  # "queer" as an adjective, not in a title: still LC2
+    assert not kept("LC2", "nonhateful_with_slur", "for such a queer campus berkeley undergrads was so heterosexually "
+                    "slow oh my god")  # ninth pass: "queer" as a plain identity adjective is no slur use
     assert kept("LC3", "hateful_with_profanity", "i fucking hate white people")
     assert kept("LC4", "nonhateful_with_profanity", "my boyfriend is a fucking sweetheart")
     for lc in ("LC9", "LC10"):
         assert kept(lc, "hateful", "russians are the niggers of europe")
     for lc in ("LC13", "LC14"):
         assert kept(lc, "hateful", "they are vile barbaric low iq ugly sand niggers")
-    floors = {"LC1": 1000, "LC2": 350, "LC3": 110, "LC4": 240, "LC9": 280, "LC10": 280, "LC13": 90, "LC14": 60}
+    floors = {"LC1": 1000, "LC2": 290, "LC3": 110, "LC4": 240, "LC9": 280, "LC10": 280, "LC13": 90, "LC14": 60}
     for lc, floor in floors.items():
         assert len(find_seeds(get_spec("hate_speech", lc), hate_corpus, max_seeds=None).seeds) >= floor, lc
 

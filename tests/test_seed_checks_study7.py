@@ -34,10 +34,10 @@ def test_study7_fairness_rejections_have_nothing_to_swap(text):
 
 
 def test_identity_terms_inside_a_title_stay_and_people_senses_swap():
-    variants = identity_swaps("`` Real Women Have Curves '' is about a young woman who wants many things .")
+    variants = identity_swaps("`` Real Women Have Curves '' is about young women who want many things .")
     assert variants and all("Real Women Have Curves" in v for v in variants)
     assert "a film about gay people" in identity_swaps("a film about black people")
-    assert any("gay characters" in v for v in identity_swaps("the black characters are fun"))
+    assert any("gay characters" in v for v in identity_swaps("black characters are rarely this much fun"))
 
 
 @pytest.mark.parametrize("text", [  # study7: names and titles lower-cased after a template ("reign of Fire")

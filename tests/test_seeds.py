@@ -223,7 +223,7 @@ def test_identity_swaps_keep_form_and_case():
     variants = identity_swaps("Women are great and he knows it")
     assert "Trans people are great and he knows it" in variants
     assert "Immigrants are great and he knows it" in variants
-    assert "Women are great and she knows it" in variants
+    assert "Women are great and she knows it" not in variants  # pronouns are not swapped (ninth pass)
     assert all(v != "Women are great and he knows it" for v in variants)
     assert identity_swaps("a film about nothing") == []
 

@@ -68,6 +68,16 @@ def test_lexicon_predicate_uses_the_matcher() -> None:
     (["NN", "VBD", "DT", "NN"], ["frost", "retarded", "the", "growth"], False),  # a verb, not a slur
     (["PRP", "VBD", "RB", "VBD"], ["he", "is", "so", "retarded"], True),  # mis-tagged as a verb: still a slur
     (["PRP", "VBZ", "DT", "NN", "IN", "VBG", "PRP"], ["he", "is", "a", "faggot", "for", "saying", "it"], True),
+    # ninth pass: a reclaimed identity adjective, a verb, a thing, a group or a side is not a person
+    (["DT", "JJ", "NN", "VBZ", "JJ"], ["the", "queer", "bookshop", "is", "lovely"], False),
+    (["PRP", "VBP", "DT", "NN"], ["you", "are", "a", "queer"], True),  # the insult noun
+    (["NNS", "MD", "VB", "DT", "NN"], ["taxes", "will", "cripple", "the", "town"], False),
+    (["DT", "RBS", "JJ", "NN", "RB"], ["the", "most", "retarded", "plan", "ever"], False),
+    (["JJ", "NNS", "VBP", "JJ"], ["retarded", "people", "are", "happy"], False),
+    (["DT", "NN", "VBZ", "JJ"], ["the", "right", "is", "retarded"], False),
+    (["NNP", "VBZ", "DT", "NN"], ["karma", "is", "a", "bitch"], False),  # a tagger's NNP that is an English noun
+    (["NNP", "VBZ", "DT", "NN"], ["zorblax", "is", "a", "bitch"], True),  # a name
+    (["DT", "NNS", "VBP", "JJ"], ["those", "sluts", "are", "loud"], False),  # plural: a group
 ])
 def test_slur_names_person(tags, lower, expected) -> None:
     from alict_core.lcspec.predicates import slur_names_person

@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from alict_core.data.polarity_lexicon import load_sentiwordnet
 from alict_core.data.slurs import has_slur, is_slur
 from alict_core.lcspec.schema import ClassSet, LengthPredicate, Predicate, SearchGroup
 
@@ -192,31 +193,95 @@ THING_PRONOUNS = frozenset({"it", "this", "that", "what", "which"})
 COMMON_NOUN_TAGS = frozenset({"NN", "NNS"})
 
 
+# Slurs that are also the plain, reclaimed name of an identity ("the queer community", "a homo couple"): a use
+# of them is a slur use only as an insult noun ("you queer"), never as an adjective. A small closed class.
+RECLAIMED_IDENTITY_WORDS = frozenset({"queer", "queers", "dyke", "dykes", "homo", "homos"})
+# Singular nouns for one person: a slur said of one of these ("my boss is a bitch") is said of a person; any
+# other common noun is a thing ("the most retarded cut"), an abstraction ("justice is a bitch") or a group or
+# side ("the left is retarded").
+PERSON_NOUNS = frozenset({
+    "guy", "man", "woman", "dude", "person", "kid", "boy", "girl", "bro", "friend", "mom", "mum", "dad", "mother",
+    "father", "brother", "sister", "wife", "husband", "girlfriend", "boyfriend", "son", "daughter", "lady", "chick",
+    "teacher", "boss", "neighbor", "neighbour", "roommate", "cousin", "uncle", "aunt", "ex", "coworker", "buddy",
+    "idiot", "loser", "president", "player", "actor", "actress", "singer", "rapper", "host", "cop", "one", "someone",
+    "somebody", "anyone", "anybody", "everyone", "nobody", "grandfather", "grandmother", "grandpa", "grandma",
+    "stepdad", "stepmom", "bf", "gf", "bestie", "teammate", "classmate", "manager", "child", "baby",
+})
+PERSON_PRONOUNS = frozenset({"i", "you", "u", "ya", "he", "she", "me", "him", "her", "ur", "yo"})
+VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBP", "VBZ"})
+NOUN_TAGS_ALL = frozenset({"NN", "NNS", "NNP", "NNPS"})
+
+
+def _said_of_person(subject: int, tags: Sequence[str], lower: Sequence[str], names: bool = True) -> bool:
+    """Whether the word at ``subject`` (the subject of "is a <slur>", or the noun after an attributive slur)
+    names one person: a personal pronoun ("you", "he"), a singular person noun, a slur or (``names``, for a
+    subject) a name: a word that is no English noun ("hannah baker"; after an attributive slur such a word is
+    slang for a thing: "honky tonk")."""
+    word, tag = lower[subject], tags[subject]
+    if word in PERSON_PRONOUNS or is_slur(word):
+        return True
+    if tag == "PRP" or word in THING_PRONOUNS:
+        return False  # "it", "they", "we": a thing or a group
+    if names and tag in ("NN", "NNP") and (_is_name(word) or (subject and _is_name(lower[subject - 1])
+                                                   and tags[subject - 1] in ("NN", "NNP"))):
+        return True  # "hannah baker was a bitch": HateXplain is lower-cased, a name is a word no noun of English
+    return tag == "NN" and word in PERSON_NOUNS
+
+
+def _is_name(word: str) -> bool:
+    """Whether a lower-cased word is no English noun (SentiWordNet), so a name ("hannah"; not "justice")."""
+    return word.isalpha() and (word, "noun") not in load_sentiwordnet()
+
+
+def _insult_noun(position: int, tags: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether the word at ``position`` is a noun heading its own phrase ("a queer", "you queer", "raging
+    queer"): a noun after a determiner, possessive, adjective or pronoun, with no noun after it ("queer theory")."""
+    previous = tags[position - 1] if position else ""
+    following = tags[position + 1] if position + 1 < min(len(tags), len(lower)) else ""
+    return (tags[position] in NOUN_TAGS_ALL and following not in NOUN_TAGS_ALL
+            and previous in ("DT", "PRP$", "JJ", "PRP", "CD"))
+
+
 def _names_person(position: int, tags: Sequence[str], lower: Sequence[str]) -> bool:
     """Whether the slur at ``position`` names or describes a person (see ``slur_names_person``)."""
-    if tags[position].startswith("VB") and position + 1 < len(tags) and tags[position + 1] in ("DT", "PRP$"):
-        return False  # a verb with an object ("retarded the whole industry"): another sense, not a slur
-    if position + 2 < len(lower) and lower[position + 1] == "for" and tags[position + 2] not in ("VBG", "PRP"):
-        return False  # "a slut for gore": a liking, not a person ("a faggot for buying it" is a person)
+    tag = tags[position]
     start = position - 1
     while start >= 0 and tags[start] in ("DT", "JJ", "RB"):
         start -= 1  # back over "a", "real", "total" to the copula
-    if start >= 1 and lower[start] in COPULAS:
-        subject, subject_tag = start - 1, tags[start - 1]
-        bare = subject == 0 or tags[subject - 1] not in ("DT", "PRP$", "POS", "JJ", "CD", "PDT")
-        bare_noun = subject_tag in COMMON_NOUN_TAGS and bare and not is_slur(lower[subject])
-        if lower[subject] in THING_PRONOUNS or bare_noun:
-            return False  # "life is a bitch", "expectations are a bitch", "it 's a bitch": no person
+    after_copula = start >= 1 and lower[start] in COPULAS
+    if tag in VERB_TAGS and not after_copula:
+        return False  # a verb ("it will cripple the economy", "retarded the whole industry"): another sense
+    if tag in ("NNS", "NNPS"):
+        return False  # "the queers in the armed forces": a plural slur is aimed at a group
+    if lower[position] in RECLAIMED_IDENTITY_WORDS and not _insult_noun(position, tags, lower):
+        return False  # "the queer community", "being queer": the plain identity word, not an insult
+    if position + 2 < len(lower) and lower[position + 1] == "for" and tags[position + 2] not in ("VBG", "PRP"):
+        return False  # "a slut for gore": a liking, not a person ("a faggot for buying it" is a person)
+    after = position + 1
+    while after < len(lower) and tags[after] in ("JJ", "VBN"):
+        after += 1
+    modifies = tag in ("JJ", "VBN") or (tag == "NN" and after < len(lower) and not _is_name(lower[after]))
+    if modifies and after < len(lower) and tags[after] in NOUN_TAGS_ALL:  # "slut phase", not "bitch wtf"
+        if not _said_of_person(after, tags, lower, names=False):
+            return False  # "retarded talk", "retarded people", "queer shop": a thing or a group, not a person
+    if after_copula:
+        subject = start - 1
+        while subject >= 0 and (tags[subject] in VERB_TAGS | {"MD", "TO", "RB"}):
+            subject -= 1  # "i should be", "ima stop being": back to the subject
+        if subject < 0 or not (tags[subject] in NOUN_TAGS_ALL or tags[subject] == "PRP"):
+            return True  # no subject to judge ("stop being a bitch"): the addressee, a person
+        return _said_of_person(subject, tags, lower)  # "life is a bitch", "the left is retarded": no person
     return True
 
 
 def slur_names_person(tags: Sequence[str], lower: Sequence[str]) -> bool:
     """Whether some slur (``slurs.is_slur``, any spelling) names or describes a person, by PTB tags.
 
-    A slur is not used of a person when it is a verb with an object ("retarded the industry"), when it is said of
-    "it"/"this"/"that" or of a bare common noun, one with
-    no determiner or possessive, as abstract and mass nouns stand ("life is a bitch", "karma 's a bitch":
-    a person needs "my dad", "this guy"), or when "for" and a thing follow it ("a slut for chocolate").
+    A slur is not used of a person when it is a verb ("cripple the economy"), when a reclaimed identity word
+    ("queer") is not an insult noun ("the queer community", "queer theory"), when it modifies a noun that is not
+    one person ("retarded talk", "retarded people"), when it is plural (aimed at a group), when its copula's
+    subject is not a person (a personal pronoun, a name, a singular person noun or another slur: "life is a
+    bitch", "it 's a bitch", "the left is retarded"), or when "for" and a thing follow it ("a slut for chocolate").
     """
     return any(is_slur(word) and _names_person(i, tags, lower) for i, word in enumerate(lower[: len(tags)]))
 

@@ -239,14 +239,95 @@ def swap_pronouns(tokens: list[str]) -> list[str]:
     return out
 
 
+# Determiners that make a noun phrase refer to particular people ("his women", "Brown 's women"), and the words
+# before a singular term that still make it generic ("every woman", "what it means to be a woman").
+SPECIFIC_DETERMINERS = POSSESSIVES | frozenset({"'s", "'", "this", "that", "these", "those", "the", "both", "two",
+                                                "three", "four", "five", "six", "seven", "eight", "nine", "ten"})
+GENERIC_SINGULAR_CUES = frozenset({"every", "any", "each", "no"})
+GENERIC_ARTICLE_CUES = frozenset({"be", "being", "as"})
+SINGULAR_PERSON_NOUNS = frozenset({
+    "man", "woman", "person", "boy", "girl", "kid", "child", "teen", "teenager", "youth", "actor", "actress",
+    "director", "filmmaker", "character", "lead", "hero", "heroine", "protagonist", "star", "artist", "writer",
+    "student", "worker", "friend", "father", "mother", "son", "daughter", "guy", "american", "individual",
+    "citizen", "neighbor", "neighbour", "singer", "comedian", "cop", "soldier", "couple", "family", "community",
+})
+
+
+def _head_noun(lower: list[str], end: int, form: str) -> int | None:
+    """Position of the person noun an identity term ending at ``end`` heads or modifies, or None (an adjective
+    before no person noun: "male hip hop fantasy" names no people)."""
+    if form != "adjective":
+        return end - 1
+    for i in range(end, min(end + 4, len(lower))):
+        if lower[i] in PERSON_NOUNS:
+            return i
+        if not (lower[i] in COORDINATORS or lower[i] in SENSE_CHECKED or lower[i] == ","):
+            return None
+    return None
+
+
+def refers_generically(tokens: list[str], start: int, end: int, form: str) -> bool:
+    """Whether the identity term at tokens [start, end) refers to people as a group, not to particular people.
+
+    Generic: a plural noun phrase ("women", "gay men", "black people") with no definite, possessive or
+    demonstrative determiner in it, or a singular one after "every"/"any"/"each"/"no" or "be a"/"as a"
+    ("to be a woman"). Particular: a singular term otherwise ("a female director", "the gay man": a person of
+    the story), a definite or possessed group ("his women", "Brown 's women", "the women": the film's), an
+    adjective before no person noun ("male hip hop fantasy") and a term beside a name ("Ellen , a gay woman")."""
+    lower = [t.lower() for t in tokens]
+    head = _head_noun(lower, end, form)
+    if head is None:
+        return False
+    singular = lower[head] in SINGULAR_PERSON_NOUNS or form == "singular"
+    specific = SPECIFIC_DETERMINERS if singular else SPECIFIC_DETERMINERS - {"this", "that"}  # "the notion that women"
+    determiner, before = "", start - 1
+    for _ in range(3):  # back over the phrase's adjectives and a possessor ("Kate 's jealous female friends")
+        word = lower[before] if before >= 0 else ""
+        if word in specific:
+            determiner = word
+            break
+        if word in _modifier_words() or (word.isalpha() and word not in _dictionary_stop_words()) or "-" in word:
+            before -= 1
+            continue
+        determiner = word  # "a", "of", "," ...: the phrase starts here
+        break
+    if determiner in specific:
+        return False  # "his women", "Kate 's jealous female friends", "especially the women": particular people
+    if any(0 < i < len(tokens) and tokens[i][:1].isupper() and tokens[i] != "I" and tokens[i - 1] not in SENTENCE_STARTS
+           for i in (start - 1, start - 2, head + 1, head + 2)):
+        return False  # a name beside the term (an appositive or a title): a particular person
+    if not singular:
+        return True
+    if determiner in GENERIC_SINGULAR_CUES:
+        return True
+    return determiner in ("a", "an") and before >= 1 and lower[before - 1] in GENERIC_ARTICLE_CUES
+
+
+@lru_cache(maxsize=1)
+def _dictionary_stop_words() -> frozenset[str]:
+    """spaCy's English stop words (function words end a noun phrase's modifiers)."""
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy is heavy: loaded only when a swap needs it
+
+    return frozenset(STOP_WORDS)
+
+
+@lru_cache(maxsize=1)
+def _modifier_words() -> frozenset[str]:
+    """Articles, quantifiers and the identity adjectives that may stand between a determiner and the term."""
+    adjectives = {word for key in _identity_forms() for word in key}
+    return frozenset({"many", "some", "young", "old", "other", "few", "all", "most", "both"}) | adjectives
+
+
 def identity_swaps(text: str) -> list[str]:
-    """Variants of ``text`` with every identity term moved to each other group, plus a pronoun swap.
+    """Variants of ``text`` with every identity term that refers to people generically moved to each other group.
 
     Terms keep their form (singular/plural/adjective); all occurrences move to the same target group.
-    A term coordinated with its pair ("men and women", "black and white") is kept as it is, and so is a
-    gender term ("women", "female") beside a gendered noun of that gender ("their daughters"); pronouns
-    are not swapped after a name or title that is their likely antecedent (a capitalised identity adjective
-    with no person noun after it, "White has ...", is a name).
+    Only terms for a group are swapped (``refers_generically``): a term for a particular person ("a female
+    director", "his women") and pronouns (in reviews they stand for the director, an actor or a character;
+    ``swap_pronouns`` is kept for callers that want them) stay. A term coordinated with its pair ("men and
+    women", "black and white") is kept as it is, and so is a gender term ("women", "female") beside a
+    gendered noun of that gender ("their daughters"); a capitalised identity adjective with no person noun
+    after it ("White has ...") is a name.
     """
     tokens = text.split()
     lower = [t.lower() for t in tokens]
@@ -254,7 +335,8 @@ def identity_swaps(text: str) -> list[str]:
     occurrences = [o for o in find_identity_terms(tokens) if not in_fixed_pair(lower, o[0], o[1], identity_words)]
     groups = identity_groups()
     own = {i for start, end, _, _ in occurrences for i in range(start, end)}
-    occurrences = [o for o in occurrences if not same_gender_elsewhere(lower, groups[o[2]].name, own)]
+    occurrences = [o for o in occurrences if not same_gender_elsewhere(lower, groups[o[2]].name, own)
+                   and refers_generically(tokens, o[0], o[1], o[3])]
     variants: list[str] = []
     if occurrences:
         present = {g for _, _, g, _ in occurrences}
@@ -270,7 +352,4 @@ def identity_swaps(text: str) -> list[str]:
                 cursor = end
             out.extend(tokens[cursor:])
             variants.append(" ".join(out))
-    swapped = swap_pronouns(tokens)
-    if swapped != tokens:
-        variants.append(" ".join(swapped))
     return list(dict.fromkeys(v for v in variants if v != text))
