@@ -184,11 +184,14 @@ def file_manifest_path(path: Path) -> Path:
     return Path(path).with_name(Path(path).name + FILE_MANIFEST_SUFFIX)
 
 
-def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None) -> Manifest:
-    """Manifest of one file, written beside it (``<name>.manifest.json``)."""
+def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None,
+                        companions: Sequence[Path] = ()) -> Manifest:
+    """Manifest of one file, written beside it (``<name>.manifest.json``); ``companions``: files beside it that are
+    read with it (an expansion artefact's ``.meta.json`` counts), checked with it."""
     path = Path(path)
-    manifest = Manifest(kind=kind, key=key, rows=int(rows), files={path.name: sha256_file(path)},
-                        extra=dict(extra or {}))
+    files = {path.name: sha256_file(path)}
+    files.update({Path(c).name: sha256_file(Path(c)) for c in companions if Path(c).is_file()})
+    manifest = Manifest(kind=kind, key=key, rows=int(rows), files=files, extra=dict(extra or {}))
     _write_bytes_atomic(file_manifest_path(path), _dump(manifest))
     return manifest
 
@@ -207,6 +210,10 @@ def verify_file(path: Path, kind: str, key: str | None = None, label: str | None
         raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
     if manifest.files.get(path.name) != sha256_file(path):
         raise CorruptArtefactError(f"{where}: does not match its checksum (changed or truncated)")
+    for name, digest in manifest.files.items():  # its companions (an edited .meta.json was served as counts)
+        companion = path.with_name(name)
+        if name != path.name and (not companion.is_file() or sha256_file(companion) != digest):
+            raise CorruptArtefactError(f"{where}: its {name} is missing or does not match its checksum")
     return manifest
 
 
@@ -710,17 +717,32 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
-def _refuse_in_model_store(path: Path, what: str) -> None:
-    """Refuse an output anywhere in the model store (``<cache>/models``): built models and hardened versions live
-    there, each checked against its recorded files, and only ``build`` and ``harden train`` write there (a summary
-    written into a version's folder broke the version; an export there was listed as a broken version)."""
-    from alict_core.common.config import models_dir
+SQLITE_HEADER = b"SQLite format 3\x00"
 
-    store = Path(os.path.abspath(models_dir())).resolve()
+
+def _refuse_in_model_store(path: Path, what: str) -> None:
+    """Refuse an output anywhere in the model store (``<cache>/models``: built models and hardened versions, each
+    checked against its recorded files; only ``build`` and ``harden train`` write there: a summary written into a
+    version's folder broke the version) or the review store (``<cache>/review``: a summary over its database
+    deleted every judgement), and over any existing SQLite database."""
+    from alict_core.common.config import cache_dir
+
     target = Path(os.path.abspath(path)).resolve()
-    if target == store or target.is_relative_to(store):
-        raise AlictError(f"{what} {str(path)!r} lies in the model store {str(store)!r}, where built models and "
-                         "hardened versions live (only `build` and `harden train` write there): write it elsewhere")
+    stores = {"model store": (cache_dir() / "models", "built models and hardened versions; only `build` and "
+                                                       "`harden train` write there"),
+              "review store": (cache_dir() / "review", "the review database")}
+    for name, (store, holds) in stores.items():
+        store = Path(os.path.abspath(store)).resolve()
+        if target == store or target.is_relative_to(store):
+            raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(store)!r} ({holds}): write it elsewhere")
+    try:
+        with open(target, "rb") as handle:
+            database = target.is_file() and handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        database = False
+    if database:
+        raise AlictError(f"{what} {str(path)!r} is a SQLite database (a review store?); it is never replaced by "
+                         "an output: write it elsewhere")
 
 
 def _artefact_holding(path: Path) -> tuple[Path, str] | None:

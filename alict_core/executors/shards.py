@@ -186,7 +186,7 @@ def _copy_rows(part: Path, handle: Any) -> int:
 def finish_artefact(path: Path, kind: str, key: str, n_rows: int, meta: Mapping[str, Any]) -> None:
     """After :func:`join_parts`: the sidecar ``<key>.meta.json``, the manifest, and the shard folder removed."""
     write_json(path.with_suffix(".meta.json"), dict(meta))
-    write_file_manifest(path, kind, key, n_rows)
+    write_file_manifest(path, kind, key, n_rows, companions=[path.with_suffix(".meta.json")])
     parts = shard_folder(path)
     if parts.exists():
         shutil.rmtree(parts)

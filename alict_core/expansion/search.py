@@ -310,7 +310,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
         from alict_core.common.manifest import write_file_manifest
 
         result.to_jsonl(path)
-        write_file_manifest(path, "expansions", key, len(rows))
+        write_file_manifest(path, "expansions", key, len(rows), companions=[meta_path(path)])
     return result
 
 

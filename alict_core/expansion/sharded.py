@@ -156,7 +156,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.common.manifest import file_manifest_path
+    from alict_core.common.manifest import file_manifest_path, folder_lock
     from alict_core.parsing import get_parser
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -179,42 +179,45 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     key = expansion_key(seeds, spec, get_parser(parser), suggester_by_name(mlm), mask_fn, key_settings)
     use_cache = use_cache and masker_fingerprint(mask_fn) is not None  # unknown masker content: never resume
     path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
-    parts = shards.shard_folder(path)
-    found = shards.finished_or_reset(path, "expansions", key, _read_summary, use_cache)
-    if found is not None:
-        return found
-    lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
+    # one writer per key: a second identical call (no --out: both in the cache) waits, then reads the finished
+    # artefact; it deleted the shard folder the second one was still filling (pass 13, E)
+    with folder_lock(path):
+        parts = shards.shard_folder(path)
+        found = shards.finished_or_reset(path, "expansions", key, _read_summary, use_cache)
+        if found is not None:
+            return found
+        lc_id = str(field_of(spec, "id", "") or (field_of(seeds[0], "lc_id") if seeds else ""))
 
-    started = time.perf_counter()
-    n_shards = shards.shard_count(len(seeds), shard_size)
-    init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
-            "predicate_check": predicate_check, "batch_size": batch_size}
-    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
-        tasks = shards.pending_shards(parts, seeds, shard_size, "seeds", as_dict)
-        shards.run_shards(pool, ExpandShardWorker, init, tasks, should_stop=should_stop,
-                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "shards"))
+        started = time.perf_counter()
+        n_shards = shards.shard_count(len(seeds), shard_size)
+        init = {"spec": _spec_payload(spec), "parser": parser, "mlm": mlm, "settings": settings, "masker": masker,
+                "predicate_check": predicate_check, "batch_size": batch_size}
+        with shards.executor_in_use(executor, workers) as pool:  # fails before any write
+            tasks = shards.pending_shards(parts, seeds, shard_size, "seeds", as_dict)
+            shards.run_shards(pool, ExpandShardWorker, init, tasks, should_stop=should_stop,
+                              on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "shards"))
 
-    counts: dict[str, dict[str, Any]] = {}
-    timings: dict[str, float] = {}
+        counts: dict[str, dict[str, Any]] = {}
+        timings: dict[str, float] = {}
 
-    def add_part_meta(part: Path) -> None:
-        meta = read_json(meta_path(part))
-        merge_counts(counts, meta["counts"])
-        for stage, seconds in meta.get("timings", {}).items():
-            timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
+        def add_part_meta(part: Path) -> None:
+            meta = read_json(meta_path(part))
+            merge_counts(counts, meta["counts"])
+            for stage, seconds in meta.get("timings", {}).items():
+                timings[stage] = round(timings.get(stage, 0.0) + seconds, 3)
 
-    def before_rename() -> None:
-        if not counts:
-            counts[lc_id] = {"seeds": 0, "masked": 0, "suggestions": 0, "accepted": 0, "seeds_expanded": 0,
-                             "rejected": {}}
-        timings["wall"] = round(time.perf_counter() - started, 3)
-        file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
+        def before_rename() -> None:
+            if not counts:
+                counts[lc_id] = {"seeds": 0, "masked": 0, "suggestions": 0, "accepted": 0, "seeds_expanded": 0,
+                                 "rejected": {}}
+            timings["wall"] = round(time.perf_counter() - started, 3)
+            file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
 
-    n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
-    shards.finish_artefact(path, "expansions", key, n_rows, {
-        "key": key, "counts": counts, "settings": key_settings, "timings": timings, "version": EXPANSION_VERSION,
-        "shards": n_shards, "shard_size": shard_size, "executor": pool.name, "workers": pool.workers})
-    return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
+        n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
+        shards.finish_artefact(path, "expansions", key, n_rows, {
+            "key": key, "counts": counts, "settings": key_settings, "timings": timings, "version": EXPANSION_VERSION,
+            "shards": n_shards, "shard_size": shard_size, "executor": pool.name, "workers": pool.workers})
+        return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
 
 
 def _read_summary(path: Path) -> ExpansionSummary:

@@ -707,11 +707,12 @@ class ReviewStore:
     def _named(s: Session, name: str) -> Reviewer | None:
         """The reviewer of that name or of the same name in another case (names that differ only in case are one
         reviewer, as ``check_reviewers`` says: 'ANN' was stored beside 'ann', one person counted twice)."""
-        found = s.scalar(select(Reviewer).where(Reviewer.name == name))
-        if found is None:
-            key = reviewer_key(name)
-            found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if reviewer_key(r.name) == key),
-                         None)
+        with damaged_rows("reviewers"):  # a date or name changed outside ALiCT is one message, not a ValueError
+            found = s.scalar(select(Reviewer).where(Reviewer.name == name))
+            if found is None:
+                key = reviewer_key(name)
+                found = next((r for r in s.scalars(select(Reviewer).order_by(Reviewer.id))
+                              if reviewer_key(r.name) == key), None)
         return found
 
     def find_reviewer(self, name: str) -> Reviewer | None:
@@ -939,8 +940,9 @@ class ReviewStore:
         committed here: an import that fails or is killed after this leaves no reviewer behind)."""
         _lock_reviewers(s)  # creation serialised as in :meth:`reviewer`
         by_key: dict[str, Reviewer] = {}
-        for reviewer in s.scalars(select(Reviewer).order_by(Reviewer.id)):
-            by_key.setdefault(reviewer_key(reviewer.name), reviewer)
+        with damaged_rows("reviewers"):
+            for reviewer in s.scalars(select(Reviewer).order_by(Reviewer.id)):
+                by_key.setdefault(reviewer_key(reviewer.name), reviewer)
         ids = {}
         for name in names:
             found = s.scalar(select(Reviewer).where(Reviewer.name == name)) or by_key.get(reviewer_key(name))

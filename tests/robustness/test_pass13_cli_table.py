@@ -80,3 +80,61 @@ def test_c_an_edited_shard_sidecar_makes_its_part_run_again(tmp_path):
     sidecar.write_text('{"counts": {"lc": {"accepted": 999}}}')
     assert not part_finished(part)
     assert not part.exists() and not sidecar.exists() and not (tmp_path / "part-00001.jsonl.sha256").exists()
+
+
+@pytest.mark.parametrize("command", ["import", "sample"])
+def test_a_a_damaged_reviewer_date_is_one_message(cli, tmp_path, command):
+    """Was: after `update reviewers set created_at = 'garbage'`, `review import` and `review sample --reviewers …`
+    exit 3 (ValueError: Invalid isoformat string): the reviewers were loaded outside the damaged-row guard."""
+    url = _db_url(tmp_path, "sqlite")
+    rows = _form_rows(cli, tmp_path, url)
+    form = tmp_path / "filled.csv"
+    with open(form, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "reviewer": "ann", "relevance": "4", "label_score": "4"} for row in rows)
+    assert cli("review", "import", str(form), "--db", url).code == 0
+    with sqlite3.connect(tmp_path / "review.sqlite") as conn:
+        conn.execute("UPDATE reviewers SET created_at = 'garbage'")
+    if command == "import":
+        outcome = cli("review", "import", str(form), "--db", url)
+    else:
+        outcome = cli("review", "sample", "--db", url, "--name", "t2", "--task", "sentiment", "--cases",
+                      str(tmp_path / "cases.jsonl"), "--size", "4", "--sets", "1", "--k", "1", "--reviewers", "ann")
+    assert_clean_error(outcome, 2, "damaged")
+
+
+# C (cache hit): the finished artefact's .meta.json (its counts) was not covered by its manifest ---------------------
+
+def test_c_an_edited_finished_expansion_sidecar_is_not_served(tmp_path):
+    """Was: editing `<key>.meta.json` of a finished expansion artefact ("accepted": 4242) was served from the cache
+    as the counts; the manifest checked only the .jsonl. Now the manifest holds the sidecar's sha256 too."""
+    from alict_core.common.manifest import load_checked, write_file_manifest
+
+    path = tmp_path / "k.jsonl"
+    path.write_text('{"id": 1}\n')
+    meta = tmp_path / "k.meta.json"
+    meta.write_text('{"counts": {"lc": {"accepted": 0}}}')
+    write_file_manifest(path, "expansions", "k", 1, companions=[meta])
+    assert load_checked(path, "expansions", "k", lambda p: p.read_text()) is not None
+    meta.write_text('{"counts": {"lc": {"accepted": 4242}}}')
+    assert load_checked(path, "expansions", "k", lambda p: p.read_text(), quarantine_root=tmp_path / "q") is None
+
+
+# D: an output replaced the review database --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["store", "elsewhere"])
+def test_d_an_output_never_replaces_a_review_database(cli, tmp_path, monkeypatch, where):
+    """Was: `report r1 --summary-json <cache>/review/review.sqlite` exit 0: every judgement gone, its -wal/-shm left
+    beside the JSON. Now an output in the review store, or over any SQLite database, is refused before any work."""
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "review" if where == "store" else tmp_path / "mine"
+    folder.mkdir(parents=True)
+    database = folder / "review.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    before = database.read_bytes()
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "lc4", "--max-seeds", "2", "--quiet",
+                  "--out", str(tmp_path / "r1"), "--summary-json", str(database))
+    assert_clean_error(outcome, 2, "review store" if where == "store" else "SQLite database")
+    assert database.read_bytes() == before and not (tmp_path / "r1").exists()
