@@ -190,7 +190,7 @@ def candidates(target: str, root: Path | str | None = None) -> list[tuple[str, P
         raise AlictError(f"{PROFILE_ENV} is set but empty; unset it or set it to one of {', '.join(PROFILES)}")
     if pinned and pinned not in (*PROFILES, "micro", LEGACY):  # a name, never a path ('../../etc' was joined on)
         raise AlictError(f"{PROFILE_ENV}={pinned[:40]!r} is not a profile; unset it or set it to one of "
-                         f"{', '.join(PROFILES)}")
+                         f"{', '.join((*PROFILES, 'micro', LEGACY))}")
     order = [pinned] if pinned else [*PROFILES, LEGACY]
     return [(profile, profile_dir(target, profile, root)) for profile in order]
 
@@ -217,8 +217,10 @@ def require(target: str, root: Path | str | None = None) -> Artefact:
     if found is None:
         looked = ", ".join(str(path) for _, path in candidates(target, root))
         name = "models" if canonical(target) == "classifiers" else canonical(target)
+        pinned = os.environ.get(PROFILE_ENV, "").strip()
+        profile = pinned if pinned and pinned != LEGACY else "quick"  # build the profile that is asked for
         raise ArtefactMissingError(f"the offline {canonical(target)} artefact is not built (looked in {looked}); "
-                                   f"fix: `alict build {name} --profile quick` (or `make models`)")
+                                   f"fix: `alict build {name} --profile {profile}` (or `make models`)")
     return found
 
 

@@ -591,14 +591,14 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     if isinstance(value, str) and (not value.strip().isascii() or "_" in value):  # int() reads full-width
         # and other digits, and "0_4" as 4
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value[:40]!r}")
     try:
         score = int(value)
         whole = score == float(value)  # float() of a 400-digit JSON integer overflows: a bad score, not a crash
     except (TypeError, ValueError, OverflowError):
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {str(value)[:40]!r}") from None
     if not whole or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {str(value)[:40]!r}")
     return score
 
 

@@ -138,3 +138,23 @@ def test_d_an_output_never_replaces_a_review_database(cli, tmp_path, monkeypatch
                   "--out", str(tmp_path / "r1"), "--summary-json", str(database))
     assert_clean_error(outcome, 2, "review store" if where == "store" else "SQLite database")
     assert database.read_bytes() == before and not (tmp_path / "r1").exists()
+
+
+# minor (p13cli): a long score echoed in full; a pinned profile's build advice named another profile ---------------
+
+def test_minor_a_huge_score_is_not_echoed_in_full():
+    from alict_core.review.store import ReviewError, check_score
+
+    for value in (10**400, "9" * 5_000):
+        with pytest.raises(ReviewError) as caught:
+            check_score("relevance", value)
+        assert len(str(caught.value)) < 200
+
+
+def test_minor_a_pinned_profile_not_built_names_its_own_build(tmp_path, monkeypatch):
+    from alict_core.common.errors import ArtefactMissingError
+    from alict_core.models.artefacts import require
+
+    monkeypatch.setenv("ALICT_MODEL_PROFILE", "micro")
+    with pytest.raises(ArtefactMissingError, match="--profile micro"):
+        require("parser", tmp_path / "models")
