@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from alict_core.common.jsonl import read_json, read_jsonl, write_jsonl
+from alict_core.common.jsonl import read_json, read_jsonl, write_json, write_jsonl
 from alict_core.executors.base import ExecutorCancelled, LocalExecutor
 from alict_core.executors.shards import (
     executor_in_use,
@@ -41,6 +41,7 @@ def test_shards_resume_after_the_finished_parts_and_join_in_order(tmp_path: Path
     assert parts == tmp_path / "key.shards"
     rows = [{"v": i} for i in range(7)]
     write_jsonl(part_path(parts, 1), [{"v": -1}, {"v": -1}, {"v": -1}])  # a part a killed run left: kept
+    write_json(parts / "layout.json", {"shard_size": 3, "rows": 7})  # ... cut as this call cuts them
     seal_part(part_path(parts, 1))  # (run_shards seals each part as it comes back; an unsealed one runs again)
     tasks = pending_shards(parts, rows, 3, "numbers", dict)
     assert [task["index"] for task in tasks] == [0, 2]

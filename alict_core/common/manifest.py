@@ -718,6 +718,7 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def _refuse_in_model_store(path: Path, what: str) -> None:
@@ -735,12 +736,19 @@ def _refuse_in_model_store(path: Path, what: str) -> None:
         store = Path(os.path.abspath(store)).resolve()
         if target == store or target.is_relative_to(store):
             raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(store)!r} ({holds}): write it elsewhere")
-    try:
-        with open(target, "rb") as handle:
-            database = target.is_file() and handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        database = False
-    if database:
+    def is_database(file: Path) -> bool:
+        try:
+            with open(file, "rb") as handle:
+                return file.is_file() and handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        except OSError:
+            return False
+
+    base = next((target.with_name(target.name[:-len(end)]) for end in SQLITE_COMPANIONS
+                 if target.name.endswith(end)), None)
+    if base is not None and is_database(base):  # its write-ahead log holds committed changes not yet in the file
+        raise AlictError(f"{what} {str(path)!r} belongs to the SQLite database {base.name!r} (its journal or "
+                         "write-ahead log); it is never replaced by an output: write it elsewhere")
+    if is_database(target):
         raise AlictError(f"{what} {str(path)!r} is a SQLite database (a review store?); it is never replaced by "
                          "an output: write it elsewhere")
 

@@ -107,10 +107,36 @@ def finished_or_reset(path: Path, kind: str, key: str, reader: Callable[[Path], 
     return None
 
 
+LAYOUT = "layout.json"  # how a shard folder's parts were cut (shard size, rows)
+
+
+def _same_layout(parts: Path, layout: Mapping[str, Any]) -> None:
+    """Keep a shard folder's finished parts only when they were cut the same way; else empty it first."""
+    from alict_core.common.jsonl import read_json
+
+    marker = parts / LAYOUT
+    try:
+        found = read_json(marker) if marker.is_file() else None
+    except (OSError, ValueError, RecursionError):
+        found = None
+    if parts.exists() and found != dict(layout):
+        if any(parts.iterdir()):
+            logger.warning("shard folder %s was cut another way (%s, now %s): its parts are computed again",
+                           parts.name, found, dict(layout))
+        shutil.rmtree(parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    if found != dict(layout):
+        write_json(marker, dict(layout))
+
+
 def pending_shards(parts: Path, rows: Sequence[Any], shard_size: int, input_name: str,
                    to_row: Callable[[Any], dict[str, Any]]) -> list[dict[str, Any]]:
     """Tasks ``{"index", input_name, "out"}`` of the shards without a finished part; each one's rows are written
-    (``to_row`` of each) to ``<input_name>-NNNNN.jsonl``, the worker's only input."""
+    (``to_row`` of each) to ``<input_name>-NNNNN.jsonl``, the worker's only input.
+
+    The parts were cut at one shard size: a resume with another size starts the shards afresh (part 1 of size 1
+    held row 1; taken as part 1 of size 2, rows 2-3 were silently missing from the artefact)."""
+    _same_layout(parts, {"shard_size": int(shard_size), "rows": len(rows)})
     tasks = []
     for index in range(shard_count(len(rows), shard_size)):
         out = part_path(parts, index)

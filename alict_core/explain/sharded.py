@@ -11,6 +11,7 @@ and every option. The parent never holds more than the pair list and counts.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -89,7 +90,7 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
     content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
     otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
     """
-    from alict_core.common.manifest import file_manifest_path
+    from alict_core.common.manifest import file_manifest_path, folder_lock
     from alict_core.models import get_model
     from alict_core.models.protocol import content_fingerprint
 
@@ -105,28 +106,32 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
         raise ExplainError("explain: a sharded vocabulary is a list of words (workers receive it as JSON)")
     if vocabulary is not None:
         pair_options["vocabulary"] = list(vocabulary)
-    with shards.executor_in_use(executor, workers) as pool:  # fails before any write
-        rows = _failing_pairs(run, lc_id, model_name, max_pairs)
-        name = model_name or (str(rows[0]["model"]) if rows else None)
-        fingerprint = content_fingerprint(get_model(name)) if name else None
-        key = hash_json({"lc_id": lc_id, "model": name, "fingerprint": fingerprint, "options": pair_options,
-                         "pairs": [_pair_row(row) for row in rows]}, length=20)
-        path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
-        parts = shards.shard_folder(path)
-        reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
-        found = shards.finished_or_reset(path, KIND, key, _count_rows, reuse)
-        if found is not None:
-            return ExplainedFailures(key, path, lc_id, name, found)
-        n_shards = shards.shard_count(len(rows), shard_size)
-        tasks = shards.pending_shards(parts, rows, shard_size, "pairs", _pair_row)
-        init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
-        shards.run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
-                          on_result=shards.shard_progress(progress, n_shards, n_shards - len(tasks), "explain shards"))
-    shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
-                      before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
-    meta = {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows), "shards": n_shards, "shard_size": shard_size}
-    shards.finish_artefact(path, KIND, key, len(rows), meta)
-    return ExplainedFailures(key, path, lc_id, name, len(rows))
+    with ExitStack() as held:
+        with shards.executor_in_use(executor, workers) as pool:  # fails before any write
+            rows = _failing_pairs(run, lc_id, model_name, max_pairs)
+            name = model_name or (str(rows[0]["model"]) if rows else None)
+            fingerprint = content_fingerprint(get_model(name)) if name else None
+            key = hash_json({"lc_id": lc_id, "model": name, "fingerprint": fingerprint, "options": pair_options,
+                             "pairs": [_pair_row(row) for row in rows]}, length=20)
+            path = Path(out_dir or artefact_dir("explain") / "lc") / f"{key}.jsonl"
+            held.enter_context(folder_lock(path))  # one writer per key: a second identical call waits, then reads it
+            parts = shards.shard_folder(path)
+            reuse = resume and fingerprint is not None  # like compare_pair: no content fingerprint, nothing reused
+            found = shards.finished_or_reset(path, KIND, key, _count_rows, reuse)
+            if found is not None:
+                return ExplainedFailures(key, path, lc_id, name, found)
+            n_shards = shards.shard_count(len(rows), shard_size)
+            tasks = shards.pending_shards(parts, rows, shard_size, "pairs", _pair_row)
+            init = {"model": name, "lc_id": lc_id, "options": pair_options, "cache": cache}
+            done = n_shards - len(tasks)
+            shards.run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
+                              on_result=shards.shard_progress(progress, n_shards, done, "explain shards"))
+        shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
+                          before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
+        meta = {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows), "shards": n_shards,
+                "shard_size": shard_size}
+        shards.finish_artefact(path, KIND, key, len(rows), meta)
+        return ExplainedFailures(key, path, lc_id, name, len(rows))
 
 
 def _pair_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -263,8 +263,12 @@ def _story_problem(story: Mapping[str, Any], folder: Path) -> str | None:
     except (OSError, ValueError, KeyError):
         return "the run's summary.csv cannot be read"
     told = {(r["lc_id"], r["model"]): (r["n_cases"], r["n_fail"]) for r in story["rates"]}
+    if len(told) != len(story["rates"]):  # a second row of one LC and model: the page added both (pass 14, B)
+        return "it holds two fail-rate rows of one LC and model"
     if told != truth:
         return "its fail rates are not the run's (summary.csv)"
+    if any(abs(r["fail_rate"] - (r["n_fail"] / r["n_cases"] if r["n_cases"] else 0.0)) > 1e-6 for r in story["rates"]):
+        return "a fail rate is not its own fail count over its case count"  # the page ranks LCs by it (pass 14, A)
     return None
 
 

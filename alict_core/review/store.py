@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlparse
 
 from sqlalchemy import (
     JSON,
@@ -236,7 +236,13 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL (None for other databases or in-memory SQLite)."""
     if not url.startswith("sqlite"):
         return None
-    path = url.split(":///", 1)[1] if ":///" in url else ""
+    try:  # the URL's own reading: "?timeout=5" is a driver option, not part of the file name (pass 14, D)
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    path = parsed.database or ""
+    if str(parsed.query.get("uri", "")).lower() in ("true", "1") and path.startswith("file:"):
+        path = unquote(urlparse(path).path)  # sqlite3's URI form: file:/path?mode=rw
     return Path(path) if path and path != ":memory:" else None
 
 
@@ -954,6 +960,20 @@ class ReviewStore:
             ids[name] = found.id
         return ids
 
+    @staticmethod
+    def _check_links(s: Session) -> None:
+        """Refuse a store whose judgements point at no reviewer or item, or whose tasks name no known task: joins
+        would drop them without a word (stats over 7 of 8 judgements, a write-back over none) (pass 14, A)."""
+        orphans = s.scalar(select(func.count()).select_from(Judgement).where(
+            Judgement.reviewer_id.not_in(select(Reviewer.id)) | Judgement.item_id.not_in(select(ReviewItem.id))))
+        unknown = s.scalar(select(func.count()).select_from(ReviewTask).where(
+            ReviewTask.suite_task.not_in(list(STORED_TASKS))))
+        if orphans or unknown:
+            what = (f"{orphans} judgement(s) of no reviewer or item" if orphans else
+                    f"{unknown} review task(s) of no known task ({', '.join(STORED_TASKS)})")
+            raise ReviewError(f"the review database holds damaged rows: {what}; it was changed outside ALiCT: restore "
+                              "a copy or use another review database ($ALICT_REVIEW_DB_URL or --db)")
+
     def judgements(self, task_id: int | None = None, *, suite_task: str | None = None,
                    reviewer: str | None = None) -> list[dict[str, Any]]:
         """Judgements joined with their items and reviewers, as plain dicts."""
@@ -971,6 +991,7 @@ class ReviewStore:
             query = query.where(Reviewer.id == (found.id if found is not None else -1))
         rows = []
         with self.session() as s, damaged_rows("judgements"):
+            self._check_links(s)
             for j, item, name, task_name, suite in s.execute(query).tuples():
                 check_stored_judgement(j, item, task_name, suite)
                 rows.append({
