@@ -143,13 +143,13 @@ def run_export(args: argparse.Namespace) -> int:
     from alict_core.review.interchange import export_task
     from alict_core.review.store import default_url, sqlite_path
 
-    check_output_file(args.out, "--out")
     database = sqlite_path(args.db or default_url())
     if database is not None:  # the export would replace the review database itself (or its journal)
         out = Path(args.out).resolve()
         if out.parent == database.resolve().parent and out.name.startswith(database.name):
             raise AlictError(f"--out {args.out!r} is the review database (or its journal); write the export "
                               "elsewhere")
+    check_output_file(args.out, "--out")  # after: the message naming this command's own database comes first
     n = export_task(_store(args, read_only=True), args.name, args.out, args.format, judgements=args.judgements)
     print(f"wrote {n} rows to {args.out}")
     return 0

@@ -597,15 +597,21 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
     if isinstance(value, str) and (not value.strip().isascii() or "_" in value):  # int() reads full-width
         # and other digits, and "0_4" as 4
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value[:40]!r}")
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {_shown(value)}")
     try:
         score = int(value)
         whole = score == float(value)  # float() of a 400-digit JSON integer overflows: a bad score, not a crash
     except (TypeError, ValueError, OverflowError):
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {str(value)[:40]!r}") from None
     if not whole or not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {str(value)[:40]!r}")
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {_shown(value)}")
     return score
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: its repr, cut to 40 characters (a 400-digit score was echoed in full)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 STORED_TASKS = TASK_NAMES
@@ -966,11 +972,12 @@ class ReviewStore:
         would drop them without a word (stats over 7 of 8 judgements, a write-back over none) (pass 14, A)."""
         orphans = s.scalar(select(func.count()).select_from(Judgement).where(
             Judgement.reviewer_id.not_in(select(Reviewer.id)) | Judgement.item_id.not_in(select(ReviewItem.id))))
-        unknown = s.scalar(select(func.count()).select_from(ReviewTask).where(
-            ReviewTask.suite_task.not_in(list(STORED_TASKS))))
+        unknown = sorted(set(s.scalars(select(ReviewTask.suite_task).where(
+            ReviewTask.suite_task.not_in(list(STORED_TASKS))).limit(5))), key=str)
         if orphans or unknown:
             what = (f"{orphans} judgement(s) of no reviewer or item" if orphans else
-                    f"{unknown} review task(s) of no known task ({', '.join(STORED_TASKS)})")
+                    f"review task(s) of task {', '.join(_shown(t) for t in unknown)}, not one of "
+                    f"{', '.join(STORED_TASKS)}")
             raise ReviewError(f"the review database holds damaged rows: {what}; it was changed outside ALiCT: restore "
                               "a copy or use another review database ($ALICT_REVIEW_DB_URL or --db)")
 
