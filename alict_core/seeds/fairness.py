@@ -40,12 +40,18 @@ def in_title(tokens: list[str], start: int) -> bool:
 def person_sense(lower: list[str], end: int) -> bool:
     """Whether a bare identity adjective ending at ``end`` modifies a person noun (skipping one more adjective
     or an "and"/"or" plus adjective: "black and gay people")."""
+    return _person_noun_after(lower, end) is not None
+
+
+def _person_noun_after(lower: list[str], end: int) -> int | None:
+    """Position of the person noun within the next four words from ``end``, past adjectives, "and"/"or" and
+    commas only, else None."""
     for i in range(end, min(end + 4, len(lower))):
         if lower[i] in PERSON_NOUNS:
-            return True
+            return i
         if not (lower[i] in COORDINATORS or lower[i] in SENSE_CHECKED or lower[i] == ","):
-            return False
-    return False
+            return None
+    return None
 
 
 def find_identity_terms(tokens: list[str]) -> list[tuple[int, int, int, str]]:
@@ -258,12 +264,7 @@ def _head_noun(lower: list[str], end: int, form: str) -> int | None:
     before no person noun: "male hip hop fantasy" names no people)."""
     if form != "adjective":
         return end - 1
-    for i in range(end, min(end + 4, len(lower))):
-        if lower[i] in PERSON_NOUNS:
-            return i
-        if not (lower[i] in COORDINATORS or lower[i] in SENSE_CHECKED or lower[i] == ","):
-            return None
-    return None
+    return _person_noun_after(lower, end)
 
 
 def refers_generically(tokens: list[str], start: int, end: int, form: str) -> bool:

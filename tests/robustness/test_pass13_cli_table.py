@@ -14,13 +14,8 @@ from tests.robustness.test_pass9_table import _db_url, _form_rows
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("fresh_engines")]
 
 
-# A: a value of another type in a text column of a tampered SQLite review database --------------------------------
-
-@pytest.mark.parametrize("command", ["stats", "import", "export"])
-def test_a_a_blob_in_a_text_column_is_one_message(cli, tmp_path, command):
-    """Was: after `update reviewers set name = X'414243'`, `review stats` exit 3 (TypeError: '<' not supported
-    between bytes and str), `review import` exit 3 (normalize() argument 2 must be str), `review export
-    --judgements` exit 0 naming the reviewer "b'ABC'". Now each is one exit-2 message naming the damage."""
+def judged_sqlite(cli, tmp_path):
+    """A SQLite review database holding task 't' judged by 'ann' (imported from a filled form): (url, form)."""
     url = _db_url(tmp_path, "sqlite")
     rows = _form_rows(cli, tmp_path, url)
     form = tmp_path / "filled.csv"
@@ -29,6 +24,17 @@ def test_a_a_blob_in_a_text_column_is_one_message(cli, tmp_path, command):
         writer.writeheader()
         writer.writerows({**row, "reviewer": "ann", "relevance": "4", "label_score": "4"} for row in rows)
     assert cli("review", "import", str(form), "--db", url).code == 0
+    return url, form
+
+
+# A: a value of another type in a text column of a tampered SQLite review database --------------------------------
+
+@pytest.mark.parametrize("command", ["stats", "import", "export"])
+def test_a_a_blob_in_a_text_column_is_one_message(cli, tmp_path, command):
+    """Was: after `update reviewers set name = X'414243'`, `review stats` exit 3 (TypeError: '<' not supported
+    between bytes and str), `review import` exit 3 (normalize() argument 2 must be str), `review export
+    --judgements` exit 0 naming the reviewer "b'ABC'". Now each is one exit-2 message naming the damage."""
+    url, form = judged_sqlite(cli, tmp_path)
     with sqlite3.connect(tmp_path / "review.sqlite") as conn:
         conn.execute("UPDATE reviewers SET name = X'414243'")
     args = {"stats": ("review", "stats", "t", "--db", url),
@@ -86,14 +92,7 @@ def test_c_an_edited_shard_sidecar_makes_its_part_run_again(tmp_path):
 def test_a_a_damaged_reviewer_date_is_one_message(cli, tmp_path, command):
     """Was: after `update reviewers set created_at = 'garbage'`, `review import` and `review sample --reviewers …`
     exit 3 (ValueError: Invalid isoformat string): the reviewers were loaded outside the damaged-row guard."""
-    url = _db_url(tmp_path, "sqlite")
-    rows = _form_rows(cli, tmp_path, url)
-    form = tmp_path / "filled.csv"
-    with open(form, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows({**row, "reviewer": "ann", "relevance": "4", "label_score": "4"} for row in rows)
-    assert cli("review", "import", str(form), "--db", url).code == 0
+    url, form = judged_sqlite(cli, tmp_path)
     with sqlite3.connect(tmp_path / "review.sqlite") as conn:
         conn.execute("UPDATE reviewers SET created_at = 'garbage'")
     if command == "import":

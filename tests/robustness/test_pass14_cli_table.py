@@ -64,20 +64,12 @@ def test_d_a_sqlite_url_with_options_names_its_file():
                                     "UPDATE judgements SET item_id = 999 WHERE id = (SELECT MIN(id) FROM judgements)",
                                     "UPDATE review_tasks SET suite_task = 'bogus'"])
 def test_a_orphaned_judgements_are_one_message(cli, tmp_path, damage):
-    import csv
     import sqlite3
 
     from tests.robustness.conftest import assert_clean_error
-    from tests.robustness.test_pass9_table import _db_url, _form_rows
+    from tests.robustness.test_pass13_cli_table import judged_sqlite
 
-    url = _db_url(tmp_path, "sqlite")
-    rows = _form_rows(cli, tmp_path, url)
-    form = tmp_path / "filled.csv"
-    with open(form, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows({**row, "reviewer": "ann", "relevance": "4", "label_score": "4"} for row in rows)
-    assert cli("review", "import", str(form), "--db", url).code == 0
+    url, _ = judged_sqlite(cli, tmp_path)
     with sqlite3.connect(tmp_path / "review.sqlite") as conn:
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute(damage)
