@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.target is None:
         raise AlictError("name a target (parser, mlm, models, all, missing) or pass --report")
+    from alict_core.common.manifest import check_models_folder
+
+    check_models_folder(args.out, "--out")
     from alict_core.training.targets import ORDER, build, missing
 
     if args.target == "all":

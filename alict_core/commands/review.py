@@ -79,7 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _store(args: argparse.Namespace, read_only: bool = False):
     """The review store of ``--db``; ``read_only`` for commands that only read (they never write to it)."""
     from alict_core.review import ReviewStore
+    from alict_core.review.store import ReviewError, safe_url, sqlite_path
 
+    path = sqlite_path(args.db) if args.db else None
+    if read_only and path is not None and not path.exists():  # a mistyped --db read as an empty store
+        raise ReviewError(f"--db {safe_url(args.db)}: no such SQLite file ({str(path)!r}); give the review "
+                          "database's path (a writing command, `review sample` or `review import`, creates one)")
     return ReviewStore(args.db, read_only=read_only)
 
 

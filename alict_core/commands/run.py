@@ -18,6 +18,7 @@ from alict_core.commands.args import (
 )
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
+from alict_core.common.manifest import artefact_kind
 from alict_core.common.textsafe import printable, printable_frame
 from alict_core.models.refs import ModelRef, model_refs
 from alict_core.plan import Plan, PlanOptions, make_plan
@@ -119,6 +120,10 @@ def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Pa
         if folder is not None and path.is_relative_to(folder) and path != folder / "report.html":
             raise AlictError(f"{option} {value!r} lies inside the run folder {str(run_dir)!r} and would replace or "
                              "mix with the run's own files; write it elsewhere")
+        if path.name == "report.html" and path.parent != folder and artefact_kind(path.parent) == "run":
+            # another run's report.html: its folder would show this run's figures as its own
+            raise AlictError(f"{option} {value!r} is the report of another run ({path.parent.name!r}); a run's "
+                             "folder holds only its own report: write it elsewhere")
     if export and folder is not None:
         target = Path(export).resolve()
         if target == folder or target.is_relative_to(folder) or folder.is_relative_to(target):

@@ -717,6 +717,37 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
 
 
+def check_models_folder(path: Path | str | None, what: str) -> None:
+    """Refuse, before a build starts, a models folder that is a file, lies inside the model store without being it
+    (a build there would nest models in a version's or a model's own folder), in the review store, or is or lies
+    inside a saved artefact (its re-write would drop the models)."""
+    if path is None:
+        return
+    from alict_core.common.config import cache_dir, models_dir
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} exists and is not a folder; give a models folder")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
+    target = Path(os.path.abspath(path)).resolve()
+    store = Path(os.path.abspath(models_dir())).resolve()
+    if target != store and target.is_relative_to(store):
+        raise AlictError(f"{what} {str(path)!r} lies inside the model store {str(store)!r}; give the store itself "
+                         "or a folder outside it")
+    review = Path(os.path.abspath(cache_dir() / "review")).resolve()
+    if target == review or target.is_relative_to(review):
+        raise AlictError(f"{what} {str(path)!r} lies in the review store {str(review)!r}: build elsewhere")
+    kind = artefact_kind(target) if target.is_dir() else None
+    holding = (target, kind) if kind not in (None, "foreign") else _artefact_holding(target / "models")
+    if holding is not None:
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "
+                         f"({describe_artefact(holding[1])}); build the models elsewhere")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 

@@ -50,7 +50,7 @@ def _digest(part: Path) -> str:
     """The sha256 of a part, and of its sidecar when it has one (the seal covers both: an edited sidecar's
     counts were joined into the artefact's counts and served from the cache)."""
     companion = companion_path(part)
-    return " ".join([sha256_file(part), *([sha256_file(companion)] if companion.is_file() else [])])
+    return " ".join([sha256_file(part), *([sha256_file(companion)] if companion.exists() else [])])  # a folder: OSError
 
 
 def seal_part(part: Path) -> None:
@@ -71,10 +71,17 @@ def part_finished(part: Path) -> bool:
         pass
     if part.exists() or seal.exists():
         logger.warning("shard part %s was not as written (changed, damaged or unsealed): computed again", part.name)
-    part.unlink(missing_ok=True)
-    seal.unlink(missing_ok=True)
-    companion_path(part).unlink(missing_ok=True)
+    for stale in (part, seal, companion_path(part)):
+        _discard(stale)
     return False
+
+
+def _discard(path: Path) -> None:
+    """Remove what stands at ``path`` in the private parts folder, a file or (put there by hand) a folder."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def shard_count(n_rows: int, shard_size: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import unicodedata
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -117,8 +118,16 @@ def read_checklist(path: Path | str, task: str, source: str | None = None,
     source = source or path.name.split(".")[0]
     out = SuiteImport(source)
     seen_ids: set[str] = set()
+    shown: dict[str, str] = {}  # a name as the CLI and pages show it (NFKC, spaces collapsed) -> the name in the file
     for test_name, raw in suite.items():
         where = f"{path.name}: test {test_name!r}"
+        if not test_name.strip():
+            raise SuiteFormatError(f"{where}: the test name is empty; every test needs a name (it becomes its LC)")
+        looks = " ".join(unicodedata.normalize("NFKC", test_name).split())
+        if looks in shown:  # "t1" and "t1 " would read as one LC with two sets of results
+            raise SuiteFormatError(f"{where}: looks the same as test {shown[looks]!r} once shown; give each test a "
+                                   "distinct name")
+        shown[looks] = test_name
         if not isinstance(raw, dict):
             raise SuiteFormatError(f"{where}: must be an object with 'data', got {type(raw).__name__}")
         if control_char(test_name):  # the test name is the LC id the CLI prints: no terminal escapes in it
