@@ -71,7 +71,8 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         resolved = runs.resolve(current)
         if resolved in labels:
             current = resolved
-        elif _run_task(resolved) is None:  # a run whose task is unknown: keep it, named
+        elif resolved not in runs.unreadable_runs() and _run_task(resolved) is None:
+            # a run whose task is unknown: keep it, named (one of the wrong shape is left out: the note names it)
             info = runs.run_info(resolved)
             labels[resolved] = runs.describe_run(info)
             keys.insert(0, resolved)

@@ -109,6 +109,19 @@ def check_utf8_inputs(argv: list[str], environ: dict[str, str]) -> None:
             raise AlictError(f"${name} {raw(text)} is not valid UTF-8; set it in UTF-8")
 
 
+def check_settings() -> None:
+    """Read every numeric or switch ``ALICT_*`` setting once, before any work: a bad value is one message now,
+    never a failure after outputs were written."""
+    from alict_core.common.limits import limits, setting_number
+    from alict_core.models.defaults import TIMEOUT_ENV, offline_forced
+    from alict_core.models.registry import MODEL_CACHE_ENV
+
+    limits()
+    offline_forced()
+    setting_number(TIMEOUT_ENV, 1.5, 0.1, 60)
+    setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -118,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _configure_logging()
         check_utf8_inputs(argv, dict(os.environ))
+        check_settings()  # a bad setting read at the end of a run left a half-written run behind
         parser = build_parser()
         args = parser.parse_args(argv)
         check_repeats(args)  # an option naming one file or LC twice, before any work

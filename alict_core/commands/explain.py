@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "or KIND:key=value,... such as http:url=http://127.0.0.1:8000/p,task=sentiment; kinds "
                         "that serve either task need task=...); with --results: the name of the run's model to "
                         "explain (default: the run's model)")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="with --text: allow a pickle/joblib model (sklearn:path=...): unpickling runs code; "
+                        "only for files you created or trust")
     parser.add_argument("--lc", help="LC id whose pass-to-fail pairs to explain (with --results)")
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
@@ -99,7 +102,7 @@ def _resolve_run(value: str) -> Path:
     return saved_run_dir(value)  # a validated run id inside the run store, whose folder holds that run
 
 
-def text_model(text: str) -> Any:
+def text_model(text: str, trust_pickle: bool = False) -> Any:
     """The one model of ``--model`` with ``--text``, in the syntax of ``run --models`` (``ModelRef``): a registered
     name, or ``KIND:key=value,...``; a kind that serves either task needs ``task=`` (explain has no ``--task``)."""
     from alict_core.models.refs import checked_ref, parse_model_refs
@@ -114,7 +117,7 @@ def text_model(text: str) -> Any:
     if task not in TASK_NAMES:
         raise AlictError(f"--model {ref.name}: this kind serves either task; add task=<{'|'.join(TASK_NAMES)}>, "
                          f"e.g. {ref.name}:task={TASK_NAMES[0]},... (the other arguments as `run --models` takes them)")
-    return checked_ref(ref, str(task), trust_pickle=False).build()
+    return checked_ref(ref, str(task), trust_pickle=trust_pickle).build()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         if args.text is not None:
             if not args.model:
                 raise AlictError("--text needs --model NAME (or KIND:key=value,..., as `run --models` takes it)")
-            model = CachedModel(text_model(args.model))
+            model = CachedModel(text_model(args.model, args.trust_pickle))
             contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
                               n_samples=args.samples, progress=progress)
             template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
@@ -146,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             if not args.lc:
                 raise AlictError("--results needs --lc ID")
+            if args.trust_pickle:  # the run's own models are re-loaded as the run recorded them
+                raise AlictError("--trust-pickle applies to --text --model; with --results drop it")
             from alict_core.executors import get_executor
             from alict_core.explain.sharded import explain_failures_sharded
 

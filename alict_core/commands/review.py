@@ -85,7 +85,30 @@ def _store(args: argparse.Namespace, read_only: bool = False):
     if read_only and path is not None and not path.exists():  # a mistyped --db read as an empty store
         raise ReviewError(f"--db {safe_url(args.db)}: no such SQLite file ({str(path)!r}); give the review "
                           "database's path (a writing command, `review sample` or `review import`, creates one)")
+    if not read_only and path is not None and not path.exists():  # a new database is an output like any other
+        from alict_core.common.manifest import check_new_database
+
+        check_new_database(path, "--db")
     return ReviewStore(args.db, read_only=read_only)
+
+
+def _discard_new_database(path: Path) -> None:
+    """Remove a SQLite review database this command created before it failed, when it holds no review task
+    (a refused command writes nothing, not even an empty migrated database)."""
+    import sqlite3
+
+    from alict_core.review.store import dispose_engines
+
+    dispose_engines()
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "review_tasks" in tables and conn.execute("SELECT COUNT(*) FROM review_tasks").fetchone()[0]:
+                return
+    except sqlite3.Error:
+        return
+    for name in (path.name, *(path.name + end for end in ("-wal", "-shm", "-journal"))):
+        (path.parent / name).unlink(missing_ok=True)
 
 
 def _foreign_schema(handler):
@@ -96,10 +119,12 @@ def _foreign_schema(handler):
     def checked(args: argparse.Namespace) -> int:
         from sqlalchemy.exc import DataError, SQLAlchemyError
 
-        from alict_core.review.store import ReviewError, default_url, safe_url
+        from alict_core.review.store import ReviewError, default_url, safe_url, sqlite_path
 
+        database = sqlite_path(args.db or default_url())
+        created = database is not None and not database.exists()
         try:
-            return handler(args)
+            return _discarding(handler, args, database if created else None)
         except DataError as exc:  # a value the database refused: the input's fault, not the database's
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
             raise ReviewError(f"review database {safe_url(args.db or default_url())} refused a value ({reason}); "
@@ -111,6 +136,16 @@ def _foreign_schema(handler):
                               "or own review database") from None
 
     return checked
+
+
+def _discarding(handler, args: argparse.Namespace, new_database: Path | None) -> int:
+    """``handler(args)``; when it fails, a SQLite database it created (``new_database``) is removed again."""
+    try:
+        return handler(args)
+    except BaseException:
+        if new_database is not None and new_database.exists():
+            _discard_new_database(new_database)
+        raise
 
 
 def reviewer_list(text: str | None) -> list[str]:

@@ -222,10 +222,12 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     (the executor's options, the ``--fail-threshold`` rates by full LC id)."""
     from alict_core.common.manifest import check_output_dir, check_output_file, check_replaceable
     from alict_core.executors.base import executor_entry
-    from alict_core.runner.run import RUN_FILES
+    from alict_core.runner.folders import OWNED
 
     check_output_dir(args.out, "--out")
-    check_replaceable(args.out, RUN_FILES, "run", "--out")  # another artefact kind: refused now, not at the save
+    # another artefact kind: refused now, not at the save; an interrupted run's own files (progress, shard folders)
+    # are the runner's, so the same command resumes it
+    check_replaceable(args.out, OWNED, "run", "--out")
     check_output_file(args.report, "--report", command_inputs(args))
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],

@@ -175,7 +175,23 @@ def verify_dir(directory: Path, kind: str, key: str | None = None, label: str | 
             raise CorruptArtefactError(f"{where}: file {name} {problem}")
         if sha256_file(path) != digest:
             raise CorruptArtefactError(f"{where}: file {name} does not match its checksum (changed or truncated)")
+    _refuse_unlisted(directory, manifest, where)
     return manifest
+
+
+def _refuse_unlisted(directory: Path, manifest: Manifest, where: str) -> None:
+    """A file added to a subfolder the manifest lists (``results/part-00001.parquet`` beside the listed parts) is
+    read by every glob of that folder: refused like a changed file (it doubled a run's counts)."""
+    listed = set(manifest.files)
+    for sub in sorted({Path(name).parent for name in listed if Path(name).parent != Path(".")}):
+        try:
+            names = sorted(p.name for p in (directory / sub).iterdir() if not p.name.startswith("."))
+        except OSError:
+            continue
+        extra = [name for name in names if (sub / name).as_posix() not in listed]
+        if extra:
+            raise CorruptArtefactError(f"{where}: {sub.as_posix()}/{extra[0]} is not one of its recorded files "
+                                       "(added by hand?); remove it or re-run the command that wrote the artefact")
 
 
 # --- single files ------------------------------------------------------------------------------------
@@ -746,6 +762,25 @@ def check_models_folder(path: Path | str | None, what: str) -> None:
                          f"({describe_artefact(holding[1])}); build the models elsewhere")
     if not os.access(base, os.W_OK | os.X_OK):
         raise AlictError(f"{what} {str(path)!r} is not writable (no permission on {base.name!r})")
+
+
+def check_new_database(path: Path | str, what: str) -> None:
+    """Refuse, before it is created, a new SQLite database in the model store or inside a saved artefact (a
+    database in a built model's folder broke the model; one in a run folder was deleted by the run's re-write)."""
+    from alict_core.common.config import cache_dir
+
+    path = Path(path)
+    if path.is_dir():
+        raise AlictError(f"{what} {str(path)!r} is a folder; give a database file name")
+    target = Path(os.path.abspath(path)).resolve()
+    store = Path(os.path.abspath(cache_dir() / "models")).resolve()
+    if target.is_relative_to(store):
+        raise AlictError(f"{what} {str(path)!r} lies in the model store {str(store)!r} (built models and hardened "
+                         "versions): put the review database elsewhere")
+    holding = _artefact_holding(target)
+    if holding is not None:
+        raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "
+                         f"({describe_artefact(holding[1])}), whose re-write would delete it: put it elsewhere")
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -103,6 +103,8 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
     items_by_task: dict[str, dict[tuple[str, str], Any]] = {}
     seen: dict[tuple[int, str], str] = {}
     planned = []
+    if task_name:  # named: it must exist even when the file holds no signed row (else "imported 0", exit 0)
+        store.task(task_name)
     for where, row in rows if rows is not None else read_judgements(path, fmt):
         reviewer = str(row.get("reviewer") or "").strip()
         if not reviewer:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from alict_core.cases.testcases import TestCase
-from alict_core.common.jsonl import iter_jsonl, read_json
+from alict_core.common.jsonl import clean_stale_temp_files, iter_jsonl, read_json
 from alict_core.common.manifest import READ_ERRORS, sha256_file
 from alict_core.runner.run import RUN_FILES
 
@@ -188,6 +188,8 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
                     path.unlink()
         shutil.rmtree(staging, ignore_errors=True)
         (run_dir / STOP_FILE).unlink(missing_ok=True)
+        for folder in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
+            clean_stale_temp_files(folder, max_age_s=0.0)  # other writer (run lock held), never carried into the run
         parts = (previous or {}).get("parts")
         return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
     if run_dir.exists():

@@ -186,7 +186,8 @@ def test_read_only_commands_never_create_a_database(cli, tmp_path, command, need
         path.parent.mkdir()
         path.write_bytes(b"")
     outcome = cli(*_commands(tmp_path, f"sqlite:///{path}")[command])
-    assert_clean_error(outcome, 2, needle)
+    # a missing file is named as such (pass 14, M5: it read as an empty store); an empty one reads as one
+    assert_clean_error(outcome, 2, "no such SQLite file" if state == "missing" else needle)
     assert (path.read_bytes() == b"") if state == "empty-file" else not path.parent.exists()
 
 

@@ -1,0 +1,164 @@
+"""Hostile pass 15 table (notes: attack_pass15_{cli,pages,kill}.md): one row per finding fixed, each failing on the
+code before its fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+pytestmark = [pytest.mark.timeout(300)]
+
+RUN_ARGS = ("run", "--task", "sentiment", "--models", "vader", "--lc", "2", "--sample-per-lc", "3")
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    return cache
+
+
+def _interrupted(folder: Path) -> None:
+    """``folder`` as a run killed after its cases were staged: progress, cases, no results, no meta."""
+    for name in ("meta.json", "manifest.json", "summary.csv", "story.json"):
+        (folder / name).unlink(missing_ok=True)
+    for sub in ("counts", "results"):
+        for part in (folder / sub).iterdir():
+            part.unlink()
+    progress = json.loads((folder / "progress.json").read_text())
+    (folder / "progress.json").write_text(json.dumps({**progress, "status": "running", "pid": 2 ** 22 + 17,
+                                                      "shards_done": 0, "parts": {}}))
+
+
+# CLI F1 / kill F1: an interrupted `run --out DIR` could not be resumed by the same command ("already holds other
+# files"): the early check knew only a finished run's names -------------------------------------------------------
+
+def test_cli_f1_an_interrupted_out_folder_is_resumed_by_the_same_command(cli, tmp_path, own_cache):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    finished = (out / "summary.csv").read_text()
+    _interrupted(out)
+    outcome = cli(*RUN_ARGS, "--out", str(out))
+    assert outcome.code == 0, outcome.err[-500:]
+    assert (out / "summary.csv").read_text() == finished
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 0
+
+
+# kill F2: temporary files of killed writes inside the shard folders were carried into the finished run -----------
+
+def test_kill_f2_a_resume_removes_killed_writes_temporary_files(cli, tmp_path, own_cache):
+    from alict_core.common.jsonl import atomic_path
+
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    _interrupted(out)
+    for target in (out / "results" / "part-00000.parquet", out / "progress.json"):
+        with pytest.raises(RuntimeError), atomic_path(target) as tmp:  # a write killed before its rename
+            tmp.write_text("half")
+            shutil.copy(tmp, tmp.with_name(tmp.name + ".keep"))
+            raise RuntimeError
+        keep = next(target.parent.glob(".*.tmp.keep"))
+        keep.rename(keep.with_name(keep.name[:-len(".keep")]))
+    assert list(out.rglob(".*.tmp"))
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert not list(out.rglob(".*.tmp"))
+
+
+# CLI F2: a part file added by hand to a saved sharded run passed the manifest check and was read (counts doubled) --
+
+@pytest.mark.parametrize("sub,suffix", [("results", ".parquet"), ("cases", ".jsonl"), ("counts", ".json")])
+def test_cli_f2_an_unlisted_part_in_a_saved_run_is_refused(cli, tmp_path, own_cache, sub, suffix):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    shutil.copy(out / sub / f"part-00000{suffix}", out / sub / f"part-00001{suffix}")
+    outcome = cli("report", str(out), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, f"{sub}/part-00001{suffix}", "not one of its recorded files")
+    assert not (tmp_path / "r.html").exists()
+
+
+# CLI F3 / F8: a bad ALICT_OFFLINE / ALICT_ONLINE_TIMEOUT was read at the end of a run: exit 2 with a half run left --
+
+@pytest.mark.parametrize("name,value", [("ALICT_OFFLINE", "maybe"), ("ALICT_ONLINE_TIMEOUT", "nan"),
+                                        ("ALICT_MODEL_CACHE_SIZE", "-1")])
+def test_cli_f3_a_bad_setting_is_refused_before_any_work(cli, tmp_path, own_cache, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    out = tmp_path / "run"
+    outcome = cli(*RUN_ARGS, "--out", str(out))
+    assert_clean_error(outcome, 2, name)
+    assert not out.exists()
+
+
+# CLI F5: `--db sqlite:///<path>` of a writing review command was created inside a built model or a saved run -----
+
+@pytest.mark.parametrize("where", ["model-store", "run"])
+def test_cli_f5_a_new_review_database_is_never_created_inside_an_artefact(cli, tmp_path, own_cache, where):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    folder = own_cache / "models" / "quick" / "classifiers" if where == "model-store" else out
+    folder.mkdir(parents=True, exist_ok=True)
+    before = sorted(p.name for p in folder.iterdir())
+    database = folder / "review.sqlite"
+    outcome = cli("review", "sample", "--cases", str(out), "--db", f"sqlite:///{database}", "--name", "a",
+                  "--task", "sentiment", "--size", "3")
+    assert_clean_error(outcome, 2, "--db")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+# CLI F6: a refused writing review command still created (and migrated) a new SQLite database --------------------
+
+def test_cli_f6_a_refused_command_leaves_no_new_database(cli, tmp_path, own_cache, fresh_engines):
+    database = tmp_path / "new.sqlite"
+    rows = tmp_path / "j.csv"
+    rows.write_text("task,case_id,text_hash,reviewer,relevance,label_score\nnope,c1,h1,ann,1,1\n", encoding="utf-8")
+    outcome = cli("review", "import", str(rows), "--db", f"sqlite:///{database}")
+    assert_clean_error(outcome, 2, "nope")
+    assert not list(tmp_path.glob("new.sqlite*"))
+
+
+def test_cli_f6_a_named_task_must_exist_even_for_a_file_without_judgements(cli, tmp_path, own_cache, fresh_engines):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    database = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert cli("review", "sample", "--cases", str(out), "--db", database, "--name", "a", "--task", "sentiment",
+               "--size", "3").code == 0
+    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", database).code == 0
+    outcome = cli("review", "import", str(tmp_path / "f.csv"), "--task", "nope", "--db", database)
+    assert_clean_error(outcome, 2, "no review task named 'nope'")
+
+
+# CLI F7: explain's refusal of a pickle model said "pass --trust-pickle", an option explain did not have -----------
+
+def test_cli_f7_explain_takes_the_trust_pickle_option_it_names(cli, tmp_path, own_cache):
+    outcome = cli("explain", "--text", "a fine film", "--model", f"sklearn:path={tmp_path / 'm.joblib'},"
+                  "task=sentiment")
+    assert_clean_error(outcome, 2, "--trust-pickle")
+    trusted = cli("explain", "--text", "a fine film", "--model", f"sklearn:path={tmp_path / 'm.joblib'},"
+                  "task=sentiment", "--trust-pickle")
+    assert trusted.code == 2 and "unrecognized arguments" not in trusted.err, trusted.err
+    assert "m.joblib" in trusted.err
+
+
+# Pages F1: a deep link to a run whose request.json / meta.json has the wrong shape: a traceback with server paths --
+
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("page", ["pages/failures.py", "pages/report.py"])
+def test_pages_f1_a_deep_link_to_a_tampered_run_is_a_clean_page(tmp_path, tmp_runs, saved_run, page):
+    from streamlit.testing.v1 import AppTest
+
+    shutil.copytree(saved_run, tmp_runs / "zzbad")
+    meta = json.loads((tmp_runs / "zzbad" / "meta.json").read_text())
+    (tmp_runs / "zzbad" / "meta.json").write_text(json.dumps({**meta, "run_id": "zzbad", "models": 7}))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = "zzbad"
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(str(getattr(el, "value", "")) for el in [*at.error, *at.warning, *at.info, *at.markdown,
+                                                                *at.caption])
+    assert "Unexpected error" not in shown and str(tmp_path) not in shown
+    assert "zzbad" in shown  # named as left out
