@@ -45,24 +45,48 @@ def go(index: int) -> None:
     st.session_state["review_draft"] = {}
 
 
+SAVE = "review_save"  # the press of a case's last score: saved by the page (inside its error boundary)
+
+
 def score(step: str, value: int, item_id: int, reviewer: str, suite_steps: list[str], next_index: int) -> None:
-    """Button callback: record one score; the last one saves the judgement and moves on."""
+    """Button callback: record one score; the last one asks the page to save the judgement (``save_pending``: a
+    refused note raised inside the callback, outside the page's error boundary, and the judgement was lost)."""
     draft = dict(st.session_state.get("review_draft") or {})
     if draft.get("item") != item_id:
         draft = {"item": item_id}
     draft[step] = value
     st.session_state["review_draft"] = draft
     if all(s in draft for s in suite_steps):
-        note = st.session_state.get(f"review_note_{item_id}", "")
+        presses.note(SAVE, (item_id, reviewer, suite_steps[-1], next_index))
+
+
+def save_pending() -> None:
+    """Save the judgement whose last score was pressed, then move on; a refused one (a note with a control
+    character, a database that cannot be written) is one message and the scores stay for another try."""
+    from alict_core.common.errors import AlictError
+
+    pending = presses.take(SAVE)
+    if pending is None:
+        return
+    item_id, reviewer, last_step, next_index = pending
+    draft = dict(st.session_state.get("review_draft") or {})
+    note = st.session_state.get(f"review_note_{item_id}", "")
+    try:
         store(write=True).judge(item_id, reviewer, relevance=draft["relevance"], label_score=draft["label"],
-                      validity=draft.get("validity"), note=note)
-        st.session_state["review_saved"] = item_id
-        go(next_index)
+                                validity=draft.get("validity"), note=note)
+    except AlictError as exc:
+        draft.pop(last_step, None)  # the last question is asked again, the earlier answers are kept
+        st.session_state["review_draft"] = draft
+        st.error(f"Not saved: {literal(exc)}", icon=":material/warning:")
+        return
+    st.session_state["review_saved"] = item_id
+    go(next_index)
 
 
 def judge_view(task: Any, reviewer: str) -> None:
     from alict_core.review import reviewer_queue
 
+    save_pending()
     queue = reviewer_queue(store(), task.name, reviewer, claim=False)  # a page view claims nothing
     if not queue.items:
         no_set_yet(task, reviewer)

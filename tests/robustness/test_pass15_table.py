@@ -162,3 +162,38 @@ def test_pages_f1_a_deep_link_to_a_tampered_run_is_a_clean_page(tmp_path, tmp_ru
                                                                 *at.caption])
     assert "Unexpected error" not in shown and str(tmp_path) not in shown
     assert "zzbad" in shown  # named as left out
+
+
+# Pages F6: a note with a control character raised inside the score button's callback, outside the page's error
+# boundary: Streamlit's redacted error box, no word on the note, the judgement lost -------------------------------
+
+def test_pages_f6_a_refused_note_is_one_message_and_the_scores_stay(tmp_path, monkeypatch):
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.store import dispose_engines
+    from alict_core.runner import build_cases
+    from tests.robustness.support import review_page
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "test_type": "MFT",
+              "text": f"a fine film number {i}", "expected": {"kind": "label", "labels": ["positive"],
+                                                               "tolerance": None}} for i in range(2)]
+    store = ReviewStore(url)
+    task, _ = create_review_task(store, "t", "sentiment", build_cases(seeds), SamplingPlan(n_sets=1, k=1, size=2))
+    store.claim_set(task.id, "ann")
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    dispose_engines()
+    at = review_page("t", "ann")
+    note = next(t for t in at.text_input if (t.key or "").startswith("review_note_"))
+    note.set_value("pasted\x0bfrom a document").run()
+    at.button(key="review_relevance_4").click().run()
+    at.button(key="review_label_4").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert any("Not saved" in e and "control character" in e for e in errors), errors
+    assert not ReviewStore(url, read_only=True).judgements(task.id)
+    note = next(t for t in at.text_input if (t.key or "").startswith("review_note_"))
+    note.set_value("pasted from a document").run()
+    at.button(key="review_label_4").click().run()  # the relevance score was kept: only the last question again
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    saved = ReviewStore(url, read_only=True).judgements(task.id)
+    assert [(j["relevance"], j["label_score"], j["note"]) for j in saved] == [(4, 4, "pasted from a document")]
