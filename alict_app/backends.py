@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
+from alict_app.formatting import without_server_paths
 from alict_core.common.errors import AlictError, ArtefactMissingError
 from alict_core.common.registry import Registry
 
@@ -137,7 +138,7 @@ def left_out_help(left_out: dict[str, str], base: str = "") -> str:
     """Help text naming the menu entries left out and why."""
     if not left_out:
         return base
-    lines = "\n".join(f"- {reason}" for reason in left_out.values())
+    lines = "\n".join(f"- {without_server_paths(reason)}" for reason in left_out.values())  # shown in the browser
     return f"{base}\n\nNot offered (they cannot load here):\n{lines}".strip()
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import os
 import re
+from pathlib import Path
 from typing import Any, Iterable
 
 from alict_core.tasks import TASKS as TASK_REGISTRY
@@ -29,6 +31,26 @@ def literal(text: Any) -> str:
     address made a link by the browser's autolinking."""
     escaped = MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
     return AUTOLINK_STARTS.sub(lambda found: found.group(0) + WORD_JOINER, escaped)
+
+
+def without_server_paths(text: str) -> str:
+    """``text`` with the server's own folders named by role (``<workspace>/specs/sentiment/x.yaml``, ``<cache>/…``):
+    an error message shown in the browser never tells where the server keeps its files."""
+    from alict_core.common import config
+
+    roots: dict[str, str] = {}
+    for label, root in (("<workspace>", config.workspace_dir), ("<cache>", config.cache_dir),
+                        ("<data>", config.data_dir), ("<app>", lambda: config.REPO_ROOT), ("~", Path.home)):
+        try:
+            folder = Path(root()).expanduser()
+            for form in (str(folder.resolve()), os.path.abspath(folder)):
+                if len(form) > 1:
+                    roots.setdefault(form, label)
+        except Exception:  # noqa: BLE001 - a setting that cannot be read names no root here (it is said elsewhere)
+            continue
+    for folder in sorted(roots, key=len, reverse=True):
+        text = text.replace(folder, roots[folder])
+    return text
 
 
 def plot_text(text: Any) -> str:

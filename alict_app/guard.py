@@ -8,21 +8,22 @@ from typing import Callable, Iterator
 
 import streamlit as st
 
-from alict_app.formatting import literal
+from alict_app.formatting import literal, without_server_paths
 from alict_core.common.errors import AlictError, ArtefactMissingError
 
 
 def show_error(exc: BaseException, what: str) -> None:
     """Render one error: missing artefact → warning, AlictError → error, anything else → summary + details."""
+    shown = literal(without_server_paths(str(exc)))  # the browser never learns where the server keeps its files
     if isinstance(exc, ArtefactMissingError):
-        st.warning(f"Waiting for a model while {literal(what)}: {literal(exc)}", icon=":material/hourglass_top:")
+        st.warning(f"Waiting for a model while {literal(what)}: {shown}", icon=":material/hourglass_top:")
     elif isinstance(exc, AlictError):
-        st.error(f"Problem while {literal(what)}: {literal(exc)}", icon=":material/warning:")
+        st.error(f"Problem while {literal(what)}: {shown}", icon=":material/warning:")
     else:
-        st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: {literal(str(exc)[:300])}",
+        st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: {shown[:300]}",
                  icon=":material/error:")
         with st.expander("Technical details"):
-            st.code("".join(traceback.format_exception(exc)), language="text")
+            st.code(without_server_paths("".join(traceback.format_exception(exc))), language="text")
 
 
 @contextmanager

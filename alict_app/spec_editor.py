@@ -105,20 +105,20 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
               args=(f"spec_save::{editor_key}",))
     if presses.take(f"spec_save::{editor_key}"):  # noted by the callback: a return value can lose the press
         with guarded("saving the spec"):
-            save(task, name, text, parsed.id, overwrite, opened=(spec.id, editor_key))
+            save(task, name, text, parsed.id, overwrite, opened=(spec.id, editor_key), spec_task=parsed.task)
     if saved:
         st.success(f"Saved {literal(Path(saved['path']).name)} to your workspace (specs/{literal(task)}/)")
 
 
 def save(task: str, name: str, text: str, spec_id: str, overwrite: bool,
-         opened: tuple[str, str] | None = None) -> None:
+         opened: tuple[str, str] | None = None, spec_task: str | None = None) -> None:
     """Save the editor's text into the workspace (the core checks name and overwrite), then redraw the page.
     ``opened``: (the edited spec's id, its editor key): an overwrite of that spec's own workspace file is refused
     when the file changed since this session opened it (two editors of one spec: the later save replaced the
     earlier one unseen)."""
     directory = spec_store.save_dir(task)
     target = specs_io.spec_target(directory, name)
-    refusal = specs_io.save_refusal(target, spec_id, overwrite)
+    refusal = specs_io.save_refusal(target, spec_id, overwrite, spec_task, task)
     if refusal is None and opened is not None and target == specs_io.spec_target(directory, opened[0]) \
             and changed_since_opened(target, opened[1]):
         refusal = ("error", f"{literal(target.name)} changed on disk since you opened it (saved from another "

@@ -25,8 +25,10 @@ def split_problem(split: str) -> str | None:
 
     try:
         SplitRatios.parse(split)
-    except AlictError:
-        return f"{SPLIT_FIELD} {split[:40]!r}: expected three finite non-negative numbers such as 8:1:1"
+    except AlictError as exc:  # the core's reason when a share is missing ("0:0:1"), never the CLI's flag
+        reason = str(exc) if str(exc).startswith("split ratios") else "expected three finite non-negative numbers " \
+            "such as 8:1:1"
+        return f"{SPLIT_FIELD} {split[:40]!r}: {reason}"
     return None
 
 

@@ -67,6 +67,10 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
     )
     tree = None
     with guarded("building the derivation tree"):
+        if typed and typed.strip():  # the browser's max_chars is no check: 56,000 typed characters were parsed
+            from alict_core.common.limits import check_text
+
+            check_text(typed.strip(), "the typed sentence", "analysis_chars")
         if loading is not None:
             loading_box.step(loading, "Loading spaCy's tagger and WordNet (synonym mutations) …")
             lego_loading.wait_for_tools()

@@ -9,6 +9,7 @@ import streamlit as st
 from alict_app import backends, run_monitor, run_view, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
+from alict_app.user_models import FIELD_CHARS, LABEL_CHARS, default_label, user_model_problem
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
 from alict_core.models.refs import user_kinds
@@ -21,29 +22,6 @@ def chosen_models(task: str) -> list[dict]:
         if ref["task"] == task and st.session_state.get(f"use::{ref['label']}", True):
             refs.append(ref)
     return refs
-
-
-FIELD_CHARS = 2_000  # a path, model id or URL typed into the form (the browser's max_chars is not a check)
-LABEL_CHARS = 100
-
-
-def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
-    """What is wrong with a user model's fields and display name (checked here: the browser is untrusted), or
-    None. A display name is shown in every table, chart and export of a run: printable, short, and not the name
-    of a registered model (two models of one name cannot be told apart in a run's results); adding a user model
-    under the name of another user model replaces that one."""
-    from alict_core.models.registry import MODELS
-
-    long = [f"{field} has {len(value):,} characters" for field, value in kwargs.items() if len(value) > FIELD_CHARS]
-    if long:
-        return f"{'; '.join(long)}, over the limit of {FIELD_CHARS:,}"
-    if len(label) > LABEL_CHARS:
-        return f"the display name has {len(label):,} characters, over the limit of {LABEL_CHARS}"
-    if not label.isprintable():
-        return f"the display name {label[:40]!r} holds control characters"
-    if label in MODELS:
-        return f"{label!r} is the name of a registered model; give this one another display name"
-    return None
 
 
 def add_user_model(task: str) -> None:
@@ -68,7 +46,7 @@ def add_user_model(task: str) -> None:
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {kind.tags['user_kind']}"
         return
-    label = st.session_state.get("um_label", "").strip() or f"{kind.name}:{next(iter(shown.values()))}"
+    label = st.session_state.get("um_label", "").strip() or default_label(kind.name, next(iter(shown.values())))
     kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
     st.session_state["um_pending"] = {"name": kind.name, "kwargs": {**kwargs, "name": label}, "label": label,
                                       "task": task}

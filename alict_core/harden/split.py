@@ -31,6 +31,9 @@ class SplitRatios:
             raise AlictError(f"split ratios must sum to 1; got {shares}")
         if self.test <= 0:  # said only what failed ("1:0:0" was told to be >= 0 and sum to 1 too)
             raise AlictError(f"split ratios must give the test split a share (train:validation:test); got {shares}")
+        if self.train <= 0:  # "0:0:1" was accepted, then refused after a whole export was written
+            raise AlictError(f"split ratios must give the training split a share (train:validation:test); got "
+                             f"{shares}")
 
     @classmethod
     def parse(cls, text: str) -> SplitRatios:

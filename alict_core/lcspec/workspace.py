@@ -41,9 +41,14 @@ def spec_target(directory: Path, name: str) -> Path:
     return target
 
 
-def save_refusal(target: Path, spec_id: str, overwrite: bool) -> tuple[str, str] | None:
-    """Why the spec ``spec_id`` is not saved as ``target`` — ("error" or "warning", message) — or None: the file
+def save_refusal(target: Path, spec_id: str, overwrite: bool, spec_task: str | None = None,
+                 task: str | None = None) -> tuple[str, str] | None:
+    """Why the spec ``spec_id`` is not saved as ``target`` — ("error" or "warning", message) — or None: the spec
+    must be of the folder's ``task`` (a spec of the other task saved there broke every page of this one), the file
     name must be the spec's id, and an existing file is replaced only with ``overwrite``."""
+    if task is not None and spec_task is not None and spec_task != task:
+        return ("error", f"This spec says `task: {spec_task}`, but it would be saved with the {task} specs: switch "
+                         f"to the {spec_task} task to save it there, or change `task:` to {task}.")
     if target.stem != spec_id:
         return ("error", f"The file name must equal the spec's id ({spec_id!r}): change `id:` in the YAML "
                          f"to save it as a new LC, or save it as {spec_id}.")
@@ -67,7 +72,8 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
                         "(setting ALICT_LIMIT_SPEC_BYTES); nothing was saved")
     if target.parent.is_dir():
         jsonl.clean_stale_temp_files(target.parent)  # temporary files of saves killed before their rename
-    exists = SpecError(f"{target.name} already exists in {target.parent}; confirm overwrite to replace it")
+    exists = SpecError(f"{target.name} already exists in the workspace (saved meanwhile from another session?); "
+                       "confirm overwrite to replace it")
     if target.exists() and not overwrite:
         raise exists
     if overwrite:

@@ -197,3 +197,75 @@ def test_pages_f6_a_refused_note_is_one_message_and_the_scores_stay(tmp_path, mo
     assert not at.exception and not at.error, [e.value for e in at.error]
     saved = ReviewStore(url, read_only=True).judgements(task.id)
     assert [(j["relevance"], j["label_score"], j["note"]) for j in saved] == [(4, 4, "pasted from a document")]
+
+
+# Pages F3: a user model's default display name (kind:<first field>) skipped the display-name checks: line breaks,
+# an escape and 1,530 characters went into the run's meta.json and every table --------------------------------
+
+@pytest.mark.parametrize("value", ["http://h/x\r\ninjected", "http://h/\x1b[31mred", "http://h/" + "a" * 1530])
+def test_pages_f3_a_default_display_name_passes_the_display_name_checks(value):
+    from alict_app.user_models import default_label, user_model_problem
+
+    label = default_label("http", value)
+    assert user_model_problem({}, label) is None and label.startswith("http:") and len(label) <= 100
+    assert default_label("http", "http://h/ok") == "http:http://h/ok"  # a fit value stays readable
+
+
+# Pages F4: the Specs page saved a spec of the other task into this task's folder ("Spec is valid"); every page of
+# that task then failed for every session, naming the server path of the workspace file -------------------------
+
+def test_pages_f4_a_spec_of_the_other_task_is_not_saved_with_this_tasks_specs(tmp_path):
+    from alict_core.lcspec.workspace import save_refusal
+
+    target = tmp_path / "hate_speech-lc04.yaml"
+    refusal = save_refusal(target, "hate_speech-lc04", False, spec_task="hate_speech", task="sentiment")
+    assert refusal is not None and refusal[0] == "error" and "task: hate_speech" in refusal[1]
+    assert save_refusal(target, "hate_speech-lc04", False, spec_task="hate_speech", task="hate_speech") is None
+
+
+# Pages F5 (and F1, F2): messages shown in the browser named the server's folders (the workspace file that exists,
+# the model store of a missing model): the error boundary names them by role -------------------------------------
+
+def test_pages_f5_the_error_boundary_names_server_folders_by_role(tmp_path, monkeypatch):
+    from alict_app.formatting import without_server_paths
+    from alict_core.common import config
+    from alict_core.lcspec.workspace import save_spec_text
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ALICT_WORKSPACE_DIR", raising=False)
+    folder = config.workspace_dir() / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    (folder / "x.yaml").write_text("id: x\n")
+    with pytest.raises(Exception) as raised:
+        save_spec_text(folder, "x", "id: x\n")
+    assert str(tmp_path) not in str(raised.value) and "x.yaml already exists" in str(raised.value)
+    shown = without_server_paths(f"{folder / 'x.yaml'}: bad; model store {config.cache_dir() / 'models'}; "
+                                 f"{config.REPO_ROOT / 'alict_core' / 'cli.py'}")
+    assert str(tmp_path) not in shown and str(config.REPO_ROOT) not in shown
+    assert "<workspace>/specs/sentiment/x.yaml" in shown and "<cache>/models" in shown
+
+
+# Pages F7: the NLPLego page parsed any typed length (max_chars is the browser's; 56,000 characters: ~28 s) --------
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_pages_f7_a_typed_sentence_over_the_analysis_limit_is_one_message(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_LIMIT_ANALYSIS_CHARS", "50")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=420).run()
+    at.switch_page("pages/lego.py").run()
+    at.text_input(key="lego_text").set_value("a fine film " * 20).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert any("the typed sentence has 239 characters, over the limit of 50" in e for e in errors), errors
+
+
+# Harden (debatable in pass 15): "0:0:1" was accepted, then refused after a whole export was written ------------
+
+def test_harden_a_split_without_a_training_share_is_refused_at_once():
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.split import SplitRatios
+
+    with pytest.raises(AlictError, match="training split a share"):
+        SplitRatios.parse("0:0:1")
+    assert SplitRatios.parse("8:0:2").validation == 0

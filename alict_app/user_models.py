@@ -1,0 +1,36 @@
+"""The Run page's user models: the checks of a model a browser user adds (fields and display name)."""
+
+from __future__ import annotations
+
+FIELD_CHARS = 2_000  # a path, model id or URL typed into the form (the browser's max_chars is not a check)
+LABEL_CHARS = 100
+
+
+def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
+    """What is wrong with a user model's fields and display name (checked here: the browser is untrusted), or
+    None. A display name is shown in every table, chart and export of a run: printable, short, and not the name
+    of a registered model (two models of one name cannot be told apart in a run's results); adding a user model
+    under the name of another user model replaces that one."""
+    from alict_core.models.registry import MODELS
+
+    long = [f"{field} has {len(value):,} characters" for field, value in kwargs.items() if len(value) > FIELD_CHARS]
+    if long:
+        return f"{'; '.join(long)}, over the limit of {FIELD_CHARS:,}"
+    if len(label) > LABEL_CHARS:
+        return f"the display name has {len(label):,} characters, over the limit of {LABEL_CHARS}"
+    if not label.isprintable():
+        return f"the display name {label[:40]!r} holds control characters"
+    if label in MODELS:
+        return f"{label!r} is the name of a registered model; give this one another display name"
+    return None
+
+
+def default_label(kind: str, value: str) -> str:
+    """The display name of a user model given none: ``kind:<its first field>`` when that is a fit display name, else
+    ``kind:<a short hash of it>`` (a URL with line breaks or 1,500 characters went into every table and export)."""
+    import hashlib
+
+    label = f"{kind}:{value}"
+    if user_model_problem({}, label) is None:
+        return label
+    return f"{kind}:{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
