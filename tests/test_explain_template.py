@@ -194,7 +194,7 @@ def test_pair_results_are_cached_on_disk(private_cache):
     again = compare_pair(*args, seed=0, vocabulary=FILLER, cache=True, meta={"case": 2})
     assert Counting.calls == calls  # read back from disk
     assert again.to_dict() == {**first.to_dict(), "meta": {"case": 2}}
-    assert len(list((private_cache / "explain" / "pairs").glob("*.json"))) == 1
+    assert len(list((private_cache / "explain" / "pairs").glob("*[0-9a-f].json"))) == 1  # and its manifest
     compare_pair(*args, seed=1, vocabulary=FILLER, cache=True)
     assert Counting.calls > calls  # another seed is another key
 

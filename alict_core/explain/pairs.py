@@ -13,6 +13,7 @@ import pandas as pd
 from alict_core.common.config import artefact_dir
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json, write_json
+from alict_core.common.manifest import load_checked, save_checked
 from alict_core.explain.base import CachedModel, Contributions, ExplainError, ProgressFn, as_cached, tokenize
 from alict_core.explain.explainers import explain
 from alict_core.explain.template import MASK, MaskingTemplate, masking_template
@@ -126,8 +127,9 @@ def compare_pair(
             "options": template_options,
         })
         path = artefact_dir("explain") / "pairs" / f"{key}.json"
-        if path.exists():
-            found = PairExplanation.from_dict(read_json(path))
+        # checked against its manifest: an edited, truncated or wrong-shaped entry is quarantined and computed again
+        found = load_checked(path, "explained pair", key, lambda p: PairExplanation.from_dict(read_json(p)))
+        if found is not None:
             found.meta = {**found.meta, **(meta or {})}
             return found
     sides = []
@@ -144,7 +146,7 @@ def compare_pair(
     inserted = inserted_positions(seed_tokens, expansion_tokens)
     pair = PairExplanation(seed_c, exp_c, seed_t, exp_t, inserted, dict(meta or {}))
     if path is not None:
-        write_json(path, pair.to_dict())
+        save_checked(path, "explained pair", path.stem, 1, lambda tmp: write_json(tmp, pair.to_dict()))
     return pair
 
 

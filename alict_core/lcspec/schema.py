@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic import Strict as StrictValue
 
+from alict_core.common.textsafe import control_char
 from alict_core.data.annotate import LEXICON_CLASSES
 from alict_core.data.records import TASK_LABELS
 from alict_core.tasks import HATE_SPEECH
@@ -401,6 +402,24 @@ class LCSpec(Strict):
     expansion: ExpansionPolicy = ExpansionPolicy()
     paper: PaperCounts | None = Field(default=None, description="the paper's counts (None: an extension)")
     notes: str | None = None
+
+    @field_validator("capability", "title")
+    @classmethod
+    def _one_printable_line(cls, value: str) -> str:
+        """Printed in tables and terminals: no control or bidi character (an ESC erased the operator's line)."""
+        found = control_char(value)
+        if found:
+            raise ValueError(f"holds the control character {found}; write it as one line of plain text")
+        return value
+
+    @field_validator("description", "notes")
+    @classmethod
+    def _plain_text(cls, value: str | None) -> str | None:
+        """Text with line breaks and tabs, no other control or bidi character."""
+        found = control_char((value or "").replace("\n", " ").replace("\t", " ").replace("\r", " "))
+        if found:
+            raise ValueError(f"holds the control character {found}; only line breaks and tabs are allowed")
+        return value
 
     @model_validator(mode="after")
     def _references(self) -> "LCSpec":

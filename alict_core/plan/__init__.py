@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from alict_core.cases.testcases import TestCase
+from alict_core.common.errors import AlictError
 from alict_core.plan.inputs import (
     SeedFinder,
     check_expansions_used,
@@ -99,6 +100,7 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
         cases.extend(suite_cases)
         if suite_validity and not validity:
             validity = suite_validity
+    _check_unique_ids(cases)
     if options.sample_per_lc is not None and cases:
         from alict_core.runner.sampling import sample_per_lc
 
@@ -137,6 +139,18 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
     return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
                           keep_flagged=options.keep_flagged)
+
+
+def _check_unique_ids(cases: list[TestCase]) -> None:
+    """One case per id over every source: a suite given twice under two names, or an exported run's cases beside
+    the LC seeds they came from, ran each case twice and counted it twice."""
+    seen: set[str] = set()
+    for case in cases:
+        if case.case_id in seen:
+            raise AlictError(f"case {case.case_id!r} ({case.lc_id}) comes twice: the same cases were given twice (a "
+                             "suite under two names, or a run's exported cases beside the LC seeds they came from); "
+                             "give each case once")
+        seen.add(case.case_id)
 
 
 def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]

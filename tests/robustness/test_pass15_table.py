@@ -269,3 +269,82 @@ def test_harden_a_split_without_a_training_share_is_refused_at_once():
     with pytest.raises(AlictError, match="training split a share"):
         SplitRatios.parse("0:0:1")
     assert SplitRatios.parse("8:0:2").validation == 0
+
+
+# CLI F9: a case id given twice (a suite under two names, a run's exported cases beside its LC seeds) was run and
+# counted twice -----------------------------------------------------------------------------------------------
+
+def test_cli_f9_a_case_given_twice_is_refused(cli, tmp_path, own_cache):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html"), "--export", str(tmp_path / "exp")).code == 0
+    suite = tmp_path / "exp" / "cases.jsonl"
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(suite.read_bytes())
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--suite", str(suite), "--suite", str(copy),
+                  "--no-lcs", "--out", str(tmp_path / "twice"))
+    assert_clean_error(outcome, 2, "comes twice")
+    assert not (tmp_path / "twice").exists()
+
+
+# CLI F13: a cached pair explanation (<cache>/explain/pairs/<key>.json) was read as is: an edited entry served --------
+
+@pytest.mark.parametrize("damage", ["edited", "truncated", "wrong-shape"])
+def test_cli_f13_a_damaged_cached_pair_is_computed_again(tmp_path, monkeypatch, damage):
+    from alict_core.explain.pairs import compare_pair
+    from tests.test_explain_template import FILLER, Negation
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+
+    class Fingerprinted(Negation):
+        fingerprint = "negation-v1"
+
+    args = (Fingerprinted(), "the plot is enthralling", "the plot is not enthralling")
+    first = compare_pair(*args, seed=0, vocabulary=FILLER, cache=True)
+    entry = next((tmp_path / "cache" / "explain" / "pairs").glob("*[0-9a-f].json"))
+    body = json.loads(entry.read_text())
+    if damage == "edited":
+        body["seed"]["tokens"][0] = "HACKED"
+        entry.write_text(json.dumps(body))
+    elif damage == "truncated":
+        entry.write_text(entry.read_text()[:40])
+    else:
+        entry.write_text(json.dumps([1, 2, 3]))
+    again = compare_pair(*args, seed=0, vocabulary=FILLER, cache=True)
+    assert again.to_dict() == first.to_dict()
+
+
+# CLI F15: a damaged corpus-statistics file failed every later `expand` with an internal error -------------------
+
+def test_cli_f15_a_damaged_corpus_statistics_file_is_built_again(tmp_path, monkeypatch):
+    from alict_core.expansion.constraints import corpus_stats
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "data"
+    (data / "sst").mkdir(parents=True)
+    monkeypatch.setattr(corpus_stats, "SOURCES", ("sst/tiny.txt",))
+    monkeypatch.setattr(corpus_stats, "_sentences", lambda path, rel: [["a", "fine", "film"], ["a", "film"]])
+    (data / "sst" / "tiny.txt").write_text("a fine film\n")
+    monkeypatch.setattr(corpus_stats, "_LOADED", {})
+    stats = corpus_stats.load_corpus_stats(data)
+    assert stats is not None and stats.bigram("a", "film") == 1
+    stats.path.write_bytes(b"garbage, not a database")
+    monkeypatch.setattr(corpus_stats, "_LOADED", {})
+    again = corpus_stats.load_corpus_stats(data)
+    assert again is not None and again.bigram("a", "film") == 1 and again.count("fine") == 1
+
+
+# CLI F17: a spec title with ESC / CR / bidi controls was accepted and printed raw to the operator's terminal -----
+
+@pytest.mark.parametrize("field,value", [("title", "Evil \x1b[2K\rtitle"), ("capability", "Neg\u202eation"),
+                                         ("description", "line one\nline \x1b]0;x\x07two")])
+def test_cli_f17_spec_texts_hold_no_control_characters(field, value):
+    import yaml
+
+    from alict_core.lcspec.loader import spec_path
+    from alict_core.lcspec.schema import LCSpec
+
+    spec = yaml.safe_load(spec_path("sentiment", "sentiment-lc04").read_text())
+    with pytest.raises(ValueError, match="control character"):
+        LCSpec.model_validate({**spec, field: value})
+    LCSpec.model_validate({**spec, "description": "two\nlines\twith a tab"})

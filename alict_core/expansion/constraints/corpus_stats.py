@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 from alict_core.common.config import artefact_dir, data_dir
 from alict_core.common.hashing import hash_files, hash_json
 from alict_core.common.jsonl import atomic_path
+from alict_core.common.manifest import folder_lock, load_checked, write_file_manifest
 
 STATS_VERSION = 1
 SOURCES = ("sst/datasetSentences.txt", "nltk_corpora/brown.zip", "nltk_corpora/movie_reviews.zip",
@@ -138,7 +139,25 @@ def load_corpus_stats(root: Path | None = None) -> CorpusStats | None:
     with _LOCK:
         if key not in _LOADED:
             path = artefact_dir("corpus_stats") / f"{key}.sqlite"
-            if not path.exists():
-                build_stats(sources, path)
+            # checked against its manifest and opened once: a damaged or edited file is quarantined and built again
+            # (a garbage file failed every later `expand` with an internal error until removed by hand)
+            with folder_lock(path):  # one builder among processes (parallel expansion workers start together)
+                if load_checked(path, "corpus statistics", key, _readable) is None:
+                    build_stats(sources, path)
+                    write_file_manifest(path, "corpus statistics", key, 0)
             _LOADED[key] = CorpusStats(path)
         return _LOADED[key]
+
+
+def _readable(path: Path) -> Path:
+    """``path`` once SQLite reads its two tables (a damaged file: ValueError, which ``load_checked`` quarantines)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            db.execute("SELECT COUNT(*) FROM unigram").fetchone()
+            db.execute("SELECT n FROM bigram LIMIT 1").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"not a corpus statistics database ({exc})") from None
+    return path
