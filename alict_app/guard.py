@@ -20,7 +20,8 @@ def show_error(exc: BaseException, what: str) -> None:
     elif isinstance(exc, AlictError):
         st.error(f"Problem while {literal(what)}: {shown}", icon=":material/warning:")
     else:
-        st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: {shown[:300]}",
+        st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: "
+                 f"{literal(without_server_paths(str(exc))[:300])}",
                  icon=":material/error:")
         with st.expander("Technical details"):
             st.code(without_server_paths("".join(traceback.format_exception(exc))), language="text")

@@ -11,7 +11,7 @@ import streamlit as st
 from alict_app import state, widgets
 from alict_app.formatting import TASK_TITLES, literal
 from alict_app.guard import guarded, run_page
-from alict_app.review_judge import judge_view, reset_position
+from alict_app.review_judge import judge_view, reset_position, save_pending
 from alict_app.review_tasks import create_task_form, show_notice, store
 from alict_app.review_writeback import metrics_view
 from alict_core.tasks import SENTIMENT
@@ -37,6 +37,7 @@ def main() -> None:
     name = c1.selectbox("Review task", names, key="review")
     reviewer = c2.text_input("Your name", key="reviewer", max_chars=100).strip()
     task = next(t for t in tasks if t.name == name)
+    save_pending()  # a judgement whose last score was just pressed, before anything reads the judgements
     with st.expander("Validity of this task so far", key="review_validity"):  # keyed: opened, it stays open
         with guarded("computing the validity metrics"):
             metrics_view(task)
