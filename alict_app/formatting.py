@@ -48,8 +48,8 @@ def without_server_paths(text: str) -> str:
                     roots.setdefault(form, label)
         except Exception:  # noqa: BLE001 - a setting that cannot be read names no root here (it is said elsewhere)
             continue
-    for folder in sorted(roots, key=len, reverse=True):
-        text = text.replace(folder, roots[folder])
+    for found in sorted(roots, key=len, reverse=True):
+        text = text.replace(found, roots[found])
     return text
 
 

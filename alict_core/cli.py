@@ -56,7 +56,31 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"alict_core.commands.{info.name}")
         if hasattr(module, "register"):
             module.register(subparsers)
+    _options_given_once(parser)
     return parser
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value, refused when given twice (argparse kept the last one without a word:
+    ``harden export --lcs lc02 --lcs lc04`` exported lc04 only)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        seen = self.__dict__.setdefault("_namespaces", set())
+        if id(namespace) in seen:
+            raise argparse.ArgumentError(self, "given twice; give it once (a list option takes comma-separated "
+                                               "values or is repeated only where its help says so)")
+        seen.add(id(namespace))
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _options_given_once(parser: argparse.ArgumentParser) -> None:
+    """Every single-value option of ``parser`` and its sub-commands refuses a second occurrence."""
+    for action in parser._actions:
+        if type(action) is argparse._StoreAction and action.option_strings:
+            action.__class__ = _StoreOnce
+        elif isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _options_given_once(sub)
 
 
 def one_line(message: object) -> str:

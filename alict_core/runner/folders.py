@@ -25,7 +25,8 @@ log = logging.getLogger("alict_core")
 PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
 STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", *SHARD_DIRS, STOP_FILE, ".*.tmp")  # .*.tmp: left by a killed write
+# .*.tmp: left by a killed write; story.json: the Story's data, written after the manifest
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", *SHARD_DIRS, STOP_FILE, ".*.tmp")
 
 
 def part_name(shard: int, suffix: str) -> str:
@@ -188,8 +189,8 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
                     path.unlink()
         shutil.rmtree(staging, ignore_errors=True)
         (run_dir / STOP_FILE).unlink(missing_ok=True)
-        for folder in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
-            clean_stale_temp_files(folder, max_age_s=0.0)  # other writer (run lock held), never carried into the run
+        for where in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
+            clean_stale_temp_files(where, max_age_s=0.0)  # other writer (run lock held), never carried into the run
         parts = (previous or {}).get("parts")
         return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
     if run_dir.exists():

@@ -42,12 +42,13 @@ from alict_core.cases.testcases import TestCase
 from alict_core.common.csvsafe import write_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
-from alict_core.common.jsonl import _default, iter_jsonl, new_temp_file, read_json, write_json
+from alict_core.common.jsonl import _default, clean_stale_temp_files, iter_jsonl, new_temp_file, read_json, write_json
 from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.executors.shards import run_shards
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
+    SHARD_DIRS,
     STOP_FILE,
     adopt,
     clean_pending,
@@ -485,6 +486,8 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
         "executor": pool.name, "workers": pool.workers,
         "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
     })
+    for where in (folder, *(folder / name for name in SHARD_DIRS)):  # killed writes' temporary files (the run lock
+        clean_stale_temp_files(where, max_age_s=0.0)  # is held: no other writer) never become part of the run
     write_manifest(folder, "run", run_id, state["n_cases"] * len(described))
     _write_extra_files(folder, extra_files)  # after the manifest: rewritten atomically, never a checksum to break
 

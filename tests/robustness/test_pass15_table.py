@@ -348,3 +348,45 @@ def test_cli_f17_spec_texts_hold_no_control_characters(field, value):
     with pytest.raises(ValueError, match="control character"):
         LCSpec.model_validate({**spec, field: value})
     LCSpec.model_validate({**spec, "description": "two\nlines\twith a tab"})
+
+
+# kill F2: a finished `--out` run whose manifest was deleted, garbage or cut was refused by the same command ("holds
+# other files": its story.json was not a run's name) instead of repaired --------------------------------------
+
+@pytest.mark.parametrize("damage", ["deleted", "garbage", "cut"])
+def test_kill_f2_a_run_with_a_damaged_manifest_is_repaired_by_the_same_command(cli, tmp_path, own_cache, damage):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert (out / "story.json").exists()
+    summary = (out / "summary.csv").read_text()
+    manifest = out / "manifest.json"
+    {"deleted": manifest.unlink, "garbage": lambda: manifest.write_text("{not json"),
+     "cut": lambda: manifest.write_bytes(manifest.read_bytes()[:40])}[damage]()
+    outcome = cli(*RUN_ARGS, "--out", str(out))
+    assert outcome.code == 0, outcome.err[-400:]
+    assert (out / "summary.csv").read_text() == summary
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 0
+
+
+# kill F4: an extra results part in a finished run: `run` said "saved" (nothing repaired), `report` refused for ever --
+
+def test_kill_f4_an_extra_part_is_repaired_by_the_same_command(cli, tmp_path, own_cache):
+    out = tmp_path / "run"
+    args = (*RUN_ARGS, "--shard-size", "2", "--out", str(out))
+    assert cli(*args).code == 0
+    shutil.copy(out / "results" / "part-00000.parquet", out / "results" / "part-00012.parquet")
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 2
+    assert cli(*args).code == 0
+    assert not (out / "results" / "part-00012.parquet").exists()
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 0
+
+
+# S1 (kill pass, off-area): a single-value option given twice kept the last without a word
+# (`harden export --lcs lc02 --lcs lc04` exported lc04 only) ----------------------------------------------------
+
+@pytest.mark.parametrize("argv", [("harden", "export", "--run", "x", "--lcs", "lc02", "--lcs", "lc04", "--out", "y"),
+                                  ("report", "--out", "a.html", "--out", "b.html"),
+                                  ("run", "--task", "sentiment", "--task", "hate_speech")])
+def test_s1_a_single_value_option_given_twice_is_refused(cli, tmp_path, own_cache, argv):
+    outcome = cli(*argv)
+    assert_clean_error(outcome, 2, "given twice")
