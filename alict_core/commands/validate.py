@@ -6,6 +6,7 @@ import argparse
 import json
 
 from alict_core.commands.args import int_range
+from alict_core.common.errors import AlictError
 from alict_core.tasks import add_task_arg
 
 
@@ -43,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     expansions = read_expansion_rows(args.expansions, args.task)
     seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted_seeds(expansions))
     check_expansions_used(expansions, seeds, selected_specs(args.task, args.lc))
+    if not seeds and not expansions:  # "0 flagged cases" of nothing read as a clean suite
+        raise AlictError("nothing to validate: the seeds given hold no seed" if args.seeds else
+                         "nothing to validate: the LCs chosen have no seeds")
     specs = {s.id: s for s in load_task_specs(args.task)}
     report = validate(seeds, expansions, task=args.task, specs=specs)
     if args.json:

@@ -752,9 +752,10 @@ def check_models_folder(path: Path | str | None, what: str) -> None:
     if target != store and target.is_relative_to(store):
         raise AlictError(f"{what} {str(path)!r} lies inside the model store {str(store)!r}; give the store itself "
                          "or a folder outside it")
-    review = Path(os.path.abspath(cache_dir() / "review")).resolve()
-    if target == review or target.is_relative_to(review):
-        raise AlictError(f"{what} {str(path)!r} lies in the review store {str(review)!r}: build elsewhere")
+    cache = Path(os.path.abspath(cache_dir())).resolve()
+    if target != store and (target == cache or target.is_relative_to(cache)):  # the run store, the review store...
+        raise AlictError(f"{what} {str(path)!r} lies in the cache {str(cache)!r} outside its model store; give the "
+                         f"model store {str(store)!r} or a folder outside the cache")
     kind = artefact_kind(target) if target.is_dir() else None
     holding = (target, kind) if kind not in (None, "foreign") else _artefact_holding(target / "models")
     if holding is not None:

@@ -974,8 +974,20 @@ class ReviewStore:
             Judgement.reviewer_id.not_in(select(Reviewer.id)) | Judgement.item_id.not_in(select(ReviewItem.id))))
         unknown = sorted(set(s.scalars(select(ReviewTask.suite_task).where(
             ReviewTask.suite_task.not_in(list(STORED_TASKS))).limit(5))), key=str)
-        if orphans or unknown:
-            what = (f"{orphans} judgement(s) of no reviewer or item" if orphans else
+        bad_name = None
+        keys: dict[str, str] = {}
+        for name in s.scalars(select(Reviewer.name)):  # as `judge` stores them: checked names, one per person
+            try:
+                check_name(name, "reviewer name", 100)
+            except ReviewError:
+                bad_name = f"a reviewer named {_shown(name)} (not a name ALiCT stores)"
+                break
+            if reviewer_key(name) in keys:
+                bad_name = f"two reviewers {_shown(keys[reviewer_key(name)])} and {_shown(name)} of one name"
+                break
+            keys[reviewer_key(name)] = name
+        if orphans or unknown or bad_name:
+            what = (f"{orphans} judgement(s) of no reviewer or item" if orphans else bad_name if bad_name else
                     f"review task(s) of task {', '.join(_shown(t) for t in unknown)}, not one of "
                     f"{', '.join(STORED_TASKS)}")
             raise ReviewError(f"the review database holds damaged rows: {what}; it was changed outside ALiCT: restore "

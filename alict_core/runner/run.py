@@ -251,9 +251,9 @@ class RunResult:
 
     @property
     def run_id(self) -> str:
-        """Content hash of the cases and the models' fingerprints."""
+        """Content hash of the cases and the models' fingerprints and display names."""
         return hash_json({"cases": [hash_json(c.to_dict()) for c in self.case_list],
-                          "models": [o.fingerprint for o in self.outcomes]})
+                          "models": [f"{o.fingerprint}|{o.name}" for o in self.outcomes]})
 
     @property
     def models(self) -> list[str]:

@@ -326,7 +326,9 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             if not sizes:
                 raise AlictError("no test cases to run" + (f" ({excluded} rejected by reviewers left out)"
                                                            if excluded else ""))
-            run_id = run_hash.finish([m["fingerprint"] for m in described])
+            # each model's fingerprint and display name: a run under another name is another run (its tables,
+            # JUnit and summary name the models; the old run's names were served "as is")
+            run_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if is_complete(folder, run_id, shard_size):

@@ -390,3 +390,62 @@ def test_kill_f4_an_extra_part_is_repaired_by_the_same_command(cli, tmp_path, ow
 def test_s1_a_single_value_option_given_twice_is_refused(cli, tmp_path, own_cache, argv):
     outcome = cli(*argv)
     assert_clean_error(outcome, 2, "given twice")
+
+
+# CLI F16: the run id held the models' fingerprints, not their display names: `--models vader,name=prod-candidate`
+# returned the earlier `vader` run "as is" (tables, summary JSON and JUnit named vader) ------------------------
+
+def test_cli_f16_a_run_under_another_display_name_is_another_run(cli, tmp_path, own_cache):
+    args = ("run", "--task", "sentiment", "--lc", "2", "--sample-per-lc", "3")
+    assert cli(*args, "--models", "vader").code == 0
+    renamed = cli(*args, "--models", "vader,name=prod-candidate", "--summary-json", str(tmp_path / "s.json"))
+    assert renamed.code == 0, renamed.err[-300:]
+    assert "prod-candidate" in (tmp_path / "s.json").read_text()
+    assert "vader" not in json.dumps([m for m in json.loads((tmp_path / "s.json").read_text()).get("models", [])])
+
+
+# CLI F14: a reviewer row edited to '' or holding ESC, or two rows 'ann' / 'ANN', were read as reviewers ---------
+
+@pytest.mark.parametrize("edit", ["UPDATE reviewers SET name = '' WHERE id = 1",
+                                  "UPDATE reviewers SET name = 'a' || char(27) || 'b' WHERE id = 1",
+                                  "INSERT INTO reviewers (name, created_at) VALUES ('ANN', '2026-01-01 00:00:00')"])
+def test_cli_f14_a_damaged_reviewer_row_is_one_message(cli, tmp_path, own_cache, fresh_engines, edit):
+    import sqlite3
+
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    path = tmp_path / "r.sqlite"
+    db = f"sqlite:///{path}"
+    assert cli("review", "sample", "--cases", str(out), "--db", db, "--name", "a", "--task", "sentiment",
+               "--size", "3", "--sets", "1", "--k", "1", "--reviewers", "ann").code == 0
+    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", db).code == 0
+    import csv
+    rows = list(csv.DictReader((tmp_path / "f.csv").open(encoding="utf-8")))
+    for row in rows:
+        row.update(reviewer="ann", relevance="4", label_score="4")
+    with (tmp_path / "g.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert cli("review", "import", str(tmp_path / "g.csv"), "--db", db).code == 0
+    from alict_core.review.store import dispose_engines
+
+    dispose_engines()
+    conn = sqlite3.connect(path)
+    conn.execute(edit)
+    conn.commit()
+    conn.close()
+    assert_clean_error(cli("review", "stats", "a", "--db", db), 2, "damaged rows", "reviewer")
+
+
+# Notes of pass 15: `build --out <cache>/runs` started a build in the run store; `validate` of an empty seeds file
+# said "0 flagged cases" -----------------------------------------------------------------------------------------
+
+def test_notes_build_out_in_the_cache_and_validate_of_nothing(cli, tmp_path, own_cache):
+    (own_cache / "runs").mkdir(parents=True)
+    assert_clean_error(cli("build", "mlm", "--profile", "micro", "--out", str(own_cache / "runs")), 2, "cache")
+    assert list((own_cache / "runs").iterdir()) == []
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    outcome = cli("validate", "--task", "sentiment", "--seeds", str(empty))
+    assert outcome.code == 2 and "nothing to validate" in outcome.err, outcome.err
