@@ -483,7 +483,9 @@ def verify_saved_run(directory: Path) -> None:
 
 def _check_run_meta(directory: Path) -> None:
     """Refuse a folder whose meta.json is not a run's (``lego --out`` writes one too): it was read as a run and
-    failed with "cannot be read (FileNotFoundError)"."""
+    failed with "cannot be read (FileNotFoundError)"; nor a sharded run whose manifest was removed."""
+    from alict_core.common.manifest import CorruptArtefactError
+
     if (directory / "trees.jsonl").exists():
         raise AlictError(f"{directory.name!r} is an NLPLego folder (written by `lego --out`), not a saved run; give a "
                          "run folder (its DIR tests run with `lego --models ...`)")
@@ -493,3 +495,6 @@ def _check_run_meta(directory: Path) -> None:
         return  # a damaged run's meta: "cannot be read" when it is read
     if isinstance(meta, dict) and "run_id" not in meta and "models" not in meta:
         raise AlictError(f"{directory.name!r} is not a saved run (its meta.json is not a run's); give a run folder")
+    if isinstance(meta, dict) and meta.get("layout") == "sharded":  # written with its manifest: it was removed
+        raise CorruptArtefactError(f"run {directory.name!r} has lost its manifest (a sharded run always writes one), "
+                                   "so its files cannot be checked; run the same inputs again to repair it")

@@ -449,3 +449,17 @@ def test_notes_build_out_in_the_cache_and_validate_of_nothing(cli, tmp_path, own
     empty.write_text("", encoding="utf-8")
     outcome = cli("validate", "--task", "sentiment", "--seeds", str(empty))
     assert outcome.code == 2 and "nothing to validate" in outcome.err, outcome.err
+
+
+# CLI F4: a sharded run whose manifest.json and progress.json were both removed was read unchecked as a run from
+# before manifests (edited results reported, exit 0) --------------------------------------------------------------
+
+def test_cli_f4_a_sharded_run_without_its_manifest_is_refused(cli, tmp_path, own_cache):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    (out / "manifest.json").unlink()
+    (out / "progress.json").unlink()
+    outcome = cli("report", str(out), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "lost its manifest")
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0  # the same inputs repair it
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 0
