@@ -176,6 +176,11 @@ def build_cases(
         parent = by_seed.get(str(row.get("seed_id")))
         if parent is None or "text" not in row:
             continue
+        own_lc = row.get("lc_id")
+        if own_lc is not None and str(own_lc) != parent.lc_id and not parent.lc_id.endswith(f"-{own_lc}"):
+            # run under its seed's LC without a word, even under another LC's --lc
+            raise CaseError(f"expansion #{n} ({row.get('id', '?')}): its lc_id {str(own_lc)[:60]!r} is not its seed's "
+                            f"LC {parent.lc_id!r}; an expansion belongs to its seed's LC")
         text = str(row["text"])
         cases.append(TestCase(
             case_id=expansion_case_id(row, parent.seed_id), lc_id=parent.lc_id,

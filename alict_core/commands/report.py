@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     if large is not None:
         return _report_large(large, args)
     result = RunResult.load(run_dir)
-    task = _task_of(result, args.task) if args.export else None  # checked before anything is written
+    # checked before anything is written; a --task given without --export is checked too (a contradicting one was
+    # accepted without effect)
+    task = _task_of(result, args.task) if args.export or args.task else None
     metrics = None
     if args.metrics:
         from alict_core.metrics import suite_metrics

@@ -130,6 +130,9 @@ def import_judgements(store: ReviewStore, path: Path | str, fmt: str | None = No
                   "validity": check_score("validity", row.get("validity"), optional=True, where=prefix)}
         if item.kind == "expansion" and scores["validity"] is None:
             raise ReviewError(f"{where}: case {item.case_id!r} is an expansion and needs a validity score")
+        if item.kind == "seed" and scores["validity"] is not None:  # it was dropped without a word
+            raise ReviewError(f"{where}: case {item.case_id!r} is a seed, which has no validity score; leave "
+                              "validity empty")
         if len(reviewer) > 100:
             raise ReviewError(f"{where}: reviewer name longer than 100 characters")
         if not reviewer.isprintable():

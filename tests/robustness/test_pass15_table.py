@@ -463,3 +463,46 @@ def test_cli_f4_a_sharded_run_without_its_manifest_is_refused(cli, tmp_path, own
     assert_clean_error(outcome, 2, "lost its manifest")
     assert cli(*RUN_ARGS, "--out", str(out)).code == 0  # the same inputs repair it
     assert cli("report", str(out), "--out", str(tmp_path / "r.html")).code == 0
+
+
+# CLI F8 / F10: a validity score given for a seed was dropped without a word; an expansion row naming another LC than
+# its seed's was run under the seed's LC -------------------------------------------------------------------------
+
+def test_cli_f10_an_expansion_of_another_lc_than_its_seed_is_refused():
+    from alict_core.cases.testcases import CaseError, build_cases
+
+    seed = {"id": "s0", "lc_id": "sentiment-lc04", "task": "sentiment", "test_type": "MFT", "text": "a fine film",
+            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}}
+    row = {"id": "e0", "seed_id": "s0", "text": "a very fine film", "accepted": True}
+    assert len(build_cases([seed], [{**row, "lc_id": "sentiment-lc04"}])) == 2
+    with pytest.raises(CaseError, match="not its seed's LC"):
+        build_cases([seed], [{**row, "lc_id": "sentiment-lc01"}])
+
+
+def test_cli_f8_a_validity_score_for_a_seed_is_refused(cli, tmp_path, own_cache, fresh_engines):
+    import csv
+
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert cli("review", "sample", "--cases", str(out), "--db", db, "--name", "a", "--task", "sentiment",
+               "--size", "3", "--sets", "1", "--k", "1").code == 0
+    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", db).code == 0
+    rows = list(csv.DictReader((tmp_path / "f.csv").open(encoding="utf-8")))
+    rows[0].update(reviewer="ann", relevance="4", label_score="4", validity="5")
+    with (tmp_path / "g.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert_clean_error(cli("review", "import", str(tmp_path / "g.csv"), "--db", db), 2, "is a seed")
+
+
+# CLI F11: `report --task` without --export was accepted and had no effect, even against the run's task ----------
+
+def test_cli_f11_report_checks_a_given_task(cli, tmp_path, own_cache):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert_clean_error(cli("report", str(out), "--out", str(tmp_path / "r.html"), "--task", "hate_speech"), 2,
+                       "--task hate_speech")
+    assert not (tmp_path / "r.html").exists()
+    assert cli("report", str(out), "--out", str(tmp_path / "r.html"), "--task", "sentiment").code == 0
