@@ -6,6 +6,7 @@ import argparse
 import json
 
 from alict_core.commands.args import int_range
+from alict_core.common.textsafe import printable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,11 +52,23 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"text": args.text[i], "tree": to_json(tree), "productions": productions(tree),
                               "masked": [m.to_dict() for m in masked]}))
             continue
-        print(tree.pformat(margin=100))
+        print(printable(_bracketed(tree).pformat(margin=100)))  # a "(" token would make the tree unreadable
         for lhs, rhs in productions(tree):
-            print(f"  {lhs} -> {' '.join(rhs)}")
+            print(printable(f"  {lhs} -> {' '.join(rhs)}"))
         for m in masked:
-            print(f"  [{m.reference_probability:.4f}] {m.text}   ({' '.join(m.mask_tags)}; "
+            print(f"  [{m.reference_probability:.4f}] {printable(m.text)}   ({' '.join(m.mask_tags)}; "
                   f"{m.seed_production[0]} -> {' '.join(m.seed_production[1])}  =>  "
                   f"{' '.join(m.reference_production[1])})")
     return 0
+
+
+PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+
+
+def _bracketed(tree):  # type: ignore[no-untyped-def]
+    """A copy of ``tree`` whose bracket tokens are written the Penn Treebank way (``-LRB-``), so its printed form
+    reads back as one tree."""
+    copy = tree.copy(deep=True)
+    for position in copy.treepositions("leaves"):
+        copy[position] = PTB_BRACKETS.get(copy[position], copy[position])
+    return copy

@@ -506,3 +506,16 @@ def test_cli_f11_report_checks_a_given_task(cli, tmp_path, own_cache):
                        "--task hate_speech")
     assert not (tmp_path / "r.html").exists()
     assert cli("report", str(out), "--out", str(tmp_path / "r.html"), "--task", "sentiment").code == 0
+
+
+# CLI F12: `parse` printed "(" and ")" tokens raw (`(CD ))`: the tree read back wrong) and control characters raw --
+
+def test_cli_f12_parse_prints_a_tree_that_reads_back(cli, tmp_path, own_cache):
+    from nltk import Tree
+
+    from alict_core.commands.parse import _bracketed
+
+    tree = Tree("S", [Tree("-LRB-", ["("]), Tree("NN", ["film"]), Tree("-RRB-", [")"])])
+    printed = _bracketed(tree).pformat(margin=100)
+    assert Tree.fromstring(printed).leaves() == ["-LRB-", "film", "-RRB-"]
+    assert tree.leaves() == ["(", "film", ")"]  # the parser's own tree is unchanged
