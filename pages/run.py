@@ -9,6 +9,7 @@ import streamlit as st
 from alict_app import backends, run_monitor, run_view, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
+from alict_app.reporting import as_uploaded
 from alict_app.user_models import FIELD_CHARS, LABEL_CHARS, default_label, user_model_problem
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
@@ -49,7 +50,7 @@ def add_user_model(task: str) -> None:
     label = st.session_state.get("um_label", "").strip() or default_label(kind.name, next(iter(shown.values())))
     kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
     st.session_state["um_pending"] = {"name": kind.name, "kwargs": {**kwargs, "name": label}, "label": label,
-                                      "task": task}
+                                      "task": task, **({"upload": str(upload.name)} if upload is not None else {})}
 
 
 def user_model_form(task: str) -> None:
@@ -67,7 +68,14 @@ def user_model_form(task: str) -> None:
         pending = st.session_state.pop("um_pending", None)
         if pending:
             with guarded(f"loading model {pending['label']}"):
-                backends.model_from_ref(pending)  # fails here, with a clear message, if unusable
+                upload_name = pending.pop("upload", None)
+                try:
+                    backends.model_from_ref(pending)  # fails here, with a clear message, if unusable
+                except AlictError as exc:
+                    if upload_name is None:
+                        raise
+                    # the stored copy's content-hash name is no name the user knows: the file they chose is named
+                    raise AlictError(as_uploaded(str(exc), Path(pending["kwargs"]["path"]), upload_name)) from None
                 models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
                 st.session_state["user_models"] = [*models, pending]
                 st.success(f"Added {literal(pending['label'])}")
