@@ -63,7 +63,7 @@ OUTPUTS = [  # (argv, needle, the path the message must name)
     # hostile pass 2: an output folder inside a saved run (a re-write of the run swapped it away, exit 0 both times)
     (["harden", "export", "--run", "{run}", "--lcs", "sentiment-lc01", "--out", "{run}/export"],
      "lies inside the saved artefact", "{run}/export"),
-    ([*RUN, "--out", "{run}/inner"], "lies inside the saved artefact", "{run}/inner"),
+    ([*RUN[:-2], "--out", "{run}/inner"], "lies inside the saved artefact", "{run}/inner"),  # one --out (pass 15)
     (["seeds", "--task", "sentiment", "--lc", "1", "--out", "{run}/cases/seeds"], "lies inside the saved artefact",
      "{run}/cases/seeds"),
     (["lego", "--task", "sentiment", "--lc", "1", "--out", "{run}/lego"], "lies inside the saved artefact",
