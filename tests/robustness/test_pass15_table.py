@@ -23,6 +23,31 @@ def own_cache(tmp_path, monkeypatch) -> Path:
     return cache
 
 
+def _sampled_task(cli, tmp_path: Path, db: str, *extra: str) -> Path:
+    """A run of RUN_ARGS, review task 'a' of it in ``db`` and its export (``f.csv``); the run folder."""
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert cli("review", "sample", "--cases", str(out), "--db", db, "--name", "a", "--task", "sentiment",
+               "--size", "3", "--sets", "1", "--k", "1", *extra).code == 0
+    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", db).code == 0
+    return out
+
+
+def _signed(tmp_path: Path, **first: str) -> Path:
+    """The export ``f.csv`` with every row judged by ann (4, 4) and ``first`` set on its first row: ``g.csv``."""
+    import csv
+
+    rows = list(csv.DictReader((tmp_path / "f.csv").open(encoding="utf-8")))
+    for row in rows:
+        row.update(reviewer="ann", relevance="4", label_score="4")
+    rows[0].update(first)
+    with (tmp_path / "g.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return tmp_path / "g.csv"
+
+
 def _interrupted(folder: Path) -> None:
     """``folder`` as a run killed after its cases were staged: progress, cases, no results, no meta."""
     for name in ("meta.json", "manifest.json", "summary.csv", "story.json"):
@@ -412,22 +437,10 @@ def test_cli_f16_a_run_under_another_display_name_is_another_run(cli, tmp_path, 
 def test_cli_f14_a_damaged_reviewer_row_is_one_message(cli, tmp_path, own_cache, fresh_engines, edit):
     import sqlite3
 
-    out = tmp_path / "run"
-    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
     path = tmp_path / "r.sqlite"
     db = f"sqlite:///{path}"
-    assert cli("review", "sample", "--cases", str(out), "--db", db, "--name", "a", "--task", "sentiment",
-               "--size", "3", "--sets", "1", "--k", "1", "--reviewers", "ann").code == 0
-    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", db).code == 0
-    import csv
-    rows = list(csv.DictReader((tmp_path / "f.csv").open(encoding="utf-8")))
-    for row in rows:
-        row.update(reviewer="ann", relevance="4", label_score="4")
-    with (tmp_path / "g.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    assert cli("review", "import", str(tmp_path / "g.csv"), "--db", db).code == 0
+    _sampled_task(cli, tmp_path, db, "--reviewers", "ann")
+    assert cli("review", "import", str(_signed(tmp_path)), "--db", db).code == 0
     from alict_core.review.store import dispose_engines
 
     dispose_engines()
@@ -480,20 +493,9 @@ def test_cli_f10_an_expansion_of_another_lc_than_its_seed_is_refused():
 
 
 def test_cli_f8_a_validity_score_for_a_seed_is_refused(cli, tmp_path, own_cache, fresh_engines):
-    import csv
-
-    out = tmp_path / "run"
-    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    assert cli("review", "sample", "--cases", str(out), "--db", db, "--name", "a", "--task", "sentiment",
-               "--size", "3", "--sets", "1", "--k", "1").code == 0
-    assert cli("review", "export", "a", "--out", str(tmp_path / "f.csv"), "--db", db).code == 0
-    rows = list(csv.DictReader((tmp_path / "f.csv").open(encoding="utf-8")))
-    rows[0].update(reviewer="ann", relevance="4", label_score="4", validity="5")
-    with (tmp_path / "g.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _sampled_task(cli, tmp_path, db)
+    _signed(tmp_path, validity="5")
     assert_clean_error(cli("review", "import", str(tmp_path / "g.csv"), "--db", db), 2, "is a seed")
 
 
