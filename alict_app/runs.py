@@ -73,11 +73,26 @@ def _request_index() -> dict[str, str]:
     for meta in runs_root().glob("*/request.json"):
         try:
             info = read_json(meta)
-        except ValueError:
+        except (OSError, ValueError):
             continue
-        if info.get("status") == "done" and _is_run(meta.parent) and copied_from(meta.parent) is None:
-            index[str(info["key"])] = meta.parent.name
+        if not isinstance(info, dict) or not isinstance(info.get("key"), str):  # tampered: another run's page
+            continue  # view and every Run press failed with a KeyError
+        if info.get("status") == "done" and _is_run(meta.parent) and copied_from(meta.parent) is None \
+                and _serves_request(meta.parent, info):
+            index[info["key"]] = meta.parent.name
     return index
+
+
+def _serves_request(folder: Path, info: dict[str, Any]) -> bool:
+    """Whether the run in ``folder`` ran the models its ``request.json`` names (a request.json copied into another
+    run's folder made that run answer the request: its results served for models it never ran)."""
+    try:
+        meta = read_json(folder / "meta.json")
+        ran = sorted(str(m["name"]) for m in meta["models"])
+        asked = sorted(str(m.get("label") or m["name"]) for m in info["request"]["models"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return ran == asked
 
 
 def resolve(key: str) -> str:

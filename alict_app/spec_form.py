@@ -82,7 +82,23 @@ def _field_value(item: dict[str, Any], entered: str) -> list[Any]:
 
 def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
     """Callback: write the form's fields back into the YAML editor text as a minimal edit (only the changed
-    list items are rewritten; comments, quoting and the rest of the file stay as they are)."""
+    list items are rewritten; comments, quoting and the rest of the file stay as they are). A callback runs outside
+    the page's error boundary: whatever goes wrong is one message, the editor's text is kept as it is."""
+    from alict_core.common.limits import check_yaml_shape
+
+    try:
+        check_yaml_shape(st.session_state[editor_key], "the spec")  # size and depth before any parse
+        _apply_form(editor_key, fields, version)
+    except Exception as exc:  # noqa: BLE001 - the YAML typed meanwhile has another shape (a key gone, a scalar
+        # where a list was, nesting too deep): the whole page was Streamlit's redacted error box
+        from alict_core.common.errors import AlictError
+
+        reason = str(exc) if isinstance(exc, AlictError) else (
+            f"the YAML no longer has the shape the form was made from ({type(exc).__name__})")
+        st.session_state["form_error"] = f"the form was not applied: {reason}; check the editor's text first"
+
+
+def _apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
     text = st.session_state[editor_key]
     for item in fields:
         try:

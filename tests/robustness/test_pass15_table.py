@@ -521,3 +521,44 @@ def test_cli_f12_parse_prints_a_tree_that_reads_back(cli, tmp_path, own_cache):
     printed = _bracketed(tree).pformat(margin=100)
     assert Tree.fromstring(printed).leaves() == ["-LRB-", "film", "-RRB-"]
     assert tree.leaves() == ["(", "film", ")"]  # the parser's own tree is unchanged
+
+
+# Pass 16, pages P1: "Apply to YAML" pressed with the editor's new text of another shape raised in the callback
+# (StopIteration, TypeError, RecursionError): the page was Streamlit's redacted error box -------------------------
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+@pytest.mark.parametrize("typed", ["id: x\n", "search: abc\n", "search: [abc]\n",
+                                   "search: " + "[" * 3000 + "]" * 3000 + "\n"],
+                         ids=["key-gone", "scalar", "list-of-scalars", "deep"])
+def test_p16_pages_1_apply_to_yaml_over_text_of_another_shape_is_one_message(typed):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=420)
+    at.query_params["lc"] = "sentiment-lc01"
+    at.run()
+    at.text_area(key="spec_yaml::sentiment::sentiment-lc01").set_value(typed)
+    next(b for b in at.button if b.label == "Apply to YAML").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert not any("Unexpected error" in e or "Traceback" in e for e in errors), errors
+    assert at.text_area(key="spec_yaml::sentiment::sentiment-lc01").value == typed  # the typed text is kept
+
+
+# Pass 16, pages P3 / P5: a request.json of the wrong shape in one run folder broke the Run page for every session; a
+# request.json copied into another run's folder made that run answer the request -------------------------------
+
+def test_p16_pages_3_the_request_index_skips_tampered_and_foreign_requests(tmp_path, tmp_runs, saved_run):
+    from alict_app import runs
+
+    good = json.loads((saved_run / "meta.json").read_text())
+    models = [{"name": m["name"], "kwargs": {}, "label": m["name"]} for m in good["models"]]
+    for name, request in (("a0", {"status": "done"}), ("a1", [1, 2]),
+                          ("a2", {"status": "done", "key": "k-own", "request": {"models": models}}),
+                          ("a3", {"status": "done", "key": "k-foreign",
+                                  "request": {"models": [{"name": "textblob", "label": "textblob"}]}})):
+        shutil.copytree(saved_run, tmp_runs / name)
+        meta = json.loads((tmp_runs / name / "meta.json").read_text())
+        (tmp_runs / name / "meta.json").write_text(json.dumps({**meta, "run_id": name}))
+        (tmp_runs / name / "request.json").write_text(json.dumps(request))
+    assert runs._request_index() == {"k-own": "a2"}
+    assert runs.resolve("k-foreign") == "k-foreign"  # unknown: never another run's results
