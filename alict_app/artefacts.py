@@ -115,7 +115,10 @@ def _expand_one(parser_name: str, mlm_name: str, artefacts_key: str, spec_hash: 
                 _seed: Any, options_key: str, options: tuple) -> list[dict[str, Any]]:
     from alict_core.expansion import expand
 
-    result = expand([_seed], _spec, backends.parser(parser_name), backends.suggester(mlm_name), **dict(options))
+    # a page view writes nothing: one seed is quick, and kept here (bounded); on disk every seed and slider setting a
+    # browser picked was a new artefact, without bound
+    result = expand([_seed], _spec, backends.parser(parser_name), backends.suggester(mlm_name),
+                    **{**dict(options), "use_cache": False})
     return list(result.rows)
 
 

@@ -48,6 +48,20 @@ def without_server_paths(text: str) -> str:
                     roots.setdefault(form, label)
         except Exception:  # noqa: BLE001 - a setting that cannot be read names no root here (it is said elsewhere)
             continue
+    try:  # the operator's review database: its URL (user, host, port) and file are the server's own
+        from alict_core.review.store import default_url, safe_url, sqlite_path
+
+        url = default_url()
+        for form in (safe_url(url), safe_url(url).strip("'"), url, str(sqlite_path(url) or "")):
+            if len(form) > 1:
+                roots.setdefault(form, "<review database>")
+        from sqlalchemy.engine import make_url
+
+        host = make_url(url).host or ""
+        if len(host) > 3:  # a driver's own message names the server ("connection to server at db.internal")
+            roots.setdefault(host, "<review database host>")
+    except Exception:  # noqa: BLE001 - a setting that cannot be read names nothing here (it is said elsewhere)
+        pass
     for found in sorted(roots, key=len, reverse=True):
         text = text.replace(found, roots[found])
     return text

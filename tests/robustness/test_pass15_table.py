@@ -562,3 +562,38 @@ def test_p16_pages_3_the_request_index_skips_tampered_and_foreign_requests(tmp_p
         (tmp_runs / name / "request.json").write_text(json.dumps(request))
     assert runs._request_index() == {"k-own": "a2"}
     assert runs.resolve("k-foreign") == "k-foreign"  # unknown: never another run's results
+
+
+# Pass 16, pages P4: the Review page showed the operator's review database (a SQLite path outside the known folders;
+# a PostgreSQL user, host and port in the driver's text) --------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["sqlite:////srv/secret/review.sqlite", "postgresql+psycopg://bob:pw@db.internal:5432/r"])
+def test_p16_pages_4_messages_name_the_review_database_by_role(monkeypatch, url):
+    from alict_app.formatting import without_server_paths
+    from alict_core.review.store import safe_url
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    shown = without_server_paths(f"review database {safe_url(url)} cannot be used (connection to server at "
+                                 "'db.internal', port 5432 failed; /srv/secret/review.sqlite)")
+    hidden = ["secret"] if url.startswith("sqlite") else ["db.internal", "bob"]
+    assert not [word for word in hidden if word in shown], shown
+
+
+# Pass 16, pages P2: every Expansions page view wrote an expansion artefact per seed and slider setting to the cache
+# (without bound): a page view writes nothing -----------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.no_models  # fake backends: runs beside the build
+@pytest.mark.usefixtures("fake_backends")
+def test_p16_pages_2_an_expansions_page_view_writes_no_artefact(tmp_path, monkeypatch):
+    from alict_app.artefacts import expand_seed
+    from alict_core.data.corpus import load_corpus
+    from alict_core.lcspec import get_spec
+    from alict_core.seeds import find_seeds
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = get_spec("sentiment", "sentiment-lc04")
+    seed = find_seeds(spec, load_corpus("sentiment"), max_seeds=1, seed=0).seeds[0]
+    rows = expand_seed("fake-parser", "fake-mlm", spec, seed)
+    assert rows, "the seed was expanded"
+    assert not list((tmp_path / "cache" / "expansions").rglob("*"))
