@@ -137,11 +137,14 @@ def check_settings() -> None:
     """Read every numeric or switch ``ALICT_*`` setting once, before any work: a bad value is one message now,
     never a failure after outputs were written."""
     from alict_core.common.limits import limits, setting_number
-    from alict_core.models.defaults import TIMEOUT_ENV, offline_forced
+    from alict_core.models.artefacts import candidates
+    from alict_core.models.defaults import TIMEOUT_ENV, check_pins, offline_forced
     from alict_core.models.registry import MODEL_CACHE_ENV
 
     limits()
     offline_forced()
+    check_pins()
+    candidates("parser")  # ALICT_MODEL_PROFILE: a profile's name
     setting_number(TIMEOUT_ENV, 1.5, 0.1, 60)
     setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)
 

@@ -152,12 +152,16 @@ def run(args: argparse.Namespace) -> int:
             if args.trust_pickle:  # the run's own models are re-loaded as the run recorded them
                 raise AlictError("--trust-pickle applies to --text --model; with --results drop it")
             from alict_core.executors import get_executor
+            from alict_core.explain.explainers import EXPLAINERS
             from alict_core.explain.sharded import explain_failures_sharded
 
+            EXPLAINERS.entry(args.method)  # before any shard is written (a bad name left a shard folder behind)
+            run_dir = _resolve_run(args.results)
+            _check_label(run_dir, args.label)
             pool = get_executor(args.executor, args.workers, **executor_options(args))
             try:
                 explained = explain_failures_sharded(
-                    _resolve_run(args.results), args.lc, model_name=args.model, max_pairs=args.max_pairs,
+                    run_dir, args.lc, model_name=args.model, max_pairs=args.max_pairs,
                     progress=progress, executor=pool, workers=args.workers, shard_size=args.shard_size,
                     method=args.method, seed=args.seed, n_samples=args.samples, label=args.label,
                     templates=not args.no_template, p_thresh=args.p_thresh, template_samples=args.template_samples,
@@ -191,3 +195,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.json_out}")
     return 0
 
+
+def _check_label(run_dir: Path, label: str | None) -> None:
+    """``--label`` is one of the run's models' labels (checked before any work)."""
+    if label is None:
+        return
+    from alict_core.common.jsonl import read_json
+
+    try:
+        labels = {str(x) for m in read_json(Path(run_dir) / "meta.json")["models"] for x in m.get("labels") or []}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return  # a damaged run is named by the explanation that reads it
+    if labels and label not in labels:
+        raise AlictError(f"--label {label[:40]!r} is not a label of the run's models ({', '.join(sorted(labels))})")

@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="model labelling inserted components (default: the first --models, else minilm-sst / minilm-hatexplain)",
     )
     parser.add_argument("--models", default=None, help="comma-separated models to run the cases through")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="allow pickle/joblib models (sklearn:path=...) in --models and --judge: unpickling runs "
+                        "code; only for files you created or trust")
     parser.add_argument("--mlm", default=None,
                         help="masked-LM suggester name or local model folder (default: the resolved default)")
     parser.add_argument(
@@ -114,12 +117,15 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
     settings = _settings(args)
+    trust = args.trust_pickle
     if args.models:  # a model named twice (or not for this task) is refused before the seeds are read
-        model_refs(args.models, args.task)
+        model_refs(args.models, args.task, trust)
+    if args.judge:
+        model_refs(args.judge, args.task, trust)
     seeds = _seeds(args)  # the user's input is checked before any model is loaded
-    models = resolve_models(args.models, args.task) if args.models else []
+    models = resolve_models(args.models, args.task, trust) if args.models else []
     judge = (
-        resolve_models(args.judge, args.task)[0]
+        resolve_models(args.judge, args.task, trust)[0]
         if args.judge
         else (models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
     )

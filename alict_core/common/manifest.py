@@ -201,11 +201,12 @@ def file_manifest_path(path: Path) -> Path:
 
 
 def write_file_manifest(path: Path, kind: str, key: str, rows: int, extra: dict[str, Any] | None = None,
-                        companions: Sequence[Path] = ()) -> Manifest:
+                        companions: Sequence[Path] = (), source: Path | None = None) -> Manifest:
     """Manifest of one file, written beside it (``<name>.manifest.json``); ``companions``: files beside it that are
-    read with it (an expansion artefact's ``.meta.json`` counts), checked with it."""
+    read with it (an expansion artefact's ``.meta.json`` counts), checked with it. ``source``: the bytes to record
+    when they are not yet at ``path`` (the temporary file about to be renamed into place)."""
     path = Path(path)
-    files = {path.name: sha256_file(path)}
+    files = {path.name: sha256_file(Path(source) if source is not None else path)}
     files.update({Path(c).name: sha256_file(Path(c)) for c in companions if Path(c).is_file()})
     manifest = Manifest(kind=kind, key=key, rows=int(rows), files=files, extra=dict(extra or {}))
     _write_bytes_atomic(file_manifest_path(path), _dump(manifest))
@@ -303,13 +304,15 @@ def load_checked(path: Path, kind: str, key: str | None, read: Callable[[Path], 
 
 
 def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Path], Any]) -> Path:
-    """``write(tmp)`` then rename into place and record the manifest (a file without one is never served)."""
+    """``write(tmp)``, record its manifest, then rename it into place (a file without one is never served)."""
     from alict_core.common.jsonl import atomic_path
 
     path = Path(path)
     with atomic_path(path) as tmp:
         write(tmp)
-    write_file_manifest(path, kind, key, rows)
+        # the manifest first, then the file: a reader between the two finds no file (it computes it too), never a
+        # file without its manifest, which it quarantined under the writer (who then failed: pass 16, K2)
+        write_file_manifest(path, kind, key, rows, source=tmp)
     return path
 
 
@@ -798,11 +801,16 @@ def _refuse_in_model_store(path: Path, what: str) -> None:
     target = Path(os.path.abspath(path)).resolve()
     stores = {"model store": (cache_dir() / "models", "built models and hardened versions; only `build` and "
                                                        "`harden train` write there"),
-              "review store": (cache_dir() / "review", "the review database")}
+              "review store": (cache_dir() / "review", "the review database"),
+              "run store": (cache_dir() / "runs", "saved runs, each in a folder named by its id; only `run` without "
+                                                  "--out writes there")}
     for name, (store, holds) in stores.items():
         store = Path(os.path.abspath(store)).resolve()
+        if name == "run store" and target.name == "report.html" and target.parent.parent == store:
+            continue  # a stored run's own report (`report RUN --out RUN/report.html`, `run --report`)
         if target == store or target.is_relative_to(store):
             raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(store)!r} ({holds}): write it elsewhere")
+
     def is_database(file: Path) -> bool:
         try:
             with open(file, "rb") as handle:

@@ -202,6 +202,16 @@ def _try(choice: Choice) -> tuple[dict[str, Any] | None, str]:
     return None, f"not in the local Hugging Face cache ({hf_cache_dir()}) and offline"
 
 
+def check_pins() -> None:
+    """The pinned defaults that can be told wrong without loading anything (a parser that is neither a known
+    choice nor a folder): one message before any work, not after a run's shards were written."""
+    value = os.environ.get(PIN_ENV["parser"], "").strip()
+    known = {c.name for choices in PREFERENCES.values() for c in choices}
+    if value and value not in known and value != "benepar_en3" and not Path(value).expanduser().is_dir():
+        raise AlictError(f"{PIN_ENV['parser']}={value[:60]!r}: not benepar_en3, benepar-offline or a benepar model "
+                         "folder")
+
+
 def _pinned(role: str, value: str) -> dict[str, Any]:
     """The entry for a pinned value: a known choice, a local folder, or a hub id."""
     known = {c.name: c for choices in PREFERENCES.values() for c in choices}

@@ -11,7 +11,6 @@ The result is a model version (``<parent>@<hash>``) stored with its parent, data
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 from dataclasses import asdict, dataclass
@@ -23,8 +22,8 @@ import numpy as np
 
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json, hash_text
-from alict_core.common.jsonl import new_temp_file, write_json
-from alict_core.common.manifest import clean_stale, replace_dir, staging_dir
+from alict_core.common.jsonl import write_json
+from alict_core.common.manifest import clean_stale, load_checked, replace_dir, save_checked, staging_dir
 from alict_core.harden.export import check_export_test_split, export_settings, read_split
 from alict_core.harden.versions import (
     FILES_KEY,
@@ -129,24 +128,28 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str],
     from alict_core.common.config import artefact_dir
 
     folder = artefact_dir("embeddings") / hash_text(str(encoder.fingerprint))
-    path = folder / f"{hash_json(list(texts))}.npy"
-    if path.is_file():
-        try:
-            cached = np.load(path, allow_pickle=False)
-            if cached.shape[0] == len(texts):
-                return cached
-        except (OSError, ValueError):
-            pass  # damaged cache entry: encode again and overwrite it
+    key = hash_json(list(texts))
+    path = folder / f"{key}.npy"
+
+    def read(found: Path) -> np.ndarray:
+        cached = np.load(found, allow_pickle=False)
+        if cached.shape[0] != len(texts):
+            raise ValueError(f"{cached.shape[0]} rows for {len(texts)} texts")
+        return cached
+
+    # checked against its manifest: an edited entry (zeros, rows reversed) trained a version under the same name
+    cached = load_checked(path, "embeddings", key, read)
+    if cached is not None:
+        return cached
     emb = np.asarray(encoder.encode(list(texts), progress=progress) if progress else encoder.encode(list(texts)),
                      dtype=np.float32)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = new_temp_file(path)
-    try:
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
             np.save(handle, emb, allow_pickle=False)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    save_checked(path, "embeddings", key, len(emb), write)
     return emb
 
 

@@ -597,3 +597,102 @@ def test_p16_pages_2_an_expansions_page_view_writes_no_artefact(tmp_path, monkey
     rows = expand_seed("fake-parser", "fake-mlm", spec, seed)
     assert rows, "the seed was expanded"
     assert not list((tmp_path / "cache" / "expansions").rglob("*"))
+
+
+# Pass 16, CLI N1: ALICT_MODEL_PROFILE / ALICT_DEFAULT_PARSER were read after the run's work (a half run left) -----
+
+@pytest.mark.parametrize("name,value", [("ALICT_MODEL_PROFILE", "huge"), ("ALICT_DEFAULT_PARSER", "nosuch")])
+def test_p16_cli_1_model_settings_are_read_before_any_work(cli, tmp_path, own_cache, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    out = tmp_path / "run"
+    assert_clean_error(cli(*RUN_ARGS, "--out", str(out)), 2, name)
+    assert not out.exists()
+
+
+# Pass 16, CLI N2: outputs were accepted inside the run store (`report --summary-json <cache>/runs/s.json`,
+# `seeds --out <cache>/runs/sd`: a stray folder then named as a run) ---------------------------------------------
+
+@pytest.mark.parametrize("argv", [("report", "{run}", "--out", "{tmp}/r.html", "--summary-json", "{runs}/s.json"),
+                                  ("seeds", "--task", "sentiment", "--lc", "2", "--out", "{runs}/sd"),
+                                  ("review", "export", "a", "--out", "{runs}/e.csv")])
+def test_p16_cli_2_no_output_in_the_run_store(cli, tmp_path, own_cache, argv):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    runs = own_cache / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    before = sorted(p.name for p in runs.iterdir())
+    given = [a.format(run=out, tmp=tmp_path, runs=runs) for a in argv]
+    assert_clean_error(cli(*given), 2, "run store")
+    assert sorted(p.name for p in runs.iterdir()) == before
+
+
+# Pass 16, CLI N3 / N4: lego named --trust-pickle without having it; explain --results checked --method / --label
+# after a shard folder was written -------------------------------------------------------------------------------
+
+def test_p16_cli_3_lego_takes_the_trust_pickle_option_it_names(cli, tmp_path, own_cache):
+    pickle = f"sklearn:path={tmp_path / 'm.joblib'}"
+    assert_clean_error(cli("lego", "--task", "sentiment", "--lc", "1", "--max-seeds", "1", "--judge", pickle,
+                           "--out", str(tmp_path / "lg")), 2, "--trust-pickle")
+    trusted = cli("lego", "--task", "sentiment", "--lc", "1", "--max-seeds", "1", "--judge", pickle,
+                  "--trust-pickle", "--out", str(tmp_path / "lg"))
+    assert trusted.code == 2 and "unrecognized arguments" not in trusted.err and "m.joblib" in trusted.err
+
+
+@pytest.mark.parametrize("option,value", [("--method", "foo"), ("--label", "nosuch")])
+def test_p16_cli_4_explain_results_checks_method_and_label_first(cli, tmp_path, own_cache, option, value):
+    out = tmp_path / "run"
+    assert cli(*RUN_ARGS, "--out", str(out)).code == 0
+    assert_clean_error(cli("explain", "--results", str(out), "--lc", "2", option, value), 2, value)
+    assert not (own_cache / "explain").exists() or not list((own_cache / "explain").rglob("*.jsonl"))
+
+
+# Pass 16, kill K1 / K2: the retraining embeddings cache had no manifest (an edited entry trained a version under the
+# same name); a checked file was renamed into place before its manifest (a reader between quarantined it) --------
+
+def test_p16_kill_1_an_edited_embeddings_entry_is_encoded_again(tmp_path, monkeypatch):
+    import numpy as np
+
+    from alict_core.training.retrain import _cached_embeddings
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+
+    class Encoder:
+        fingerprint = "enc-v1"
+        calls = 0
+
+        def encode(self, texts):
+            Encoder.calls += 1
+            return np.arange(len(texts) * 3, dtype=np.float32).reshape(len(texts), 3) + 1
+
+    first = _cached_embeddings(Encoder(), ["a", "b"])
+    assert _cached_embeddings(Encoder(), ["a", "b"]).tolist() == first.tolist() and Encoder.calls == 1
+    entry = next((tmp_path / "cache" / "embeddings").rglob("*.npy"))
+    with open(entry, "wb") as handle:
+        np.save(handle, np.zeros_like(first), allow_pickle=False)
+    assert _cached_embeddings(Encoder(), ["a", "b"]).tolist() == first.tolist() and Encoder.calls == 2
+
+
+def test_p16_kill_2_a_checked_file_has_its_manifest_before_it_is_in_place(tmp_path):
+    from alict_core.common.manifest import file_manifest_path, load_checked, save_checked
+
+    path = tmp_path / "entry.json"
+    seen = []
+
+    def write(tmp):
+        tmp.write_text('{"x": 1}', encoding="utf-8")
+
+    import alict_core.common.manifest as manifest
+
+    original = manifest.write_file_manifest
+
+    def spy(*args, **kwargs):
+        seen.append(path.exists())  # the file is not yet in place when its manifest is written
+        return original(*args, **kwargs)
+
+    manifest.write_file_manifest = spy
+    try:
+        save_checked(path, "entry", "k", 1, write)
+    finally:
+        manifest.write_file_manifest = original
+    assert seen == [False] and file_manifest_path(path).exists()
+    assert load_checked(path, "entry", "k", lambda p: p.read_text()) == '{"x": 1}'
