@@ -57,7 +57,7 @@ WRITER = textwrap.dedent("""
         MODELS.add("kw-slow", lambda **kw: Slow(), "robustness test model", task="sentiment")
         inputs = [group_by_seed(small_cases(30, "positive")),  # the second inputs share no text with the first
                   group_by_seed([dataclasses.replace(c, text="again " + c.text) for c in small_cases(40, "negative")])]
-        ids = [hash_json({"cases": [hash_json(c.to_dict()) for c in cs], "models": ["kw-slow-robustness-1"]})
+        ids = [hash_json({"cases": [hash_json(c.to_dict()) for c in cs], "models": ["kw-slow-robustness-1|kw-slow"]})
                for cs in inputs]
         return inputs, ids
 
