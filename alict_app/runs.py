@@ -88,11 +88,12 @@ def _serves_request(folder: Path, info: dict[str, Any]) -> bool:
     run's folder made that run answer the request: its results served for models it never ran)."""
     try:
         meta = read_json(folder / "meta.json")
-        ran = sorted(str(m["name"]) for m in meta["models"])
-        asked = sorted(str(m.get("label") or m["name"]) for m in info["request"]["models"])
+        ran = [str(m["name"]) for m in meta["models"]]
+        asked = [{str(m["name"]), str(m.get("label") or m["name"]), str((m.get("kwargs") or {}).get("name") or "")}
+                 for m in info["request"]["models"]]  # a model runs under its display name or its registry name
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
-    return ran == asked
+    return len(ran) == len(asked) and all(any(name in names for names in asked) for name in ran)
 
 
 def resolve(key: str) -> str:
