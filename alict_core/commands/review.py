@@ -107,7 +107,9 @@ def _discard_new_database(path: Path) -> None:
                 return
     except sqlite3.Error:
         return
-    for name in (path.name, *(path.name + end for end in ("-wal", "-shm", "-journal"))):
+    from alict_core.common.manifest import SQLITE_COMPANIONS
+
+    for name in (path.name, *(path.name + end for end in SQLITE_COMPANIONS)):
         (path.parent / name).unlink(missing_ok=True)
 
 
