@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from alict_app import backends, demo, state
-from alict_app.formatting import TASK_TITLES, TASKS, code, literal
+from alict_app.formatting import TASK_TITLES, TASKS, code, literal, without_server_paths
 from alict_core.tasks import TASKS as TASK_REGISTRY
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,8 @@ def role_line(role: str, entry: dict[str, Any]) -> str:
     if entry.get("kind") == "offline":
         if entry.get("built"):
             parts += [f"{entry.get('profile')} profile", f"{entry['steps']} steps" if entry.get("steps") else ""]
+        elif entry.get("damaged"):
+            parts.append("its built artefact is damaged: rebuild it with `alict build`")
         else:
             parts.append("not built yet")
     where = ", ".join(p for p in parts if p and p != origin)
@@ -177,7 +179,7 @@ def render_about_models(live: bool = False) -> None:
                     "not built: `alict build missing --profile quick` (`make run` builds it in the background)"
                 st.caption(f"{TARGET_TITLES[target]}: {hint}")
             elif "error" in row:
-                st.caption(f"{TARGET_TITLES[target]}: {literal(row['error'])}")
+                st.caption(f"{TARGET_TITLES[target]}: {literal(without_server_paths(row['error']))}")
             else:
                 st.caption(f"{TARGET_TITLES[target]} — {figures_text(target, row)}")
         st.caption("Every saved run records these defaults in its meta.json (`model_defaults`).")

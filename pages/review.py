@@ -35,6 +35,9 @@ def main() -> None:
     state.ensure_choice("review", names)
     c1, c2 = st.columns(2)
     name = c1.selectbox("Review task", names, key="review")
+    if len(str(state.get("reviewer") or "")) > 100:  # a link's name the field would cut without a word
+        state.put("reviewer", "")
+        st.warning("The link's reviewer name is longer than 100 characters, so it was not used: enter your name.")
     reviewer = c2.text_input("Your name", key="reviewer", max_chars=100).strip()
     task = next(t for t in tasks if t.name == name)
     save_pending()  # a judgement whose last score was just pressed, before anything reads the judgements

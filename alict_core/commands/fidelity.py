@@ -29,9 +29,10 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.lcspec import get_spec, load_task_specs
     from alict_core.plan.inputs import read_expansion_rows
 
+    expansions = read_expansion_rows(args.expansions, args.task)  # checked before the corpus is loaded
     specs = [get_spec(args.task, lc) for lc in args.lc] if args.lc else load_task_specs(args.task)
     corpus = load_corpus(args.task)
-    rows = fidelity_rows(specs, corpus, read_expansion_rows(args.expansions, args.task),
+    rows = fidelity_rows(specs, corpus, expansions,
                          progress=None if args.json else lambda lc: print(f"counting {lc} …", file=sys.stderr))
     if args.json:
         print(json.dumps(as_records(rows), indent=2))

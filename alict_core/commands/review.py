@@ -256,16 +256,16 @@ def run_writeback(args: argparse.Namespace) -> int:
         if not args.confirm:  # else given and silently not recorded
             raise AlictError("--by names who confirms the write-back: give it with --confirm")
         check_name(args.by, "--by (who confirms)", 100)
-    # showing the status only reads: a mistyped --db is refused, never created (and migrated) as a new database
+    # a write-back rule belongs to a database that holds judgements: a mistyped --db is refused, never created (and
+    # migrated) as a new database, whether the status is shown, confirmed or revoked
     showing = not (args.confirm or args.revoke)
-    if showing:
-        from alict_core.review.store import default_url, safe_url, sqlite_path
+    from alict_core.review.store import default_url, safe_url, sqlite_path
 
-        url = args.db or default_url()
-        path = sqlite_path(url)
-        if path is not None and not path.exists():
-            raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
-                             "one with `review sample`")
+    url = args.db or default_url()
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
+                         "one with `review sample`")
     store = _store(args, read_only=showing)
     if args.revoke:
         store.revoke_writeback(args.task)

@@ -160,10 +160,7 @@ def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
     with _VERIFY_LOCK:
         if key in _VERIFIED:
             return _VERIFIED[key]
-    try:
-        manifest = read_json(manifest_path)
-    except ValueError as exc:
-        raise ArtefactCorruptError(f"{manifest_path} is not valid JSON ({exc}); rebuild with `alict build`") from exc
+    manifest = read_manifest(manifest_path)
     if target is not None and manifest.get("target") != canonical(target):
         raise ArtefactCorruptError(f"{folder} holds a {manifest.get('target')!r} artefact, not {target!r}")
     expected: dict[str, str] = manifest.get("files", {})
@@ -180,6 +177,26 @@ def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
     with _VERIFY_LOCK:
         _VERIFIED[key] = manifest
     return manifest
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """An artefact's manifest, checked for shape: a JSON object whose ``files`` (if any) maps names to sha256
+    texts, whose ``steps`` is a whole number (or absent) and whose ``target``/``profile`` are texts; anything else
+    (edited by hand, cut short) is ArtefactCorruptError naming the file and the fix, never an AttributeError."""
+    fix = f"fix: `alict build {_build_name(path.parent.name)} --profile {path.parent.parent.name}`"
+    try:
+        manifest = read_json(path)
+    except (ValueError, OSError) as exc:
+        raise ArtefactCorruptError(f"{path} is not valid JSON ({str(exc)[:80]}); {fix}") from None
+    files = manifest.get("files", {}) if isinstance(manifest, dict) else None
+    steps = manifest.get("steps") if isinstance(manifest, dict) else None
+    shaped = (isinstance(manifest, dict) and isinstance(files, dict)
+              and (steps is None or (isinstance(steps, int) and not isinstance(steps, bool)))
+              and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+              and all(isinstance(manifest.get(key, ""), str) for key in ("target", "profile")))
+    if not shaped:
+        raise ArtefactCorruptError(f"{path} is damaged (not the manifest ALiCT writes: edited outside ALiCT?); {fix}")
+    return dict(manifest)
 
 
 def candidates(target: str, root: Path | str | None = None) -> list[tuple[str, Path]]:
@@ -206,7 +223,7 @@ def locate(target: str, root: Path | str | None = None, *, check: bool = True) -
         if has_manifest(folder):
             if not check and not (folder / MANIFEST).is_file():
                 continue  # a pipe or folder in its place: unusable (``verify`` names it); never read unchecked
-            manifest = verify(folder, target) if check else read_json(folder / MANIFEST)
+            manifest = verify(folder, target) if check else read_manifest(folder / MANIFEST)
             return Artefact(target, profile, folder, manifest)
     return None
 

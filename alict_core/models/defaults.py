@@ -169,9 +169,13 @@ def reachable(host: tuple[str, int]) -> bool:
 def _offline_entry(choice: Choice) -> dict[str, Any]:
     from alict_core.models import artefacts
 
-    found = artefacts.locate(OFFLINE_TARGET[choice.name], check=False)
     entry: dict[str, Any] = {"name": choice.name, "kind": "offline", "paper_model": False,
                              "source": "offline substitute"}
+    try:
+        found = artefacts.locate(OFFLINE_TARGET[choice.name], check=False)
+    except AlictError as exc:  # a damaged manifest: said, not raised (the sidebar and `build --report` go on)
+        entry.update(built=False, damaged=True, why=str(exc))
+        return entry
     if found is None:
         entry.update(built=False, why="not built yet: `alict build missing --profile quick`")
     else:

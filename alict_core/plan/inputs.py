@@ -162,6 +162,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     given = list(given)
     of_task = {s.id for s in load_task_specs(task)} if given and task else set()
     expansions: list[dict] = []
+    first_seen: dict[tuple[str, str, str], str] = {}  # (LC, seed, text) of an accepted row -> where it was first read
     for item in given:
         path = Path(item)
         files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
@@ -187,6 +188,13 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
                     if not isinstance(row.get("text"), str) or not row["text"].strip():
                         raise AlictError(f"--expansions {where}: text must be a non-empty text, got "
                                          f"{row.get('text')!r:.80}")
+                    key = (str(row.get("lc_id")), row["seed_id"].strip(), " ".join(row["text"].split()))
+                    if key in first_seen:  # it was run and counted twice (fidelity: its accepted count doubled)
+                        raise AlictError(f"--expansions {where}: the expansion {row['text']!r:.80} of seed "
+                                         f"{key[1]!r:.60} comes twice (first at {first_seen[key]}): the same "
+                                         "expansions were given twice (a file beside the folder it is in?); give "
+                                         "each once")
+                    first_seen[key] = str(where)
                 expansions.append(row)
     return expansions
 

@@ -65,6 +65,8 @@ def test_writeback_by_bad_names_are_refused(cli, tmp_path, argv, needles):
 
 def test_writeback_by_a_good_name_is_recorded_stripped(cli, tmp_path):
     path = tmp_path / "review.sqlite"
+    ReviewStore(f"sqlite:///{path}")  # a write-back rule needs an existing database
+    dispose_engines()
     outcome = cli("review", "writeback", "--task", "sentiment", "--db", f"sqlite:///{path}", "--confirm",
                   "--by", "  lead  ")
     assert outcome.code == 0, outcome.err

@@ -1,0 +1,112 @@
+"""Hostile pass 17 table: the pass-16 leftovers taken up (``l16_*``) and pass 17's findings (notes:
+attack_pass17_{cli,pages,kill}.md); one row per fix, each failing on the code before it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+pytestmark = [pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    return cache
+
+
+@pytest.mark.parametrize("argv", [["--confirm", "--by", "lead"], ["--revoke"], []], ids=["confirm", "revoke", "show"])
+def test_l16_writeback_never_creates_a_database_at_a_mistyped_path(cli, tmp_path, argv):
+    """Was: `review writeback --confirm` (or --revoke) on a mistyped SQLite path created and migrated a new
+    database holding a rule nobody would ever read."""
+    path = tmp_path / "reveiw.sqlite"
+    outcome = cli("review", "writeback", "--task", "sentiment", "--db", f"sqlite:///{path}", *argv)
+    assert_clean_error(outcome, 2, "no review database at", "nothing was created")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _expansions(folder: Path) -> Path:
+    folder.mkdir()
+    rows = [{"id": f"e{i}", "seed_id": "sentiment-lc02-s1", "lc_id": "sentiment-lc02", "task": "sentiment",
+             "text": f"an expanded text {i}", "accepted": True} for i in range(2)]
+    (folder / "exp.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder / "exp.jsonl"
+
+
+@pytest.mark.parametrize("command", [["fidelity", "--task", "sentiment", "--lc", "2"],
+                                     ["validate", "--task", "sentiment", "--lc", "2"]])
+@pytest.mark.parametrize("how", ["file-twice", "file-and-folder"])
+def test_l16_expansions_given_twice_are_refused(cli, tmp_path, own_cache, command, how):
+    """Was: `fidelity --expansions x.jsonl --expansions <its folder>` counted every accepted expansion twice (the
+    same name twice was already refused)."""
+    file = _expansions(tmp_path / "exps")
+    second = file if how == "file-twice" else file.parent
+    outcome = cli(*command, "--expansions", str(file), "--expansions", str(second))
+    needles = ("twice", "name each once") if how == "file-twice" else ("comes twice", "given twice", "exp.jsonl:1")
+    assert_clean_error(outcome, 2, *needles)
+
+
+def test_l16_expansions_given_once_are_read(cli, tmp_path, own_cache):
+    file = _expansions(tmp_path / "exps")
+    outcome = cli("fidelity", "--task", "sentiment", "--lc", "2", "--expansions", str(file))
+    assert outcome.code == 0, outcome.err
+
+
+DAMAGED_MANIFESTS = {"not-json": "garbage{", "a-list": "[1, 2]", "a-hash-a-number": '{"files": {"a": 1}}',
+                     "files-a-list": '{"files": [1]}', "target-a-number": '{"files": {"a": "b"}, "target": 3}',
+                     "steps-a-text": '{"files": {"a": "b"}, "steps": "many"}'}
+
+
+@pytest.mark.parametrize("text", DAMAGED_MANIFESTS.values(), ids=DAMAGED_MANIFESTS.keys())
+def test_l16_a_damaged_model_manifest_is_named_not_raised(own_cache, text):
+    """Was: a model-store manifest.json of another shape raised AttributeError / JSONDecodeError from the sidebar's
+    overview (every page's sidebar broke) and from `build --report`."""
+    from alict_core.models.defaults import overview
+
+    folder = own_cache / "models" / "quick" / "parser"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(text)
+    info = overview()
+    assert info["roles"]["parser"]["built"] is False and info["roles"]["parser"]["damaged"] is True
+    assert "alict build parser --profile quick" in info["artefacts"]["parser"]["error"]
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_l16_the_sidebar_names_a_damaged_model_without_server_paths(own_cache):
+    from streamlit.testing.v1 import AppTest
+
+    folder = own_cache / "models" / "quick" / "parser"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text("[1, 2]")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(c.value for c in at.sidebar.caption) + " ".join(m.value for m in at.sidebar.markdown)
+    assert "damaged" in shown and str(own_cache) not in shown
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_l16_a_linked_reviewer_name_over_the_limit_is_said_not_cut(tmp_path, monkeypatch):
+    """Was: `?reviewer=<150 characters>` was cut to 100 by the field without a word (judgements recorded under a
+    name the reviewer never typed)."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.store import dispose_engines
+    from alict_core.runner import build_cases
+    from tests.robustness.support import review_page
+
+    path = tmp_path / "review.sqlite"
+    cases = build_cases([{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a fine film {i}",
+                          "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"],
+                                                           "tolerance": None}} for i in range(4)])
+    create_review_task(ReviewStore(f"sqlite:///{path}"), "t", "sentiment", cases, SamplingPlan(size=4, n_sets=1, k=1))
+    dispose_engines()
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{path}")
+    at = review_page("t", "a" * 150)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("longer than 100 characters" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.text_input(key="reviewer").value == ""
+    dispose_engines()
