@@ -52,7 +52,7 @@ def fidelity_rows(specs: Iterable[LCSpec], corpus: Corpus, expansions: Iterable[
     rows_by_lc: dict[str, list[Mapping[str, Any]]] = {}
     for row in expansions:
         rows_by_lc.setdefault(str(row.get("lc_id")), []).append(row)
-        if row.get("accepted"):
+        if row.get("accepted", True) is True:  # absent: accepted, as `run` reads it
             accepted[str(row.get("lc_id"))] = accepted.get(str(row.get("lc_id")), 0) + 1
     out = []
     for spec in specs:

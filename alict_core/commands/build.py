@@ -92,8 +92,7 @@ def print_report(out: str | None, as_json: bool = False) -> None:
         print_pending(out)
         print_defaults()
         return
-    in_use = {t: (found.profile if (found := artefacts.locate(t, out, check=False)) else None)
-              for t in artefacts.TARGETS}
+    in_use = {t: _in_use(t, out) for t in artefacts.TARGETS}
     for row in rows:
         if "error" in row:
             print(f"{row['target']:<12} {row['profile']:<7} BROKEN: {row['error']}")
@@ -106,6 +105,17 @@ def print_report(out: str | None, as_json: bool = False) -> None:
     _print_versions(versions)
     print_pending(out)
     print_defaults()
+
+
+def _in_use(target: str, out: str | None) -> str | None:
+    """The profile the runtime would load for ``target`` (None: none, or a damaged one, listed as BROKEN)."""
+    from alict_core.models import artefacts
+
+    try:
+        found = artefacts.locate(target, out, check=False)
+    except AlictError:
+        return None
+    return found.profile if found else None
 
 
 def _versions(out: str | None) -> list[dict]:

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if large is not None:
         return _report_large(large, args)
     result = RunResult.load(run_dir)
+    thresholds = gate_thresholds(result.summary(), args.fail_threshold)  # an LC not run: said before any write
     # checked before anything is written; a --task given without --export is checked too (a contradicting one was
     # accepted without effect)
     task = _task_of(result, args.task) if args.export or args.task else None
@@ -114,7 +115,26 @@ def run(args: argparse.Namespace) -> int:
 
         files = export_bundle(result, Path(args.export), str(task))
         print("exported: " + ", ".join(str(p) for p in files.values()))
-    return exports_and_gate(result, args)
+    return exports_and_gate(result, args, thresholds)
+
+
+def gate_thresholds(summary, items: list[str]) -> dict[str, float]:
+    """The ``--fail-threshold`` values keyed by the run's own LC ids (``lc01``, ``LC1`` and ``1`` name the shipped
+    LC of either task the run holds), checked before anything is written: an LC the run does not hold is refused
+    here, not after the report and the JUnit file were written."""
+    from alict_core.commands.run import canonical_lc, check_thresholds, parse_thresholds
+    from alict_core.tasks import TASKS
+
+    known = set(summary.lc_id) if len(summary) else set()
+    out: dict[str, float] = {}
+    for lc, rate in parse_thresholds(items).items():
+        matches = {name for name in {lc, *(canonical_lc(task, lc) for task in TASKS)} if name in known}
+        name = matches.pop() if len(matches) == 1 else lc
+        if name in out:
+            raise AlictError(f"--fail-threshold names LC {name!r} twice; give each LC one threshold")
+        out[name] = rate
+    check_thresholds(summary, out)
+    return out
 
 
 def _large_run(run_dir: Path):
@@ -142,19 +162,20 @@ def _report_large(reader, args: argparse.Namespace) -> int:
         from alict_core.common.manifest import verify_dir
 
         verify_dir(reader.folder, "run", label=f"run {reader.folder.name!r}")
+    aggregates = RunAggregates.of(reader)
+    thresholds = gate_thresholds(aggregates.summary(), args.fail_threshold)
     with atomic_path(Path(args.out)) as tmp:
         tmp.write_text(render_reader_report(reader, title=args.title), encoding="utf-8")
     print(f"report written to {args.out} (from the run's aggregates and a sample of failures)")
-    return exports_and_gate(RunAggregates.of(reader), args)
+    return exports_and_gate(aggregates, args, thresholds)
 
 
-def exports_and_gate(result, args: argparse.Namespace) -> int:
-    """Write --junit/--summary-json; 1 when an LC × model exceeds its --fail-threshold."""
+def exports_and_gate(result, args: argparse.Namespace, thresholds: dict[str, float]) -> int:
+    """Write --junit/--summary-json; 1 when an LC × model exceeds its --fail-threshold (``gate_thresholds``)."""
     import sys
 
-    from alict_core.commands.run import check_thresholds, parse_thresholds, write_exports
+    from alict_core.commands.run import check_thresholds, write_exports
 
-    thresholds = parse_thresholds(args.fail_threshold)
     write_exports(result, args, thresholds)
     problems = check_thresholds(result.summary(), thresholds)
     for problem in problems:

@@ -124,6 +124,12 @@ def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Pa
             # another run's report.html: its folder would show this run's figures as its own
             raise AlictError(f"{option} {value!r} is the report of another run ({path.parent.name!r}); a run's "
                              "folder holds only its own report: write it elsewhere")
+    if export:  # the export folder is replaced as a whole: an output in it replaced an export file, or was deleted
+        inside = Path(export).resolve()  # by the next export to that folder
+        for option, value in outputs:
+            if value and Path(value).resolve().is_relative_to(inside):
+                raise AlictError(f"{option} {value!r} lies inside the --export folder {export!r}, which is written "
+                                 "(and later replaced) as a whole; write it elsewhere")
     if export and folder is not None:
         target = Path(export).resolve()
         if target == folder or target.is_relative_to(folder) or folder.is_relative_to(target):

@@ -181,6 +181,9 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
             for where, row in numbered:
                 if task:
                     check_row_lc("--expansions", where, row, task, of_task)
+                if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
+                    raise AlictError(f"--expansions {where}: accepted must be true or false, got "
+                                     f"{row.get('accepted')!r:.40}")
                 if row.get("accepted", True) is not False:  # a row that becomes a case: its seed and its text
                     if not isinstance(row.get("seed_id"), str) or not row["seed_id"].strip():
                         raise AlictError(f"--expansions {where}: seed_id must be the id of its seed (a non-empty "

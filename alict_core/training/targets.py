@@ -45,7 +45,10 @@ def build(target: str, profile: str = "quick", root: Path | str | None = None, *
     with build_lock(folder, wait=wait, log=log):
         recover(folder)
         if not force and artefacts.has_manifest(folder):
-            return artefacts.Artefact(target, profile, folder, artefacts.verify(folder, target))
+            try:
+                return artefacts.Artefact(target, profile, folder, artefacts.verify(folder, target))
+            except artefacts.ArtefactCorruptError as exc:  # `build missing` repairs a damaged artefact
+                log(f"{exc}: building it again")
         train = trainer or importlib.import_module(TRAINERS[target]).train
         staging = new_staging(folder)
         log(f"== building {target} ({profile} profile) into {folder}")
@@ -113,5 +116,26 @@ def missing(profile: str, root: Path | str | None = None) -> list[str]:
     """Targets to build for ``build missing``: quick → those with no usable artefact of any profile
     (legacy included); full → those with no full artefact."""
     if profile == "full":
-        return [t for t in ORDER if not artefacts.has_manifest(artefacts.profile_dir(t, "full", root))]
-    return [t for t in ORDER if not artefacts.is_built(t, root)]
+        return [t for t in ORDER if not artefacts.has_manifest(artefacts.profile_dir(t, "full", root))
+                or _damaged(t, "full", root)]
+    return [t for t in ORDER if _damaged(t, profile, root) or not _usable(t, root)]
+
+
+def _usable(target: str, root: Path | str | None) -> bool:
+    try:
+        return artefacts.is_built(target, root)
+    except artefacts.ArtefactCorruptError:  # a damaged manifest: built again, never a crash of the repair
+        return False
+
+
+def _damaged(target: str, profile: str, root: Path | str | None) -> bool:
+    """Whether ``profile``'s artefact of ``target`` has a manifest that cannot be read (``build missing`` builds
+    it again; a full ``verify`` with hashing is left to the loaders)."""
+    folder = artefacts.profile_dir(target, profile, root)
+    if not artefacts.has_manifest(folder):
+        return False
+    try:
+        artefacts.read_manifest(folder / artefacts.MANIFEST)
+    except artefacts.ArtefactCorruptError:
+        return True
+    return False

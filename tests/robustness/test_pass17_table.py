@@ -110,3 +110,87 @@ def test_l16_a_linked_reviewer_name_over_the_limit_is_said_not_cut(tmp_path, mon
     assert any("longer than 100 characters" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.text_input(key="reviewer").value == ""
     dispose_engines()
+
+
+# pass 17, CLI ------------------------------------------------------------------------------------------------------
+RUN = ("run", "--task", "sentiment", "--models", "vader", "--lc", "1", "--lc", "4", "--sample-per-lc", "3")
+
+
+@pytest.fixture
+def saved(cli, tmp_path, own_cache) -> Path:
+    out = tmp_path / "run"
+    assert cli(*RUN, "--out", str(out)).code == 0
+    return out
+
+
+@pytest.mark.parametrize("option,name", [("--summary-json", "summary.csv"), ("--out", "results.csv"),
+                                         ("--junit", "manifest.json"), ("--junit", "j.xml")])
+def test_p17_cli_1_no_output_inside_the_export_folder(cli, tmp_path, saved, option, name):
+    """Was: `report RUN --export D --summary-json D/summary.csv` replaced the export's summary.csv (its manifest still
+    listing the CSV's hash); `--out D/results.csv` said "report written" over the export's CSV; a user's D/j.xml was
+    deleted by the next export to D."""
+    export = tmp_path / "exp"
+    argv = ["report", str(saved), "--export", str(export), option, str(export / name)]
+    if option != "--out":
+        argv += ["--out", str(tmp_path / "r.html")]
+    outcome = cli(*argv)
+    assert_clean_error(outcome, 2, option, "inside the --export folder")
+    assert not export.exists() and not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("threshold", ["lc99=0.1", "sentiment-lc02=0.5"])
+def test_p17_cli_2_report_refuses_an_lc_not_run_before_writing(cli, tmp_path, saved, threshold):
+    """Was: the report HTML and the JUnit file were written, then "--fail-threshold names LC …" and exit 2."""
+    outcome = cli("report", str(saved), "--out", str(tmp_path / "r.html"), "--junit", str(tmp_path / "j.xml"),
+                  "--fail-threshold", threshold)
+    assert_clean_error(outcome, 2, "--fail-threshold names LC", "which was not run")
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "j.xml").exists()
+
+
+@pytest.mark.parametrize("short", ["lc01", "LC1", "1"])
+def test_p17_cli_2_report_takes_short_lc_names_like_run(cli, tmp_path, saved, short):
+    """Was: `report --fail-threshold lc01=…` was refused as "not run" (`run` takes the short forms)."""
+    outcome = cli("report", str(saved), "--out", str(tmp_path / "r.html"), "--junit", str(tmp_path / "j.xml"),
+                  "--fail-threshold", f"{short}=1.0")
+    assert outcome.code == 0, outcome.err
+    assert (tmp_path / "j.xml").is_file()
+
+
+@pytest.mark.parametrize("value", ["no", 1, None, "false"])
+def test_p17_cli_3_expansions_accepted_must_be_a_boolean(cli, tmp_path, own_cache, value):
+    """Was: `fidelity` counted `"accepted": "no"` (and 1) as accepted expansions, silently."""
+    file = tmp_path / "x.jsonl"
+    file.write_text(json.dumps({"id": "e1", "seed_id": "sentiment-lc01-s1", "lc_id": "sentiment-lc01",
+                                "text": "a text", "accepted": value}) + "\n")
+    outcome = cli("fidelity", "--task", "sentiment", "--lc", "1", "--expansions", str(file))
+    assert_clean_error(outcome, 2, "x.jsonl:1", "accepted must be true or false")
+
+
+def test_p17_cli_3_fidelity_counts_an_absent_accepted_as_accepted_like_run(cli, tmp_path, own_cache):
+    file = tmp_path / "x.jsonl"
+    file.write_text(json.dumps({"id": "e1", "seed_id": "sentiment-lc02-s1", "lc_id": "sentiment-lc02",
+                                "text": "a text"}) + "\n")
+    outcome = cli("fidelity", "--task", "sentiment", "--lc", "2", "--json", "--expansions", str(file))
+    assert outcome.code == 0, outcome.err
+    assert json.loads(outcome.out)[0]["expansions"] == 1
+
+
+def test_p17_cli_4_a_damaged_model_manifest_is_broken_in_the_report_and_rebuilt_by_missing(cli, tmp_path):
+    """Was: `build --report`, `build missing` (the repair), `expand` and a `run` of lexicon models (at its end) exited
+    3 with JSONDecodeError / AttributeError on a model manifest cut short or of another shape."""
+    from alict_core.models import artefacts
+    from alict_core.training.targets import build, missing
+    from tests.test_builds import _fake_trainer
+
+    root = tmp_path / "models"
+    build("mlm", "quick", root, trainer=_fake_trainer({"mlm_delta.safetensors": "w", "meta.json": "{}"}),
+          log=lambda _: None)
+    manifest = root / "quick" / "mlm" / artefacts.MANIFEST
+    manifest.write_text(manifest.read_text()[:40])
+    outcome = cli("build", "--report", "--out", str(root))
+    assert outcome.code == 0 and "Traceback" not in outcome.err, outcome.err
+    assert "BROKEN" in outcome.out and "alict build mlm --profile quick" in outcome.out
+    assert "mlm" in missing("quick", root)
+    rebuilt = build("mlm", "quick", root, trainer=_fake_trainer({"mlm_delta.safetensors": "v", "meta.json": "{}"}),
+                    force=False, log=lambda _: None)
+    assert artefacts.verify(rebuilt.path, "mlm")["files"] and "mlm" not in missing("quick", root)
