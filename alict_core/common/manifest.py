@@ -299,8 +299,29 @@ def load_checked(path: Path, kind: str, key: str | None, read: Callable[[Path], 
         error = exc
     except READ_ERRORS as exc:
         error = CorruptArtefactError(f"{kind} {path.name}: unreadable ({type(exc).__name__})")
-    report_bad(error, quarantine(path, kind, quarantine_root))
+    with entry_lock(path):  # a writer between its manifest and its rename holds this lock: checked again after it
+        if not path.exists():
+            return None
+        try:
+            verify_file(path, kind, key)
+            return read(path)
+        except (CorruptArtefactError, *READ_ERRORS):
+            pass
+        report_bad(error, quarantine(path, kind, quarantine_root))
     return None
+
+
+@contextmanager
+def entry_lock(path: Path) -> Iterator[None]:
+    """Exclusive among processes for one checked file: held by its writer while the file and its manifest change
+    (``save_checked``, the sharded artefacts' finish), and by a reader before it quarantines an entry it found bad,
+    so a reader never moves aside a writer's entry between its two steps (pass 16 K2, pass 17 K1). Its own lock
+    file (``entry-*``): a writer holding the entry's folder lock can still take it."""
+    from alict_core.common.config import artefact_dir
+
+    digest = hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:24]
+    with file_lock(artefact_dir("locks") / f"entry-{digest}.lock"):
+        yield
 
 
 def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Path], Any]) -> Path:
@@ -308,10 +329,11 @@ def save_checked(path: Path, kind: str, key: str, rows: int, write: Callable[[Pa
     from alict_core.common.jsonl import atomic_path
 
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with entry_lock(path), atomic_path(path) as tmp:
         write(tmp)
         # the manifest first, then the file: a reader between the two finds no file (it computes it too), never a
-        # file without its manifest, which it quarantined under the writer (who then failed: pass 16, K2)
+        # file without its manifest, which it quarantined under the writer (who then failed: pass 16, K2); a reader
+        # that finds the old file beside the new manifest waits for this lock before it quarantines anything
         write_file_manifest(path, kind, key, rows, source=tmp)
     return path
 

@@ -307,10 +307,11 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                       "rejected": rejection_counts(rows)}}
     result = ExpansionSet(rows, counts, key, settings, {k: round(v, 3) for k, v in timings.items()})
     if use_cache:
-        from alict_core.common.manifest import write_file_manifest
+        from alict_core.common.manifest import entry_lock, write_file_manifest
 
-        result.to_jsonl(path)
-        write_file_manifest(path, "expansions", key, len(rows), companions=[meta_path(path)])
+        with entry_lock(path):  # a reader meanwhile waits, then reads it, never quarantines it (pass 17 K1)
+            result.to_jsonl(path)
+            write_file_manifest(path, "expansions", key, len(rows), companions=[meta_path(path)])
     return result
 
 

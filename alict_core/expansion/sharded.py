@@ -156,7 +156,7 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
     resumes after them (``use_cache=False`` discards both the artefact and any finished shards first).
     ``progress(done, total, "shards")`` is called after each finished shard.
     """
-    from alict_core.common.manifest import file_manifest_path, folder_lock
+    from alict_core.common.manifest import entry_lock, file_manifest_path, folder_lock
     from alict_core.parsing import get_parser
 
     if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
@@ -213,10 +213,12 @@ def expand_sharded(seeds: Sequence[Any], spec: Any, *, parser: str | None, mlm: 
             timings["wall"] = round(time.perf_counter() - started, 3)
             file_manifest_path(path).unlink(missing_ok=True)  # a replaced artefact is never served with an old manifest
 
-        n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
-        shards.finish_artefact(path, "expansions", key, n_rows, {
-            "key": key, "counts": counts, "settings": key_settings, "timings": timings, "version": EXPANSION_VERSION,
-            "shards": n_shards, "shard_size": shard_size, "executor": pool.name, "workers": pool.workers})
+        with entry_lock(path):  # the joined file and its manifest: a reader meanwhile waits, never quarantines it
+            n_rows = shards.join_parts(path, parts, n_shards, add_part_meta, before_rename)
+            shards.finish_artefact(path, "expansions", key, n_rows, {
+                "key": key, "counts": counts, "settings": key_settings, "timings": timings,
+                "version": EXPANSION_VERSION, "shards": n_shards, "shard_size": shard_size, "executor": pool.name,
+                "workers": pool.workers})
         return ExpansionSummary(key, path, counts, key_settings, timings, n_rows)
 
 

@@ -90,7 +90,7 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
     content fingerprint) a finished artefact is returned as is and the finished shards of a killed call are kept;
     otherwise everything is recomputed. ``progress(done, total, "explain shards")`` follows each finished shard.
     """
-    from alict_core.common.manifest import file_manifest_path, folder_lock
+    from alict_core.common.manifest import entry_lock, file_manifest_path, folder_lock
     from alict_core.models import get_model
     from alict_core.models.protocol import content_fingerprint
 
@@ -126,11 +126,12 @@ def explain_failures_sharded(run: Any, lc_id: str, model_name: str | None = None
             done = n_shards - len(tasks)
             shards.run_shards(pool, ExplainShardWorker, init, tasks, should_stop=should_stop,
                               on_result=shards.shard_progress(progress, n_shards, done, "explain shards"))
-        shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
-                          before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
         meta = {"key": key, "lc_id": lc_id, "model": name, "pairs": len(rows), "shards": n_shards,
                 "shard_size": shard_size}
-        shards.finish_artefact(path, KIND, key, len(rows), meta)
+        with entry_lock(path):  # the joined file and its manifest: a reader meanwhile waits, never quarantines it
+            shards.join_parts(path, parts, n_shards,  # a replaced artefact is never served with an old manifest:
+                              before_rename=lambda: file_manifest_path(path).unlink(missing_ok=True))
+            shards.finish_artefact(path, KIND, key, len(rows), meta)
         return ExplainedFailures(key, path, lc_id, name, len(rows))
 
 

@@ -14,7 +14,7 @@ from alict_core.common import config
 from alict_core.common.errors import ModelError
 from alict_core.common.hashing import hash_files, hash_json, hash_text
 from alict_core.common.jsonl import iter_jsonl, write_jsonl
-from alict_core.common.manifest import write_file_manifest
+from alict_core.common.manifest import save_checked
 from alict_core.parsing import compat
 from alict_core.parsing.trees import from_json, to_json, unwrap_root
 
@@ -86,8 +86,9 @@ class ParseCache:
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
             shard = self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl"
-            write_jsonl(shard, rows)
-            write_file_manifest(shard, "parses", self.dir.name, len(rows))
+            # manifest before the rename, under the entry's lock: a reader loading the cache meanwhile never
+            # quarantines the shard under its writer (pass 17 K1: the writer then failed)
+            save_checked(shard, "parses", self.dir.name, len(rows), lambda tmp: write_jsonl(tmp, rows))
             store = self._load()
             for row in rows:
                 store[row["key"]] = row["tree"]

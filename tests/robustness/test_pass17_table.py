@@ -194,3 +194,66 @@ def test_p17_cli_4_a_damaged_model_manifest_is_broken_in_the_report_and_rebuilt_
     rebuilt = build("mlm", "quick", root, trainer=_fake_trainer({"mlm_delta.safetensors": "v", "meta.json": "{}"}),
                     force=False, log=lambda _: None)
     assert artefacts.verify(rebuilt.path, "mlm")["files"] and "mlm" not in missing("quick", root)
+
+
+# pass 17, kill -----------------------------------------------------------------------------------------------------
+def test_p17_kill_1_a_parse_cache_reader_never_quarantines_a_shard_under_its_writer(own_cache, monkeypatch):
+    """Was: `ParseCache.put_many` renamed its shard into place, then wrote its manifest; a reader loading the cache
+    in between (another `expand`, `parse`, the app) quarantined the shard, and the writer failed ("cannot access
+    <cache>/parses/…jsonl")."""
+    import threading
+    import time
+
+    import nltk
+
+    from alict_core.common import manifest
+    from alict_core.parsing import benepar_backend
+    from alict_core.parsing.benepar_backend import ParseCache
+
+    real = manifest.write_file_manifest
+    reader_done = threading.Event()
+
+    def slow_manifest(*args, **kwargs):  # the writer between its two steps while a reader loads the cache
+        reader = threading.Thread(target=lambda: (ParseCache("fp")._load(), reader_done.set()))
+        reader.start()
+        reader.join(timeout=3)
+        time.sleep(0.2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(manifest, "write_file_manifest", slow_manifest)
+    monkeypatch.setattr(benepar_backend, "write_file_manifest", slow_manifest, raising=False)
+    tree = nltk.Tree.fromstring("(S (NP (DT the) (NN film)) (VP (VBD was) (ADJP (JJ good))))")
+    ParseCache("fp").put_many([(["the", "film", "was", "good"], tree)])
+    assert reader_done.is_set()
+    assert not (own_cache / "quarantine").exists()
+    assert ParseCache("fp").get(["the", "film", "was", "good"]) == tree
+
+
+def test_p17_kill_1_a_reader_waits_for_the_writer_of_an_entry_before_quarantining_it(own_cache):
+    """A reader that finds an entry beside a manifest that does not match it (a writer between its manifest and its
+    rename) waits for the entry's lock and reads the finished entry; a bad entry nobody writes is quarantined."""
+    import threading
+    import time
+
+    from alict_core.common.manifest import entry_lock, load_checked, save_checked, write_file_manifest
+
+    path = own_cache / "x" / "a.txt"
+    path.parent.mkdir(parents=True)
+    save_checked(path, "t", "k", 1, lambda tmp: tmp.write_text("old"))
+    started = threading.Event()
+
+    def writer():
+        with entry_lock(path):
+            path.write_text("new")  # the old manifest no longer matches, for a moment
+            started.set()
+            time.sleep(0.5)
+            write_file_manifest(path, "t", "k", 1)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    started.wait()
+    assert load_checked(path, "t", "k", lambda p: p.read_text()) == "new"
+    thread.join()
+    path.write_text("edited")
+    assert load_checked(path, "t", "k", lambda p: p.read_text()) is None
+    assert not path.exists() and (own_cache / "quarantine").exists()
