@@ -79,8 +79,11 @@ def main() -> None:
         st.info("No saved run of this task with a retrainable model (minilm-sst, minilm-hatexplain or a retrained "
                 "version) yet: run one on the **Run** page first.")
         return
-    choice = st.selectbox("Run", range(len(runs)), key="harden_run", format_func=lambda i: labels[runs[i]["id"]])
-    run = runs[choice]
+    # keyed by run id, never by position: a run another session finishes moves the positions, and a press then
+    # retrained a run (and LCs) this user never saw (pass 17, pages F3)
+    by_id = {r["id"]: r for r in runs}
+    state.ensure_choice("harden_run", list(by_id))
+    run = by_id[st.selectbox("Run", list(by_id), key="harden_run", format_func=lambda rid: labels[rid])]
     model = st.selectbox("Model to retrain", [m for m in run["models"] if harden_view.retrainable(m)],
                          key="harden_model")
     seed, split, share, cap = settings()

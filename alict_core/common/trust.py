@@ -113,6 +113,12 @@ def require_inside(path: str | Path, roots: list[Path], what: str, setting: str,
             f"{what}: it is outside the folders the app may read; the server operator can allow its folder in "
             f"{setting} (now {len(roots)} folder(s) allowed)" + (", or upload the file instead" if uploadable else "")
         )
+    try:  # a name too long (or a loop) is said here, never an OSError traceback in the reader after it
+        os.stat(resolved)
+    except FileNotFoundError:
+        pass  # missing: the reader says so, naming what it is
+    except OSError as exc:
+        raise TrustError(f"{what}: the path cannot be read ({exc.strerror or type(exc).__name__})") from None
     return resolved
 
 

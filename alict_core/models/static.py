@@ -45,6 +45,9 @@ class StaticPredictionsModel:
                                  f"at {first[text]}; give each text one prediction")
             self.table[text] = proba
             first.setdefault(text, where)
+        if not self.table:  # accepted, it failed every case later ("no prediction for …")
+            raise ModelError(f"model {self.name!r}: {path.name} holds no prediction (a header and no rows); give one "
+                             "row per text")
         self.fingerprint = f"static:{hash_files([path])}"
 
     @staticmethod

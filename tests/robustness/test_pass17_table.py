@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.test_harden import saved_run, tiny_parent  # noqa: F401 - fixtures of the Harden page row
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -257,3 +258,73 @@ def test_p17_kill_1_a_reader_waits_for_the_writer_of_an_entry_before_quarantinin
     path.write_text("edited")
     assert load_checked(path, "t", "k", lambda p: p.read_text()) is None
     assert not path.exists() and (own_cache / "quarantine").exists()
+
+
+# pass 17, pages ----------------------------------------------------------------------------------------------------
+def test_p17_pages_1_a_server_path_too_long_is_one_message(tmp_path, monkeypatch):
+    """Was: the Report page's "… or a path on the server" with a long path inside the data root gave "Unexpected
+    error … OSError: [Errno 36] File name too long" and a traceback under Technical details."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.trust import browser_suite_path
+
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))
+    with pytest.raises(AlictError, match="suite file: the path cannot be read"):
+        browser_suite_path(str(tmp_path) + "/" + "a/" * 3000 + "x.json")
+
+
+def test_p17_pages_2_a_wide_csv_header_is_checked_in_linear_time(tmp_path):
+    """Was: a header of 100k unique columns (689 KB, far under the upload limit) took 151 s (quadratic count)."""
+    import time
+
+    from alict_core.common.userfiles import InputFileError, csv_rows
+
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"c{i}" for i in range(100_000)) + ",c7\n")
+    started = time.process_time()
+    with pytest.raises(InputFileError, match="the column 'c7' twice"):
+        csv_rows(wide, "predictions file")
+    assert time.process_time() - started < 10
+
+
+def test_p17_pages_2_a_predictions_file_without_rows_is_refused(tmp_path):
+    """Was: a stored-predictions CSV with a header and no rows was added as a model (every case then failed)."""
+    from alict_core.common.errors import AlictError
+    from alict_core.models.static import StaticPredictionsModel
+
+    empty = tmp_path / "p.csv"
+    empty.write_text("text,label\n")
+    with pytest.raises(AlictError, match="holds no prediction"):
+        StaticPredictionsModel(empty, "sentiment")
+
+
+def test_p17_pages_3_the_harden_run_is_chosen_by_id_not_by_position(saved_run, tiny_parent, monkeypatch):
+    """Was: the Run menu held an index into the newest-first run list; a run finished by another session moved the
+    positions, and "Retrain and compare" then retrained that run (with its preselected LCs), never shown here."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_app import run_picker
+    from alict_core.common.config import artefact_dir
+    from alict_core.harden import export
+
+    run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
+    shutil.copytree(saved_run, artefact_dir("runs") / run_id)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "pages" / "harden.py"), default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="harden_run").value == run_id
+    real_runs, real_task_runs = export.list_runs, run_picker.task_runs
+
+    def with_a_newer_run(*args, **kwargs):  # another session finished a run meanwhile
+        rows = real_runs(*args, **kwargs)
+        return [{**rows[0], "id": "0000newer"}, *rows]
+
+    def with_its_label(*args, **kwargs):
+        keys, labels = real_task_runs(*args, **kwargs)
+        return ["0000newer", *keys], {"0000newer": "the newer run", **labels}
+
+    monkeypatch.setattr(export, "list_runs", with_a_newer_run)
+    monkeypatch.setattr(run_picker, "task_runs", with_its_label)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="harden_run").value == run_id
