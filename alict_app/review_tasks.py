@@ -53,7 +53,10 @@ def create_task_form(suite_task: str) -> None:
         st.caption("Finish a run on the Run page (or use `python -m alict_core review sample`) to sample cases.")
         return
     with st.form("review_create"):
-        key = st.selectbox("Run to sample from", keys, format_func=lambda k: labels[k])
+        # keyed: without a key the menu's identity held its options, so a run finished meanwhile by another session
+        # reset the choice at the submit and the task was sampled from that newer run (pass 17, pages F4)
+        key = st.selectbox("Run to sample from", keys, format_func=lambda k: labels[k],
+                           key=f"review_create_run_{suite_task}")
         name = st.text_input("Review task name", max_chars=100)
         c1, c2, c3, c4 = st.columns(4)
         size = c1.number_input("Seeds (0 = 95 % / 5 % size rule)", min_value=0, max_value=100_000, value=0)
@@ -77,5 +80,6 @@ def create_task_form(suite_task: str) -> None:
             st.session_state["review"] = task.name
             keep_notice("create", suite_task, "success",
                         f"Review task {literal(repr(task.name))}: {summary['n_seeds']} seeds + "
-                        f"{summary['n_expansions']} expansions in {summary['n_sets']} sets.")
+                        f"{summary['n_expansions']} expansions in {summary['n_sets']} sets, sampled from run "
+                        f"{literal(labels[key])}.")
             st.rerun()  # the page's task menus are drawn above this form: redraw them with the new task

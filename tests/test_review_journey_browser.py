@@ -104,7 +104,8 @@ def test_run_review_task_two_reviewers_confirm_and_a_later_run_excludes_only_agr
             page.get_by_label("Review task name").fill("journey")
             page.get_by_label("Sets").fill("1")
             page.get_by_role("button", name="Create review task").click()
-            page.get_by_text("Review task 'journey': 3 seeds + 3 expansions in 1 sets.").first.wait_for(timeout=WAIT)
+            page.get_by_text("Review task 'journey': 3 seeds + 3 expansions in 1 sets, sampled from run",
+                             exact=False).first.wait_for(timeout=WAIT)
             # 2. two reviewers judge every case with the keys
             try:
                 judge_everything(page, script, base, "ann", 6)

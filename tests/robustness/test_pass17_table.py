@@ -297,7 +297,7 @@ def test_p17_pages_2_a_predictions_file_without_rows_is_refused(tmp_path):
         StaticPredictionsModel(empty, "sentiment")
 
 
-def test_p17_pages_3_the_harden_run_is_chosen_by_id_not_by_position(saved_run, tiny_parent, monkeypatch):
+def test_p17_pages_3_the_harden_run_is_chosen_by_id_not_by_position(saved_run, tiny_parent, monkeypatch):  # noqa: F811
     """Was: the Run menu held an index into the newest-first run list; a run finished by another session moved the
     positions, and "Retrain and compare" then retrained that run (with its preselected LCs), never shown here."""
     import shutil
@@ -328,3 +328,48 @@ def test_p17_pages_3_the_harden_run_is_chosen_by_id_not_by_position(saved_run, t
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="harden_run").value == run_id
+
+
+def _store_run(root: Path, lc: str, finished: float) -> str:
+    from alict_core.runner import build_cases, run_streaming
+
+    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
+    seeds = [{"id": f"{lc}-s{i}", "lc_id": lc, "task": "sentiment", "text": f"a good film number {i} of {lc}",
+              "test_type": "MFT", "expected": expected} for i in range(2)]
+    request = {"key": lc, "status": "done", "started": 0, "finished": finished,
+               "request": {"task": "sentiment", "lc_ids": [lc],
+                           "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
+    return run_streaming(build_cases(seeds), ["vader"], root=root, extra_files={"request.json": request}).name
+
+
+def test_p17_pages_4_a_review_task_is_sampled_from_the_run_chosen(tmp_path, monkeypatch):
+    """Was: "Run to sample from" had no key; a run finished by another session between the choice and the press
+    reset the menu to the newest run, and the task was sampled from that run without a word."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_core.review.store import dispose_engines
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    root = tmp_path / "cache" / "runs"
+    chosen = _store_run(root, "sentiment-lc04", time.time() - 100)
+    _store_run(root, "sentiment-lc02", time.time() - 50)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["reviewer"] = "ann"
+    at.run()
+    at.switch_page("pages/review.py").run()
+    menu = at.selectbox(key="review_create_run_sentiment")
+    menu.set_value(next(key for key in menu.options if chosen[:8] in key) if chosen not in menu.options else chosen)
+    next(t for t in at.text_input if t.label == "Review task name").set_value("picked")
+    _store_run(root, "sentiment-lc01", time.time())  # another session finishes a run meanwhile
+    next(n for n in at.number_input if n.label == "Sets").set_value(1)
+    next(n for n in at.number_input if n.label == "Reviewers per case").set_value(1)
+    next(b for b in at.button if b.label == "Create review task").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    from alict_core.review import ReviewStore
+
+    store = ReviewStore(f"sqlite:///{tmp_path / 'review.sqlite'}")
+    assert {item.lc_id for item in store.items(store.task("picked").id)} == {"sentiment-lc04"}
+    dispose_engines()
