@@ -21,6 +21,19 @@ def hate_corpus():
     return load_corpus("hate_speech")
 
 
+@pytest.fixture(autouse=True)
+def restore_main_module():
+    """Streamlit's script runner (AppTest) installs the page script as ``sys.modules['__main__']`` and leaves it
+    there; a later test's spawned worker processes then ran ``app.py`` as their main module (its corpus warm-up
+    thread included) and one aborted at exit (-6, "PyGILState_Release … finalizing"): each test gets the real one."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="session", autouse=True)
 def offline_model_defaults():
     """Tests never probe the network and use the offline parser / masked LM whatever the local HF cache or

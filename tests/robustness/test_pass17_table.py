@@ -373,3 +373,33 @@ def test_p17_pages_4_a_review_task_is_sampled_from_the_run_chosen(tmp_path, monk
     store = ReviewStore(f"sqlite:///{tmp_path / 'review.sqlite'}")
     assert {item.lc_id for item in store.items(store.task("picked").id)} == {"sentiment-lc04"}
     dispose_engines()
+
+
+class _Modules:
+    def __call__(self, task: dict) -> dict:
+        import sys
+
+        return {"streamlit": "streamlit" in sys.modules}
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_l17_a_page_test_leaves_no_page_script_as_the_main_module_of_spawned_workers(own_cache):
+    """Was (a suite flake, seen once under load): after an AppTest, ``sys.modules['__main__']`` was app.py, so the
+    processes executor's spawned workers ran the whole app as their main module; one aborted at exit (-6)."""
+    import sys
+
+    from streamlit.testing.v1 import AppTest
+
+    AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180).run()
+    assert getattr(sys.modules["__main__"], "__file__", "").endswith("app.py")  # what Streamlit leaves behind
+
+
+def test_l17_spawned_workers_do_not_import_the_app(own_cache):
+    """Runs after the row above (same module, in order): the conftest fixture gave the real main module back."""
+    from alict_core.executors.processes import ProcessExecutor
+
+    executor = ProcessExecutor(workers=1)
+    try:
+        assert list(executor.map_shards(_Modules, {}, [{"n": 1}])) == [{"streamlit": False}]
+    finally:
+        executor.close()
