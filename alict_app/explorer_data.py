@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import runs
-from alict_core.analysis.compare import SIDE_COLUMNS, Comparison, compare_frames
+from alict_core.analysis.compare import Comparison, compare_frames, model_side
 from alict_core.analysis.explore import explorer_frame, lc_model_rates
 
 
@@ -32,8 +32,7 @@ def heat_rates(key: str) -> pd.DataFrame:
 def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison:
     """Model ``model_a`` of run ``key_a`` against ``model_b`` of run ``key_b`` (read-only, cached)."""
     frame_a, frame_b = frame(key_a), frame(key_b)
-    side_a = frame_a.loc[frame_a["model"] == model_a, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
-    side_b = frame_b.loc[frame_b["model"] == model_b, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"])
+    side_a, side_b = model_side(frame_a, model_a), model_side(frame_b, model_b)
     same = model_a == model_b
     label_a, label_b = (f"{model_a} (A)", f"{model_b} (B)") if same else (model_a, model_b)
     return compare_frames(side_a, side_b, label_a, label_b)

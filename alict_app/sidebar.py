@@ -33,9 +33,10 @@ def build_controls(row: dict[str, str]) -> None:
                    "About models)")
     elif builds.is_running(target):
         st.caption(f"building {target} … (reload the page to refresh)")
-        st.code(builds.log_tail(target) or "starting …", language="text")
+        # the build's own log names the server's folders (and pids, locks): shown by role, like every message
+        st.code(without_server_paths(builds.log_tail(target) or "starting …"), language="text")
     elif builds.exit_code(target) not in (None, 0):
-        st.error(f"building {target} failed:\n\n{literal(builds.log_tail(target))}")
+        st.error(f"building {target} failed:\n\n{literal(without_server_paths(builds.log_tail(target)))}")
     elif row["state"] == "missing":
         if st.button(f"Build {target} now", key=f"build::{target}", help=f"runs python -m alict_core build {target}"):
             builds.start_build(target)

@@ -28,8 +28,19 @@ def reset_editor(editor_key: str, original: str) -> None:
     st.session_state.setdefault(BASES, {})[editor_key] = original
 
 
+DISCARD_REFUSED = "_alict_spec_discard_refused"  # editor key -> why "Discard my copy" deleted nothing
+
+
 def discard_copy(spec: Any, editor_key: str) -> None:
-    """Delete the user's workspace copy; the editor shows the built-in again."""
+    """Delete the user's workspace copy; the editor shows the built-in again. A copy changed since this session
+    opened it (another session saved it) is kept, and the page says so: the discard deleted that save unseen."""
+    source = spec_store.spec_source(spec)
+    if source is not None and changed_since_opened(source, editor_key):
+        st.session_state.setdefault(DISCARD_REFUSED, {})[editor_key] = (
+            f"{source.name} changed on disk since you opened it (saved from another session or by hand), so it was "
+            "not discarded. Press “Revert to the file on disk” to see it as it is now, then discard it if you still "
+            "want to.")
+        return
     spec_store.discard_user_copy(spec)
     st.session_state.pop(editor_key, None)
     st.session_state.get("spec_drafts", {}).pop(editor_key, None)
@@ -98,6 +109,9 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
     if spec_store.is_user_spec(spec):
         st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
                   on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
+        refused = st.session_state.get(DISCARD_REFUSED, {}).pop(editor_key, None)
+        if refused:
+            st.error(literal(refused))
     c1, c2, c3 = st.columns([2, 1, 1])
     name = c1.text_input("File name (letters, digits, _ and -)", value=spec.id, key=f"save_name::{editor_key}")
     overwrite = c2.checkbox("Overwrite if it exists", key=f"save_overwrite::{editor_key}")

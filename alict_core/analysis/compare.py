@@ -107,8 +107,13 @@ def side_frame(result, model: str | None = None) -> pd.DataFrame:
         model = result.models[0]
     if model not in result.models:
         raise AlictError(f"model {model!r} is not in the run; its models: {', '.join(result.models)}")
-    cases = result.cases()
-    return cases.loc[cases["model"] == model, SIDE_COLUMNS].drop_duplicates(["lc_id", "text"]).reset_index(drop=True)
+    return model_side(result.cases(), model)
+
+
+def model_side(cases: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The side frame of ``model`` from a case × model table: every case counts (the run's own rates; a text
+    given twice in an LC is paired by its occurrence in ``compare_frames``)."""
+    return cases.loc[cases["model"] == model, SIDE_COLUMNS].reset_index(drop=True)
 
 
 def _side_rate(side: pd.DataFrame) -> tuple[int, int, float, float, float]:
@@ -205,7 +210,11 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, label_a: str = "A", label_b
     capabilities = {**dict(zip(a["lc_id"], a["capability"], strict=True)),
                     **dict(zip(b["lc_id"], b["capability"], strict=True))}
     catalog = lc_catalog(list(dict.fromkeys([*a["lc_id"], *b["lc_id"]])), capabilities)
-    paired = a.merge(b, on=["lc_id", "text"], suffixes=("_a", "_b"))
+    # the k-th case of a text in an LC pairs with the k-th on the other side (the rates were of deduplicated cases,
+    # not the runs' own: two cases of one text with opposite labels counted as one)
+    a = a.assign(occurrence=a.groupby(["lc_id", "text"]).cumcount())
+    b = b.assign(occurrence=b.groupby(["lc_id", "text"]).cumcount())
+    paired = a.merge(b, on=["lc_id", "text", "occurrence"], suffixes=("_a", "_b"))
     groups = _groups(paired)
     rows = []
     for lc, info in catalog.items():

@@ -172,7 +172,10 @@ def run(args: argparse.Namespace) -> int:
         f"{counts['trees']} trees, {counts['nodes']} nodes ({counts['generated']} generated sentences), "
         f"{counts['dir_tests']} DIR tests (judge {judge.name}) saved to {folder}"
     )
-    if models:
+    if models and not cases:  # a run of no case has nothing to save (it failed with an internal KeyError)
+        print("no DIR test came out of these seeds, so no model was run (nothing to test); try more seeds or "
+              "other settings", file=sys.stderr)
+    elif models:
         from alict_core.review.writeback import RejectionFilter
         from alict_core.runner import run_suite
 

@@ -416,7 +416,7 @@ class RunResult:
         write_jsonl(directory / "results.jsonl", rows.to_dict(orient="records"))
         write_csv(directory / "summary.csv", self.summary())
         write_json(directory / "meta.json", {
-            "run_id": self.run_id, "seconds": round(self.seconds, 3), "extra": self.extra,
+            "run_id": self.run_id, "layout": "whole", "seconds": round(self.seconds, 3), "extra": self.extra,
             "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
             "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
         })
@@ -495,6 +495,7 @@ def _check_run_meta(directory: Path) -> None:
         return  # a damaged run's meta: "cannot be read" when it is read
     if isinstance(meta, dict) and "run_id" not in meta and "models" not in meta:
         raise AlictError(f"{directory.name!r} is not a saved run (its meta.json is not a run's); give a run folder")
-    if isinstance(meta, dict) and meta.get("layout") == "sharded":  # written with its manifest: it was removed
-        raise CorruptArtefactError(f"run {directory.name!r} has lost its manifest (a sharded run always writes one), "
-                                   "so its files cannot be checked; run the same inputs again to repair it")
+    if isinstance(meta, dict) and meta.get("layout") in ("sharded", "whole"):  # written with its manifest: removed
+        raise CorruptArtefactError(f"run {directory.name!r} has lost its manifest (every run written since manifests "
+                                   "writes one), so its files cannot be checked; run the same inputs again to repair "
+                                   "it")

@@ -113,9 +113,20 @@ def export_results(result, directory: Path | str) -> dict[str, Path]:
     flat = flat.drop(columns=["probabilities"])
     out = {"results.jsonl": directory / "results.jsonl", "results.csv": directory / "results.csv",
            "summary.csv": directory / "summary.csv", "summary.jsonl": directory / "summary.jsonl"}
-    write_jsonl(out["results.jsonl"], table.to_dict(orient="records"))
+    write_jsonl(out["results.jsonl"], json_records(table))
     write_csv(out["results.csv"], flat)
     summary = result.summary()
     write_csv(out["summary.csv"], summary)
-    write_jsonl(out["summary.jsonl"], summary.to_dict(orient="records"))
+    write_jsonl(out["summary.jsonl"], json_records(summary))
     return out
+
+
+def json_records(frame) -> list[dict]:
+    """A frame's rows as JSON-able records, a missing number as null (a bare NaN, e.g. the expansion fail rate of a
+    run without expansions, is no JSON: strict parsers, JavaScript's included, refused the export)."""
+    import math
+
+    def plain(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    return [{key: plain(value) for key, value in row.items()} for row in frame.to_dict(orient="records")]

@@ -403,3 +403,111 @@ def test_l17_spawned_workers_do_not_import_the_app(own_cache):
         assert list(executor.map_shards(_Modules, {}, [{"n": 1}])) == [{"streamlit": False}]
     finally:
         executor.close()
+
+
+def test_p17_cli_5_compare_counts_every_case_like_the_runs(cli, tmp_path, own_cache):
+    """Was: `compare` dropped a second case of the same text in an LC (kept with --keep-flagged), so its rates
+    (0.5 / 0.5) were not the runs' own (0.667 / 0.333)."""
+    rows = [("1", "f1", "you are great", "non-hateful"), ("2", "f1", "you are great", "hateful"),
+            ("3", "f1", "you are fine", "hateful")]
+    swapped = {"hateful": "non-hateful", "non-hateful": "hateful"}
+    for name, labels in (("a", lambda r: r[3]), ("b", lambda r: swapped[r[3]])):
+        (tmp_path / f"{name}.csv").write_text("case_id,functionality,test_case,label_gold\n" + "".join(
+            f'{r[0]},{r[1]},"{r[2]}",{labels(r)}\n' for r in rows))
+        assert cli("run", "--task", "hate_speech", "--models", "profanity-check", "--no-lcs", "--keep-flagged",
+                   "--suite", str(tmp_path / f"{name}.csv"), "--out", str(tmp_path / name)).code == 0
+    outcome = cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", str(tmp_path / "c.json"))
+    assert outcome.code == 0, outcome.err
+    lcs = json.loads((tmp_path / "c.json").read_text())["lcs"]
+    assert [(row["n_a"], row["n_b"]) for row in lcs] == [(3, 3)], lcs
+    assert [(round(row["rate_a"], 3), round(row["rate_b"], 3)) for row in lcs] == [(0.667, 0.333)], lcs
+
+
+def test_p17_cli_6_lego_models_without_dir_tests_is_said(cli, tmp_path, own_cache):
+    """Was: `lego --models vader` whose seeds gave no DIR test exited 3 (KeyError: 'probabilities')."""
+    seeds = tmp_path / "s.txt"
+    seeds.write_text("The acting was terrible in the end .\n")
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(seeds), "--no-constituency", "--mlm-top-k", "0",
+                  "--models", "vader", "--out", str(tmp_path / "lego"))
+    assert outcome.code == 0 and "Traceback" not in outcome.err, outcome.err
+    assert "no model was run" in outcome.err
+
+
+def test_p17_cli_7_the_exported_summary_is_strict_json(cli, tmp_path, saved):
+    """Was: summary.jsonl of `report --export` held bare NaN (the expansion fail rate of a run without expansions):
+    JavaScript's JSON.parse and strict Python parsers refused it."""
+    assert cli("report", str(saved), "--out", str(tmp_path / "r.html"), "--export", str(tmp_path / "exp")).code == 0
+
+    def refuse(token: str):
+        raise ValueError(token)
+
+    for name in ("summary.jsonl", "results.jsonl"):
+        for line in (tmp_path / "exp" / name).read_text().splitlines():
+            json.loads(line, parse_constant=refuse)
+
+
+def test_p17_cli_8_a_whole_run_that_lost_its_manifest_is_refused(cli, tmp_path, own_cache):
+    """Was: a saved unsharded run (lego's, `RunResult.save`) whose manifest.json was removed was read as a run from
+    before manifests: an edited results.parquet was served (fail rate 1.000 for 0.000)."""
+    from alict_core.runner import build_cases, run_suite
+
+    expected = {"kind": "label", "labels": ["positive"], "tolerance": None}
+    cases = build_cases([{"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a good film",
+                          "test_type": "MFT", "expected": expected}])
+    folder = run_suite(cases, ["vader"]).save(tmp_path / "whole")
+    (folder / "manifest.json").unlink()
+    outcome = cli("report", str(folder), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "has lost its manifest")
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p17_pages_5_discard_keeps_a_copy_another_session_saved_since(tmp_path, monkeypatch):
+    """Was: "Discard my copy" deleted the workspace copy another session had saved since this one opened it."""
+    import re
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    root = Path(__file__).resolve().parents[2]
+    saved = tmp_path / "ws" / "specs" / "sentiment" / "sentiment-lc05.yaml"
+    saved.parent.mkdir(parents=True)
+    saved.write_text((root / "specs" / "sentiment" / "sentiment-lc05.yaml").read_text())
+
+    def specs_page():
+        at = AppTest.from_file(str(root / "app.py"), default_timeout=180)
+        at.query_params["task"] = "sentiment"
+        at.query_params["lc"] = "sentiment-lc05"
+        at.run()
+        return at.switch_page("pages/specs.py").run()
+
+    first = specs_page()
+    saved.write_text(re.sub(r"(?m)^title: .*$", "title: Saved by another session", saved.read_text()))
+    editor = next(t for t in first.text_area if str(t.key).startswith("spec_yaml::"))
+    first.button(key=f"discard::{editor.key}").click().run()
+    assert not first.exception, [e.value for e in first.exception]
+    assert saved.exists() and "Saved by another session" in saved.read_text()
+    assert any("changed on disk since you opened it" in e.value for e in first.error), [e.value for e in first.error]
+
+
+def _failed_build_panel():
+    from alict_app import sidebar
+
+    sidebar.build_controls({"what": "parser", "state": "missing", "note": ""})
+
+
+def test_p17_pages_6_the_build_log_shown_in_the_sidebar_names_folders_by_role(own_cache, monkeypatch):
+    """Was: a failed build's log was shown as is: the server's cache folder, the lock file."""
+    from streamlit.testing.v1 import AppTest
+
+    from alict_app import builds
+
+    line = f"error: {own_cache}/models/quick/parser is being built by pid 1 (lock {own_cache}/models/quick/.l.lock)"
+    monkeypatch.setattr(builds, "is_running", lambda target: False)
+    monkeypatch.setattr(builds, "exit_code", lambda target: 2)
+    monkeypatch.setattr(builds, "log_tail", lambda target, *args, **kwargs: line)
+    at = AppTest.from_function(_failed_build_panel, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(e.value for e in at.error)
+    assert "building parser failed" in shown and "\\<cache\\>/models/quick/parser" in shown  # markdown-escaped
+    assert str(own_cache) not in shown
