@@ -905,3 +905,25 @@ def check_output_file(path: Path | str | None, what: str,
         # the file it leads to: "written to X" would be untrue and the link gone
         raise AlictError(f"{what} {str(path)!r} is a symbolic link: writing would replace the link, not the file it "
                          "points to; give the file's own path")
+
+
+LEGO_FORMAT = 2  # meta.json "format" of NLPLego folders written with a manifest (1: before; read unchecked)
+
+
+def check_lego_folder(folder: Path) -> None:
+    """An NLPLego folder (``lego --out`` or ``<cache>/lego/<key>``) checked against its manifest before its cases are
+    listed or run: an edited or cut ``cases.jsonl`` was run as it stood. A folder written before manifests (meta
+    format 1) is read as it is; one written with its manifest that lost it is refused."""
+    from alict_core.common.jsonl import read_json
+
+    folder = Path(folder)
+    if (folder / MANIFEST).exists() or (folder / MANIFEST).is_symlink():
+        verify_dir(folder, "lego", label=f"NLPLego folder {folder.name!r}")
+        return
+    try:
+        meta = read_json(folder / "meta.json")
+    except (OSError, ValueError):
+        return  # no meta: its own reader says what is wrong
+    if isinstance(meta, dict) and isinstance(meta.get("format"), int) and meta["format"] >= LEGO_FORMAT:
+        raise CorruptArtefactError(f"NLPLego folder {folder.name!r} has lost its manifest, so its files cannot be "
+                                   "checked; run `lego` again to write it anew")

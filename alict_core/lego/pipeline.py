@@ -8,6 +8,7 @@ and ``meta.json`` (counts and settings). Seeds are processed in bounded batches.
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,15 @@ from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import iter_jsonl, read_json, write_json, write_jsonl
+from alict_core.common.manifest import LEGO_FORMAT, check_lego_folder
 from alict_core.data.splits import corpus_rows
 from alict_core.lego.assemble import Assembler, DerivationTree
 from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
 from alict_core.lego.oracles import tree_cases
 from alict_core.lego.settings import LegoSettings
 from alict_core.tasks import TASKS, task_list
+
+log = logging.getLogger(__name__)
 
 BATCH = 32
 
@@ -168,17 +172,19 @@ def artefact_key(seeds: Sequence[LegoSeed], settings: LegoSettings, task: str, f
     )
 
 
-SAVED_FILES = ("trees.jsonl", "cases.jsonl", "meta.json")
+SAVED_FILES = ("trees.jsonl", "cases.jsonl", "meta.json", "manifest.json")
 
 
 def save(result: LegoResult, folder: Path, meta: dict[str, Any]) -> Path:
-    """Write trees.jsonl, cases.jsonl and meta.json into ``folder``, swapped in whole (old or new, never a mix)."""
-    from alict_core.common.manifest import atomic_dir
+    """Write trees.jsonl, cases.jsonl, meta.json and their manifest into ``folder``, swapped in whole (old or new,
+    never a mix); readers check the manifest (an edited cases.jsonl in the cache was run as it stood)."""
+    from alict_core.common.manifest import atomic_dir, write_manifest
 
     with atomic_dir(Path(folder), owned=SAVED_FILES, kind="lego") as staging:
         write_jsonl(staging / "trees.jsonl", (t.to_dict() for t in result.trees))
         write_jsonl(staging / "cases.jsonl", (c.to_dict() for c in result.cases))
-        write_json(staging / "meta.json", {**meta, **result.counts()})
+        write_json(staging / "meta.json", {**meta, **result.counts(), "format": LEGO_FORMAT})
+        write_manifest(staging, "lego", Path(folder).name, len(result.cases))
     result.folder = folder
     return folder
 
@@ -188,6 +194,7 @@ def load(folder: str | Path) -> LegoResult:
     path = Path(folder)
     if not (path / "trees.jsonl").is_file():
         raise AlictError(f"{path} holds no NLPLego trees (trees.jsonl missing); run `python -m alict_core lego` first")
+    check_lego_folder(path)
     trees = [DerivationTree.from_dict(row) for row in iter_jsonl(path / "trees.jsonl")]
     cases = (
         [TestCase.from_dict(row) for row in iter_jsonl(path / "cases.jsonl")]
@@ -215,7 +222,9 @@ def saved_suites(task: str) -> list[dict[str, Any]]:
             continue
         try:
             meta = read_json(meta_file)
-        except ValueError:
+            check_lego_folder(meta_file.parent)  # a tampered or cut entry is not offered (it was run as it stood)
+        except (ValueError, OSError, AlictError) as exc:
+            log.warning("NLPLego artefact %s left out: %s", meta_file.parent.name, exc)
             continue
         cases = meta_file.parent / "cases.jsonl"
         if meta.get("task") == task and cases.is_file():

@@ -35,6 +35,10 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
     path = Path(path)
     if not path.is_file():
         raise SuiteFormatError(f"cases file {path.name!r} not found")
+    if path.name == "cases.jsonl" and (path.parent / "trees.jsonl").is_file():  # an NLPLego folder's DIR tests
+        from alict_core.common.manifest import check_lego_folder
+
+        check_lego_folder(path.parent)
     if path.stat().st_size > limits().suite_bytes:
         raise SuiteFormatError(f"{path.name}: over the suite size limit (setting ALICT_LIMIT_SUITE_BYTES)")
     out = SuiteImport(path.name)

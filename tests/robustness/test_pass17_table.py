@@ -511,3 +511,33 @@ def test_p17_pages_6_the_build_log_shown_in_the_sidebar_names_folders_by_role(ow
     shown = " ".join(e.value for e in at.error)
     assert "building parser failed" in shown and "\\<cache\\>/models/quick/parser" in shown  # markdown-escaped
     assert str(own_cache) not in shown
+
+
+@pytest.mark.parametrize("damage", ["edited", "cut", "manifest-removed"])
+def test_p17_kill_3_a_tampered_nlplego_folder_is_neither_listed_nor_run(cli, tmp_path, own_cache, damage):
+    """Was: `<cache>/lego/<key>` had no manifest; an edited cases.jsonl (a DIR direction flipped) was offered on the
+    Run page with its old label and run as it stood (fail rate 1.0 for 0.0), a cut one too."""
+    from alict_core.lego.pipeline import saved_suites
+
+    seeds = tmp_path / "s.txt"
+    seeds.write_text("The movie , which I saw yesterday , is good .\nThe acting , frankly , was terrible .\n")
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(seeds), "--judge", "vader", "--mlm-top-k", "0",
+                  "--no-constituency", "--max-nodes", "10")
+    assert outcome.code == 0, outcome.err
+    [entry] = saved_suites("sentiment")
+    cases = Path(entry["path"])
+    assert cases.read_text().strip(), "the seeds give DIR tests"
+    text = cases.read_text()
+    if damage == "edited":  # every DIR direction flipped
+        flipped = text.replace('"up"', '"@"').replace('"down"', '"up"').replace('"@"', '"down"')
+        assert flipped != text
+        cases.write_text(flipped)
+    elif damage == "cut":
+        cases.write_text(text[: len(text) // 2])
+    else:
+        (cases.parent / "manifest.json").unlink()
+    assert saved_suites("sentiment") == []
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(cases),
+                  "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "NLPLego folder")
+    assert not (tmp_path / "r").exists()
