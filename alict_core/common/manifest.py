@@ -813,6 +813,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
+DERIVED_CACHES = ("annotations", "corpus_stats", "embeddings", "expansions", "explain", "grammar", "lego", "locks",
+                  "parses", "predictions", "quarantine", "uploads")  # folders of <cache> only ALiCT writes
+
+
 def _refuse_in_model_store(path: Path, what: str) -> None:
     """Refuse an output anywhere in the model store (``<cache>/models``: built models and hardened versions, each
     checked against its recorded files; only ``build`` and ``harden train`` write there: a summary written into a
@@ -826,6 +830,9 @@ def _refuse_in_model_store(path: Path, what: str) -> None:
               "review store": (cache_dir() / "review", "the review database"),
               "run store": (cache_dir() / "runs", "saved runs, each in a folder named by its id; only `run` without "
                                                   "--out writes there")}
+    for folder in DERIVED_CACHES:  # checked entries: a file written among them was quarantined by the next reader
+        stores[f"{folder} cache"] = (cache_dir() / folder, "ALiCT's own cached entries, each checked against its "
+                                                           "manifest")
     for name, (store, holds) in stores.items():
         store = Path(os.path.abspath(store)).resolve()
         if name == "run store" and target.name == "report.html" and target.parent.parent == store:

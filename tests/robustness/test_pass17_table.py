@@ -541,3 +541,12 @@ def test_p17_kill_3_a_tampered_nlplego_folder_is_neither_listed_nor_run(cli, tmp
                   "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2, "NLPLego folder")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("folder", ["parses", "expansions", "lego", "quarantine"])
+def test_p17_kill_d3_no_output_among_the_derived_caches(cli, tmp_path, saved, own_cache, folder):
+    """Was: `compare --json <cache>/parses/x.json` (or any output) was written among ALiCT's checked cache entries,
+    where the next reader quarantined it with a warning."""
+    outcome = cli("report", str(saved), "--out", str(own_cache / folder / "x.html"))
+    assert_clean_error(outcome, 2, f"lies in the {folder} cache")
+    assert not (own_cache / folder / "x.html").exists()
