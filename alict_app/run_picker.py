@@ -83,7 +83,12 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         return None
     remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
     if current not in keys:
+        unknown = bool(current) and not runs.is_done(current)  # a mistyped or deleted run in a link (not a task
+        # switch, which leaves a finished run of the other task): said once, never a silent swap
         current = remembered.get(task) if remembered.get(task) in keys else keys[0]
+        if unknown:
+            st.caption(literal(f"The run {str(state.get('run'))[:40]!r} named by the link is not a finished run "
+                               f"here; showing {labels.get(current, current)} instead."))
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     remembered[task] = state.get("run")

@@ -550,3 +550,21 @@ def test_p17_kill_d3_no_output_among_the_derived_caches(cli, tmp_path, saved, ow
     outcome = cli("report", str(saved), "--out", str(own_cache / folder / "x.html"))
     assert_clean_error(outcome, 2, f"lies in the {folder} cache")
     assert not (own_cache / folder / "x.html").exists()
+
+
+@pytest.mark.parametrize("linked", ["0000deadbeef", "../runs", "x" * 500])
+def test_p17_pages_d1_an_unknown_run_in_a_link_is_said(tmp_path, monkeypatch, linked):
+    """Was: a mistyped, deleted or hostile `?run=` showed the newest run without a word (the link then named it)."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    newest = _store_run(tmp_path / "cache" / "runs", "sentiment-lc04", time.time())
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = linked
+    at.run()
+    at = at.switch_page("pages/failures.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [c.value for c in at.caption if "named by the link is not a finished run here" in c.value]
+    assert notes and newest[:8] in notes[0], [c.value for c in at.caption]
