@@ -16,21 +16,35 @@ from alict_core.analysis.compare import Comparison, compare_frames, model_side
 from alict_core.analysis.explore import explorer_frame, lc_model_rates
 
 
-@st.cache_resource(show_spinner="Preparing the run's cases …", max_entries=6)
 def frame(key: str) -> pd.DataFrame:
-    """The explorer table (``alict_core.analysis.explore.explorer_frame``) of a saved run; treat it as read-only."""
+    """The explorer table (``alict_core.analysis.explore.explorer_frame``) of a saved run; treat it as read-only
+    (cached while the run's files are unchanged: ``runs.folder_stamp``)."""
+    return _frame(key, runs.run_stamp(key))
+
+
+@st.cache_resource(show_spinner="Preparing the run's cases …", max_entries=6)
+def _frame(key: str, stamp: tuple[int, ...]) -> pd.DataFrame:
     return explorer_frame(runs.load_run(key))
 
 
-@st.cache_resource(show_spinner=False, max_entries=6)
 def heat_rates(key: str) -> pd.DataFrame:
     """Fail rate per LC × model of a run (all its cases), capability-first labels."""
+    return _heat_rates(key, runs.run_stamp(key))
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _heat_rates(key: str, stamp: tuple[int, ...]) -> pd.DataFrame:
     return lc_model_rates(frame(key))
 
 
-@st.cache_resource(show_spinner="Comparing …", max_entries=8)
 def comparison(key_a: str, model_a: str, key_b: str, model_b: str) -> Comparison:
     """Model ``model_a`` of run ``key_a`` against ``model_b`` of run ``key_b`` (read-only, cached)."""
+    return _comparison(key_a, model_a, key_b, model_b, runs.run_stamp(key_a), runs.run_stamp(key_b))
+
+
+@st.cache_resource(show_spinner="Comparing …", max_entries=8)
+def _comparison(key_a: str, model_a: str, key_b: str, model_b: str, stamp_a: tuple[int, ...],
+                stamp_b: tuple[int, ...]) -> Comparison:
     frame_a, frame_b = frame(key_a), frame(key_b)
     side_a, side_b = model_side(frame_a, model_a), model_side(frame_b, model_b)
     same = model_a == model_b
@@ -44,6 +58,6 @@ def model_ref(key: str, model_name: str) -> dict[str, Any]:
 
 
 def clear() -> None:
-    frame.clear()
-    heat_rates.clear()
-    comparison.clear()
+    _frame.clear()
+    _heat_rates.clear()
+    _comparison.clear()

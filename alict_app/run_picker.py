@@ -88,7 +88,7 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         current = remembered.get(task) if remembered.get(task) in keys else keys[0]
         if unknown:
             st.caption(literal(f"The run {str(state.get('run'))[:40]!r} named by the link is not a finished run "
-                               f"here; showing {labels.get(current, current)} instead."))
+                               f"here; showing {labels.get(str(current), str(current))} instead."))
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     remembered[task] = state.get("run")

@@ -342,16 +342,36 @@ def running_runs() -> list[dict[str, Any]]:
     return scan(runs_root())
 
 
+def folder_stamp(folder: Path) -> tuple[int, ...]:
+    """Changes when any file of a run folder changes (re-written, a story added, a part edited or damaged since):
+    every cache of a run's tables is keyed on it, so a run damaged after its first view is verified again and
+    refused, never served from memory."""
+    stamps: list[int] = []
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        stamps += [info.st_mtime_ns, info.st_size, info.st_ino]
+    return tuple(stamps)
+
+
+def run_stamp(key: str) -> tuple[int, ...]:
+    """``folder_stamp`` of run ``key``'s folder."""
+    return folder_stamp(run_dir(key))
+
+
 @st.cache_resource(show_spinner="Loading the run …", max_entries=8)
-def _load_run(run_id: str) -> Any:
+def _load_run(run_id: str, stamp: tuple[int, ...]) -> Any:
     from alict_core.runner import RunResult
 
     return RunResult.load(runs_root() / run_id)
 
 
 def load_run(key: str) -> Any:
-    """The saved RunResult of a run id or request key (cached)."""
-    return _load_run(resolve(key))
+    """The saved RunResult of a run id or request key (cached while its files are unchanged)."""
+    run_id = resolve(key)
+    return _load_run(run_id, run_stamp(run_id))
 
 
 def plan_hooks(request: RunRequest, progress: Progress, should_stop: Callable[[], bool]) -> Any:
@@ -434,8 +454,8 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
     _load_run.clear()
-    run_frames.clear()
-    overview_figures.clear()
+    _run_frames.clear()
+    _overview_figures.clear()
     return folder.name
 
 
@@ -457,16 +477,24 @@ def cases_frame(result: Any) -> pd.DataFrame:
     return frame.assign(failed=~frame["passed"].astype(bool))
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
 def run_frames(key: str) -> dict[str, Any]:
-    """The run's tables (cases, pass_to_fail, summary), computed once per run key."""
+    """The run's tables (cases, pass_to_fail, summary), computed once per run key and state of its files."""
+    return _run_frames(key, run_stamp(key))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _run_frames(key: str, stamp: tuple[int, ...]) -> dict[str, Any]:
     result = load_run(key)
     return {"cases": cases_frame(result), "pass_to_fail": result.pass_to_fail(), "summary": result.summary()}
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
 def overview_figures(key: str) -> dict[str, Any]:
-    """Heatmap and bars of a run (plotly figures), built once per run key."""
+    """Heatmap and bars of a run (plotly figures), built once per run key and state of its files."""
+    return _overview_figures(key, run_stamp(key))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _overview_figures(key: str, stamp: tuple[int, ...]) -> dict[str, Any]:
     from alict_app import charts
 
     cases = run_frames(key)["cases"]

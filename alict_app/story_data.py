@@ -7,7 +7,6 @@ bounded cache — a page view never writes into the run.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -22,19 +21,6 @@ def model_loader(key: str) -> core_story.ModelLoader:
     return lambda name: backends.model_of(runs.run_model_ref(key, name))
 
 
-def _stamp(folder: Path) -> tuple[int, ...]:
-    """Changes when the run's story or any of its files change (a re-written run, a story written by a finished
-    run, a part edited or damaged since: the story is read, and the run verified, again)."""
-    stamps = []
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        stamps += [info.st_mtime_ns, info.st_size, info.st_ino]
-    return tuple(stamps)
-
-
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _story(key: str, stamp: tuple[int, ...]) -> dict[str, Any]:
     """One shared story per run and stamp: cards explained later (reviews chose another case) are kept in it."""
@@ -47,8 +33,8 @@ def load(key: str) -> dict[str, Any]:
     folder = runs.run_dir(key)
     if not (folder / core_story.STORY_FILE).exists():
         with st.spinner("Preparing this run's story (once per server; runs finished now come with theirs) …"):
-            return _story(key, _stamp(folder))
-    return _story(key, _stamp(folder))
+            return _story(key, runs.folder_stamp(folder))
+    return _story(key, runs.folder_stamp(folder))
 
 
 def review_keys(task: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:

@@ -568,3 +568,25 @@ def test_p17_pages_d1_an_unknown_run_in_a_link_is_said(tmp_path, monkeypatch, li
     assert not at.exception, [e.value for e in at.exception]
     notes = [c.value for c in at.caption if "named by the link is not a finished run here" in c.value]
     assert notes and newest[:8] in notes[0], [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("page", ["pages/failures.py", "pages/report.py"])
+def test_p17_pages_d2_a_run_damaged_after_its_first_view_is_not_served_from_memory(tmp_path, monkeypatch, page):
+    """Was: the run's tables were cached by run id alone: a part deleted (or a summary edited) after the first view
+    was still shown, and its downloads served, until the server restarted."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    run_id = _store_run(tmp_path / "cache" / "runs", "sentiment-lc04", time.time())
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = run_id
+    at.run()
+    at = at.switch_page(page).run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    part = next((tmp_path / "cache" / "runs" / run_id / "results").iterdir())
+    part.unlink()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("is missing" in e.value and run_id in e.value for e in at.error), [e.value for e in at.error]
