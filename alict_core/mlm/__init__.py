@@ -38,6 +38,7 @@ def default_suggester() -> tuple[str, dict[str, Any]]:
     from alict_core.models import defaults as model_defaults
 
     entry = model_defaults.resolved_defaults()["mlm"]
+    model_defaults.require_available(entry, "mlm")
     if entry["kind"] == "offline":
         return str(entry["name"]), {}
     source = entry.get("path") or entry.get("model_id") or entry["name"]
@@ -63,9 +64,10 @@ def get_suggester(name: str | None = None, **kw: Any) -> Suggester:
 
 def load_default_suggester() -> Suggester:
     """The default masked-LM suggester (bert-base-uncased from the cache / hub, or the offline MiniLM head)."""
-    from alict_core.models.defaults import resolved_defaults
+    from alict_core.models.defaults import require_available, resolved_defaults
 
     entry = resolved_defaults()["mlm"]
+    require_available(entry, "mlm")
     if entry["kind"] == "offline":
         return get_suggester(entry["name"])
     return _hf_suggester(str(entry.get("path") or entry.get("model_id") or entry["name"]), entry["name"])

@@ -208,12 +208,28 @@ def _try(choice: Choice) -> tuple[dict[str, Any] | None, str]:
 
 def check_pins() -> None:
     """The pinned defaults that can be told wrong without loading anything (a parser that is neither a known
-    choice nor a folder): one message before any work, not after a run's shards were written."""
+    choice nor a folder; a pinned hub model that is neither cached nor reachable): one message before any work,
+    not after a run's shards were written, nor after minutes of hub retries."""
     value = os.environ.get(PIN_ENV["parser"], "").strip()
     known = {c.name for choices in PREFERENCES.values() for c in choices}
     if value and value not in known and value != "benepar_en3" and not Path(value).expanduser().is_dir():
         raise AlictError(f"{PIN_ENV['parser']}={value[:60]!r}: not benepar_en3, benepar-offline or a benepar model "
                          "folder")
+    for role in ROLES:
+        if os.environ.get(PIN_ENV[role], "").strip():
+            require_available(resolved_defaults()[role], role)
+
+
+def require_available(entry: dict[str, Any], role: str) -> None:
+    """Refuse a pinned model that resolution found unavailable (not in the local cache, and offline): loading it
+    retried the hub for minutes although the probe had said offline."""
+    if entry.get("why") == PIN_UNAVAILABLE:
+        raise AlictError(f"{PIN_ENV[role]}={str(entry.get('name'))[:60]!r}: not a model folder, not in the local "
+                         f"Hugging Face cache ({hf_cache_dir()}) and the hub is not reachable (offline); give a "
+                         "model folder or unset it")
+
+
+PIN_UNAVAILABLE = "not available now"
 
 
 def _pinned(role: str, value: str) -> dict[str, Any]:
@@ -231,7 +247,7 @@ def _pinned(role: str, value: str) -> dict[str, Any]:
     else:
         choice = known.get(value, Choice(value, "benepar" if role == "parser" else "hf", False))
         entry = _try(choice)[0] or {"name": value, "kind": choice.kind, "paper_model": choice.paper,
-                                    "model_id": value if choice.kind == "hf" else None, "why": "not available now"}
+                                    "model_id": value if choice.kind == "hf" else None, "why": PIN_UNAVAILABLE}
     entry["source"] = f"pinned by {PIN_ENV[role]}"
     return entry
 
@@ -325,6 +341,7 @@ def load_default_classifier(task: str) -> Any:
     from alict_core.models.registry import MODELS, get_model
 
     entry = resolved_defaults()[f"classifier:{task}"]
+    require_available(entry, f"classifier:{task}")
     if entry["kind"] == "offline":
         return get_model(entry["name"])
     if entry["name"] in MODELS.names():  # a registered hub model: keeps its label map

@@ -105,9 +105,10 @@ def default_parser_name() -> str:
 
 def load_default_parser() -> Parser:
     """The default parser, loaded (benepar_en3 from its folder, or the project's offline parser)."""
-    from alict_core.models.defaults import resolved_defaults
+    from alict_core.models.defaults import require_available, resolved_defaults
 
     entry = resolved_defaults()["parser"]
+    require_available(entry, "parser")
     if entry["kind"] == "offline":
         return get_parser(entry["name"])
     from alict_core.parsing.benepar_backend import BeneparParser

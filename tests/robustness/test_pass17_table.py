@@ -590,3 +590,20 @@ def test_p17_pages_d2_a_run_damaged_after_its_first_view_is_not_served_from_memo
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("is missing" in e.value and run_id in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("variable", ["ALICT_DEFAULT_MLM", "ALICT_DEFAULT_SENTIMENT_MODEL"])
+def test_p17_cli_d_a_pinned_model_neither_cached_nor_reachable_is_refused_first(cli, tmp_path, own_cache,
+                                                                              monkeypatch, variable):
+    """Was: `ALICT_DEFAULT_MLM=nonexist expand …` offline tried huggingface.co five times 8 s apart (a host call the
+    probe had ruled out) before failing; now one message before any work."""
+    from alict_core.models import defaults
+
+    monkeypatch.setenv("ALICT_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv(variable, "no-such-org/no-such-model")
+    defaults.resolved_defaults(refresh=True)
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--max-seeds", "2",
+                  "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, variable, "hub is not reachable")
+    assert not (tmp_path / "r").exists()
