@@ -144,6 +144,15 @@ def _plain(address: IPAddress) -> IPAddress:
     return mapped if mapped is not None else address
 
 
+def _is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address written out (no DNS lookup needed to know it)."""
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    return True
+
+
 def resolve_host(host: str, port: int) -> list[IPAddress]:
     """Every address ``host`` resolves to (a TrustError when it resolves to none)."""
     try:
@@ -184,6 +193,11 @@ def checked_addresses(host: str, port: int, *, loopback: bool = True) -> list[IP
     entries = allowed_hosts()
     named = any(_host_entry_matches(host, e) for e in entries)
     networks = _networks(entries)
+    if not loopback and not named and not networks and not _is_address(host):
+        # from the browser, a name no entry can allow is refused before any lookup: resolving it sent a DNS query
+        # to whoever runs that domain, and the message told the browser the address of an internal name
+        raise TrustError(f"endpoint host {host!r} is not on the allow-list; nothing was sent (the name was not "
+                         f"looked up). The server operator can allow it with {HOSTS_ENV}=<host or CIDR>[,...]")
     addresses = resolve_host(host, port)
     for address in addresses:
         if address in METADATA_ADDRESSES:

@@ -607,3 +607,23 @@ def test_p17_cli_d_a_pinned_model_neither_cached_nor_reachable_is_refused_first(
                   "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2, variable, "hub is not reachable")
     assert not (tmp_path / "r").exists()
+
+
+# pass 18 ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("url", ["http://db.internal:8080/p", "http://vm/", "https://example.com/v1"])
+def test_p18_pages_4_a_browser_endpoint_name_no_entry_allows_is_not_looked_up(monkeypatch, url):
+    """Was: any name typed in the browser was resolved (a DNS query to whoever runs the domain) and the refusal
+    showed its address (`'vm' is a loopback address (127.0.0.1)`): a map of internal names."""
+    import socket
+
+    from alict_core.common.trust import TrustError, check_endpoint
+
+    monkeypatch.delenv("ALICT_ALLOWED_HOSTS", raising=False)
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError(f"looked up {args[0]!r}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    with pytest.raises(TrustError, match="not on the allow-list; nothing was sent") as refused:
+        check_endpoint(url, loopback=False)
+    assert "127.0.0.1" not in str(refused.value)
