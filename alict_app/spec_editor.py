@@ -28,6 +28,16 @@ def reset_editor(editor_key: str, original: str) -> None:
     st.session_state.setdefault(BASES, {})[editor_key] = original
 
 
+def revert_editor(editor_key: str, spec: Any) -> None:
+    """Callback of "Revert to the file on disk": the file as it is at the press (the text of the last draw was
+    stale when another session had saved since)."""
+    try:
+        text = spec_store.spec_text(spec)
+    except (OSError, UnicodeDecodeError):  # gone or unreadable since: the page's redraw says what is there now
+        return
+    reset_editor(editor_key, text)
+
+
 DISCARD_REFUSED = "_alict_spec_discard_refused"  # editor key -> why "Discard my copy" deleted nothing
 
 

@@ -86,6 +86,12 @@ def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> N
     the page's error boundary: whatever goes wrong is one message, the editor's text is kept as it is."""
     from alict_core.common.limits import check_yaml_shape
 
+    if hash_text(str(st.session_state.get(editor_key, "")), 10) != version:
+        # the editor changed after the form was drawn (an edit sent with the press): its stale values would
+        # overwrite that edit without a word
+        st.session_state["form_error"] = ("the editor's text changed after this form was drawn, so the form was not "
+                                          "applied (your edit is kept); the form now shows the new text: apply again")
+        return
     try:
         check_yaml_shape(st.session_state[editor_key], "the spec")  # size and depth before any parse
         _apply_form(editor_key, fields, version)

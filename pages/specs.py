@@ -35,7 +35,7 @@ def main() -> None:
         text = st.session_state[editor_key]
         drafts[editor_key] = text
         parsed = spec_editor.checked_spec(spec, text)
-        st.button("Revert to the file on disk", on_click=spec_editor.reset_editor, args=(editor_key, original))
+        st.button("Revert to the file on disk", on_click=spec_editor.revert_editor, args=(editor_key, spec))
     with right:
         spec_form.common_fields_form(editor_key, text)
         spec_editor.live_counts(parsed)

@@ -627,3 +627,50 @@ def test_p18_pages_4_a_browser_endpoint_name_no_entry_allows_is_not_looked_up(mo
     with pytest.raises(TrustError, match="not on the allow-list; nothing was sent") as refused:
         check_endpoint(url, loopback=False)
     assert "127.0.0.1" not in str(refused.value)
+
+
+def _specs_page_of(root: Path, lc: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.query_params["lc"] = lc
+    at.run()
+    return at.switch_page("pages/specs.py").run()
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p18_pages_2_revert_shows_the_file_as_it_is_at_the_press(tmp_path, monkeypatch):
+    """Was: "Revert to the file on disk" put back the text of the last draw: another session's save since was not
+    shown (and became the 'opened' text, though it was not)."""
+    import re
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    root = Path(__file__).resolve().parents[2]
+    saved = tmp_path / "ws" / "specs" / "sentiment" / "sentiment-lc05.yaml"
+    saved.parent.mkdir(parents=True)
+    saved.write_text((root / "specs" / "sentiment" / "sentiment-lc05.yaml").read_text())
+    at = _specs_page_of(root, "sentiment-lc05")
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    editor.set_value(editor.value + "\n# my edit\n").run()
+    saved.write_text(re.sub(r"(?m)^title: .*$", "title: Saved by another session", saved.read_text()))
+    next(b for b in at.button if b.label == "Revert to the file on disk").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    assert "title: Saved by another session" in editor.value and "# my edit" not in editor.value
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p18_pages_3_apply_to_yaml_never_reverts_an_edit_sent_with_the_press(tmp_path, monkeypatch):
+    """Was: an editor edit sent in the same message as "Apply to YAML" was overwritten by the form's stale values."""
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    root = Path(__file__).resolve().parents[2]
+    at = _specs_page_of(root, "sentiment-lc05")
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    edited = editor.value + "\n# my edit sent with the press\n"
+    editor.set_value(edited)
+    next(b for b in at.button if b.label == "Apply to YAML").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    assert "# my edit sent with the press" in editor.value
+    assert any("changed after this form was drawn" in e.value for e in at.error), [e.value for e in at.error]
