@@ -48,6 +48,16 @@ def without_server_paths(text: str) -> str:
                     roots.setdefault(form, label)
         except Exception:  # noqa: BLE001 - a setting that cannot be read names no root here (it is said elsewhere)
             continue
+    try:  # the folders the operator lets the browser read (ALICT_WORKSPACE_ROOTS, ALICT_MODEL_ROOTS, pickle folders):
+        # a link under one resolves into another, and a message named the resolved target the user never typed
+        from alict_core.common.trust import operator_folders
+
+        for label, folders in operator_folders().items():
+            for folder in folders:
+                if len(str(folder)) > 1:
+                    roots.setdefault(str(folder), label)
+    except Exception:  # noqa: BLE001 - a setting that cannot be read names nothing here (it is said elsewhere)
+        pass
     try:  # the operator's review database: its URL (user, host, port) and file are the server's own
         from alict_core.review.store import default_url, safe_url, sqlite_path
 

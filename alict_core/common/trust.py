@@ -75,6 +75,13 @@ def pickle_dirs() -> list[Path]:
     return _dirs(PICKLE_DIRS_ENV)
 
 
+def operator_folders() -> dict[str, list[Path]]:
+    """The folders the operator named in ``ALICT_WORKSPACE_ROOTS``, ``ALICT_MODEL_ROOTS`` and ``ALICT_PICKLE_DIRS``
+    (resolved; nothing created): the browser's messages name them by role, never by path."""
+    return {"<allowed folder>": _dirs(WORKSPACE_ENV), "<model folder>": _dirs(MODEL_ROOTS_ENV),
+            "<pickle folder>": _dirs(PICKLE_DIRS_ENV)}
+
+
 def uploads_dir() -> Path:
     """Where files uploaded through the browser are stored (inside the cache folder)."""
     from alict_core.common.config import artefact_dir

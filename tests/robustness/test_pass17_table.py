@@ -674,3 +674,23 @@ def test_p18_pages_3_apply_to_yaml_never_reverts_an_edit_sent_with_the_press(tmp
     editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
     assert "# my edit sent with the press" in editor.value
     assert any("changed after this form was drawn" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_p18_pages_1_a_link_under_an_allowed_folder_never_shows_where_it_leads(tmp_path, monkeypatch):
+    """Was: a workspace-root symlink into another allowed folder showed its resolved target in the refusal
+    ("baseline suite /…/hidden/secret-name.json not found"), a server path the user never typed."""
+    import os
+
+    from alict_app import reporting
+    from alict_app.formatting import without_server_paths
+    from alict_core.common.errors import AlictError
+    from alict_core.common.trust import browser_suite_path
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "hidden").mkdir()
+    os.symlink(tmp_path / "hidden" / "secret-name.json", tmp_path / "ws" / "link.json")
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", f"{tmp_path / 'ws'}{os.pathsep}{tmp_path / 'hidden'}")
+    with pytest.raises(AlictError) as refused:
+        reporting.import_baseline(browser_suite_path(str(tmp_path / "ws" / "link.json")), "sentiment")
+    shown = without_server_paths(str(refused.value))
+    assert str(tmp_path) not in shown and "<allowed folder>/secret-name.json" in shown
