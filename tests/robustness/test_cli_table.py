@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -324,7 +325,9 @@ def test_damaged_legacy_run_is_one_line(cli, tmp_path, damage):
     from tests.robustness.support import KeywordModel, small_cases
 
     run_dir = run_suite(small_cases(4), [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
-    (run_dir / "manifest.json").unlink()  # a run saved before manifests: checked by reading it
+    (run_dir / "manifest.json").unlink()  # a run saved before manifests (no manifest, no layout): checked by reading
+    meta = json.loads((run_dir / "meta.json").read_text())
+    (run_dir / "meta.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "layout"}))
     if damage == "truncate-parquet":
         (run_dir / "results.parquet").write_bytes(b"PAR1")
     elif damage == "bad-meta":
