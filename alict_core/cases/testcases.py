@@ -131,6 +131,43 @@ def check_seed_row(seed: Mapping[str, Any], where: str) -> None:
             raise CaseError(f"{where}: {key} must be a non-empty text, got {seed[key]!r:.80}")
     if not isinstance(seed["text"], str) or not seed["text"].strip():  # 12345 is not a sentence, "" tests nothing
         raise CaseError(f"{where}: text must be a non-empty text, got {seed['text']!r:.80}")
+    if not isinstance(seed["expected"], Mapping):  # "neutral" failed `validate` with an internal ValueError
+        raise CaseError(f"{where}: expected must be an object such as {{\"kind\": \"label\", \"labels\": [...]}}, "
+                        f"got {seed['expected']!r:.80}")
+    check_expected(seed["expected"], f"{where}: expected")
+    _check_spans(seed, where)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_spans(seed: Mapping[str, Any], where: str) -> None:
+    """``segments`` and ``protected_spans`` of a seed row: character spans inside its text, whole numbers (1e20 or
+    true there failed `validate` and `run` with an internal TypeError)."""
+    size = len(seed["text"])
+
+    def span(start: Any, end: Any, what: str) -> None:
+        if not (_whole(start) and _whole(end) and 0 <= start <= end <= size):
+            raise CaseError(f"{where}: {what} must be whole numbers 0 <= start <= end <= {size} (the text's length), "
+                            f"got {start!r:.20} and {end!r:.20}")
+
+    segments = seed.get("segments", [])
+    if not isinstance(segments, list):
+        raise CaseError(f"{where}: segments must be a list, got {segments!r:.60}")
+    for n, segment in enumerate(segments):
+        if not isinstance(segment, Mapping) or set(segment) != {"group", "source_id", "start", "end"} or not all(
+                isinstance(segment[k], str) for k in ("group", "source_id")):
+            raise CaseError(f"{where}: segments[{n}] must be an object of group, source_id (texts), start and end, "
+                            f"got {segment!r:.80}")
+        span(segment["start"], segment["end"], f"segments[{n}] start and end")
+    spans = seed.get("protected_spans", [])
+    if not isinstance(spans, list):
+        raise CaseError(f"{where}: protected_spans must be a list, got {spans!r:.60}")
+    for n, pair in enumerate(spans):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise CaseError(f"{where}: protected_spans[{n}] must be a [start, end] pair, got {pair!r:.60}")
+        span(pair[0], pair[1], f"protected_spans[{n}]")
 
 
 def build_cases(

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable
 
 TARGET_CHOICES = ("parser", "mlm", "models", "classifiers", "all", "missing")
 
@@ -60,20 +61,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _figure(value: object) -> str:
-    """A held-out figure as printed: 4 decimals (legacy manifests stored full floats), else as recorded."""
+    """A held-out figure as printed: 4 decimals (legacy manifests stored full floats); anything but a number (a
+    hand-edited manifest: true, a text, a list) is "?"."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "?" if value is not None else "None"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _figures_text(target: str, figures: dict) -> str:
+    if not isinstance(figures, dict):
+        return "figures unreadable (the manifest was edited)"
     if target == "parser":
         return f"test F1 {_figure(figures.get('test_f1'))}, dev F1 {_figure(figures.get('dev_f1'))}"
     if target == "mlm":
         return f"held-out top-1 {_figure(figures.get('top1'))}, top-10 {_figure(figures.get('top10'))}"
     parts = []
-    for name, row in figures.items():
-        test = (row or {}).get("test") or {}
+    for name, row in figures.items():  # a figure of another shape (edited by hand) is said, never an AttributeError
+        row = row if isinstance(row, dict) else {}
+        test = row.get("test") if isinstance(row.get("test"), dict) else {}
+        error = row.get("error", "no figures")
         parts.append(f"{name}: acc {_figure(test.get('accuracy'))}, macro-F1 {_figure(test.get('macro_f1'))}"
-                     if test else f"{name}: {(row or {}).get('error', 'no figures')}")
+                     if test else f"{name}: {printable(str(error))[:120]}")
     return "; ".join(parts)
 
 
@@ -122,11 +130,12 @@ def _versions(out: str | None) -> list[dict]:
     """The hardened model versions the runtime would use (those of the default models folder), each checked."""
     from pathlib import Path
 
-    from alict_core.common.config import models_dir
+    from alict_core.common.config import cache_dir
 
-    if out is not None and Path(out).resolve() != models_dir().resolve():
+    models = cache_dir() / "models"  # not models_dir(): a report never writes (it made <cache>/models)
+    if out is not None and Path(out).resolve() != models.resolve():
         return []
-    if not (models_dir() / "versions").is_dir():  # a report never writes (versions_root() makes the folder)
+    if not (models / "versions").is_dir():  # a report never writes (versions_root() makes the folder)
         return []
     from alict_core.harden.versions import versions_report
 

@@ -69,6 +69,13 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
                 raise AlictError(f"--spec {str(path)!r} and {str(by_id[spec.id])!r} both hold spec {spec.id!r}; "
                                  "give each LC once")
             by_id[spec.id] = path
+        if lc_ids:  # `--spec x.yaml --lc lc4` wrote x's seeds without a word: --lc picks among the given specs
+            wanted = {get_spec(task, lc).id if not any(s.id == lc for s in specs) else lc for lc in lc_ids}
+            missing = sorted(wanted - set(by_id))
+            if missing:
+                raise AlictError(f"--lc {missing[0]} is not among the --spec files given ({', '.join(sorted(by_id))});"
+                                 " give its spec file, or leave --lc out")
+            specs = [spec for spec in specs if spec.id in wanted]
         return specs
     if lc_ids:
         return [get_spec(task, lc) for lc in lc_ids]

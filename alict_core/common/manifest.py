@@ -833,6 +833,12 @@ def _refuse_in_model_store(path: Path, what: str) -> None:
     for folder in DERIVED_CACHES:  # checked entries: a file written among them was quarantined by the next reader
         stores[f"{folder} cache"] = (cache_dir() / folder, "ALiCT's own cached entries, each checked against its "
                                                            "manifest")
+    try:  # every YAML file there is read as a spec: a JSON written there failed every later run of the task
+        from alict_core.common.config import workspace_dir
+
+        stores["workspace's specs"] = (workspace_dir() / "specs", "the LC specs of your workspace")
+    except AlictError:
+        pass  # a workspace setting that cannot be used is said by the commands that read it
     for name, (store, holds) in stores.items():
         store = Path(os.path.abspath(store)).resolve()
         if name == "run store" and target.name == "report.html" and target.parent.parent == store:

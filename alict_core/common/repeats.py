@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Callable, Hashable, Sequence, TypeVar
 
 from alict_core.common.errors import AlictError
@@ -17,8 +18,9 @@ def distinct(items: Sequence[T], option: str, key: Callable[[T], Hashable] | Non
     seen: dict[Hashable, T] = {}
     for item in items:
         found = key(item) if key is not None else item
-        if found in seen:
-            alias = "" if seen[found] == item else f" ({item!r} and {seen[found]!r} are the same)"
-            raise AlictError(f"{option} names {item!r} twice{alias}; name each once")
+        if found in seen:  # paths by their text: "PosixPath('x')" is Python's, not the user's
+            shown, first = (repr(str(x)) if isinstance(x, PurePath) else repr(x) for x in (item, seen[found]))
+            alias = "" if seen[found] == item else f" ({shown} and {first} are the same)"
+            raise AlictError(f"{option} names {shown} twice{alias}; name each once")
         seen[found] = item
     return list(items)

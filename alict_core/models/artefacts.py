@@ -89,7 +89,8 @@ def canonical(target: str) -> str:
 
 def models_root(root: Path | str | None = None) -> Path:
     """The models folder: ``root`` when given (``build --out``), else ``<cache>/models``."""
-    return Path(root).expanduser() if root else config.models_dir()
+    return Path(root).expanduser() if root else config.cache_dir() / "models"  # not created by a read (writers
+    # create their folders): `build --report` on an empty cache wrote <cache>/models
 
 
 def profile_dir(target: str, profile: str, root: Path | str | None = None) -> Path:
@@ -196,6 +197,12 @@ def read_manifest(path: Path) -> dict[str, Any]:
               and all(isinstance(manifest.get(key, ""), str) for key in ("target", "profile")))
     if not shaped:
         raise ArtefactCorruptError(f"{path} is damaged (not the manifest ALiCT writes: edited outside ALiCT?); {fix}")
+    folder, profile = path.parent.name, path.parent.parent.name
+    if folder in TARGETS and profile in (*PROFILES, "micro"):  # a quick build copied into full/ passed as full
+        for key, where in (("profile", profile), ("target", folder)):
+            if manifest.get(key) and manifest[key] != where:
+                raise ArtefactCorruptError(f"{path.parent} holds a {manifest[key]!r} {key}'s artefact, not {where!r} "
+                                           f"(copied or moved by hand?); {fix}")
     return dict(manifest)
 
 

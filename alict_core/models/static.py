@@ -78,9 +78,11 @@ class StaticPredictionsModel:
                 raise ModelError(f"model {self.name!r}: {where}: columns {list(self.labels)} must be numbers") from None
             if not np.isfinite(proba).all() or (proba < 0).any():
                 raise ModelError(f"model {self.name!r}: {where}: probabilities must be finite and >= 0")
-            total = proba.sum()
-            if total <= 0:
-                raise ModelError(f"model {self.name!r}: {where}: probabilities sum to {total}")
+            with np.errstate(over="ignore"):  # 1e308 in every column: the sum overflows (numpy's warning named
+                total = proba.sum()  # a site-packages path); said for the row instead
+            if not np.isfinite(total) or total <= 0:
+                raise ModelError(f"model {self.name!r}: {where}: probabilities sum to {total} (give values that "
+                                 "sum to 1, or to a positive finite number)")
             return proba / total
         label = row.get("label")
         if label in (None, ""):

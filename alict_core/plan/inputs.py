@@ -148,7 +148,20 @@ def seed_file_rows(path: Path, task: str, of_task: set[str]) -> list[dict]:
                              f"{limits().text_chars:,} (setting ALICT_LIMIT_TEXT_CHARS)")
         if row.get("task") not in (None, task):  # the case would be stored as of that task in a run of this one
             raise AlictError(f"--seeds {where}: the seed names task {row.get('task')!r}, not {task!r}")
+        check_task_labels("--seeds", where, row["expected"], task)
     return [row for _, row in numbered]
+
+
+def check_task_labels(option: str, where: str, expected: Mapping[str, Any], task: str) -> None:
+    """Refuse an expectation naming a label the task does not have (`validate` accepted `["bogus"]`; `run` refused
+    it only once the models were loaded)."""
+    from alict_core.data.records import TASK_LABELS
+
+    labels = expected.get("labels") if isinstance(expected, Mapping) else None
+    unknown = [label for label in labels or [] if label not in TASK_LABELS[task]]
+    if unknown:
+        raise AlictError(f"{option} {where}: expected label {unknown[0]!r:.40} is not a label of task {task!r} "
+                         f"({', '.join(TASK_LABELS[task])})")
 
 
 def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
@@ -181,6 +194,9 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
             for where, row in numbered:
                 if task:
                     check_row_lc("--expansions", where, row, task, of_task)
+                    if row.get("task") not in (None, task):  # counted as an expansion of this task (seeds refuse it)
+                        raise AlictError(f"--expansions {where}: the expansion names task {row.get('task')!r:.40}, "
+                                         f"not {task!r}")
                 if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
                     raise AlictError(f"--expansions {where}: accepted must be true or false, got "
                                      f"{row.get('accepted')!r:.40}")
@@ -209,10 +225,18 @@ def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterab
     import logging
 
     chosen = set(lc_ids)
+    seeds, expansions = list(seeds), list(expansions)
+    lc_of_seed = {str(seed.get("id")): str(seed.get("lc_id")) for seed in seeds}
+    for row in expansions:  # `run` refuses it (build_cases); `validate` counted it under its seed's LC
+        seed_lc = lc_of_seed.get(str(row.get("seed_id")))
+        if row.get("accepted", True) is True and seed_lc is not None and row.get("lc_id") != seed_lc:
+            raise AlictError(f"--expansions: the expansion of seed {str(row.get('seed_id'))[:60]!r} names LC "
+                             f"{str(row.get('lc_id'))[:40]!r}, but its seed is of {seed_lc}; an expansion keeps its "
+                             "seed's LC")
     rows = [r for r in expansions if r.get("accepted", True) is True and r.get("lc_id") in chosen]
     if not rows:
         return
-    seed_ids = {str(seed.get("id")) for seed in seeds}
+    seed_ids = set(lc_of_seed)
     left = [r for r in rows if str(r.get("seed_id")) not in seed_ids]
     if len(left) == len(rows):
         raise AlictError(f"--expansions: none of the {len(rows):,} accepted row(s) of the chosen LCs hangs on a seed "

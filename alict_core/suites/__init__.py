@@ -35,6 +35,10 @@ def read_suite(path: str | Path, task: str, strict: bool = False,
         imported = read_hatecheck(path)
     elif name.endswith(".jsonl"):
         imported = read_cases_jsonl(path)
+        other = next((c for c in imported.cases if c.task not in (None, "", task)), None)
+        if other is not None:  # run and stored as of that task in a run of this one
+            raise SuiteFormatError(f"{Path(path).name}: case {other.case_id!r:.60} names task {other.task!r:.40}, "
+                                   f"not {task}")
     elif name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
         imported = read_checklist(path, task, inv_threshold=inv_threshold)
     else:

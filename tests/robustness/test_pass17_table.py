@@ -694,3 +694,151 @@ def test_p18_pages_1_a_link_under_an_allowed_folder_never_shows_where_it_leads(t
         reporting.import_baseline(browser_suite_path(str(tmp_path / "ws" / "link.json")), "sentiment")
     shown = without_server_paths(str(refused.value))
     assert str(tmp_path) not in shown and "<allowed folder>/secret-name.json" in shown
+
+
+def _seed_row(**change) -> dict:
+    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
+            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
+
+
+BAD_SEED_ROWS = {
+    "segment-end-huge": ({"segments": [{"group": "x", "source_id": "s", "start": 0, "end": 1e20}]}, "segments[0]"),
+    "segment-start-bool": ({"segments": [{"group": "x", "source_id": "s", "start": True, "end": 1}]}, "segments[0]"),
+    "segments-a-text": ({"segments": "abc"}, "segments must be a list"),
+    "span-huge": ({"protected_spans": [[0, 1e20]]}, "protected_spans[0]"),
+    "span-an-object": ({"protected_spans": [{"start": True, "end": "x"}]}, "protected_spans[0]"),
+    "expected-a-text": ({"expected": "neutral"}, "expected must be an object"),
+    "expected-kind-unknown": ({"expected": {"kind": "nope"}}, "expected"),
+    "label-unknown": ({"expected": {"kind": "label", "labels": ["bogus"], "tolerance": None}}, "'bogus'"),
+}
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("change,needle", BAD_SEED_ROWS.values(), ids=BAD_SEED_ROWS.keys())
+def test_p18_cli_1_a_damaged_seed_row_is_one_message(cli, tmp_path, own_cache, command, change, needle):
+    """Was: segments / protected_spans of another shape gave "internal error (TypeError …)" (exit 3) in `validate`
+    and `run`; `validate` accepted an unknown expectation kind or label that `run` refused only later."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
+        ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+         str(tmp_path / "r")]
+    outcome = cli(*argv)
+    assert_clean_error(outcome, 2, "s.jsonl:1", needle)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
+def test_p18_cli_2_an_expansion_of_the_other_task_is_refused(cli, tmp_path, own_cache, command):
+    """Was: an expansion row naming task hate_speech was counted as a sentiment expansion (run, validate, fidelity),
+    though --seeds refuses the same."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "hate_speech",
+                                "text": "a very fine film", "accepted": True}) + "\n")
+    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
+            "run": ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds),
+                    "--out", str(tmp_path / "r")],
+            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
+    outcome = cli(*argv, "--expansions", str(exps))
+    assert_clean_error(outcome, 2, "x.jsonl:1", "names task 'hate_speech'")
+
+
+def test_p18_cli_2_a_suite_case_of_the_other_task_is_refused(cli, tmp_path, own_cache):
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text(json.dumps({"case_id": "c1", "lc_id": "x", "task": "hate_speech", "kind": "seed",
+                                 "seed_id": "c1", "text": "a fine film", "test_type": "MFT",
+                                 "expected": {"kind": "label", "labels": ["normal"], "tolerance": None}}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite", str(suite),
+                  "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "names task 'hate_speech'")
+
+
+def test_p18_cli_3_validate_refuses_an_expansion_of_another_lc_than_its_seed(cli, tmp_path, own_cache):
+    """Was: `run` refused it, `validate` counted it under its seed's LC."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc01", "task": "sentiment",
+                                "text": "a very fine film", "accepted": True}) + "\n")
+    outcome = cli("validate", "--task", "sentiment", "--lc", "4", "--lc", "1", "--seeds", str(seeds),
+                  "--expansions", str(exps))
+    assert_clean_error(outcome, 2, "its seed is of sentiment-lc04")
+
+
+@pytest.mark.parametrize("figures", [{"minilm-sst": {"test": "x"}}, {"minilm-sst": "x"}, "x",
+                                     {"minilm-sst": {"test": {"accuracy": True}}}])
+def test_p18_cli_5_build_report_shows_edited_figures_without_a_crash(cli, tmp_path, figures):
+    """Was: a classifiers manifest whose figures were edited to another shape: `build --report` exit 3
+    (AttributeError: 'str' object has no attribute 'get'); `accuracy: true` was printed as `acc True`."""
+    from alict_core.training.targets import build
+    from tests.test_builds import _fake_trainer
+
+    root = tmp_path / "models"
+    build("classifiers", "quick", root, trainer=_fake_trainer({"minilm-sst/head.npz": "h"}), log=lambda _: None)
+    manifest = root / "quick" / "classifiers" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "figures": figures}))
+    outcome = cli("build", "--report", "--out", str(root))
+    assert outcome.code == 0 and "Traceback" not in outcome.err, outcome.err
+    assert "acc True" not in outcome.out
+
+
+def test_p18_cli_6_an_artefact_copied_into_another_profile_is_broken(cli, tmp_path):
+    """Was: a quick parser copied into full/ was listed (and used) as the full build; `build missing --profile full`
+    skipped it."""
+    import shutil
+
+    from alict_core.training.targets import build, missing
+    from tests.test_builds import _fake_trainer
+
+    root = tmp_path / "models"
+    build("parser", "quick", root, trainer=_fake_trainer({"benepar_model.bin": "p"}), log=lambda _: None)
+    shutil.copytree(root / "quick" / "parser", root / "full" / "parser")
+    outcome = cli("build", "--report", "--out", str(root))
+    assert outcome.code == 0, outcome.err
+    assert "BROKEN" in outcome.out and "'quick' profile's artefact, not 'full'" in outcome.out
+    assert "parser" in missing("full", root)
+
+
+@pytest.mark.parametrize("argv", [["harden", "versions"], ["build", "--report"]])
+def test_p18_cli_7_read_only_listings_create_no_folder(cli, tmp_path, monkeypatch, argv):
+    """Was: `harden versions` created <cache>/models/versions and `build --report` <cache>/models."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    assert cli(*argv).code == 0
+    assert not (cache / "models").exists()
+
+
+def test_p18_cli_8_seeds_lc_picks_among_the_given_spec_files(cli, tmp_path, own_cache):
+    """Was: `seeds --spec lc01.yaml --lc lc4` wrote lc01's seeds without a word."""
+    spec = Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml"
+    outcome = cli("seeds", "--task", "sentiment", "--spec", str(spec), "--lc", "lc4", "--max", "2",
+                  "--out", str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "--lc sentiment-lc04 is not among the --spec files")
+    outcome = cli("seeds", "--task", "sentiment", "--spec", str(spec), "--spec", str(spec), "--out",
+                  str(tmp_path / "s"))
+    assert_clean_error(outcome, 2, "twice")
+    assert "PosixPath" not in outcome.err
+
+
+def test_p18_cli_10_overflowing_probabilities_are_refused_by_row(tmp_path):
+    from alict_core.common.errors import AlictError
+    from alict_core.models.static import StaticPredictionsModel
+
+    file = tmp_path / "p.jsonl"
+    file.write_text(json.dumps({"text": "a", "negative": 1e308, "neutral": 1e308, "positive": 1e308}) + "\n")
+    with pytest.raises(AlictError, match=r"p.jsonl:1: probabilities sum to inf"):
+        StaticPredictionsModel(file, "sentiment")
+
+
+def test_p18_kill_d3_no_output_among_the_workspace_specs(cli, tmp_path, own_cache, saved):
+    """Was: `report --out <workspace>/specs/sentiment/zz.yaml` was accepted; every later run of the task failed on
+    it."""
+    from alict_core.common.config import workspace_dir
+
+    target = workspace_dir() / "specs" / "sentiment" / "zz.yaml"
+    outcome = cli("report", str(saved), "--out", str(target))
+    assert_clean_error(outcome, 2, "workspace's specs")
+    assert not target.exists()
