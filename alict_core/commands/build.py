@@ -130,9 +130,9 @@ def _versions(out: str | None) -> list[dict]:
     """The hardened model versions the runtime would use (those of the default models folder), each checked."""
     from pathlib import Path
 
-    from alict_core.common.config import cache_dir
+    from alict_core.common.config import models_dir
 
-    models = cache_dir() / "models"  # not models_dir(): a report never writes (it made <cache>/models)
+    models = models_dir()  # a report never writes (models_dir() creates nothing)
     if out is not None and Path(out).resolve() != models.resolve():
         return []
     if not (models / "versions").is_dir():  # a report never writes (versions_root() makes the folder)

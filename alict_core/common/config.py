@@ -118,5 +118,6 @@ def workspace_dir() -> Path:
 
 
 def models_dir() -> Path:
-    """Where the project's own build scripts put trained offline models."""
-    return artefact_dir("models")
+    """Where the project's own build scripts put trained offline models (not created here: a read such as `build
+    --report` or `harden versions` created it; the writers create their own folders)."""
+    return cache_dir() / "models"

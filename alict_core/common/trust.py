@@ -200,11 +200,14 @@ def checked_addresses(host: str, port: int, *, loopback: bool = True) -> list[IP
     entries = allowed_hosts()
     named = any(_host_entry_matches(host, e) for e in entries)
     networks = _networks(entries)
-    if not loopback and not named and not networks and not _is_address(host):
-        # from the browser, a name no entry can allow is refused before any lookup: resolving it sent a DNS query
-        # to whoever runs that domain, and the message told the browser the address of an internal name
+    if not loopback and not named and not _is_address(host):
+        # from the browser, a host name must be named by an entry (`host`, `*.domain`); IP/CIDR entries allow
+        # addresses written out. A name no entry names is refused before any lookup: resolving it sent a DNS query
+        # to whoever runs that domain, and the message told the browser the address of an internal name (or
+        # whether the name exists), also when the list held an IP or network entry (pass 19)
         raise TrustError(f"endpoint host {host!r} is not on the allow-list; nothing was sent (the name was not "
-                         f"looked up). The server operator can allow it with {HOSTS_ENV}=<host or CIDR>[,...]")
+                         f"looked up). The server operator can allow it with {HOSTS_ENV}=<host name>[,...] (IP and "
+                         "CIDR entries allow addresses written out in the URL)")
     addresses = resolve_host(host, port)
     for address in addresses:
         if address in METADATA_ADDRESSES:

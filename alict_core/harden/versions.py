@@ -70,9 +70,9 @@ def list_versions(task: str | None = None) -> list[dict[str, Any]]:
     """Every stored version's ``version.json`` (optionally of one task), oldest first; a version whose record is
     damaged is left out with a logged note (one bad folder never takes the listing down)."""
     out: list[dict[str, Any]] = []
-    from alict_core.common.config import cache_dir
+    from alict_core.common.config import models_dir
 
-    listed = cache_dir() / "models" / "versions"  # a listing creates nothing (`harden versions` made the folder)
+    listed = models_dir() / "versions"  # a listing creates nothing (`harden versions` made the folder)
     for folder in sorted(listed.iterdir()) if listed.is_dir() else []:
         file = folder / VERSION_FILE
         if folder.is_dir() and not folder.name.startswith(".") and file.is_file():

@@ -89,8 +89,8 @@ def canonical(target: str) -> str:
 
 def models_root(root: Path | str | None = None) -> Path:
     """The models folder: ``root`` when given (``build --out``), else ``<cache>/models``."""
-    return Path(root).expanduser() if root else config.cache_dir() / "models"  # not created by a read (writers
-    # create their folders): `build --report` on an empty cache wrote <cache>/models
+    return Path(root).expanduser() if root else config.models_dir()  # not created by a read (writers create
+    # their folders): `build --report` on an empty cache wrote <cache>/models
 
 
 def profile_dir(target: str, profile: str, root: Path | str | None = None) -> Path:

@@ -842,3 +842,24 @@ def test_p18_kill_d3_no_output_among_the_workspace_specs(cli, tmp_path, own_cach
     outcome = cli("report", str(saved), "--out", str(target))
     assert_clean_error(outcome, 2, "workspace's specs")
     assert not target.exists()
+
+
+# pass 19 ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("entries", ["203.0.113.0/24", "10.0.0.5,api.example.com"])
+@pytest.mark.parametrize("url", ["http://vm:8080/p", "http://localhost:1/v1", "http://example.com/x"])
+def test_p19_pages_1_a_browser_name_is_not_looked_up_beside_ip_entries(monkeypatch, entries, url):
+    """Was: one IP or CIDR entry on the allow-list made every host name typed in the browser a DNS lookup, and the
+    refusal showed its address ('vm' is a loopback address (127.0.0.1)) or whether it exists."""
+    import socket
+
+    from alict_core.common.trust import TrustError, check_endpoint
+
+    monkeypatch.setenv("ALICT_ALLOWED_HOSTS", entries)
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError(f"looked up {args[0]!r}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    with pytest.raises(TrustError, match="not on the allow-list; nothing was sent") as refused:
+        check_endpoint(url, loopback=False)
+    assert "127.0.0.1" not in str(refused.value) and "cannot be resolved" not in str(refused.value)
