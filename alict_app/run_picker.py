@@ -87,8 +87,9 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         # switch, which leaves a finished run of the other task): said once, never a silent swap
         current = remembered.get(task) if remembered.get(task) in keys else keys[0]
         if unknown:
-            st.caption(literal(f"The run {str(state.get('run'))[:40]!r} named by the link is not a finished run "
-                               f"here; showing {labels.get(str(current), str(current))} instead."))
+            linked, shown = repr(str(state.get("run"))[:40]), labels.get(str(current), str(current))
+            st.caption(f"The run {literal(linked)} named by the link is not a finished run here; showing "
+                       f"{literal(shown)} instead.")
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     remembered[task] = state.get("run")

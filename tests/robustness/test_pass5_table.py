@@ -160,7 +160,7 @@ def test_the_story_of_a_run_edited_after_its_story_is_refused(saved_run):
 def test_the_story_pages_cache_key_changes_when_a_part_is_edited(saved_run):
     """The Story page keeps one story per run and stamp: an edit of a data part must make it read (and verify)
     the run again, not serve the story it read before."""
-    from alict_app.story_data import _stamp
+    from alict_app.runs import folder_stamp as _stamp
 
     before = _stamp(saved_run)
     _edit_a_case(saved_run)
