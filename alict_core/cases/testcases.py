@@ -136,6 +136,22 @@ def check_seed_row(seed: Mapping[str, Any], where: str) -> None:
                         f"got {seed['expected']!r:.80}")
     check_expected(seed["expected"], f"{where}: expected")
     _check_spans(seed, where)
+    _check_provenance(seed, where)
+
+
+def _check_provenance(seed: Mapping[str, Any], where: str) -> None:
+    """``source_ids`` / ``source_labels`` (lists of texts) and ``slots`` (texts by name) of a seed row, when given:
+    of another shape they failed `validate` and `run` with an internal TypeError."""
+    for key in ("source_ids", "source_labels"):
+        value = seed.get(key, [])
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise CaseError(f"{where}: {key} must be a list of texts, got {value!r:.60}")
+    slots = seed.get("slots", {})
+    if not isinstance(slots, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in slots.items()):
+        raise CaseError(f"{where}: slots must be an object of texts by name, got {slots!r:.60}")
+    for key in ("rule", "rule_kind"):
+        if key in seed and not isinstance(seed[key], str):
+            raise CaseError(f"{where}: {key} must be a text, got {seed[key]!r:.60}")
 
 
 def _whole(value: Any) -> bool:

@@ -30,7 +30,7 @@ import stat
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from alict_core.common.errors import AlictError
@@ -74,6 +74,11 @@ class Manifest:
         if manifest.format != FORMAT_VERSION:
             raise CorruptArtefactError(f"{where}: manifest format {manifest.format}, "
                                        f"this version reads {FORMAT_VERSION}")
+        for name in manifest.files:  # '../../etc/hostname' or '/proc/x' was opened, hashed and its folder listed
+            parts = PurePosixPath(name).parts
+            if not name or name.startswith("/") or "\\" in name or any(p in ("..", ".", "") for p in parts):
+                raise CorruptArtefactError(f"{where}: the manifest names {name[:80]!r}, not a file inside the "
+                                           "artefact (edited by hand?)")
         return manifest
 
 
@@ -168,8 +173,11 @@ def verify_dir(directory: Path, kind: str, key: str | None = None, label: str | 
         raise CorruptArtefactError(f"{where}: manifest is for a {manifest.kind!r}, not a {kind!r}")
     if key is not None and manifest.key != key:
         raise CorruptArtefactError(f"{where}: built for key {manifest.key}, expected {key}")
+    inside = directory.resolve()
     for name, digest in manifest.files.items():
         path = directory / name
+        if not path.resolve().is_relative_to(inside):  # a link in the folder that leads out of it
+            raise CorruptArtefactError(f"{where}: file {name} leads outside the artefact's folder (a link?)")
         problem = not_a_file(path)
         if problem:
             raise CorruptArtefactError(f"{where}: file {name} {problem}")

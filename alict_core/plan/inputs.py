@@ -207,6 +207,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
                     if not isinstance(row.get("text"), str) or not row["text"].strip():
                         raise AlictError(f"--expansions {where}: text must be a non-empty text, got "
                                          f"{row.get('text')!r:.80}")
+                    _check_insertions(where, row)
                     key = (str(row.get("lc_id")), row["seed_id"].strip(), " ".join(row["text"].split()))
                     if key in first_seen:  # it was run and counted twice (fidelity: its accepted count doubled)
                         raise AlictError(f"--expansions {where}: the expansion {row['text']!r:.80} of seed "
@@ -216,6 +217,20 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
                     first_seen[key] = str(where)
                 expansions.append(row)
     return expansions
+
+
+def _check_insertions(where: str, row: Mapping[str, Any]) -> None:
+    """``words`` (texts) and ``masked.mask_positions`` (token positions) of an accepted expansion row: of another
+    shape they failed `validate`, `run` and `fidelity` with an internal error."""
+    words, masked = row.get("words", []), row.get("masked", {})
+    positions = masked.get("mask_positions", []) if isinstance(masked, dict) else None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise AlictError(f"--expansions {where}: words must be a list of the inserted words (texts), got "
+                         f"{words!r:.60}")
+    if not isinstance(positions, list) or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in positions):
+        raise AlictError(f"--expansions {where}: masked must be an object whose mask_positions are token positions "
+                         f"(whole numbers), got {masked!r:.60}")
 
 
 def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterable[Mapping[str, Any]],

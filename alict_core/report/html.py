@@ -230,7 +230,11 @@ def validity_section(validity: dict | None) -> list[str]:
     """How many cases the validity checks flagged, per LC and reason, and whether they were excluded."""
     if not validity:
         return []
-    counts = validity.get("excluded") or {}
+    counts = validity.get("excluded") if isinstance(validity, dict) else None
+    if not isinstance(counts, dict) or not all(
+            isinstance(reasons, dict) and all(isinstance(n, int) for n in reasons.values()) for reasons in
+            counts.values()):  # a hand-edited meta.json (re-hashed into its manifest): said, not an AttributeError
+        return ["<h2>Validity checks</h2>", "<p>The run's validity record is unreadable (edited by hand?).</p>"]
     verb = "kept in the run (--keep-flagged)" if validity.get("kept_flagged") else "excluded from the run"
     rows = pd.DataFrame([{"lc_id": lc, "reason": reason, "cases": n} for lc, reasons in counts.items()
                          for reason, n in reasons.items()], columns=["lc_id", "reason", "cases"])

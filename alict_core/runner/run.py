@@ -437,6 +437,8 @@ class RunResult:
     @classmethod
     def _read(cls, directory: Path) -> "RunResult":
         meta = read_json(directory / "meta.json")
+        if not isinstance(meta.get("extra", {}), dict):  # every reader of the run's extra (report) assumed it
+            raise TypeError("meta.json: extra is not an object")  # one message by ``load`` ("cannot be read")
         if meta.get("layout") == "sharded":  # a streaming run (runner.stream): concatenate its parts
             case_files = sorted((directory / "cases").glob("part-*.jsonl"))
             cases = [TestCase.from_dict(row) for path in case_files for row in iter_jsonl(path)]

@@ -863,3 +863,85 @@ def test_p19_pages_1_a_browser_name_is_not_looked_up_beside_ip_entries(monkeypat
     with pytest.raises(TrustError, match="not on the allow-list; nothing was sent") as refused:
         check_endpoint(url, loopback=False)
     assert "127.0.0.1" not in str(refused.value) and "cannot be resolved" not in str(refused.value)
+
+
+@pytest.mark.parametrize("change", [{"source_ids": 5}, {"slots": "abc"}, {"slots": [1]}, {"source_labels": "neg"},
+                                    {"rule": 5}], ids=["source-ids-a-number", "slots-a-text", "slots-a-list",
+                                                       "source-labels-a-text", "rule-a-number"])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_p19_cli_1_seed_provenance_of_another_shape_is_one_message(cli, tmp_path, own_cache, command, change):
+    """Was: `source_ids: 5` or `slots: "abc"` in a seed row: "internal error (TypeError …)", exit 3."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
+        ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+         str(tmp_path / "r")]
+    assert_clean_error(cli(*argv), 2, "s.jsonl:1", next(iter(change)))
+
+
+@pytest.mark.parametrize("change", [{"words": [1, 2]}, {"words": 5}, {"masked": "x"},
+                                    {"masked": {"mask_positions": "x"}}],
+                         ids=["words-numbers", "words-a-number", "masked-a-text", "positions-a-text"])
+@pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
+def test_p19_cli_2_expansion_insertions_of_another_shape_are_one_message(cli, tmp_path, own_cache, command, change):
+    """Was: `words: [1, 2]` or `masked: "x"` in an accepted expansion row: exit 3 in validate, run and fidelity."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                "text": "a very fine film", "accepted": True, **change}) + "\n")
+    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
+            "run": ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds),
+                    "--out", str(tmp_path / "r")],
+            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
+    assert_clean_error(cli(*argv, "--expansions", str(exps)), 2, "x.jsonl:1", next(iter(change)))
+
+
+def _rehashed(folder: Path, name: str, text: str) -> None:
+    """``folder/name`` replaced by ``text`` and its sha256 written into the folder's manifest (a crafted artefact)."""
+    import hashlib
+
+    (folder / name).write_text(text)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"][name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("extra", ["x", {"validity": [1]}, {"validity": {"excluded": 5}}])
+def test_p19_cli_3_a_run_whose_extra_has_another_shape_is_one_message(cli, tmp_path, saved, extra):
+    """Was: `report` of a run whose meta.json `extra` was edited (and re-hashed into its manifest): exit 3."""
+    meta = json.loads((saved / "meta.json").read_text())
+    _rehashed(saved, "meta.json", json.dumps({**meta, "extra": extra}))
+    outcome = cli("report", str(saved), "--out", str(tmp_path / "r.html"))
+    assert "Traceback" not in outcome.err and outcome.code in (0, 2), outcome.err
+    if outcome.code == 2:
+        assert_clean_error(outcome, 2, "cannot be read")
+
+
+@pytest.mark.parametrize("name", ["../../../../../../etc/hostname", "/etc/hostname", "cases/../../x"])
+def test_p19_cli_4_a_manifest_never_names_a_file_outside_its_folder(cli, tmp_path, saved, name):
+    """Was: a manifest naming '../../etc/hostname' (or '/etc/hostname') with its real sha256: the file was opened and
+    hashed (an oracle for any file) and its folder listed in the message ('/etc/PackageKit is not one of …')."""
+    import hashlib
+
+    manifest = json.loads((saved / "manifest.json").read_text())
+    target = Path("/etc/hostname")
+    manifest["files"][name] = hashlib.sha256(target.read_bytes()).hexdigest() if target.is_file() else "0" * 64
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    outcome = cli("report", str(saved), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "not a file inside the artefact")
+    assert "/etc/" not in outcome.err.replace(name, "")
+
+
+def test_p19_cli_4_a_link_in_an_artefact_leading_out_is_refused(cli, tmp_path, saved):
+    import hashlib
+    import os
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    os.symlink(outside, saved / "extra.txt")
+    manifest = json.loads((saved / "manifest.json").read_text())
+    manifest["files"]["extra.txt"] = hashlib.sha256(outside.read_bytes()).hexdigest()
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    outcome = cli("report", str(saved), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2, "leads outside the artefact's folder")
