@@ -756,7 +756,7 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     base = _nearest_existing(path)
     if not base.is_dir():
         raise AlictError(f"{what} {str(path)!r} cannot be created: {base.name!r} is a file")
-    _refuse_in_model_store(path, what)
+    _refuse_in_stores(path, what)
     holding = _artefact_holding(path.resolve())
     if holding is not None:  # a re-write of that artefact swaps its whole folder: this output would vanish with it
         raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "
@@ -825,8 +825,9 @@ DERIVED_CACHES = ("annotations", "corpus_stats", "embeddings", "expansions", "ex
                   "parses", "predictions", "quarantine", "uploads")  # folders of <cache> only ALiCT writes
 
 
-def _refuse_in_model_store(path: Path, what: str) -> None:
-    """Refuse an output anywhere in the model store (``<cache>/models``: built models and hardened versions, each
+def _refuse_in_stores(path: Path, what: str) -> None:
+    """Refuse an output anywhere in ALiCT's own stores (the derived caches and the workspace's specs below) or the
+    model store (``<cache>/models``: built models and hardened versions, each
     checked against its recorded files; only ``build`` and ``harden train`` write there: a summary written into a
     version's folder broke the version) or the review store (``<cache>/review``: a summary over its database
     deleted every judgement), and over any existing SQLite database."""
@@ -916,7 +917,7 @@ def check_output_file(path: Path | str | None, what: str,
     for option, given in inputs:
         if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
             raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
-    _refuse_in_model_store(path, what)
+    _refuse_in_stores(path, what)
     holding = _artefact_holding(path.resolve())
     if holding is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
         artefact, kind = holding
