@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from alict_core.cases.rowschema import ExpansionRow, SeedRow, row_problem
 from alict_core.common.errors import AlictError
 from alict_core.lcspec.expectations import KINDS, Expectation, ExpectationError, Invariance, from_dict
 from alict_core.seeds.types import expansion_case_id
@@ -137,6 +138,16 @@ def check_seed_row(seed: Mapping[str, Any], where: str) -> None:
     check_expected(seed["expected"], f"{where}: expected")
     _check_spans(seed, where)
     _check_provenance(seed, where)
+    problem = row_problem(SeedRow, dict(seed))  # every other field (variants, meta, description, ...) by its type
+    if problem is not None:
+        raise CaseError(f"{where}: {problem}")
+
+
+def check_expansion_row(row: Mapping[str, Any], where: str) -> None:
+    """Refuse an expansion row with a field of another type (``variants`` as a text, ``id`` as a number, ...)."""
+    problem = row_problem(ExpansionRow, dict(row))
+    if problem is not None:
+        raise CaseError(f"{where}: {problem}")
 
 
 def _check_provenance(seed: Mapping[str, Any], where: str) -> None:
@@ -224,6 +235,7 @@ def build_cases(
         accepted = row.get("accepted", True)
         if not isinstance(accepted, bool):  # "no" is a truthy string: it was read as accepted
             raise CaseError(f"expansion #{n} ({row.get('id', '?')}): accepted must be true or false, got {accepted!r}")
+        check_expansion_row(row, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")
         if not accepted:
             continue
         parent = by_seed.get(str(row.get("seed_id")))

@@ -385,7 +385,7 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
     from pydantic import ValidationError
 
     from alict_core.cases.testcases import check_expected
-    from alict_core.suites.schema import first_problem
+    from alict_core.common.schemaerrors import first_problem
 
     try:
         ExportRow.model_validate(row)
@@ -402,8 +402,8 @@ def checked_export_row(where: str, row: dict[str, Any]) -> dict[str, Any]:
 def export_settings(export_dir: str | Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
+    from alict_core.common.schemaerrors import first_problem
     from alict_core.common.userfiles import parse_json, read_text
-    from alict_core.suites.schema import first_problem
 
     folder = Path(export_dir)
     recover_dir(folder)  # a swap interrupted between its two renames

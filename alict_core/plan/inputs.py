@@ -192,22 +192,8 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
             except InputFileError as exc:
                 raise AlictError(f"--expansions {exc}") from None
             for where, row in numbered:
-                if task:
-                    check_row_lc("--expansions", where, row, task, of_task)
-                    if row.get("task") not in (None, task):  # counted as an expansion of this task (seeds refuse it)
-                        raise AlictError(f"--expansions {where}: the expansion names task {row.get('task')!r:.40}, "
-                                         f"not {task!r}")
-                if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
-                    raise AlictError(f"--expansions {where}: accepted must be true or false, got "
-                                     f"{row.get('accepted')!r:.40}")
-                if row.get("accepted", True) is not False:  # a row that becomes a case: its seed and its text
-                    if not isinstance(row.get("seed_id"), str) or not row["seed_id"].strip():
-                        raise AlictError(f"--expansions {where}: seed_id must be the id of its seed (a non-empty "
-                                         f"text), got {row.get('seed_id')!r:.80}")
-                    if not isinstance(row.get("text"), str) or not row["text"].strip():
-                        raise AlictError(f"--expansions {where}: text must be a non-empty text, got "
-                                         f"{row.get('text')!r:.80}")
-                    _check_insertions(where, row)
+                _check_expansion_file_row(where, row, task, of_task)
+                if row.get("accepted", True) is not False:  # a row that becomes a case: once only
                     key = (str(row.get("lc_id")), row["seed_id"].strip(), " ".join(row["text"].split()))
                     if key in first_seen:  # it was run and counted twice (fidelity: its accepted count doubled)
                         raise AlictError(f"--expansions {where}: the expansion {row['text']!r:.80} of seed "
@@ -217,6 +203,30 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
                     first_seen[key] = str(where)
                 expansions.append(row)
     return expansions
+
+
+def _check_expansion_file_row(where: Any, row: dict, task: str | None, of_task: set[str]) -> None:
+    """One row of an --expansions file: its LC and task are ``task``'s, ``accepted`` a boolean, an accepted row
+    names its seed and text, and every field has its type (variants as a text were one-letter variants)."""
+    from alict_core.cases.testcases import CaseError, check_expansion_row
+
+    if task:
+        check_row_lc("--expansions", where, row, task, of_task)
+        if row.get("task") not in (None, task):  # counted as an expansion of this task (seeds refuse it)
+            raise AlictError(f"--expansions {where}: the expansion names task {row.get('task')!r:.40}, not {task!r}")
+    if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
+        raise AlictError(f"--expansions {where}: accepted must be true or false, got {row.get('accepted')!r:.40}")
+    if row.get("accepted", True) is not False:  # a row that becomes a case: its seed and its text
+        if not isinstance(row.get("seed_id"), str) or not row["seed_id"].strip():
+            raise AlictError(f"--expansions {where}: seed_id must be the id of its seed (a non-empty text), got "
+                             f"{row.get('seed_id')!r:.80}")
+        if not isinstance(row.get("text"), str) or not row["text"].strip():
+            raise AlictError(f"--expansions {where}: text must be a non-empty text, got {row.get('text')!r:.80}")
+        _check_insertions(where, row)
+    try:
+        check_expansion_row(row, str(where))
+    except CaseError as exc:
+        raise AlictError(f"--expansions {exc}") from None
 
 
 def _check_insertions(where: str, row: Mapping[str, Any]) -> None:

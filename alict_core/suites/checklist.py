@@ -14,10 +14,11 @@ from pydantic import ValidationError
 from alict_core.cases.testcases import TestCase
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import atomic_path
+from alict_core.common.schemaerrors import first_problem
 from alict_core.common.textsafe import control_char
 from alict_core.common.userfiles import unique_keys
 from alict_core.data.records import TASK_LABELS
-from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport, first_problem
+from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport
 
 log = logging.getLogger("alict_core")
 CHECKLIST_INV_THRESHOLD = 0.1  # CheckList's ``INV(..., threshold=0.1)`` default

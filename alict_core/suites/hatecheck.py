@@ -8,8 +8,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from alict_core.cases.testcases import TestCase
+from alict_core.common.schemaerrors import first_problem
 from alict_core.common.userfiles import duplicate_columns
-from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport, first_problem
+from alict_core.suites.schema import HateCheckRow, SuiteFormatError, SuiteImport
 from alict_core.tasks import HATE_SPEECH
 
 REQUIRED = ("functionality", "case_id", "test_case", "label_gold")

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator
 
+from alict_core.cases.rowschema import CaseMeta, row_problem
 from alict_core.common.errors import AlictError
 from alict_core.common.textsafe import control_char
 
@@ -153,6 +154,14 @@ class CaseRow(BaseModel):
     def _text(cls, value: str) -> str:
         return check_text_value(value)
 
+    @field_validator("meta")
+    @classmethod
+    def _meta(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = row_problem(CaseMeta, value)  # meta.words as a number broke the story and the explorer
+        if problem is not None:
+            raise ValueError("its " + problem.removeprefix("field "))
+        return value
+
     @field_validator("lc_id", "capability")
     @classmethod
     def _name(cls, value: str) -> str:
@@ -164,25 +173,3 @@ class CaseRow(BaseModel):
         for text in value:
             check_text_value(text)
         return value
-
-
-def first_problem(exc: ValidationError) -> str:
-    """``field 'x.y': message`` of the first field's most specific validation error (and how many more).
-
-    Of a union's tries on that field, the deepest names the element at fault: ``labels: [true, 0]`` is
-    ``labels[0]``'s bool, not "a valid integer (got list)" from the try of the whole list as one label."""
-    errors = exc.errors()
-    field_loc = errors[0]["loc"][:1]
-    error = max((e for e in errors if e["loc"][:1] == field_loc), key=lambda e: len(e["loc"]))  # first of the deepest
-    parts = list(error["loc"])  # field, then item indices; union member tags ("int", "list[...]") are dropped
-    loc = (str(parts[0]) + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int))) if parts else ""
-    message = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "missing":
-        message = "is missing"
-    elif error["type"] == "extra_forbidden":
-        message = "is not a known field"
-    elif error["type"].endswith("_type") or error["type"] in ("literal_error", "list_type"):
-        message = f"{message} (got {type(error.get('input')).__name__})"
-    more = len({e["loc"][:1] for e in exc.errors()}) - 1
-    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    return f"field {loc!r}: {message}{extra}" if loc else f"{message}{extra}"

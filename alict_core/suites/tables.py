@@ -29,8 +29,9 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
 
     from alict_core.cases.testcases import CaseError, check_expected
     from alict_core.common.limits import limits
+    from alict_core.common.schemaerrors import first_problem
     from alict_core.common.userfiles import unique_keys
-    from alict_core.suites.schema import CaseRow, SuiteFormatError, first_problem
+    from alict_core.suites.schema import CaseRow, SuiteFormatError
 
     path = Path(path)
     if not path.is_file():

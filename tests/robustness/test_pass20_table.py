@@ -1,0 +1,117 @@
+"""Hostile pass 20 table: one strict schema for every field of a seed row and an expansion row
+(``alict_core/cases/rowschema.py``) and pass 20's findings; each row fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+pytestmark = [pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    return cache
+
+
+def _seed_row(**change) -> dict:
+    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
+            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
+
+
+def _run_argv(tmp_path: Path, seeds: Path) -> list[str]:
+    return ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+            str(tmp_path / "r")]
+
+
+SEED_FIELDS = {  # was: silently coerced (variants "abc" -> three one-letter variants; 5 -> "5") or exit 3
+    "variants-a-text": {"variants": "abc"},
+    "variants-numbers": {"variants": [1, 2]},
+    "description-a-number": {"description": 5},
+    "capability-a-bool": {"capability": True},
+    "meta-a-list": {"meta": [1]},
+    "meta-words-a-number": {"meta": {"words": 5}},
+    "rule-kind-a-number": {"rule_kind": 5},
+}
+
+
+@pytest.mark.parametrize("change", SEED_FIELDS.values(), ids=SEED_FIELDS.keys())
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_p20_schema_seed_fields_of_another_type_are_one_message(cli, tmp_path, own_cache, command, change):
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
+        _run_argv(tmp_path, seeds)
+    assert_clean_error(cli(*argv), 2, "s.jsonl:1", next(iter(change)))
+    assert not (tmp_path / "r").exists()
+
+
+EXPANSION_FIELDS = {
+    "id-a-number": {"id": 5},
+    "variants-a-text": {"variants": "xy"},
+    "masked-text-a-number": {"masked": {"text": 3, "mask_positions": [1]}},
+    "position-negative": {"masked": {"mask_positions": [-1]}},
+    "seed-text-a-list": {"seed_text": ["a"]},
+    "meta-a-text": {"meta": "m"},
+}
+
+
+@pytest.mark.parametrize("change", EXPANSION_FIELDS.values(), ids=EXPANSION_FIELDS.keys())
+@pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
+def test_p20_schema_expansion_fields_of_another_type_are_one_message(cli, tmp_path, own_cache, command, change):
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                "text": "a very fine film", "accepted": True, **change}) + "\n")
+    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
+            "run": _run_argv(tmp_path, seeds),
+            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
+    field = next(iter(change))
+    needle = "masked" if field == "masked" else field
+    assert_clean_error(cli(*argv, "--expansions", str(exps)), 2, "x.jsonl:1", needle)
+
+
+def test_p20_schema_a_rejected_expansion_of_another_shape_is_refused_too(cli, tmp_path, own_cache):
+    """A rejected row is never a case, but a field of another type still says the file is not what it claims."""
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "t",
+                                "accepted": False, "words": "very"}) + "\n")
+    assert_clean_error(cli("fidelity", "--task", "sentiment", "--lc", "4", "--expansions", str(exps)), 2,
+                       "x.jsonl:1", "words")
+
+
+def test_p20_schema_rows_as_written_by_the_pipeline_are_read(cli, tmp_path, own_cache):
+    """The fields every writer puts in a row (tuples from memory, nested masked) pass the schema unchanged."""
+    from alict_core.cases.testcases import build_cases
+
+    seed = _seed_row(test_type="INV", expected={"kind": "invariance"}, variants=("a good film", "a fine movie"),
+                     protected_spans=[(0, 1)], segments=[{"group": "g", "source_id": "x", "start": 0, "end": 4}],
+                     meta={"words": ["fine"], "custom": {"any": 1}}, source_ids=("x",), slots={"adj": "fine"})
+    row = {"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "a very fine film", "accepted": True,
+           "words": ["very"], "masked": {"text": "a [MASK] fine film", "mask_positions": [1], "tokens": ["a"]},
+           "score": 0.5, "verdicts": {"pos": True}}
+    cases = build_cases([seed], [row])
+    assert [c.kind for c in cases] == ["seed", "expansion"]
+    assert cases[0].variants == ("a good film", "a fine movie")
+    assert cases[1].meta["words"] == ["very"]
+
+
+def test_p20_suite_case_meta_words_of_another_type_is_one_message(cli, tmp_path, own_cache):
+    """Was (pass-19 leftover): a suite case whose meta.words is a number ran, and the story was skipped with
+    Python's "'int' object is not iterable" in the warning."""
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text(json.dumps({"case_id": "c1", "lc_id": "sentiment-lc04", "kind": "seed", "seed_id": "c1",
+                                 "text": "a fine film", "expected": {"kind": "label", "labels": ["positive"]},
+                                 "test_type": "MFT", "task": "sentiment", "meta": {"words": 5}}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--suite", str(suite), "--no-lcs", "--out",
+                  str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "cases.jsonl", "meta", "words")
+    assert "not iterable" not in outcome.err
+    assert not (tmp_path / "r").exists()
