@@ -303,7 +303,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
-    finished is in place (not for a run found finished), e.g. to precompute the Story (``alict_core.report.story``).
+    finished is in place, e.g. to precompute the Story (``alict_core.report.story``); for a run found finished only
+    when its ``story.json`` is missing (a kill during its story write left the run without it).
     """
     from alict_core.executors import get_executor
 
@@ -333,6 +334,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if is_complete(folder, run_id, shard_size):
                     _write_extra_files(folder, extra_files)
+                    if on_finished is not None and not (folder / "story.json").is_file():
+                        on_finished(folder)  # killed during its story write: the re-run completes it
                     return folder
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
                 done = adopt(staging, work, run_id, shard_size, len(sizes),

@@ -115,3 +115,19 @@ def test_p20_suite_case_meta_words_of_another_type_is_one_message(cli, tmp_path,
     assert_clean_error(outcome, 2, "cases.jsonl", "meta", "words")
     assert "not iterable" not in outcome.err
     assert not (tmp_path / "r").exists()
+
+
+def test_p20_leftover_a_rerun_restores_the_story_a_kill_left_out(cli, tmp_path, own_cache):
+    """Was (pass-18 leftover): killed during its story write, a run was left without story.json, and the same
+    command re-run returned the finished run as is, still without it (the Story page computed it each server)."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    argv = _run_argv(tmp_path, seeds)
+    assert cli(*argv).code == 0
+    story = tmp_path / "r" / "story.json"
+    first = json.loads(story.read_text())
+    story.unlink()  # what a SIGKILL between the run's manifest and its story leaves
+    again = cli(*argv)
+    assert again.code == 0, again.err
+    assert json.loads(story.read_text()) == first
+    assert cli("report", str(tmp_path / "r"), "--out", str(tmp_path / "x.html")).code == 0  # the run still verifies
