@@ -28,11 +28,18 @@ def named_summary(summary: Any) -> Any:
     return named[["capability", *(c for c in named.columns if c != "capability")]]
 
 
-def show_result(key: str, cached: bool) -> None:
+def show_result(key: str, how: str = "new") -> None:
     summary = runs.run_frames(key)["summary"]
     info = runs.run_info(key)
-    st.success(f"Run finished{' (loaded from cache)' if cached else ''}: {literal(runs.describe_run(info))}. "
-               "Open **Failures** for the analysis.", icon=":material/check_circle:")
+    if how == "earlier":  # not pressed: the cases may differ now (a review write-back, a model changed)
+        st.info(f"Last run of these settings: {literal(runs.describe_run(info))}. Open **Failures** for the "
+                "analysis; press **Run** to run them again as they are now (cases rejected in review since are left "
+                "out, changed models re-run).",
+                icon=":material/history:")
+    else:
+        st.success(f"Run finished{' (loaded from cache)' if how == 'cached' else ''}: "
+                   f"{literal(runs.describe_run(info))}. Open **Failures** for the analysis.",
+                   icon=":material/check_circle:")
     if len(summary):
         st.dataframe(for_display(named_summary(summary)), hide_index=True, width="stretch")
 
@@ -113,27 +120,29 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any]) -> None:
               help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
-    if go:
-        if runs.is_done(key):
-            shown(task, key, cached=True)
-        elif execute(request, chosen) and runs.is_done(key):
-            shown(task, key, cached=False)
+    if go:  # always through the core: what it runs depends on more than these settings (cases a review rejected
+        before = runs.finished_runs()  # since, a model's content): it finds a finished run of the same content
+        run_id = execute(request, chosen)
+        if run_id is not None:
+            shown(task, run_id, "cached" if run_id in before else "new")
     elif runs.is_done(key):
-        shown(task, key, cached=True)
+        shown(task, key, "earlier")
     else:
         previous = runs.list_runs(task)
         if previous:
             st.caption(f"{len(previous)} earlier run(s) of this task; the latest opens on the Failures page.")
 
 
-def shown(task: str, key: str, cached: bool) -> None:
-    """The finished run is the one the run picker shows next; its result here."""
+def shown(task: str, key: str, how: str) -> None:
+    """The finished run is the one the run picker shows next; its result here (``how``: "new", "cached" — found
+    finished by the press —, or "earlier": the last run of these settings, shown on a page view)."""
     run_picker.remember_run(task, runs.resolve(key))
-    show_result(key, cached=cached)
+    show_result(key, how)
 
 
-def execute(request: runs.RunRequest, chosen: list[Any]) -> bool:
-    """Run the request with a progress bar and a status box; False when it was cancelled or failed (said here)."""
+def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
+    """Run the request with a progress bar and a status box; its run id, or None when it was cancelled or failed
+    (said here)."""
     bar = st.progress(0.0, text="starting …")
     log = st.empty()
     started = time.monotonic()
@@ -146,18 +155,18 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> bool:
 
     with st.status("Running …", expanded=True) as status, run_scope() as scope:
         try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
-            runs.execute(request, {s.id: s for s in chosen}, progress,
+            run_id = runs.execute(request, {s.id: s for s in chosen}, progress,
                          should_stop=lambda: bool(st.session_state.get("cancel_run")))
         except runs.RunCancelled as exc:
             status.update(label="Cancelled", state="error")
             log.warning(str(exc))
-            return False
+            return None
         except Exception as exc:  # noqa: BLE001 - shown on the page, the status marked failed
             status.update(label="Failed", state="error", expanded=True)
             show_error(exc, "running the tests")
-            return False
+            return None
         status.update(label="Done", state="complete", expanded=False)
     for name, count in scope.unparsed_counts().items():
         st.warning(f"Model {literal(name)} gave {count} answer(s) that could not be parsed: scored as its "
                    "fallback label in this run and not cached, so running again asks again.")
-    return True
+    return run_id

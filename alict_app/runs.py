@@ -69,7 +69,8 @@ def _is_run(folder: Path) -> bool:
 
 def _request_index() -> dict[str, str]:
     """Request key → run id of every finished app run."""
-    index = {}
+    index: dict[str, str] = {}
+    finished: dict[str, float] = {}
     for meta in runs_root().glob("*/request.json"):
         try:
             info = read_json(meta)
@@ -79,7 +80,10 @@ def _request_index() -> dict[str, str]:
             continue  # view and every Run press failed with a KeyError
         if info.get("status") == "done" and _is_run(meta.parent) and copied_from(meta.parent) is None \
                 and _serves_request(meta.parent, info):
-            index[info["key"]] = meta.parent.name
+            when = info.get("finished")
+            when = float(when) if isinstance(when, (int, float)) and not isinstance(when, bool) else 0.0
+            if when >= finished.get(info["key"], -1.0):  # the same settings run again (after a review write-back,
+                index[info["key"]], finished[info["key"]] = meta.parent.name, when  # a model changed): the newest
     return index
 
 
@@ -114,6 +118,11 @@ def run_dir(key: str) -> Path:
     from alict_core.common.refs import resolve_inside
 
     return resolve_inside(runs_root(), resolve(key), "run", must_exist=False)
+
+
+def finished_runs() -> set[str]:
+    """The ids of the finished runs in the store (to tell a run found finished from one a press made)."""
+    return {folder.name for folder in runs_root().glob("*") if _is_run(folder)} if runs_root().is_dir() else set()
 
 
 def is_done(key: str) -> bool:

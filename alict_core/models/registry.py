@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from typing import Any, Callable
 
 from alict_core.common import imports
@@ -220,11 +222,37 @@ def get_model(name: str, /, **kwargs: Any) -> Model:
     """Create (once per process, per name and arguments) the registered model ``name``.
 
     Loads take a per-model lock: a second caller of a model that is loading waits for that load, callers
-    of other models are not held up. At most ``ALICT_MODEL_CACHE_SIZE`` (default 8) models are kept.
+    of other models are not held up. Files and folders named in ``kwargs`` are part of the key
+    (:func:`source_stamps`): changed on disk, they are loaded again. At most ``ALICT_MODEL_CACHE_SIZE`` (default
+    8) models are kept.
     """
     model_entry(name)  # unknown names fail here, listing the valid ones
-    key = hash_json({"name": name, "kwargs": kwargs})
+    key = hash_json({"name": name, "kwargs": kwargs, "sources": source_stamps(kwargs)})
     return _CACHE.get(key, lambda: _build(name, kwargs))
+
+
+def source_stamps(kwargs: dict[str, Any]) -> list[list[Any]]:
+    """The state on disk of the files and folders a model's arguments name (size, change time and inode of a
+    file; of each file directly in a folder): a predictions file rewritten or a model folder retrained in place is
+    another model, never the one loaded before (the app kept serving it, and its old fingerprint)."""
+    stamps: list[list[Any]] = []
+    for arg, value in sorted(kwargs.items()):
+        if not isinstance(value, str) or not value or len(value) > 4096 or "\x00" in value:
+            continue
+        try:
+            info = os.stat(value)
+        except (OSError, ValueError):
+            continue  # not a path (a hub name, a URL, a task)
+        stamp: list[Any] = [arg, info.st_size, info.st_mtime_ns, info.st_ino]
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                with os.scandir(value) as entries:
+                    stamp.append(sorted([entry.name, entry.stat().st_size, entry.stat().st_mtime_ns]
+                                        for entry in entries if entry.is_file())[:10_000])
+            except OSError:
+                pass
+        stamps.append(stamp)
+    return stamps
 
 
 def clear_model_cache() -> None:

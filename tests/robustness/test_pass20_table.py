@@ -131,3 +131,56 @@ def test_p20_leftover_a_rerun_restores_the_story_a_kill_left_out(cli, tmp_path, 
     assert again.code == 0, again.err
     assert json.loads(story.read_text()) == first
     assert cli("report", str(tmp_path / "r"), "--out", str(tmp_path / "x.html")).code == 0  # the run still verifies
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p20_pages_1_a_run_press_reruns_when_a_model_changed_under_the_same_settings(tmp_runs, tmp_path,
+                                                                                    monkeypatch):
+    """Was: the Run page answered a press from the last run of the same settings (its request key): a static
+    predictions file rewritten (or a model retrained in place, or cases rejected by a review write-back since) was
+    served the old run's numbers as "Run finished (loaded from cache)"."""
+    import csv
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_app import runs
+
+    monkeypatch.setenv("ALICT_WORKSPACE_ROOTS", str(tmp_path))
+    at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=240)
+    at.run()
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/run.py").run()
+    at.multiselect(key="run_lcs").set_value(["sentiment-lc04"])
+    at.number_input(key="max_seeds").set_value(6)
+    at.run()
+    at.button(key="run_go").click().run()
+    texts = runs.load_run(at.session_state["run"]).cases()["text"].tolist()
+    predictions = tmp_path / "preds.csv"
+
+    def write(label: str) -> None:
+        with predictions.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["text", "label"])
+            writer.writerows([text, label] for text in texts)
+
+    def predict(label: str) -> str:
+        write(label)
+        at.button(key="run_go").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        return at.session_state["run"]
+
+    at.session_state["models"] = []
+    at.session_state["um_kind"] = "static"
+    at.run()
+    at.session_state["um_path"] = str(predictions)
+    at.session_state["um_label"] = "mine"
+    at.run()
+    write("negative")  # the file must exist when the model is added
+    at.button[[b.label for b in at.button].index("Add model")].click().run()
+    first = predict("negative")
+    second = predict("positive")
+    assert second != first
+    assert not any("loaded from cache" in s.value for s in at.success)
+    failed = {rid: runs.load_run(rid).summary()["n_fail"].sum() for rid in (first, second)}
+    assert failed[first] != failed[second]
+    assert predict("positive") == second and any("loaded from cache" in s.value for s in at.success)
