@@ -88,6 +88,9 @@ def one_line(message: object) -> str:
     return printable(" ".join(str(message).split())) or "(no message)"
 
 
+OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+
 def _describe_os_error(exc: OSError) -> str:
     name = exc.filename if isinstance(exc.filename, str) else None
     what = f" {name!r}" if name else ""
@@ -99,7 +102,7 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(f"warning: {record.getMessage()}", file=sys.stderr)
+            print(f"warning: {printable(record.getMessage())}", file=sys.stderr)  # names from files, escaped
         except Exception:  # noqa: BLE001 - logging must never break the command
             self.handleError(record)
 
@@ -183,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given: the input's fault
             print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
+            return EXIT_INPUT
+        if isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE:  # the machine's state, not a bug
+            print(f"error: out of space while writing ({exc.strerror or type(exc).__name__}): free disk space "
+                  "(or raise the file-size or quota limit) and run the command again (files are written "
+                  "atomically; finished batches are reused)", file=sys.stderr)
             return EXIT_INPUT
         if debug:
             traceback.print_exc()

@@ -36,7 +36,7 @@ def small_cases(n_seeds: int = 24) -> list:
                         "text": f"the film number {i} was {'really' if j else 'not'} {word}"} for j in range(2)]
     for i in range(4):
         seeds.append({"id": f"inv{i}", "lc_id": "LC3", "task": "sentiment", "test_type": "INV",
-                      "text": f"my {'sister' if i % 2 else 'brother'} thinks the show is {WORDS[i]}",
+                      "text": f"{'women' if i % 2 else 'muslims'} think the show is {WORDS[i]}",
                       "expected": {"kind": "label", "labels": ["positive"]}})
     return group_by_seed(build_cases(seeds, expansions))
 

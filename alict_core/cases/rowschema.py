@@ -11,11 +11,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from alict_core.common.schemaerrors import first_problem
 
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is an empty text")
+    return value
+
+
 Texts = list[StrictStr] | tuple[StrictStr, ...]  # a JSON list; a tuple from an in-memory row
+Variant = Annotated[StrictStr, AfterValidator(_not_blank)]  # an empty variant was a prediction counted
+Variants = list[Variant] | tuple[Variant, ...]
 Span = Annotated[list[StrictInt], Field(min_length=2, max_length=2)] | tuple[StrictInt, StrictInt]
 
 
@@ -57,7 +66,7 @@ class SeedRow(BaseModel):
     task: StrictStr | None = None
     capability: StrictStr | None = None
     description: StrictStr | None = None
-    variants: Texts | None = None
+    variants: Variants | None = None
     meta: CaseMeta | None = None
     rule: StrictStr | None = None
     rule_kind: StrictStr | None = None
@@ -82,7 +91,7 @@ class ExpansionRow(BaseModel):
     accepted: StrictBool = True
     words: Texts | None = None
     masked: _Masked | None = None
-    variants: Texts | None = None
+    variants: Variants | None = None
     meta: CaseMeta | None = None
 
 

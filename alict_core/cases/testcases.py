@@ -136,11 +136,30 @@ def check_seed_row(seed: Mapping[str, Any], where: str) -> None:
         raise CaseError(f"{where}: expected must be an object such as {{\"kind\": \"label\", \"labels\": [...]}}, "
                         f"got {seed['expected']!r:.80}")
     check_expected(seed["expected"], f"{where}: expected")
+    check_type_matches(seed["test_type"], seed["expected"], where)
     _check_spans(seed, where)
     _check_provenance(seed, where)
     problem = row_problem(SeedRow, dict(seed))  # every other field (variants, meta, description, ...) by its type
     if problem is not None:
         raise CaseError(f"{where}: {problem}")
+
+
+def check_type_matches(test_type: str, expected: Mapping[str, Any], where: str) -> None:
+    """A test's type is the one its expectation makes (an INV test with a label expectation, from older artefacts,
+    is judged as invariance): an MFT row with an invariance expectation was listed as MFT and judged as INV."""
+    made = from_dict(expected, where).test_type
+    if made != test_type and not (test_type == "INV" and made == "MFT"):
+        raise CaseError(f"{where}: test_type {test_type} does not match its expected kind {expected.get('kind')!r} "
+                        f"(a {made} expectation); give test_type {made}")
+
+
+def check_testable(case: TestCase, where: str) -> None:
+    """An INV or DIR case compares its text with its variants: without any it passed without testing anything."""
+    kind = case.judged_expectation().test_type
+    if kind in ("INV", "DIR") and not case.variants:
+        how = "none given, and its text has no identity term or pronoun to swap" if kind == "INV" else "none given"
+        raise CaseError(f"{where}: a {kind} test compares its text with its variants, and it has none ({how}); it "
+                        "would pass without testing anything: give variants, or leave the case out")
 
 
 def check_expansion_row(row: Mapping[str, Any], where: str) -> None:
@@ -229,6 +248,7 @@ def build_cases(
             variants=_variants(seed["test_type"], str(seed["text"]), seed, variants_fn),
             description=str(seed.get("description", "")), meta=_seed_meta(seed),
         )
+        check_testable(case, where)
         cases.append(case)
         by_seed[case.seed_id] = case
     for n, row in enumerate(_expansion_rows(expansions)):
@@ -247,14 +267,16 @@ def build_cases(
             raise CaseError(f"expansion #{n} ({row.get('id', '?')}): its lc_id {str(own_lc)[:60]!r} is not its seed's "
                             f"LC {parent.lc_id!r}; an expansion belongs to its seed's LC")
         text = str(row["text"])
-        cases.append(TestCase(
+        expansion = TestCase(
             case_id=expansion_case_id(row, parent.seed_id), lc_id=parent.lc_id,
             kind="expansion",
             seed_id=parent.seed_id, text=text, expected=parent.expected, test_type=parent.test_type,
             capability=parent.capability, task=parent.task,
             variants=_variants(parent.test_type, text, row, variants_fn),
             description=parent.description, meta=_expansion_meta(row, parent),
-        ))
+        )
+        check_testable(expansion, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")
+        cases.append(expansion)
     ids = [c.case_id for c in cases]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:3] if len(ids) < 5000 else []

@@ -52,8 +52,10 @@ def xml_text(value: str) -> str:
 
 def printable_frame(frame: Any) -> Any:
     """A copy of a pandas frame whose text cells went through :func:`printable` (for ``to_string`` on a terminal)."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
     frame = frame.copy()
-    for column in frame.columns:
-        if frame[column].dtype == object:
+    for column in frame.columns:  # pandas 3 reads text columns as dtype "str", not object: both are escaped
+        if is_object_dtype(frame[column].dtype) or is_string_dtype(frame[column].dtype):
             frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)
     return frame

@@ -74,9 +74,35 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+JSON_MAX_DEPTH = 100  # deeper user JSON is refused: it parsed, then a later copy or dump hit the recursion limit
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+
+
 def strict_json_loads(text: str) -> Any:
-    """``json.loads`` refusing ``NaN``/``Infinity`` and duplicate keys (ValueError; RecursionError when too deep)."""
-    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=unique_keys)
+    """``json.loads`` refusing ``NaN``/``Infinity``, duplicate keys and lone surrogate escapes such as ``"\\ud800"``
+    (ValueError: they are not characters, and every later UTF-8 write failed), and nesting deeper than
+    ``JSON_MAX_DEPTH`` (RecursionError, as Python's own limit)."""
+    value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=unique_keys)
+    if _SURROGATE_ESCAPE.search(text):  # a pair is one character; a lone half cannot be written as UTF-8
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a text holds a lone surrogate escape (\\ud800-\\udfff without its pair): not a "
+                             "character") from None
+    _check_depth(value)
+    return value
+
+
+def _check_depth(value: Any) -> None:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > JSON_MAX_DEPTH:
+            raise RecursionError(f"nested over {JSON_MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
 
 
 def parse_json(text: str, where: str, *, error: ErrorClass = InputFileError) -> Any:

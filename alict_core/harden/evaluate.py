@@ -295,7 +295,20 @@ def _lc_rows(cases: list[Any], summary: pd.DataFrame, paired: pd.DataFrame, pare
 
 def _run_folder(exported: dict[str, Any]) -> Path:
     """The export's run: its recorded folder when it still holds that run, else the run id in the runs store."""
+    from alict_core.common.jsonl import read_json
+
     recorded = exported.get("run_dir")
     if recorded and (Path(recorded) / "meta.json").is_file():
-        return Path(recorded)
-    return resolve_run(exported["run_id"])
+        try:
+            meta = read_json(Path(recorded) / "meta.json")
+            held = str(meta.get("run_id") or Path(recorded).name) if isinstance(meta, dict) else None
+        except (OSError, ValueError):
+            held = None
+        if held == exported["run_id"]:  # a run re-run into the same --out since holds other cases: never read as it
+            return Path(recorded)
+    try:
+        return resolve_run(exported["run_id"])
+    except AlictError:
+        raise AlictError(f"the export's run {exported['run_id']!r} is no longer in its folder {recorded!r} (another "
+                         "run was saved there since) nor in the runs store: export the hardening set again from "
+                         "the run you want") from None

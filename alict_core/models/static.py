@@ -9,6 +9,7 @@ import numpy as np
 
 from alict_core.common.errors import ModelError
 from alict_core.common.hashing import hash_files
+from alict_core.common.textsafe import printable
 from alict_core.models.labels import task_labels
 
 
@@ -27,7 +28,7 @@ class StaticPredictionsModel:
 
     def __init__(self, path: str | Path, task: str, name: str | None = None) -> None:
         path = Path(path).expanduser()
-        self.name = name or path.stem
+        self.name = name or printable(path.stem)  # a file name with terminal escapes was the model's shown name
         self.labels = task_labels(task)
         self.table: dict[str, np.ndarray] = {}
         first: dict[str, str] = {}
@@ -74,7 +75,7 @@ class StaticPredictionsModel:
                 if any(isinstance(v, str) and (not v.isascii() or "_" in v) for v in values):
                     raise ValueError  # float() reads full-width digits and "0_1" (as 1.0)
                 proba = np.array([float(v) for v in values])
-            except ValueError:
+            except (ValueError, OverflowError):  # a 400-digit JSON integer is no float either
                 raise ModelError(f"model {self.name!r}: {where}: columns {list(self.labels)} must be numbers") from None
             if not np.isfinite(proba).all() or (proba < 0).any():
                 raise ModelError(f"model {self.name!r}: {where}: probabilities must be finite and >= 0")

@@ -59,6 +59,7 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
 
     of_task = {s.id for s in load_task_specs(task)}
     rows: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}  # seed id -> the file it was first read from
     from alict_core.common.manifest import not_a_file
 
     for file in seed_files:
@@ -66,6 +67,7 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
         if problem is not None:  # a FIFO "not found" though it is there: say what it is
             raise AlictError(f"--seeds file {file} {'not found' if problem == 'is missing' else problem}")
         read = seed_file_rows(Path(file), task, of_task)
+        _check_unique_ids(read, file, seen)
         rows.extend(r for r in read if r["lc_id"] in specs)
         other = sorted({str(r["lc_id"]) for r in read if r["lc_id"] not in specs})
         left = sum(1 for r in read if r["lc_id"] not in specs)
@@ -86,6 +88,15 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
         if per_lc[r["lc_id"]] <= max_seeds or r.get("id") in wanted.get(r["lc_id"], set()):
             kept.append(r)
     return kept
+
+
+def _check_unique_ids(rows: Iterable[Mapping[str, Any]], file: str, seen: dict[str, str]) -> None:
+    """A seed id given twice (in one file or two) is refused: `run` refused it, `validate` counted both seeds."""
+    for row in rows:
+        if row["id"] in seen:
+            raise AlictError(f"--seeds {file}: seed id {row['id']!r:.80} comes twice (first in {seen[row['id']]}): "
+                             "every seed needs its own id")
+        seen[row["id"]] = file
 
 
 def describe_seeds(rows: Iterable[Any], specs: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -15,8 +15,8 @@ from alict_core.cases.testcases import TestCase
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import atomic_path
 from alict_core.common.schemaerrors import first_problem
-from alict_core.common.textsafe import control_char
-from alict_core.common.userfiles import unique_keys
+from alict_core.common.textsafe import control_char, printable
+from alict_core.common.userfiles import strict_json_loads
 from alict_core.data.records import TASK_LABELS
 from alict_core.suites.schema import CheckListTest, Skipped, SuiteFormatError, SuiteImport
 
@@ -117,6 +117,9 @@ def read_checklist(path: Path | str, task: str, source: str | None = None,
         raise SuiteFormatError(f"{path.name}: the suite has no tests")
     labels = TASK_LABELS[task]
     source = source or path.name.split(".")[0]
+    if control_char(source):  # the prefix of every LC id of the suite, printed and stored: as a test name is
+        raise SuiteFormatError(f"{printable(path.name)}: the suite's name holds a control character "
+                               f"({control_char(source)}); rename the file")
     out = SuiteImport(source)
     seen_ids: set[str] = set()
     shown: dict[str, str] = {}  # a name as the CLI and pages show it (NFKC, spaces collapsed) -> the name in the file
@@ -163,7 +166,7 @@ def _read_json(path: Path) -> Any:
         if len(data) > top:
             raise SuiteFormatError(f"{path.name}: over {top:,} bytes once decompressed, over the suite size limit "
                                    "(setting ALICT_LIMIT_SUITE_BYTES)")
-        return json.loads(data.decode("utf-8"), object_pairs_hook=unique_keys)  # a key twice is refused
+        return strict_json_loads(data.decode("utf-8"))  # a key twice, NaN, a lone surrogate, too deep: refused
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text{gz} (byte {exc.start})") from None
     except RecursionError:

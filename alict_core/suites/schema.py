@@ -167,6 +167,13 @@ class CaseRow(BaseModel):
     def _name(cls, value: str) -> str:
         return check_name_value(value) or value
 
+    @field_validator("case_id", "lc_id", "seed_id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not value.strip():  # an empty LC was printed as NaN, compared as "run A ()"
+            raise ValueError("is empty")
+        return value
+
     @field_validator("variants")
     @classmethod
     def _variants(cls, value: list[str]) -> list[str]:

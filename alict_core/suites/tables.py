@@ -23,14 +23,13 @@ def import_cases_jsonl(path: Path | str) -> list[TestCase]:
 
 def read_cases_jsonl(path: Path | str) -> SuiteImport:
     """Cases written by ``export_cases_jsonl``, each row validated (errors name file, line and field)."""
-    import json
 
     from pydantic import ValidationError
 
-    from alict_core.cases.testcases import CaseError, check_expected
+    from alict_core.cases.testcases import CaseError, check_expected, check_testable, check_type_matches
     from alict_core.common.limits import limits
     from alict_core.common.schemaerrors import first_problem
-    from alict_core.common.userfiles import unique_keys
+    from alict_core.common.userfiles import strict_json_loads
     from alict_core.suites.schema import CaseRow, SuiteFormatError
 
     path = Path(path)
@@ -52,7 +51,7 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
                     continue
                 where = f"{path.name}:{line_no}"
                 try:
-                    row = CaseRow.model_validate(json.loads(line, object_pairs_hook=unique_keys))
+                    row = CaseRow.model_validate(strict_json_loads(line))
                     expected = check_expected(row.expected, f"{where}, field 'expected'")
                 except RecursionError:
                     raise SuiteFormatError(f"{where}, JSON nested too deeply to read") from None
@@ -66,7 +65,13 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
                 seen.add(row.case_id)
                 data = row.model_dump()
                 data["expected"] = expected
-                out.cases.append(TestCase.from_dict(data))
+                case = TestCase.from_dict(data)
+                try:  # an INV case without variants passed without testing anything; MFT judged as INV
+                    check_type_matches(case.test_type, expected, where)
+                    check_testable(case, where)
+                except CaseError as exc:
+                    raise SuiteFormatError(str(exc)) from None
+                out.cases.append(case)
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text (near line {line_no + 1}, byte {exc.start})") from None
     if not out.cases:
