@@ -234,7 +234,7 @@ def _suggester(name: str, artefact: str) -> Any:
 
 
 @st.cache_resource(show_spinner="Loading the model (once per process) …", max_entries=16)
-def _model(name: str, kwargs_json: str, artefact: str = "") -> Any:
+def _model(name: str, kwargs_json: str, artefact: str = "", sources: str = "") -> Any:
     from alict_core.models import get_model
 
     started = time.perf_counter()
@@ -265,7 +265,8 @@ def cached_default_classifier(name: str) -> str | None:
 
 
 def model(registry_name: str, **kwargs: Any) -> Any:
-    """A registered model (with adapter arguments for user-added ones), loaded once per process per artefact.
+    """A registered model (with adapter arguments for user-added ones), loaded once per process per artefact and
+    per state of the files its arguments name.
 
     The paper's classifier resolved from the local HF cache loads from that folder (no hub round trip)."""
     folder = cached_default_classifier(registry_name)
@@ -273,7 +274,12 @@ def model(registry_name: str, **kwargs: Any) -> Any:
         kwargs = {**kwargs, "model_id": folder}
     artefact = artefact_key("model", registry_name)
     target = "classifiers" if backend_tags("model", registry_name).get("kind") == "embedded" else None
-    return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact))
+    from alict_core.models.registry import source_stamps
+
+    # the files its arguments name, as they are now: a predictions file rewritten or a folder retrained in place is
+    # loaded again (this process kept serving the old one, and its fingerprint, to every session)
+    sources = json.dumps(source_stamps(kwargs))
+    return _explained(target, lambda: _model(registry_name, json.dumps(kwargs, sort_keys=True), artefact, sources))
 
 
 def model_of(ref: ModelRef) -> Any:

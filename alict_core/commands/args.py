@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Callable, Hashable
+from typing import Any, Callable, Hashable
 
 from alict_core.common.repeats import distinct
 
@@ -126,19 +126,35 @@ def _lc_key(task: str | None, lc: str) -> str:
         return lc
 
 
-def holds_out(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """A command handler that holds its ``--out`` folder from its first step to its last: a second command writing
-    the same folder at once stops before any work with one message (``common.outlock.exclusive_output``)."""
+Handler = Callable[..., int]
+
+
+def holds_outputs(*options: str) -> Callable[[Handler], Handler]:
+    """A command handler that holds the paths of its output ``options`` (``"out"``, ``"export"``) from its first
+    step to its last: a second command writing one of them at once stops before any work with one message
+    (``common.outlock.exclusive_output``). Without it, `run --out D` finished while `report --export D` worked, and
+    the export's swap threw the saved run away (both said they had written D)."""
     import functools
+    from contextlib import ExitStack
 
-    @functools.wraps(handler)
-    def held(args: argparse.Namespace) -> int:
-        from alict_core.common.outlock import exclusive_output
+    def wrap(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        def held(args: argparse.Namespace, *more: Any, **named: Any) -> int:
+            from alict_core.common.outlock import exclusive_output
 
-        with exclusive_output(getattr(args, "out", None), "--out"):
-            return handler(args)
+            with ExitStack() as stack:
+                for option in options:
+                    target = getattr(args, option, None)
+                    if target:
+                        stack.enter_context(exclusive_output(target, f"--{option.replace('_', '-')}"))
+                return handler(args, *more, **named)
 
-    return held
+        return held
+
+    return wrap
+
+
+holds_out = holds_outputs("out")
 
 
 def refuse_in_run_store(path: str | Path, flag: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from alict_core.commands.args import comma_list, float_range, int_range
+from alict_core.commands.args import comma_list, float_range, holds_outputs, int_range
 from alict_core.common.errors import AlictError
 from alict_core.tasks import add_task_arg
 
@@ -80,6 +80,7 @@ def _evaluate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
+@holds_outputs("out")
 def run_export(args: argparse.Namespace, min_test_cases: int | None = None) -> int:
     """Write the export; with ``min_test_cases`` (``fix``) refuse a short test split before writing it."""
     from alict_core.commands.args import refuse_in_run_store

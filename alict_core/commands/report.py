@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from alict_core.commands.args import holds_outputs
 from alict_core.commands.run import add_export_options, check_export_paths, check_outputs_apart, parse_thresholds
 from alict_core.common.errors import AlictError
 from alict_core.tasks import add_task_arg
@@ -70,6 +71,7 @@ def _task_of(result, given: str | None) -> str:
     return found
 
 
+@holds_outputs("out", "export")
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import check_output_dir, check_output_file
     from alict_core.report import write_report

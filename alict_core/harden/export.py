@@ -123,7 +123,8 @@ class ExportSummary:
 
 
 def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
-    """(run id, one dict per case of the chosen LCs with ``failed_by`` = {model: failed}) from a saved run."""
+    """(run id, one dict per case of the chosen LCs with ``failed_by`` = {model: failed}) from a saved run; cases
+    rejected in review (a confirmed write-back) are left out."""
     from alict_core.runner.run import RunResult
 
     result = RunResult.load(run_dir)
@@ -131,13 +132,24 @@ def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list
     if lcs:  # `lc5,lc05` names one LC twice: said, not merged
         distinct(list(lcs), "--lcs", key=lambda lc: _match_lc(lc, known))
     chosen = list(known) if not lcs else [_match_lc(lc, known) for lc in lcs]
-    rows = []
+    from alict_core.review.writeback import RejectionFilter
+
+    rejected = RejectionFilter()  # a run from before a confirmed write-back holds cases reviewers rejected since
+    rows, left_out = [], 0
     for i, case in enumerate(result.case_list):
         if case.lc_id not in chosen:
+            continue
+        if rejected(case):  # never trained on (the evaluation leaves them out too)
+            left_out += 1
             continue
         row = case.to_dict()
         row["failed_by"] = {o.name: bool(not o.passed[i]) for o in result.outcomes}
         rows.append(row)
+    if left_out:
+        import logging
+
+        logging.getLogger(__name__).warning("run %s: %d case(s) rejected in review left out of the export",
+                                            result.run_id, left_out)
     return result.run_id, rows
 
 

@@ -427,12 +427,22 @@ class RunResult:
         from alict_core.common.manifest import READ_ERRORS, CorruptArtefactError
 
         directory = Path(directory)
-        verify_saved_run(directory)
-        try:
-            return cls._read(directory)
-        except READ_ERRORS as exc:
-            raise CorruptArtefactError(f"run {directory.name!r} cannot be read ({type(exc).__name__}); "
-                                       "run it again to replace it") from None
+        for _ in range(3):  # a re-write of the run swapped in while it was read: read the new run whole
+            before = _folder_identity(directory)
+            try:
+                verify_saved_run(directory)
+                result = cls._read(directory)
+            except (AlictError, *READ_ERRORS) as exc:
+                if _folder_identity(directory) != before:
+                    continue
+                if isinstance(exc, AlictError):
+                    raise
+                raise CorruptArtefactError(f"run {directory.name!r} cannot be read ({type(exc).__name__}); "
+                                           "run it again to replace it") from None
+            if _folder_identity(directory) == before:  # the files checked and read are of one folder, not a mix
+                return result
+        raise AlictError(f"run {directory.name!r} was replaced again and again while it was read; run the command "
+                         "again once the run writing it has finished")
 
     @classmethod
     def _read(cls, directory: Path) -> "RunResult":
@@ -458,6 +468,15 @@ class RunResult:
                 [v if isinstance(v, str) else None for v in part.failing_variant],
             ))
         return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}))
+
+
+def _folder_identity(directory: Path) -> tuple[int, int] | None:
+    """The folder's (device, inode): a run re-written is swapped in as a new folder, so a change means a swap."""
+    try:
+        info = directory.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def verify_saved_run(directory: Path) -> None:

@@ -184,3 +184,34 @@ def test_p20_pages_1_a_run_press_reruns_when_a_model_changed_under_the_same_sett
     failed = {rid: runs.load_run(rid).summary()["n_fail"].sum() for rid in (first, second)}
     assert failed[first] != failed[second]
     assert predict("positive") == second and any("loaded from cache" in s.value for s in at.success)
+
+
+def test_p20_kill_2_a_run_swapped_in_while_it_is_read_is_read_whole(cli, tmp_path, own_cache, monkeypatch):
+    """Was: a report read while `run --out X` swapped a re-written run into X mixed the two: its meta (run, models)
+    of the old run, its cases and results of the new one, exit 0 (`RunResult.load` checked, then read by path)."""
+    import alict_core.runner.run as run_module
+    from alict_core.common.manifest import replace_dir
+    from alict_core.runner.run import RunResult
+
+    old_seeds, new_seeds = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old_seeds.write_text(json.dumps(_seed_row()) + "\n")
+    new_seeds.write_text(json.dumps(_seed_row(expected={"kind": "label", "labels": ["negative"]})) + "\n")
+    base = ["run", "--task", "sentiment", "--lc", "4"]
+    assert cli(*base, "--models", "vader", "--seeds", str(old_seeds), "--out", str(tmp_path / "X")).code == 0
+    assert cli(*base, "--models", "textblob", "--seeds", str(new_seeds), "--out", str(tmp_path / "Y")).code == 0
+    new = RunResult.load(tmp_path / "Y")
+    real_read_json, swapped = run_module.read_json, []
+
+    def read_then_swap(path):
+        value = real_read_json(path)
+        if not swapped and Path(path).name == "meta.json":  # the writer's swap lands right after the meta is read
+            swapped.append(True)
+            replace_dir(tmp_path / "Y", tmp_path / "X")
+        return value
+
+    monkeypatch.setattr(run_module, "read_json", read_then_swap)
+    read = RunResult.load(tmp_path / "X")
+    assert swapped
+    assert read.run_id == new.run_id and [o.name for o in read.outcomes] == ["textblob"]
+    assert [o.passed.tolist() for o in read.outcomes] == [o.passed.tolist() for o in new.outcomes]
+    assert [c.expected for c in read.case_list] == [c.expected for c in new.case_list]
