@@ -14,12 +14,26 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from alict_core.common.schemaerrors import first_problem
+from alict_core.common.textsafe import control_char
 
 
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("is an empty text")
+    if "\x00" in value:
+        raise ValueError("contains a NUL character")
     return value
+
+
+def _name(value: str) -> str:
+    """A name printed by the CLI and pages (LC, capability): no control or bidi characters (as a suite's)."""
+    bad = control_char(value)
+    if bad is not None:
+        raise ValueError(f"contains the control character {bad} (names may not hold control or bidi characters)")
+    return value
+
+
+Name = Annotated[StrictStr, AfterValidator(_name)]
 
 
 Texts = list[StrictStr] | tuple[StrictStr, ...]  # a JSON list; a tuple from an in-memory row
@@ -59,12 +73,12 @@ class SeedRow(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="allow")
     id: StrictStr
-    lc_id: StrictStr
+    lc_id: Name
     text: StrictStr
     test_type: Literal["MFT", "INV", "DIR"]
     expected: dict[StrictStr, Any]
     task: StrictStr | None = None
-    capability: StrictStr | None = None
+    capability: Name | None = None
     description: StrictStr | None = None
     variants: Variants | None = None
     meta: CaseMeta | None = None

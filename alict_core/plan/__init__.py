@@ -88,7 +88,7 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
     """The cases of ``options``: LC seeds and expansions with the validity checks applied, then the suites'
     cases (and their expansions), then the per-LC sample. ``specs`` (LC id → spec, in run order): the LCs to
     run as the caller holds them (the app's edited specs); default the task's shipped LCs of ``options.lcs``."""
-    expansions = read_expansion_rows(options.expansion_files, None if options.suites else options.task)
+    expansions = read_expansion_rows(options.expansion_files, options.task, suite_lcs=bool(options.suites))
     cases: list[TestCase] = []
     validity = None
     if not options.no_lcs:
@@ -135,7 +135,9 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
             if hooks.after_lc:
                 hooks.after_lc(index, len(chosen), spec)
     seeds = describe_seeds(seeds, chosen)
-    check_expansions_used(file_rows, seeds, chosen)
+    lc_rows = [r for r in file_rows if str(r.get("lc_id")).startswith(f"{options.task}-")] if options.suites \
+        else file_rows  # beside suites, the rows of their tests are the suites' (checked there)
+    check_expansions_used(lc_rows, seeds, chosen)
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
     return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
                           keep_flagged=options.keep_flagged)

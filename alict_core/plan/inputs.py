@@ -68,6 +68,7 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
             raise AlictError(f"--seeds file {file} {'not found' if problem == 'is missing' else problem}")
         read = seed_file_rows(Path(file), task, of_task)
         _check_unique_ids(read, file, seen)
+        _check_lc_fields(read, file, specs)
         rows.extend(r for r in read if r["lc_id"] in specs)
         other = sorted({str(r["lc_id"]) for r in read if r["lc_id"] not in specs})
         left = sum(1 for r in read if r["lc_id"] not in specs)
@@ -88,6 +89,21 @@ def file_seeds(task: str, specs: Mapping[str, Any], seed_files: Iterable[str], m
         if per_lc[r["lc_id"]] <= max_seeds or r.get("id") in wanted.get(r["lc_id"], set()):
             kept.append(r)
     return kept
+
+
+def _check_lc_fields(rows: Iterable[Mapping[str, Any]], file: str, specs: Mapping[str, Any]) -> None:
+    """A seed's test type and capability are its LC's: one INV row made the summary call a whole MFT LC INV, and a
+    row's own capability renamed the LC in the summary and the exported suite (the report kept the spec's)."""
+    for row in rows:
+        spec = specs.get(row["lc_id"])
+        if spec is None:
+            continue
+        if row["test_type"] != spec.test_type:
+            raise AlictError(f"--seeds {file}: seed {row['id']!r:.60} has test_type {row['test_type']}, but "
+                             f"{spec.id}'s tests are {spec.test_type}; a seed has its LC's test type")
+        if row.get("capability") not in (None, spec.capability):
+            raise AlictError(f"--seeds {file}: seed {row['id']!r:.60} names capability {row['capability']!r:.60}, "
+                             f"but {spec.id} tests {spec.capability!r}; leave the field out (it is the LC's)")
 
 
 def _check_unique_ids(rows: Iterable[Mapping[str, Any]], file: str, seen: dict[str, str]) -> None:
@@ -175,10 +191,11 @@ def check_task_labels(option: str, where: str, expected: Mapping[str, Any], task
                          f"({', '.join(TASK_LABELS[task])})")
 
 
-def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
+def read_expansion_rows(given: Iterable[str], task: str | None, *, suite_lcs: bool = False) -> list[dict]:
     """Rows of the --expansions files (or folders of them); a bad line, or a row whose ``lc_id`` is no LC of
     ``task`` (another task's expansions: they were dropped without a word), is one error naming file and line.
-    ``task`` None: no LC check (expansions of imported suite cases carry the suite's group ids)."""
+    ``suite_lcs``: imported suites run beside, so an ``lc_id`` may also be a suite's group id (any name but an LC of
+    another task); a row naming another task is refused all the same (``--suite`` turned both checks off)."""
     from alict_core.common.manifest import not_a_file
     from alict_core.common.userfiles import InputFileError, jsonl_rows
     from alict_core.lcspec import load_task_specs
@@ -203,7 +220,7 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
             except InputFileError as exc:
                 raise AlictError(f"--expansions {exc}") from None
             for where, row in numbered:
-                _check_expansion_file_row(where, row, task, of_task)
+                _check_expansion_file_row(where, row, task, of_task, suite_lcs)
                 if row.get("accepted", True) is not False:  # a row that becomes a case: once only
                     key = (str(row.get("lc_id")), row["seed_id"].strip(), " ".join(row["text"].split()))
                     if key in first_seen:  # it was run and counted twice (fidelity: its accepted count doubled)
@@ -216,13 +233,22 @@ def read_expansion_rows(given: Iterable[str], task: str | None) -> list[dict]:
     return expansions
 
 
-def _check_expansion_file_row(where: Any, row: dict, task: str | None, of_task: set[str]) -> None:
+def _check_expansion_file_row(where: Any, row: dict, task: str | None, of_task: set[str],
+                              suite_lcs: bool = False) -> None:
     """One row of an --expansions file: its LC and task are ``task``'s, ``accepted`` a boolean, an accepted row
     names its seed and text, and every field has its type (variants as a text were one-letter variants)."""
     from alict_core.cases.testcases import CaseError, check_expansion_row
+    from alict_core.tasks import TASKS
 
-    if task:
+    lc_id = row.get("lc_id")
+    if task and suite_lcs:  # a suite group id, or an LC of this task; never an LC of another task
+        if not isinstance(lc_id, str) or not lc_id.strip() or any(
+                lc_id.startswith(f"{other}-") for other in TASKS if other != task):
+            raise AlictError(f"--expansions {where}: lc_id {lc_id!r:.60} is neither an LC of task {task!r} nor a "
+                             "suite's test")
+    if task and not suite_lcs:
         check_row_lc("--expansions", where, row, task, of_task)
+    if task:
         if row.get("task") not in (None, task):  # counted as an expansion of this task (seeds refuse it)
             raise AlictError(f"--expansions {where}: the expansion names task {row.get('task')!r:.40}, not {task!r}")
     if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
@@ -248,10 +274,11 @@ def _check_insertions(where: str, row: Mapping[str, Any]) -> None:
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise AlictError(f"--expansions {where}: words must be a list of the inserted words (texts), got "
                          f"{words!r:.60}")
+    size = len(str(row.get("text", "")).split())  # a position past the text turned the polarity check off
     if not isinstance(positions, list) or not all(
-            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in positions):
+            isinstance(p, int) and not isinstance(p, bool) and 0 <= p < size for p in positions):
         raise AlictError(f"--expansions {where}: masked must be an object whose mask_positions are token positions "
-                         f"(whole numbers), got {masked!r:.60}")
+                         f"of the text (whole numbers from 0 to {size - 1}), got {masked!r:.60}")
 
 
 def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterable[Mapping[str, Any]],
@@ -269,7 +296,13 @@ def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterab
             raise AlictError(f"--expansions: the expansion of seed {str(row.get('seed_id'))[:60]!r} names LC "
                              f"{str(row.get('lc_id'))[:40]!r}, but its seed is of {seed_lc}; an expansion keeps its "
                              "seed's LC")
-    rows = [r for r in expansions if r.get("accepted", True) is True and r.get("lc_id") in chosen]
+    accepted = [r for r in expansions if r.get("accepted", True) is True]
+    rows = [r for r in accepted if r.get("lc_id") in chosen]
+    if accepted and not rows:  # e.g. LC5's expansions with --lc 4: ignored without a word (--seeds refused it)
+        others = sorted({str(r.get("lc_id")) for r in accepted})
+        raise AlictError(f"--expansions: none of the {len(accepted):,} accepted row(s) belongs to the chosen LCs "
+                         f"(they are of {', '.join(o[:40] for o in others[:5])}); choose those LCs with --lc, or drop "
+                         "--lc")
     if not rows:
         return
     seed_ids = set(lc_of_seed)

@@ -76,7 +76,25 @@ def read_cases_jsonl(path: Path | str) -> SuiteImport:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text (near line {line_no + 1}, byte {exc.start})") from None
     if not out.cases:
         raise SuiteFormatError(f"{path.name}: no test cases")
+    _check_seed_links(out.cases, path.name)
     return out
+
+
+def _check_seed_links(cases: Sequence[TestCase], name: str) -> None:
+    """A seed is its own seed; an expansion of a seed in the file is of that seed's LC. An expansion paired with
+    another LC's seed counted a pass-to-fail in an LC without seeds; two seeds under one seed id broke the review
+    store."""
+    from alict_core.suites.schema import SuiteFormatError
+
+    seeds = {c.case_id: c.lc_id for c in cases if c.kind == "seed"}
+    for case in cases:
+        if case.kind == "seed" and case.seed_id != case.case_id:
+            raise SuiteFormatError(f"{name}: seed {case.case_id!r:.60} names seed_id {case.seed_id!r:.60}; a seed's "
+                                   "seed_id is its own case_id")
+        found = seeds.get(case.seed_id) if case.kind == "expansion" else None
+        if found is not None and found != case.lc_id:  # (an NLPLego case hangs on a tree node, not a seed case)
+            raise SuiteFormatError(f"{name}: expansion {case.case_id!r:.60} of {case.lc_id!r:.40} hangs on seed "
+                                   f"{case.seed_id!r:.60} of {found!r:.40}; an expansion is of its seed's LC")
 
 
 def export_cases_csv(cases: Sequence[TestCase], path: Path | str) -> Path:

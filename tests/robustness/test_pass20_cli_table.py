@@ -33,8 +33,12 @@ def _seed_row(**change) -> dict:
             "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
 
 
-def _inv(**change) -> dict:
-    return _seed_row(test_type="INV", expected={"kind": "invariance"}, **change)
+def _inv(**change) -> dict:  # LC 11 is the sentiment LC of INV tests (a seed has its LC's test type)
+    return _seed_row(lc_id="sentiment-lc11", test_type="INV", expected={"kind": "invariance"}, **change)
+
+
+def _lc(row: dict) -> str:
+    return row["lc_id"].removeprefix("sentiment-lc")
 
 
 def _case_row(**change) -> dict:
@@ -48,13 +52,13 @@ def _write_rows(path: Path, *rows: dict) -> Path:
     return path
 
 
-def _run_argv(tmp_path: Path, seeds: Path) -> list[str]:
-    return ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+def _run_argv(tmp_path: Path, seeds: Path, lc: str = "4") -> list[str]:
+    return ["run", "--task", "sentiment", "--models", "vader", "--lc", lc, "--seeds", str(seeds), "--out",
             str(tmp_path / "r")]
 
 
-def _validate_argv(seeds: Path) -> list[str]:
-    return ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)]
+def _validate_argv(seeds: Path, lc: str = "4") -> list[str]:
+    return ["validate", "--task", "sentiment", "--lc", lc, "--seeds", str(seeds)]
 
 
 def _suite_argv(tmp_path: Path, suite: Path) -> list[str]:
@@ -72,6 +76,7 @@ SURROGATE_SEEDS = {
     "text": _seed_row(text=f"a fine {LONE} film"),
     "description": _seed_row(description=f"d{LONE}"),
     "variants": _inv(text="women like the film", variants=[f"men like {LONE} the film"]),
+    "meta": _seed_row(meta={"k": f"v{LONE}"}),
 }
 
 
@@ -80,7 +85,7 @@ SURROGATE_SEEDS = {
 def test_p20_rows_1_a_lone_surrogate_in_a_seed_row_is_refused(cli, tmp_path, own_cache, command, row):
     """Was: run exit 3 (UnicodeEncodeError at the cases' UTF-8 write), validate exit 0."""
     seeds = _write_rows(tmp_path / "s.jsonl", row)
-    argv = _validate_argv(seeds) if command == "validate" else _run_argv(tmp_path, seeds)
+    argv = _validate_argv(seeds, _lc(row)) if command == "validate" else _run_argv(tmp_path, seeds, _lc(row))
     assert_clean_error(cli(*argv), 2, "s.jsonl:1", "surrogate")
     assert not (tmp_path / "r").exists()
 
@@ -137,6 +142,43 @@ def test_p20_rows_1_a_lone_surrogate_in_a_checklist_suite_is_refused(cli, tmp_pa
     assert not (tmp_path / "r").exists()
 
 
+def test_p20_rows_1_a_lone_surrogate_in_lego_seeds_is_refused(cli, tmp_path, own_cache):
+    """Was: lego --seeds JSONL exit 3 (UnicodeEncodeError hashing the text for its artefact key)."""
+    seeds = _write_rows(tmp_path / "lego.jsonl", {"id": "a", "text": f"a fine {LONE} film"})
+    assert_clean_error(cli("lego", "--task", "sentiment", "--seeds", str(seeds), "--out", str(tmp_path / "lo")), 2,
+                       "lego.jsonl:1", "surrogate")
+    assert not (tmp_path / "lo").exists()
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    (json.dumps({"t": f"x{LONE}"}), "surrogate"),
+    (json.dumps({"t": "\udc00 low half"}), "surrogate"),
+    ('{"t": "x\\uD800"}', "surrogate"),
+    (_deep_json(101), "nested"),
+    ('{"a": ' * 101 + "1" + "}" * 101, "nested"),
+], ids=["high-half", "low-half", "upper-case-escape", "list-101-deep", "object-101-deep"])
+def test_p20_rows_1_strict_json_refuses_lone_surrogates_and_deep_nesting(text, problem):
+    """Was: read (a later UTF-8 write raised UnicodeEncodeError; a later asdict / dump RecursionError)."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.userfiles import parse_json
+
+    with pytest.raises(AlictError, match=problem):
+        parse_json(text, "f.json")
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"t": "an emoji \U0001f600 as a surrogate pair"}),
+    '{"t": "a written backslash-u \\\\ud800"}',
+    _deep_json(99),
+], ids=["surrogate-pair", "escaped-backslash", "list-99-deep"])
+def test_p20_rows_1_positive_control_strict_json_reads_pairs_and_moderate_nesting(text):
+    """Positive control (passes before and after): a surrogate pair is one character, a written backslash is no
+    escape, and nesting under the limit is read."""
+    from alict_core.common.userfiles import parse_json
+
+    assert parse_json(text, "f.json") == json.loads(text)
+
+
 @pytest.fixture
 def review_db(cli, tmp_path) -> tuple[str, Path]:
     """A SQLite review database with one task 't' of 3 sentiment seeds, and its exported judgement form (JSONL)."""
@@ -166,10 +208,9 @@ def test_p20_rows_1_a_lone_surrogate_in_a_review_note_is_refused(cli, tmp_path, 
 
 # 2: INV / DIR cases without variants; a test type its expectation does not make -------------------------------
 
-UNTESTABLE_SEEDS = {
+UNTESTABLE_SEEDS = {  # no LC of the task is DIR: a DIR seed is refused by its LC's test type or for its variants
     "inv-no-identity-term": (_inv(text="my sister liked the film"), "has none"),
-    "dir-no-variants": (_seed_row(test_type="DIR", expected={"kind": "direction", "labels": ["positive"]}),
-                        "has none"),
+    "dir-no-variants": (_seed_row(test_type="DIR", expected={"kind": "direction", "labels": ["positive"]}), "DIR"),
     "mft-with-invariance": (_seed_row(expected={"kind": "invariance"}), "does not match"),
 }
 
@@ -178,13 +219,14 @@ UNTESTABLE_SEEDS = {
 def test_p20_rows_2_a_seed_that_tests_nothing_is_refused(cli, tmp_path, own_cache, row, needle):
     """Was: run exit 0 with the case counted as passed (no variant compared), or an MFT row judged as INV."""
     seeds = _write_rows(tmp_path / "s.jsonl", row)
-    assert_clean_error(cli(*_run_argv(tmp_path, seeds)), 2, needle)
+    assert_clean_error(cli(*_run_argv(tmp_path, seeds, _lc(row))), 2, needle)
     assert not (tmp_path / "r").exists()
 
 
 SUITE_UNTESTABLE = {
     "inv-empty-variants": _case_row(test_type="INV", expected={"kind": "invariance"}, variants=[]),
     "inv-no-variants": _case_row(test_type="INV", expected={"kind": "invariance"}, text="my sister liked it"),
+    "dir-no-variants": _case_row(test_type="DIR", expected={"kind": "direction", "labels": ["positive"]}),
     "mft-with-invariance": _case_row(expected={"kind": "invariance"}, variants=["a fine movie"]),
 }
 
@@ -201,7 +243,7 @@ def test_p20_rows_2_positive_control_an_inv_seed_with_an_identity_term_runs(cli,
     """Positive control (passes before and after): an INV seed whose text has an identity term gets its variants
     made, and runs."""
     seeds = _write_rows(tmp_path / "s.jsonl", _inv(text="women think the show is good"))
-    outcome = cli(*_run_argv(tmp_path, seeds))
+    outcome = cli(*_run_argv(tmp_path, seeds, "11"))
     assert outcome.code == 0, outcome.err[-600:]
 
 
@@ -212,7 +254,7 @@ def test_p20_rows_3_blank_seed_variants_are_refused(cli, tmp_path, own_cache, co
     """Was: run exit 0, an empty variant's prediction counted (fail rate 1/3 from it); harden train then refused the
     run's own export as hand-edited."""
     seeds = _write_rows(tmp_path / "s.jsonl", _inv(text="women like the film", variants=["", "  "]))
-    argv = _validate_argv(seeds) if command == "validate" else _run_argv(tmp_path, seeds)
+    argv = _validate_argv(seeds, "11") if command == "validate" else _run_argv(tmp_path, seeds, "11")
     assert_clean_error(cli(*argv), 2, "s.jsonl:1", "variants")
     assert not (tmp_path / "r").exists()
 
@@ -267,7 +309,7 @@ def test_p20_cli_4_compare_never_prints_an_escape_of_a_case_text(cli, tmp_path, 
     """Was: `compare` printed its newly failing cases' texts raw (printable_frame skipped pandas 3 string columns):
     a seed text with ESC / U+202E reached the terminal."""
     text = "great movie \x1b[2K\r\x1b[31mPWNED\u202e"
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row(text=text, capability="Neg\x1b[31mX"))
+    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row(text=text))
     good = _write_rows(tmp_path / "pa.jsonl", {"text": text, "negative": 0.1, "neutral": 0.1, "positive": 0.8})
     bad = _write_rows(tmp_path / "pb.jsonl", {"text": text, "negative": 0.8, "neutral": 0.1, "positive": 0.1})
     assert cli("run", "--task", "sentiment", "--models", f"static:path={good},static:path={bad}", "--lc", "4",
@@ -368,13 +410,15 @@ def saved(cli, tmp_path, own_cache) -> Path:
     return tmp_path / "r"
 
 
-@pytest.mark.parametrize("command", ["run", "report", "report-export"])
+@pytest.mark.parametrize("command", ["run", "report", "report-export", "harden-export"])
 def test_p20_kill_7_a_file_size_limit_is_one_out_of_space_message(cli, tmp_path, own_cache, saved, command):
     """Was: exit 3 "internal error (OSError: [Errno 27] File too large) ... please report it" (RLIMIT_FSIZE, as
     `ulimit -f`; ENOSPC took the same path). Nothing half written is left."""
     argv = {"run": [*_run_argv(tmp_path, tmp_path / "s.jsonl")[:-1], str(tmp_path / "r2")],
             "report": ["report", str(saved), "--out", str(tmp_path / "r2.html")],
-            "report-export": ["report", str(saved), "--export", str(tmp_path / "r2")]}[command]
+            "report-export": ["report", str(saved), "--export", str(tmp_path / "r2")],
+            "harden-export": ["harden", "export", "--run", str(saved), "--lcs", "4", "--out", str(tmp_path / "r2")],
+            }[command]
     done = _subprocess_cli(argv, own_cache, 1024)
     _assert_out_of_space(done.returncode, done.stderr)
     assert not any(p.name.startswith(("r2", ".r2")) for p in tmp_path.iterdir())

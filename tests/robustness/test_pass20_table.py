@@ -96,7 +96,7 @@ def test_p20_schema_rows_as_written_by_the_pipeline_are_read(cli, tmp_path, own_
                      meta={"words": ["fine"], "custom": {"any": 1}}, source_ids=("x",), slots={"adj": "fine"})
     row = {"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "a very fine film", "accepted": True,
            "words": ["very"], "masked": {"text": "a [MASK] fine film", "mask_positions": [1], "tokens": ["a"]},
-           "score": 0.5, "verdicts": {"pos": True}}
+           "score": 0.5, "verdicts": {"pos": True}, "variants": ["a very good film"]}
     cases = build_cases([seed], [row])
     assert [c.kind for c in cases] == ["seed", "expansion"]
     assert cases[0].variants == ("a good film", "a fine movie")
