@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.report import write_report
     from alict_core.runner import RunResult
 
-    check_output_file(args.out, "--out")
+    check_output_file(args.out, "--out", report=True)
     check_output_dir(args.export, "--export")
     check_export_paths(args)
     parse_thresholds(args.fail_threshold)  # a bad threshold fails before the run is read

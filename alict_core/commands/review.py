@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_task_arg(sample, required=True)
     sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
     sample.add_argument("--confidence", type=float_range(0.0, 1.0, open_interval=True), default=0.95)
-    sample.add_argument("--margin", type=float_range(0.0, 1.0, open_interval=True), default=0.05)
+    sample.add_argument("--margin", type=float_range(0.001, 0.999), default=0.05,  # 1e-300 divided by zero
+                        help="margin of error of the sample size (0.001 to 0.999; default 0.05)")
     sample.add_argument("--size", type=int_range(1, 1_000_000), default=None,
                         help="fixed number of seeds instead of the size rule")
     sample.add_argument("--sets", type=int_range(1, 10_000), default=10, help="number of sets the sample is split into")

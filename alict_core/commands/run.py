@@ -234,7 +234,7 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     # another artefact kind: refused now, not at the save; an interrupted run's own files (progress, shard folders)
     # are the runner's, so the same command resumes it
     check_replaceable(args.out, OWNED, "run", "--out")
-    check_output_file(args.report, "--report", command_inputs(args))
+    check_output_file(args.report, "--report", command_inputs(args), report=True)
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         args.out)

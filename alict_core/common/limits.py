@@ -42,6 +42,7 @@ def setting_number(variable: str, default: float, low: float, high: float, whole
         raise AlictError(f"{variable}={raw[:20]!r} must be {what} from {low:g} to {high:g}")
     return value
 
+LIMIT_MAX = 2**48  # any limit above it is no limit on this machine (256 TB), and still a valid size everywhere
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 
@@ -102,8 +103,8 @@ class Limits:
             if raw is None or not raw.strip():
                 continue
             value = whole_number(raw)
-            if value is None or value < 1:
-                raise LimitError(f"{variable}={raw[:20]!r} must be a positive whole number")
+            if value is None or value < 1 or value > LIMIT_MAX:  # 2**63 failed in read(top + 1) with exit 3
+                raise LimitError(f"{variable}={raw[:20]!r} must be a whole number from 1 to {LIMIT_MAX:,}")
             values[f.name] = value
         return cls(**values)
 

@@ -740,12 +740,23 @@ def _check_name_lengths(path: Path, what: str, room: int) -> None:
                          + (" (the staging copy beside it adds a suffix)" if room else ""))
 
 
+def _refuse_parent_steps_through_missing(path: Path, what: str) -> None:
+    """Refuse a path with a ``..`` after a folder that does not exist: every check saw no file there, then the writer
+    created the folder and ``x/../seeds.jsonl`` was the command's own input, replaced (or a link, a pipe)."""
+    parts = path.parts
+    for index, part in enumerate(parts):
+        if part == ".." and index and not Path(*parts[:index]).is_dir():
+            raise AlictError(f"{what} {str(path)!r} steps back ('..') out of {str(Path(*parts[:index]))!r}, which is "
+                             "not an existing folder; give the path without it")
+
+
 def check_output_dir(path: Path | str | None, what: str) -> None:
     """Refuse, before any work, an output folder that is a file, a symbolic link or cannot be written (one clear
     line)."""
     if path is None:
         return
     path = Path(path)
+    _refuse_parent_steps_through_missing(path, what)
     _check_name_lengths(path, what, STAGING_ROOM)
     if path.is_symlink():  # the staged folder is swapped in by rename: it would replace the link (a partial run and
         # stray temporaries were left when a later step followed it), never fill the folder it leads to
@@ -825,7 +836,7 @@ DERIVED_CACHES = ("annotations", "corpus_stats", "embeddings", "expansions", "ex
                   "parses", "predictions", "quarantine", "uploads")  # folders of <cache> only ALiCT writes
 
 
-def _refuse_in_stores(path: Path, what: str) -> None:
+def _refuse_in_stores(path: Path, what: str, *, report: bool = False) -> None:
     """Refuse an output anywhere in ALiCT's own stores (the derived caches and the workspace's specs below) or the
     model store (``<cache>/models``: built models and hardened versions, each
     checked against its recorded files; only ``build`` and ``harden train`` write there: a summary written into a
@@ -850,15 +861,17 @@ def _refuse_in_stores(path: Path, what: str) -> None:
         pass  # a workspace setting that cannot be used is said by the commands that read it
     for name, (store, holds) in stores.items():
         store = Path(os.path.abspath(store)).resolve()
-        if name == "run store" and target.name == "report.html" and target.parent.parent == store:
+        if report and name == "run store" and target.name == "report.html" and target.parent.parent == store:
             continue  # a stored run's own report (`report RUN --out RUN/report.html`, `run --report`)
         if target == store or target.is_relative_to(store):
             raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(store)!r} ({holds}): write it elsewhere")
 
     def is_database(file: Path) -> bool:
         try:
+            if not stat.S_ISREG(os.stat(file).st_mode):  # a named pipe: open() waited for a writer for ever
+                return False
             with open(file, "rb") as handle:
-                return file.is_file() and handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+                return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
         except OSError:
             return False
 
@@ -872,7 +885,7 @@ def _refuse_in_stores(path: Path, what: str) -> None:
                          "an output: write it elsewhere")
 
 
-def _artefact_holding(path: Path) -> tuple[Path, str] | None:
+def _artefact_holding(path: Path, *, report: bool = True) -> tuple[Path, str] | None:
     """The saved artefact folder that ``path`` lies inside and its kind (:func:`artefact_kind`: a run or export
     with its manifest.json, a hardening export, an NLPLego folder at any depth; a seeds or expansions folder
     only as ``path``'s own folder; never another program's manifest.json), else None. A
@@ -888,20 +901,22 @@ def _artefact_holding(path: Path) -> tuple[Path, str] | None:
             # seeds file does not block outputs in its subfolders
             continue
         if kind is not None:
-            return None if kind == "run" and target == folder / "report.html" else (folder, kind)
+            return None if report and kind == "run" and target == folder / "report.html" else (folder, kind)
     return None
 
 
 def check_output_file(path: Path | str | None, what: str,
-                      inputs: Sequence[tuple[str, Path | str | None]] = ()) -> None:
+                      inputs: Sequence[tuple[str, Path | str | None]] = (), *, report: bool = False) -> None:
     """Refuse, before any work, an output file path that is a folder or cannot be written, one of the command's
     own ``inputs`` ((option, path) pairs), or a path inside a saved artefact of any kind (:func:`artefact_kind`; a
     run's ``meta.json``, a hardening export's ``train.csv``, a seeds file: replacing it destroys the artefact; a new
     file there: a re-write of it drops it) but a run's ``report.html``, or a symbolic
-    link (the rename would replace the link, not its target)."""
+    link (the rename would replace the link, not its target). ``report``: the output is an HTML report, the only
+    kind that may replace a run's own ``report.html`` (`compare --json` there replaced the report with JSON)."""
     if path is None:
         return
     path = Path(path)
+    _refuse_parent_steps_through_missing(path, what)
     _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")
@@ -917,8 +932,8 @@ def check_output_file(path: Path | str | None, what: str,
     for option, given in inputs:
         if given and path.exists() and Path(given).exists() and os.path.samefile(path, given):
             raise AlictError(f"{what} {str(path)!r} is the {option} file this command reads; write it elsewhere")
-    _refuse_in_stores(path, what)
-    holding = _artefact_holding(path.resolve())
+    _refuse_in_stores(path, what, report=report)
+    holding = _artefact_holding(path.resolve(), report=report)
     if holding is not None:  # it would replace one of its files (the artefact destroyed) or vanish at its re-write
         artefact, kind = holding
         raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(artefact)!r} "

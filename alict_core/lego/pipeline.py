@@ -62,7 +62,11 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
     seeds: list[LegoSeed] = []
     first_at: dict[str, tuple[str, str]] = {}  # seed id → (where, text) of its first row
     try:
-        if Path(path).suffix == ".jsonl":
+        suffix = Path(path).suffix.lower()
+        if suffix == ".json":  # one JSON document: its lines are no sentences (they became seeds of "{", "}")
+            raise AlictError(f"{what} {Path(path).name!r}: give JSON lines (.jsonl, one row a line) or a text file "
+                             "(one sentence a line), not a .json document")
+        if suffix == ".jsonl":  # SEEDS.JSONL too: it was read as one sentence a line, each raw row a seed
             for n, (where, row) in enumerate(jsonl_rows(path, what, max_rows="max_seeds")):
                 seed_id = row.get("id")
                 if seed_id is not None and (not isinstance(seed_id, (str, int)) or isinstance(seed_id, bool)):

@@ -172,10 +172,16 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
     cases: list[TestCase] = []
     skipped: list[dict[str, Any]] = []
     validity = None
+    lc_of: dict[str, str] = {}  # LC id of a suite test -> the suite file it came from
     for suite in options.suites:
         suite_import = read_suite(suite, options.task, strict=options.strict, inv_threshold=inv_threshold)
         skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         imported = suite_import.cases
+        for lc_id in dict.fromkeys(c.lc_id for c in imported):  # a/s.json and b/s.json: both tests were `s:t1`,
+            first = lc_of.setdefault(lc_id, str(suite))  # one LC with the two suites' cases and one rate
+            if first != str(suite):
+                raise AlictError(f"--suite {suite}: its test {lc_id!r:.80} is also a test of --suite "
+                                 f"{first} (a suite's tests are named after its file name): rename one of the files")
         if cap is not None:
             imported = subsample_suite(imported, cap, options.sample_seed)
         cases.extend(imported)

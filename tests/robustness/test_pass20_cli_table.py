@@ -259,6 +259,18 @@ def test_p20_rows_3_blank_seed_variants_are_refused(cli, tmp_path, own_cache, co
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_p20_rows_3_blank_expansion_variants_are_refused(cli, tmp_path, own_cache, command):
+    """Was: accepted as for seeds (the expansion row's variants had no check for an empty text either)."""
+    seeds = _write_rows(tmp_path / "s.jsonl", _inv(text="women like the film"))
+    exps = _write_rows(tmp_path / "x.jsonl", {"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc11",
+                                              "task": "sentiment", "text": "women really like the film",
+                                              "accepted": True, "variants": ["men really like the film", " "]})
+    argv = _validate_argv(seeds, "11") if command == "validate" else _run_argv(tmp_path, seeds, "11")
+    assert_clean_error(cli(*argv, "--expansions", str(exps)), 2, "x.jsonl:1", "variants")
+    assert not (tmp_path / "r").exists()
+
+
 BLANK_IDS = {"lc-empty": {"lc_id": ""}, "lc-spaces": {"lc_id": "   "}, "case-empty": {"case_id": "", "seed_id": ""}}
 
 
