@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import fnmatch
 import glob
 import hashlib
@@ -646,11 +647,28 @@ def folder_lock_file(target: Path) -> Path:
     return artefact_dir("locks") / f"dir-{hashlib.sha256(os.fsencode(Path(target).resolve())).hexdigest()[:24]}.lock"
 
 
+def open_lock_file(path: Path) -> Any:
+    """``path`` opened for ``flock`` (created when missing): never waiting on a named pipe put there (the command
+    hung without a word), never following a link; anything but a plain file is one message."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP, errno.EISDIR):
+            raise AlictError(f"the lock file {str(path)!r} is not a plain file (a pipe, link or folder put there); "
+                             "remove it and run the command again") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise AlictError(f"the lock file {str(path)!r} is not a plain file; remove it and run the command again")
+    return os.fdopen(fd, "a")
+
+
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Exclusive among processes: ``flock`` on ``path`` (released by the kernel when a holder is killed); without
     ``fcntl`` (not POSIX) nothing is locked."""
-    with open(path, "a") as handle:
+    with open_lock_file(path) as handle:
         try:
             import fcntl
         except ImportError:

@@ -25,7 +25,7 @@ def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator
         yield
         return
     from alict_core.common.config import artefact_dir
-    from alict_core.common.manifest import named_dir
+    from alict_core.common.manifest import named_dir, open_lock_file
 
     key = hashlib.sha256(os.fsencode(named_dir(target).resolve())).hexdigest()[:24]
     try:
@@ -35,7 +35,7 @@ def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator
         return
     path = artefact_dir("locks") / f"out-{key}.lock"
     while True:
-        handle = open(path, "a")
+        handle = open_lock_file(path)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

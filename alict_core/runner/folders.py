@@ -47,14 +47,17 @@ def shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
     and its cases and results parts have the checksums that counts file records."""
     counts_path = run_dir / "counts" / part_name(shard, ".json")
     results = run_dir / "results" / part_name(shard, ".parquet")
+    cases = run_dir / "cases" / part_name(shard, ".jsonl")
     if not counts_sha256 or not results.is_file() or not counts_path.is_file():
         return False
+    if any(part.is_symlink() for part in (counts_path, results, cases)):  # a link (out of the folder): the saved
+        return False  # run refuses it, so it is predicted again, never linked into the repaired run as a link
     try:
         if sha256_file(counts_path) != counts_sha256:
             return False
         counts = read_json(counts_path)
         return bool(counts.get("shard") == shard
-                    and counts.get("cases_sha256") == sha256_file(run_dir / "cases" / part_name(shard, ".jsonl"))
+                    and counts.get("cases_sha256") == sha256_file(cases)
                     and counts.get("results_sha256") == sha256_file(results))
     except (OSError, ValueError, AttributeError):
         return False
@@ -181,7 +184,7 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
         for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
             name = part_name(shard, ".jsonl")
             staged, current = staging / "cases" / name, run_dir / "cases" / name
-            if not current.is_file() or sha256_file(current) != sha256_file(staged):
+            if current.is_symlink() or not current.is_file() or sha256_file(current) != sha256_file(staged):
                 os.replace(staged, current)
         for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
             for path in (run_dir / folder).glob(f"part-*{suffix}"):

@@ -165,7 +165,7 @@ def writer_holds_lock(folder: Path) -> bool:
     except ImportError:
         return True
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a named pipe there: never wait on it
     except FileNotFoundError:
         return False
     except OSError:

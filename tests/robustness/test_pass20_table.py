@@ -215,3 +215,41 @@ def test_p20_kill_2_a_run_swapped_in_while_it_is_read_is_read_whole(cli, tmp_pat
     assert read.run_id == new.run_id and [o.name for o in read.outcomes] == ["textblob"]
     assert [o.passed.tolist() for o in read.outcomes] == [o.passed.tolist() for o in new.outcomes]
     assert [c.expected for c in read.case_list] == [c.expected for c in new.case_list]
+
+
+@pytest.mark.parametrize("part", ["results/part-00000.parquet", "counts/part-00000.json"])
+def test_p20_kill_5_a_part_linked_out_of_its_run_is_repaired_not_kept(cli, tmp_path, own_cache, part):
+    """Was: a run whose part was a link to an identical file outside was "repaired" by `run` (exit 0, "saved") with
+    the link kept, so `report` refused it again at every re-run."""
+    import shutil
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    argv = _run_argv(tmp_path, seeds)
+    assert cli(*argv).code == 0
+    linked = tmp_path / "r" / part
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy2(linked, outside / linked.name)
+    linked.unlink()
+    linked.symlink_to(outside / linked.name)
+    assert_clean_error(cli("report", str(tmp_path / "r"), "--out", str(tmp_path / "a.html")), 2, "outside")
+    assert cli(*argv).code == 0
+    assert not linked.is_symlink()
+    assert cli("report", str(tmp_path / "r"), "--out", str(tmp_path / "b.html")).code == 0
+
+
+def test_p20_kill_3_a_named_pipe_as_a_lock_file_is_one_message(cli, tmp_path, own_cache):
+    """Was: a named pipe at the output's lock file made `run --out` wait for ever without a word."""
+    import hashlib
+    import os
+
+    from alict_core.common.manifest import named_dir
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    out = tmp_path / "r"
+    key = hashlib.sha256(os.fsencode(named_dir(out).resolve())).hexdigest()[:24]
+    (own_cache / "locks").mkdir(parents=True)
+    os.mkfifo(own_cache / "locks" / f"out-{key}.lock")
+    assert_clean_error(cli(*_run_argv(tmp_path, seeds)), 2, "lock file", "not a plain file")
