@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, explorer_data, state
+from alict_app import artefacts, backends, charts, explorer_data, runs, state
 from alict_app.formatting import literal
 from alict_app.guard import guarded
 
@@ -42,6 +42,7 @@ def case_detail(key: str, row: pd.Series, data: pd.DataFrame) -> None:
 
 def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     ref_json = json.dumps(explorer_data.model_ref(key, row["model"]), sort_keys=True)
+    changed_since_run(key, row["model"], ref_json)
     names = backends.backend_names("explainer") or ["lemna", "shap", "lime"]
     c1, c2, c3, c4 = st.columns(4)
     state.ensure_choice("explainer", names)
@@ -65,6 +66,20 @@ def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
             st.markdown("**The seed, explained the same way**")
             st.markdown(charts.contributions_html(seed_contrib["tokens"], seed_contrib["scores"]),
                         unsafe_allow_html=True)
+
+
+def changed_since_run(key: str, model_name: str, ref_json: str) -> None:
+    """Say when the model as it loads now is not the one the run ran (rebuilt, retrained in place, a rewritten
+    predictions file): its explanation is of today's model, which may predict otherwise than the run's table."""
+    from alict_core.models.protocol import model_fingerprint
+
+    recorded = runs.run_model_fingerprint(key, model_name)
+    with guarded("loading the model"):
+        now = model_fingerprint(backends.model_from_ref(json.loads(ref_json)))
+        if recorded and now != recorded:
+            st.warning(f"Model {literal(model_name)} has changed since this run (its files were rebuilt, retrained "
+                       "or rewritten): the explanation below is of the model as it is now, which may predict "
+                       "otherwise than the run's table. Run the LCs again to compare like with like.")
 
 
 def show_template(template: dict[str, Any], contributions: dict[str, Any] | None = None) -> None:

@@ -172,7 +172,10 @@ def case_view(task: Any, reviewer: str, queue: Any, index: int) -> None:
     for value, (col, caption) in enumerate(zip(cols, options, strict=True), start=1):
         col.button(caption, key=f"review_{step}_{value}", shortcut=str(value), width="stretch", wrap=True,
                    on_click=score, args=(step, value, item.id, reviewer, item_steps, next_index))
-    st.text_input("Note (optional)", key=f"review_note_{item.id}", max_chars=2000)
+    note_key = f"review_note_{item.id}"
+    if saved is not None and note_key not in st.session_state:  # a later session: scoring again kept no note
+        st.session_state[note_key] = str(getattr(saved, "note", "") or "")
+    st.text_input("Note (optional)", key=note_key, max_chars=2000)
     nav1, nav2, _ = st.columns([1, 1, 4])
     nav1.button("← Back", on_click=go, args=(max(0, index - 1),), key="review_back", shortcut="Left",
                 disabled=index == 0)

@@ -290,6 +290,15 @@ def run_model_ref(key: str, model_name: str) -> Any:
     return next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
 
 
+def run_model_fingerprint(key: str, model_name: str) -> str | None:
+    """The content fingerprint the run recorded for its model ``model_name`` (None when it recorded none)."""
+    try:
+        meta = read_json(run_dir(key) / "meta.json")
+        return next((str(m["fingerprint"]) for m in meta["models"] if m.get("name") == model_name), None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, AlictError):
+        return None
+
+
 def describe_run(info: dict[str, Any]) -> str:
     """One line naming a finished run: when, how many LCs, which models, short key."""
     request = info["request"]

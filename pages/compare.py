@@ -20,11 +20,24 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
     """Draw one side's run and model pickers; return (run key, model)."""
     with column:
         st.markdown(f"**{literal(title)}**")
+        asked_run = _asked(run_key)
         chosen = view_state.single(st, "Run", keys, run_key, default=default_run,
                                    format_func=lambda k: labels.get(k, k))
         models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
+        asked_model = _asked(model_key)
         model = view_state.single(st, "Model", models, model_key)
+        if asked_run and asked_run != chosen and run_key != "run":  # `?run=` is said by the run picker
+            st.warning(f"The link's run {literal(asked_run[:40])} is not a finished run of this task: showing "
+                       f"{literal(labels.get(chosen or '', chosen or ''))} instead.")
+        elif asked_model and asked_model != model:  # a link comparing run A with itself without a word
+            st.warning(f"The link's model {literal(asked_model[:60])} is not in this run: showing "
+                       f"{literal(model or '')} instead.")
     return chosen or "", model or ""
+
+
+def _asked(key: str) -> str:
+    """The value the URL (a shared link) or the session asked for ``key`` before the picker checks it."""
+    return view_state.get(key) if f"w_{key}" not in st.session_state else ""
 
 
 def main() -> None:

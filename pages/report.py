@@ -52,6 +52,9 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
     if upload is None and not path_text.strip():
         st.caption("Import a suite to see its capabilities next to ALiCT's.")
         return
+    if upload is not None and path_text.strip():  # the upload was shown while the typed path was ignored
+        st.warning("Give either an uploaded file or a server path, not both: remove the upload (×) or clear the path.")
+        return
     with guarded("importing the baseline suite"):
         if upload is not None:  # stored by content hash in the uploads folder; the user's file name is not a path
             source = trust.save_upload(upload.name, upload.getvalue())

@@ -32,6 +32,11 @@ def main() -> None:
         st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")
         return
     names = [t.name for t in tasks]
+    asked = str(state.get("review") or "")
+    if asked and asked not in names:  # a link naming a task that is not there opened another task without a word
+        st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}, so another "
+                   "one is shown: check the task below before you take a set (ask whoever sent a link which one "
+                   "they meant).")
     state.ensure_choice("review", names)
     c1, c2 = st.columns(2)
     name = c1.selectbox("Review task", names, key="review")

@@ -20,7 +20,7 @@ def chosen_models(task: str) -> list[dict]:
     """Registered models chosen in the sidebar plus the user-added models ticked here."""
     refs = [{"name": name, "kwargs": {}, "label": name} for name in state.get("models", []) or []]
     for ref in st.session_state.get("user_models", []):
-        if ref["task"] == task and st.session_state.get(f"use::{ref['label']}", True):
+        if ref["task"] == task and st.session_state.get(f"use::{task}::{ref['label']}", True):
             refs.append(ref)
     return refs
 
@@ -33,6 +33,10 @@ def add_user_model(task: str) -> None:
         st.session_state["um_problem"] = problem
         return
     upload = st.session_state.get("um_upload") if kind.name == "static" else None
+    if upload is not None and kwargs.get("path"):  # the upload won silently over the path typed beside it
+        st.session_state["um_problem"] = ("give either a path or an uploaded file, not both: clear the path field, "
+                                          "or remove the upload (×)")
+        return
     shown = dict(kwargs)  # what a default display name may say: the user's own values, never a server path
     if upload is not None:
         try:  # a callback: an error raised here would escape the page's error boundary
@@ -76,13 +80,14 @@ def user_model_form(task: str) -> None:
                         raise
                     # the stored copy's content-hash name is no name the user knows: the file they chose is named
                     raise AlictError(as_uploaded(str(exc), Path(pending["kwargs"]["path"]), upload_name)) from None
-                models = [m for m in st.session_state.get("user_models", []) if m["label"] != pending["label"]]
+                models = [m for m in st.session_state.get("user_models", [])  # the other task's model of that
+                          if (m["label"], m["task"]) != (pending["label"], pending["task"])]  # name stays
                 st.session_state["user_models"] = [*models, pending]
                 st.success(f"Added {literal(pending['label'])}")
         for ref in st.session_state.get("user_models", []):
             if ref["task"] == task:
                 st.checkbox(f"use {literal(ref['label'])} ({literal(ref['name'])})", value=True,  # labels: Markdown
-                            key=f"use::{ref['label']}")
+                            key=f"use::{task}::{ref['label']}")
 
 
 def main() -> None:

@@ -143,7 +143,8 @@ def test_p20_rows_1_a_lone_surrogate_in_a_checklist_suite_is_refused(cli, tmp_pa
 
 
 def test_p20_rows_1_a_lone_surrogate_in_lego_seeds_is_refused(cli, tmp_path, own_cache):
-    """Was: lego --seeds JSONL exit 3 (UnicodeEncodeError hashing the text for its artefact key)."""
+    """Was: lego --seeds JSONL exit 3 (UnicodeEncodeError hashing the text for its artefact key); on a machine
+    without the classifiers artefact the old code refused that instead, after reading the seeds (no "surrogate")."""
     seeds = _write_rows(tmp_path / "lego.jsonl", {"id": "a", "text": f"a fine {LONE} film"})
     assert_clean_error(cli("lego", "--task", "sentiment", "--seeds", str(seeds), "--out", str(tmp_path / "lo")), 2,
                        "lego.jsonl:1", "surrogate")

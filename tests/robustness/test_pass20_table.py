@@ -253,3 +253,22 @@ def test_p20_kill_3_a_named_pipe_as_a_lock_file_is_one_message(cli, tmp_path, ow
     (own_cache / "locks").mkdir(parents=True)
     os.mkfifo(own_cache / "locks" / f"out-{key}.lock")
     assert_clean_error(cli(*_run_argv(tmp_path, seeds)), 2, "lock file", "not a plain file")
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+@pytest.mark.parametrize("asked,needle", [({"run_b": "0000000000000000"}, "The link's run"),
+                                          ({"model_a": "no-such-model"}, "The link's model")],
+                         ids=["unknown-run-b", "unknown-model-a"])
+def test_p20_pages_6_a_compare_link_naming_what_is_not_there_is_said(asked, needle):
+    """Was: a Compare link whose run_b or model was unknown (a deleted run, a short id) compared run A's models with
+    each other, without a word."""
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    key = run_fake(start_app(), lcs=("sentiment-lc04",))
+    at = start_app({"run": key, **asked})
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert any(needle in w.value for w in at.warning), [w.value for w in at.warning]
+    at.run()  # said once: the pickers now hold what is shown
+    assert not any(needle in w.value for w in at.warning)
