@@ -158,8 +158,9 @@ def check_testable(case: TestCase, where: str) -> None:
     kind = case.judged_expectation().test_type
     if kind in ("INV", "DIR") and not case.variants:
         how = "none given, and its text has no identity term or pronoun to swap" if kind == "INV" else "none given"
-        raise CaseError(f"{where}: a {kind} test compares its text with its variants, and it has none ({how}); it "
-                        "would pass without testing anything: give variants, or leave the case out")
+        raise CaseError(f"{where}: {'an' if kind == 'INV' else 'a'} {kind} test compares its text with its variants, "
+                        f"and it has none ({how}); it would pass without testing anything: give variants, or leave "
+                        "the case out")
 
 
 def check_expansion_row(row: Mapping[str, Any], where: str) -> None:
@@ -251,6 +252,7 @@ def build_cases(
         check_testable(case, where)
         cases.append(case)
         by_seed[case.seed_id] = case
+    untestable = 0
     for n, row in enumerate(_expansion_rows(expansions)):
         accepted = row.get("accepted", True)
         if not isinstance(accepted, bool):  # "no" is a truthy string: it was read as accepted
@@ -275,8 +277,17 @@ def build_cases(
             variants=_variants(parent.test_type, text, row, variants_fn),
             description=parent.description, meta=_expansion_meta(row, parent),
         )
-        check_testable(expansion, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")
+        try:
+            check_testable(expansion, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")
+        except CaseError:  # its insertion left no term to swap ("the women"): this expansion tests nothing, its
+            untestable += 1  # seed and the other expansions still do
+            continue
         cases.append(expansion)
+    if untestable:
+        import logging
+
+        logging.getLogger(__name__).warning("%d expansion(s) of INV/DIR seeds left out: they have no variants to "
+                                            "compare with (no identity term left to swap)", untestable)
     ids = [c.case_id for c in cases]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:3] if len(ids) < 5000 else []

@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.cases.testcases import build_cases
     from alict_core.cases.validity import format_summary, validate
     from alict_core.lcspec import load_task_specs
     from alict_core.plan.inputs import (
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise AlictError("nothing to validate: the seeds given hold no seed" if args.seeds else
                          "nothing to validate: the LCs chosen have no seeds")
     specs = {s.id: s for s in load_task_specs(args.task)}
+    build_cases(seeds, expansions)  # what `run` refuses (an INV seed with nothing to compare, ids twice) is said here
     report = validate(seeds, expansions, task=args.task, specs=specs)
     if args.json:
         print(json.dumps({"summary": report.summary(), "n_flagged": len(report.flagged_ids)}, indent=2))

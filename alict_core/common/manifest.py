@@ -628,7 +628,17 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
                 _check_replaceable(target, owned, kind)
             tmp = staging_dir(target.parent, f".{target.name}.tmp-")
             if merge and target.is_dir():
-                shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+                try:
+                    shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+                except OSError:
+                    shutil.rmtree(tmp, ignore_errors=True)  # a half copy was left beside the folder
+                    raise
+        except shutil.Error as exc:  # its text was Python's list of (source, staging copy, reason) tuples
+            first = exc.args[0][0] if exc.args and isinstance(exc.args[0], list) and exc.args[0] else None
+            why = str(first[2]) if isinstance(first, tuple) and len(first) == 3 else "a file could not be copied"
+            why = re.sub(r": '[^']*'$", "", why)  # the staging copy's path is no path the user knows
+            raise AlictError(f"cannot write to the folder of {target.name!r}: copying its files failed ({why}); "
+                             "nothing was changed") from None
         except OSError as exc:
             raise AlictError(f"cannot write to the folder of {target.name!r}: {exc.strerror or exc}") from None
         try:

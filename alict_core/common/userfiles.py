@@ -97,7 +97,7 @@ def _check_depth(value: Any) -> None:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if depth > JSON_MAX_DEPTH:
+        if depth > JSON_MAX_DEPTH and isinstance(item, (dict, list)):  # levels of objects and lists, not values
             raise RecursionError(f"nested over {JSON_MAX_DEPTH} levels")
         if isinstance(item, dict):
             stack.extend((v, depth + 1) for v in item.values())

@@ -363,6 +363,10 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
         except sqlite3.DatabaseError as exc:
             if _is_lock_wait(exc):  # a database in rollback-journal mode that another program holds locked
                 raise DatabaseLockedError(_lock_message(url, f"in {LOCK_TIMEOUT_S} s", exc)) from None
+            if "disk i/o error" in str(exc).lower() or "disk is full" in str(exc).lower():  # not the file's fault
+                raise ReviewError(f"review database {safe_url(url)} could not be read ({exc}): the disk is full, a "
+                                  "file-size limit was hit or the disk fails; free space and run the command "
+                                  "again (the database was opened read-only and is unchanged)") from None
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
     engine = engine if engine is not None else _make_engine(url)

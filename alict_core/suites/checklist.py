@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from pydantic import ValidationError
 
-from alict_core.cases.testcases import TestCase
+from alict_core.cases.testcases import TestCase, check_type_matches
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import atomic_path
 from alict_core.common.schemaerrors import first_problem
@@ -218,7 +218,8 @@ def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequenc
                 value = test.labels[i] if isinstance(test.labels, list) else test.labels
                 expected = _expected_from_label(value, labels, f"{at}, field 'labels'")
             _check_labels(expected, labels, f"{at}, field 'expected'")
-        except CaseError as exc:
+            check_type_matches(test.type, expected, f"{at}, field 'expected'")  # an MFT test's per-item direction
+        except CaseError as exc:  # or invariance expectation was judged as such, without variants: passed
             raise SuiteFormatError(str(exc)) from None
         case_id = test.case_ids[i] if test.case_ids else f"{lc}-{i}-{hash_json(datum, 8)}"
         if case_id in seen_ids:
