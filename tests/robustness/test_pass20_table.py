@@ -272,3 +272,44 @@ def test_p20_pages_6_a_compare_link_naming_what_is_not_there_is_said(asked, need
     assert any(needle in w.value for w in at.warning), [w.value for w in at.warning]
     at.run()  # said once: the pickers now hold what is shown
     assert not any(needle in w.value for w in at.warning)
+
+
+def test_p20_rows_followup_a_checklist_item_expectation_of_another_type_is_refused(cli, tmp_path, own_cache):
+    """Was: an MFT CheckList test whose per-item expected was a direction or invariance passed without variants."""
+    suite = tmp_path / "clx.json"
+    suite.write_text(json.dumps({"t1": {"type": "MFT", "capability": "Vocab", "data": ["good film", "bad film"],
+                                        "expected": [{"kind": "direction", "labels": ["positive"]},
+                                                     {"kind": "invariance"}]}}))
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--suite", str(suite), "--no-lcs", "--out",
+                  str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "clx.json", "does not match")
+    assert not (tmp_path / "r").exists()
+
+
+def _inv_seed(**change) -> dict:
+    return _seed_row(**{"id": "w1", "lc_id": "sentiment-lc11", "text": "women think the show is good",
+                        "test_type": "INV", "expected": {"kind": "invariance"}, **change})
+
+
+def test_p20_rows_followup_validate_refuses_an_inv_seed_with_nothing_to_compare(cli, tmp_path, own_cache):
+    """Was: `validate` said "0 flagged" for an INV seed without variants that `run` refused."""
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(_inv_seed(text="my sister liked the film")) + "\n")
+    assert_clean_error(cli("validate", "--task", "sentiment", "--lc", "11", "--seeds", str(seeds)), 2,
+                       "an INV test", "has none")
+
+
+def test_p20_rows_followup_an_inv_expansion_without_variants_is_left_out_not_the_run(cli, tmp_path, own_cache):
+    """An expansion whose insertion left no identity term to swap ("the women") tests nothing: it is left out with a
+    warning; the seed still runs (the first fix refused the whole run for it)."""
+    seeds, exps = tmp_path / "s.jsonl", tmp_path / "x.jsonl"
+    seeds.write_text(json.dumps(_inv_seed()) + "\n")
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "w1", "lc_id": "sentiment-lc11", "task": "sentiment",
+                                "text": "the women think the show is good", "accepted": True}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "11", "--seeds", str(seeds),
+                  "--expansions", str(exps), "--out", str(tmp_path / "r"))
+    assert outcome.code == 0, outcome.err
+    assert "left out" in outcome.err and "no variants" in outcome.err
+    from alict_core.runner.run import RunResult
+
+    assert [c.kind for c in RunResult.load(tmp_path / "r").case_list] == ["seed"]
