@@ -313,3 +313,93 @@ def test_p20_rows_followup_an_inv_expansion_without_variants_is_left_out_not_the
     from alict_core.runner.run import RunResult
 
     assert [c.kind for c in RunResult.load(tmp_path / "r").case_list] == ["seed"]
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p20_pages_4_re_scoring_a_judged_case_keeps_its_note(tmp_path, monkeypatch):
+    """Was: in a later session, "← Back" to a judged case showed its scores but an empty Note field, and scoring it
+    again replaced the saved note with nothing."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.store import dispose_engines
+    from alict_core.runner import build_cases
+    from tests.test_review_app import open_review
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a fine film number {i}",
+              "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}} for i in range(3)]
+    store = ReviewStore()
+    task, _ = create_review_task(store, "pilot", "sentiment", build_cases(seeds),
+                                 SamplingPlan(n_sets=1, k=1, size=3), reviewers=["cara"])
+    try:
+        at = open_review("cara")
+        first = store.items(task.id)[0]
+        at.text_input(key=f"review_note_{first.id}").set_value("IMPORTANT: see ticket 42").run()
+        for step, value in (("relevance", 2), ("label", 1)):
+            at.button(key=f"review_{step}_{value}").click().run()
+        assert store.judgements(task.id, reviewer="cara")[0]["note"] == "IMPORTANT: see ticket 42"
+        later = open_review("cara")  # a new session
+        later.button(key="review_back").click().run()
+        assert later.text_input(key=f"review_note_{first.id}").value == "IMPORTANT: see ticket 42"
+        for step, value in (("relevance", 3), ("label", 2)):
+            later.button(key=f"review_{step}_{value}").click().run()
+        saved = store.judgements(task.id, reviewer="cara")[0]
+        assert (saved["relevance"], saved["note"]) == (3, "IMPORTANT: see ticket 42")
+    finally:
+        dispose_engines()
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p20_pages_2_a_user_model_of_one_task_keeps_the_other_tasks_model_of_that_name():
+    """Was: adding "mine" under hate speech silently removed the sentiment model "mine"."""
+    from tests.test_app_explorer import start as start_app
+
+    at = start_app()
+    at.session_state["user_models"] = [{"name": "vader", "kwargs": {}, "label": "mine", "task": "sentiment"}]
+    at.session_state["um_pending"] = {"name": "profanity-check", "kwargs": {}, "label": "mine",
+                                      "task": "hate_speech"}
+    at.switch_page("pages/run.py").run()
+    assert not at.exception
+    assert sorted(m["task"] for m in at.session_state["user_models"]) == ["hate_speech", "sentiment"]
+
+
+@pytest.mark.usefixtures("fake_backends")
+def test_p20_pages_6b_a_review_link_naming_an_unknown_task_is_said(tmp_path, monkeypatch):
+    """Was: `?review=<unknown>&reviewer=dan` opened another review task without a word, ready to take a set."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.store import dispose_engines
+    from alict_core.runner import build_cases
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    seeds = [{"id": "s0", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film",
+              "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}}]
+    store = ReviewStore()
+    create_review_task(store, "other", "sentiment", build_cases(seeds), SamplingPlan(n_sets=1, k=1, size=1),
+                       reviewers=["dan"])
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_review_app import APP
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["review"] = "pilot"  # no such task
+    at.query_params["reviewer"] = "dan"
+    at.run()
+    at.switch_page("pages/review.py").run()
+    try:
+        assert not at.exception
+        assert any("is not a review task" in w.value for w in at.warning), [w.value for w in at.warning]
+    finally:
+        dispose_engines()
+
+
+def test_p20_pages_1c_a_hardening_export_leaves_out_cases_rejected_in_review(cli, tmp_path, own_cache, monkeypatch):
+    """Was: `harden export` of a run from before a confirmed write-back exported the cases reviewers rejected."""
+    import alict_core.review.writeback as writeback
+    from alict_core.harden.export import run_rows
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text("".join(json.dumps(_seed_row(id=f"s{i}", text=f"a fine film number {i}")) + "\n"
+                             for i in range(3)))
+    assert cli(*_run_argv(tmp_path, seeds)).code == 0
+    monkeypatch.setattr(writeback.RejectionFilter, "__call__", lambda self, case: case.case_id == "s1")
+    _, rows = run_rows(tmp_path / "r")
+    assert sorted(r["case_id"] for r in rows) == ["s0", "s2"]
