@@ -46,7 +46,7 @@ EXPORT_RECORDS = [  # (change to export.json, needle)
     ({"run_id": ...}, "field 'run_id'"),
     ({"run_id": "../../etc"}, "field 'run_id'"),
     ({"data_hash": [1, 2]}, "field 'data_hash'"),
-    ({"counts": {"test": {"sentiment-lc01": True}}}, "field 'counts'"),
+    ({"counts": {"test": {"sentiment-lc01": True}}}, "field 'counts.test'"),
     ({"counts": "many"}, "field 'counts'"),
 ]
 
