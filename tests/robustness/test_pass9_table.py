@@ -37,7 +37,8 @@ NUMBERS = {"len", "int", "round", "float"}  # a number is safe
 # escaped values or numbers. A new data value drawn unescaped fails the scan (add it here only if it cannot
 # hold text from a run, a suite, the review database, a user, a URL or an exception).
 SAFE = {
-    "' (loaded from cache)' if how == 'cached' else ''", "', '.join(missing)", "CORPUS_NAMES[task]", "OUTCOME_NAMES[outcome]",
+    "' (loaded from cache)' if how == 'cached' else ''", "', '.join(missing)", "CORPUS_NAMES[task]",
+    "OUTCOME_NAMES[outcome]",
     "STATE_ICONS.get(row['state'], '⚪')", "TARGET_TITLES[target]", "TASK_TITLES.get(task, task)",
     "TASK_TITLES[suite_task]", "accepted", "agree['n_shared']", "at_field", "baseline['capability'].nunique()",
     "checks['other_lc_cases_excluded_for_overlap']", "comparison.correction", "comparison.gate_correction",
