@@ -192,4 +192,27 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
             cases.extend(grown)
             if grown_record and not validity:
                 validity = grown_record
+    _check_suite_expansions_used(options, expansions, cases)
     return cases, validity, record, skipped
+
+
+def _check_suite_expansions_used(options: PlanOptions, expansions: list[dict[str, Any]],
+                                 suite_cases: list[TestCase]) -> None:
+    """Say which accepted expansion rows of the suites' tests no suite case takes (a seed id of no case, or a case
+    that cannot be expanded: an INV or DIR one): they were dropped without a word; none taken is an error."""
+    import logging
+
+    rows = [r for r in expansions if r.get("accepted", True) is True
+            and not str(r.get("lc_id")).startswith(f"{options.task}-")]
+    if not rows:
+        return
+    parents = {c.case_id for c in suite_cases if c.kind == "seed" and c.test_type == "MFT" and not c.variants}
+    left = [r for r in rows if str(r.get("seed_id")) not in parents]
+    if len(left) == len(rows) and options.no_lcs:
+        raise AlictError(f"--expansions: none of the {len(rows):,} accepted row(s) of the suites' tests hangs on an "
+                         f"MFT case of the --suite files (e.g. seed_id {str(left[0].get('seed_id'))[:60]!r}); give "
+                         "the expansions `expand --suite` wrote for these suites")
+    if left:
+        logging.getLogger(__name__).warning("--expansions: %d of %d accepted row(s) of the suites' tests left out: "
+                                            "their seed is no MFT case of the --suite files (e.g. seed_id %r)",
+                                            len(left), len(rows), str(left[0].get("seed_id"))[:60])

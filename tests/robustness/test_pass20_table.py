@@ -403,3 +403,23 @@ def test_p20_pages_1c_a_hardening_export_leaves_out_cases_rejected_in_review(cli
     monkeypatch.setattr(writeback.RejectionFilter, "__call__", lambda self, case: case.case_id == "s1")
     _, rows = run_rows(tmp_path / "r")
     assert sorted(r["case_id"] for r in rows) == ["s0", "s2"]
+
+
+def _suite_file(tmp_path: Path) -> Path:
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text(json.dumps({"case_id": "c1", "lc_id": "mine:t1", "kind": "seed", "seed_id": "c1",
+                                 "text": "a fine film", "expected": {"kind": "label", "labels": ["positive"]},
+                                 "test_type": "MFT", "task": "sentiment"}) + "\n")
+    return suite
+
+
+def test_p20_leftover_suite_expansions_that_no_suite_case_takes_are_said(cli, tmp_path, own_cache):
+    """Was (pass-20 rows leftover): `run --suite S --no-lcs --expansions E` whose rows hang on no case of S ran
+    the suite alone, exit 0, without a word."""
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "nosuch", "lc_id": "mine:t1", "task": "sentiment",
+                                "text": "a very fine film", "accepted": True}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--suite", str(_suite_file(tmp_path)),
+                  "--no-lcs", "--expansions", str(exps), "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "none of the 1 accepted row(s) of the suites' tests", "nosuch")
+    assert not (tmp_path / "r").exists()
