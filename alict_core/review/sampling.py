@@ -133,4 +133,8 @@ def assign_sets(n_sets: int, k: int, reviewers: Sequence[str]) -> list[tuple[int
         return []
     if len(reviewers) < k:
         raise ReviewError(f"{len(reviewers)} reviewer(s) named but each case needs k={k}; name at least {k} or lower k")
+    if len(reviewers) > n_sets * k:  # the others were named and silently given nothing
+        raise ReviewError(f"{len(reviewers)} reviewers named but {n_sets} set(s) × k={k} give only {n_sets * k} "
+                          f"assignment(s): {', '.join(reviewers[n_sets * k:][:3])} would get nothing; raise --sets or "
+                          "k, or name fewer reviewers")
     return [(slot // k, reviewers[slot % len(reviewers)]) for slot in range(n_sets * k)]

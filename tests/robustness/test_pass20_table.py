@@ -423,3 +423,13 @@ def test_p20_leftover_suite_expansions_that_no_suite_case_takes_are_said(cli, tm
                   "--no-lcs", "--expansions", str(exps), "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2, "none of the 1 accepted row(s) of the suites' tests", "nosuch")
     assert not (tmp_path / "r").exists()
+
+
+def test_p20_leftover_reviewers_who_would_get_nothing_are_said():
+    """Was: `review sample --reviewers a,b,c,d,e,f --k 2 --sets 1` assigned a and b; c to f got nothing, unsaid."""
+    from alict_core.review.sampling import assign_sets
+    from alict_core.review.store import ReviewError
+
+    with pytest.raises(ReviewError, match="c, d, e would get nothing"):
+        assign_sets(1, 2, ["a", "b", "c", "d", "e", "f"])
+    assert assign_sets(2, 2, ["a", "b", "c", "d"]) == [(0, "a"), (0, "b"), (1, "c"), (1, "d")]
