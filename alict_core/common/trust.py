@@ -153,11 +153,14 @@ def _plain(address: IPAddress) -> IPAddress:
 
 def _is_address(host: str) -> bool:
     """Whether ``host`` is an IP address written out (no DNS lookup needed to know it)."""
+    address, _, zone = host.partition("%")
     try:
-        ipaddress.ip_address(host.split("%")[0])
+        parsed = ipaddress.ip_address(address)
     except ValueError:
         return False
-    return True
+    # a zone ("%eth0") belongs to an IPv6 address only, and is a plain name: "10.0.0.1%x.evil.example" was taken for
+    # an address written out and handed to the resolver
+    return not _ or (parsed.version == 6 and zone.isalnum())
 
 
 def resolve_host(host: str, port: int) -> list[IPAddress]:

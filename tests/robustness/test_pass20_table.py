@@ -433,3 +433,17 @@ def test_p20_leftover_reviewers_who_would_get_nothing_are_said():
     with pytest.raises(ReviewError, match="c, d, e would get nothing"):
         assign_sets(1, 2, ["a", "b", "c", "d", "e", "f"])
     assert assign_sets(2, 2, ["a", "b", "c", "d"]) == [(0, "a"), (0, "b"), (1, "c"), (1, "d")]
+
+
+def test_p20_leftover_an_address_with_a_name_after_percent_is_a_name_never_looked_up(monkeypatch):
+    """Was: "10.0.0.1%x.evil.example" counted as an address written out and reached getaddrinfo from the browser."""
+    import socket
+
+    from alict_core.common.trust import TrustError, check_endpoint
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError(f"looked up {args[0]!r}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    with pytest.raises(TrustError):
+        check_endpoint("http://10.0.0.1%25x.evil.example:8080/p", loopback=False)
