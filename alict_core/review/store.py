@@ -597,8 +597,9 @@ def check_score(name: str, value: Any, *, optional: bool = False, where: str = "
         if optional:
             return None
         raise ReviewError(f"{where}{name} is required (an integer from 1 to 5)")
-    if isinstance(value, bool):  # JSON true is not a score of 1
-        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {value!r}")
+    if isinstance(value, (bool, float)):  # JSON true is not a score of 1; 4.0 (or 3.9999999999999999) is no
+        raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {_shown(value)}")  # integer: CSV's
+        # "4.0" was refused
     if isinstance(value, str) and (not value.strip().isascii() or "_" in value):  # int() reads full-width
         # and other digits, and "0_4" as 4
         raise ReviewError(f"{where}{name} must be an integer from 1 to 5, got {_shown(value)}")

@@ -447,3 +447,13 @@ def test_p20_leftover_an_address_with_a_name_after_percent_is_a_name_never_looke
     monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
     with pytest.raises(TrustError):
         check_endpoint("http://10.0.0.1%25x.evil.example:8080/p", loopback=False)
+
+
+@pytest.mark.parametrize("value", [4.0, 3.9999999999999999, 5e0])
+def test_p20_leftover_a_json_score_written_as_a_fraction_is_refused_as_csv_refuses_it(value):
+    """Was: `review import` of JSON 4.0 (or 5e0, or 3.9999999999999999) stored score 4; CSV "4.0" was refused."""
+    from alict_core.review.store import ReviewError, check_score
+
+    with pytest.raises(ReviewError, match="must be an integer from 1 to 5"):
+        check_score("relevance", value)
+    assert check_score("relevance", 4) == 4 and check_score("relevance", " 4 ") == 4
