@@ -97,3 +97,25 @@ def run_store(tmp_path, monkeypatch, saved_run) -> Path:
     run_id = json.loads((saved_run / "meta.json").read_text())["run_id"]
     shutil.copytree(saved_run, runs / run_id)
     return runs
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    return cache
+
+
+@pytest.fixture
+def review_db(cli, tmp_path) -> tuple[str, Path]:
+    """A SQLite review database with one task 't' of 3 sentiment seeds, and its exported judgement form (JSONL)."""
+    from tests.robustness.support import small_cases
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    assert cli("review", "sample", "--db", url, "--name", "t", "--task", "sentiment", "--cases", str(cases),
+               "--size", "3", "--sets", "1", "--k", "1").code == 0
+    form = tmp_path / "form.jsonl"
+    assert cli("review", "export", "--db", url, "t", "--out", str(form)).code == 0
+    return url, form

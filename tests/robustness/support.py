@@ -73,3 +73,26 @@ def review_page(review: str, reviewer: str):
     at.query_params["reviewer"] = reviewer
     at.run()
     return at.switch_page("pages/review.py").run()
+
+
+def seed_row(**change) -> dict:
+    """One sentiment LC4 seed row as a `--seeds` file holds it, with ``change`` applied."""
+    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
+            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
+
+
+def expansion_argv(tmp_path: Path, command: str, change: dict) -> list[str]:
+    """``command`` (validate, run or fidelity) of LC4 over one seed and one accepted expansion row with ``change``
+    applied: the seeds in ``s.jsonl``, the row in ``x.jsonl``, a run's output in ``r``."""
+    import json
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    exps = tmp_path / "x.jsonl"
+    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
+                                "text": "a very fine film", "accepted": True, **change}) + "\n")
+    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
+            "run": ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+                    str(tmp_path / "r")],
+            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
+    return [*argv, "--expansions", str(exps)]

@@ -37,21 +37,6 @@ def test_a_checklist_label_message_names_the_bad_element(cli, tmp_path, labels, 
 
 # B, C: review scores and write-back rules --------------------------------------------------------------------------
 
-@pytest.fixture()
-def review_db(cli, tmp_path) -> tuple[str, Path]:
-    """A SQLite review database with one task 't' of 3 sentiment seeds, and its exported judgement form (JSONL)."""
-    from tests.robustness.support import small_cases
-
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
-    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
-    assert cli("review", "sample", "--db", url, "--name", "t", "--task", "sentiment", "--cases", str(cases),
-               "--size", "3", "--sets", "1", "--k", "1").code == 0
-    form = tmp_path / "form.jsonl"
-    assert cli("review", "export", "--db", url, "t", "--out", str(form)).code == 0
-    return url, form
-
-
 @pytest.mark.parametrize("relevance", [10 ** 400, int("9" * 4000)], ids=["10**400", "4000 nines"])
 def test_b_a_huge_integer_score_is_a_bad_score(cli, tmp_path, review_db, relevance):
     """Was: exit 3 "internal error (OverflowError: int too large to convert to float)" (check_score compared the

@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import expansion_argv, seed_row
 from tests.test_harden import saved_run, tiny_parent  # noqa: F401 - fixtures of the Harden page row
 
 pytestmark = [pytest.mark.timeout(300)]
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch) -> Path:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
-    return cache
 
 
 @pytest.mark.parametrize("argv", [["--confirm", "--by", "lead"], ["--revoke"], []], ids=["confirm", "revoke", "show"])
@@ -696,11 +690,6 @@ def test_p18_pages_1_a_link_under_an_allowed_folder_never_shows_where_it_leads(t
     assert str(tmp_path) not in shown and "<allowed folder>/secret-name.json" in shown
 
 
-def _seed_row(**change) -> dict:
-    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
-            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
-
-
 BAD_SEED_ROWS = {
     "segment-end-huge": ({"segments": [{"group": "x", "source_id": "s", "start": 0, "end": 1e20}]}, "segments[0]"),
     "segment-start-bool": ({"segments": [{"group": "x", "source_id": "s", "start": True, "end": 1}]}, "segments[0]"),
@@ -719,7 +708,7 @@ def test_p18_cli_1_a_damaged_seed_row_is_one_message(cli, tmp_path, own_cache, c
     """Was: segments / protected_spans of another shape gave "internal error (TypeError …)" (exit 3) in `validate`
     and `run`; `validate` accepted an unknown expectation kind or label that `run` refused only later."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    seeds.write_text(json.dumps(seed_row(**change)) + "\n")
     argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
         ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
          str(tmp_path / "r")]
@@ -733,7 +722,7 @@ def test_p18_cli_2_an_expansion_of_the_other_task_is_refused(cli, tmp_path, own_
     """Was: an expansion row naming task hate_speech was counted as a sentiment expansion (run, validate, fidelity),
     though --seeds refuses the same."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    seeds.write_text(json.dumps(seed_row()) + "\n")
     exps = tmp_path / "x.jsonl"
     exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "hate_speech",
                                 "text": "a very fine film", "accepted": True}) + "\n")
@@ -758,7 +747,7 @@ def test_p18_cli_2_a_suite_case_of_the_other_task_is_refused(cli, tmp_path, own_
 def test_p18_cli_3_validate_refuses_an_expansion_of_another_lc_than_its_seed(cli, tmp_path, own_cache):
     """Was: `run` refused it, `validate` counted it under its seed's LC."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    seeds.write_text(json.dumps(seed_row()) + "\n")
     exps = tmp_path / "x.jsonl"
     exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc01", "task": "sentiment",
                                 "text": "a very fine film", "accepted": True}) + "\n")
@@ -872,7 +861,7 @@ def test_p19_pages_1_a_browser_name_is_not_looked_up_beside_ip_entries(monkeypat
 def test_p19_cli_1_seed_provenance_of_another_shape_is_one_message(cli, tmp_path, own_cache, command, change):
     """Was: `source_ids: 5` or `slots: "abc"` in a seed row: "internal error (TypeError …)", exit 3."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    seeds.write_text(json.dumps(seed_row(**change)) + "\n")
     argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
         ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
          str(tmp_path / "r")]
@@ -885,16 +874,7 @@ def test_p19_cli_1_seed_provenance_of_another_shape_is_one_message(cli, tmp_path
 @pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
 def test_p19_cli_2_expansion_insertions_of_another_shape_are_one_message(cli, tmp_path, own_cache, command, change):
     """Was: `words: [1, 2]` or `masked: "x"` in an accepted expansion row: exit 3 in validate, run and fidelity."""
-    seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
-    exps = tmp_path / "x.jsonl"
-    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
-                                "text": "a very fine film", "accepted": True, **change}) + "\n")
-    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
-            "run": ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds),
-                    "--out", str(tmp_path / "r")],
-            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
-    assert_clean_error(cli(*argv, "--expansions", str(exps)), 2, "x.jsonl:1", next(iter(change)))
+    assert_clean_error(cli(*expansion_argv(tmp_path, command, change)), 2, "x.jsonl:1", next(iter(change)))
 
 
 def _rehashed(folder: Path, name: str, text: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import seed_row
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -21,20 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LONE = "\ud800"  # a lone surrogate: json.dumps writes it as the escape "\ud800"
 
 
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch) -> Path:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
-    return cache
-
-
-def _seed_row(**change) -> dict:
-    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
-            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
-
-
 def _inv(**change) -> dict:  # LC 11 is the sentiment LC of INV tests (a seed has its LC's test type)
-    return _seed_row(lc_id="sentiment-lc11", test_type="INV", expected={"kind": "invariance"}, **change)
+    return seed_row(lc_id="sentiment-lc11", test_type="INV", expected={"kind": "invariance"}, **change)
 
 
 def _lc(row: dict) -> str:
@@ -73,10 +62,10 @@ def _deep_json(depth: int) -> str:
 # 1: lone surrogate escapes and deep nesting in user JSON -----------------------------------------------------------
 
 SURROGATE_SEEDS = {
-    "text": _seed_row(text=f"a fine {LONE} film"),
-    "description": _seed_row(description=f"d{LONE}"),
+    "text": seed_row(text=f"a fine {LONE} film"),
+    "description": seed_row(description=f"d{LONE}"),
     "variants": _inv(text="women like the film", variants=[f"men like {LONE} the film"]),
-    "meta": _seed_row(meta={"k": f"v{LONE}"}),
+    "meta": seed_row(meta={"k": f"v{LONE}"}),
 }
 
 
@@ -93,7 +82,7 @@ def test_p20_rows_1_a_lone_surrogate_in_a_seed_row_is_refused(cli, tmp_path, own
 @pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
 def test_p20_rows_1_a_lone_surrogate_in_an_expansion_text_is_refused(cli, tmp_path, own_cache, command):
     """Was: validate, run and fidelity exit 3 (UnicodeEncodeError)."""
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row())
+    seeds = _write_rows(tmp_path / "s.jsonl", seed_row())
     exps = _write_rows(tmp_path / "x.jsonl", {"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04",
                                               "task": "sentiment", "text": f"a very {LONE} fine film",
                                               "accepted": True})
@@ -128,7 +117,7 @@ def test_p20_rows_1_suite_cases_jsonl_is_strict_json(cli, tmp_path, own_cache, l
 def test_p20_rows_1_a_seed_meta_nested_500_deep_is_refused(cli, tmp_path, own_cache):
     """Was: validate exit 0, run exit 3 (RecursionError in dataclasses.asdict at the cases' write)."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(_with_deep_meta(_seed_row(), "zz", 500) + "\n")
+    seeds.write_text(_with_deep_meta(seed_row(), "zz", 500) + "\n")
     assert_clean_error(cli(*_run_argv(tmp_path, seeds)), 2, "s.jsonl:1")
     assert_clean_error(cli(*_validate_argv(seeds)), 2, "s.jsonl:1")
 
@@ -180,21 +169,6 @@ def test_p20_rows_1_positive_control_strict_json_reads_pairs_and_moderate_nestin
     assert parse_json(text, "f.json") == json.loads(text)
 
 
-@pytest.fixture
-def review_db(cli, tmp_path) -> tuple[str, Path]:
-    """A SQLite review database with one task 't' of 3 sentiment seeds, and its exported judgement form (JSONL)."""
-    from tests.robustness.support import small_cases
-
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
-    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
-    assert cli("review", "sample", "--db", url, "--name", "t", "--task", "sentiment", "--cases", str(cases),
-               "--size", "3", "--sets", "1", "--k", "1").code == 0
-    form = tmp_path / "form.jsonl"
-    assert cli("review", "export", "--db", url, "t", "--out", str(form)).code == 0
-    return url, form
-
-
 @pytest.mark.usefixtures("fresh_engines")
 def test_p20_rows_1_a_lone_surrogate_in_a_review_note_is_refused(cli, tmp_path, review_db):
     """Was: review import exit 3 (UnicodeEncodeError at the database write)."""
@@ -211,8 +185,8 @@ def test_p20_rows_1_a_lone_surrogate_in_a_review_note_is_refused(cli, tmp_path, 
 
 UNTESTABLE_SEEDS = {  # no LC of the task is DIR: a DIR seed is refused by its LC's test type or for its variants
     "inv-no-identity-term": (_inv(text="my sister liked the film"), "has none"),
-    "dir-no-variants": (_seed_row(test_type="DIR", expected={"kind": "direction", "labels": ["positive"]}), "DIR"),
-    "mft-with-invariance": (_seed_row(expected={"kind": "invariance"}), "does not match"),
+    "dir-no-variants": (seed_row(test_type="DIR", expected={"kind": "direction", "labels": ["positive"]}), "DIR"),
+    "mft-with-invariance": (seed_row(expected={"kind": "invariance"}), "does not match"),
 }
 
 
@@ -286,8 +260,8 @@ def test_p20_rows_3_blank_suite_ids_are_refused(cli, tmp_path, own_cache, change
 @pytest.mark.parametrize("same_text", [True, False], ids=["same-text", "other-text"])
 def test_p20_rows_3_a_seed_id_in_two_seeds_files_is_refused_by_validate(cli, tmp_path, own_cache, same_text):
     """Was: validate exit 0 counting both seeds (run refused "duplicate case ids")."""
-    first = _write_rows(tmp_path / "a.jsonl", _seed_row())
-    second = _write_rows(tmp_path / "b.jsonl", _seed_row(text="a fine film" if same_text else "a good film"))
+    first = _write_rows(tmp_path / "a.jsonl", seed_row())
+    second = _write_rows(tmp_path / "b.jsonl", seed_row(text="a fine film" if same_text else "a good film"))
     outcome = cli("validate", "--task", "sentiment", "--lc", "4", "--seeds", str(first), "--seeds", str(second))
     assert_clean_error(outcome, 2, "'s1'", "comes twice")
 
@@ -322,7 +296,7 @@ def test_p20_cli_4_compare_never_prints_an_escape_of_a_case_text(cli, tmp_path, 
     """Was: `compare` printed its newly failing cases' texts raw (printable_frame skipped pandas 3 string columns):
     a seed text with ESC / U+202E reached the terminal."""
     text = "great movie \x1b[2K\r\x1b[31mPWNED\u202e"
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row(text=text))
+    seeds = _write_rows(tmp_path / "s.jsonl", seed_row(text=text))
     good = _write_rows(tmp_path / "pa.jsonl", {"text": text, "negative": 0.1, "neutral": 0.1, "positive": 0.8})
     bad = _write_rows(tmp_path / "pb.jsonl", {"text": text, "negative": 0.8, "neutral": 0.1, "positive": 0.1})
     assert cli("run", "--task", "sentiment", "--models", f"static:path={good},static:path={bad}", "--lc", "4",
@@ -343,7 +317,7 @@ def _predictions(path: Path, **proba) -> Path:
 def test_p20_cli_5_a_huge_integer_probability_is_refused(cli, tmp_path, own_cache):
     """Was: exit 3 "OverflowError: int too large to convert to float"."""
     predictions = _predictions(tmp_path / "p.jsonl", positive=10 ** 400)
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row())
+    seeds = _write_rows(tmp_path / "s.jsonl", seed_row())
     outcome = cli("run", "--task", "sentiment", "--models", f"static:path={predictions}", "--lc", "4", "--seeds",
                   str(seeds), "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2, "p.jsonl:1", "must be numbers")
@@ -352,7 +326,7 @@ def test_p20_cli_5_a_huge_integer_probability_is_refused(cli, tmp_path, own_cach
 def test_p20_cli_5_a_predictions_file_named_with_an_escape_is_shown_printable(cli, tmp_path, own_cache):
     """Was: the model's shown name was the file stem, unchecked: ESC printed raw in the run table."""
     predictions = _predictions(tmp_path / "a\x1b[31mred.jsonl")
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row())
+    seeds = _write_rows(tmp_path / "s.jsonl", seed_row())
     outcome = cli("run", "--task", "sentiment", "--models", f"static:path={predictions}", "--lc", "4", "--seeds",
                   str(seeds), "--out", str(tmp_path / "r"))
     assert outcome.code == 0, outcome.err[-600:]
@@ -416,7 +390,7 @@ def _assert_out_of_space(code: int, err: str) -> None:
 
 @pytest.fixture
 def saved(cli, tmp_path, own_cache) -> Path:
-    seeds = _write_rows(tmp_path / "s.jsonl", _seed_row(), _seed_row(id="s2", text="a dull film",
+    seeds = _write_rows(tmp_path / "s.jsonl", seed_row(), seed_row(id="s2", text="a dull film",
                                                                      expected={"kind": "label",
                                                                                "labels": ["negative"]}))
     assert cli(*_run_argv(tmp_path, seeds)).code == 0

@@ -9,20 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import expansion_argv, seed_row
 
 pytestmark = [pytest.mark.timeout(300)]
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch) -> Path:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
-    return cache
-
-
-def _seed_row(**change) -> dict:
-    return {"id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment", "text": "a fine film", "test_type": "MFT",
-            "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}, **change}
 
 
 def _run_argv(tmp_path: Path, seeds: Path) -> list[str]:
@@ -45,7 +34,7 @@ SEED_FIELDS = {  # was: silently coerced (variants "abc" -> three one-letter var
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_p20_schema_seed_fields_of_another_type_are_one_message(cli, tmp_path, own_cache, command, change):
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row(**change)) + "\n")
+    seeds.write_text(json.dumps(seed_row(**change)) + "\n")
     argv = ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)] if command == "validate" else \
         _run_argv(tmp_path, seeds)
     assert_clean_error(cli(*argv), 2, "s.jsonl:1", next(iter(change)))
@@ -65,17 +54,7 @@ EXPANSION_FIELDS = {
 @pytest.mark.parametrize("change", EXPANSION_FIELDS.values(), ids=EXPANSION_FIELDS.keys())
 @pytest.mark.parametrize("command", ["validate", "run", "fidelity"])
 def test_p20_schema_expansion_fields_of_another_type_are_one_message(cli, tmp_path, own_cache, command, change):
-    seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
-    exps = tmp_path / "x.jsonl"
-    exps.write_text(json.dumps({"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "task": "sentiment",
-                                "text": "a very fine film", "accepted": True, **change}) + "\n")
-    argv = {"validate": ["validate", "--task", "sentiment", "--lc", "4", "--seeds", str(seeds)],
-            "run": _run_argv(tmp_path, seeds),
-            "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
-    field = next(iter(change))
-    needle = "masked" if field == "masked" else field
-    assert_clean_error(cli(*argv, "--expansions", str(exps)), 2, "x.jsonl:1", needle)
+    assert_clean_error(cli(*expansion_argv(tmp_path, command, change)), 2, "x.jsonl:1", next(iter(change)))
 
 
 def test_p20_schema_a_rejected_expansion_of_another_shape_is_refused_too(cli, tmp_path, own_cache):
@@ -91,7 +70,7 @@ def test_p20_schema_rows_as_written_by_the_pipeline_are_read(cli, tmp_path, own_
     """The fields every writer puts in a row (tuples from memory, nested masked) pass the schema unchanged."""
     from alict_core.cases.testcases import build_cases
 
-    seed = _seed_row(test_type="INV", expected={"kind": "invariance"}, variants=("a good film", "a fine movie"),
+    seed = seed_row(test_type="INV", expected={"kind": "invariance"}, variants=("a good film", "a fine movie"),
                      protected_spans=[(0, 1)], segments=[{"group": "g", "source_id": "x", "start": 0, "end": 4}],
                      meta={"words": ["fine"], "custom": {"any": 1}}, source_ids=("x",), slots={"adj": "fine"})
     row = {"id": "e1", "seed_id": "s1", "lc_id": "sentiment-lc04", "text": "a very fine film", "accepted": True,
@@ -121,7 +100,7 @@ def test_p20_leftover_a_rerun_restores_the_story_a_kill_left_out(cli, tmp_path, 
     """Was (pass-18 leftover): killed during its story write, a run was left without story.json, and the same
     command re-run returned the finished run as is, still without it (the Story page computed it each server)."""
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    seeds.write_text(json.dumps(seed_row()) + "\n")
     argv = _run_argv(tmp_path, seeds)
     assert cli(*argv).code == 0
     story = tmp_path / "r" / "story.json"
@@ -194,8 +173,8 @@ def test_p20_kill_2_a_run_swapped_in_while_it_is_read_is_read_whole(cli, tmp_pat
     from alict_core.runner.run import RunResult
 
     old_seeds, new_seeds = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
-    old_seeds.write_text(json.dumps(_seed_row()) + "\n")
-    new_seeds.write_text(json.dumps(_seed_row(expected={"kind": "label", "labels": ["negative"]})) + "\n")
+    old_seeds.write_text(json.dumps(seed_row()) + "\n")
+    new_seeds.write_text(json.dumps(seed_row(expected={"kind": "label", "labels": ["negative"]})) + "\n")
     base = ["run", "--task", "sentiment", "--lc", "4"]
     assert cli(*base, "--models", "vader", "--seeds", str(old_seeds), "--out", str(tmp_path / "X")).code == 0
     assert cli(*base, "--models", "textblob", "--seeds", str(new_seeds), "--out", str(tmp_path / "Y")).code == 0
@@ -224,7 +203,7 @@ def test_p20_kill_5_a_part_linked_out_of_its_run_is_repaired_not_kept(cli, tmp_p
     import shutil
 
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    seeds.write_text(json.dumps(seed_row()) + "\n")
     argv = _run_argv(tmp_path, seeds)
     assert cli(*argv).code == 0
     linked = tmp_path / "r" / part
@@ -247,7 +226,7 @@ def test_p20_kill_3_a_named_pipe_as_a_lock_file_is_one_message(cli, tmp_path, ow
     from alict_core.common.manifest import named_dir
 
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text(json.dumps(_seed_row()) + "\n")
+    seeds.write_text(json.dumps(seed_row()) + "\n")
     out = tmp_path / "r"
     key = hashlib.sha256(os.fsencode(named_dir(out).resolve())).hexdigest()[:24]
     (own_cache / "locks").mkdir(parents=True)
@@ -287,7 +266,7 @@ def test_p20_rows_followup_a_checklist_item_expectation_of_another_type_is_refus
 
 
 def _inv_seed(**change) -> dict:
-    return _seed_row(**{"id": "w1", "lc_id": "sentiment-lc11", "text": "women think the show is good",
+    return seed_row(**{"id": "w1", "lc_id": "sentiment-lc11", "text": "women think the show is good",
                         "test_type": "INV", "expected": {"kind": "invariance"}, **change})
 
 
@@ -397,7 +376,7 @@ def test_p20_pages_1c_a_hardening_export_leaves_out_cases_rejected_in_review(cli
     from alict_core.harden.export import run_rows
 
     seeds = tmp_path / "s.jsonl"
-    seeds.write_text("".join(json.dumps(_seed_row(id=f"s{i}", text=f"a fine film number {i}")) + "\n"
+    seeds.write_text("".join(json.dumps(seed_row(id=f"s{i}", text=f"a fine film number {i}")) + "\n"
                              for i in range(3)))
     assert cli(*_run_argv(tmp_path, seeds)).code == 0
     monkeypatch.setattr(writeback.RejectionFilter, "__call__", lambda self, case: case.case_id == "s1")
