@@ -83,7 +83,8 @@ def dir_tests(tree: Any, task: str, judge_names: list[str], models: list[str], t
             from alict_core.runner import run_suite
 
             loaded = [lego_loading.model(m) for m in models]
-            outcomes = list(run_suite(cases, loaded, exclude=RejectionFilter()).outcomes)
+            # in memory: each sentence typed (or slider moved) wrote a prediction shard to the disk cache
+            outcomes = list(run_suite(cases, loaded, exclude=RejectionFilter(), memory_only=True).outcomes)
     shown = None
     if cases and not models:
         st.info("No model under test for this task: pick one under **Models under test** in the sidebar to colour "

@@ -58,6 +58,19 @@ def ensure_choice(key: str, options: Sequence[Any]) -> Any:
     return st.session_state[key]
 
 
+def vanished(key: str, options: Sequence[Any]) -> Any:
+    """The value menu ``key`` showed at its last draw (:func:`remember_shown`) when it is no longer among ``options``
+    (a run removed or re-written between the draw and a press), else None: a press taken now must not fall back to
+    another option the user never saw (a review task sampled, a model retrained from another run)."""
+    shown = st.session_state.get(f"_shown::{key}")
+    return shown if shown is not None and shown not in list(options) else None
+
+
+def remember_shown(key: str, value: Any) -> None:
+    """Note the value menu ``key`` shows now (see :func:`vanished`)."""
+    st.session_state[f"_shown::{key}"] = value
+
+
 def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> list[Any]:
     """Multiselect flavour of :func:`ensure_choice`: drop stale values, fall back to ``default``."""
     current = [v for v in st.session_state.get(key, []) or [] if v in options]

@@ -47,6 +47,10 @@ def main() -> None:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return
     if state.get("run") not in keys:
+        asked = str(state.get("run") or "")
+        if asked:  # a link's run A that is gone (or mistyped): it compared another run's numbers without a word
+            st.warning(f"The link's run {literal(asked[:40])} is not a finished run of this task: showing "
+                       f"{literal(labels.get(keys[0], keys[0]))} instead.")
         state.put("run", keys[0])
     left, right = st.columns(2)
     key_a, model_a = side(left, "A (before / baseline)", "run", keys, labels, "model_a")

@@ -82,8 +82,13 @@ def main() -> None:
     # keyed by run id, never by position: a run another session finishes moves the positions, and a press then
     # retrained a run (and LCs) this user never saw (pass 17, pages F3)
     by_id = {r["id"]: r for r in runs}
+    gone = state.vanished("harden_run", list(by_id))  # the run shown at the draw, removed before the press
     state.ensure_choice("harden_run", list(by_id))
     run = by_id[st.selectbox("Run", list(by_id), key="harden_run", format_func=lambda rid: labels[rid])]
+    state.remember_shown("harden_run", run["id"])
+    if gone is not None and presses.take("harden_go"):  # it retrained another run, with that run's preselected LCs
+        st.error(f"The run you chose ({literal(str(gone)[:16])}) is no longer there (removed or re-written "
+                 "meanwhile): nothing was started; choose a run again.")
     model = st.selectbox("Model to retrain", [m for m in run["models"] if harden_view.retrainable(m)],
                          key="harden_model")
     seed, split, share, cap = settings()

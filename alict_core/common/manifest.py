@@ -644,6 +644,8 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
         try:
             yield tmp
             _fsync_tree(tmp)
+            if not merge:  # checked again at the swap: a file another command wrote into the folder meanwhile
+                _check_replaceable(target, owned, kind)  # (`report --out E/r.html` while E was exported) was lost
             replace_dir(tmp, target)
         finally:
             if tmp.exists():
@@ -657,10 +659,12 @@ def folder_lock_file(target: Path) -> Path:
     return artefact_dir("locks") / f"dir-{hashlib.sha256(os.fsencode(Path(target).resolve())).hexdigest()[:24]}.lock"
 
 
-def open_lock_file(path: Path) -> Any:
-    """``path`` opened for ``flock`` (created when missing): never waiting on a named pipe put there (the command
-    hung without a word), never following a link; anything but a plain file is one message."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+def open_lock_file(path: Path, readable: bool = False) -> Any:
+    """``path`` opened for ``flock`` (created when missing; ``readable``: for reading and writing, "a+"): never
+    waiting on a named pipe put there (the command hung without a word), never following a link (a build emptied
+    the file a link there led to); anything but a plain file is one message."""
+    access = os.O_RDWR if readable else os.O_WRONLY
+    flags = access | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
@@ -671,7 +675,7 @@ def open_lock_file(path: Path) -> Any:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise AlictError(f"the lock file {str(path)!r} is not a plain file; remove it and run the command again")
-    return os.fdopen(fd, "a")
+    return os.fdopen(fd, "a+" if readable else "a")
 
 
 @contextmanager

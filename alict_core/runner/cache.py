@@ -49,6 +49,8 @@ class PredictionCache:
     def _read_shard(self, shard: Path) -> dict[str, list[float]]:
         """The rows of one shard after checking its embedded manifest and values (CorruptArtefactError)."""
         where = f"prediction shard {shard.name} of model {self.fingerprint[:24]!r}"
+        if shard.is_symlink() or not shard.is_file():  # a named pipe there: open() waited for ever, every run hung
+            raise CorruptArtefactError(f"{where}: not a plain file")
         try:
             with open(shard, encoding="utf-8") as handle:
                 data = json.load(handle)

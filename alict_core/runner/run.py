@@ -163,6 +163,7 @@ def run_suite(
     should_stop: Callable[[], bool] | None = None,
     cache_root: Path | None = None,
     exclude: CaseFilter | None = None,
+    memory_only: bool = False,
 ) -> "RunResult":
     """Run every case through every model and evaluate MFT/INV/DIR expectations.
 
@@ -171,7 +172,8 @@ def run_suite(
     cancelled run resumes where it stopped. ``progress(done, total, message)`` counts texts;
     ``should_stop()`` is polled between batches and raises ``RunCancelled``. ``exclude(case)`` True leaves a
     case out, asked seeds first (the caller hands in review's ``RejectionFilter()`` to leave out the cases
-    reviewers rejected; None: every case runs); ``extra["review_excluded"]`` counts them.
+    reviewers rejected; None: every case runs); ``extra["review_excluded"]`` counts them. ``memory_only``: the
+    predictions are kept in memory, never written (a page view's preview must not grow the disk cache).
     """
     from alict_core.common.limits import limits
 
@@ -184,7 +186,8 @@ def run_suite(
     texts = distinct(t for case in cases for t in case.texts())
     _check_texts(cases)
     hashes = text_hashes(texts)
-    caches = {m.name: prediction_cache(m, cache_root) for m in models}
+    caches = {m.name: MemoryPredictionCache(m.labels) if memory_only else prediction_cache(m, cache_root)
+              for m in models}
     missing = {m.name: len(caches[m.name].missing(texts, hashes)) for m in models}
     total = len(texts) * len(models)
     done = total - sum(missing.values())

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import write_json
-from alict_core.common.manifest import is_own, own_name, staging_dir
+from alict_core.common.manifest import is_own, open_lock_file, own_name, staging_dir
 from alict_core.models.artefacts import FORMAT, MANIFEST, file_hashes
 
 
@@ -43,7 +43,7 @@ def build_lock(folder: Path, wait: bool = True, log: Callable[[str], None] = pri
     """Hold the target's lock for the block: wait for a running build (``wait``) or raise BuildLockedError."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     path = lock_path(folder)
-    with open(path, "a+") as handle:
+    with open_lock_file(path, readable=True) as handle:  # never a link's target or a named pipe
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
