@@ -187,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given: the input's fault
             print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
             return EXIT_INPUT
-        if isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE:  # the machine's state, not a bug
-            print(f"error: out of space while writing ({exc.strerror or type(exc).__name__}): free disk space "
+        if (isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE) or any(  # safetensors' own errors name
+                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE):  # the errno in their text
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"
+            print(f"error: out of space while writing ({reason}): free disk space "
                   "(or raise the file-size or quota limit) and run the command again (files are written "
                   "atomically; finished batches are reused)", file=sys.stderr)
             return EXIT_INPUT

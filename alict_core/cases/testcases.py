@@ -154,8 +154,13 @@ def check_type_matches(test_type: str, expected: Mapping[str, Any], where: str) 
 
 
 def check_testable(case: TestCase, where: str) -> None:
-    """An INV or DIR case compares its text with its variants: without any it passed without testing anything."""
+    """An INV or DIR case compares its text with its variants: without any it passed without testing anything; an
+    MFT case has none (they were predicted, never judged)."""
     kind = case.judged_expectation().test_type
+    if kind == "MFT" and case.variants:  # sent to the model, never judged: "1 variant, 0 failing" read as checked
+        raise CaseError(f"{where}: an MFT test is judged on its text alone, and it has {len(case.variants)} "
+                        "variant(s), which would be predicted and never judged: drop the variants, or make it an "
+                        "INV or DIR test")
     if kind in ("INV", "DIR") and not case.variants:
         how = "none given, and its text has no identity term or pronoun to swap" if kind == "INV" else "none given"
         raise CaseError(f"{where}: {'an' if kind == 'INV' else 'a'} {kind} test compares its text with its variants, "
@@ -277,10 +282,10 @@ def build_cases(
             variants=_variants(parent.test_type, text, row, variants_fn),
             description=parent.description, meta=_expansion_meta(row, parent),
         )
-        try:
-            check_testable(expansion, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")
-        except CaseError:  # its insertion left no term to swap ("the women"): this expansion tests nothing, its
-            untestable += 1  # seed and the other expansions still do
+        if expansion.variants or expansion.judged_expectation().test_type == "MFT":
+            check_testable(expansion, f"expansion #{n} ({str(row.get('id', '?'))[:60]})")  # an MFT one with variants
+        else:  # its insertion left no term to swap ("the women"): this expansion tests nothing, its seed and the
+            untestable += 1  # other expansions still do
             continue
         cases.append(expansion)
     if untestable:

@@ -74,8 +74,6 @@ def _task_of(result, given: str | None) -> str:
 @holds_outputs("out", "export")
 def run(args: argparse.Namespace) -> int:
     from alict_core.common.manifest import check_output_dir, check_output_file
-    from alict_core.report import write_report
-    from alict_core.runner import RunResult
 
     check_output_file(args.out, "--out", report=True)
     check_output_dir(args.export, "--export")
@@ -88,6 +86,20 @@ def run(args: argparse.Namespace) -> int:
                         run_dir, args.export)
     if args.export:  # a folder of other files or another artefact is refused before the report is written
         _check_export_folder(args.export)
+    own = args.out is not None and Path(args.out).resolve().parent == Path(run_dir).resolve()
+    if own:  # the run's own report.html: a `run --out` re-writing that folder meanwhile swapped in another run, and
+        from alict_core.runner.stream import run_lock  # this report (of the old run) landed in the new run's folder
+
+        with run_lock(Path(run_dir)):
+            return _report(args, run_dir)
+    return _report(args, run_dir)
+
+
+def _report(args: argparse.Namespace, run_dir: Path) -> int:
+    """Read the run and write the report, exports and gate of ``report``'s arguments (see ``run``)."""
+    from alict_core.report import write_report
+    from alict_core.runner import RunResult
+
     large = _large_run(run_dir)
     if large is not None:
         return _report_large(large, args)

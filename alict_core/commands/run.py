@@ -238,6 +238,9 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     check_export_paths(args)
     check_outputs_apart([("--report", args.report), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         args.out)
+    if args.no_lcs and (args.seeds or args.lc):  # the LC seeds were never run, and nothing said so
+        raise AlictError(f"--no-lcs runs only the --suite files: {'--seeds' if args.seeds else '--lc'} would be "
+                         "ignored; drop --no-lcs to run the LCs beside the suites, or drop it")
     if getattr(args, "inv_threshold", None) is not None and not args.suite:  # else silently without effect
         raise AlictError("--inv-threshold applies to the CheckList INV tests of a --suite; give a --suite or drop it")
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work

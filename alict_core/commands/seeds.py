@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.data.corpus import load_corpus
     from alict_core.seeds import find_seeds
 
+    if args.all and args.max is not None:  # --max was ignored without a word
+        raise AlictError("--all takes every candidate seed and --max caps them: give one of the two")
     check_output_dir(args.out, "--out")
     check_mergeable(args.out, OUT_FILES, "--out")
     check_out_holds_no(args.out, "expansions", "expand --out")

@@ -67,6 +67,14 @@ class StaticPredictionsModel:
             yield where.rpartition(":")[2], row
 
     def _proba(self, row: dict, where: str) -> np.ndarray:
+        columns = [label for label in self.labels if label in row and row[label] not in ("", None)]
+        if columns and row.get("label") not in (None, ""):  # one silently won over the other (columns over label;
+            raise ModelError(f"model {self.name!r}: {where}: give either the columns {list(self.labels)} or a "
+                             "'label', not both")  # a partial row: the label over the given column)
+        if columns and len(columns) < len(self.labels):
+            missing = [label for label in self.labels if label not in columns]
+            raise ModelError(f"model {self.name!r}: {where}: columns {missing} are missing (give every label's "
+                             "probability, or a 'label' column)")
         if all(label in row and row[label] not in ("", None) for label in self.labels):
             values = [row[label] for label in self.labels]
             try:

@@ -97,6 +97,10 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
     skipped: list[dict[str, Any]] = []
     if options.suites:
         suite_cases, suite_validity, suite_import, skipped = _suite_cases(options, expansions)
+        merged = sorted({c.lc_id for c in cases} & {c.lc_id for c in suite_cases})
+        if merged:  # an exported run's cases beside the LC: one rate of both, without the LC's own checks
+            raise AlictError(f"--suite: its cases of {merged[0]!r:.60} would be merged with that LC's own seeds into "
+                             "one rate; run the suite alone (--no-lcs) or leave that LC out (--lc)")
         cases.extend(suite_cases)
         if suite_validity and not validity:
             validity = suite_validity
@@ -180,8 +184,9 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
         for lc_id in dict.fromkeys(c.lc_id for c in imported):  # a/s.json and b/s.json: both tests were `s:t1`,
             first = lc_of.setdefault(lc_id, str(suite))  # one LC with the two suites' cases and one rate
             if first != str(suite):
-                raise AlictError(f"--suite {suite}: its test {lc_id!r:.80} is also a test of --suite "
-                                 f"{first} (a suite's tests are named after its file name): rename one of the files")
+                raise AlictError(f"--suite {suite}: its test {lc_id!r:.80} is also a test of --suite {first}: its "
+                                 "cases would be merged into one rate (a CheckList suite's tests are named after its "
+                                 "file name: rename one file; a HateCheck functionality: give it once)")
         if cap is not None:
             imported = subsample_suite(imported, cap, options.sample_seed)
         cases.extend(imported)

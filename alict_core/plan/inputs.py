@@ -251,6 +251,9 @@ def _check_expansion_file_row(where: Any, row: dict, task: str | None, of_task: 
     if task:
         if row.get("task") not in (None, task):  # counted as an expansion of this task (seeds refuse it)
             raise AlictError(f"--expansions {where}: the expansion names task {row.get('task')!r:.40}, not {task!r}")
+    if row.get("kind") not in (None, "expansion"):  # a run's exported cases.jsonl: each seed became its own expansion
+        raise AlictError(f"--expansions {where}: a case of kind {row.get('kind')!r:.20}, not an expansion row (a "
+                         "run's exported cases.jsonl?); give the rows `expand --out` wrote, or the file as --suite")
     if not isinstance(row.get("accepted", True), bool):  # "no" was counted accepted by `fidelity`
         raise AlictError(f"--expansions {where}: accepted must be true or false, got {row.get('accepted')!r:.40}")
     if row.get("accepted", True) is not False:  # a row that becomes a case: its seed and its text

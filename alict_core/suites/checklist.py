@@ -159,7 +159,7 @@ def _read_json(path: Path) -> Any:
     if path.stat().st_size > top:
         raise SuiteFormatError(f"{path.name}: {path.stat().st_size:,} bytes, over the suite size limit "
                                f"(setting ALICT_LIMIT_SUITE_BYTES)")
-    gz = " (gzip)" if path.suffix == ".gz" else ""
+    gz = " (gzip)" if path.suffix.lower() == ".gz" else ""
     try:
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
             data = handle.read(top + 1)  # bounded: a small gzip file can hold a thousand times its size

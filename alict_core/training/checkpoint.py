@@ -9,8 +9,9 @@ folder (which the next build deletes)::
             tensors.safetensors   trained tensors, optimiser tensors, torch RNG state
             <extra>/              folders the trainer asks to keep (the parser's best-dev model)
 
-A checkpoint is written into a ``.tmp-*`` folder and renamed into place (``state.json`` last), so a
-build killed at any point leaves the previous checkpoint intact. It is keyed by a hash of everything
+A checkpoint is written into a ``.tmp-*`` folder and renamed into place (``state.json`` last, with the sha256
+of every other file: a checkpoint whose files changed is removed, not resumed), so a build killed at any point
+leaves the previous checkpoint intact. It is keyed by a hash of everything
 that decides the result (settings, data, code format): a checkpoint with another key is removed, not
 resumed. Nothing here unpickles: tensors go through safetensors, everything else through JSON; the
 trainer restores every RNG it uses, so the resumed run continues bit for bit.
@@ -27,12 +28,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alict_core.common.jsonl import read_json, write_json
+from alict_core.common.manifest import sha256_file
 
-FORMAT = 1
+FORMAT = 2  # 2: state.json records the sha256 of every file of the checkpoint
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
 STEP_PREFIX = "step-"
 EVERY_ENV = "ALICT_CHECKPOINT_EVERY"  # overrides the profile's checkpoint interval (0 = none)
+
+
+def _file_hashes(folder: Path) -> dict[str, str]:
+    """sha256 of every file of a checkpoint folder but its state.json, by relative path."""
+    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != STATE_FILE}
 
 
 def checkpoint_dir(folder: Path) -> Path:
@@ -87,6 +95,10 @@ class Checkpoints:
                     self.log(f"removing checkpoint {path.name}: built with other settings or data")
                     shutil.rmtree(path, ignore_errors=True)
                     continue
+                if state.get("files") != _file_hashes(path):  # an edited tensor was resumed and sealed unchecked
+                    self.log(f"removing checkpoint {path.name}: its files changed since it was written")
+                    shutil.rmtree(path, ignore_errors=True)
+                    continue
                 tensors = load_file(str(path / TENSORS_FILE))
             except (OSError, ValueError) as exc:
                 self.log(f"removing unreadable checkpoint {path.name}: {exc}")
@@ -120,7 +132,7 @@ class Checkpoints:
                     shutil.copytree(source, tmp / name)
                 versions[name] = version
             write_json(tmp / STATE_FILE, {"format": FORMAT, "key": self.key, "step": step, "extras": versions,
-                                          **state})
+                                          "files": _file_hashes(tmp), **state})
             final = self.folder / f"{STEP_PREFIX}{step:08d}"
             if final.exists():
                 shutil.rmtree(final)
