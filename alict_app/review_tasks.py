@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import presses, run_picker, runs, state
+from alict_app import presses, run_picker, runs
 from alict_app.formatting import literal
 from alict_app.guard import show_error
 
@@ -53,12 +53,15 @@ def create_task_form(suite_task: str) -> None:
         st.caption("Finish a run on the Run page (or use `python -m alict_core review sample`) to sample cases.")
         return
     menu = f"review_create_run_{suite_task}"
-    gone = state.vanished(menu, keys)  # the run shown at the draw, removed before the submit (else the first run)
+    # the runs the menu offered at its last draw stay offered: a run removed before the submit was reset to the first
+    # option by Streamlit, and the task was sampled from a run the user never chose (pass 21, pages F4)
+    offered = keys + [k for k in st.session_state.get(f"_offered::{menu}", []) if k not in keys]
+    st.session_state[f"_offered::{menu}"] = keys
     with st.form("review_create"):
         # keyed: without a key the menu's identity held its options, so a run finished meanwhile by another session
         # reset the choice at the submit and the task was sampled from that newer run (pass 17, pages F4)
-        key = st.selectbox("Run to sample from", keys, format_func=lambda k: labels[k], key=menu)
-        state.remember_shown(menu, key)
+        key = st.selectbox("Run to sample from", offered, key=menu,
+                           format_func=lambda k: labels.get(k, f"{k[:16]} (no longer there)"))
         name = st.text_input("Review task name", max_chars=100)
         c1, c2, c3, c4 = st.columns(4)
         size = c1.number_input("Seeds (0 = 95 % / 5 % size rule)", min_value=0, max_value=100_000, value=0)
@@ -66,11 +69,11 @@ def create_task_form(suite_task: str) -> None:
         k = c3.number_input("Reviewers per case", min_value=1, max_value=10, value=2)
         seed = c4.number_input("Sampling seed", min_value=0, max_value=99_999, value=0)
         st.form_submit_button("Create review task", on_click=presses.note, args=("review_create",))
-        if presses.take("review_create") and key in labels:
+        if presses.take("review_create"):
             from alict_core.review import SamplingPlan, create_review_task, load_cases
 
-            if gone is not None:
-                keep_notice("create", suite_task, "error", f"The run you chose ({literal(str(gone)[:16])}) is no "
+            if key is None or key not in labels:
+                keep_notice("create", suite_task, "error", f"The run you chose ({literal(str(key)[:16])}) is no "
                             "longer there (removed or re-written meanwhile): nothing was created; choose a run again.")
                 return
             if not name.strip():

@@ -217,3 +217,65 @@ def test_p21_kill_5_a_runs_own_report_waits_for_a_rewrite_of_the_run(cli, tmp_pa
     monkeypatch.setattr(stream, "run_lock", spy)
     assert cli("report", str(tmp_path / "r"), "--out", str(tmp_path / "r" / "report.html")).code == 0
     assert held == [tmp_path / "r"]
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p21_pages_2_a_compare_link_naming_an_unknown_run_a_is_said():
+    """Was: `/compare?run=<unknown>` compared the newest run instead, without a word (the pass-20 note covered only
+    run_b and the models)."""
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    run_fake(start_app(), lcs=("sentiment-lc04",))
+    at = start_app({"run": "deadbeefdeadbeef"})
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert any("The link's run" in w.value and "deadbeef" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p21_pages_4_a_review_task_is_never_sampled_from_a_run_the_user_did_not_pick(tmp_path, monkeypatch):
+    """Was: the run picked in "New review task", removed before the submit, was replaced by the newest run, and the
+    task was sampled (written) from that run."""
+    import shutil
+
+    from alict_app import runs
+    from alict_core.review import ReviewStore
+    from alict_core.review.store import dispose_engines
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    first = run_fake(start_app(), lcs=("sentiment-lc04",))
+    run_fake(start_app(), lcs=("sentiment-lc01",))
+    at = start_app()
+    at.switch_page("pages/review.py").run()
+    menu = next(s for s in at.selectbox if s.key == "review_create_run_sentiment")
+    menu.set_value(first)  # inside the form: sent with the submit
+    at.text_input[[t.label for t in at.text_input].index("Review task name")].set_value("moved")
+    shutil.move(str(runs.run_dir(first)), str(tmp_path / "elsewhere"))
+    at.button[[b.label for b in at.button].index("Create review task")].click().run()
+    try:
+        assert not at.exception
+        assert any("no longer there" in e.value for e in at.error), ([e.value for e in at.error], [s.value for s in at.success], [i.value for i in at.info])
+        assert [t.name for t in ReviewStore().tasks("sentiment")] == []
+    finally:
+        dispose_engines()
+
+
+def test_p21_pages_1_lego_previews_write_no_prediction_shards(tmp_path, monkeypatch):
+    """Was: each sentence typed on the Adjunct trees page wrote a prediction shard to the disk cache (page views
+    grew the disk without bound): its previews run with ``memory_only``."""
+    from alict_core.cases.testcases import build_cases
+    from alict_core.runner.run import run_suite
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    cases = build_cases([seed_row()])
+    result = run_suite(cases, ["vader"], memory_only=True)
+    assert len(result.outcomes) == 1
+    assert not list((tmp_path / "cache").rglob("b-*.json"))
+    import inspect
+
+    import alict_app.lego_panels as panels
+
+    assert "memory_only=True" in inspect.getsource(panels)  # the page's call
