@@ -104,7 +104,7 @@ class Limits:
                 continue
             value = whole_number(raw)
             if value is None or value < 1 or value > LIMIT_MAX:  # 2**63 failed in read(top + 1) with exit 3
-                raise LimitError(f"{variable}={raw[:20]!r} must be a whole number from 1 to {LIMIT_MAX:,}")
+                raise LimitError(f"{variable}={raw[:20]!r} must be a positive whole number (at most {LIMIT_MAX:,})")
             values[f.name] = value
         return cls(**values)
 

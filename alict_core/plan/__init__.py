@@ -177,13 +177,17 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
     skipped: list[dict[str, Any]] = []
     validity = None
     lc_of: dict[str, str] = {}  # LC id of a suite test -> the suite file it came from
+    ids_of: dict[str, set[str]] = {}  # LC id -> its case ids read so far (the same cases twice: said below)
     for suite in options.suites:
         suite_import = read_suite(suite, options.task, strict=options.strict, inv_threshold=inv_threshold)
         skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         imported = suite_import.cases
         for lc_id in dict.fromkeys(c.lc_id for c in imported):  # a/s.json and b/s.json: both tests were `s:t1`,
             first = lc_of.setdefault(lc_id, str(suite))  # one LC with the two suites' cases and one rate
-            if first != str(suite):
+            own = {c.case_id for c in imported if c.lc_id == lc_id}
+            twice = bool(own & ids_of.get(lc_id, set()))  # one suite given twice: "comes twice" (_check_unique_ids)
+            ids_of.setdefault(lc_id, set()).update(own)
+            if first != str(suite) and not twice:
                 raise AlictError(f"--suite {suite}: its test {lc_id!r:.80} is also a test of --suite {first}: its "
                                  "cases would be merged into one rate (a CheckList suite's tests are named after its "
                                  "file name: rename one file; a HateCheck functionality: give it once)")

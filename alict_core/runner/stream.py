@@ -258,6 +258,16 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
+def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
+                    on_finished: Callable[[Path], Any] | None) -> Path:
+    """A run found finished: its extra files written; ``on_finished`` only when its story.json is missing (killed
+    during its story write, the re-run completes it)."""
+    _write_extra_files(folder, extra_files)
+    if on_finished is not None and not (folder / "story.json").is_file():
+        on_finished(folder)
+    return folder
+
+
 def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
     state.update(changes, updated_at=time.time())
     write_json(run_dir / PROGRESS, state)
@@ -333,10 +343,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             folder = Path(run_dir) if run_dir is not None else root / run_id
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if is_complete(folder, run_id, shard_size):
-                    _write_extra_files(folder, extra_files)
-                    if on_finished is not None and not (folder / "story.json").is_file():
-                        on_finished(folder)  # killed during its story write: the re-run completes it
-                    return folder
+                    return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
                 done = adopt(staging, work, run_id, shard_size, len(sizes),
                               reuse=folder if work != folder else None)
