@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from alict_app import charts, explorer_data, run_picker, state, view_state, widgets
+from alict_app import charts, explorer_data, run_picker, runs, state, view_state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import run_page
 
@@ -26,7 +26,8 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
         models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
         asked_model = _asked(model_key)
         model = view_state.single(st, "Model", models, model_key)
-        if asked_run and asked_run != chosen and run_key != "run":  # `?run=` is said by the run picker
+        if asked_run and asked_run != chosen and run_key != "run" and not runs.is_done(asked_run):  # unknown or
+            # gone (a run of the other task is kept across a task switch: no link's); `?run=` is said in main()
             st.warning(f"The link's run {literal(asked_run[:40])} is not a finished run of this task: showing "
                        f"{literal(labels.get(chosen or '', chosen or ''))} instead.")
         elif asked_model and asked_model != model:  # a link comparing run A with itself without a word
@@ -48,7 +49,8 @@ def main() -> None:
         return
     if state.get("run") not in keys:
         asked = str(state.get("run") or "")
-        if asked:  # a link's run A that is gone (or mistyped): it compared another run's numbers without a word
+        if asked and not runs.is_done(asked):  # a link's run A that is gone (or mistyped): it compared another run's
+            # numbers without a word (a run of the other task, kept across a task switch, is no link's)
             st.warning(f"The link's run {literal(asked[:40])} is not a finished run of this task: showing "
                        f"{literal(labels.get(keys[0], keys[0]))} instead.")
         state.put("run", keys[0])

@@ -14,7 +14,7 @@ from alict_app.guard import guarded, run_page
 from alict_app.review_judge import judge_view, reset_position, save_pending
 from alict_app.review_tasks import create_task_form, show_notice, store
 from alict_app.review_writeback import metrics_view
-from alict_core.tasks import SENTIMENT
+from alict_core.tasks import SENTIMENT, TASKS
 
 
 def main() -> None:
@@ -33,7 +33,9 @@ def main() -> None:
         return
     names = [t.name for t in tasks]
     asked = str(state.get("review") or "")
-    if asked and asked not in names:  # a link naming a task that is not there opened another task without a word
+    if asked and asked not in names and not any(  # a link naming a task that is not there opened another one
+            asked in {t.name for t in review_store.tasks(other)} for other in TASKS if other != suite_task):
+        # (a review task of the other task, kept across a task switch, is no link's)
         st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}, so another "
                    "one is shown: check the task below before you take a set (ask whoever sent a link which one "
                    "they meant).")
