@@ -314,10 +314,12 @@ def test_fg_fi_a_seeds_row_without_id_is_one_message_naming_file_and_line(cli, t
 def test_fh_expansions_whose_rows_hang_on_no_seed_of_the_command_are_refused(cli, tmp_path, command):
     """Was: a wrong file as ``--expansions`` (a run's cases part: rows whose seed is not in the run) gave exit 0 and
     the run of no ``--expansions`` at all, without a word."""
-    rows = _write_jsonl(tmp_path / "cases.jsonl", [CASE_ROW])
     out = ["--out", str(tmp_path / "run")] if command[0] == "run" else []
-    outcome = cli(*command, *out, "--expansions", str(rows))
-    assert_clean_error(outcome, 2, "--expansions", "seed_id 'a'", limit_s=60)
+    rows = _write_jsonl(tmp_path / "cases.jsonl", [CASE_ROW])  # a case row: said to be no expansion row (pass 21)
+    assert_clean_error(cli(*command, *out, "--expansions", str(rows)), 2, "--expansions", "not an expansion row",
+                       limit_s=60)
+    bare = _write_jsonl(tmp_path / "bare.jsonl", [{k: v for k, v in CASE_ROW.items() if k != "kind"}])
+    assert_clean_error(cli(*command, *out, "--expansions", str(bare)), 2, "--expansions", "seed_id 'a'", limit_s=60)
     assert not (tmp_path / "run").exists()
 
 
