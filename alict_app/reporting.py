@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,16 @@ def html_report(key: str, result: Any) -> str:
     from alict_core.report import render_report
 
     return render_report(result, title=f"ALiCT Studio report {key}")
+
+
+def reader_report(reader: Any, key: str) -> str:
+    """The HTML report of a large run, read at the click; a run removed or re-written since the page was drawn gives
+    a page that says so (the download has no other way to speak)."""
+    try:
+        from alict_core.report import render_reader_report
+
+        return render_reader_report(reader, title=f"ALiCT Studio report {key}")
+    except (AlictError, OSError, ValueError):
+        return ("<!doctype html><meta charset='utf-8'><title>ALiCT Studio report</title><p>The run "
+                f"{html.escape(key)} was removed or re-written after the page was drawn: reload the Report page "
+                "and download again.</p>")

@@ -14,7 +14,6 @@ from alict_core.analysis.explore import striking_failures
 from alict_core.common import trust
 from alict_core.common.csvsafe import csv_text
 from alict_core.lcspec.capabilities import lc_catalog
-from alict_core.report import render_reader_report
 from alict_core.runner.summary import for_display
 
 
@@ -68,16 +67,18 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
 
 
 def downloads(key: str, cases: pd.DataFrame, task: str) -> None:
-    """Download buttons; the files are generated only when clicked (deferred data)."""
+    """Download buttons; the files are generated only when clicked (deferred data), from the run as drawn: a run
+    removed or re-written after the page was drawn still downloads what the page shows."""
     st.subheader("Downloads")
+    result = runs.load_run(key)  # the process cache's copy, already read for this view
     c1, c2, c3, c4 = st.columns(4)
     c1.download_button("⬇ results JSONL", lambda: cases.to_json(orient="records", lines=True, force_ascii=False),
                        f"alict-{key}.jsonl", "application/jsonl", on_click="ignore")
     c2.download_button("⬇ results CSV", lambda: csv_text(cases), f"alict-{key}.csv", "text/csv",
                        on_click="ignore")
-    c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(runs.load_run(key), task),
+    c3.download_button("⬇ CheckList JSON", lambda: reporting.checklist_json(result, task),
                        f"alict-{key}-checklist.json", "application/json", on_click="ignore")
-    c4.download_button("⬇ HTML report", lambda: reporting.html_report(key, runs.load_run(key)),
+    c4.download_button("⬇ HTML report", lambda: reporting.html_report(key, result),
                        f"alict-{key}.html", "text/html", on_click="ignore")
 
 
@@ -114,7 +115,7 @@ def big_report(key: str) -> None:
         c1, c2 = st.columns(2)
         c1.download_button("⬇ summary CSV", lambda: csv_text(summary), f"alict-{key}-summary.csv",
                            "text/csv", on_click="ignore")
-        c2.download_button("⬇ HTML report", lambda: render_reader_report(reader, title=f"ALiCT Studio report {key}"),
+        c2.download_button("⬇ HTML report", lambda: reporting.reader_report(reader, key),
                            f"alict-{key}.html", "text/html", on_click="ignore")
         st.caption(f"{reader.n_rows():,} case × model rows: per-case results stay in the run folder's Parquet "
                    "parts (results/part-*.parquet), too large to download from the browser.")

@@ -1,0 +1,53 @@
+"""Pass 22 rows: each finding of the hostile pass (and the pass-21 leftovers taken up), a row that failed before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p22_left_1_a_report_download_of_a_run_removed_after_the_draw_gives_the_drawn_run(tmp_path, monkeypatch):
+    """Was (pass-21 leftover): the CheckList JSON and HTML downloads re-read the run at the click; a run removed
+    after the page was drawn failed the download with a server traceback and nothing in the browser."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from alict_app import runs
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    deferred: dict[str, object] = {}
+    real = MediaFileManager.add_deferred
+
+    def keep(self, data_callable, mimetype, coordinates, file_name=None, **more):
+        deferred[str(file_name)] = data_callable
+        return real(self, data_callable, mimetype, coordinates, file_name, **more)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    key = run_fake(start_app(), lcs=("sentiment-lc04",))
+    at = start_app({"run": key})
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    shutil.move(str(runs.run_dir(key)), str(tmp_path / "elsewhere"))
+    made = {name: make() for name, make in deferred.items() if name.endswith((".html", "-checklist.json"))}
+    assert len(made) == 2, sorted(deferred)
+    assert all(len(text) > 200 for text in made.values())
+    assert any("sentiment-lc04" in text or "LC4" in text for text in made.values())
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p22_left_1b_a_big_runs_html_download_of_a_removed_run_says_so(tmp_path):
+    """The large-run HTML report reads the Parquet parts at the click: a run removed since the draw gives a page
+    that says so (was: a server traceback, nothing in the browser)."""
+    from alict_app import reporting, runs
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    key = run_fake(start_app(), lcs=("sentiment-lc04",))
+    reader = runs.reader(key)
+    assert "<html" in reporting.reader_report(reader, key).lower()
+    shutil.move(str(runs.run_dir(key)), str(tmp_path / "elsewhere"))
+    text = reporting.reader_report(reader, key)
+    assert "removed or re-written" in text and key in text
