@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from alict_app import artefacts, backends, charts, explorer_data, runs, state
+from alict_app import artefacts, backends, charts, explorer_data, run_picker, runs, state
 from alict_app.formatting import literal
 from alict_app.guard import guarded
 
@@ -118,6 +118,10 @@ def recurring(key: str, data: pd.DataFrame) -> None:
     limit = c3.number_input("Failures", 1, 100, 10, key="rt_limit")
     if not st.button("Collect templates", key="rt_go"):
         st.caption("Builds the masking template of up to N failures of the LC (cached) and ranks the kept tokens.")
+        return
+    if run_picker.fell_back():  # pressed on the page of a run removed since: never collected from another run
+        st.error("The run this press was made for is no longer there (removed or re-written since the page was "
+                 "drawn): nothing collected. Check the run shown now and press again.")
         return
     with guarded("collecting recurring template tokens"):
         from alict_core.explain import recurring_template_tokens

@@ -25,6 +25,8 @@ def task_runs(task: str, include_unknown: bool = False) -> tuple[list[str], dict
 
 
 RUNS_BY_TASK = "_alict_run_by_task"  # task -> the run last shown for it (the run picker returns to it)
+SHOWN_RUN = "_alict_run_shown"  # the run the picker showed at its last draw
+FELL_BACK = "_alict_run_fell_back"  # this rerun's picker replaced a run that is gone (see fell_back)
 
 
 def _run_task(key: str) -> str | None:
@@ -82,16 +84,29 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         st.info(f"No finished run for the task {TASK_TITLES.get(task, task)} yet: {none_hint}.")
         return None
     remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
+    unknown = False
     if current not in keys:
         unknown = bool(current) and not runs.is_done(current)  # a mistyped or deleted run in a link (not a task
         # switch, which leaves a finished run of the other task): said once, never a silent swap
         current = remembered.get(task) if remembered.get(task) in keys else keys[0]
         if unknown:
             linked, shown = repr(str(state.get("run"))[:40]), labels.get(str(current), str(current))
-            st.caption(f"The run {literal(linked)} named by the link is not a finished run here; showing "
-                       f"{literal(shown)} instead.")
+            if state.get("run") == st.session_state.get(SHOWN_RUN):
+                st.caption(f"The run {literal(linked)} shown before is no longer here (removed or re-written since);"
+                           f" showing {literal(shown)} instead.")
+            else:
+                st.caption(f"The run {literal(linked)} named by the link is not a finished run here; showing "
+                           f"{literal(shown)} instead.")
+    st.session_state[FELL_BACK] = unknown
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     remembered[task] = state.get("run")
     st.session_state[RUNS_BY_TASK] = remembered
+    st.session_state[SHOWN_RUN] = state.get("run")
     return state.get("run")
+
+
+def fell_back() -> bool:
+    """Whether this rerun's picker replaced a run that is no longer there: a press taken on this rerun was made on
+    the page of that run and must not act on the run shown instead."""
+    return bool(st.session_state.get(FELL_BACK))

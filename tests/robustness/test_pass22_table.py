@@ -51,3 +51,26 @@ def test_p22_left_1b_a_big_runs_html_download_of_a_removed_run_says_so(tmp_path)
     shutil.move(str(runs.run_dir(key)), str(tmp_path / "elsewhere"))
     text = reporting.reader_report(reader, key)
     assert "removed or re-written" in text and key in text
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p22_left_2_collect_templates_pressed_for_a_removed_run_collects_nothing(tmp_path):
+    """Was (pass-21 leftover): "Collect templates" pressed on the Failures page of a run removed since the draw
+    collected the templates of the run the picker fell back to, which the user never saw."""
+    from alict_app import runs
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    at = start_app()
+    other = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc05"))
+    first = run_fake(at, lcs=("sentiment-lc01", "sentiment-lc05", "sentiment-lc04"))
+    assert first != other
+    at.switch_page("pages/failures.py").run()
+    assert not at.exception
+    assert [b for b in at.button if b.key == "rt_go"], "the run has failures to collect templates of"
+    shutil.move(str(runs.run_dir(first)), str(tmp_path / "elsewhere"))
+    next(b for b in at.button if b.key == "rt_go").click().run()
+    assert not at.exception
+    assert any("no longer there" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("shown before is no longer here" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert not at.dataframe or all("template" not in str(d.value.columns).lower() for d in at.dataframe)
