@@ -218,6 +218,9 @@ def _test_cases(test: CheckListTest, test_name: str, where: str, labels: Sequenc
                 value = test.labels[i] if isinstance(test.labels, list) else test.labels
                 expected = _expected_from_label(value, labels, f"{at}, field 'labels'")
             _check_labels(expected, labels, f"{at}, field 'expected'")
+            if test.expected is not None and test.type == "MFT" and test.labels is not None:
+                _check_labels_agree(test.labels[i] if isinstance(test.labels, list) else test.labels,
+                                    expected, labels, at)
             check_type_matches(test.type, expected, f"{at}, field 'expected'")  # an MFT test's per-item direction
         except CaseError as exc:  # or invariance expectation was judged as such, without variants: passed
             raise SuiteFormatError(str(exc)) from None
@@ -238,3 +241,15 @@ def _check_labels(expected: dict, labels: Sequence[str], where: str) -> None:
     unknown = [name for name in expected.get("labels") or [] if name not in labels]
     if unknown:
         raise SuiteFormatError(f"{where}: label {unknown[0]!r} is not one of {tuple(labels)}")
+
+
+def _check_labels_agree(value: Any, expected: dict, labels: Sequence[str], where: str) -> None:
+    """A test giving both ``labels`` and ``expected`` (as this project exports) must say the same in both: a
+    disagreement was settled silently by ``expected`` (the file was edited in one place)."""
+    if value is None:  # an item whose expectation is no label (this project writes null there)
+        return
+    said = _expected_from_label(value, labels, f"{where}, field 'labels'")
+    if said["kind"] != expected.get("kind") or sorted(said["labels"]) != sorted(expected.get("labels") or []):
+        raise SuiteFormatError(f"{where}: field 'labels' says {'/'.join(said['labels'])} but field 'expected' says "
+                               f"{expected.get('kind')} {'/'.join(map(str, expected.get('labels') or []))}; the two "
+                               "must agree (or give one of them)")

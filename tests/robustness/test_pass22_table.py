@@ -74,3 +74,27 @@ def test_p22_left_2_collect_templates_pressed_for_a_removed_run_collects_nothing
     assert any("no longer there" in e.value for e in at.error), [e.value for e in at.error]
     assert any("shown before is no longer here" in c.value for c in at.caption), [c.value for c in at.caption]
     assert not at.dataframe or all("template" not in str(d.value.columns).lower() for d in at.dataframe)
+
+
+@pytest.mark.parametrize("labels,expected,agrees", [
+    (2, {"kind": "label", "labels": ["negative"]}, False),
+    ([0], {"kind": "label", "labels": ["positive"]}, False),
+    ([[0, 1]], {"kind": "one_of", "labels": ["neutral", "negative"]}, True),
+    ("negative", {"kind": "label", "labels": ["negative"]}, True),
+    ([None], {"kind": "label", "labels": ["negative"]}, True),
+])
+def test_p22_left_3_a_checklist_test_whose_labels_and_expected_disagree_is_refused(tmp_path, labels, expected, agrees):
+    """Was (pass-21 leftover): `labels` said one label, `expected` another, and `expected` was used without a word."""
+    import json
+
+    from alict_core.suites import SuiteFormatError
+    from alict_core.suites.checklist import read_checklist
+
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"t": {"type": "MFT", "capability": "c", "data": ["a film"], "labels": labels,
+                                       "expected": [dict(expected, tolerance=None)]}}), encoding="utf-8")
+    if agrees:
+        assert read_checklist(suite, "sentiment").cases[0].expected["labels"] == expected["labels"]
+    else:
+        with pytest.raises(SuiteFormatError, match="'labels' says .* 'expected' says"):
+            read_checklist(suite, "sentiment")
