@@ -318,6 +318,7 @@ def render_sidebar() -> None:
 
 
 LINK_SLOT = "_alict_link_slot"
+PERSONAL_KEYS = ("reviewer",)  # in this session's URL, never in the link it hands to others
 
 
 def render_view_link() -> None:
@@ -326,6 +327,8 @@ def render_view_link() -> None:
     slot = st.session_state.pop(LINK_SLOT, None)
     if slot is None:
         return
-    link = "?" + urlencode(state.query_state())  # values come from the URL: encoded, never raw HTML
+    shared = {k: v for k, v in state.query_state().items() if k not in PERSONAL_KEYS}
+    link = "?" + urlencode(shared)  # values come from the URL: encoded, never raw HTML
     slot.markdown(f"<small>:material/link: [Link to this view]({link})</small>", unsafe_allow_html=True,
-                  help="the task, LC, seed, run, model, case and filters of this view")
+                  help="the task, LC, seed, run, model, case and filters of this view (not your reviewer name: "
+                       "whoever opens the link reviews as themselves)")

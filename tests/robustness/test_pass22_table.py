@@ -98,3 +98,29 @@ def test_p22_left_3_a_checklist_test_whose_labels_and_expected_disagree_is_refus
     else:
         with pytest.raises(SuiteFormatError, match="'labels' says .* 'expected' says"):
             read_checklist(suite, "sentiment")
+
+
+def test_p22_left_4_link_to_this_view_never_hands_out_the_reviewer_name(tmp_path, monkeypatch):
+    """Was (pass-20 leftover): the sidebar's "Link to this view" carried `reviewer=`: whoever opened a shared link
+    judged under the sharer's name."""
+    import re
+
+    from streamlit.testing.v1 import AppTest
+
+    from alict_core.review.store import dispose_engines
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", f"sqlite:///{tmp_path / 'review.sqlite'}")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["reviewer"] = "ann"
+    at.query_params["lc"] = "sentiment-lc04"
+    at.run()
+    at.switch_page("pages/review.py").run()
+    try:
+        assert not at.exception
+        links = [m.value for m in at.sidebar.markdown if "Link to this view" in m.value]
+        assert links, [m.value[:60] for m in at.sidebar.markdown]
+        href = re.search(r"\]\((\?[^)]*)\)", links[-1]).group(1)
+        assert "lc=sentiment-lc04" in href and "reviewer" not in href, href
+    finally:
+        dispose_engines()
