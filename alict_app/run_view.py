@@ -153,10 +153,12 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
         bar.progress(min(max(fraction, 0.0), 1.0),
                      text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 
+    left_out: dict[str, str] = {}
     with st.status("Running …", expanded=True) as status, run_scope() as scope:
         try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
             run_id = runs.execute(request, {s.id: s for s in chosen}, progress,
-                         should_stop=lambda: bool(st.session_state.get("cancel_run")))
+                                  should_stop=lambda: bool(st.session_state.get("cancel_run")),
+                                  on_left_out=left_out.update)
         except runs.RunCancelled as exc:
             status.update(label="Cancelled", state="error")
             log.warning(str(exc))
@@ -166,6 +168,8 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
             show_error(exc, "running the tests")
             return None
         status.update(label="Done", state="complete", expanded=False)
+    for lc_id, why in left_out.items():  # asked for, not in the run: never dropped without a word
+        st.warning(f"{literal(lc_id)} is not in this run: {literal(why)}.")
     for name, count in scope.unparsed_counts().items():
         st.warning(f"Model {literal(name)} gave {count} answer(s) that could not be parsed: scored as its "
                    "fallback label in this run and not cached, so running again asks again.")

@@ -176,15 +176,27 @@ def run_info(key: str) -> dict[str, Any]:
             info = {**info, "key": folder.name} if isinstance(info, dict) else info
         else:
             meta = _ListedMeta.model_validate(read_json(folder / "meta.json"))
-            summary = folder / "summary.csv"
-            lc_ids = sorted(set(read_csv(summary)["lc_id"])) if summary.exists() and summary.stat().st_size else []
+            lc_ids = run_lcs(folder)
             models = [{"name": m.name, "kwargs": {}, "label": m.name} for m in meta.models]
             info = {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
                     "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}
         _ListedRun.model_validate(info)
+        if (folder / "summary.csv").exists():  # finished: an LC asked for may have had no case (said at the run)
+            info = {**info, "lcs_in_run": run_lcs(folder)}
     except (TypeError, ValueError) as error:  # pydantic's ValidationError is a ValueError
         raise ValueError(f"run {folder.name}: request.json / meta.json of an unexpected shape") from error
     return info
+
+
+def run_lcs(folder: Path) -> list[str]:
+    """The LC ids a finished run holds (its summary.csv), whatever its request asked for."""
+    summary = folder / "summary.csv"
+    if not summary.exists() or not summary.stat().st_size:
+        return []
+    frame = read_csv(summary)
+    if "lc_id" not in frame.columns:
+        raise ValueError(f"run {folder.name}: summary.csv without an lc_id column")
+    return sorted(set(frame["lc_id"].astype(str)))
 
 
 def list_runs(task: str | None = None) -> list[dict[str, Any]]:
@@ -304,7 +316,8 @@ def describe_run(info: dict[str, Any]) -> str:
     request = info["request"]
     when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
     models = ", ".join(m.get("label") or m["name"] for m in request["models"])
-    return f"{when} · {len(request['lc_ids'])} LCs · {models} · {info['key'][:8]}"
+    asked, ran = len(request["lc_ids"]), len(info.get("lcs_in_run", request["lc_ids"]))
+    return f"{when} · {f'{ran} of {asked}' if ran != asked else ran} LCs · {models} · {info['key'][:8]}"
 
 
 BIG_ROWS = LARGE_ROWS  # case × model rows above which the pages aggregate and page instead of loading the run
@@ -427,8 +440,11 @@ def plan_hooks(request: RunRequest, progress: Progress, should_stop: Callable[[]
 
 
 def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
-            should_stop: Callable[[], bool] = lambda: False) -> str:
-    """Run the request, save the result in the run store; return its run id. ``progress(message, fraction)``."""
+            should_stop: Callable[[], bool] = lambda: False,
+            on_left_out: Callable[[dict[str, str]], None] | None = None) -> str:
+    """Run the request, save the result in the run store; return its run id. ``progress(message, fraction)``;
+    ``on_left_out({lc_id: why})``: the LCs asked for that are not in the run (no seed, every case flagged or
+    rejected by reviewers), said by the page, never dropped silently."""
     from alict_core.harden.versions import MODEL_RESOLVERS
     from alict_core.models.refs import ModelRef, browser_ref
     from alict_core.plan import PlanOptions, make_plan
@@ -471,6 +487,9 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
                                extra_files={"request.json": request_file}, on_finished=write_story)
     except CoreCancelled as exc:
         raise RunCancelled(str(exc)) from exc
+    left_out = plan.lcs_not_run(run_lcs(folder))
+    if left_out and on_left_out is not None:
+        on_left_out(left_out)
     _load_run.clear()
     _run_frames.clear()
     _overview_figures.clear()

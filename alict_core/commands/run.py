@@ -250,9 +250,9 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     return options, {canonical_lc(args.task, lc): rate for lc, rate in given.items()}
 
 
-def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
-    """Print what a finished run says (skipped suite tests, validity, the summary, the run line, warnings);
-    returns its summary table."""
+def print_run(out: Path, skipped: list[dict], extra: dict, asked: Plan | None = None) -> Any:
+    """Print what a finished run says (skipped suite tests, validity, the summary, the run line, warnings: the
+    LCs of ``asked`` that are not in the run, and why); returns its summary table."""
     import pandas as pd
 
     from alict_core.common.jsonl import read_json
@@ -276,6 +276,8 @@ def print_run(out: Path, skipped: list[dict], extra: dict) -> Any:
     excluded = run_extra.get("review_excluded", 0)
     if excluded:
         print(f"{excluded} case(s) rejected by human reviewers left out (--include-rejected shows them)")
+    for lc, why in (asked.lcs_not_run(summary["lc_id"]) if asked is not None else {}).items():
+        print(f"warning: {lc} is not in this run: {why}", file=sys.stderr)
     for name, count in run_extra.get("unparsed_answers", {}).items():
         print(f"warning: model {name!r} gave {count} answer(s) that could not be parsed; they were scored as its "
               "fallback label for this run and not cached (a re-run asks again)", file=sys.stderr)
@@ -320,8 +322,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    asked = Plan([], lc_ids=plan.lc_ids, no_cases=plan.no_cases)  # without the cases: they are freed here
     del cases, plan
-    summary = print_run(out, skipped, extra)
+    summary = print_run(out, skipped, extra, asked)
     if args.report or args.junit or args.summary_json:
         from alict_core.runner import RunResult
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
@@ -70,6 +70,15 @@ class Plan:
     validity: dict[str, Any] | None = None  # the validity checks' record (``cases.validity.apply_validity``)
     suite_import: dict[str, Any] | None = None  # how the suites were imported (files, INV threshold, sampling)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # suite tests that could not be imported
+    lc_ids: tuple[str, ...] = ()  # the LCs asked for (ids of the specs run), in run order
+    no_cases: dict[str, str] = field(default_factory=dict)  # LC id -> why it has no case in the plan
+
+    def lcs_not_run(self, ran: Iterable[str]) -> dict[str, str]:
+        """LC id -> why it is not in the run (LCs asked for whose every case was left out): said, never dropped
+        silently. An LC with cases in the plan but none in the run lost them to the reviewers' rejections."""
+        ran = set(ran)
+        return {lc: self.no_cases.get(lc, "every case was left out as rejected by human reviewers")
+                for lc in self.lc_ids if lc not in ran}
 
     def run_extra(self) -> dict[str, Any]:
         """The records a run keeps in its metadata's ``extra`` (only those that are set)."""
@@ -91,8 +100,10 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
     expansions = read_expansion_rows(options.expansion_files, options.task, suite_lcs=bool(options.suites))
     cases: list[TestCase] = []
     validity = None
+    lc_ids: tuple[str, ...] = ()
+    no_cases: dict[str, str] = {}
     if not options.no_lcs:
-        cases, validity = _lc_cases(options, specs, hooks, expansions)
+        cases, validity, lc_ids, no_cases = _lc_cases(options, specs, hooks, expansions)
     suite_import: dict[str, Any] | None = None
     skipped: list[dict[str, Any]] = []
     if options.suites:
@@ -109,12 +120,14 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
         from alict_core.runner.sampling import sample_per_lc
 
         cases = sample_per_lc(cases, options.sample_per_lc, options.sample_seed)
-    return Plan(cases, validity, suite_import, skipped)
+    return Plan(cases, validity, suite_import, skipped, lc_ids, no_cases)
 
 
 def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: PlanHooks,
-              expansions: list[dict[str, Any]]) -> tuple[list[TestCase], dict[str, Any]]:
-    """The LCs' cases with the validity checks applied (flagged ones dropped unless ``keep_flagged``)."""
+              expansions: list[dict[str, Any]]
+              ) -> tuple[list[TestCase], dict[str, Any], tuple[str, ...], dict[str, str]]:
+    """The LCs' cases with the validity checks applied (flagged ones dropped unless ``keep_flagged``), the LC ids
+    run and why an LC has no case (no seed found or given, every case flagged)."""
     from alict_core.cases.testcases import build_cases
     from alict_core.cases.validity import apply_validity
     from alict_core.lcspec import load_task_specs
@@ -143,8 +156,14 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
         else file_rows  # beside suites, the rows of their tests are the suites' (checked there)
     check_expansions_used(lc_rows, seeds, chosen)
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
-    return apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task, specs=checked,
-                          keep_flagged=options.keep_flagged)
+    cases, validity = apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task,
+                                     specs=checked, keep_flagged=options.keep_flagged)
+    seeded = {seed["lc_id"] for seed in seeds}
+    kept = {case.lc_id for case in cases}
+    no_seed = "no seed in the --seeds files" if options.seed_files else "found no seeds in the corpus"
+    no_cases = {lc: no_seed if lc not in seeded else "every case was flagged by the validity checks (keep them with "
+                "--keep-flagged)" for lc in chosen if lc not in kept}
+    return cases, validity, tuple(chosen), no_cases
 
 
 def _check_unique_ids(cases: list[TestCase]) -> None:

@@ -260,9 +260,13 @@ def run_lock(folder: Path) -> Iterator[None]:
 
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
                     on_finished: Callable[[Path], Any] | None) -> Path:
-    """A run found finished: its extra files written; ``on_finished`` only when its story.json is missing (killed
-    during its story write, the re-run completes it)."""
-    _write_extra_files(folder, extra_files)
+    """A run found finished: its missing extra files written (killed before they were; an existing one is the run's
+    own record and is kept: another request that came to the same cases never rewrites it), ``on_finished`` only
+    when its story.json is missing (killed during its story write, the re-run completes it)."""
+    from alict_core.common.refs import check_name
+
+    _write_extra_files(folder, {name: value for name, value in (extra_files or {}).items()
+                                if not (folder / check_name(name, "run file")).exists()})
     if on_finished is not None and not (folder / "story.json").is_file():
         on_finished(folder)
     return folder

@@ -124,3 +124,60 @@ def test_p22_left_4_link_to_this_view_never_hands_out_the_reviewer_name(tmp_path
         assert "lc=sentiment-lc04" in href and "reviewer" not in href, href
     finally:
         dispose_engines()
+
+
+def test_p22_pages_1_cli_an_lc_asked_for_without_cases_is_said(cli, tmp_path, own_cache):
+    """Was: `run --lc 4 --lc 5` over seeds of LC4 only ran LC4 and said nothing of LC5 (exit 0)."""
+    import json
+
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--lc", "5", "--seeds", str(seeds),
+                  "--out", str(tmp_path / "r"), "--quiet")
+    assert outcome.code == 0, outcome.err[-400:]
+    assert "warning: sentiment-lc05 is not in this run: no seed in the --seeds files" in outcome.err, outcome.err
+    assert "sentiment-lc04 is not in this run" not in outcome.err
+
+
+def test_p22_pages_1_core_an_lc_whose_cases_were_all_rejected_is_named():
+    """The plan tells why an LC asked for is not in a run: no seed, every case flagged, or (cases planned but none
+    run) every case rejected by reviewers."""
+    from alict_core.plan import Plan
+
+    plan = Plan([], lc_ids=("sentiment-lc01", "sentiment-lc03", "sentiment-lc05"),
+                no_cases={"sentiment-lc05": "found no seeds in the corpus"})
+    assert plan.lcs_not_run(["sentiment-lc01"]) == {
+        "sentiment-lc03": "every case was left out as rejected by human reviewers",
+        "sentiment-lc05": "found no seeds in the corpus"}
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p22_pages_1_app_a_press_finding_a_finished_run_keeps_its_request_and_says_the_missing_lc(monkeypatch):
+    """Was: a Run-page press for LC1 + an LC without cases served the LC1 run without a word, named "2 LCs", and
+    rewrote that run's request.json (the earlier request's "last run of these settings" lost)."""
+    from alict_app import runs
+    from alict_core.lcspec import load_task_specs
+    from tests.test_app_explorer import run_fake
+    from tests.test_app_explorer import start as start_app
+
+    key = run_fake(start_app(), lcs=("sentiment-lc01",))
+    before = (runs.run_dir(key) / "request.json").read_bytes()
+    specs = {s.id: s for s in load_task_specs("sentiment")}
+    lc05 = specs["sentiment-lc05"]
+    monkeypatch.setattr(runs, "plan_hooks", lambda request, progress, should_stop: __import__(
+        "alict_core.plan", fromlist=["PlanHooks"]).PlanHooks(
+        find_seeds=lambda spec, cap, wanted: [] if spec.id == lc05.id else real_find(spec, cap, wanted)))
+    from alict_core.plan import corpus_seed_finder
+
+    real_find = corpus_seed_finder("sentiment")
+    info = runs.run_info(key)
+    request = runs.RunRequest(**{**info["request"], "lc_ids": ["sentiment-lc01", "sentiment-lc05"]})
+    said: dict[str, str] = {}
+    again = runs.execute(request, {lc: specs[lc] for lc in request.lc_ids}, lambda m, f: None,
+                         on_left_out=said.update)
+    assert again == key
+    assert said == {"sentiment-lc05": "found no seeds in the corpus"}
+    assert (runs.run_dir(key) / "request.json").read_bytes() == before
+    assert " 1 LCs " in runs.describe_run(runs.run_info(key))
