@@ -778,6 +778,7 @@ class ReviewStore:
             return list(s.scalars(query))
 
     def task(self, name: str) -> ReviewTask:
+        name = unicodedata.normalize("NFC", name)  # 'e' + a combining accent names the task stored as 'é'
         with self.session() as s, damaged_rows("review tasks"):
             found = s.scalar(select(ReviewTask).where(ReviewTask.name == name))
         if found is None:
@@ -788,8 +789,9 @@ class ReviewStore:
     def create_task(self, name: str, suite_task: str, plan: dict[str, Any], items: Sequence[dict[str, Any]],
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
-        if name != check_name(name, "review task name", 200):
+        if not isinstance(name, str) or name != name.strip():
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
+        name = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
         assignments = list(assignments)
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)

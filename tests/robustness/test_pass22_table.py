@@ -181,3 +181,22 @@ def test_p22_pages_1_app_a_press_finding_a_finished_run_keeps_its_request_and_sa
     assert said == {"sentiment-lc05": "found no seeds in the corpus"}
     assert (runs.run_dir(key) / "request.json").read_bytes() == before
     assert " 1 LCs " in runs.describe_run(runs.run_info(key))
+
+
+def test_p22_pages_2_a_review_task_name_with_a_combining_accent_is_stored_composed(tmp_path):
+    """Was: the name 'e' + a combining acute was refused as having "leading or trailing spaces" (it was compared
+    with its composed form)."""
+    from alict_core.review import ReviewStore
+    from alict_core.review.store import ReviewError, dispose_engines
+
+    store = ReviewStore(f"sqlite:///{tmp_path / 'review.sqlite'}")
+    try:
+        made = store.create_task("cafe\u0301", "sentiment", {}, [])
+        assert made.name == "café"
+        assert store.task("cafe\u0301").id == store.task("café").id == made.id
+        with pytest.raises(ReviewError, match="already exists"):
+            store.create_task("café", "sentiment", {}, [])
+        with pytest.raises(ReviewError, match="leading or trailing spaces"):
+            store.create_task(" café", "sentiment", {}, [])
+    finally:
+        dispose_engines()
