@@ -109,8 +109,9 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     return chosen, request
 
 
-def run_section(task: str, request: runs.RunRequest, chosen: list[Any]) -> None:
-    """Run and Cancel; a run pressed (or one already done) shows its result, else how many earlier runs exist."""
+def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone: bool = False) -> None:
+    """Run and Cancel; a run pressed (or one already done) shows its result, else how many earlier runs exist.
+    ``lcs_gone``: an LC chosen at the last draw has lost its spec since: a press now runs nothing."""
     key = request.key()
     b1, b2 = st.columns([1, 5])
     b1.button("▶ Run", type="primary", disabled=not ((chosen or request.suites) and request.models), key="run_go",
@@ -120,7 +121,10 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any]) -> None:
               help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
-    if go:  # always through the core: what it runs depends on more than these settings (cases a review rejected
+    if go and lcs_gone:
+        st.error("Nothing run: an LC chosen when you pressed is no longer there (see above). Check the LCs to run "
+                 "and press again.")
+    elif go:  # always through the core: what it runs depends on more than these settings (cases a review rejected
         before = runs.finished_runs()  # since, a model's content): it finds a finished run of the same content
         run_id = execute(request, chosen)
         if run_id is not None:

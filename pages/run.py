@@ -99,6 +99,10 @@ def main() -> None:
     if not specs:
         return
     ids = [s.id for s in specs]
+    gone = [lc for lc in st.session_state.get("run_lcs") or [] if str(lc).startswith(f"{task}-") and lc not in ids]
+    if gone:  # chosen, then its spec removed (another session's "Discard my copy"): said, never dropped silently
+        st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
+                   "drawn); taken off the LCs to run.")
     state.ensure_choices("run_lcs", ids, default=ids)
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
@@ -106,7 +110,7 @@ def main() -> None:
     refs = chosen_models(task)
     st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))
     chosen, request = run_view.request_form(task, specs, refs)
-    run_view.run_section(task, request, chosen)
+    run_view.run_section(task, request, chosen, lcs_gone=bool(gone))
 
 
 run_page(main, "running the tests")

@@ -200,3 +200,33 @@ def test_p22_pages_2_a_review_task_name_with_a_combining_accent_is_stored_compos
             store.create_task(" café", "sentiment", {}, [])
     finally:
         dispose_engines()
+
+
+@pytest.mark.usefixtures("fake_backends", "tmp_runs")
+def test_p22_pages_3_an_lc_whose_spec_is_removed_before_the_press_runs_nothing(tmp_path, monkeypatch):
+    """Was: an LC chosen on the Run page whose workspace spec was removed before the press was dropped without a
+    word, and the run went ahead with the other LCs (or said "no test cases to run" with no reason)."""
+    from alict_app import runs
+    from tests.test_app_explorer import start as start_app
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    shipped = Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml"
+    mine = folder / "sentiment-x02.yaml"
+    mine.write_text(shipped.read_text(encoding="utf-8").replace("id: sentiment-lc01", "id: sentiment-x02"),
+                    encoding="utf-8")
+    at = start_app()
+    at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
+    at.switch_page("pages/run.py").run()
+    at.multiselect(key="run_lcs").set_value(["sentiment-lc02", "sentiment-x02"])
+    at.number_input(key="max_seeds").set_value(3)
+    at.run()
+    assert not at.exception
+    mine.unlink()
+    at.button(key="run_go").click().run()
+    assert not at.exception
+    assert any("No longer there" in w.value and "x02" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    assert any("Nothing run" in e.value for e in at.error), [e.value for e in at.error]
+    assert runs.list_runs("sentiment") == []
