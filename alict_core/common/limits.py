@@ -93,6 +93,7 @@ class Limits:
     review_bytes: int = 16_000_000  # size of one imported judgements file (review import)
     review_rows: int = 20_000  # rows of one imported judgements file
     uploads_bytes: int = 2_000_000_000  # all browser uploads kept in <cache>/uploads together
+    workspace_specs: int = 1_000  # spec files of one task in the workspace (each is read on every page view)
 
     @classmethod
     def from_env(cls) -> "Limits":

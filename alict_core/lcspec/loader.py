@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from alict_core.common import config
 from alict_core.common.errors import SpecError
+from alict_core.common.limits import check_count
 from alict_core.lcspec.schema import LCSpec
 from alict_core.tasks import task_list
 
@@ -214,7 +215,11 @@ def spec_files(task: str) -> list[Path]:
         raise SpecError(f"the workspace's spec folder {user} is a file, not a folder; move it away")
     by_id: dict[str, Path] = {}
     for directory in spec_dirs(task):
-        by_id.update(specs_in(directory))
+        found = specs_in(directory)
+        if directory == user:  # read and checked on every page view and command: bounded
+            check_count("workspace_specs", len(found), f"spec files in {user}", "move the specs you do not use "
+                        "out of the workspace")
+        by_id.update(found)
     return [by_id[stem] for stem in sorted(by_id)]
 
 

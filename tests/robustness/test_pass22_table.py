@@ -230,3 +230,24 @@ def test_p22_pages_3_an_lc_whose_spec_is_removed_before_the_press_runs_nothing(t
         [w.value for w in at.warning]
     assert any("Nothing run" in e.value for e in at.error), [e.value for e in at.error]
     assert runs.list_runs("sentiment") == []
+
+
+def test_p22_left_5_workspace_specs_have_a_count_limit(tmp_path, monkeypatch, cli):
+    """Was (pass-20 leftover): every spec file of the workspace was read and checked on every page view and command,
+    however many there were."""
+    from tests.robustness.conftest import assert_clean_error
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    shipped = (Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text("utf-8")
+    for n in range(3):
+        (folder / f"sentiment-x{n:02d}.yaml").write_text(shipped.replace("id: sentiment-lc01", f"id: sentiment-x{n:02d}"),
+                                                        encoding="utf-8")
+    monkeypatch.setenv("ALICT_LIMIT_WORKSPACE_SPECS", "2")
+    assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "1", "--max", "1"), 2, "3 is over the limit of 2",
+                       "ALICT_LIMIT_WORKSPACE_SPECS")
+    monkeypatch.setenv("ALICT_LIMIT_WORKSPACE_SPECS", "3")
+    from alict_core.lcspec import load_task_specs
+
+    assert {"sentiment-x00", "sentiment-x02"} <= {s.id for s in load_task_specs("sentiment")}
