@@ -627,6 +627,7 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
             else:
                 _check_replaceable(target, owned, kind)
             tmp = staging_dir(target.parent, f".{target.name}.tmp-")
+            copied = _folder_state(target) if merge else None
             if merge and target.is_dir():
                 try:
                     shutil.copytree(target, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
@@ -646,10 +647,25 @@ def atomic_dir(target: Path, owned: tuple[str, ...] = (), merge: bool = False,
             _fsync_tree(tmp)
             if not merge:  # checked again at the swap: a file another command wrote into the folder meanwhile
                 _check_replaceable(target, owned, kind)  # (`report --out E/r.html` while E was exported) was lost
+            elif _folder_state(target) != copied:  # a merge swaps in its copy: what was written since would be lost
+                raise AlictError(f"another command wrote into {target.name!r} while this one ran (e.g. a report or "
+                                 "a run saved there); nothing was changed: run this command again")
             replace_dir(tmp, target)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _folder_state(target: Path) -> dict[str, tuple[int, int, int]] | None:
+    """Name -> (mode, size, mtime in ns) of every entry of ``target`` (hidden ones too); None when it is no
+    folder. Two equal states: nothing was added, removed or rewritten at the top of the folder in between."""
+    if not target.is_dir():
+        return None
+    state = {}
+    for entry in os.scandir(target):
+        info = entry.stat(follow_symlinks=False)
+        state[entry.name] = (info.st_mode, info.st_size, info.st_mtime_ns)
+    return state
 
 
 def folder_lock_file(target: Path) -> Path:

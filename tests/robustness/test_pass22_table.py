@@ -251,3 +251,27 @@ def test_p22_left_5_workspace_specs_have_a_count_limit(tmp_path, monkeypatch, cl
     from alict_core.lcspec import load_task_specs
 
     assert {"sentiment-x00", "sentiment-x02"} <= {s.id for s in load_task_specs("sentiment")}
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_p22_kill_1_a_merge_writer_never_swaps_over_a_file_written_meanwhile(tmp_path, existing):
+    """Was: `seeds --out SR` / `expand --out ER` (merge writers) swapped their copy in over whatever another
+    command wrote into the folder meanwhile: a report, or a whole saved run (`run --out SR/r1`), was lost while
+    both commands said exit 0."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.manifest import atomic_dir
+
+    target = tmp_path / "SR"
+    if existing:
+        target.mkdir()
+        (target / "sentiment-lc02.jsonl").write_text("{}\n")
+    with pytest.raises(AlictError, match="another command wrote into 'SR'"):
+        with atomic_dir(target, owned=("*.jsonl",), merge=True) as tmp:
+            (tmp / "sentiment-lc03.jsonl").write_text("{}\n")
+            target.mkdir(exist_ok=True)
+            (target / "r.html").write_text("<html>another command's report</html>")
+    assert (target / "r.html").read_text().startswith("<html>")
+    assert not (target / "sentiment-lc03.jsonl").exists()
+    with atomic_dir(tmp_path / "quiet", owned=("*.jsonl",), merge=True) as tmp:  # nothing written meanwhile: swapped
+        (tmp / "a.jsonl").write_text("{}\n")
+    assert (tmp_path / "quiet" / "a.jsonl").exists()
