@@ -514,6 +514,15 @@ EXPORT_KEYS = ("run_id", "lcs", "data_hash", "counts")  # what `harden export` a
 def _is_hardening_export(path: Path) -> bool:
     """Whether ``path`` (an export.json) is one `harden export` wrote: a JSON object with its keys (another
     program's export.json is not)."""
+    return _json_object_with(path, EXPORT_KEYS)
+
+
+RUN_PROGRESS = "progress.json"  # the runner's record of a run being written (alict_core.runner.folders.PROGRESS)
+RUN_PROGRESS_KEYS = ("run_id", "n_shards", "shards_done", "parts")
+
+
+def _json_object_with(path: Path, keys: Sequence[str]) -> bool:
+    """Whether ``path`` is a plain file holding a JSON object with ``keys`` (at most 1 MiB read, never a pipe)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         with open(fd, "rb") as handle:
@@ -522,7 +531,7 @@ def _is_hardening_export(path: Path) -> bool:
             record = json.loads(handle.read(1 << 20).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
-    return isinstance(record, dict) and all(key in record for key in EXPORT_KEYS)
+    return isinstance(record, dict) and all(key in record for key in keys)
 
 
 def artefact_kind(folder: Path) -> str | None:
@@ -538,6 +547,8 @@ def artefact_kind(folder: Path) -> str | None:
             return "harden export"
         if (folder / "meta.json").is_file() and (folder / "trees.jsonl").is_file():
             return "lego"
+        if (folder / RUN_PROGRESS).is_file() and _json_object_with(folder / RUN_PROGRESS, RUN_PROGRESS_KEYS):
+            return "run"  # a run being written (no manifest yet): a file put there now would be sealed into it
     except OSError:
         return None
     return _lc_files_kind(folder)

@@ -242,8 +242,8 @@ def test_p22_left_5_workspace_specs_have_a_count_limit(tmp_path, monkeypatch, cl
     folder.mkdir(parents=True)
     shipped = (Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text("utf-8")
     for n in range(3):
-        (folder / f"sentiment-x{n:02d}.yaml").write_text(shipped.replace("id: sentiment-lc01", f"id: sentiment-x{n:02d}"),
-                                                        encoding="utf-8")
+        text = shipped.replace("id: sentiment-lc01", f"id: sentiment-x{n:02d}")
+        (folder / f"sentiment-x{n:02d}.yaml").write_text(text, encoding="utf-8")
     monkeypatch.setenv("ALICT_LIMIT_WORKSPACE_SPECS", "2")
     assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "1", "--max", "1"), 2, "3 is over the limit of 2",
                        "ALICT_LIMIT_WORKSPACE_SPECS")
@@ -275,3 +275,22 @@ def test_p22_kill_1_a_merge_writer_never_swaps_over_a_file_written_meanwhile(tmp
     with atomic_dir(tmp_path / "quiet", owned=("*.jsonl",), merge=True) as tmp:  # nothing written meanwhile: swapped
         (tmp / "a.jsonl").write_text("{}\n")
     assert (tmp_path / "quiet" / "a.jsonl").exists()
+
+
+def test_p22_kill_4_an_output_inside_a_run_being_written_is_refused(tmp_path, cli, own_cache):
+    """Was: `report OTHER --out RD/r.html` while `run --out RD` was still writing RD (no manifest yet) was written
+    there, and the run's manifest then sealed another run's report into it."""
+    import json
+
+    from alict_core.common.errors import AlictError
+    from alict_core.common.manifest import check_output_file
+
+    folder = tmp_path / "RD"
+    (folder / "counts").mkdir(parents=True)
+    (folder / "progress.json").write_text(json.dumps({"status": "running", "run_id": "a995", "n_shards": 3,
+                                                      "shards_done": 1, "parts": {"0": "x"}}))
+    with pytest.raises(AlictError, match="lies inside the saved artefact"):
+        check_output_file(folder / "r.html", "--out", report=True)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "progress.json").write_text('{"done": 3}')  # a user's own progress.json: no run
+    check_output_file(tmp_path / "mine" / "r.html", "--out", report=True)
