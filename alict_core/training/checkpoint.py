@@ -27,10 +27,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json, write_json
 from alict_core.common.manifest import sha256_file
 
-FORMAT = 2  # 2: state.json records the sha256 of every file of the checkpoint
+FORMAT = 3  # 2: state.json records the sha256 of every file of the checkpoint; 3: and its own (``sealed``)
+SEAL = "sealed"  # state.json's hash of all its other fields: an edited training state is never resumed
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
 STEP_PREFIX = "step-"
@@ -41,6 +43,11 @@ def _file_hashes(folder: Path) -> dict[str, str]:
     """sha256 of every file of a checkpoint folder but its state.json, by relative path."""
     return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name != STATE_FILE}
+
+
+def _sealed(state: dict[str, Any]) -> bool:
+    """Whether state.json's fields are the ones written (its ``sealed`` hash of all the others matches)."""
+    return state.get(SEAL) == hash_json({k: v for k, v in state.items() if k != SEAL})
 
 
 def checkpoint_dir(folder: Path) -> Path:
@@ -91,20 +98,23 @@ class Checkpoints:
         for path in self._complete():
             try:
                 state = read_json(path / STATE_FILE)
+                if not isinstance(state, dict):
+                    raise ValueError("state.json is not a JSON object")
                 if state.get("format") != FORMAT or state.get("key") != key:
                     self.log(f"removing checkpoint {path.name}: built with other settings or data")
                     shutil.rmtree(path, ignore_errors=True)
                     continue
-                if state.get("files") != _file_hashes(path):  # an edited tensor was resumed and sealed unchecked
-                    self.log(f"removing checkpoint {path.name}: its files changed since it was written")
-                    shutil.rmtree(path, ignore_errors=True)
+                if state.get("files") != _file_hashes(path) or not _sealed(state):  # an edited tensor or training
+                    self.log(f"removing checkpoint {path.name}: its files changed since it was written")  # state
+                    shutil.rmtree(path, ignore_errors=True)  # (best dev, learning rate) was resumed and sealed
                     continue
+                step = int(state["step"])
                 tensors = load_file(str(path / TENSORS_FILE))
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, TypeError, KeyError) as exc:
                 self.log(f"removing unreadable checkpoint {path.name}: {exc}")
                 shutil.rmtree(path, ignore_errors=True)
                 continue
-            return Resumed(int(state["step"]), state, tensors, path)
+            return Resumed(step, state, tensors, path)
         return None
 
     def save(self, step: int, state: dict[str, Any], tensors: dict[str, Any],
@@ -131,8 +141,11 @@ class Checkpoints:
                 else:
                     shutil.copytree(source, tmp / name)
                 versions[name] = version
-            write_json(tmp / STATE_FILE, {"format": FORMAT, "key": self.key, "step": step, "extras": versions,
-                                          "files": _file_hashes(tmp), **state})
+            record = {"format": FORMAT, "key": self.key, "step": step, "extras": versions,
+                      "files": _file_hashes(tmp), **state}
+            write_json(tmp / STATE_FILE, record)
+            written = read_json(tmp / STATE_FILE)  # sealed as it reads back (arrays, tuples and keys as JSON has them)
+            write_json(tmp / STATE_FILE, {**written, SEAL: hash_json(written)})
             final = self.folder / f"{STEP_PREFIX}{step:08d}"
             if final.exists():
                 shutil.rmtree(final)

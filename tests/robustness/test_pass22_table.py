@@ -294,3 +294,37 @@ def test_p22_kill_4_an_output_inside_a_run_being_written_is_refused(tmp_path, cl
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "progress.json").write_text('{"done": 3}')  # a user's own progress.json: no run
     check_output_file(tmp_path / "mine" / "r.html", "--out", report=True)
+
+
+@pytest.mark.parametrize("edit", ["best", "lr_scale", "list", "step_null", "unsealed"])
+def test_p22_kill_2_3_an_edited_or_malformed_checkpoint_state_is_never_resumed(tmp_path, edit):
+    """Was: state.json was outside the checkpoint's hashes (an edited best dev score or learning-rate scale was
+    resumed and sealed into a different model without a word), and a state.json that was a list, or had a null
+    step, failed every later build with exit 3 (AttributeError / TypeError) and was never removed."""
+    import json
+
+    import torch
+
+    from alict_core.training.checkpoint import STATE_FILE, Checkpoints
+
+    checkpoints = Checkpoints(tmp_path / "ckpt", every=1, log=lambda _: None)
+    checkpoints.resume("k")
+    state = {"best": {"dev": 0.2, "step": 1}, "lr_scale": 1.0, "history": [[1, 0.5]]}
+    saved = checkpoints.save(2, state, {"w": torch.ones(4)})
+    resumed = Checkpoints(tmp_path / "ckpt", every=1, log=lambda _: None).resume("k")
+    assert resumed is not None and resumed.step == 2 and resumed.state["best"] == {"dev": 0.2, "step": 1}
+    record = json.loads((saved / STATE_FILE).read_text())
+    if edit == "best":
+        record["best"] = {"dev": 0.99, "step": 3}
+    elif edit == "lr_scale":
+        record["lr_scale"] = 0.0
+    elif edit == "step_null":
+        record["step"] = None
+    elif edit == "unsealed":
+        record.pop("sealed")
+    else:
+        record = []
+    (saved / STATE_FILE).write_text(json.dumps(record))
+    said: list[str] = []
+    assert Checkpoints(tmp_path / "ckpt", every=1, log=said.append).resume("k") is None
+    assert said and not saved.exists()
