@@ -65,15 +65,16 @@ def shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
 
 def finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> dict[int, str]:
     """Shards verified against ``ledger`` (shard → sha256 of its counts file, as recorded by the run), as shard →
-    counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again); a shard
-    the run never recorded (killed between a worker's write and the record) is kept only when its counts equal
-    the counts recomputed from its cases and results parts."""
+    counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again), and
+    neither is one whose counts say other than its cases and results parts (counts and record both edited: the
+    summary said other rates than the run's own report); a shard the run never recorded (killed between a
+    worker's write and the record) is kept under the same check."""
     done = {}
     for shard in range(n_shards):
         digest = ledger.get(str(shard))
         counts_path = run_dir / "counts" / part_name(shard, ".json")
         if isinstance(digest, str):
-            if shard_ok(run_dir, shard, digest):
+            if shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard):
                 done[shard] = digest
             elif counts_path.is_file():
                 log.warning("shard %d of run %r does not match the run's record of it; predicting it again",

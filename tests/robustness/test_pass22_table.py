@@ -328,3 +328,36 @@ def test_p22_kill_2_3_an_edited_or_malformed_checkpoint_state_is_never_resumed(t
     said: list[str] = []
     assert Checkpoints(tmp_path / "ckpt", every=1, log=said.append).resume("k") is None
     assert said and not saved.exists()
+
+
+def test_p22_kill_5_a_recorded_shard_whose_counts_and_record_were_both_edited_is_redone(tmp_path):
+    """Was: a killed run's counts file edited and its checksum written into progress.json was kept on resume: the
+    run's summary said a fail rate of 1.0 where its results (and report) said 0.333."""
+    import json
+
+    from alict_core.common.manifest import sha256_file
+    from alict_core.runner import RunCancelled
+    from alict_core.runner.stream import run_streaming
+    from tests.test_stream import MODELS, assert_same_run, small_cases
+
+    cases = small_cases()
+    seen: list[int] = []
+    with pytest.raises(RunCancelled):
+        run_streaming(cases, MODELS, run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c",
+                      progress=lambda done, total, message: seen.append(done) if total else None,
+                      should_stop=lambda: len(seen) > 1)
+    progress = tmp_path / "run" / "progress.json"
+    state = json.loads(progress.read_text())
+    shard = sorted(state["parts"])[0]
+    counts_path = tmp_path / "run" / "counts" / f"part-{int(shard):05d}.json"
+    counts = json.loads(counts_path.read_text())
+    first = counts["counts"][0]
+    key = next(k for k in first if k.startswith("n_fail"))
+    first[key] = int(first[key]) + 2
+    counts_path.write_text(json.dumps(counts))
+    state["parts"][shard] = sha256_file(counts_path)
+    progress.write_text(json.dumps(state))
+    out = run_streaming(cases, MODELS, run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c")
+    fresh = run_streaming(cases, MODELS, run_dir=tmp_path / "fresh", shard_size=10, cache_root=tmp_path / "c2")
+    assert_same_run(out, fresh)
+    assert (out / "summary.csv").read_text() == (fresh / "summary.csv").read_text()
