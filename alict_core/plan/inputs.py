@@ -206,7 +206,8 @@ def read_expansion_rows(given: Iterable[str], task: str | None, *, suite_lcs: bo
     first_seen: dict[tuple[str, str, str], str] = {}  # (LC, seed, text) of an accepted row -> where it was first read
     for item in given:
         path = Path(item)
-        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        files = sorted(p for p in path.iterdir() if p.name.lower().endswith(".jsonl")) if path.is_dir() else [path]
+        # any case: B.JSONL was left out of the folder without a word (read when given as a file)
         if not files:
             raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
         for file in files:

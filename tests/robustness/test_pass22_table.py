@@ -361,3 +361,18 @@ def test_p22_kill_5_a_recorded_shard_whose_counts_and_record_were_both_edited_is
     fresh = run_streaming(cases, MODELS, run_dir=tmp_path / "fresh", shard_size=10, cache_root=tmp_path / "c2")
     assert_same_run(out, fresh)
     assert (out / "summary.csv").read_text() == (fresh / "summary.csv").read_text()
+
+
+def test_p22_cli_3_an_expansions_folder_reads_upper_case_jsonl_files(tmp_path):
+    """Was: `--expansions DIR` read DIR/a.jsonl and silently left out DIR/B.JSONL (read when given as a file)."""
+    import json
+
+    from alict_core.plan.inputs import read_expansion_rows
+
+    folder = tmp_path / "exd"
+    folder.mkdir()
+    for name, text in (("a.jsonl", "a very fine film"), ("B.JSONL", "a truly fine film")):
+        (folder / name).write_text(json.dumps({"id": name, "seed_id": "s1", "lc_id": "sentiment-lc04",
+                                               "text": text, "accepted": True}) + "\n")
+    rows = read_expansion_rows([str(folder)], "sentiment")
+    assert sorted(r["text"] for r in rows) == ["a truly fine film", "a very fine film"]
