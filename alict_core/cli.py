@@ -93,8 +93,16 @@ OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 def _describe_os_error(exc: OSError) -> str:
     name = exc.filename if isinstance(exc.filename, str) else None
+    if name and _is_staging_name(os.path.basename(name)):  # a write's hidden temporary file is no name the user
+        folder = os.path.dirname(name) or "."  # gave: the folder it was to be written into is
+        return f"cannot write into the folder {folder!r}: {exc.strerror or type(exc).__name__}"
     what = f" {name!r}" if name else ""
     return f"cannot access{what}: {exc.strerror or type(exc).__name__}"
+
+
+def _is_staging_name(name: str) -> bool:
+    """A hidden temporary name of an atomic write (``.x.html.<hex>.tmp``, ``.stream.tmp-<hex>``, ``.out.tmp-…``)."""
+    return name.startswith(".") and (name.endswith(".tmp") or ".tmp-" in name)
 
 
 class _StderrHandler(logging.Handler):

@@ -376,3 +376,12 @@ def test_p22_cli_3_an_expansions_folder_reads_upper_case_jsonl_files(tmp_path):
                                                "text": text, "accepted": True}) + "\n")
     rows = read_expansion_rows([str(folder)], "sentiment")
     assert sorted(r["text"] for r in rows) == ["a truly fine film", "a very fine film"]
+
+
+def test_p22_cli_4_an_output_in_a_folder_that_takes_no_file_names_the_folder_not_the_staging_file(cli):
+    """Was: `--json /proc/e.json` said "cannot access '/proc/.e.json.<hex>.tmp'" (a hidden staging name)."""
+    from tests.robustness.conftest import assert_clean_error
+
+    outcome = cli("explain", "--text", "good film .", "--model", "vader", "--no-template", "--json", "/proc/e.json")
+    assert_clean_error(outcome, 2, "cannot write into the folder '/proc'", limit_s=60)
+    assert ".tmp" not in outcome.err
