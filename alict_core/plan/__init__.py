@@ -201,6 +201,7 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
         suite_import = read_suite(suite, options.task, strict=options.strict, inv_threshold=inv_threshold)
         skipped.extend({"suite": Path(suite).name, **item.to_dict()} for item in suite_import.skipped)
         imported = suite_import.cases
+        _check_suite_lc_ids(suite, imported, options.task)
         for lc_id in dict.fromkeys(c.lc_id for c in imported):  # a/s.json and b/s.json: both tests were `s:t1`,
             first = lc_of.setdefault(lc_id, str(suite))  # one LC with the two suites' cases and one rate
             own = {c.case_id for c in imported if c.lc_id == lc_id}
@@ -222,6 +223,32 @@ def _suite_cases(options: PlanOptions, expansions: list[dict[str, Any]]
                 validity = grown_record
     _check_suite_expansions_used(options, expansions, cases)
     return cases, validity, record, skipped
+
+
+def _check_suite_lc_ids(suite: str, cases: list[TestCase], task: str) -> None:
+    """A suite case that names a shipped LC is that LC's: its capability and test type (a hand-made Vocabulary case
+    under `sentiment-lc04` was reported as a Negation result); one naming another task's LC, or one that only looks
+    like an LC id (`Sentiment-LC01`, a trailing space), is refused."""
+    from alict_core.lcspec import load_task_specs
+    from alict_core.tasks import TASK_NAMES
+
+    specs = {spec.id: spec for spec in load_task_specs(task)}
+    looks = {" ".join(lc.casefold().split()): lc for lc in specs}
+    for case in cases:
+        lc_id, where = case.lc_id, f"--suite {suite}: case {case.case_id!r:.60}"
+        other = next((name for name in TASK_NAMES if name != task and ":" not in lc_id  # (a suite file's test:
+                      and lc_id.casefold().startswith(f"{name}-")), None)  # `<file stem>:<test>`)
+        if other is not None:
+            raise AlictError(f"{where} names {lc_id!r:.60}, an LC id of the {other} task, in a {task} run; give it "
+                             "another group name")
+        spec = specs.get(lc_id)
+        if spec is None and " ".join(lc_id.casefold().split()) in looks:
+            raise AlictError(f"{where} names {lc_id!r:.60}, which only looks like the LC "
+                             f"{looks[' '.join(lc_id.casefold().split())]!r}; write the LC id as it is, or another "
+                             "group name")
+        if spec is not None and (case.capability, case.test_type) != (spec.capability, spec.test_type):
+            raise AlictError(f"{where} names the LC {lc_id!r} ({spec.capability}, {spec.test_type}) but is a "
+                             f"{case.capability or '(no capability)'} {case.test_type} case; give it another group name")
 
 
 def _check_suite_expansions_used(options: PlanOptions, expansions: list[dict[str, Any]],

@@ -127,7 +127,8 @@ def test_p21_cli_2_suite_cases_of_a_run_lc_are_not_merged_into_it(cli, tmp_path,
     seeds = tmp_path / "s.jsonl"
     seeds.write_text(json.dumps(seed_row()) + "\n")
     suite = tmp_path / "cases.jsonl"
-    suite.write_text(json.dumps(_case_row(lc_id="sentiment-lc04", case_id="x1", seed_id="x1")) + "\n")
+    suite.write_text(json.dumps(_case_row(lc_id="sentiment-lc04", case_id="x1", seed_id="x1",
+                                          capability="Negation")) + "\n")
     assert_clean_error(cli(*_run_argv(tmp_path, seeds, "--suite", str(suite))), 2, "would be merged")
 
 

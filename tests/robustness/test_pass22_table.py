@@ -385,3 +385,48 @@ def test_p22_cli_4_an_output_in_a_folder_that_takes_no_file_names_the_folder_not
     outcome = cli("explain", "--text", "good film .", "--model", "vader", "--no-template", "--json", "/proc/e.json")
     assert_clean_error(outcome, 2, "cannot write into the folder '/proc'", limit_s=60)
     assert ".tmp" not in outcome.err
+
+
+@pytest.mark.parametrize("lc_id,capability,needle", [
+    ("sentiment-lc04", "Vocabulary", "but is a Vocabulary MFT case"),
+    ("hate_speech-lc01", "Vocabulary", "an LC id of the hate_speech task"),
+    ("Sentiment-LC01", "Vocabulary", "only looks like the LC"),
+    ("sentiment-lc01 ", "Vocabulary", "only looks like the LC"),
+])
+def test_p22_cli_2_a_suite_case_claiming_an_lc_it_is_not_is_refused(cli, tmp_path, own_cache, lc_id, capability,
+                                                                    needle):
+    """Was: a hand-made Vocabulary case under `sentiment-lc04` (an LC the run did not select) was reported under
+    LC4's Negation title; another task's LC id and look-alike ids were run as LCs of their own."""
+    import json
+
+    from tests.robustness.conftest import assert_clean_error
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row(lc_id="sentiment-lc01", expected={"kind": "label", "labels": ["neutral"],
+                                                                             "tolerance": None})) + "\n")
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text(json.dumps({"case_id": "c1", "lc_id": lc_id, "kind": "seed", "seed_id": "c1",
+                                 "capability": capability, "test_type": "MFT", "task": "sentiment", "text": "good",
+                                 "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "1", "--seeds", str(seeds), "--suite",
+                  str(suite), "--out", str(tmp_path / "r"), "--quiet")
+    assert_clean_error(outcome, 2, needle)
+    assert not (tmp_path / "r").exists()
+
+
+def test_p22_cli_2_an_exported_runs_cases_still_run_as_a_suite(cli, tmp_path, own_cache):
+    """The neighbour that must keep working: a run's exported cases, run again alone as a suite (--no-lcs)."""
+    import json
+
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    first = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
+                str(tmp_path / "r"), "--quiet")
+    assert first.code == 0, first.err[-300:]
+    assert cli("report", str(tmp_path / "r"), "--export", str(tmp_path / "e")).code == 0
+    again = cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite",
+                str(tmp_path / "e" / "cases.jsonl"), "--out", str(tmp_path / "r2"), "--quiet")
+    assert again.code == 0, again.err[-400:]
