@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from alict_core.commands.args import int_range
 from alict_core.common.errors import AlictError
@@ -44,13 +45,19 @@ def run(args: argparse.Namespace) -> int:
 
     expansions = read_expansion_rows(args.expansions, args.task)
     seeds = lc_seeds(args.task, args.lc, args.max_seeds, args.seeds, wanted_seeds(expansions))
-    check_expansions_used(expansions, seeds, selected_specs(args.task, args.lc))
+    chosen = selected_specs(args.task, args.lc)
+    check_expansions_used(expansions, seeds, chosen)
     if not seeds and not expansions:  # "0 flagged cases" of nothing read as a clean suite
         raise AlictError("nothing to validate: the seeds given hold no seed" if args.seeds else
                          "nothing to validate: the LCs chosen have no seeds")
     specs = {s.id: s for s in load_task_specs(args.task)}
     build_cases(seeds, expansions)  # what `run` refuses (an INV seed with nothing to compare, ids twice) is said here
     report = validate(seeds, expansions, task=args.task, specs=specs)
+    seeded = {str(seed["lc_id"]) for seed in seeds}
+    for lc_id in chosen:  # as `run` says it: an LC asked for without a seed is in no count below
+        if lc_id not in seeded:
+            print(f"warning: {lc_id} has no seed " + ("in the --seeds files" if args.seeds else "in the corpus"),
+                  file=sys.stderr)
     if args.json:
         print(json.dumps({"summary": report.summary(), "n_flagged": len(report.flagged_ids)}, indent=2))
         return 0

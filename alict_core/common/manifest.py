@@ -814,6 +814,8 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
     line)."""
     if path is None:
         return
+    if str(path) == "-":  # a file named "-" was written where the user meant standard output
+        raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
     _check_name_lengths(path, what, STAGING_ROOM)
@@ -974,6 +976,8 @@ def check_output_file(path: Path | str | None, what: str,
     kind that may replace a run's own ``report.html`` (`compare --json` there replaced the report with JSON)."""
     if path is None:
         return
+    if str(path) == "-":  # a file named "-" was written where the user meant standard output
+        raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
     _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit

@@ -131,12 +131,24 @@ def seeds_from_corpus(task: str, n: int, *, seed: int = 0, split: str = "test",
 
 
 def dedupe(seeds: Iterable[LegoSeed]) -> list[LegoSeed]:
+    """One seed per text and per id (the first); a text given again under another id is said (its id was dropped
+    without a word)."""
+    import logging
+
     out: dict[str, LegoSeed] = {}
     ids: set[str] = set()
+    again: list[tuple[str, str]] = []  # (dropped id, kept id)
     for s in seeds:
+        if s.text in out and out[s.text].id != s.id:
+            again.append((s.id, out[s.text].id))
         if s.text.strip() and s.text not in out and s.id not in ids:
             out[s.text] = s
             ids.add(s.id)
+    if again:
+        dropped, kept = again[0]
+        logging.getLogger("alict_core").warning(
+            "%d seed(s) repeat the text of an earlier seed under another id: one tree per text (e.g. seed %r is "
+            "seed %r's text)", len(again), dropped[:60], kept[:60])
     return list(out.values())
 
 

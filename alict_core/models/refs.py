@@ -109,6 +109,9 @@ def parse_model_refs(text: str) -> list[ModelRef]:
             if not refs:
                 raise AlictError(f"--models {text!r}: {part!r} is an argument with no model before it")
             key, _, value = part.partition("=")
+            if key.strip() in refs[-1][1]:  # `path=a.jsonl,path=b.jsonl`: the second won without a word
+                raise AlictError(f"--models {text!r}: {key.strip()!r} is given twice for the model "
+                                 f"{refs[-1][0]!r}; give each argument once")
             refs[-1][1][key.strip()] = value.strip()
             continue
         name, colon, rest = part.partition(":") if eq else (part, "", "")

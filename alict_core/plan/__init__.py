@@ -248,7 +248,8 @@ def _check_suite_lc_ids(suite: str, cases: list[TestCase], task: str) -> None:
                              "group name")
         if spec is not None and (case.capability, case.test_type) != (spec.capability, spec.test_type):
             raise AlictError(f"{where} names the LC {lc_id!r} ({spec.capability}, {spec.test_type}) but is a "
-                             f"{case.capability or '(no capability)'} {case.test_type} case; give it another group name")
+                             f"{case.capability or '(no capability)'} {case.test_type} case; give it another group "
+                             "name")
 
 
 def _check_suite_expansions_used(options: PlanOptions, expansions: list[dict[str, Any]],

@@ -38,6 +38,7 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
         raise SuiteFormatError(f"{path.name}: over the suite size limit (setting ALICT_LIMIT_SUITE_BYTES)")
     out = SuiteImport(source)
     seen: set[str] = set()
+    said: dict[str, tuple[str, int]] = {}  # a text -> its gold label and the line that first gave it
     line_no = 1
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:  # Excel's "CSV UTF-8" starts with a BOM
@@ -53,7 +54,14 @@ def read_hatecheck(path: Path | str, source: str = "hatecheck") -> SuiteImport:
                 if None in raw:
                     raise SuiteFormatError(f"{path.name}:{line_no}: more fields than the header has")
                 row = {(k or "").strip(): (v if v is not None else None) for k, v in raw.items()}
-                out.cases.append(_case(row, f"{path.name}:{line_no}", source, line_no, seen))
+                case = _case(row, f"{path.name}:{line_no}", source, line_no, seen)
+                text = " ".join(case.text.split())
+                gold, first = said.setdefault(text, (case.expected["labels"][0], line_no))
+                if gold != case.expected["labels"][0]:  # one text, both labels: half its cases failed any model
+                    raise SuiteFormatError(f"{path.name}:{line_no}, column 'label_gold': the same test_case as line "
+                                           f"{first} with the other gold label ({gold} there); one text has one "
+                                           "label")
+                out.cases.append(case)
     except UnicodeDecodeError as exc:
         raise SuiteFormatError(f"{path.name}: not UTF-8 text (near line {line_no + 1}, byte {exc.start})") from None
     except csv.Error as exc:

@@ -430,3 +430,63 @@ def test_p22_cli_2_an_exported_runs_cases_still_run_as_a_suite(cli, tmp_path, ow
     again = cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite",
                 str(tmp_path / "e" / "cases.jsonl"), "--out", str(tmp_path / "r2"), "--quiet")
     assert again.code == 0, again.err[-400:]
+
+
+def test_p22_cli_d_a_model_argument_given_twice_is_refused(cli, tmp_path):
+    """Was: `static:path=a.jsonl,path=b.jsonl`: the second path silently won."""
+    from tests.robustness.conftest import assert_clean_error
+
+    outcome = cli("run", "--task", "sentiment", "--models", "static:path=a.jsonl,path=b.jsonl", "--lc", "4",
+                  "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "'path' is given twice")
+
+
+def test_p22_cli_g_a_hatecheck_text_with_both_gold_labels_is_refused(tmp_path):
+    """Was: the same test_case labelled hateful on one line and non-hateful on another was run (fail rate 0.5 for
+    any model)."""
+    from alict_core.suites import SuiteFormatError
+    from alict_core.suites.hatecheck import read_hatecheck
+
+    csv_file = tmp_path / "hc.csv"
+    csv_file.write_text("functionality,case_id,test_case,label_gold\nf1,1,I hate them,hateful\n"
+                        "f1,2,I love them,non-hateful\nf2,3,I  hate them,non-hateful\n", encoding="utf-8")
+    with pytest.raises(SuiteFormatError, match="hc.csv:4.*the same test_case as line 2"):
+        read_hatecheck(csv_file)
+
+
+def test_p22_cli_c_lego_seeds_with_one_text_under_two_ids_are_said(tmp_path, caplog):
+    """Was: two seed ids with one text gave one tree; the second id was dropped without a word."""
+    import json
+    import logging
+
+    from alict_core.lego.pipeline import seeds_from_file
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text("".join(json.dumps({"id": i, "text": "the film was fine ."}) + "\n" for i in ("a", "b")))
+    with caplog.at_level(logging.WARNING, logger="alict_core"):
+        kept = seeds_from_file(seeds)
+    assert [s.id for s in kept] == ["a"]
+    assert any("seed 'b' is seed 'a''s text" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_p22_cli_dash_an_output_named_dash_is_refused(cli, tmp_path, own_cache):
+    """Was: `--summary-json -` wrote a file named "-" where standard output was meant."""
+    from tests.robustness.conftest import assert_clean_error
+
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--max-seeds", "1",
+                  "--summary-json", "-", "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2, "--summary-json '-'")
+    assert not (tmp_path / "r").exists()
+
+
+def test_p22_cli_1_validate_says_an_lc_without_seeds(cli, tmp_path, own_cache):
+    """`validate --lc 4 --lc 5` over seeds of LC4 only: LC5 is said, as `run` says it."""
+    import json
+
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    outcome = cli("validate", "--task", "sentiment", "--lc", "4", "--lc", "5", "--seeds", str(seeds))
+    assert outcome.code == 0, outcome.err[-300:]
+    assert "warning: sentiment-lc05 has no seed in the --seeds files" in outcome.err
