@@ -294,8 +294,14 @@ def check_expansions_used(expansions: Iterable[Mapping[str, Any]], seeds: Iterab
     chosen = set(lc_ids)
     seeds, expansions = list(seeds), list(expansions)
     lc_of_seed = {str(seed.get("id")): str(seed.get("lc_id")) for seed in seeds}
+    text_of_seed = {str(seed.get("id")): " ".join(str(seed.get("text")).split()) for seed in seeds}
     for row in expansions:  # `run` refuses it (build_cases); `validate` counted it under its seed's LC
         seed_lc = lc_of_seed.get(str(row.get("seed_id")))
+        said, seed_text = row.get("seed_text"), text_of_seed.get(str(row.get("seed_id")), "")
+        if isinstance(said, str) and seed_lc is not None and " ".join(said.split()) != seed_text:
+            raise AlictError(f"--expansions: the expansion of seed {str(row.get('seed_id'))[:60]!r} was made from "
+                             f"the text {said[:60]!r}, not that seed's text {seed_text[:60]!r} (expansions of other "
+                             "seeds under the same id?); give the expansions of these seeds")
         if row.get("accepted", True) is True and seed_lc is not None and row.get("lc_id") != seed_lc:
             raise AlictError(f"--expansions: the expansion of seed {str(row.get('seed_id'))[:60]!r} names LC "
                              f"{str(row.get('lc_id'))[:40]!r}, but its seed is of {seed_lc}; an expansion keeps its "

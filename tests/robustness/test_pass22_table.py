@@ -490,3 +490,16 @@ def test_p22_cli_1_validate_says_an_lc_without_seeds(cli, tmp_path, own_cache):
     outcome = cli("validate", "--task", "sentiment", "--lc", "4", "--lc", "5", "--seeds", str(seeds))
     assert outcome.code == 0, outcome.err[-300:]
     assert "warning: sentiment-lc05 has no seed in the --seeds files" in outcome.err
+
+
+def test_p22_cli_b_an_expansion_made_from_another_seed_text_is_refused(cli, tmp_path, own_cache):
+    """Was (pass-22 low): an expansion row whose `seed_text` is not its seed's text (another seed under the same id)
+    was attached to that seed without a check."""
+    from tests.robustness.conftest import assert_clean_error
+    from tests.robustness.support import expansion_argv
+
+    outcome = cli(*expansion_argv(tmp_path, "run", {"seed_text": "an awful film"}))
+    assert_clean_error(outcome, 2, "was made from the text 'an awful film'")
+    assert not (tmp_path / "r").exists()
+    same = cli(*expansion_argv(tmp_path, "validate", {"seed_text": "a  fine film"}))  # spacing aside: its seed
+    assert same.code == 0, same.err[-300:]
