@@ -97,6 +97,11 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> "Limits":
+        known = {ENV_PREFIX + f.name.upper() for f in fields(cls)}
+        unknown = sorted(name for name in os.environ if name.startswith(ENV_PREFIX) and name not in known)
+        if unknown:  # a misspelled limit was ignored without a word (the default stayed in force)
+            raise LimitError(f"{unknown[0][:60]} is no setting of ALiCT (a misspelling?); the limits are "
+                             + ", ".join(sorted(known)))
         values: dict[str, Any] = {}
         for f in fields(cls):
             variable = ENV_PREFIX + f.name.upper()

@@ -503,3 +503,12 @@ def test_p22_cli_b_an_expansion_made_from_another_seed_text_is_refused(cli, tmp_
     assert not (tmp_path / "r").exists()
     same = cli(*expansion_argv(tmp_path, "validate", {"seed_text": "a  fine film"}))  # spacing aside: its seed
     assert same.code == 0, same.err[-300:]
+
+
+def test_p22_cli_minor_a_misspelled_limit_setting_is_refused(cli, monkeypatch):
+    """Was (pass-22 minor): `ALICT_LIMIT_MAX_SEED=5` (a misspelling) was ignored; the default stayed in force."""
+    from tests.robustness.conftest import assert_clean_error
+
+    monkeypatch.setenv("ALICT_LIMIT_MAX_SEED", "5")
+    assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "4", "--max", "1"), 2,
+                       "ALICT_LIMIT_MAX_SEED is no setting", "ALICT_LIMIT_MAX_SEEDS")
