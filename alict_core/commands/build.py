@@ -23,8 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("target", nargs="?", choices=TARGET_CHOICES,
                         help="what to build ('models' = the embedded classifiers; 'missing' = targets without a "
                         "usable artefact, for the full profile: without a full one)")
-    parser.add_argument("--profile", choices=("quick", "full", "micro"), default="quick",
-                        help="build profile (default quick; micro is for unit tests only)")
+    parser.add_argument("--profile", choices=("quick", "full", "micro"), default=None,
+                        help="build profile (default quick; micro is for unit tests only); with --report: only the "
+                        "artefacts of that profile (default: all)")
     parser.add_argument("--quick", action="store_const", dest="profile", const="quick",
                         help=argparse.SUPPRESS)  # older spelling of --profile quick (the app's Build now)
     parser.add_argument("--out", default=None, help="models folder (default: the cache's models folder)")
@@ -38,8 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.report:
-        print_report(args.out, as_json=args.json)
+        print_report(args.out, as_json=args.json, profile=args.profile)
         return 0
+    args.profile = args.profile or "quick"
     if args.target is None:
         raise AlictError("name a target (parser, mlm, models, all, missing) or pass --report")
     from alict_core.common.manifest import check_models_folder
@@ -85,17 +87,19 @@ def _figures_text(target: str, figures: dict) -> str:
     return "; ".join(parts)
 
 
-def print_report(out: str | None, as_json: bool = False) -> None:
-    """Each built artefact: target, profile, steps, held-out figures (which one the runtime uses first)."""
+def print_report(out: str | None, as_json: bool = False, profile: str | None = None) -> None:
+    """Each built artefact (of ``profile``, default all): target, profile, steps, held-out figures (which one the
+    runtime uses first)."""
     from alict_core.models import artefacts
 
-    rows = artefacts.report(out)
+    rows = [row for row in artefacts.report(out) if profile is None or row.get("profile") == profile]
     versions = _versions(out)
     if as_json:
         print(json.dumps(rows + [{"target": "version", **v} for v in versions], indent=1, default=str))
         return
     if not rows:
-        print("no model artefact is built; run `alict build missing --profile quick`")
+        print(f"no model artefact{f' of the {profile} profile' if profile else ''} is built; run "
+              f"`alict build missing --profile {profile or 'quick'}`")
         _print_versions(versions)
         print_pending(out)
         print_defaults()

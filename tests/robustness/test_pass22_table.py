@@ -512,3 +512,12 @@ def test_p22_cli_minor_a_misspelled_limit_setting_is_refused(cli, monkeypatch):
     monkeypatch.setenv("ALICT_LIMIT_MAX_SEED", "5")
     assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "4", "--max", "1"), 2,
                        "ALICT_LIMIT_MAX_SEED is no setting", "ALICT_LIMIT_MAX_SEEDS")
+
+
+def test_p22_cli_e_build_report_keeps_to_the_profile_asked_for(cli, own_cache):
+    """Was (pass-22 low): `build --report --profile full` listed the quick artefacts (--profile was ignored)."""
+    full = cli("build", "--report", "--profile", "full")
+    assert full.code == 0 and "quick" not in full.out.split("default models:")[0], full.out[:400]
+    assert "no model artefact of the full profile is built" in full.out
+    every = cli("build", "--report")
+    assert every.code == 0 and "quick" in every.out
