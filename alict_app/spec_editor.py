@@ -117,8 +117,12 @@ def save_section(task: str, spec: Any, shipped: str | None, editor_key: str, tex
                "server's ALICT_WORKSPACE_DIR; no server path is shown); a workspace spec replaces the built-in of "
                "the same id.")
     if spec_store.is_user_spec(spec):
-        st.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""),
-                  on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}")
+        d1, d2 = st.columns([2, 3])
+        sure = d2.checkbox("Yes, delete my copy" + (" (the spec is gone: no built-in has this id)"
+                                                     if shipped is None else ""), key=f"discard_ok::{editor_key}")
+        d1.button("Discard my copy" + (" (back to the built-in)" if shipped is not None else ""), disabled=not sure,
+                  on_click=discard_copy, args=(spec, editor_key), key=f"discard::{editor_key}",
+                  help="tick “Yes, delete my copy” first: a discarded copy cannot be brought back")
         refused = st.session_state.get(DISCARD_REFUSED, {}).pop(editor_key, None)
         if refused:
             st.error(literal(refused))

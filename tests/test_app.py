@@ -143,6 +143,7 @@ def test_save_refuses_unsafe_names_and_asks_before_overwriting(tmp_workspace):
     at.button(key=f"save::{key}").click().run()
     assert any("Overwrite if it exists" in w.value for w in at.warning)
     # discarding the copy brings the built-in back
+    at.checkbox(key=f"discard_ok::{key}").check().run()
     at.button(key=f"discard::{key}").click().run()
     assert_clean(at)
     assert not target.exists() and at.text_area(key=key).value.rstrip("\n") == builtin.rstrip("\n")

@@ -478,6 +478,7 @@ def test_p17_pages_5_discard_keeps_a_copy_another_session_saved_since(tmp_path, 
     first = specs_page()
     saved.write_text(re.sub(r"(?m)^title: .*$", "title: Saved by another session", saved.read_text()))
     editor = next(t for t in first.text_area if str(t.key).startswith("spec_yaml::"))
+    first.checkbox(key=f"discard_ok::{editor.key}").check().run()
     first.button(key=f"discard::{editor.key}").click().run()
     assert not first.exception, [e.value for e in first.exception]
     assert saved.exists() and "Saved by another session" in saved.read_text()

@@ -521,3 +521,29 @@ def test_p22_cli_e_build_report_keeps_to_the_profile_asked_for(cli, own_cache):
     assert "no model artefact of the full profile is built" in full.out
     every = cli("build", "--report")
     assert every.code == 0 and "quick" in every.out
+
+
+def test_p22_left_6_discard_my_copy_asks_first(tmp_path, monkeypatch):
+    """Was (pass-20 leftover): "Discard my copy" deleted a workspace-only spec in one click (no built-in to go back
+    to: the spec was gone)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    folder = tmp_path / "ws" / "specs" / "sentiment"
+    folder.mkdir(parents=True)
+    root = Path(__file__).resolve().parents[2]
+    mine = folder / "sentiment-x02.yaml"
+    mine.write_text((root / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text(encoding="utf-8").replace(
+        "id: sentiment-lc01", "id: sentiment-x02"), encoding="utf-8")
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180)
+    at.query_params["task"] = "sentiment"
+    at.query_params["lc"] = "sentiment-x02"
+    at.run()
+    at.switch_page("pages/specs.py").run()
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    assert at.button(key=f"discard::{editor.key}").disabled
+    sure = at.checkbox(key=f"discard_ok::{editor.key}")
+    assert "no built-in has this id" in sure.label
+    sure.check().run()
+    at.button(key=f"discard::{editor.key}").click().run()
+    assert not at.exception and not mine.exists()
