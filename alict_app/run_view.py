@@ -58,11 +58,28 @@ def lego_suites(task: str) -> list[str]:
     from alict_core.lego.pipeline import saved_suites
 
     labels = {row["path"]: row["label"] for row in saved_suites(task)}
+    offered = st.session_state.get(OFFERED_SUITES) or {}  # task -> the suites the menu offered at its last draw
+    gone = [path for path in state.get("run_lego") or [] if path in offered.get(task, ()) and path not in labels]
+    st.session_state[OFFERED_SUITES] = {**offered, task: list(labels)}
+    st.session_state[SUITES_GONE] = bool(gone)
+    if gone:  # chosen, then removed before the press: said, never dropped from the run without a word
+        st.warning(f"No longer saved: {len(gone)} NLPLego suite(s) chosen before (removed since the page was drawn); "
+                   "taken off the suites to run.")
+        state.put("run_lego", [path for path in state.get("run_lego") or [] if path in labels])
     if not labels:
         return []
     st.multiselect("NLPLego suites", list(labels), key="run_lego", format_func=lambda path: labels[path],
                    help="derivation-tree DIR tests written by `python -m alict_core lego` (LC id nlplego)")
     return [p for p in (state.get("run_lego") or []) if p in labels]
+
+
+SUITES_GONE = "_alict_run_suites_gone"
+OFFERED_SUITES = "_alict_run_suites_offered"
+
+
+def suites_gone() -> bool:
+    """Whether an NLPLego suite chosen at the last draw was no longer saved at this one (see ``lego_suites``)."""
+    return bool(st.session_state.get(SUITES_GONE))
 
 
 def request_cancel() -> None:

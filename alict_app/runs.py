@@ -163,6 +163,7 @@ class _ListedRun(_Listed):
 
 class _ListedMeta(_Listed):
     models: list[_ListedModel] = []
+    extra: dict[str, Any] = {}
 
 
 def run_info(key: str) -> dict[str, Any]:
@@ -178,8 +179,10 @@ def run_info(key: str) -> dict[str, Any]:
             meta = _ListedMeta.model_validate(read_json(folder / "meta.json"))
             lc_ids = run_lcs(folder)
             models = [{"name": m.name, "kwargs": {}, "label": m.name} for m in meta.models]
+            task = meta.extra.get("task")  # recorded by the run (its LC ids need not name the task)
             info = {"key": folder.name, "status": "done", "finished": (folder / "meta.json").stat().st_mtime,
-                    "request": {"task": _task_of(lc_ids), "lc_ids": lc_ids, "models": models}}
+                    "request": {"task": task if task in TASKS else _task_of(lc_ids), "lc_ids": lc_ids,
+                                "models": models}}
         _ListedRun.model_validate(info)
         if (folder / "summary.csv").exists():  # finished: an LC asked for may have had no case (said at the run)
             info = {**info, "lcs_in_run": run_lcs(folder)}
@@ -316,8 +319,19 @@ def describe_run(info: dict[str, Any]) -> str:
     request = info["request"]
     when = dt.datetime.fromtimestamp(info.get("finished", 0)).strftime("%Y-%m-%d %H:%M")
     models = ", ".join(m.get("label") or m["name"] for m in request["models"])
-    asked, ran = len(request["lc_ids"]), len(info.get("lcs_in_run", request["lc_ids"]))
-    return f"{when} · {f'{ran} of {asked}' if ran != asked else ran} LCs · {models} · {info['key'][:8]}"
+    return f"{when} · {lc_count(request['lc_ids'], info.get('lcs_in_run'))} · {models} · {info['key'][:8]}"
+
+
+def lc_count(asked: list[str], held: list[str] | None) -> str:
+    """"3 LCs", "1 of 2 LCs" (an LC asked for had no case), "+ 1 suite test" for suite tests beside them."""
+    held = list(asked) if held is None else list(held)
+    own = sum(lc in held for lc in asked)
+    suites = sum(lc not in asked for lc in held)
+    tests = f"{suites} suite test{'s' if suites > 1 else ''}"
+    if not asked:  # a suite-only run
+        return tests
+    text = f"{own} of {len(asked)} LCs" if own < len(asked) else f"{len(asked)} LCs"
+    return text + (f" + {tests}" if suites else "")
 
 
 BIG_ROWS = LARGE_ROWS  # case × model rows above which the pages aggregate and page instead of loading the run
@@ -482,7 +496,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
 
     try:  # one code path with the CLI; finished shards and cached predictions make a re-run resume
         folder = run_streaming(group_by_seed(plan.cases), models, root=runs_root(), batch_size=request.batch_size,
-                               progress=on_run, should_stop=should_stop, extra={"validity": plan.validity},
+                               progress=on_run, should_stop=should_stop, extra=plan.run_extra(),
                                exclude=RejectionFilter(), plugins=MODEL_RESOLVERS,
                                extra_files={"request.json": request_file}, on_finished=write_story)
     except CoreCancelled as exc:

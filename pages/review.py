@@ -6,6 +6,8 @@ soon as its last score is given; the page reopens at the reviewer's first unjudg
 
 from __future__ import annotations
 
+import unicodedata
+
 import streamlit as st
 
 from alict_app import state, widgets
@@ -32,7 +34,9 @@ def main() -> None:
         st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")
         return
     names = [t.name for t in tasks]
-    asked = str(state.get("review") or "")
+    asked = unicodedata.normalize("NFC", str(state.get("review") or ""))  # names are stored composed (NFC): a link
+    if asked and asked != state.get("review"):  # typed with 'e' + a combining accent names the same task
+        state.put("review", asked)
     if asked and asked not in names and not any(  # a link naming a task that is not there opened another one
             asked in {t.name for t in review_store.tasks(other)} for other in TASKS if other != suite_task):
         # (a review task of the other task, kept across a task switch, is no link's)

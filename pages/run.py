@@ -90,6 +90,9 @@ def user_model_form(task: str) -> None:
                             key=f"use::{task}::{ref['label']}")
 
 
+OFFERED_LCS = "_alict_run_lcs_offered"  # an LC chosen from the menu whose spec is gone at the press is said
+
+
 def main() -> None:
     widgets.header("Run", "Run the models under test on seeds (and accepted expansions) of the chosen LCs.",
                    shows_cases=False)
@@ -99,7 +102,9 @@ def main() -> None:
     if not specs:
         return
     ids = [s.id for s in specs]
-    gone = [lc for lc in st.session_state.get("run_lcs") or [] if str(lc).startswith(f"{task}-") and lc not in ids]
+    offered = st.session_state.get(OFFERED_LCS) or {}  # task -> the LC ids the menu offered at its last draw
+    gone = [lc for lc in st.session_state.get("run_lcs") or [] if lc in offered.get(task, ()) and lc not in ids]
+    st.session_state[OFFERED_LCS] = {**offered, task: ids}
     if gone:  # chosen, then its spec removed (another session's "Discard my copy"): said, never dropped silently
         st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
                    "drawn); taken off the LCs to run.")
@@ -110,7 +115,7 @@ def main() -> None:
     refs = chosen_models(task)
     st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))
     chosen, request = run_view.request_form(task, specs, refs)
-    run_view.run_section(task, request, chosen, lcs_gone=bool(gone))
+    run_view.run_section(task, request, chosen, lcs_gone=bool(gone) or run_view.suites_gone())
 
 
 run_page(main, "running the tests")

@@ -55,7 +55,8 @@ def test_a_cli_run_and_an_app_run_of_one_request_plan_and_run_the_same_cases(tmp
     summaries = [pd.read_csv(folder / "summary.csv") for folder in (out, app)]
     pd.testing.assert_frame_equal(summaries[0], summaries[1])
     extra = [json.loads((folder / "meta.json").read_text())["extra"] for folder in (out, app)]
-    assert extra[0] == extra[1] and list(extra[0]) == ["validity"] and extra[0]["validity"]["kept_flagged"] is False
+    assert extra[0] == extra[1] and list(extra[0]) == ["task", "validity"]
+    assert extra[0]["validity"]["kept_flagged"] is False
     from alict_core.models.refs import ModelRef
 
     # the Failures and Story pages load a run's model again by its name in the run, as a ModelRef
@@ -86,7 +87,7 @@ def test_the_plan_of_cli_options_equals_the_plan_of_app_shaped_input():
     assert {c.capability for c in from_app.cases} == {spec.capability}
     assert len(from_cli.cases) == 4 and {c.lc_id for c in from_cli.cases} == {LC}
     assert from_app.validity == from_cli.validity and from_cli.suite_import is None and from_cli.skipped == []
-    assert from_cli.run_extra() == {"validity": from_cli.validity}
+    assert from_cli.run_extra() == {"task": "sentiment", "validity": from_cli.validity}
 
 
 def test_expansions_of_a_suite_keep_their_validity_record_and_the_suite_its_import_record(tmp_path):
@@ -105,7 +106,7 @@ def test_expansions_of_a_suite_keep_their_validity_record_and_the_suite_its_impo
     assert [c.case_id for c in plan.cases][:2] == ["c0", "c1"] and len(plan.cases) == 3
     assert plan.cases[2].text == "a really good film" and plan.cases[2].kind == "expansion"
     assert plan.suite_import == {"files": ["suite.jsonl"], "inv_threshold": 0.1}
-    assert plan.validity is not None and list(plan.run_extra()) == ["validity", "suite_import"]
+    assert plan.validity is not None and list(plan.run_extra()) == ["task", "validity", "suite_import"]
 
 
 def test_the_run_command_refuses_an_empty_plan_with_one_message(tmp_path, capsys):

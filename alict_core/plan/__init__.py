@@ -80,9 +80,11 @@ class Plan:
         return {lc: self.no_cases.get(lc, "every case was left out as rejected by human reviewers")
                 for lc in self.lc_ids if lc not in ran}
 
+    task: str | None = None  # the task the cases are of (a run records it: LC ids need not name it)
+
     def run_extra(self) -> dict[str, Any]:
         """The records a run keeps in its metadata's ``extra`` (only those that are set)."""
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"task": self.task} if self.task else {}
         if self.skipped:
             extra["skipped_tests"] = self.skipped
         if self.validity:
@@ -120,7 +122,7 @@ def make_plan(options: PlanOptions, *, specs: Mapping[str, Any] | None = None,
         from alict_core.runner.sampling import sample_per_lc
 
         cases = sample_per_lc(cases, options.sample_per_lc, options.sample_seed)
-    return Plan(cases, validity, suite_import, skipped, lc_ids, no_cases)
+    return Plan(cases, validity, suite_import, skipped, lc_ids, no_cases, options.task)
 
 
 def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: PlanHooks,

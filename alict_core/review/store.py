@@ -789,9 +789,10 @@ class ReviewStore:
     def create_task(self, name: str, suite_task: str, plan: dict[str, Any], items: Sequence[dict[str, Any]],
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
-        if not isinstance(name, str) or name != name.strip():
+        checked = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
+        if name != name.strip():
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
-        name = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
+        name = checked
         assignments = list(assignments)
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)

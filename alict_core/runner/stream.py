@@ -260,14 +260,18 @@ def run_lock(folder: Path) -> Iterator[None]:
 
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
                     on_finished: Callable[[Path], Any] | None) -> Path:
-    """A run found finished: its missing extra files written (killed before they were; an existing one is the run's
-    own record and is kept: another request that came to the same cases never rewrites it), ``on_finished`` only
-    when its story.json is missing (killed during its story write, the re-run completes it)."""
+    """A run found finished: the extra files its writer meant it to have (meta.json ``extra_files``) that are missing
+    written (killed before they were; an existing one is the run's own record and is kept, and a run made without
+    them, e.g. by the CLI, is never adopted by another front door's request), ``on_finished`` only when its writer
+    made a story (meta.json ``story``) and story.json is missing (killed during its story write)."""
     from alict_core.common.refs import check_name
 
+    meta = read_json(folder / "meta.json")
+    meant = meta.get("extra_files", []) if isinstance(meta, dict) else []
     _write_extra_files(folder, {name: value for name, value in (extra_files or {}).items()
-                                if not (folder / check_name(name, "run file")).exists()})
-    if on_finished is not None and not (folder / "story.json").is_file():
+                                if name in meant and not (folder / check_name(name, "run file")).exists()})
+    story = meta.get("story", True) if isinstance(meta, dict) else True  # runs before the record: as before
+    if on_finished is not None and story is not False and not (folder / "story.json").is_file():
         on_finished(folder)
     return folder
 
@@ -360,7 +364,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 _execute(pool, init, work, sizes, set(done), state, progress, should_stop)  # records its own end
                 with _ended_if_raised(work, state):
                     _finish(work, run_id, described, sizes, state, started, pool, shard_size,
-                            {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files)
+                            {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files,
+                            story=on_finished is not None)
                 if work != folder:
                     from alict_core.common.manifest import replace_dir
 
@@ -475,8 +480,9 @@ def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: s
 
 def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: list[int], state: dict[str, Any],
             started: float, pool: Any, shard_size: int, extra: dict[str, Any],
-            extra_files: Mapping[str, Any] | None = None) -> None:
-    """Merge the shards' counts into summary.csv, write meta.json and the manifest (last)."""
+            extra_files: Mapping[str, Any] | None = None, story: bool = False) -> None:
+    """Merge the shards' counts into summary.csv, write meta.json (with the extra files and story its writer
+    means it to have) and the manifest (last)."""
     from alict_core.common.manifest import write_manifest
     from alict_core.models.defaults import resolved_defaults
     from alict_core.runner.summary import merge_counts, summary_frame
@@ -501,6 +507,7 @@ def _finish(folder: Path, run_id: str, described: list[dict[str, Any]], sizes: l
         "layout": "sharded", "shard_size": shard_size, "n_cases": state["n_cases"], "n_shards": len(sizes),
         "executor": pool.name, "workers": pool.workers,
         "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
+        "extra_files": sorted(extra_files or {}), "story": story,
     })
     for where in (folder, *(folder / name for name in SHARD_DIRS)):  # killed writes' temporary files (the run lock
         clean_stale_temp_files(where, max_age_s=0.0)  # is held: no other writer) never become part of the run

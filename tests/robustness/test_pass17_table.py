@@ -401,9 +401,9 @@ def test_l17_spawned_workers_do_not_import_the_app(own_cache):
 
 def test_p17_cli_5_compare_counts_every_case_like_the_runs(cli, tmp_path, own_cache):
     """Was: `compare` dropped a second case of the same text in an LC (kept with --keep-flagged), so its rates
-    (0.5 / 0.5) were not the runs' own (0.667 / 0.333)."""
-    rows = [("1", "f1", "you are great", "non-hateful"), ("2", "f1", "you are great", "hateful"),
-            ("3", "f1", "you are fine", "hateful")]
+    (0.5 / 0.5) were not the runs' own (0.333 / 0.667)."""
+    rows = [("1", "f1", "you are great", "non-hateful"), ("2", "f1", "you are great", "non-hateful"),
+            ("3", "f1", "you are fine", "hateful")]  # one text twice, with one label (both labels: refused, p22)
     swapped = {"hateful": "non-hateful", "non-hateful": "hateful"}
     for name, labels in (("a", lambda r: r[3]), ("b", lambda r: swapped[r[3]])):
         (tmp_path / f"{name}.csv").write_text("case_id,functionality,test_case,label_gold\n" + "".join(
@@ -414,7 +414,7 @@ def test_p17_cli_5_compare_counts_every_case_like_the_runs(cli, tmp_path, own_ca
     assert outcome.code == 0, outcome.err
     lcs = json.loads((tmp_path / "c.json").read_text())["lcs"]
     assert [(row["n_a"], row["n_b"]) for row in lcs] == [(3, 3)], lcs
-    assert [(round(row["rate_a"], 3), round(row["rate_b"], 3)) for row in lcs] == [(0.667, 0.333)], lcs
+    assert [(round(row["rate_a"], 3), round(row["rate_b"], 3)) for row in lcs] == [(0.333, 0.667)], lcs
 
 
 def test_p17_cli_6_lego_models_without_dir_tests_is_said(cli, tmp_path, own_cache):
