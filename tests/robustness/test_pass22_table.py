@@ -426,7 +426,8 @@ def test_p22_cli_2_an_exported_runs_cases_still_run_as_a_suite(cli, tmp_path, ow
     first = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--out",
                 str(tmp_path / "r"), "--quiet")
     assert first.code == 0, first.err[-300:]
-    assert cli("report", str(tmp_path / "r"), "--export", str(tmp_path / "e")).code == 0
+    assert cli("report", str(tmp_path / "r"), "--export", str(tmp_path / "e"), "--out",
+               str(tmp_path / "report.html")).code == 0
     again = cli("run", "--task", "sentiment", "--models", "vader", "--no-lcs", "--suite",
                 str(tmp_path / "e" / "cases.jsonl"), "--out", str(tmp_path / "r2"), "--quiet")
     assert again.code == 0, again.err[-400:]
