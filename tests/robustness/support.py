@@ -96,3 +96,14 @@ def expansion_argv(tmp_path: Path, command: str, change: dict) -> list[str]:
                     str(tmp_path / "r")],
             "fidelity": ["fidelity", "--task", "sentiment", "--lc", "4"]}[command]
     return [*argv, "--expansions", str(exps)]
+
+
+def workspace_spec(workspace: Path, spec_id: str) -> Path:
+    """A workspace copy of the shipped sentiment LC1 spec under the id ``spec_id`` (``<workspace>/specs/sentiment``)."""
+    folder = workspace / "specs" / "sentiment"
+    folder.mkdir(parents=True, exist_ok=True)
+    shipped = Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml"
+    mine = folder / f"{spec_id}.yaml"
+    mine.write_text(shipped.read_text(encoding="utf-8").replace("id: sentiment-lc01", f"id: {spec_id}"),
+                    encoding="utf-8")
+    return mine

@@ -207,15 +207,11 @@ def test_p22_pages_3_an_lc_whose_spec_is_removed_before_the_press_runs_nothing(t
     """Was: an LC chosen on the Run page whose workspace spec was removed before the press was dropped without a
     word, and the run went ahead with the other LCs (or said "no test cases to run" with no reason)."""
     from alict_app import runs
+    from tests.robustness.support import workspace_spec
     from tests.test_app_explorer import start as start_app
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
-    folder = tmp_path / "ws" / "specs" / "sentiment"
-    folder.mkdir(parents=True)
-    shipped = Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml"
-    mine = folder / "sentiment-x02.yaml"
-    mine.write_text(shipped.read_text(encoding="utf-8").replace("id: sentiment-lc01", "id: sentiment-x02"),
-                    encoding="utf-8")
+    mine = workspace_spec(tmp_path / "ws", "sentiment-x02")
     at = start_app()
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
     at.switch_page("pages/run.py").run()
@@ -236,14 +232,11 @@ def test_p22_left_5_workspace_specs_have_a_count_limit(tmp_path, monkeypatch, cl
     """Was (pass-20 leftover): every spec file of the workspace was read and checked on every page view and command,
     however many there were."""
     from tests.robustness.conftest import assert_clean_error
+    from tests.robustness.support import workspace_spec
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
-    folder = tmp_path / "ws" / "specs" / "sentiment"
-    folder.mkdir(parents=True)
-    shipped = (Path(__file__).resolve().parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text("utf-8")
     for n in range(3):
-        text = shipped.replace("id: sentiment-lc01", f"id: sentiment-x{n:02d}")
-        (folder / f"sentiment-x{n:02d}.yaml").write_text(text, encoding="utf-8")
+        workspace_spec(tmp_path / "ws", f"sentiment-x{n:02d}")
     monkeypatch.setenv("ALICT_LIMIT_WORKSPACE_SPECS", "2")
     assert_clean_error(cli("seeds", "--task", "sentiment", "--lc", "1", "--max", "1"), 2, "3 is over the limit of 2",
                        "ALICT_LIMIT_WORKSPACE_SPECS")
@@ -529,13 +522,11 @@ def test_p22_left_6_discard_my_copy_asks_first(tmp_path, monkeypatch):
     to: the spec was gone)."""
     from streamlit.testing.v1 import AppTest
 
+    from tests.robustness.support import workspace_spec
+
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
-    folder = tmp_path / "ws" / "specs" / "sentiment"
-    folder.mkdir(parents=True)
     root = Path(__file__).resolve().parents[2]
-    mine = folder / "sentiment-x02.yaml"
-    mine.write_text((root / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text(encoding="utf-8").replace(
-        "id: sentiment-lc01", "id: sentiment-x02"), encoding="utf-8")
+    mine = workspace_spec(tmp_path / "ws", "sentiment-x02")
     at = AppTest.from_file(str(root / "app.py"), default_timeout=180)
     at.query_params["task"] = "sentiment"
     at.query_params["lc"] = "sentiment-x02"

@@ -7,16 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.robustness.support import workspace_spec
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _workspace_spec(tmp_path: Path, spec_id: str) -> Path:
-    folder = tmp_path / "ws" / "specs" / "sentiment"
-    folder.mkdir(parents=True, exist_ok=True)
-    mine = folder / f"{spec_id}.yaml"
-    mine.write_text((ROOT / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text(encoding="utf-8").replace(
-        "id: sentiment-lc01", f"id: {spec_id}"), encoding="utf-8")
-    return mine
 
 
 @pytest.mark.usefixtures("fake_backends", "tmp_runs")
@@ -27,7 +20,7 @@ def test_p23_pages_1_a_removed_spec_without_the_task_prefix_is_said_at_the_press
     from tests.test_app_explorer import start as start_app
 
     monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
-    mine = _workspace_spec(tmp_path, "myspec")
+    mine = workspace_spec(tmp_path / "ws", "myspec")
     at = start_app()
     at.sidebar.multiselect(key="models").set_value(["fake-sentiment"]).run()
     at.switch_page("pages/run.py").run()
