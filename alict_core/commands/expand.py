@@ -72,12 +72,14 @@ def _shard_progress(lc_id: str, bars: dict[str, Any]) -> Callable[[int, int, str
 
 @holds_out
 def run(args: argparse.Namespace) -> int:
-    from alict_core.common.manifest import check_mergeable, check_output_dir
+    from alict_core.common.manifest import check_inputs_outside, check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus
     from alict_core.executors import get_executor
     from alict_core.lcspec import get_spec, load_task_specs
 
     check_output_dir(args.out, "--out")
+    check_inputs_outside(args.out, [("--suite", args.suite), *(("--seeds", f) for f in getattr(args, "seeds", None)
+                                                               or [])], "--out")
     check_mergeable(args.out, OUT_FILES, "--out")  # the folder is swapped whole at the end: refused now, not then
     from alict_core.commands.seeds import check_out_holds_no
 
@@ -190,6 +192,12 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.lc:
         raise AlictError("--suite expands the suite's own cases; do not combine it with --lc")
     cases = import_suite(args.suite, args.task)
+    named: dict[str, str] = {}
+    for group in dict.fromkeys(case.lc_id for case in cases):  # `a/b`, `a_b`, `a:b` all became a_b.jsonl: the
+        earlier = named.setdefault(_group_file(group).lower(), group)  # last group's rows replaced the others'
+        if earlier != group:
+            raise AlictError(f"--suite: the groups {earlier!r:.60} and {group!r:.60} would both be written to "
+                             f"{_group_file(group)!r}; rename one of them")
     parser = get_parser(args.parser)
     suggester = load_suggester(args.mlm)
     results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
@@ -199,7 +207,7 @@ def run_suite(args: argparse.Namespace) -> int:
 
     judged = review_validity()
     out_dir = Path(args.out) if args.out else None
-    if out_dir is not None:  # every group's file at once: a killed run leaves the previous folder intact
+    if out_dir is not None and results:  # every group's file at once: a killed run leaves the previous folder
         from alict_core.common.manifest import atomic_dir
 
         with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:

@@ -98,9 +98,20 @@ def check_export_paths(args: argparse.Namespace) -> None:
 
 
 def command_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-    """The input files a run reads ((option, path) pairs): no output may replace one of them."""
-    return [(option, value) for option in ("--seeds", "--suite", "--expansions")
-            for value in getattr(args, option[2:].replace("-", "_"), None) or []]
+    """The input files a run reads ((option, path) pairs; a model's ``path=`` too): no output may replace one of
+    them, no output folder may hold one (its re-write deleted it)."""
+    from alict_core.models.refs import parse_model_refs
+
+    pairs: list[tuple[str, str | None]] = [(option, value) for option in ("--seeds", "--suite", "--expansions")
+                                           for value in getattr(args, option[2:].replace("-", "_"), None) or []]
+    models = getattr(args, "models", None)
+    if isinstance(models, str):
+        try:
+            refs = parse_model_refs(models)
+        except AlictError:
+            refs = []  # said by the model check
+        pairs += [("--models", str(ref.kwargs["path"])) for ref in refs if ref.kwargs.get("path")]
+    return pairs
 
 
 def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Path | None,
@@ -117,7 +128,8 @@ def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Pa
         if path in seen:
             raise AlictError(f"{option} and {seen[path]} name the same file {value!r}; give each its own")
         seen[path] = option
-        if folder is not None and path.is_relative_to(folder) and path != folder / "report.html":
+        if folder is not None and path.is_relative_to(folder) and not (option in ("--report", "--out")
+                                                                       and path == folder / "report.html"):
             raise AlictError(f"{option} {value!r} lies inside the run folder {str(run_dir)!r} and would replace or "
                              "mix with the run's own files; write it elsewhere")
         if path.name == "report.html" and path.parent != folder and artefact_kind(path.parent) == "run":
@@ -226,11 +238,12 @@ def story_writer(refs: list[ModelRef]) -> Callable[[Path], Any]:
 def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, float]]:
     """Refuse, before any work, outputs that cannot be written, options without effect and an unknown executor;
     (the executor's options, the ``--fail-threshold`` rates by full LC id)."""
-    from alict_core.common.manifest import check_output_dir, check_output_file, check_replaceable
+    from alict_core.common.manifest import check_inputs_outside, check_output_dir, check_output_file, check_replaceable
     from alict_core.executors.base import executor_entry
     from alict_core.runner.folders import OWNED
 
     check_output_dir(args.out, "--out")
+    check_inputs_outside(args.out, command_inputs(args), "--out")
     # another artefact kind: refused now, not at the save; an interrupted run's own files (progress, shard folders)
     # are the runner's, so the same command resumes it
     check_replaceable(args.out, OWNED, "run", "--out")

@@ -602,8 +602,9 @@ def check_mergeable(target: Path | str | None, owned: tuple[str, ...], what: str
         return
     if not target.is_dir():
         raise AlictError(f"{what} {str(target)!r} exists and is not a folder; choose another path")
-    foreign = sorted(p.name for p in target.iterdir()
-                     if not p.is_file() or not any(fnmatch.fnmatchcase(p.name, pattern) for pattern in owned))
+    foreign = sorted(p.name for p in target.iterdir()  # hidden names and links too: the merge's copy left out
+                     if p.name.startswith(".") or p.is_symlink() or not p.is_file()  # `.mine.jsonl` and turned a
+                     or not any(fnmatch.fnmatchcase(p.name, pattern) for pattern in owned))  # link into a copy
     if foreign:
         raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(foreign[:3])}); "
                          "choose a new folder or one written by this command")
@@ -861,6 +862,11 @@ def check_models_folder(path: Path | str | None, what: str) -> None:
     if target != store and (target == cache or target.is_relative_to(cache)):  # the run store, the review store...
         raise AlictError(f"{what} {str(path)!r} lies in the cache {str(cache)!r} outside its model store; give the "
                          f"model store {str(store)!r} or a folder outside the cache")
+    for name, (guarded, holds) in _input_stores().items():  # `build --out $ALICT_DATA_DIR` wrote 78 MB into it
+        guarded = Path(os.path.abspath(guarded)).resolve()
+        if target == guarded or target.is_relative_to(guarded):
+            raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(guarded)!r} ({holds}); build the models "
+                             "elsewhere")
     kind = artefact_kind(target) if target.is_dir() else None
     holding = (target, kind) if kind not in (None, "foreign") else _artefact_holding(target / "models")
     if holding is not None:
@@ -897,6 +903,38 @@ DERIVED_CACHES = ("annotations", "corpus_stats", "embeddings", "expansions", "ex
                   "parses", "predictions", "quarantine", "uploads")  # folders of <cache> only ALiCT writes
 
 
+def check_inputs_outside(folder: Path | str | None, inputs: Sequence[tuple[str, Path | str | None]],
+                         what: str) -> None:
+    """Refuse, before any work, an output folder that holds one of the command's own input files ((option, path)
+    pairs): the folder is replaced as a whole, so the input was deleted (a --suite named cases.jsonl in --out)."""
+    if not folder:
+        return
+    inside = Path(os.path.abspath(folder)).resolve()
+    for option, given in inputs:
+        if given and Path(given).exists():
+            path = Path(os.path.abspath(given)).resolve()
+            if path == inside or path.is_relative_to(inside):
+                raise AlictError(f"{what} {str(folder)!r} holds the {option} file {str(given)!r} this command reads; "
+                                 "the folder is replaced as a whole: write the output elsewhere")
+
+
+def _input_stores() -> dict[str, tuple[Path, str]]:
+    """The folders every command reads and none writes: the workspace's specs, the shipped specs and the data
+    folder (a report written over the SST training split, or JUnit over a shipped spec, broke every later run)."""
+    from alict_core.common.config import SPECS_DIR, data_dir, workspace_dir
+
+    stores: dict[str, tuple[Path, str]] = {"shipped specs": (SPECS_DIR, "the built-in LC specs")}
+    try:  # every YAML file there is read as a spec: a JSON written there failed every later run of the task
+        stores["workspace's specs"] = (workspace_dir() / "specs", "the LC specs of your workspace")
+    except AlictError:
+        pass  # a workspace setting that cannot be used is said by the commands that read it
+    try:
+        stores["data folder"] = (data_dir(), "the corpora and lexicons every command reads")
+    except AlictError:
+        pass  # no data folder here: nothing to guard
+    return stores
+
+
 def _refuse_in_stores(path: Path, what: str, *, report: bool = False) -> None:
     """Refuse an output anywhere in ALiCT's own stores (the derived caches and the workspace's specs below) or the
     model store (``<cache>/models``: built models and hardened versions, each
@@ -914,12 +952,7 @@ def _refuse_in_stores(path: Path, what: str, *, report: bool = False) -> None:
     for folder in DERIVED_CACHES:  # checked entries: a file written among them was quarantined by the next reader
         stores[f"{folder} cache"] = (cache_dir() / folder, "ALiCT's own cached entries, each checked against its "
                                                            "manifest")
-    try:  # every YAML file there is read as a spec: a JSON written there failed every later run of the task
-        from alict_core.common.config import workspace_dir
-
-        stores["workspace's specs"] = (workspace_dir() / "specs", "the LC specs of your workspace")
-    except AlictError:
-        pass  # a workspace setting that cannot be used is said by the commands that read it
+    stores.update(_input_stores())
     for name, (store, holds) in stores.items():
         store = Path(os.path.abspath(store)).resolve()
         if report and name == "run store" and target.name == "report.html" and target.parent.parent == store:

@@ -47,7 +47,8 @@ def parse_tree(line: str) -> Node:
 
     def parse() -> Node:
         nonlocal pos
-        assert text[pos] == "(", f"expected '(' at {pos}"
+        if text[pos:pos + 1] != "(":  # a damaged line: one clean message (reads_data), never an AssertionError
+            raise ValueError(f"expected '(' at {pos}")
         pos += 1
         end = text.index(" ", pos)
         score = int(text[pos:end])
@@ -55,14 +56,17 @@ def parse_tree(line: str) -> Node:
         if text[pos] != "(":
             close = text.index(")", pos)
             word = unescape_token(text[pos:close])
+            if not word.strip():  # `(2 )`: an empty token failed deep in the parser (spaCy E031, exit 3)
+                raise ValueError(f"empty word at {pos}")
             pos = close + 1
             return Node(score, [], word)
         children = []
-        while text[pos] == "(":
+        while text[pos:pos + 1] == "(":
             children.append(parse())
             while pos < len(text) and text[pos] == " ":
                 pos += 1
-        assert text[pos] == ")", f"expected ')' at {pos}"
+        if text[pos:pos + 1] != ")":
+            raise ValueError(f"expected ')' at {pos}")
         pos += 1
         return Node(score, children)
 

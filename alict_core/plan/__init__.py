@@ -154,8 +154,10 @@ def _lc_cases(options: PlanOptions, specs: Mapping[str, Any] | None, hooks: Plan
             if hooks.after_lc:
                 hooks.after_lc(index, len(chosen), spec)
     seeds = describe_seeds(seeds, chosen)
-    lc_rows = [r for r in file_rows if str(r.get("lc_id")).startswith(f"{options.task}-")] if options.suites \
-        else file_rows  # beside suites, the rows of their tests are the suites' (checked there)
+    task_lcs = {s.id for s in load_task_specs(options.task)} | set(chosen)
+    lc_rows = [r for r in file_rows if str(r.get("lc_id")) in task_lcs] if options.suites \
+        else file_rows  # beside suites, the rows of their tests are the suites' (checked there; a suite group
+    # `sentiment-extra:t1` is a suite's, not an LC's)
     check_expansions_used(lc_rows, seeds, chosen)
     checked = dict(specs) if specs is not None else {s.id: s for s in load_task_specs(options.task)}
     cases, validity = apply_validity(seeds, expansions, build_cases(seeds, expansions), task=options.task,
@@ -236,22 +238,44 @@ def _check_suite_lc_ids(suite: str, cases: list[TestCase], task: str) -> None:
 
     specs = {spec.id: spec for spec in load_task_specs(task)}
     looks = {" ".join(lc.casefold().split()): lc for lc in specs}
+    named: set[str] = set()  # group ids checked already (a suite may hold 500,000 cases of a few groups)
     for case in cases:
         lc_id, where = case.lc_id, f"--suite {suite}: case {case.case_id!r:.60}"
+        spec = specs.get(lc_id)
+        if spec is not None and (case.capability, case.test_type) != (spec.capability, spec.test_type):
+            raise AlictError(f"{where} names the LC {lc_id!r} ({spec.capability}, {spec.test_type}) but is a "
+                             f"{case.capability or '(no capability)'} {case.test_type} case; give it another group "
+                             "name")
+        if lc_id in named:
+            continue
+        named.add(lc_id)
         other = next((name for name in TASK_NAMES if name != task and ":" not in lc_id  # (a suite file's test:
                       and lc_id.casefold().startswith(f"{name}-")), None)  # `<file stem>:<test>`)
         if other is not None:
             raise AlictError(f"{where} names {lc_id!r:.60}, an LC id of the {other} task, in a {task} run; give it "
                              "another group name")
-        spec = specs.get(lc_id)
         if spec is None and " ".join(lc_id.casefold().split()) in looks:
             raise AlictError(f"{where} names {lc_id!r:.60}, which only looks like the LC "
                              f"{looks[' '.join(lc_id.casefold().split())]!r}; write the LC id as it is, or another "
                              "group name")
-        if spec is not None and (case.capability, case.test_type) != (spec.capability, spec.test_type):
-            raise AlictError(f"{where} names the LC {lc_id!r} ({spec.capability}, {spec.test_type}) but is a "
-                             f"{case.capability or '(no capability)'} {case.test_type} case; give it another group "
-                             "name")
+        if spec is None and (lc_id == "*" or (":" not in lc_id and lc_id.casefold().startswith(f"{task}-"))):
+            raise AlictError(f"{where} names {lc_id!r:.60}, which is " + ("the wildcard of --fail-threshold"
+                             if lc_id == "*" else f"no LC of the {task} task") + "; give it another group name")
+        short = _short_lc_name(task, lc_id) if spec is None else None
+        if short is not None:  # `4` was LC4 to --fail-threshold in `run`, the suite group to `report`
+            raise AlictError(f"{where} names {lc_id!r:.60}, a short name of the LC {short!r}; give it another "
+                             "group name")
+
+
+def _short_lc_name(task: str, name: str) -> str | None:
+    """The LC id ``name`` is a short name of (``4``, ``lc04``, ``LC4``), else None."""
+    from alict_core.lcspec import get_spec
+
+    try:
+        found = get_spec(task, name).id
+    except (AlictError, ValueError):
+        return None
+    return found if found != name else None
 
 
 def _check_suite_expansions_used(options: PlanOptions, expansions: list[dict[str, Any]],
@@ -260,8 +284,11 @@ def _check_suite_expansions_used(options: PlanOptions, expansions: list[dict[str
     that cannot be expanded: an INV or DIR one): they were dropped without a word; none taken is an error."""
     import logging
 
+    from alict_core.lcspec import load_task_specs
+
+    task_lcs = {s.id for s in load_task_specs(options.task)}
     rows = [r for r in expansions if r.get("accepted", True) is True
-            and not str(r.get("lc_id")).startswith(f"{options.task}-")]
+            and str(r.get("lc_id")) not in task_lcs]
     if not rows:
         return
     parents = {c.case_id for c in suite_cases if c.kind == "seed" and c.test_type == "MFT" and not c.variants}

@@ -102,6 +102,9 @@ def counts_hold(run_dir: Path, shard: int) -> bool:
         table = pd.read_parquet(run_dir / "results" / part_name(shard, ".parquet"),
                                 columns=["model", "case_id", "passed"])
         ids, n = [case.case_id for case in cases], len(cases)
+        listed = [str(model["name"]) for model in stored["models"]]
+        if not listed or sorted(listed) != sorted(set(table.model.astype(str))):  # a counts file listing no model
+            return False  # (or not the results' models) held "[] == []" and dropped the shard from the summary
         outcomes = []
         for model in stored["models"]:
             rows = table[table.model == model["name"]].set_index("case_id")
