@@ -125,11 +125,8 @@ def run(args: argparse.Namespace) -> int:
         model_refs(args.judge, args.task, trust)
     seeds = _seeds(args)  # the user's input is checked before any model is loaded
     models = resolve_models(args.models, args.task, trust) if args.models else []
-    judge = (
-        resolve_models(args.judge, args.task, trust)[0]
-        if args.judge
-        else (models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
-    )
+    judge = resolve_models(args.judge, args.task, trust)[0] if args.judge else (
+        models[0] if models else resolve_models(default_judge(args.task), args.task)[0])
     parser = None
     if settings.use_constituency:
         from alict_core.parsing import get_parser

@@ -322,7 +322,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
     finished is in place, e.g. to precompute the Story (``alict_core.report.story``); for a run found finished only
-    when its ``story.json`` is missing (a kill during its story write left the run without it).
+    when its writer made a story and ``story.json`` is missing (a kill during its story write left it without).
     """
     from alict_core.executors import get_executor
 
@@ -340,8 +340,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         clean_pending(root)
         staging = staging_dir(root, ".stream.tmp-")
         try:
-            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, exclude,
-                                                           progress)
+            run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, exclude, progress)
             if not sizes:
                 raise AlictError("no test cases to run" + (f" ({excluded} rejected by reviewers left out)"
                                                            if excluded else ""))
