@@ -169,3 +169,21 @@ def refuse_in_run_store(path: str | Path, flag: str) -> None:
     if target == store or target.is_relative_to(store) or store.is_relative_to(target):
         raise AlictError(f"{flag} {str(path)!r} lies in the run store {str(store)!r} (where saved runs live); "
                          "choose a folder outside it")
+
+
+def model_input_paths(models: object, option: str) -> list[tuple[str, str | None]]:
+    """(option, path) of every ``path=`` a ``--models``-style value names, ``~`` expanded as the loaders expand it:
+    files a command reads, which no output may replace and no output folder may hold."""
+    import os
+
+    from alict_core.common.errors import AlictError
+    from alict_core.models.refs import parse_model_refs
+
+    if not isinstance(models, str) or not models:
+        return []
+    try:
+        refs = parse_model_refs(models)
+    except AlictError:
+        return []  # said by the model check
+    return [(option, os.path.expanduser(str(ref.kwargs["path"]))) for ref in refs if ref.kwargs.get("path")]
+

@@ -121,6 +121,7 @@ def text_model(text: str, trust_pickle: bool = False) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from alict_core.commands.args import model_input_paths
     from alict_core.common.manifest import check_output_file
     from alict_core.explain import (
         CachedModel,
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         masking_template,
         recurring_template_tokens,
     )
-    check_output_file(args.json_out, "--json")
+    check_output_file(args.json_out, "--json", model_input_paths(getattr(args, "model", None), "--model"))
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
     progress = _ProgressBar()

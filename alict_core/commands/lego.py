@@ -107,6 +107,7 @@ def default_judge(task: str) -> str:
 
 @holds_out
 def run(args: argparse.Namespace) -> int:
+    from alict_core.commands.args import model_input_paths
     from alict_core.commands.expand import load_suggester
     from alict_core.common.config import artefact_dir
     from alict_core.common.manifest import check_inputs_outside, check_mergeable, check_output_dir
@@ -115,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.models.refs import model_refs, resolve_models
 
     check_output_dir(args.out, "--out")  # the folder is swapped in whole at the end: refused now, not then
-    check_inputs_outside(args.out, [("--seeds", args.seeds)], "--out")
+    check_inputs_outside(args.out, [("--seeds", args.seeds), *model_input_paths(args.models, "--models"),
+                                    *model_input_paths(args.judge, "--judge")], "--out")
     check_mergeable(args.out, pipeline.SAVED_FILES, "--out")
     settings = _settings(args)
     trust = args.trust_pickle

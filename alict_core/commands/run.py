@@ -100,18 +100,11 @@ def check_export_paths(args: argparse.Namespace) -> None:
 def command_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     """The input files a run reads ((option, path) pairs; a model's ``path=`` too): no output may replace one of
     them, no output folder may hold one (its re-write deleted it)."""
-    from alict_core.models.refs import parse_model_refs
+    from alict_core.commands.args import model_input_paths
 
     pairs: list[tuple[str, str | None]] = [(option, value) for option in ("--seeds", "--suite", "--expansions")
                                            for value in getattr(args, option[2:].replace("-", "_"), None) or []]
-    models = getattr(args, "models", None)
-    if isinstance(models, str):
-        try:
-            refs = parse_model_refs(models)
-        except AlictError:
-            refs = []  # said by the model check
-        pairs += [("--models", str(ref.kwargs["path"])) for ref in refs if ref.kwargs.get("path")]
-    return pairs
+    return pairs + model_input_paths(getattr(args, "models", None), "--models")
 
 
 def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Path | None,

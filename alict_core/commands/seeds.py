@@ -84,13 +84,14 @@ def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] |
 
 @holds_out
 def run(args: argparse.Namespace) -> int:
-    from alict_core.common.manifest import atomic_dir, check_mergeable, check_output_dir
+    from alict_core.common.manifest import atomic_dir, check_inputs_outside, check_mergeable, check_output_dir
     from alict_core.data.corpus import load_corpus
     from alict_core.seeds import find_seeds
 
     if args.all and args.max is not None:  # --max was ignored without a word
         raise AlictError("--all takes every candidate seed and --max caps them: give one of the two")
     check_output_dir(args.out, "--out")
+    check_inputs_outside(args.out, [("--spec", str(path)) for path in getattr(args, "spec", None) or []], "--out")
     check_mergeable(args.out, OUT_FILES, "--out")
     check_out_holds_no(args.out, "expansions", "expand --out")
     specs = selected_specs(args.task, args.lc, args.spec)

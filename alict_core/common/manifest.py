@@ -913,6 +913,9 @@ def check_inputs_outside(folder: Path | str | None, inputs: Sequence[tuple[str, 
     for option, given in inputs:
         if given and Path(given).exists():
             path = Path(os.path.abspath(given)).resolve()
+            link = Path(os.path.abspath(given))
+            if link.is_symlink():  # a link in the folder is deleted with it, wherever it leads
+                path = link.parent.resolve() / link.name
             if path == inside or path.is_relative_to(inside):
                 raise AlictError(f"{what} {str(folder)!r} holds the {option} file {str(given)!r} this command reads; "
                                  "the folder is replaced as a whole: write the output elsewhere")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -192,8 +193,10 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
                 os.replace(staged, current)
         for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
             for path in (run_dir / folder).glob(f"part-*{suffix}"):
-                if int(path.stem.split("-")[1].split(".")[0]) >= n_shards:
-                    path.unlink()
+                found = re.fullmatch(rf"part-(\d{{5}}){re.escape(suffix)}", path.name, flags=re.ASCII)
+                if path.is_file() and (found is None or int(found.group(1)) >= n_shards):
+                    path.unlink()  # a part of no shard of this run (`part-00000 (copy).parquet`, `part-00000.x.json`
+                    # gave exit 3, or was sealed into the run and counted twice by report and compare)
         shutil.rmtree(staging, ignore_errors=True)
         (run_dir / STOP_FILE).unlink(missing_ok=True)
         for where in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no

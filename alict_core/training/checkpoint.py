@@ -84,7 +84,8 @@ class Checkpoints:
         if not self.folder.is_dir():
             return []
         found = [p for p in self.folder.glob(STEP_PREFIX + "*")  # `step-00000004.bak`, a user's copy: not ours
-                 if p.name[len(STEP_PREFIX):].isdigit() and (p / STATE_FILE).is_file()]
+                 if p.name[len(STEP_PREFIX):].isascii() and p.name[len(STEP_PREFIX):].isdigit()  # not `step-²`
+                 and (p / STATE_FILE).is_file()]
         return sorted(found, key=lambda p: int(p.name[len(STEP_PREFIX):]), reverse=True)
 
     def resume(self, key: str) -> Resumed | None:
