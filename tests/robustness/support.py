@@ -107,3 +107,19 @@ def workspace_spec(workspace: Path, spec_id: str) -> Path:
     mine.write_text(shipped.read_text(encoding="utf-8").replace("id: sentiment-lc01", f"id: {spec_id}"),
                     encoding="utf-8")
     return mine
+
+
+def cancelled_run(folder: Path, cases: list, cache: Path) -> None:
+    """A streaming run of ``cases`` (shards of 10, the test models) into ``folder``, cancelled after its second
+    shard: an unfinished run with finished shards, as a kill leaves it."""
+    import pytest
+
+    from alict_core.runner import RunCancelled
+    from alict_core.runner.stream import run_streaming
+    from tests.test_stream import MODELS
+
+    seen: list[int] = []
+    with pytest.raises(RunCancelled):
+        run_streaming(cases, MODELS, run_dir=folder, shard_size=10, cache_root=cache,
+                      progress=lambda done, total, message: seen.append(done) if total else None,
+                      should_stop=lambda: len(seen) > 1)

@@ -329,16 +329,12 @@ def test_p22_kill_5_a_recorded_shard_whose_counts_and_record_were_both_edited_is
     import json
 
     from alict_core.common.manifest import sha256_file
-    from alict_core.runner import RunCancelled
     from alict_core.runner.stream import run_streaming
+    from tests.robustness.support import cancelled_run
     from tests.test_stream import MODELS, assert_same_run, small_cases
 
     cases = small_cases()
-    seen: list[int] = []
-    with pytest.raises(RunCancelled):
-        run_streaming(cases, MODELS, run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c",
-                      progress=lambda done, total, message: seen.append(done) if total else None,
-                      should_stop=lambda: len(seen) > 1)
+    cancelled_run(tmp_path / "run", cases, tmp_path / "c")
     progress = tmp_path / "run" / "progress.json"
     state = json.loads(progress.read_text())
     shard = sorted(state["parts"])[0]

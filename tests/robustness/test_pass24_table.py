@@ -81,18 +81,12 @@ def test_p24_kill_2_4_stray_part_files_of_a_killed_run_are_removed_on_resume(tmp
     copies were sealed into the finished run, and report/compare counted their cases twice."""
     import shutil
 
-    import pytest
-
-    from alict_core.runner import RunCancelled
     from alict_core.runner.stream import run_streaming
+    from tests.robustness.support import cancelled_run
     from tests.test_stream import MODELS, assert_same_run, small_cases
 
     cases = small_cases()
-    seen: list[int] = []
-    with pytest.raises(RunCancelled):
-        run_streaming(cases, MODELS, run_dir=tmp_path / "run", shard_size=10, cache_root=tmp_path / "c",
-                      progress=lambda done, total, message: seen.append(done) if total else None,
-                      should_stop=lambda: len(seen) > 1)
+    cancelled_run(tmp_path / "run", cases, tmp_path / "c")
     run = tmp_path / "run"
     shutil.copy(run / "results" / "part-00000.parquet", run / "results" / "part-00000 (copy).parquet")
     for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
