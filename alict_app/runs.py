@@ -185,7 +185,8 @@ def run_info(key: str) -> dict[str, Any]:
                                 "models": models}}
         _ListedRun.model_validate(info)
         if (folder / "summary.csv").exists():  # finished: an LC asked for may have had no case (said at the run)
-            info = {**info, "lcs_in_run": run_lcs(folder)}
+            info = {**info, "lcs_in_run": info["request"]["lc_ids"] if not (folder / "request.json").exists()
+                    else run_lcs(folder)}  # a CLI run's request was built from summary.csv just above
     except (TypeError, ValueError) as error:  # pydantic's ValidationError is a ValueError
         raise ValueError(f"run {folder.name}: request.json / meta.json of an unexpected shape") from error
     return info

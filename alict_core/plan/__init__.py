@@ -72,6 +72,7 @@ class Plan:
     skipped: list[dict[str, Any]] = field(default_factory=list)  # suite tests that could not be imported
     lc_ids: tuple[str, ...] = ()  # the LCs asked for (ids of the specs run), in run order
     no_cases: dict[str, str] = field(default_factory=dict)  # LC id -> why it has no case in the plan
+    task: str | None = None  # the task the cases are of (a run records it: LC ids need not name it)
 
     def lcs_not_run(self, ran: Iterable[str]) -> dict[str, str]:
         """LC id -> why it is not in the run (LCs asked for whose every case was left out): said, never dropped
@@ -79,8 +80,6 @@ class Plan:
         ran = set(ran)
         return {lc: self.no_cases.get(lc, "every case was left out as rejected by human reviewers")
                 for lc in self.lc_ids if lc not in ran}
-
-    task: str | None = None  # the task the cases are of (a run records it: LC ids need not name it)
 
     def run_extra(self) -> dict[str, Any]:
         """The records a run keeps in its metadata's ``extra`` (only those that are set)."""
