@@ -889,6 +889,15 @@ def check_new_database(path: Path | str, what: str) -> None:
     if target.is_relative_to(store):
         raise AlictError(f"{what} {str(path)!r} lies in the model store {str(store)!r} (built models and hardened "
                          "versions): put the review database elsewhere")
+    stores = {"run store": (cache_dir() / "runs", "saved runs, each in a folder named by its id")}
+    stores.update({f"{folder} cache": (cache_dir() / folder, "ALiCT's own cached entries")
+                   for folder in DERIVED_CACHES})
+    stores.update(_input_stores())  # a database created among the corpora or the specs (pass 24)
+    for name, (guarded, holds) in stores.items():
+        guarded = Path(os.path.abspath(guarded)).resolve()
+        if target == guarded or target.is_relative_to(guarded):
+            raise AlictError(f"{what} {str(path)!r} lies in the {name} {str(guarded)!r} ({holds}): put the review "
+                             "database elsewhere")
     holding = _artefact_holding(target)
     if holding is not None:
         raise AlictError(f"{what} {str(path)!r} lies inside the saved artefact {str(holding[0])!r} "

@@ -839,8 +839,11 @@ class ReviewStore:
                                                                      Assignment.reviewer_id == rid)))
 
     def claim_set(self, task_id: int, reviewer: str) -> int | None:
-        """Assign the reviewer the lowest set that still needs reviewers and is not theirs; None when none does."""
-        rid = self.reviewer(reviewer).id
+        """Assign the reviewer the lowest set that still needs reviewers and is not theirs; None when none does.
+        A new reviewer is created with the claim, in its transaction: a refused claim leaves no reviewer behind."""
+        reviewer = check_name(reviewer, "reviewer name", 100)
+        if self.read_only:
+            raise ReviewError("this review store is open read-only: no set can be claimed")
         with self.session() as s:
             task = s.get(ReviewTask, task_id)
             if task is None:
@@ -850,6 +853,8 @@ class ReviewStore:
         def claim() -> int | None:
             with self.session() as s:
                 _lock_task(s, task_id)  # count and insert as one step: the set's count cannot change in between
+                found = self._named(s, reviewer)
+                rid = found.id if found is not None else None
                 counts = dict(s.execute(select(Assignment.set_no, func.count()).where(Assignment.task_id == task_id)
                                         .group_by(Assignment.set_no)).tuples().all())
                 mine = set(s.scalars(select(Assignment.set_no).where(Assignment.task_id == task_id,
@@ -858,6 +863,8 @@ class ReviewStore:
                 if not open_sets:
                     return None
                 try:
+                    if rid is None:
+                        rid = self._reviewer_ids(s, [reviewer])[reviewer]
                     s.add(Assignment(task_id=task_id, set_no=open_sets[0], reviewer_id=rid))
                     s.commit()
                 except IntegrityError:

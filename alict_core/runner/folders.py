@@ -15,7 +15,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from alict_core.cases.testcases import TestCase
 from alict_core.common.jsonl import clean_stale_temp_files, iter_jsonl, read_json
@@ -64,18 +64,20 @@ def shard_ok(run_dir: Path, shard: int, counts_sha256: str | None) -> bool:
         return False
 
 
-def finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> dict[int, str]:
+def finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any],
+                    models: Sequence[str] | None = None) -> dict[int, str]:
     """Shards verified against ``ledger`` (shard → sha256 of its counts file, as recorded by the run), as shard →
     counts checksum. A recorded shard whose counts file changed is not finished (it is predicted again), and
     neither is one whose counts say other than its cases and results parts (counts and record both edited: the
     summary said other rates than the run's own report); a shard the run never recorded (killed between a
-    worker's write and the record) is kept under the same check."""
+    worker's write and the record) is kept under the same check. ``models``: the run's model names, which every
+    kept shard's counts must list (a shard of counts and results both without one of them was kept)."""
     done = {}
     for shard in range(n_shards):
         digest = ledger.get(str(shard))
         counts_path = run_dir / "counts" / part_name(shard, ".json")
         if isinstance(digest, str):
-            if shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard):
+            if shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard, models):
                 done[shard] = digest
             elif counts_path.is_file():
                 log.warning("shard %d of run %r does not match the run's record of it; predicting it again",
@@ -85,13 +87,14 @@ def finished_shards(run_dir: Path, n_shards: int, ledger: Mapping[str, Any]) -> 
             digest = sha256_file(counts_path) if counts_path.is_file() else None
         except OSError:
             continue
-        if digest and shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard):
+        if digest and shard_ok(run_dir, shard, digest) and counts_hold(run_dir, shard, models):
             done[shard] = digest
     return done
 
 
-def counts_hold(run_dir: Path, shard: int) -> bool:
-    """Whether shard N's counts file says what its cases and results parts say (counts recomputed, no model)."""
+def counts_hold(run_dir: Path, shard: int, models: Sequence[str] | None = None) -> bool:
+    """Whether shard N's counts file says what its cases and results parts say (counts recomputed, no model),
+    for exactly the run's ``models`` when given."""
     import numpy as np
     import pandas as pd
 
@@ -106,6 +109,8 @@ def counts_hold(run_dir: Path, shard: int) -> bool:
         listed = [str(model["name"]) for model in stored["models"]]
         if not listed or sorted(listed) != sorted(set(table.model.astype(str))):  # a counts file listing no model
             return False  # (or not the results' models) held "[] == []" and dropped the shard from the summary
+        if models is not None and sorted(listed) != sorted(models):  # a model dropped or renamed in both
+            return False
         outcomes = []
         for model in stored["models"]:
             rows = table[table.model == model["name"]].set_index("case_id")
@@ -174,10 +179,10 @@ def work_folder(run_dir: Path) -> Path:
 
 
 def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
-           reuse: Path | None = None) -> dict[int, str]:
+           reuse: Path | None = None, models: Sequence[str] | None = None) -> dict[int, str]:
     """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
     shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
-    same inputs are linked in instead of being predicted again."""
+    same inputs are linked in instead of being predicted again. ``models``: the run's model names."""
     from alict_core.common.manifest import _check_replaceable, recover_dir, replace_dir
 
     recover_dir(run_dir)
@@ -202,17 +207,18 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
         for where in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
             clean_stale_temp_files(where, max_age_s=0.0)  # other writer (run lock held), never carried into the run
         parts = (previous or {}).get("parts")
-        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {})
+        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {}, models)
     if run_dir.exists():
         _check_replaceable(run_dir, OWNED, "run")
         replace_dir(staging, run_dir)
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, run_dir)
-    return reuse_shards(reuse, run_dir, run_id, shard_size, n_shards) if reuse is not None else {}
+    return reuse_shards(reuse, run_dir, run_id, shard_size, n_shards, models) if reuse is not None else {}
 
 
-def reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int) -> dict[int, str]:
+def reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
+                 models: Sequence[str] | None = None) -> dict[int, str]:
     """Link the verified shards of the finished run ``source`` (same inputs, same shard size) into ``run_dir``."""
     try:
         meta = read_json(source / "meta.json")
@@ -221,7 +227,7 @@ def reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_sh
     if not isinstance(meta, dict) or meta.get("run_id") != run_id or meta.get("shard_size") != shard_size:
         return {}
     reused: dict[int, str] = {}
-    for shard, digest in finished_shards(source, n_shards, ledger_of_finished(source)).items():
+    for shard, digest in finished_shards(source, n_shards, ledger_of_finished(source), models).items():
         name = part_name(shard, ".jsonl")
         if sha256_file(source / "cases" / name) != sha256_file(run_dir / "cases" / name):
             continue

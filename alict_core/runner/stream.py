@@ -352,8 +352,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 if is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
-                done = adopt(staging, work, run_id, shard_size, len(sizes),
-                              reuse=folder if work != folder else None)
+                done = adopt(staging, work, run_id, shard_size, len(sizes), reuse=folder if work != folder else None,
+                             models=[m["name"] for m in described])
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool)
                 _write_progress(work, state)

@@ -1,0 +1,85 @@
+"""Pass 25 rows: the pass-24 leftovers taken up, then the findings of pass 25 that were fixed; each failed before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.conftest import assert_clean_error
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("where", ["data", "specs", "parses", "runs"])
+def test_p24_left_1_review_db_is_never_created_in_a_store_every_command_reads(cli, tmp_path, own_cache, monkeypatch,
+                                                                              where):
+    """Was: `review sample --db <data folder>/review.sqlite` (or the shipped or workspace specs, a derived cache, the
+    run store) created the database there."""
+    data = tmp_path / "data"
+    (data / "sst").mkdir(parents=True)  # a data folder of its own (never the shared one: a regression writes there)
+    (data / "sst" / "train.txt").write_text("(3 (2 a) (3 good))\n")
+    monkeypatch.setenv("ALICT_DATA_DIR", str(data))
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))  # its specs, not the shipped ones (a
+    # regression would write into the repo)
+    folder = {"data": data, "specs": tmp_path / "ws" / "specs", "parses": own_cache / "parses",
+              "runs": own_cache / "runs"}[where]
+    folder.mkdir(parents=True, exist_ok=True)
+    before = sorted(p.name for p in folder.iterdir())
+    cases = tmp_path / "cases.jsonl"
+    from tests.robustness.support import small_cases
+
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    outcome = cli("review", "sample", "--db", f"sqlite:///{folder / 'review.sqlite'}", "--name", "t", "--task",
+                  "sentiment", "--cases", str(cases), "--size", "3", "--sets", "1", "--k", "1")
+    assert_clean_error(outcome, 2, "put the review database elsewhere")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_p24_left_2_a_shard_whose_counts_and_results_both_drop_a_model_is_predicted_again(tmp_path):
+    """Was: a killed run's unrecorded shard whose counts and results both lacked one of the run's two models (hashes
+    recomputed) was kept: the finished run's summary had no row of that model for the shard's cases."""
+    import hashlib
+
+    import pandas as pd
+
+    from alict_core.runner.stream import run_streaming
+    from tests.robustness.support import cancelled_run
+    from tests.test_stream import MODELS, assert_same_run, small_cases
+
+    cases = small_cases()
+    run = tmp_path / "run"
+    cancelled_run(run, cases, tmp_path / "c")
+    progress = json.loads((run / "progress.json").read_text())
+    progress["parts"].pop("0")  # killed between the worker's write and the record
+    (run / "progress.json").write_text(json.dumps(progress))
+    results = run / "results" / "part-00000.parquet"
+    table = pd.read_parquet(results)
+    table[table.model == MODELS[0]].to_parquet(results)
+    counts_path = run / "counts" / "part-00000.json"
+    counts = json.loads(counts_path.read_text())
+    counts["models"] = [m for m in counts["models"] if m["name"] == MODELS[0]]
+    counts["counts"] = [row for row in counts["counts"] if row["model"] == MODELS[0]]
+    counts["results_sha256"] = hashlib.sha256(results.read_bytes()).hexdigest()
+    counts_path.write_text(json.dumps(counts))
+    out = run_streaming(cases, MODELS, run_dir=run, shard_size=10, cache_root=tmp_path / "c")
+    fresh = run_streaming(cases, MODELS, run_dir=tmp_path / "fresh", shard_size=10, cache_root=tmp_path / "c2")
+    assert_same_run(out, fresh)
+
+
+def test_p24_left_3_a_refused_set_claim_creates_no_reviewer(tmp_path):
+    """Was: claiming a set of a task whose sets were all taken created the reviewer row anyway."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.runner import build_cases
+
+    seeds = [{"id": f"s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "test_type": "MFT",
+              "text": f"a fine film number {i}", "expected": {"kind": "label", "labels": ["positive"],
+                                                               "tolerance": None}} for i in range(2)]
+    store = ReviewStore(f"sqlite:///{tmp_path / 'review.sqlite'}")
+    task, _ = create_review_task(store, "t", "sentiment", build_cases(seeds), SamplingPlan(n_sets=1, k=1, size=2))
+    assert store.claim_set(task.id, "ann") == 0
+    assert store.claim_set(task.id, "bob") is None
+    assert store.find_reviewer("bob") is None
+    assert store.claim_set(task.id, "Ann") is None  # ann's own set: the same reviewer in another case
+    assert store.find_reviewer("ann") is not None
