@@ -280,10 +280,14 @@ def run_writeback(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
+    in_force = status["rule_in_force"]
+    preview = in_force is not None and in_force != status["min_agreeing"]  # a rule shown, not the one runs use
     state = "ON" if status["confirmed"] else "OFF (not confirmed: runs exclude nothing; --confirm turns it on)"
-    verb = "are left out of" if status["confirmed"] else "would be left out of"
-    print(f"write-back for {args.task}: {state}; rule: at least {status['min_agreeing']} agreeing reviewers, "
-          "a strict majority")
+    verb = "are left out of" if status["confirmed"] and not preview else "would be left out of"
+    rule = f"at least {status['min_agreeing']} agreeing reviewers, a strict majority"
+    print(f"write-back for {args.task}: {state}; " + (
+        f"rule in force: at least {in_force} agreeing reviewers; previewing {rule} (--confirm puts it in force)"
+        if preview else f"rule: {rule}"))
     print(f"{len(status['rejected'])} rejected case(s) {verb} later {args.task} runs"
           + (f", with every expansion of the {len(status['rejected_seeds'])} rejected seed(s)"
              if status["rejected_seeds"] else "") + (":" if status["rejected"] else "."))

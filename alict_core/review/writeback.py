@@ -107,6 +107,7 @@ def writeback_status(task: str, *, url: str | None = None, min_agreeing: int | N
     rejected = rejected_cases(task, url=url, min_agreeing=min_agreeing)
     return {"task": task, "confirmed": rule is not None,
             "min_agreeing": min_agreeing or (rule.min_agreeing if rule else DEFAULT_MIN_AGREEING),
+            "rule_in_force": rule.min_agreeing if rule else None,  # None: nothing in force (min_agreeing: a preview)
             "confirmed_by": rule.confirmed_by if rule else None,
             "confirmed_at": rule.confirmed_at.isoformat() if rule and rule.confirmed_at else None,
             "rejected": rejected, "rejected_seeds": sorted(r["case_id"] for r in rejected if r["kind"] == "seed")}

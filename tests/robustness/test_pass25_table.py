@@ -83,3 +83,16 @@ def test_p24_left_3_a_refused_set_claim_creates_no_reviewer(tmp_path):
     assert store.find_reviewer("bob") is None
     assert store.claim_set(task.id, "Ann") is None  # ann's own set: the same reviewer in another case
     assert store.find_reviewer("ann") is not None
+
+
+def test_p23_left_1_writeback_preview_says_which_rule_is_in_force(cli, review_db):
+    """Was: `review writeback --min-agreeing 3` (no --confirm) over a confirmed rule of 2 printed "ON; rule: at least
+    3" and "are left out of", as if the previewed rule were in force."""
+    url, _ = review_db
+    assert cli("review", "writeback", "--db", url, "--task", "sentiment", "--confirm", "--by", "ann").code == 0
+    shown = cli("review", "writeback", "--db", url, "--task", "sentiment", "--min-agreeing", "3")
+    assert shown.code == 0, shown.err
+    assert "rule in force: at least 2 agreeing reviewers; previewing at least 3" in shown.out
+    assert "would be left out of" in shown.out and "are left out of" not in shown.out
+    plain = cli("review", "writeback", "--db", url, "--task", "sentiment")
+    assert "rule: at least 2 agreeing reviewers" in plain.out and "previewing" not in plain.out
