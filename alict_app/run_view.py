@@ -11,6 +11,7 @@ from alict_app import backends, presses, run_picker, runs, spec_store, state
 from alict_app.formatting import literal
 from alict_app.guard import show_error
 from alict_app.progress import duration_text, eta_text
+from alict_core.common.limits import limits
 from alict_core.models.run_scope import run_scope
 from alict_core.runner.summary import for_display
 
@@ -103,7 +104,8 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     c1, c2, c3, c4 = st.columns(4)
     st.session_state.setdefault("max_seeds", 50)
     c1.number_input("Max seeds per LC (0 = the spec's cap)", min_value=0, max_value=100_000, step=10, key="max_seeds")
-    c2.number_input("Batch size", min_value=1, max_value=1024, value=64, step=16, key="run_batch")
+    top = min(1024, limits().batch_size)  # ALICT_LIMIT_BATCH_SIZE below the default refused every Run press
+    c2.number_input("Batch size", min_value=1, max_value=top, value=min(64, top), step=16, key="run_batch")
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
     c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
@@ -115,7 +117,7 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
         sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),
         parser=state.get("parser_name") if expand else None, mlm=state.get("mlm_name") if expand else None,
         max_per_seed=int(st.session_state.get("run_per_seed", 3)),
-        batch_size=int(st.session_state.get("run_batch", 64)),
+        batch_size=min(int(st.session_state.get("run_batch", 64)), limits().batch_size),
         spec_keys={s.id: spec_store.spec_key(s) for s in chosen}, suites=suites,
         keep_flagged=bool(st.checkbox("Keep cases the validity checks flag", key="run_keep_flagged",
                                       help="by default double negations, broken joins, duplicates and invalid "

@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="CheckList INV tests of a --suite: a variant whose predicted label changed still "
                         "passes when its probability of the original label stays within P of the original's "
                         "(default 0.1, CheckList's INV threshold)")
-    parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=64)
+    parser.add_argument("--batch-size", type=int_range(1, "batch_size"), default=None,
+                        help="texts per model call (default 64, or ALICT_LIMIT_BATCH_SIZE when lower)")
     parser.add_argument("--out", default=None, help="directory for the run (default: cache dir runs/<run id>)")
     parser.add_argument("--report", default=None, help="also write a standalone HTML report here")
     parser.add_argument("--fail-threshold", action="append", default=[], metavar="LC=RATE",

@@ -154,11 +154,28 @@ def drop_excluded(cases: Sequence[TestCase], exclude: CaseFilter) -> tuple[list[
     return [c for i, c in enumerate(cases) if i not in drop], len(drop)
 
 
+DEFAULT_BATCH_SIZE = 64
+
+
+def checked_batch_size(batch_size: int | None) -> int:
+    """``batch_size``, checked against ``ALICT_LIMIT_BATCH_SIZE``; None: 64, or the limit when it is lower (a limit
+    below the default refused every run that gave no batch size, naming a 64 the user never gave)."""
+    from alict_core.common.limits import limits
+
+    top = limits().batch_size
+    if batch_size is None:
+        return min(DEFAULT_BATCH_SIZE, top)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= top:
+        raise AlictError(f"batch_size must be a whole number in [1, {top}] (setting ALICT_LIMIT_BATCH_SIZE), "
+                         f"got {batch_size!r}")
+    return batch_size
+
+
 def run_suite(
     cases: Sequence[TestCase],
     models: Iterable[Model | str],
     *,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
     cache_root: Path | None = None,
@@ -175,11 +192,7 @@ def run_suite(
     reviewers rejected; None: every case runs); ``extra["review_excluded"]`` counts them. ``memory_only``: the
     predictions are kept in memory, never written (a page view's preview must not grow the disk cache).
     """
-    from alict_core.common.limits import limits
-
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limits().batch_size:
-        raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
-                         f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
+    batch_size = checked_batch_size(batch_size)
     models = _resolve(models)
     cases = list(cases)
     cases, excluded = drop_excluded(cases, exclude) if exclude is not None else (cases, 0)

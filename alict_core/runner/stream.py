@@ -59,7 +59,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     shard_ok,
     work_folder,
 )
-from alict_core.runner.run import CaseFilter, Progress, RunCancelled
+from alict_core.runner.run import CaseFilter, Progress, RunCancelled, checked_batch_size
 
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 MAX_SHARD_SIZE = 10_000_000
@@ -282,10 +282,8 @@ def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> Non
 
 
 # ------------------------------------------------------------------------------------------------- the run
-def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
-    """One clear message for a shard size, worker count or batch size out of range."""
-    from alict_core.common.limits import limits
-
+def check_run_options(shard_size: int, workers: int, batch_size: int | None) -> int:
+    """One clear message for a shard size, worker count or batch size out of range; the batch size to use."""
     def whole(value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
@@ -293,13 +291,11 @@ def check_run_options(shard_size: int, workers: int, batch_size: int) -> None:
         raise AlictError(f"--shard-size must be a whole number in [1, {MAX_SHARD_SIZE}], got {shard_size!r}")
     if not whole(workers) or workers < 1:
         raise AlictError(f"--workers must be a whole number ≥ 1, got {workers!r}")
-    if not whole(batch_size) or not 1 <= batch_size <= limits().batch_size:
-        raise AlictError(f"batch_size must be a whole number in [1, {limits().batch_size}] "
-                         f"(setting ALICT_LIMIT_BATCH_SIZE), got {batch_size!r}")
+    return checked_batch_size(batch_size)
 
 
 def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_dir: Path | None = None,
-                  shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int = 64,
+                  shard_size: int = 10_000, executor: str = "local", workers: int = 1, batch_size: int | None = None,
                   progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
                   cache_root: Path | None = None, extra: dict | None = None, exclude: CaseFilter | None = None,
                   plugins: Sequence[str] = (), root: Path | None = None,
@@ -326,7 +322,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     """
     from alict_core.executors import get_executor
 
-    check_run_options(shard_size, workers, batch_size)
+    batch_size = check_run_options(shard_size, workers, batch_size)
     refs = worker_model_specs(models)
     started, started_at = time.monotonic(), time.time()
     run_dir, root = _run_dir_and_root(run_dir, root)

@@ -96,3 +96,15 @@ def test_p23_left_1_writeback_preview_says_which_rule_is_in_force(cli, review_db
     assert "would be left out of" in shown.out and "are left out of" not in shown.out
     plain = cli("review", "writeback", "--db", url, "--task", "sentiment")
     assert "rule: at least 2 agreeing reviewers" in plain.out and "previewing" not in plain.out
+
+
+def test_p22_left_1_a_batch_size_limit_below_the_default_is_the_default(cli, tmp_path, own_cache, monkeypatch):
+    """Was: ALICT_LIMIT_BATCH_SIZE=10 refused every `run` that gave no --batch-size, naming a 64 never given."""
+    from tests.robustness.support import seed_row
+
+    monkeypatch.setenv("ALICT_LIMIT_BATCH_SIZE", "10")
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    argv = ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--quiet"]
+    assert cli(*argv, "--out", str(tmp_path / "r")).code == 0
+    assert_clean_error(cli(*argv, "--out", str(tmp_path / "r2"), "--batch-size", "20"), 2, "20 is out of range [1, 10]")
