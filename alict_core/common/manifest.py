@@ -787,6 +787,18 @@ NAME_MAX = 255  # bytes of one path component (Linux, macOS)
 STAGING_ROOM = 32  # what a folder's staging sibling adds to its name: ".<name>.tmp-<random>", ".<name>.pending"
 
 
+def _check_utf8_path(path: Path, what: str) -> None:
+    """Refuse an output whose full path (the working folder, links followed) is not valid UTF-8: Parquet and
+    other writers take text paths, and a run into such a folder failed half-way (exit 3) after its work."""
+    for full in (os.path.abspath(path), os.path.realpath(path)):
+        try:
+            full.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = repr(full.encode("utf-8", "surrogateescape"))[1:]
+            raise AlictError(f"{what} {str(path)!r} lies under a folder whose name is not valid UTF-8 ({shown}); "
+                             "write it under a UTF-8 path") from None
+
+
 def _check_name_lengths(path: Path, what: str, room: int) -> None:
     """Refuse a path with a component over ``NAME_MAX`` bytes, or a last component over ``NAME_MAX - room`` (its
     temporary sibling would not fit): else the work is done and the final write fails (exit 3)."""
@@ -819,6 +831,7 @@ def check_output_dir(path: Path | str | None, what: str) -> None:
         raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
+    _check_utf8_path(path, what)
     _check_name_lengths(path, what, STAGING_ROOM)
     if path.is_symlink():  # the staged folder is swapped in by rename: it would replace the link (a partial run and
         # stray temporaries were left when a later step followed it), never fill the folder it leads to
@@ -1025,6 +1038,7 @@ def check_output_file(path: Path | str | None, what: str,
         raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
+    _check_utf8_path(path, what)
     _check_name_lengths(path, what, 0)  # the temporary file's name is shortened to fit
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a file name")

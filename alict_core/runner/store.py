@@ -149,9 +149,10 @@ def run_lock_file(folder: Path) -> Path:
     import os
 
     from alict_core.common.config import artefact_dir
-    from alict_core.common.hashing import hash_text
+    from alict_core.common.hashing import hash_bytes
 
-    return artefact_dir("locks") / f"run-{hash_text(str(Path(os.path.abspath(folder)).resolve()))}.lock"
+    # the path's bytes: a folder name that is not UTF-8 (a surrogate in str) gave exit 3 as text
+    return artefact_dir("locks") / f"run-{hash_bytes(os.fsencode(Path(os.path.abspath(folder)).resolve()))}.lock"
 
 
 def writer_holds_lock(folder: Path) -> bool:

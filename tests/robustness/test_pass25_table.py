@@ -108,3 +108,24 @@ def test_p22_left_1_a_batch_size_limit_below_the_default_is_the_default(cli, tmp
     argv = ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--quiet"]
     assert cli(*argv, "--out", str(tmp_path / "r")).code == 0
     assert_clean_error(cli(*argv, "--out", str(tmp_path / "r2"), "--batch-size", "20"), 2, "20 is out of range [1, 10]")
+
+
+def test_p25_cli_1_an_output_under_a_folder_whose_name_is_not_utf8_is_refused(cli, tmp_path, own_cache, monkeypatch):
+    """Was: `run --out rX` from a folder whose name is not UTF-8 (or `--out link/rX`, the link leading into one) gave
+    exit 3 after the work (the run lock's name, then Parquet, took the path as text)."""
+    import os
+
+    from tests.robustness.support import seed_row
+
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/cw\xffd"))
+    odd.mkdir()
+    (odd / "s.jsonl").write_text(json.dumps(seed_row()) + "\n")
+    (tmp_path / "link").symlink_to(odd)
+    argv = ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--quiet"]
+    monkeypatch.chdir(odd)
+    assert_clean_error(cli(*argv, "--seeds", "s.jsonl", "--out", "rX"), 2, "not valid UTF-8")
+    monkeypatch.chdir(tmp_path)
+    assert_clean_error(cli(*argv, "--seeds", "link/s.jsonl", "--out", "link/rV"), 2, "lies under a folder")
+    assert sorted(p.name for p in odd.iterdir()) == ["s.jsonl"]
+    monkeypatch.chdir(odd)  # reading from there and writing elsewhere is fine
+    assert cli(*argv, "--seeds", "s.jsonl", "--out", str(tmp_path / "r")).code == 0
