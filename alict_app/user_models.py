@@ -20,6 +20,8 @@ def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
         return f"the display name has {len(label):,} characters, over the limit of {LABEL_CHARS}"
     if not label.isprintable():
         return f"the display name {label[:40]!r} holds control characters"
+    if "," in label:  # lists of models are comma-joined (run names, a shared view's model filter in the URL)
+        return f"the display name {label[:40]!r} holds a comma; give one without (model lists are comma-separated)"
     if label in MODELS:
         return f"{label!r} is the name of a registered model; give this one another display name"
     return None

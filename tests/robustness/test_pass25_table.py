@@ -129,3 +129,13 @@ def test_p25_cli_1_an_output_under_a_folder_whose_name_is_not_utf8_is_refused(cl
     assert sorted(p.name for p in odd.iterdir()) == ["s.jsonl"]
     monkeypatch.chdir(odd)  # reading from there and writing elsewhere is fine
     assert cli(*argv, "--seeds", "s.jsonl", "--out", str(tmp_path / "r")).code == 0
+
+
+def test_p25_pages_1_a_user_model_display_name_with_a_comma_is_refused():
+    """Was: a user model named "my,model" was added; a shared Failures view's model filter (comma-joined in the URL)
+    reopened with the filter empty, and the run's name read "vader, my,model"."""
+    from alict_app.user_models import default_label, user_model_problem
+
+    assert "comma" in (user_model_problem({}, "my,model") or "")
+    label = default_label("static", "/data/p,q.jsonl")  # a path with a comma gets a hashed name
+    assert "," not in label and user_model_problem({}, label) is None
