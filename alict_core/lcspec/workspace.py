@@ -80,6 +80,7 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
         with jsonl.atomic_path(target) as tmp:
             tmp.write_text(body, encoding="utf-8")
         return target
+    _check_room(target.parent, 1)
     target.parent.mkdir(parents=True, exist_ok=True)  # the first spec saved for a task makes its folder
     tmp = jsonl.new_temp_file(target)  # looked up at the call (tests put a racing session in its place)
     try:
@@ -89,7 +90,25 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
         raise exists from None
     finally:
         tmp.unlink(missing_ok=True)
+    try:
+        _check_room(target.parent, 0)  # another session's save at the same moment: the later one is taken back
+    except SpecError:
+        target.unlink(missing_ok=True)
+        raise
     return target
+
+
+def _check_room(directory: Path, adding: int) -> None:
+    """Refuse a new spec file that would take ``directory`` over ``ALICT_LIMIT_WORKSPACE_SPECS``: every later load
+    of the task refuses a folder over the limit (a Save past it left every page of the task showing only that)."""
+    from alict_core.common.limits import limits, setting
+    from alict_core.lcspec.loader import is_spec_file_name
+
+    held = sum(1 for path in directory.iterdir() if is_spec_file_name(path.name)) if directory.is_dir() else 0
+    limit = limits().workspace_specs
+    if held + adding > limit:
+        raise SpecError(f"{directory}: {held:,} spec files; a new one would be over the limit of {limit:,} "
+                        f"({setting('workspace_specs')}); nothing was saved: discard or move specs you do not use")
 
 
 def discard_workspace_copy(task: str, lc_id: str) -> Path | None:

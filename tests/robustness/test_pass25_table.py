@@ -139,3 +139,24 @@ def test_p25_pages_1_a_user_model_display_name_with_a_comma_is_refused():
     assert "comma" in (user_model_problem({}, "my,model") or "")
     label = default_label("static", "/data/p,q.jsonl")  # a path with a comma gets a hashed name
     assert "," not in label and user_model_problem({}, label) is None
+
+
+def test_p25_pages_2_a_spec_save_past_the_workspace_limit_is_refused(tmp_path, monkeypatch):
+    """Was: the Specs page's Save wrote a spec past ALICT_LIMIT_WORKSPACE_SPECS; every later load of the task
+    refused the whole folder, so every page of the task showed only that error and nothing could undo it."""
+    from alict_core.common.errors import SpecError
+    from alict_core.lcspec.loader import load_task_specs
+    from alict_core.lcspec.workspace import save_spec_text
+    from tests.robustness.support import workspace_spec
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    monkeypatch.setenv("ALICT_LIMIT_WORKSPACE_SPECS", "2")
+    first = workspace_spec(tmp_path / "ws", "sentiment-lc01")
+    text = first.read_text(encoding="utf-8")
+    save_spec_text(first.parent, "sentiment-mine1.yaml", text.replace("sentiment-lc01", "sentiment-mine1"))
+    with pytest.raises(SpecError, match="over the limit of 2"):
+        save_spec_text(first.parent, "sentiment-mine2.yaml", text.replace("sentiment-lc01", "sentiment-mine2"))
+    assert sorted(p.name for p in first.parent.iterdir()) == ["sentiment-lc01.yaml", "sentiment-mine1.yaml"]
+    save_spec_text(first.parent, "sentiment-mine1.yaml", text.replace("sentiment-lc01", "sentiment-mine1"),
+                   overwrite=True)
+    assert {"sentiment-lc01", "sentiment-mine1"} <= {spec.id for spec in load_task_specs("sentiment")}
