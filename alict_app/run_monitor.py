@@ -45,8 +45,10 @@ def _attached(run_id: str) -> None:
     st.markdown(describe(view))
     if view["message"]:
         st.caption(literal(view["message"]))
-    if view["status"] == "done":
+    if view["status"] == "done" and runs.is_done(run_id):
         st.success("Finished: open **Failures** or **Report**.")
+    elif view["status"] == "done":  # its summary, meta and manifest are written after the status (seconds)
+        st.info("Finishing: writing the summary and the manifest; it opens in Failures in a moment.")
     elif view["status"] == "running" and not view["alive"]:
         st.warning("Stopped (process gone); re-run to resume: finished shards are kept.")
     elif view["status"] in ("cancelled", "failed"):

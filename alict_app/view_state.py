@@ -1,13 +1,14 @@
 """URL-backed view state of the Failures and Compare pages (filters, grouping, the compared runs).
 
-Each value lives in session state under its URL key (a plain string, lists comma-joined), which
-``alict_app.state`` mirrors into ``st.query_params``; widgets use a separate ``w_<key>`` so a link
-restores them and page switches keep them. Values from the URL are checked against the options
+Each value lives in session state under its URL key (a plain string, lists comma-joined with commas inside
+items escaped), which ``alict_app.state`` mirrors into ``st.query_params``; widgets use a separate ``w_<key>`` so
+a link restores them and page switches keep them. Values from the URL are checked against the options
 drawn, so a crafted link can only select what the page offers.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 import streamlit as st
@@ -22,10 +23,18 @@ def _widget_key(key: str) -> str:
     return f"w_{key}"
 
 
+def encode_list(values: Sequence[str]) -> str:
+    """Items comma-joined, a comma or percent sign inside an item escaped (``%2C``, ``%25``): a model named
+    "my,model" or a capability "Zork, Quux" came back from a shared link as two unknown items (the filter empty)."""
+    return ",".join(str(v).replace("%", "%25").replace(",", "%2C") for v in values)
+
+
 def decode_list(value: Any) -> list[str]:
+    """The items of :func:`encode_list`'s text (or of a list)."""
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
-    return [v for v in str(value or "").split(",") if v]
+    unescape = lambda item: re.sub(r"%(25|2[Cc])", lambda m: "%" if m.group(1) == "25" else ",", item)  # noqa: E731
+    return [unescape(v) for v in str(value or "").split(",") if v]
 
 
 def multi(container: Any, label: str, options: Sequence[str], key: str,
@@ -38,7 +47,7 @@ def multi(container: Any, label: str, options: Sequence[str], key: str,
     else:
         st.session_state[widget] = [v for v in st.session_state[widget] if v in options]
     chosen = container.multiselect(label, options, key=widget, format_func=format_func, **kwargs)
-    st.session_state[key] = ",".join(chosen)
+    st.session_state[key] = encode_list(chosen)
     return list(chosen)
 
 

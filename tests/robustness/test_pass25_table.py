@@ -160,3 +160,35 @@ def test_p25_pages_2_a_spec_save_past_the_workspace_limit_is_refused(tmp_path, m
     save_spec_text(first.parent, "sentiment-mine1.yaml", text.replace("sentiment-lc01", "sentiment-mine1"),
                    overwrite=True)
     assert {"sentiment-lc01", "sentiment-mine1"} <= {spec.id for spec in load_task_specs("sentiment")}
+
+
+@pytest.mark.parametrize("items", [["my,model", "vader"], ["Zork, Quux"], ["100%,2C", "%2C", "a%25b"], ["plain"]])
+def test_p25_pages_1_list_filters_in_a_link_keep_items_with_commas(items):
+    """Was: list filters were comma-joined in the URL; a capability "Zork, Quux" (free text in a spec) or a model
+    "my,model" came back from "Link to this view" as two unknown items: the filter empty, a wider view, no note."""
+    from alict_app.view_state import decode_list, encode_list
+
+    assert decode_list(encode_list(items)) == items
+    assert decode_list("vader,textblob") == ["vader", "textblob"]  # links made before stay as they were
+
+
+def test_p25_pages_3_a_run_is_called_finished_only_once_it_opens(tmp_path, own_cache):
+    """Was: "Runs in progress" said "Finished: open Failures or Report" for the seconds between the run's "done"
+    status and its meta.json; Failures opened then said the run was not a finished run and showed another."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        from alict_app import run_monitor
+
+        run_monitor._attached("0123456789abcdef")
+
+    folder = own_cache / "runs" / "0123456789abcdef"
+    folder.mkdir(parents=True)
+    (folder / "progress.json").write_text(json.dumps({"run_id": "0123456789abcdef", "status": "done", "n_shards": 1,
+                                                      "shards_done": 1, "n_cases": 2, "cases_done": 2}))
+    at = AppTest.from_function(page, default_timeout=60).run()
+    assert not at.exception and not at.success
+    assert any("Finishing" in info.value for info in at.info)
+    (folder / "meta.json").write_text(json.dumps({"run_id": "0123456789abcdef"}))
+    at.run()
+    assert [s.value for s in at.success] == ["Finished: open **Failures** or **Report**."]
