@@ -55,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         targets = missing(args.profile, args.out)
     else:
         targets = [args.target]
+    from alict_core.models.artefacts import check_build_folder, profile_dir
+
+    for name in targets:  # every folder checked before the first build starts
+        check_build_folder(profile_dir(name, args.profile, args.out), name)
     for name in targets:
         build(name, args.profile, args.out, wait=not args.no_wait, force=args.target != "missing")
     if not targets:

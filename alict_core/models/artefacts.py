@@ -180,6 +180,38 @@ def verify(folder: Path | str, target: str | None = None) -> dict[str, Any]:
     return manifest
 
 
+def check_build_folder(folder: Path, target: str) -> None:
+    """Refuse, before a build, a target folder holding what ALiCT did not build there: the build swaps the folder
+    whole (a user's files in ``<out>/quick/parser`` were deleted, a saved run copied there too, a link was renamed
+    aside). An artefact of this target (files its manifest lists) or one whose manifest is cut short is rebuilt."""
+    folder = Path(folder)
+    if folder.is_symlink():
+        raise AlictError(f"{folder} is a symbolic link: a build replaces the folder whole (the link, not the folder "
+                         "it points to); give --out where the folder is itself")
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise AlictError(f"{folder} exists and is not a folder; move it away to build {target} there")
+    names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
+                   if path.is_symlink() or not path.is_dir())
+    listed = {MANIFEST}
+    try:
+        manifest = read_json(folder / MANIFEST) if os.path.lexists(folder / MANIFEST) else None
+    except (ValueError, OSError):
+        return  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it
+    if isinstance(manifest, dict) and manifest.get("target") == canonical(target):
+        listed |= {str(name) for name in (manifest.get("files") or {})} if isinstance(manifest.get("files"),
+                                                                                        dict) else set()
+    else:
+        listed = set()  # no manifest, or another program's: nothing there was built by ALiCT
+    foreign = [name for name in names if name not in listed]
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:3]) + (f" and {len(foreign) - 3} more"
+                                                                  if len(foreign) > 3 else "")
+        raise AlictError(f"{folder} holds files ALiCT did not build there ({shown}); a build replaces the folder "
+                         f"whole: move them away or give another --out")
+
+
 def read_manifest(path: Path) -> dict[str, Any]:
     """An artefact's manifest, checked for shape: a JSON object whose ``files`` (if any) maps names to sha256
     texts, whose ``steps`` is a whole number (or absent) and whose ``target``/``profile`` are texts; anything else

@@ -49,6 +49,7 @@ def build(target: str, profile: str = "quick", root: Path | str | None = None, *
                 return artefacts.Artefact(target, profile, folder, artefacts.verify(folder, target))
             except artefacts.ArtefactCorruptError as exc:  # `build missing` repairs a damaged artefact
                 log(f"{exc}: building it again")
+        artefacts.check_build_folder(folder, target)  # never a user's folder replaced whole
         train = trainer or importlib.import_module(TRAINERS[target]).train
         staging = new_staging(folder)
         log(f"== building {target} ({profile} profile) into {folder}")

@@ -192,3 +192,33 @@ def test_p25_pages_3_a_run_is_called_finished_only_once_it_opens(tmp_path, own_c
     (folder / "meta.json").write_text(json.dumps({"run_id": "0123456789abcdef"}))
     at.run()
     assert [s.value for s in at.success] == ["Finished: open **Failures** or **Report**."]
+
+
+@pytest.mark.parametrize("held", ["own files", "a link", "a built artefact with a file of mine"])
+def test_p25_cli_2_build_never_replaces_a_folder_it_did_not_build(cli, tmp_path, own_cache, held):
+    """Was: `build parser --profile micro --out bo` with bo/micro/parser a user's folder swapped it aside and deleted
+    it (mine.txt gone, exit 0); a link there was renamed aside; a file added to a built artefact went with it."""
+    from alict_core.models.artefacts import FORMAT, MANIFEST
+
+    target = tmp_path / "bo" / "micro" / "parser"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    if held == "a link":
+        target.parent.mkdir(parents=True)
+        target.symlink_to(mine)
+    else:
+        target.mkdir(parents=True)
+    if held == "a built artefact with a file of mine":
+        (target / "weights.bin").write_bytes(b"w")
+        import hashlib
+
+        (target / MANIFEST).write_text(json.dumps({"format": FORMAT, "target": "parser", "profile": "micro",
+                                                   "files": {"weights.bin": hashlib.sha256(b"w").hexdigest()}}))
+    (mine / "mine.txt").write_text("precious")
+    if held != "a link":
+        (target / "mine.txt").write_text("precious")
+    before = sorted(p.name for p in target.parent.iterdir())
+    outcome = cli("build", "parser", "--profile", "micro", "--out", str(tmp_path / "bo"), "--no-wait")
+    assert_clean_error(outcome, 2, str(target))
+    assert sorted(p.name for p in target.parent.iterdir()) == before
+    assert (target / "mine.txt").read_text() == "precious"
