@@ -63,7 +63,7 @@ def writeback_view(suite_task: str) -> None:
         if status["rejected_seeds"] else ""
     if rule is not None and int(rule.min_agreeing) != minimum:  # a preview of another rule: not what runs use
         st.markdown(f"**Write-back on** with at least {rule.min_agreeing} agreeing reviewers. Under the rule set "
-                    f"here (at least {minimum}), **{len(rejected)} case(s){seeds}** would be left out of later "
+                    f"here (at least {int(minimum)}), **{len(rejected)} case(s){seeds}** would be left out of later "
                     f"{TASK_TITLES[suite_task]} runs once you confirm it.")
     elif rule is not None:
         st.markdown(f"**Write-back on** (at least {rule.min_agreeing} agreeing reviewers; confirmed"

@@ -578,13 +578,31 @@ def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = 
         writes = describe_artefact(kind) if kind else "this command's output"
         raise AlictError(f"{what} {str(target)!r} holds {describe_artefact(held)}; it is replaced only by "
                          f"{writes}, never by another kind: choose a new or empty folder")
-    names = {p.name for p in target.iterdir()}
-    if all(any(fnmatch.fnmatchcase(name, pattern) for pattern in owned) for name in names):
-        return
     if held is not None and held == kind:
         return
-    raise AlictError(f"{what} {str(target)!r} already holds other files; choose a new or empty folder "
-                     "(an artefact folder is replaced as a whole)")
+    foreign = [entry.name for entry in sorted(target.iterdir()) if not entry_is_owned(entry, owned)]
+    if not foreign:
+        return
+    raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(map(repr, foreign[:3]))}); "
+                     "choose a new or empty folder (an artefact folder is replaced as a whole)")
+
+
+def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:
+    """Whether ``entry`` of a folder about to be replaced is one this project writes there: a plain file of an
+    ``owned`` name (``fnmatch`` patterns), or a folder named by an ``owned`` pattern ``<folder>/<pattern>``
+    holding only plain files of such names (``results/part-*``). A folder or a link merely named like an owned file
+    (``summary.csv/mine.txt``), or a user's file inside an owned folder (``results/mine.xlsx``), is not: both were
+    deleted with the folder."""
+    if entry.is_symlink():
+        return False
+    if entry.is_file():
+        return any("/" not in pattern and fnmatch.fnmatchcase(entry.name, pattern) for pattern in owned)
+    inner = [pattern.split("/", 1)[1] for pattern in owned
+             if "/" in pattern and fnmatch.fnmatchcase(entry.name, pattern.split("/", 1)[0])]
+    if not inner or not entry.is_dir():
+        return False
+    return all(not child.is_symlink() and child.is_file()
+               and any(fnmatch.fnmatchcase(child.name, pattern) for pattern in inner) for child in entry.iterdir())
 
 
 def check_replaceable(target: Path | str | None, owned: tuple[str, ...], kind: str, what: str) -> None:

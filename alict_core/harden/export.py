@@ -18,6 +18,7 @@ from alict_core.common.jsonl import read_json, write_json, write_jsonl
 from alict_core.common.manifest import (
     check_output_dir,
     clean_stale,
+    entry_is_owned,
     folder_lock,
     recover_dir,
     replace_dir,
@@ -296,7 +297,12 @@ def _check_only_export_files(out_dir: Path) -> None:
     """``--overwrite`` replaces an earlier export, never a folder holding anything else (``--out ~`` wiped it)."""
     if not out_dir.is_dir():
         return
-    foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in EXPORT_NAMES)
+    def ours(entry: Path) -> bool:  # a folder named train.jsonl (holding a user's files) was deleted as the export's
+        if entry.name == "hf_dataset":  # the datasets library's own layout (subfolders per split)
+            return entry.is_dir() and not entry.is_symlink() and (entry / "dataset_dict.json").is_file()
+        return entry_is_owned(entry, EXPORT_NAMES)
+
+    foreign = sorted(p.name for p in out_dir.iterdir() if not ours(p))
     if foreign:
         raise AlictError(f"--out {out_dir} holds files that are not an export's ({', '.join(foreign[:3])}); "
                          "--overwrite replaces only an earlier export: choose a new or empty folder")

@@ -27,7 +27,9 @@ PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
 STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
 # .*.tmp: left by a killed write; story.json: the Story's data, written after the manifest
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", *SHARD_DIRS, STOP_FILE, ".*.tmp")
+# a shard folder holds only part files and the temporary files of their writes (a user's file there was deleted)
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", STOP_FILE, ".*.tmp",
+         *(f"{folder}/{name}" for folder in SHARD_DIRS for name in ("part-*", ".*.tmp")))
 
 
 def part_name(shard: int, suffix: str) -> str:

@@ -222,3 +222,41 @@ def test_p25_cli_2_build_never_replaces_a_folder_it_did_not_build(cli, tmp_path,
     assert_clean_error(outcome, 2, str(target))
     assert sorted(p.name for p in target.parent.iterdir()) == before
     assert (target / "mine.txt").read_text() == "precious"
+
+
+@pytest.mark.parametrize("held", ["summary.csv/mine.txt", "results/mine.xlsx", "cases/part-00000.jsonl/mine.txt"])
+def test_p25_cli_3_a_replaced_folder_never_takes_user_files_named_like_its_own(cli, tmp_path, own_cache, held):
+    """Was: `report RUN --export ue` with ue/summary.csv a user's folder, and `run --out ro` with ro/results/mine.xlsx,
+    replaced the folder (exit 0) and the user's files went with it: only the top-level names were compared."""
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    run = ["run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds", str(seeds), "--quiet",
+           "--no-story"]
+    assert cli(*run, "--out", str(tmp_path / "r")).code == 0
+    for folder, argv in (("ue", ["report", str(tmp_path / "r"), "--out", str(tmp_path / "u.html"), "--export"]),
+                         ("ro", [*run, "--out"])):
+        mine = tmp_path / folder / held
+        mine.parent.mkdir(parents=True)
+        mine.write_text("precious")
+        outcome = cli(*argv, str(tmp_path / folder))
+        if folder == "ue" and held.startswith(("results/", "cases/")):
+            assert outcome.code == 2  # not an export's name at all
+        else:
+            assert_clean_error(outcome, 2, "already holds other files")
+        assert mine.read_text() == "precious"
+
+
+def test_p25_cli_3_harden_overwrite_never_takes_a_folder_named_like_a_split(tmp_path):
+    """Was: `harden export --out ho --overwrite` with ho/train.jsonl a user's folder deleted it with the export."""
+    from alict_core.common.errors import AlictError
+    from alict_core.harden.export import _check_only_export_files
+
+    (tmp_path / "ho" / "train.jsonl").mkdir(parents=True)
+    (tmp_path / "ho" / "train.jsonl" / "mine.txt").write_text("precious")
+    with pytest.raises(AlictError, match="train.jsonl"):
+        _check_only_export_files(tmp_path / "ho")
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "train.jsonl").write_text("{}\n")
+    _check_only_export_files(tmp_path / "ok")
