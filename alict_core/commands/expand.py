@@ -228,10 +228,17 @@ def run_suite(args: argparse.Namespace) -> int:
 
 
 def _group_file(group: str) -> str:
-    """The file name of one expanded suite group (``expand --suite --out``)."""
+    """The file name of one expanded suite group (``expand --suite --out``): never hidden (``.hidden`` was written
+    as a hidden file the next run refused as another's), never longer than 120 characters (a 300-character group
+    failed with the staging folder's name in the message)."""
+    import hashlib
     import re
 
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", group) + ".jsonl"
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", group)
+    stem = re.sub(r"^\.+", lambda found: "_" * len(found.group()), stem)
+    if len(stem) > 120:
+        stem = f"{stem[:100]}-{hashlib.sha256(group.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return stem + ".jsonl"
 
 
 def format_rejections(counts: dict[str, int]) -> str:

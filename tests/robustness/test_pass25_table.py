@@ -260,3 +260,19 @@ def test_p25_cli_3_harden_overwrite_never_takes_a_folder_named_like_a_split(tmp_
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "train.jsonl").write_text("{}\n")
     _check_only_export_files(tmp_path / "ok")
+
+
+@pytest.mark.parametrize("group", [".hidden", "../evil", "x" * 300, "..", "."])
+def test_p25_cli_4_suite_group_files_are_never_hidden_or_overlong(tmp_path, group):
+    """Was: a suite group ".hidden" (or "../evil") was written by `expand --suite --out xs` as a hidden file, and the
+    same command again was refused ("already holds other files"); a 300-character group failed naming the staging
+    folder."""
+    from alict_core.commands.expand import OUT_FILES, _group_file
+    from alict_core.common.manifest import check_mergeable
+
+    name = _group_file(group)
+    assert not name.startswith(".") and "/" not in name and len(name) <= 126
+    (tmp_path / "xs").mkdir()
+    (tmp_path / "xs" / name).write_text("{}\n")
+    (tmp_path / "xs" / name.replace(".jsonl", ".meta.json")).write_text("{}\n")
+    check_mergeable(tmp_path / "xs", OUT_FILES)
