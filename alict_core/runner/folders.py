@@ -181,10 +181,11 @@ def work_folder(run_dir: Path) -> Path:
 
 
 def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,
-           reuse: Path | None = None, models: Sequence[str] | None = None) -> dict[int, str]:
+           reuse: Path | None = None, models: Sequence[str] | None = None) -> tuple[dict[int, str], bool]:
     """Put the staged cases in place as ``run_dir``; return the shards already finished there (resume), as
     shard → counts checksum. ``reuse``: a finished run folder being re-written, whose verified shards of the
-    same inputs are linked in instead of being predicted again. ``models``: the run's model names."""
+    same inputs are linked in instead of being predicted again. ``models``: the run's model names. Also whether
+    the folder is the run's own (made by it or an earlier writer of it), not one the user gave that existed."""
     from alict_core.common.manifest import _check_replaceable, recover_dir, replace_dir
 
     recover_dir(run_dir)
@@ -209,14 +210,15 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
         for where in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
             clean_stale_temp_files(where, max_age_s=0.0)  # other writer (run lock held), never carried into the run
         parts = (previous or {}).get("parts")
-        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {}, models)
-    if run_dir.exists():
+        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {}, models), True
+    made = not run_dir.exists()
+    if not made:
         _check_replaceable(run_dir, OWNED, "run")
         replace_dir(staging, run_dir)
     else:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging, run_dir)
-    return reuse_shards(reuse, run_dir, run_id, shard_size, n_shards, models) if reuse is not None else {}
+    return (reuse_shards(reuse, run_dir, run_id, shard_size, n_shards, models) if reuse is not None else {}), made
 
 
 def reuse_shards(source: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: int,

@@ -278,7 +278,7 @@ def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
 
 def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
     state.update(changes, updated_at=time.time())
-    write_json(run_dir / PROGRESS, state)
+    write_json(run_dir / PROGRESS, {key: value for key, value in state.items() if not key.startswith("_")})
 
 
 # ------------------------------------------------------------------------------------------------- the run
@@ -348,10 +348,10 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                 if is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
-                done = adopt(staging, work, run_id, shard_size, len(sizes), reuse=folder if work != folder else None,
-                             models=[m["name"] for m in described])
+                done, made = adopt(staging, work, run_id, shard_size, len(sizes),
+                                   reuse=folder if work != folder else None, models=[m["name"] for m in described])
                 shutil.rmtree(staging, ignore_errors=True)
-                state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool)
+                state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool, made)
                 _write_progress(work, state)
                 with _ended_if_raised(work, state):  # a stop here (the app's Cancel, a task switch) or a failure
                     if progress:                     # never leaves "running" with a live pid: a phantom run
@@ -388,9 +388,11 @@ def _run_dir_and_root(run_dir: Path | None, root: Path | None) -> tuple[Path | N
 
 
 def _initial_state(run_id: str, started_at: float, shard_size: int, sizes: Sequence[int], done: Mapping[int, str],
-                   n_cases: int, described: Sequence[Mapping[str, Any]], pool: Any) -> dict[str, Any]:
-    """``progress.json`` of a run starting (or resuming after the ``done`` shards)."""
-    return {
+                   n_cases: int, described: Sequence[Mapping[str, Any]], pool: Any,
+                   made: bool = True) -> dict[str, Any]:
+    """``progress.json`` of a run starting (or resuming after the ``done`` shards); ``_made`` (never written): the
+    folder is the run's own, removed when it ends without a finished shard (a folder the user gave is emptied)."""
+    return {"_made": made,
         "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
         "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
         "n_shards": len(sizes), "shards_done": len(done), "n_cases": n_cases,
@@ -466,9 +468,21 @@ def _ending(exc: BaseException, state: dict[str, Any]) -> tuple[str, str]:
 
 
 def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: str) -> None:
-    """Record a stop or failure; a run with no finished shard leaves no folder behind (nothing to resume)."""
+    """Record a stop or failure; a run with no finished shard leaves no folder behind (nothing to resume), or, in
+    a folder the user gave that existed (``--out .``), nothing of its own (the folder was deleted). A run already
+    sealed by its manifest is finished: left as it is (a Ctrl-C there rewrote its sealed progress.json, and every
+    later reader refused the run as changed)."""
+    if (folder / "manifest.json").is_file():
+        return
     if state["shards_done"] == 0 and not any((folder / "results").glob("part-*.parquet")):
-        shutil.rmtree(folder, ignore_errors=True)
+        if state.get("_made", True):
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        for entry in list(folder.iterdir()) if folder.is_dir() else []:  # only the run's entries (adopt checked)
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
     else:
         _write_progress(folder, state, status=status, message=message)
 

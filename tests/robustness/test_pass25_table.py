@@ -276,3 +276,42 @@ def test_p25_cli_4_suite_group_files_are_never_hidden_or_overlong(tmp_path, grou
     (tmp_path / "xs" / name).write_text("{}\n")
     (tmp_path / "xs" / name.replace(".jsonl", ".meta.json")).write_text("{}\n")
     check_mergeable(tmp_path / "xs", OUT_FILES)
+
+
+@pytest.mark.parametrize("existed", [True, False])
+def test_p25_kill_3_a_run_stopped_before_its_first_shard_keeps_a_folder_the_user_gave(tmp_path, existed):
+    """Was: a run stopped or failed before its first shard (Ctrl-C, out of space) removed its --out folder even when
+    the user had made it beforehand (`--out .` deleted the working folder)."""
+    from alict_core.runner import RunCancelled
+    from alict_core.runner.stream import run_streaming
+    from tests.test_stream import MODELS, small_cases
+
+    out = tmp_path / "E7"
+    if existed:
+        out.mkdir()
+    with pytest.raises(RunCancelled):
+        run_streaming(small_cases(), MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c",
+                      should_stop=lambda: True)
+    assert out.is_dir() == existed
+    if existed:
+        assert list(out.iterdir()) == []
+
+
+def test_p25_kill_1_an_error_after_the_seal_leaves_the_finished_run_readable(cli, tmp_path):
+    """Was: an error (out of space writing request.json) or Ctrl-C after the manifest rewrote the sealed
+    progress.json as failed/cancelled: report, compare, review and harden refused the run as changed."""
+    import errno
+
+    from alict_core.runner.stream import run_streaming
+    from tests.test_stream import MODELS, small_cases
+
+    def no_space() -> dict:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    out = tmp_path / "run"
+    with pytest.raises(OSError):
+        run_streaming(small_cases(), MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c",
+                      extra_files={"request.json": no_space})
+    assert json.loads((out / "progress.json").read_text())["status"] == "done"
+    outcome = cli("report", str(out), "--out", str(tmp_path / "r.html"))
+    assert outcome.code == 0, outcome.err[-400:]
