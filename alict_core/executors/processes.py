@@ -14,20 +14,34 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import os
 import threading
+import time
 from typing import Any, Iterator, Mapping, Sequence
 
 from alict_core.common.errors import AlictError
 from alict_core.executors.base import EXECUTORS, ExecutorCancelled, StopCheck, Task
 
 POLL_S = 0.2
+PARENT_POLL_S = 0.5  # how often a worker checks that the process that started it is alive
 EXIT_WAIT_S = 20.0  # how long idle workers may take to exit after shutdown before they are terminated
 _WORKER: Any = None  # the worker of this process (set by the pool initializer)
 
 
-def _init_worker(worker_cls: type, init_kwargs: Mapping[str, Any]) -> None:
+def _init_worker(worker_cls: type, init_kwargs: Mapping[str, Any], parent: int | None = None) -> None:
     global _WORKER
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="alict-parent-watch").start()
     _WORKER = worker_cls(**dict(init_kwargs))
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker within ``PARENT_POLL_S`` of its parent's death: a SIGKILLed run's workers went on for
+    minutes with their models loaded and wrote shards into a folder another run had taken over meanwhile (shard
+    writes are atomic, so a worker ended at any point leaves whole files or none)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(70)
 
 
 def _call(task: Task) -> dict[str, Any]:
@@ -57,7 +71,8 @@ class ProcessExecutor:
             self.close()
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers,
                                                 mp_context=multiprocessing.get_context("spawn"),
-                                                initializer=_init_worker, initargs=(worker_cls, dict(init_kwargs)))
+                                                initializer=_init_worker,
+                                                initargs=(worker_cls, dict(init_kwargs), os.getpid()))
             self._key = key
         return self._pool
 

@@ -123,3 +123,15 @@ def cancelled_run(folder: Path, cases: list, cache: Path) -> None:
         run_streaming(cases, MODELS, run_dir=folder, shard_size=10, cache_root=cache,
                       progress=lambda done, total, message: seen.append(done) if total else None,
                       should_stop=lambda: len(seen) > 1)
+
+
+class SleepyWorker:
+    """A shard worker that writes its pid to ``<task["pid_file"]>`` and sleeps ``task["seconds"]`` (orphan tests)."""
+
+    def __call__(self, task: dict) -> dict:
+        import os
+        import time
+
+        Path(task["pid_file"]).write_text(str(os.getpid()))
+        time.sleep(float(task["seconds"]))
+        return {"shard": 0}

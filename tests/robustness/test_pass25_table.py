@@ -315,3 +315,43 @@ def test_p25_kill_1_an_error_after_the_seal_leaves_the_finished_run_readable(cli
     assert json.loads((out / "progress.json").read_text())["status"] == "done"
     outcome = cli("report", str(out), "--out", str(tmp_path / "r.html"))
     assert outcome.code == 0, outcome.err[-400:]
+
+
+def test_p25_kill_2_process_workers_end_with_their_killed_run(tmp_path):
+    """Was: SIGKILL of a `run --executor processes` left its workers running for minutes (models loaded); one wrote
+    its shard 80 s later into a folder another run had taken over."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "worker.pid"
+    script = ("from alict_core.executors.processes import ProcessExecutor\n"
+              "from tests.robustness.support import SleepyWorker\n"
+              "pool = ProcessExecutor(workers=1)\n"
+              f"list(pool.map_shards(SleepyWorker, {{}}, [{{'pid_file': {str(pid_file)!r}, 'seconds': 120}}]))\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 90
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        worker = int(pid_file.read_text())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    deadline = time.monotonic() + 15
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    still = alive(worker)
+    if still:
+        os.kill(worker, signal.SIGKILL)
+    assert not still, "the worker outlived its killed run"
