@@ -63,6 +63,13 @@ def _retry_wait(response: Any, attempt: int, backoff: float) -> float:
     return max(0.0, min(wait, MAX_RETRY_WAIT))
 
 
+def _number(value: Any) -> float:
+    """A JSON number as a float; anything else (``true``, ``"0.5"``, null) is a TypeError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{value!r:.40} is not a number")
+    return float(value)
+
+
 def refused_answer(model: str, url: str, status: int, reason: str, body: str) -> ModelError:
     """The error for an answer that cannot be used: status and a fixed reason only; the body goes to the log.
 
@@ -238,13 +245,16 @@ class HttpJsonModel(_RemoteBase):
         return mapped
 
     def _row(self, row: Any) -> list[float]:
-        """One answer row: a list in ``labels`` order, or ``{label: p}``."""
+        """One answer row: a list in ``labels`` order, or ``{label: p}``; every p a JSON number (``true`` and
+        ``"0.5"`` were read as 1.0 and 0.5)."""
         if isinstance(row, dict):
             out = [0.0] * len(self.labels)
             for key, p in row.items():
-                out[self.labels.index(self._label(key))] += float(p)
+                out[self.labels.index(self._label(key))] += _number(p)
             return out
-        return [float(p) for p in row]
+        if not isinstance(row, list):
+            raise TypeError("an answer row is not a list")
+        return [_number(p) for p in row]
 
     def _rows(self, answer: Any, n: int) -> np.ndarray:
         if not isinstance(answer, dict):

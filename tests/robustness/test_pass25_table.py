@@ -355,3 +355,21 @@ def test_p25_kill_2_process_workers_end_with_their_killed_run(tmp_path):
     if still:
         os.kill(worker, signal.SIGKILL)
     assert not still, "the worker outlived its killed run"
+
+
+@pytest.mark.parametrize("body", [b'{"probabilities": [[true, false, false]]}', b'{"probabilities": [["0.5", 0, 0.5]]}',
+                                  b'{"probabilities": [{"positive": true}]}', b'{"probabilities": [[null, 0, 1]]}'])
+def test_p25_cli_5_http_probabilities_must_be_json_numbers(body):
+    """Was: an HTTP model's `[[true, false, false]]` (and `"0.5"`) was read as probabilities 1.0, 0.0, 0.0: a
+    bool (or a text) where a number is meant, never said."""
+    from alict_core.common.errors import ModelError
+    from alict_core.models.remote import HttpJsonModel
+    from tests.robustness.test_endpoints_table import InternalService
+
+    service = InternalService(200, body, "application/json")
+    try:
+        model = HttpJsonModel(service.url, "sentiment", retries=0, backoff=0)
+        with pytest.raises(ModelError, match="not a list of numbers"):
+            model.predict_proba(["a text"])
+    finally:
+        service.close()
