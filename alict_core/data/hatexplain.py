@@ -32,6 +32,8 @@ def load_hatexplain() -> list[LabelledText]:
             tokens = tuple(record[text_col].split())
             if not tokens:
                 continue
+            if record[label_col] not in ("0", "1"):  # a damaged label ("7", "") was read as non-hateful
+                raise ValueError(f"post {post_id[:40]!r}: label {record[label_col][:20]!r} is not 0 or 1")
             label = "hateful" if record[label_col] == "1" else "non-hateful"
             rows.append(LabelledText(f"hx-{post_id}", " ".join(tokens), label, split_of[post_id], tokens))
     return rows

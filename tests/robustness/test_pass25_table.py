@@ -373,3 +373,21 @@ def test_p25_cli_5_http_probabilities_must_be_json_numbers(body):
             model.predict_proba(["a text"])
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("label,ok", [("1", True), ("0", True), ("7", False), ("", False)])
+def test_p25_cli_6_a_damaged_hatexplain_label_is_a_data_error(tmp_path, monkeypatch, label, ok):
+    """Was: a HateXplain label other than "1" (a damaged "7", an empty field) was read as non-hateful."""
+    from alict_core.data.checked import CorruptDataError
+    from alict_core.data.hatexplain import load_hatexplain
+
+    folder = tmp_path / "data" / "hatexplain"
+    folder.mkdir(parents=True)
+    (folder / "hatexplain.csv").write_text(f",text,label,category,id\np1_twitter,some words here,{label},0,0\n")
+    (folder / "post_id_divisions.json").write_text(json.dumps({"train": ["p1_twitter"], "val": [], "test": []}))
+    monkeypatch.setenv("ALICT_DATA_DIR", str(tmp_path / "data"))
+    if ok:
+        assert [row.label for row in load_hatexplain()] == ["hateful" if label == "1" else "non-hateful"]
+    else:
+        with pytest.raises(CorruptDataError, match="is not 0 or 1"):
+            load_hatexplain()
