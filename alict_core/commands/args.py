@@ -167,7 +167,8 @@ def refuse_in_run_store(path: str | Path, flag: str) -> None:
 
     target, store = Path(os.path.abspath(path)).resolve(), runs_root().resolve()
     if target == store or target.is_relative_to(store) or store.is_relative_to(target):
-        raise AlictError(f"{flag} {str(path)!r} lies in the run store {str(store)!r} (where saved runs live); "
+        where = "lies in" if target == store or target.is_relative_to(store) else "holds"
+        raise AlictError(f"{flag} {str(path)!r} {where} the run store {str(store)!r} (where saved runs live); "
                          "choose a folder outside it")
 
 

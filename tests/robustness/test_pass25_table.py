@@ -391,3 +391,14 @@ def test_p25_cli_6_a_damaged_hatexplain_label_is_a_data_error(tmp_path, monkeypa
     else:
         with pytest.raises(CorruptDataError, match="is not 0 or 1"):
             load_hatexplain()
+
+
+def test_p25_cli_7_a_folder_holding_the_run_store_is_said_to_hold_it(tmp_path, own_cache):
+    """Was: `harden export --out /tmp` said "'/tmp' lies in the run store '/tmp/.../runs'" (it holds it)."""
+    from alict_core.commands.args import refuse_in_run_store
+    from alict_core.common.errors import AlictError
+
+    with pytest.raises(AlictError, match="holds the run store"):
+        refuse_in_run_store(tmp_path, "--out")
+    with pytest.raises(AlictError, match="lies in the run store"):
+        refuse_in_run_store(own_cache / "runs" / "x", "--out")
