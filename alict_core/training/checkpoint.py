@@ -172,12 +172,23 @@ def pending(root: Path | str | None = None) -> list[dict[str, Any]]:
     rows = []
     for profile in (*artefacts.PROFILES, "micro"):
         for target in artefacts.TARGETS:
-            folder = checkpoint_dir(artefacts.profile_dir(target, profile, root))
+            built = artefacts.profile_dir(target, profile, root)
+            folder = checkpoint_dir(built)
             newest = Checkpoints(folder, None)._complete()
+            if newest and _older_than_artefact(newest[0], built):  # a kill after the swap, before its removal:
+                continue  # the build finished (a newer build's checkpoint is still resumable)
             if newest:
                 rows.append({"target": target, "profile": profile, "step": int(newest[0].name[len(STEP_PREFIX):]),
                              "path": str(newest[0])})
     return rows
+
+
+def _older_than_artefact(step: Path, built: Path) -> bool:
+    """Whether checkpoint ``step`` was saved before the artefact in ``built`` was sealed (it is that build's)."""
+    try:
+        return (built / "manifest.json").stat().st_mtime >= step.stat().st_mtime
+    except OSError:
+        return False
 
 
 # -- state that is not a module's parameters ------------------------------------------------------------

@@ -402,3 +402,25 @@ def test_p25_cli_7_a_folder_holding_the_run_store_is_said_to_hold_it(tmp_path, o
         refuse_in_run_store(tmp_path, "--out")
     with pytest.raises(AlictError, match="lies in the run store"):
         refuse_in_run_store(own_cache / "runs" / "x", "--out")
+
+
+def test_p25_kill_4_a_finished_builds_leftover_checkpoint_is_not_resumable(tmp_path):
+    """Was: a build killed after its artefact was swapped in, before its checkpoint was removed, was listed by
+    `build --report` as "resumable: parser stopped after step 4" although the parser was built."""
+    import os
+    import time
+
+    import torch
+
+    from alict_core.training.checkpoint import Checkpoints, checkpoint_dir, pending
+
+    built = tmp_path / "quick" / "parser"
+    checkpoints = Checkpoints(checkpoint_dir(built), every=1, log=lambda _: None)
+    checkpoints.resume("k")
+    checkpoints.save(4, {}, {"w": torch.ones(2)})
+    assert [row["step"] for row in pending(tmp_path) if row["target"] == "parser"] == [4]
+    built.mkdir(parents=True)
+    (built / "manifest.json").write_text("{}")
+    later = time.time() + 5
+    os.utime(built / "manifest.json", (later, later))
+    assert not [row for row in pending(tmp_path) if row["target"] == "parser"]
