@@ -339,7 +339,7 @@ BIG_ROWS = LARGE_ROWS  # case × model rows above which the pages aggregate and 
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _reader(run_id: str, stamp: float) -> Any:
+def _reader(run_id: str, stamp: Any) -> Any:
     from alict_core.runner.reader import RunReader
     from alict_core.runner.run import verify_saved_run
 
@@ -349,10 +349,13 @@ def _reader(run_id: str, stamp: float) -> Any:
     return RunReader.open(folder)
 
 
-def _stamp(folder: Path) -> float:
-    """Changes when a running run finishes a shard or its meta.json appears (so cached aggregates refresh)."""
+def _stamp(folder: Path) -> tuple[float, ...]:
+    """Changes when a running run finishes a shard or its meta.json appears (so cached aggregates refresh), and when
+    the folder is swapped for a re-write of it (its inode and its results folder's: the same mtimes were served
+    from the old folder's reader)."""
     marks = [folder / "progress.json", folder / "meta.json", folder / "results"]
-    return max((p.stat().st_mtime for p in marks if p.exists()), default=0.0)
+    inodes = tuple(float(p.stat().st_ino) for p in (folder, folder / "results") if p.exists())
+    return (max((p.stat().st_mtime for p in marks if p.exists()), default=0.0), *inodes)
 
 
 def reader(key: str) -> Any:
@@ -371,7 +374,7 @@ def is_big(key: str) -> bool:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _row_count(run_id: str, stamp: float, filters: Any) -> int:
+def _row_count(run_id: str, stamp: Any, filters: Any) -> int:
     return int(_reader(run_id, stamp).count(filters))
 
 

@@ -424,3 +424,26 @@ def test_p25_kill_4_a_finished_builds_leftover_checkpoint_is_not_resumable(tmp_p
     later = time.time() + 5
     os.utime(built / "manifest.json", (later, later))
     assert not [row for row in pending(tmp_path) if row["target"] == "parser"]
+
+
+def test_p20_left_1_the_apps_run_reader_is_read_again_after_a_swap(tmp_path):
+    """Was: the app's sharded-run reader was keyed on mtimes only; a folder swapped in by a re-write of the run with
+    the same mtimes kept being served from the old folder's reader."""
+    import os
+    import shutil
+
+    from alict_app.runs import _stamp
+
+    folder = tmp_path / "run"
+    (folder / "results").mkdir(parents=True)
+    (folder / "meta.json").write_text("{}")
+    (folder / "progress.json").write_text("{}")
+    before = _stamp(folder)
+    copy = tmp_path / ".run.pending"
+    shutil.copytree(folder, copy, copy_function=shutil.copy2)
+    for path in (copy / "meta.json", copy / "progress.json", copy / "results"):
+        source = folder / path.relative_to(copy)
+        os.utime(path, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns))
+    shutil.rmtree(folder)
+    copy.rename(folder)
+    assert _stamp(folder) != before
