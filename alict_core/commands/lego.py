@@ -86,6 +86,9 @@ def _settings(args: argparse.Namespace):
 
     from alict_core.lego.settings import LegoSettings
 
+    if args.no_constituency and args.parser is not None:  # else the parser given was never used, without a word
+        raise AlictError("--parser names the constituency parser, which --no-constituency turns off: give one of them")
+
     try:
         return LegoSettings(
             breadth=args.breadth,

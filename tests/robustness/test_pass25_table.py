@@ -447,3 +447,13 @@ def test_p20_left_1_the_apps_run_reader_is_read_again_after_a_swap(tmp_path):
     shutil.rmtree(folder)
     copy.rename(folder)
     assert _stamp(folder) != before
+
+
+def test_p23_left_1_lego_parser_with_no_constituency_is_refused(cli, tmp_path, own_cache):
+    """Was: `lego --no-constituency --parser X` ran without a word about the parser it never used."""
+    seeds = tmp_path / "l.txt"
+    seeds.write_text("I did not hate it .\n")
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(seeds), "--judge", "vader", "--no-constituency",
+                  "--parser", "benepar", "--mlm-top-k", "0", "--out", str(tmp_path / "o"))
+    assert_clean_error(outcome, 2, "--no-constituency")
+    assert not (tmp_path / "o").exists()
