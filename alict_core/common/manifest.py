@@ -773,6 +773,7 @@ def replace_dir(complete: Path, target: Path) -> None:
     if not target.exists():
         os.replace(complete, target)
         return
+    _keep_folder_mode(target, complete)
     if _exchange(complete, target):
         trash = target.with_name(own_name(f".{target.name}.tmp-"))
         os.replace(complete, trash)  # ``complete`` holds the old content now
@@ -782,6 +783,24 @@ def replace_dir(complete: Path, target: Path) -> None:
     os.replace(target, old)
     os.replace(complete, target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _keep_folder_mode(old: Path, new: Path) -> None:
+    """Give the folder swapped in the old folder's permissions and group, the owner's own access kept (a user's
+    private 0700 or shared setgid 2770 folder became a 0755 one: its results readable by every user)."""
+    try:
+        info = os.stat(old)
+    except OSError:
+        return
+    try:
+        if info.st_gid != os.stat(new).st_gid:
+            os.chown(new, -1, info.st_gid)
+    except OSError:  # a group this user is not in: the mode alone is kept
+        pass
+    try:
+        os.chmod(new, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+    except OSError:
+        pass
 
 
 def _fsync_tree(directory: Path) -> None:

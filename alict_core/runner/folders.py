@@ -210,7 +210,8 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
         for where in (run_dir, *(run_dir / name for name in SHARD_DIRS)):  # killed writes' temporary files: no
             clean_stale_temp_files(where, max_age_s=0.0)  # other writer (run lock held), never carried into the run
         parts = (previous or {}).get("parts")
-        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {}, models), True
+        made = (previous or {}).get("folder_made", True) is not False  # a user's folder stays the user's on resume
+        return finished_shards(run_dir, n_shards, parts if isinstance(parts, dict) else {}, models), made
     made = not run_dir.exists()
     if not made:
         _check_replaceable(run_dir, OWNED, "run")

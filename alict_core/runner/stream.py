@@ -278,7 +278,7 @@ def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
 
 def _write_progress(run_dir: Path, state: dict[str, Any], **changes: Any) -> None:
     state.update(changes, updated_at=time.time())
-    write_json(run_dir / PROGRESS, {key: value for key, value in state.items() if not key.startswith("_")})
+    write_json(run_dir / PROGRESS, state)
 
 
 # ------------------------------------------------------------------------------------------------- the run
@@ -390,9 +390,9 @@ def _run_dir_and_root(run_dir: Path | None, root: Path | None) -> tuple[Path | N
 def _initial_state(run_id: str, started_at: float, shard_size: int, sizes: Sequence[int], done: Mapping[int, str],
                    n_cases: int, described: Sequence[Mapping[str, Any]], pool: Any,
                    made: bool = True) -> dict[str, Any]:
-    """``progress.json`` of a run starting (or resuming after the ``done`` shards); ``_made`` (never written): the
-    folder is the run's own, removed when it ends without a finished shard (a folder the user gave is emptied)."""
-    return {"_made": made,
+    """``progress.json`` of a run starting (or resuming after the ``done`` shards); ``folder_made``: the folder is
+    the run's own, removed when it ends without a finished shard (a folder the user gave is emptied, resumed or not)."""
+    return {"folder_made": made,
         "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
         "started_at": started_at, "updated_at": started_at, "run_id": run_id, "shard_size": shard_size,
         "n_shards": len(sizes), "shards_done": len(done), "n_cases": n_cases,
@@ -475,7 +475,7 @@ def _end_unfinished(folder: Path, state: dict[str, Any], status: str, message: s
     if (folder / "manifest.json").is_file():
         return
     if state["shards_done"] == 0 and not any((folder / "results").glob("part-*.parquet")):
-        if state.get("_made", True):
+        if state.get("folder_made", True) is not False:
             shutil.rmtree(folder, ignore_errors=True)
             return
         for entry in list(folder.iterdir()) if folder.is_dir() else []:  # only the run's entries (adopt checked)

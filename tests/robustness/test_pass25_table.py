@@ -457,3 +457,40 @@ def test_p23_left_1_lego_parser_with_no_constituency_is_refused(cli, tmp_path, o
                   "--parser", "benepar", "--mlm-top-k", "0", "--out", str(tmp_path / "o"))
     assert_clean_error(outcome, 2, "--no-constituency")
     assert not (tmp_path / "o").exists()
+
+
+def test_p26_kill_2_a_resumed_run_stopped_before_its_first_shard_keeps_a_folder_the_user_gave(tmp_path, monkeypatch):
+    """Was: a run into a folder the user made, killed before its first shard, then resumed and stopped before its
+    first shard again, deleted the user's folder (the resume took the folder for the run's own)."""
+    from alict_core.runner import RunCancelled, stream
+    from tests.test_stream import MODELS, small_cases
+
+    out = tmp_path / "U"
+    out.mkdir()
+    with monkeypatch.context() as killed:  # no clean-up ran: as a SIGKILL leaves it
+        killed.setattr(stream, "_end_unfinished", lambda *args, **kwargs: None)
+        with pytest.raises(RunCancelled):
+            stream.run_streaming(small_cases(), MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c",
+                                 should_stop=lambda: True)
+    assert json.loads((out / "progress.json").read_text())["folder_made"] is False
+    with pytest.raises(RunCancelled):
+        stream.run_streaming(small_cases(), MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c",
+                             should_stop=lambda: True)
+    assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_p26_kill_1_a_replaced_folder_keeps_its_permissions(tmp_path):
+    """Was: `run --out U2` into a user's private 0700 folder (or a shared setgid 2770 one) swapped in a 0755 folder:
+    the results readable by every user of the machine."""
+    import stat
+
+    from alict_core.runner.stream import run_streaming
+    from tests.test_stream import MODELS, small_cases
+
+    out = tmp_path / "U2"
+    out.mkdir()
+    out.chmod(0o700)
+    run_streaming(small_cases(), MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    run_streaming(small_cases()[:-2], MODELS, run_dir=out, shard_size=10, cache_root=tmp_path / "c")  # re-written
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
