@@ -16,6 +16,7 @@ from alict_app import runs
 from alict_app.formatting import code, literal
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import progress_view
+from alict_core.runner.store import writer_alive
 
 REFRESH_S = 2.0
 
@@ -37,7 +38,8 @@ def describe(view: dict[str, Any]) -> str:
 def _attached(run_id: str) -> None:
     """The attached run's progress bar and line (re-read on every fragment rerun)."""
     try:
-        view = progress_view(read_json(runs.run_dir(run_id) / "progress.json"), folder=runs.run_dir(run_id))
+        progress = read_json(runs.run_dir(run_id) / "progress.json")
+        view = progress_view(progress, folder=runs.run_dir(run_id))
     except (ValueError, OSError):
         st.warning(f"Run {literal(run_id[:12])} has no readable progress any more (removed or rewritten).")
         return
@@ -47,8 +49,10 @@ def _attached(run_id: str) -> None:
         st.caption(literal(view["message"]))
     if view["status"] == "done" and runs.is_done(run_id):
         st.success("Finished: open **Failures** or **Report**.")
-    elif view["status"] == "done":  # its summary, meta and manifest are written after the status (seconds)
+    elif view["status"] == "done" and writer_alive(progress, runs.run_dir(run_id)):  # summary, meta, manifest
         st.info("Finishing: writing the summary and the manifest; it opens in Failures in a moment.")
+    elif view["status"] == "done":  # its writer died between the status and the manifest
+        st.warning("Stopped while finishing (process gone); re-run it to finish: its shards are kept.")
     elif view["status"] == "running" and not view["alive"]:
         st.warning("Stopped (process gone); re-run to resume: finished shards are kept.")
     elif view["status"] in ("cancelled", "failed"):

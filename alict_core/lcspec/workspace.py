@@ -76,11 +76,16 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
                        "confirm overwrite to replace it")
     if target.exists() and not overwrite:
         raise exists
+    new = not target.exists()
+    if new:  # a new file, ticked "overwrite" or not (the tick got past the limit)
+        _check_room(target.parent, 1)
     if overwrite:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with jsonl.atomic_path(target) as tmp:
             tmp.write_text(body, encoding="utf-8")
+        if new:
+            _recheck_room(target)
         return target
-    _check_room(target.parent, 1)
     target.parent.mkdir(parents=True, exist_ok=True)  # the first spec saved for a task makes its folder
     tmp = jsonl.new_temp_file(target)  # looked up at the call (tests put a racing session in its place)
     try:
@@ -90,12 +95,18 @@ def save_spec_text(directory: Path, name: str, text: str, overwrite: bool = Fals
         raise exists from None
     finally:
         tmp.unlink(missing_ok=True)
+    _recheck_room(target)
+    return target
+
+
+def _recheck_room(target: Path) -> None:
+    """After a new spec file is written: another session's save at the same moment may have taken the folder over
+    the limit too; this one is taken back."""
     try:
-        _check_room(target.parent, 0)  # another session's save at the same moment: the later one is taken back
+        _check_room(target.parent, 0)
     except SpecError:
         target.unlink(missing_ok=True)
         raise
-    return target
 
 
 def _check_room(directory: Path, adding: int) -> None:

@@ -156,6 +156,9 @@ def test_p25_pages_2_a_spec_save_past_the_workspace_limit_is_refused(tmp_path, m
     save_spec_text(first.parent, "sentiment-mine1.yaml", text.replace("sentiment-lc01", "sentiment-mine1"))
     with pytest.raises(SpecError, match="over the limit of 2"):
         save_spec_text(first.parent, "sentiment-mine2.yaml", text.replace("sentiment-lc01", "sentiment-mine2"))
+    with pytest.raises(SpecError, match="over the limit of 2"):  # pass 26: "Overwrite if it exists" ticked
+        save_spec_text(first.parent, "sentiment-mine2.yaml", text.replace("sentiment-lc01", "sentiment-mine2"),
+                       overwrite=True)
     assert sorted(p.name for p in first.parent.iterdir()) == ["sentiment-lc01.yaml", "sentiment-mine1.yaml"]
     save_spec_text(first.parent, "sentiment-mine1.yaml", text.replace("sentiment-lc01", "sentiment-mine1"),
                    overwrite=True)
@@ -172,7 +175,7 @@ def test_p25_pages_1_list_filters_in_a_link_keep_items_with_commas(items):
     assert decode_list("vader,textblob") == ["vader", "textblob"]  # links made before stay as they were
 
 
-def test_p25_pages_3_a_run_is_called_finished_only_once_it_opens(tmp_path, own_cache):
+def test_p25_pages_3_a_run_is_called_finished_only_once_it_opens(tmp_path, own_cache, monkeypatch):
     """Was: "Runs in progress" said "Finished: open Failures or Report" for the seconds between the run's "done"
     status and its meta.json; Failures opened then said the run was not a finished run and showed another."""
     from streamlit.testing.v1 import AppTest
@@ -182,13 +185,19 @@ def test_p25_pages_3_a_run_is_called_finished_only_once_it_opens(tmp_path, own_c
 
         run_monitor._attached("0123456789abcdef")
 
+    from alict_app import run_monitor
+
     folder = own_cache / "runs" / "0123456789abcdef"
     folder.mkdir(parents=True)
     (folder / "progress.json").write_text(json.dumps({"run_id": "0123456789abcdef", "status": "done", "n_shards": 1,
                                                       "shards_done": 1, "n_cases": 2, "cases_done": 2}))
+    monkeypatch.setattr(run_monitor, "writer_alive", lambda progress, folder: True)  # its writer finishing
     at = AppTest.from_function(page, default_timeout=60).run()
     assert not at.exception and not at.success
     assert any("Finishing" in info.value for info in at.info)
+    monkeypatch.setattr(run_monitor, "writer_alive", lambda progress, folder: False)  # pass 26: its writer died
+    at.run()
+    assert not at.info and any("Stopped while finishing" in w.value for w in at.warning)
     (folder / "meta.json").write_text(json.dumps({"run_id": "0123456789abcdef"}))
     at.run()
     assert [s.value for s in at.success] == ["Finished: open **Failures** or **Report**."]
