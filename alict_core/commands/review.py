@@ -80,16 +80,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _store(args: argparse.Namespace, read_only: bool = False):
     """The review store of ``--db``; ``read_only`` for commands that only read (they never write to it)."""
     from alict_core.review import ReviewStore
-    from alict_core.review.store import ReviewError, safe_url, sqlite_path
+    from alict_core.review.store import ReviewError, default_url, safe_url, sqlite_path
 
-    path = sqlite_path(args.db) if args.db else None
-    if read_only and path is not None and not path.exists():  # a mistyped --db read as an empty store
+    url = args.db or default_url()  # $ALICT_REVIEW_DB_URL is guarded like --db (it got around the pass-25 check)
+    what = "--db" if args.db else "$ALICT_REVIEW_DB_URL"
+    path = sqlite_path(url) if url else None
+    if read_only and path is not None and not path.exists() and args.db:  # a mistyped --db read as an empty store
         raise ReviewError(f"--db {safe_url(args.db)}: no such SQLite file ({str(path)!r}); give the review "
                           "database's path (a writing command, `review sample` or `review import`, creates one)")
     if not read_only and path is not None and not path.exists():  # a new database is an output like any other
         from alict_core.common.manifest import check_new_database
 
-        check_new_database(path, "--db")
+        check_new_database(path, what)
     return ReviewStore(args.db, read_only=read_only)
 
 

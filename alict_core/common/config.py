@@ -121,3 +121,15 @@ def models_dir() -> Path:
     """Where the project's own build scripts put trained offline models (not created here: a read such as `build
     --report` or `harden versions` created it; the writers create their own folders)."""
     return cache_dir() / "models"
+
+
+OFFLINE_ENVS = ("ALICT_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def offline_forced() -> bool:
+    """Whether the environment says not to touch the network (HF_HUB_OFFLINE, ALICT_OFFLINE ...)."""
+    from alict_core.common.limits import setting_flag
+
+    # ours strictly (an unknown spelling is one message); the hub's own switches as the hub reads them
+    return setting_flag(OFFLINE_ENVS[0]) or any((os.environ.get(name) or "").strip().lower() in
+                                                {"1", "true", "yes", "on"} for name in OFFLINE_ENVS[1:])

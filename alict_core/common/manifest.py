@@ -564,8 +564,9 @@ def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = 
 
     ``owned``: the names (``fnmatch`` patterns such as ``*.jsonl``) this project writes into such a folder.
     ``kind``: the artefact the writer makes (``run``, ``export``, ``lego``): a folder holding a saved artefact of
-    another kind is never replaced (``report A --export B`` deleted the saved run B); one of the same kind is,
-    even with names outside ``owned``. Without ``kind``, only folders of ``owned`` names are replaced.
+    another kind is never replaced (``report A --export B`` deleted the saved run B); one of the same kind is, when
+    everything in it is ``owned`` or recorded by its manifest (a user's notes added to it are refused). Without
+    ``kind``, only folders of ``owned`` names are replaced.
     """
     if not target.exists():
         return
@@ -578,13 +579,32 @@ def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = 
         writes = describe_artefact(kind) if kind else "this command's output"
         raise AlictError(f"{what} {str(target)!r} holds {describe_artefact(held)}; it is replaced only by "
                          f"{writes}, never by another kind: choose a new or empty folder")
-    if held is not None and held == kind:
-        return
-    foreign = [entry.name for entry in sorted(target.iterdir()) if not entry_is_owned(entry, owned)]
+    recorded = _recorded_files(target) if held is not None and held == kind else set()
+    foreign = [entry.name for entry in sorted(target.iterdir())  # a user's notes.txt added to an earlier run or
+               if not entry_is_owned(entry, owned) and not _all_recorded(entry, target, recorded)]  # export went
     if not foreign:
         return
     raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(map(repr, foreign[:3]))}); "
                      "choose a new or empty folder (an artefact folder is replaced as a whole)")
+
+
+def _recorded_files(folder: Path) -> set[str]:
+    """The files (relative paths) an artefact's manifest records, with the manifest itself."""
+    from alict_core.common.jsonl import read_json
+
+    try:
+        files = read_json(folder / "manifest.json").get("files") or {}
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return {"manifest.json"}
+    return {"manifest.json", *(name for name in files if isinstance(name, str))}
+
+
+def _all_recorded(entry: Path, folder: Path, recorded: set[str]) -> bool:
+    """Whether ``entry`` (a file, or a folder and everything in it) is among an artefact's recorded files."""
+    if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+        return False
+    paths = [entry] if entry.is_file() else [path for path in entry.rglob("*") if not path.is_dir()]
+    return all(not path.is_symlink() and path.relative_to(folder).as_posix() in recorded for path in paths)
 
 
 def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:
@@ -934,6 +954,7 @@ def check_new_database(path: Path | str, what: str) -> None:
     path = Path(path)
     if path.is_dir():
         raise AlictError(f"{what} {str(path)!r} is a folder; give a database file name")
+    _check_utf8_path(path, what)  # the database was created, and no later command could open it
     target = Path(os.path.abspath(path)).resolve()
     store = Path(os.path.abspath(cache_dir() / "models")).resolve()
     if target.is_relative_to(store):

@@ -13,6 +13,11 @@ def data_file(relative: str) -> Path:
     path = base / relative
     if path.exists():
         return path
+    if config.offline_forced():  # ALICT_OFFLINE: no network at all (a missing treebank was fetched anyway)
+        from alict_core.common.errors import DataNotFoundError
+
+        raise DataNotFoundError(f"data file {relative} is not in the data folder {base}, and ALICT_OFFLINE (or "
+                                "HF_HUB_OFFLINE) forbids downloading it: add it to the data folder, or go online")
     from alict_core.data.download import download_file
 
     return download_file(relative, config.cache_dir() / "data")

@@ -14,6 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from alict_core.data.checked import reads_data
 from alict_core.data.files import data_file
 
 NOT_PROFANITY = frozenset({
@@ -30,6 +31,7 @@ def split_terms(value: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
+@reads_data("hatecheck/template_placeholders.csv")  # damaged: one data error, not exit 3
 def hatecheck_placeholders() -> dict[str, list[str]]:
     """HateCheck placeholder -> term list, e.g. ``"IDENTITY_P" -> ["women", "trans people", ...]``."""
     table = {}
@@ -50,6 +52,7 @@ class IdentityGroup:
 
 
 @lru_cache(maxsize=1)
+@reads_data("hatecheck/template_placeholders.csv")  # damaged: one data error, not exit 3
 def identity_groups() -> tuple[IdentityGroup, ...]:
     table = hatecheck_placeholders()
     rows = zip(table["IDENTITY_S"], table["IDENTITY_P"], table["IDENTITY_A"], strict=True)

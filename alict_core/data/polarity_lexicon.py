@@ -53,9 +53,13 @@ def load_sentiwordnet() -> dict[tuple[str, str], WordSentiment]:
                 continue
             pos = SWN_POS[parts[0]]
             pos_score, neg_score = float(parts[2]), float(parts[3])
+            if not (0.0 <= pos_score <= 1.0 and 0.0 <= neg_score <= 1.0):  # 7, nan, -2: a damaged line
+                raise ValueError(f"line {line[:60]!r}: scores must lie in [0, 1]")
             for term in parts[4].split():
                 word, _, sense = term.rpartition("#")
-                if word and sense.isdigit():
+                if word and sense.isascii() and sense.isdigit():
+                    if int(sense) < 1:  # senses count from 1 (#0 divided by zero)
+                        raise ValueError(f"line {line[:60]!r}: sense number {sense} (senses count from 1)")
                     senses[(word.lower().replace("_", " "), pos)].append((int(sense), pos_score, neg_score))
     table = {}
     for key, values in senses.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from alict_core.data.checked import reads_data
 from alict_core.data.records import LabelledText
 from alict_core.tasks import SENTIMENT, TASKS, task_list
 
@@ -45,16 +46,20 @@ def source_split_lookup(task: str) -> Callable[[str], str | None]:
     if task == SENTIMENT.name:
         return lambda source_id: _sst_split(source_id)
     if task in TASKS:
-        from alict_core.common.jsonl import read_json
-        from alict_core.data.files import data_file
-        from alict_core.data.hatexplain import SPLIT_NAMES
-
-        divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
-        split_of = {f"hx-{pid}": SPLIT_NAMES[name] for name, ids in divisions.items() for pid in ids}
-        return split_of.get
+        return _hatexplain_split_of().get
     from alict_core.common.errors import AlictError
 
     raise AlictError(f"unknown task {task!r}; tasks: {task_list()}")
+
+
+@reads_data("hatexplain/post_id_divisions.json")  # damaged ({"oops": ...}, a list): one data error, not exit 3
+def _hatexplain_split_of() -> dict[str, str]:
+    from alict_core.common.jsonl import read_json
+    from alict_core.data.files import data_file
+    from alict_core.data.hatexplain import SPLIT_NAMES
+
+    divisions = read_json(data_file("hatexplain/post_id_divisions.json"))
+    return {f"hx-{pid}": SPLIT_NAMES[name] for name, ids in divisions.items() for pid in ids}
 
 
 def _sst_split(source_id: str) -> str | None:

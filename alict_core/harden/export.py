@@ -290,6 +290,8 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
     return summary
 
 
+HF_SPLIT_FILES = tuple(f"{split}/{name}" for split in SPLITS  # what datasets' save_to_disk writes per split
+                       for name in ("data-*.arrow", "dataset_info.json", "state.json", ".*.tmp"))
 EXPORT_NAMES = ("export.json", "hf_dataset", *(f"{split}.{suffix}" for split in SPLITS for suffix in ("jsonl", "csv")))
 
 
@@ -298,8 +300,9 @@ def _check_only_export_files(out_dir: Path) -> None:
     if not out_dir.is_dir():
         return
     def ours(entry: Path) -> bool:  # a folder named train.jsonl (holding a user's files) was deleted as the export's
-        if entry.name == "hf_dataset":  # the datasets library's own layout (subfolders per split)
-            return entry.is_dir() and not entry.is_symlink() and (entry / "dataset_dict.json").is_file()
+        if entry.name == "hf_dataset":  # the datasets library's own layout (a folder per split), nothing else
+            return entry.is_dir() and not entry.is_symlink() and (entry / "dataset_dict.json").is_file() and all(
+                entry_is_owned(inner, ("dataset_dict.json", *HF_SPLIT_FILES)) for inner in entry.iterdir())
         return entry_is_owned(entry, EXPORT_NAMES)
 
     foreign = sorted(p.name for p in out_dir.iterdir() if not ours(p))

@@ -12,6 +12,7 @@ import gzip
 from collections import defaultdict
 from functools import lru_cache
 
+from alict_core.data.checked import reads_data
 from alict_core.data.files import data_file
 
 SWN_FILE = "sentiwordnet/sentiwordnet_3.0_nogloss.tsv.gz"
@@ -19,6 +20,7 @@ UPOS_TO_WN = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 
 
 @lru_cache(maxsize=1)
+@reads_data(SWN_FILE)  # a file cut short is one data error (EOFError was exit 3)
 def _synsets() -> tuple[dict[tuple[str, str], list[tuple[int, int]]], list[tuple[tuple[str, int], ...]]]:
     """((lemma, wn pos) → [(sense rank, synset number)], synset number → its one-word terms with their ranks)."""
     senses: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)

@@ -185,6 +185,9 @@ def check_build_folder(folder: Path, target: str) -> None:
     whole (a user's files in ``<out>/quick/parser`` were deleted, a saved run copied there too, a link was renamed
     aside). An artefact of this target (files its manifest lists) or one whose manifest is cut short is rebuilt."""
     folder = Path(folder)
+    if folder.parent.is_symlink():  # `<out>/micro` a link to the data folder, a saved run or the store's quick/
+        raise AlictError(f"{folder.parent} is a symbolic link: a build writes {folder.name} into the folder it points "
+                         "to (which no check of --out covers); give --out where the profile folder is itself")
     if folder.is_symlink():
         raise AlictError(f"{folder} is a symbolic link: a build replaces the folder whole (the link, not the folder "
                          "it points to); give --out where the folder is itself")
@@ -195,10 +198,13 @@ def check_build_folder(folder: Path, target: str) -> None:
     names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")
                    if path.is_symlink() or not path.is_dir())
     listed = {MANIFEST}
+    path = folder / MANIFEST
     try:
-        manifest = read_json(folder / MANIFEST) if os.path.lexists(folder / MANIFEST) else None
+        manifest = read_json(path) if os.path.lexists(path) else None
     except (ValueError, OSError):
-        return  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it
+        if _cut_short_manifest(path):
+            return  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it
+        manifest = None  # an empty file, a folder, a dangling link of that name: nothing says ALiCT built it
     if isinstance(manifest, dict) and manifest.get("target") == canonical(target):
         listed |= {str(name) for name in (manifest.get("files") or {})} if isinstance(manifest.get("files"),
                                                                                         dict) else set()
@@ -210,6 +216,17 @@ def check_build_folder(folder: Path, target: str) -> None:
                                                                   if len(foreign) > 3 else "")
         raise AlictError(f"{folder} holds files ALiCT did not build there ({shown}); a build replaces the folder "
                          f"whole: move them away or give another --out")
+
+
+def _cut_short_manifest(path: Path) -> bool:
+    """Whether ``path`` is a regular file that begins as ALiCT's manifests do (cut short by a kill or a full disk)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with open(path, "rb") as handle:
+            return b"".join(handle.read(64).split()).startswith(b'{"format"')  # spaces and line breaks aside
+    except OSError:
+        return False
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

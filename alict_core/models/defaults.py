@@ -32,6 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from alict_core.common.config import OFFLINE_ENVS, offline_forced  # noqa: F401 - in config: the data layer asks it
 from alict_core.common.errors import AlictError
 from alict_core.common.limits import setting_number
 
@@ -42,7 +43,6 @@ PIN_ENV = {
     "classifier:sentiment": "ALICT_DEFAULT_SENTIMENT_MODEL",
     "classifier:hate_speech": "ALICT_DEFAULT_HATE_SPEECH_MODEL",
 }
-OFFLINE_ENVS = ("ALICT_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 TIMEOUT_ENV = "ALICT_ONLINE_TIMEOUT"
 HUB_HOST = ("huggingface.co", 443)
 BENEPAR_HOST = ("github.com", 443)  # benepar's model index lives on kitaev.com, its zips on github.com
@@ -79,16 +79,6 @@ WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.ind
 
 
 # -- where things are ---------------------------------------------------------------------------------
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def offline_forced() -> bool:
-    """Whether the environment says not to touch the network (HF_HUB_OFFLINE, ALICT_OFFLINE ...)."""
-    from alict_core.common.limits import setting_flag
-
-    # ours strictly (an unknown spelling is one message); the hub's own switches as the hub reads them
-    return setting_flag(OFFLINE_ENVS[0]) or any(_truthy(os.environ.get(name)) for name in OFFLINE_ENVS[1:])
 
 
 def hf_cache_dir() -> Path:

@@ -86,16 +86,20 @@ def test_fj_run_out_never_replaces_a_report_export(cli, artefacts):
 
 
 def test_fj_a_report_export_still_replaces_an_earlier_export(cli, artefacts, tmp_path):
-    """The same kind is still replaced: an export over an earlier export of another run."""
+    """The same kind is still replaced: an export over an earlier export of another run; but not when a file was
+    added to the earlier export (pass 26: a user's notes went with it)."""
     import shutil
 
     again = tmp_path / "export"
     shutil.copytree(artefacts["export"], again)
-    (again / "report.html").write_text("an older version's extra file")  # a name outside EXPORT_FILES: its manifest
+    (again / "notes.txt").write_text("the user's own file")
+    outcome = cli("report", str(artefacts["b"]), "--out", str(tmp_path / "r.html"), "--export", str(again))
+    assert outcome.code == 2 and "notes.txt" in outcome.err and (again / "notes.txt").is_file()
+    (again / "notes.txt").unlink()
     outcome = cli("report", str(artefacts["b"]), "--out", str(tmp_path / "r.html"), "--export", str(again))
     assert outcome.code == 0, outcome.err
     assert json.loads((again / "manifest.json").read_text())["kind"] == "export"
-    assert len((again / "cases.jsonl").read_text().splitlines()) == 6 and not (again / "report.html").exists()
+    assert len((again / "cases.jsonl").read_text().splitlines()) == 6
 
 
 # F-l: a file output is refused inside every artefact folder the program writes -------------------------------------
