@@ -77,6 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     writeback.set_defaults(handler=_foreign_schema(run_writeback))
 
 
+DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")  # an empty file of another name is a user's file, not a database
+
+
 def _store(args: argparse.Namespace, read_only: bool = False):
     """The review store of ``--db``; ``read_only`` for commands that only read (they never write to it)."""
     from alict_core.review import ReviewStore
@@ -92,6 +95,9 @@ def _store(args: argparse.Namespace, read_only: bool = False):
         from alict_core.common.manifest import check_new_database
 
         check_new_database(path, what)
+    if path is not None and path.is_file() and path.stat().st_size == 0 and path.suffix.lower() not in DB_SUFFIXES:
+        raise ReviewError(f"{what} {safe_url(url)}: {path.name!r} is an empty file, not a review database (SQLite "
+                          "would take it over); give a database file (.sqlite, .db) or a new name")
     return ReviewStore(args.db, read_only=read_only)
 
 

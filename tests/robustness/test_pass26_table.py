@@ -278,3 +278,21 @@ def test_p26_cli_11_review_db_url_setting_is_guarded_like_db(cli, tmp_path, own_
                   "--sets", "1", "--k", "1")
     assert_clean_error(outcome, 2, "elsewhere")
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_p26_cli_13_an_empty_file_of_another_kind_is_never_taken_for_a_review_database(cli, tmp_path, own_cache):
+    """Was: `review sample --db sqlite:///empty.jsonl` turned the user's empty file into a SQLite database."""
+    from tests.robustness.support import small_cases
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    outcome = cli("review", "sample", "--db", f"sqlite:///{empty}", "--name", "t", "--task", "sentiment", "--cases",
+                  str(cases), "--size", "3", "--sets", "1", "--k", "1")
+    assert_clean_error(outcome, 2, "is an empty file, not a review database")
+    assert empty.read_bytes() == b""
+    fresh = tmp_path / "new.sqlite"
+    fresh.write_text("")  # an empty file named as a database is one
+    assert cli("review", "sample", "--db", f"sqlite:///{fresh}", "--name", "t", "--task", "sentiment", "--cases",
+               str(cases), "--size", "3", "--sets", "1", "--k", "1").code == 0
