@@ -600,11 +600,15 @@ def _recorded_files(folder: Path) -> set[str]:
 
 
 def _all_recorded(entry: Path, folder: Path, recorded: set[str]) -> bool:
-    """Whether ``entry`` (a file, or a folder and everything in it) is among an artefact's recorded files."""
-    if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+    """Whether ``entry`` (a file, or a folder and everything in it) is among an artefact's recorded files (a
+    recorded part that is a link loses nothing with the folder: its target stays; the re-write repairs it)."""
+    if entry.is_dir() and not entry.is_symlink():
+        paths = [path for path in entry.rglob("*") if path.is_symlink() or not path.is_dir()]
+    elif entry.is_file() or entry.is_symlink():
+        paths = [entry]
+    else:
         return False
-    paths = [entry] if entry.is_file() else [path for path in entry.rglob("*") if not path.is_dir()]
-    return all(not path.is_symlink() and path.relative_to(folder).as_posix() in recorded for path in paths)
+    return all(path.relative_to(folder).as_posix() in recorded for path in paths)
 
 
 def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:
