@@ -27,11 +27,22 @@ def models_dir(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "models"
     folder.mkdir()
     monkeypatch.setattr(config, "models_dir", lambda: folder)
-    resolved_defaults(refresh=True)
-    backends.refresh_status()
+    _forget_loaded()
     yield folder
+    _forget_loaded()
+
+
+def _forget_loaded() -> None:
+    """Nothing loaded before the test is served from a cache: an earlier test of the process could load the
+    parser under the key of "no artefact" while a build running beside the suite finished (a fresh clone's CI)."""
+    from alict_core import mlm, parsing
+
     resolved_defaults(refresh=True)
     backends.refresh_status()
+    backends._parser.clear()
+    backends._suggester.clear()
+    parsing.clear_loaded()
+    mlm._LOADED.clear()
 
 
 def fake_artefact(root: Path, target: str, profile: str, figures: dict, steps: int) -> Path:
