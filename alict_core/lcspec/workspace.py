@@ -12,7 +12,7 @@ from pathlib import Path
 
 from alict_core.common import jsonl
 from alict_core.common.errors import SpecError
-from alict_core.lcspec.loader import specs_in, workspace_spec_file
+from alict_core.lcspec.loader import is_spec_file_name, specs_in, workspace_spec_file
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,79}$")
 
@@ -113,7 +113,6 @@ def _check_room(directory: Path, adding: int) -> None:
     """Refuse a new spec file that would take ``directory`` over ``ALICT_LIMIT_WORKSPACE_SPECS``: every later load
     of the task refuses a folder over the limit (a Save past it left every page of the task showing only that)."""
     from alict_core.common.limits import limits, setting
-    from alict_core.lcspec.loader import is_spec_file_name
 
     held = sum(1 for path in directory.iterdir() if is_spec_file_name(path.name)) if directory.is_dir() else 0
     limit = limits().workspace_specs

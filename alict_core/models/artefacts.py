@@ -206,8 +206,8 @@ def check_build_folder(folder: Path, target: str) -> None:
             return  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it
         manifest = None  # an empty file, a folder, a dangling link of that name: nothing says ALiCT built it
     if isinstance(manifest, dict) and manifest.get("target") == canonical(target):
-        listed |= {str(name) for name in (manifest.get("files") or {})} if isinstance(manifest.get("files"),
-                                                                                        dict) else set()
+        files = manifest.get("files")
+        listed |= set(map(str, files)) if isinstance(files, dict) else set()
     else:
         listed = set()  # no manifest, or another program's: nothing there was built by ALiCT
     foreign = [name for name in names if name not in listed]
