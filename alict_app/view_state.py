@@ -30,11 +30,12 @@ def encode_list(values: Sequence[str]) -> str:
 
 
 def decode_list(value: Any) -> list[str]:
-    """The items of :func:`encode_list`'s text (or of a list)."""
+    """The items of :func:`encode_list`'s text (or of a list), each once, in order (``?kind=seed,seed`` drew two
+    equal chips)."""
     if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
+        return list(dict.fromkeys(str(v) for v in value))
     unescape = lambda item: re.sub(r"%(25|2[Cc])", lambda m: "%" if m.group(1) == "25" else ",", item)  # noqa: E731
-    return [unescape(v) for v in str(value or "").split(",") if v]
+    return list(dict.fromkeys(unescape(v) for v in str(value or "").split(",") if v))
 
 
 def multi(container: Any, label: str, options: Sequence[str], key: str,

@@ -263,11 +263,15 @@ def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
     """A run found finished: the extra files its writer meant it to have (meta.json ``extra_files``) that are missing
     written (killed before they were; an existing one is the run's own record and is kept, and a run made without
     them, e.g. by the CLI, is never adopted by another front door's request), ``on_finished`` only when its writer
-    made a story (meta.json ``story``) and story.json is missing (killed during its story write)."""
+    made a story (meta.json ``story``) and story.json is missing (killed during its story write). Under the run lock
+    no writer of these files is alive: a killed write's hidden temporary file of one of them is removed."""
     from alict_core.common.refs import check_name
 
     meta = read_json(folder / "meta.json")
     meant = meta.get("extra_files", []) if isinstance(meta, dict) else []
+    for name in meant if isinstance(meant, list) else ():
+        if isinstance(name, str):
+            clean_stale_temp_files(folder, max_age_s=0, name=name)
     _write_extra_files(folder, {name: value for name, value in (extra_files or {}).items()
                                 if name in meant and not (folder / check_name(name, "run file")).exists()})
     story = meta.get("story", True) if isinstance(meta, dict) else True  # runs before the record: as before
