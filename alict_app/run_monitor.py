@@ -15,14 +15,14 @@ import streamlit as st
 from alict_app import runs
 from alict_app.formatting import code, literal
 from alict_core.common.jsonl import read_json
-from alict_core.runner.reader import progress_view
+from alict_core.runner.reader import MAX_ETA_S, progress_view
 from alict_core.runner.store import writer_alive
 
 REFRESH_S = 2.0
 
 
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or not 0 <= seconds <= MAX_ETA_S:  # never an OverflowError taking the page away
         return "?"
     return str(dt.timedelta(seconds=int(seconds)))
 

@@ -18,16 +18,24 @@ def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _one_per_line(lines: list[str]) -> bool:
+    """Whether each item is one line the form gives back as it is: not empty, no line break (``splitlines``'
+    breaks: ``\\n``, ``\\x85``, ``\\u2028``, …) and no padding (the form strips lines and drops blank ones: an empty
+    postfix, ``"  now I love it!  "`` or ``"now I hate\\nit."`` came back changed without a word)."""
+    return all(line and line == line.strip() and len(line.splitlines()) == 1 for line in lines)
+
+
 def common_fields(data: Any) -> list[dict[str, Any]]:
     """The spec's common editable fields: each search group's predicates (one YAML item per line)
-    and each concat rule's fixed string lists (prefixes, connectives, postfixes; one string per line)."""
+    and each concat rule's fixed string lists (prefixes, connectives, postfixes; one string per line). A field
+    whose items the one-per-line view cannot hold is listed with ``editable`` False (edited in the YAML only)."""
     fields: list[dict[str, Any]] = []
     if not isinstance(data, dict):
         return fields
     for i, group in enumerate(_items(data.get("search"))):
         if isinstance(group, dict) and isinstance(group.get("predicates"), list):
             lines = [yaml.safe_dump(p, default_flow_style=True, width=10_000).strip() for p in group["predicates"]]
-            fields.append({"path": ("search", i, "predicates"), "kind": "yaml",
+            fields.append({"path": ("search", i, "predicates"), "kind": "yaml", "editable": _one_per_line(lines),
                            "label": f"predicates of search group '{group.get('name', i)}'", "text": "\n".join(lines)})
     for i, rule in enumerate(_items(data.get("rules"))):
         parts = rule.get("concat") if isinstance(rule, dict) else None
@@ -36,7 +44,7 @@ def common_fields(data: Any) -> list[dict[str, Any]]:
         for j, part in enumerate(parts):
             if isinstance(part, list) and all(isinstance(v, str) for v in part):
                 role = "prefixes" if j == 0 else ("postfixes" if j == len(parts) - 1 else f"part {j + 1} strings")
-                fields.append({"path": ("rules", i, "concat", j), "kind": "strings",
+                fields.append({"path": ("rules", i, "concat", j), "kind": "strings", "editable": _one_per_line(part),
                                "label": f"{role} of rule '{rule.get('name', i)}'", "text": "\n".join(part)})
     return fields
 
@@ -107,8 +115,11 @@ def apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> N
 def _apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> None:
     text = st.session_state[editor_key]
     for item in fields:
+        entered = st.session_state.get(field_key(editor_key, item["path"], version))
+        if not item.get("editable", True) or entered is None or entered == item["text"]:
+            continue  # a field left as drawn is never rewritten (nor re-quoted, nor its comments lost)
         try:
-            value = _field_value(item, st.session_state.get(field_key(editor_key, item["path"], version), ""))
+            value = _field_value(item, entered)
         except (yaml.YAMLError, ValueError) as exc:
             st.session_state["form_error"] = f"{item['label']}: not valid YAML ({str(exc)[:200]})"
             return
@@ -133,8 +144,16 @@ def common_fields_form(editor_key: str, text: str) -> None:
         st.caption("No predicates or concat string lists here (or the YAML does not parse).")
         return
     version = hash_text(text, 10)
+    fixed = [item["label"] for item in fields if not item.get("editable", True)]
+    if fixed:
+        st.caption(literal(f"Edit in the YAML only (an empty, padded or multi-line item the one-per-line form cannot "
+                           f"show as it is): {'; '.join(fixed)}."))
+    if len(fixed) == len(fields):
+        return
     with st.form(f"form::{editor_key}"):
         for item in fields:
+            if not item.get("editable", True):
+                continue
             st.text_area(literal(item["label"]) + " (one per line)", item["text"],  # a label renders Markdown
                          key=field_key(editor_key, item["path"], version),
                          height=68 + 20 * min(5, item["text"].count("\n")))

@@ -580,8 +580,9 @@ def _check_replaceable(target: Path, owned: tuple[str, ...], kind: str | None = 
         raise AlictError(f"{what} {str(target)!r} holds {describe_artefact(held)}; it is replaced only by "
                          f"{writes}, never by another kind: choose a new or empty folder")
     recorded = _recorded_files(target) if held is not None and held == kind else set()
-    foreign = [entry.name for entry in sorted(target.iterdir())  # a user's notes.txt added to an earlier run or
-               if not entry_is_owned(entry, owned) and not _all_recorded(entry, target, recorded)]  # export went
+    foreign = [name for entry in sorted(target.iterdir())  # a user's notes.txt added to an earlier run or export
+               if not entry_is_owned(entry, owned) and not _all_recorded(entry, target, recorded)  # went with it
+               for name in _foreign_names(entry, owned, target, recorded)]
     if not foreign:
         return
     raise AlictError(f"{what} {str(target)!r} already holds other files ({', '.join(map(repr, foreign[:3]))}); "
@@ -609,6 +610,19 @@ def _all_recorded(entry: Path, folder: Path, recorded: set[str]) -> bool:
     else:
         return False
     return all(path.relative_to(folder).as_posix() in recorded for path in paths)
+
+
+def _foreign_names(entry: Path, owned: Sequence[str], folder: Path, recorded: set[str]) -> list[str]:
+    """How a refused ``entry`` is named to the user: a folder this project writes (``results``) by the files in it
+    that are not its own (``results/part-00000 (copy).parquet``), anything else by its name."""
+    inner = [pattern.split("/", 1)[1] for pattern in owned
+             if "/" in pattern and fnmatch.fnmatchcase(entry.name, pattern.split("/", 1)[0])]
+    if not inner or entry.is_symlink() or not entry.is_dir():
+        return [entry.name]
+    return [f"{entry.name}/{child.name}" for child in sorted(entry.iterdir())
+            if (child.is_symlink() or not child.is_file() or not any(fnmatch.fnmatchcase(child.name, pattern)
+                                                                    for pattern in inner))
+            and child.relative_to(folder).as_posix() not in recorded] or [entry.name]
 
 
 def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:

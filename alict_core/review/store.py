@@ -522,11 +522,35 @@ _LOCK = threading.Lock()
 _MAX_ENGINES = 8
 
 
+SQLITE_URL_OPTIONS = frozenset({"uri", "timeout"})  # the SQLite URL options whose meaning is kept
+
+
+def _check_sqlite_url(url: str) -> None:
+    """Refuse a SQLite URL whose file starts with ``~`` (never expanded in a URL: a folder named ``~`` was created in
+    the working folder) or that carries an option the driver does not take (``?mode=ro`` printed SQLAlchemy's
+    warning with its source line and wrote the database all the same: read-only is ``file:…?mode=ro&uri=true``)."""
+    if not url.startswith("sqlite"):
+        return
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return  # said by the engine's own check
+    path = sqlite_path(url)
+    if path is not None and path.parts and path.parts[0].startswith("~"):
+        raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
+                          "path (sqlite:////home/me/review.sqlite)")
+    unknown = sorted(set(parsed.query) - SQLITE_URL_OPTIONS)
+    if unknown:
+        raise ReviewError(f"review database {safe_url(url)}: unknown SQLite URL option(s) {', '.join(unknown)}; a "
+                          "read-only database is opened by the read-only commands themselves")
+
+
 def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
     """The engine of ``url`` (default ``default_url()``), schema-checked (and, unless ``read_only``, migrated)
     once per process (bounded cache). A read-only engine of a missing or empty database is an empty in-memory
     one, never cached (the database may be created later)."""
     url = url or default_url()
+    _check_sqlite_url(url)
     key = f"{'ro' if read_only else 'rw'}:{url}"
     with _LOCK:
         if key in _ENGINES:
@@ -799,6 +823,12 @@ class ReviewStore:
         with self.session() as s:
             if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
                 raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
+            key = reviewer_key(name)  # 'T1' or a full-width 'ｔ1' beside 't1': a link could send reviewers to either
+            alike = next((other for other in s.scalars(select(ReviewTask.name))
+                          if isinstance(other, str) and reviewer_key(other) == key), None)
+            if alike is not None:
+                raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case or "
+                                  "character width; choose another --name")
         reviewers = {r: self.reviewer(r).id for r in {r for _, r in assignments}}
         with self.session() as s:
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))

@@ -27,9 +27,13 @@ PROGRESS = "progress.json"
 SHARD_DIRS = ("cases", "counts", "results")
 STOP_FILE = ".stop"  # workers in other processes or machines see a stop request through this file
 # .*.tmp: left by a killed write; story.json: the Story's data, written after the manifest
-# a shard folder holds only part files and the temporary files of their writes (a user's file there was deleted)
+# a shard folder holds only part files (named exactly as :func:`part_name` names them, of its own suffix: a user's
+# results/part-00000.parquet.orig is not one) and the temporary files of their writes (a user's file there was deleted)
+PART_SUFFIXES = {"cases": ".jsonl", "counts": ".json", "results": ".parquet"}
+_PART_NAMES = tuple("part-" + "[0-9]" * digits for digits in range(5, 9))  # part-00000 … part-99999999
 OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", STOP_FILE, ".*.tmp",
-         *(f"{folder}/{name}" for folder in SHARD_DIRS for name in ("part-*", ".*.tmp")))
+         *(f"{folder}/{name}" for folder in SHARD_DIRS
+           for name in (*(stem + PART_SUFFIXES[folder] for stem in _PART_NAMES), ".*.tmp")))
 
 
 def part_name(shard: int, suffix: str) -> str:

@@ -69,9 +69,14 @@ class RowFilter:
         return expression
 
 
+MAX_COUNT = 10**12  # counts of progress.json above this are no run's (a 400-digit count overflowed the rate)
+MAX_ETA_S = 10 * 365 * 86400.0  # an ETA beyond ten years is shown as unknown (a longer one overflowed the page's clock)
+
+
 def _count(value: Any) -> int:
-    """A count of progress.json, 0 when it is not a whole number >= 0 (the file is the writer's note, not trusted)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """A count of progress.json, 0 when it is not a whole number in [0, MAX_COUNT] (the file is the writer's note,
+    not trusted)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
 
 
 def _moment(value: Any, default: float) -> float:
@@ -98,6 +103,7 @@ def progress_view(progress: dict[str, Any], now: float | None = None, folder: Pa
     elapsed = max(updated - started, 1e-9)
     rate = cases_done / elapsed if cases_done else 0.0
     eta = (n_cases - cases_done) / rate if rate > 0 and n_cases > cases_done else None
+    eta = eta if eta is not None and eta <= MAX_ETA_S else None
     status = str(progress.get("status") or "unknown")
     alive = writer_alive(progress, folder) if status == "running" else False
     shown = status

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.robustness.conftest import assert_clean_error
 from tests.robustness.support import seed_row
 
@@ -76,11 +78,14 @@ def test_p24_cli_6_a_linked_input_inside_the_output_folder_is_refused(cli, tmp_p
     assert (own / "cases.jsonl").is_symlink()
 
 
-def test_p24_kill_2_4_stray_part_files_of_a_killed_run_are_removed_on_resume(tmp_path):
+def test_p24_kill_2_4_stray_part_files_of_a_killed_run_are_kept_and_named(tmp_path):
     """Was: `part-00000 (copy).parquet` in a killed run gave exit 3 (int()) on every resume; `part-00000.x.jsonl`
-    copies were sealed into the finished run, and report/compare counted their cases twice."""
+    copies were sealed into the finished run, and report/compare counted their cases twice. Since pass 27 such a
+    file (no name a run writes) is the user's: the resume is refused naming it, and it is kept; without it the
+    resume finishes the run as a fresh one would."""
     import shutil
 
+    from alict_core.common.errors import AlictError
     from alict_core.runner.stream import run_streaming
     from tests.robustness.support import cancelled_run
     from tests.test_stream import MODELS, assert_same_run, small_cases
@@ -88,9 +93,16 @@ def test_p24_kill_2_4_stray_part_files_of_a_killed_run_are_removed_on_resume(tmp
     cases = small_cases()
     cancelled_run(tmp_path / "run", cases, tmp_path / "c")
     run = tmp_path / "run"
-    shutil.copy(run / "results" / "part-00000.parquet", run / "results" / "part-00000 (copy).parquet")
+    copies = [run / "results" / "part-00000 (copy).parquet"]
+    shutil.copy(run / "results" / "part-00000.parquet", copies[0])
     for folder, suffix in (("cases", ".jsonl"), ("counts", ".json"), ("results", ".parquet")):
-        shutil.copy(run / folder / f"part-00000{suffix}", run / folder / f"part-00000.x{suffix}")
+        copies.append(run / folder / f"part-00000.x{suffix}")
+        shutil.copy(run / folder / f"part-00000{suffix}", copies[-1])
+    with pytest.raises(AlictError, match=r"'cases/part-00000\.x\.jsonl'"):
+        run_streaming(cases, MODELS, run_dir=run, shard_size=10, cache_root=tmp_path / "c")
+    assert all(copy.is_file() for copy in copies)
+    for copy in copies:
+        copy.unlink()
     out = run_streaming(cases, MODELS, run_dir=run, shard_size=10, cache_root=tmp_path / "c")
     assert not [p.name for p in out.rglob("part-*") if " " in p.name or ".x." in p.name]
     manifest = json.loads((out / "manifest.json").read_text())

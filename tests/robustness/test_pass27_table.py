@@ -4,8 +4,11 @@ before its fix."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+
+from tests.robustness.conftest import assert_clean_error
 
 
 def test_p27_left_1_a_repeated_item_in_a_link_filter_is_one_chip():
@@ -51,3 +54,117 @@ def test_p27_left_3_a_killed_request_json_write_leaves_no_temporary_file(tmp_pat
     again = run_streaming(cases, ["vader"], root=tmp_path / "runs", extra_files={"request.json": {"who": "b"}})
     assert again == folder and not left.exists()
     assert json.loads((folder / "request.json").read_text()) == {"who": "a"}  # the run's own record is kept
+
+
+@pytest.mark.parametrize("kept", ["counts/part-00000.json.bak", "results/part-00000.parquet.orig",
+                                  "cases/part-x.jsonl", "results/part-00000.jsonl"])
+def test_p27_cli_1_run_out_over_a_run_never_takes_a_users_file_named_like_a_part(cli, tmp_path, own_cache, kept):
+    """Was: `run --out r` over an earlier run r replaced it (exit 0) when a user's file in a shard folder merely
+    began with `part-` (counts/part-00000.json.bak, results/part-00000.parquet.orig): the file went with the run."""
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    run = tmp_path / "r"
+    args = ("run", "--task", "sentiment", "--seeds", str(seeds), "--quiet", "--no-story", "--out", str(run))
+    assert cli(*args, "--models", "vader").code == 0
+    (run / kept).write_text("precious")
+    outcome = cli(*args, "--models", "textblob")
+    assert outcome.code == 2, outcome.err[-400:]
+    assert (run / kept).read_text() == "precious"
+
+
+@pytest.mark.parametrize("progress", [{"n_cases": 10**8, "cases_done": 1, "started_at": -2_000_000},
+                                      {"n_cases": int("9" * 400), "cases_done": int("9" * 399)},
+                                      {"n_cases": 10**12, "cases_done": 1, "started_at": 1e-300}])
+def test_p27_pages_1_an_odd_progress_json_never_takes_the_run_page_away(tmp_runs, tmp_path, own_cache, progress):
+    """Was: a progress.json in the run store whose ETA is beyond datetime's range (or whose counts are 400 digits)
+    replaced the whole Run page with "Unexpected error … OverflowError", for every session, until the folder was
+    removed (progress.json is the writer's note, never trusted)."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    now = time.time()
+    folder = tmp_runs / "aaaaetaoverflow3"
+    folder.mkdir()
+    started = progress.pop("started_at", -2000)
+    note = {"status": "running", "pid": 999999, "n_shards": 4, "shards_done": 0, "models": ["vader"],
+            "started_at": now + started if started < 0 else started, "updated_at": now, **progress}
+    (folder / "progress.json").write_text(json.dumps(note))
+    at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=240)
+    at.run()
+    at.switch_page("pages/run.py").run()
+    assert not at.exception
+    assert not [e.value for e in at.error if "Unexpected" in e.value]
+    assert at.button(key="run_go")
+
+
+@pytest.mark.usefixtures("fake_backends")
+@pytest.mark.parametrize("touch", ["nothing", "another field"])
+def test_p27_pages_2_apply_to_yaml_never_rewrites_strings_the_form_cannot_show(tmp_path, monkeypatch, touch):
+    """Was: "Apply to YAML" rewrote every concat string list, changed or not: an empty postfix was dropped, a
+    padded one stripped and one holding a line break split in two; the spec stayed valid and, saved, made other
+    cases without a word."""
+    from tests.robustness.test_pass17_table import _specs_page_of
+
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(tmp_path / "ws"))
+    at = _specs_page_of(Path(__file__).resolve().parents[2], "sentiment-lc03")
+    editor = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::"))
+    odd = '["now I like it.", "", "  now I love it!  ", "now I hate\\nit."]'
+    lines = editor.value.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("concat:"))
+    postfix = next(i for i in range(first + 1, len(lines)) if lines[i].strip().startswith("- [") or
+                   lines[i].strip() == "-")
+    assert lines[postfix].strip().startswith("- ["), lines[first:first + 8]
+    lines[postfix] = lines[postfix][:lines[postfix].index("- [")] + "- " + odd
+    text = "\n".join(lines) + "\n"
+    editor.set_value(text).run()
+    if touch == "another field":
+        field = next(t for t in at.text_area if str(t.key).endswith("::search/0/predicates"))
+        field.set_value(field.value.replace("lt: 20", "lt: 15"))
+    next(b for b in at.button if b.label == "Apply to YAML").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = next(t for t in at.text_area if str(t.key).startswith("spec_yaml::")).value
+    assert odd in after
+    if touch == "another field":
+        assert "lt: 15" in after
+    else:
+        assert after == text
+
+
+@pytest.mark.parametrize("alike", ["T1", "ｔ1", "Ｔ１"])
+def test_p27_pages_3_a_review_task_named_like_another_but_for_case_or_width_is_refused(tmp_path, alike):
+    """Was: beside a task "t1", the Review page (and `review sample`) created "T1" and a full-width "ｔ1": a shared
+    link could send reviewers to a look-alike task."""
+    from alict_core.review.store import ReviewError, ReviewStore
+
+    store = ReviewStore(f"sqlite:///{tmp_path / 'rv.sqlite'}")
+    store.create_task("t1", "sentiment", {}, [])
+    with pytest.raises(ReviewError, match="only in case or character width"):
+        store.create_task(alike, "sentiment", {}, [])
+    assert [task.name for task in store.tasks()] == ["t1"]
+    store.create_task("t2", "sentiment", {}, [])  # another name is fine
+
+
+@pytest.mark.parametrize("url", ["sqlite:///~/rv.sqlite", "sqlite:///~me/rv.sqlite", "sqlite:///rv.sqlite?mode=ro",
+                                 "sqlite:///rv.sqlite?journal=off"])
+def test_p27_cli_3_review_db_urls_with_a_tilde_or_an_unknown_option_are_refused(cli, tmp_path, own_cache,
+                                                                               monkeypatch, url):
+    """Was (row by the p27cli helper): `review sample --db sqlite:///~/rv.sqlite` created a folder literally named
+    `~` in the working folder and the database in it, exit 0 (a URL is never expanded by the shell);
+    `--db "sqlite:///q.db?mode=ro"` printed SQLAlchemy's warning with its source line and wrote the database."""
+    from tests.robustness.support import small_cases
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    outcome = cli("review", "sample", "--db", url, "--name", "t", "--task", "sentiment",
+                  "--cases", str(cases), "--size", "3", "--sets", "1", "--k", "1")
+    assert_clean_error(outcome, 2)
+    assert list(work.iterdir()) == [] and list((tmp_path / "home").iterdir()) == []
+    assert "create_engine" not in outcome.err
