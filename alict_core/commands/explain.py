@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", default="lemna", help="explainer: lemna, shap or lime (default lemna)")
     parser.add_argument("--label", default=None, help="label to explain (default: the predicted label)")
     parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=0, help="random seed (default 0)")
-    parser.add_argument("--samples", type=int_range(1, "explain_samples"), default=None,
+    parser.add_argument("--samples", type=int_range(10, "explain_samples"), default=None,
                         help="perturbations for the explainer (default per method)")
     parser.add_argument("--template-samples", type=int_range(1, "explain_samples"), default=1000,
                         help="N for Algorithm 2 (default 1000)")

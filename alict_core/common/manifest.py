@@ -620,7 +620,7 @@ def _foreign_names(entry: Path, owned: Sequence[str], folder: Path, recorded: se
     if not inner or entry.is_symlink() or not entry.is_dir():
         return [entry.name]
     return [f"{entry.name}/{child.name}" for child in sorted(entry.iterdir())
-            if (child.is_symlink() or not child.is_file() or not any(fnmatch.fnmatchcase(child.name, pattern)
+            if (child.is_symlink() or not child.is_file() or not any(_file_named(child, pattern)
                                                                     for pattern in inner))
             and child.relative_to(folder).as_posix() not in recorded] or [entry.name]
 
@@ -634,13 +634,24 @@ def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:
     if entry.is_symlink():
         return False
     if entry.is_file():
-        return any("/" not in pattern and fnmatch.fnmatchcase(entry.name, pattern) for pattern in owned)
+        return any("/" not in pattern and _file_named(entry, pattern) for pattern in owned)
     inner = [pattern.split("/", 1)[1] for pattern in owned
              if "/" in pattern and fnmatch.fnmatchcase(entry.name, pattern.split("/", 1)[0])]
     if not inner or not entry.is_dir():
         return False
     return all(not child.is_symlink() and child.is_file()
-               and any(fnmatch.fnmatchcase(child.name, pattern) for pattern in inner) for child in entry.iterdir())
+               and any(_file_named(child, pattern) for pattern in inner) for child in entry.iterdir())
+
+
+TEMP_PATTERN = ".*.tmp"  # a killed write's temporary file: owned only when it is this program's (sealed) name
+
+
+def _file_named(path: Path, pattern: str) -> bool:
+    """Whether the plain file ``path`` is named by the owned ``pattern`` (a ``.*.tmp`` name only when this program
+    made it: a user's ``.draft-notes.tmp`` went with the folder)."""
+    from alict_core.common.jsonl import is_own_temp_file
+
+    return fnmatch.fnmatchcase(path.name, pattern) and (pattern != TEMP_PATTERN or is_own_temp_file(path))
 
 
 def check_replaceable(target: Path | str | None, owned: tuple[str, ...], kind: str, what: str) -> None:

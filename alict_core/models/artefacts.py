@@ -16,6 +16,7 @@ against the manifest (once per process per unchanged folder).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import threading
@@ -202,8 +203,9 @@ def check_build_folder(folder: Path, target: str) -> None:
     try:
         manifest = read_json(path) if os.path.lexists(path) else None
     except (ValueError, OSError):
-        if _cut_short_manifest(path):
-            return  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it
+        if _cut_short_manifest(path):  # ALiCT's manifest cut short (a damaged artefact): `build` repairs it, when
+            _check_cut_short_folder(folder, target, names)  # everything beside it may be the target's own
+            return
         manifest = None  # an empty file, a folder, a dangling link of that name: nothing says ALiCT built it
     if isinstance(manifest, dict) and manifest.get("target") == canonical(target):
         files = manifest.get("files")
@@ -216,6 +218,33 @@ def check_build_folder(folder: Path, target: str) -> None:
                                                                   if len(foreign) > 3 else "")
         raise AlictError(f"{folder} holds files ALiCT did not build there ({shown}); a build replaces the folder "
                          f"whole: move them away or give another --out")
+
+
+# Files a build of each target writes besides those of LEGACY_MARKERS (tokenizer files of the encoder it uses).
+BUILT_FILES: dict[str, tuple[str, ...]] = {
+    "parser": ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "merges.txt",
+               "vocab.json", "added_tokens.json"),
+    "classifiers": ("accuracy.json",),
+}
+
+
+def _check_cut_short_folder(folder: Path, target: str, names: list[str]) -> None:
+    """Refuse to repair a target folder whose manifest is cut short when it holds a file no build of the target
+    writes and the cut manifest does not name (a user's mine.txt went with the repair)."""
+    name = canonical(target)
+    try:
+        text = (folder / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    known = {MANIFEST, *LEGACY_MARKERS.get(name, ()), *BUILT_FILES.get(name, ())}
+    foreign = [entry for entry in names if entry not in known and json.dumps(entry) not in text
+               and f"\"{entry}\"" not in text]
+    if foreign:
+        shown = ", ".join(repr(entry) for entry in foreign[:3]) + (f" and {len(foreign) - 3} more"
+                                                                    if len(foreign) > 3 else "")
+        raise AlictError(f"{folder} holds a damaged build (its {MANIFEST} is cut short) and files no build of "
+                         f"{name} writes ({shown}); a build replaces the folder whole: move them away (or remove "
+                         "the folder) and build again")
 
 
 def _cut_short_manifest(path: Path) -> bool:

@@ -141,6 +141,9 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
     if given is not None and (not given or len(given) > 200 or not given.isprintable()):
         raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
                          "name in the run and its reports)")
+    if given is not None and given != name and given in MODELS:  # as the Run page: two models of one name
+        raise AlictError(f"--models {name}: name={given!r} is the name of a registered model; a run's results "
+                         "could not tell them apart: give another name")
     if entry.tags.get("kind") == "sklearn":
         check_pickle_allowed(trust_pickle, origin="cli")
         kwargs["trusted"] = True

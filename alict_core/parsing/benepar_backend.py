@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
 import threading
 import unicodedata
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,6 +38,38 @@ def _with_leaves(tree: nltk.Tree, tokens: list[str]) -> nltk.Tree:
         for position, token in zip(positions, tokens, strict=True):
             tree[position] = token
     return tree
+
+
+def load_chart_parser(name_or_path: str) -> Any:
+    """benepar's ``load_trained_model`` (a released model's name, a released folder or a training checkpoint) with
+    every ``torch.load`` restricted to tensors and plain settings (``weights_only=True``, also when
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` is set): benepar's own loader unpickled ``benepar_model.bin`` whole, and a
+    forged one ran its code."""
+    import torch
+    from benepar import nkutil
+    from benepar.integrations.downloader import locate_model
+    from benepar.parse_chart import ChartParser
+    from transformers import AutoConfig
+
+    def tensors(path: str) -> Any:
+        with warnings.catch_warnings():  # torch's notes on a file's pickle protocol name its own source lines
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
+
+    model_path = locate_model(name_or_path)
+    if os.path.isdir(model_path):  # a released (exported) folder: settings in config.json, tensors in the .bin
+        settings = AutoConfig.from_pretrained(model_path).benepar
+        state_dict = tensors(os.path.join(model_path, "benepar_model.bin"))
+        settings["pretrained_model_path"] = model_path
+    else:  # a training checkpoint: one file of settings and tensors
+        data = tensors(model_path)
+        settings, state_dict = data["config"], data["state_dict"]
+    hparams = settings["hparams"]
+    hparams.setdefault("force_root_constituent", True)
+    settings["hparams"] = nkutil.HParams(**hparams)
+    parser = ChartParser(**settings)
+    parser.load_state_dict(state_dict)
+    return parser
 
 
 CHUNK = 64  # sentences per network batch; finished chunks are cached (an interrupted run resumes)
@@ -100,13 +135,16 @@ class BeneparParser:
     def __init__(self, name: str, model_path: str | Path, fingerprint: str | None = None,
                  cache_root: Path | None = None, batch_sentences: int = CHUNK) -> None:
         import torch
-        from benepar.integrations.downloader import load_trained_model
 
         compat.ensure()
         self.name = name
         self.model_path = str(model_path)
         try:
-            self._model = load_trained_model(self.model_path)
+            self._model = load_chart_parser(self.model_path)
+        except pickle.UnpicklingError:  # torch's text advises loading it as a pickle: never
+            raise ModelError(f"parser {name!r}: {self.model_path} holds more than tensors and settings (a pickle "
+                             "that could run code); it is never loaded: rebuild the parser or use a released "
+                             "one") from None
         except Exception as exc:  # noqa: BLE001 - report any loading failure with the model name
             raise ModelError(f"parser {name!r}: cannot load benepar model from {self.model_path}: {exc}") from exc
         self._model.eval()

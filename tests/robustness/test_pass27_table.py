@@ -168,3 +168,116 @@ def test_p27_cli_3_review_db_urls_with_a_tilde_or_an_unknown_option_are_refused(
     assert_clean_error(outcome, 2)
     assert list(work.iterdir()) == [] and list((tmp_path / "home").iterdir()) == []
     assert "create_engine" not in outcome.err
+
+
+@pytest.mark.parametrize("layout", ["released folder", "training checkpoint"])
+def test_p27_cli_4_a_parser_file_is_never_unpickled(tmp_path, monkeypatch, layout):
+    """Was (row by the p27cli helper): a benepar parser (`ALICT_DEFAULT_PARSER=<folder>`, and the store's own
+    parser) was read by benepar's `torch.load(benepar_model.bin)` with no `weights_only`: with
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 in the environment, `parse --text …` ran a forged pickle's code without
+    --trust-pickle; without it the refusal repeated torch's advice to load it with weights_only=False."""
+    import os
+    import pickle
+
+    from alict_core.common.errors import ModelError
+    from alict_core.parsing.benepar_backend import BeneparParser
+
+    marker = tmp_path / "PWNED"
+
+    class Payload:
+        def __reduce__(self):
+            return os.mkdir, (str(marker),)
+
+    if layout == "released folder":
+        model = tmp_path / "evil"
+        model.mkdir()
+        (model / "config.json").write_text(json.dumps({"model_type": "bert", "benepar": {"hparams": {}}}))
+        (model / "benepar_model.bin").write_bytes(pickle.dumps(Payload()))
+    else:
+        model = tmp_path / "evil.pt"
+        model.write_bytes(pickle.dumps({"config": Payload(), "state_dict": {}}))
+    for forced in ("1", None):
+        if forced:
+            monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", forced)
+        else:
+            monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", raising=False)
+        with pytest.raises(ModelError, match="never loaded") as refused:
+            BeneparParser("evil", model, cache_root=tmp_path / "c")
+        assert not marker.exists()
+        assert "weights_only" not in str(refused.value)
+
+
+def test_p27_cli_2_build_never_repairs_a_cut_short_build_over_a_users_file(cli, tmp_path, own_cache):
+    """Was (row by the p27cli helper): `build parser --profile micro --out bo` with bo/micro/parser holding the
+    user's mine.txt beside a manifest.json cut short (`{"format": 1, "target": "pa`) built over it, exit 0, mine.txt
+    gone: a cut manifest skipped every check of the folder's other names."""
+    target = tmp_path / "bo" / "micro" / "parser"
+    target.mkdir(parents=True)
+    (target / "mine.txt").write_text("precious")
+    (target / "manifest.json").write_text('{\n  "format": 1,\n  "target": "pa')
+    outcome = cli("build", "parser", "--profile", "micro", "--out", str(tmp_path / "bo"), "--no-wait")
+    assert_clean_error(outcome, 2)
+    assert "mine.txt" in outcome.err and (target / "mine.txt").read_text() == "precious"
+
+
+def test_p27_cli_2b_a_cut_short_build_of_the_targets_own_files_is_still_repaired(tmp_path):
+    """The neighbour kept: a folder holding only the target's own files beside a cut manifest is rebuilt (no refusal)."""
+    from alict_core.models.artefacts import check_build_folder
+
+    target = tmp_path / "micro" / "parser"
+    target.mkdir(parents=True)
+    for name in ("benepar_model.bin", "config.json", "tokenizer.json"):
+        (target / name).write_text("x")
+    (target / "manifest.json").write_text('{"format": 1, "target": "parser", "files": {"odd.txt": "ab')
+    (target / "odd.txt").write_text("named by the cut manifest")
+    check_build_folder(target, "parser")
+
+
+@pytest.mark.parametrize("kept", [".draft-notes.tmp", "results/.mine.tmp", ".notes.yaml.0123456789ab.tmp"])
+def test_p27_cli_1b_run_out_over_a_run_never_takes_a_users_hidden_tmp_file(cli, tmp_path, own_cache, kept):
+    """Was (seen by the p27cli helper): a user's `.draft-notes.tmp` in an earlier run went with `run --out` over
+    it: every `.*.tmp` name counted as a killed write's temporary file, sealed by this program or not."""
+    from tests.robustness.support import seed_row
+
+    seeds = tmp_path / "s.jsonl"
+    seeds.write_text(json.dumps(seed_row()) + "\n")
+    run = tmp_path / "r"
+    args = ("run", "--task", "sentiment", "--seeds", str(seeds), "--quiet", "--no-story", "--out", str(run))
+    assert cli(*args, "--models", "vader").code == 0
+    (run / kept).write_text("precious")
+    outcome = cli(*args, "--models", "textblob")
+    assert_clean_error(outcome, 2)
+    assert (run / kept).read_text() == "precious" and repr(kept) in outcome.err
+
+
+def test_p27_cli_5_explain_samples_below_the_explainers_minimum_is_an_argument_error(cli, tmp_path, own_cache):
+    """Was: `explain --samples 5` passed argparse's range (1–20000) and was refused later by the explainer ("must
+    be at least 10"): the option's own range now says so."""
+    outcome = cli("explain", "--text", "a good film", "--model", "vader", "--samples", "5")
+    assert_clean_error(outcome, 2)
+    assert "--samples" in outcome.err and "10" in outcome.err
+
+
+@pytest.mark.parametrize("suite", ["missing.json", "a folder"])
+def test_p27_cli_6_a_missing_suite_is_refused_before_the_seed_search(cli, tmp_path, own_cache, monkeypatch, suite):
+    """Was: `run --suite missing.json` was refused only after every LC's seed search (10-30 s)."""
+    import alict_core.seeds
+
+    monkeypatch.chdir(tmp_path)
+    if suite == "a folder":
+        (tmp_path / suite).mkdir()
+    monkeypatch.setattr(alict_core.seeds, "find_seeds", lambda *a, **k: pytest.fail("searched the seeds first"))
+    outcome = cli("run", "--task", "sentiment", "--lc", "4", "--suite", suite, "--models", "vader", "--quiet")
+    assert_clean_error(outcome, 2)
+    assert repr(suite) in outcome.err
+
+
+def test_p27_cli_7_a_model_named_like_another_registered_model_is_refused(cli, tmp_path, own_cache):
+    """Was: `--models static:path=p.jsonl,name=vader` was accepted (the Run page refuses a registered model's name):
+    the run's results named a static predictions file "vader"."""
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"text": "a good film", "label": "positive"}) + "\n")
+    outcome = cli("run", "--task", "sentiment", "--lc", "4", "--max-seeds", "2", "--quiet", "--no-story",
+                  "--models", f"static:path={predictions},name=vader", "--out", str(tmp_path / "r"))
+    assert_clean_error(outcome, 2)
+    assert "registered model" in outcome.err and not (tmp_path / "r").exists()
