@@ -131,7 +131,7 @@ def _result(future: cf.Future) -> dict[str, Any]:
     try:
         return future.result()
     except cf.process.BrokenProcessPool as exc:
-        raise AlictError(f"a worker process died ({exc}); finished shards are kept, run again to resume") from None
+        raise AlictError(f"a worker process died ({exc}); any finished shards are kept: run again to resume") from None
 
 
 EXECUTORS.add("processes", ProcessExecutor, "a local pool of worker processes sharing nothing but shard files")

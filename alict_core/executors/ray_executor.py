@@ -249,7 +249,7 @@ def _as_alict_error(exc: BaseException) -> AlictError:
         return exc
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return AlictError(f"a Ray worker failed ({type(exc).__name__}: {lines[0] if lines else exc!r}); "
-                      "finished shards are kept, run again to resume")
+                      "any finished shards are kept: run again to resume")
 
 
 EXECUTORS.add("ray", RayExecutor, "Ray Data actors (one model each) on a Ray cluster or a local Ray "
