@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -23,6 +22,7 @@ from alict_core.common.manifest import artefact_kind
 from alict_core.common.textsafe import printable, printable_frame
 from alict_core.models.refs import ModelRef, model_refs
 from alict_core.plan import Plan, PlanOptions, make_plan
+from alict_core.suites import check_suite_path
 from alict_core.tasks import add_task_arg
 
 
@@ -252,10 +252,7 @@ def checked_run_args(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str
     if getattr(args, "inv_threshold", None) is not None and not args.suite:  # else silently without effect
         raise AlictError("--inv-threshold applies to the CheckList INV tests of a --suite; give a --suite or drop it")
     for suite in args.suite:  # said before every LC's seed search (10-30 s), not after it
-        if not Path(suite).is_file():
-            raise AlictError(f"--suite {suite!r}: no such file" if not os.path.lexists(suite) else
-                             f"--suite {suite!r} is not a file; give a CheckList .json, a HateCheck .csv or a cases "
-                             ".jsonl")
+        check_suite_path(suite, args.task)
     executor_entry(args.executor)  # an unknown or uninstalled executor fails before any work
     options = executor_options(args)
     given = parse_thresholds(args.fail_threshold)

@@ -1,6 +1,7 @@
 """Suite import / export: CheckList-style JSON (also .gz), HateCheck CSV, JSONL/CSV tables."""
 
 import logging
+import os
 from pathlib import Path
 
 from alict_core.suites.checklist import (
@@ -23,27 +24,47 @@ from alict_core.suites.tables import (
 from alict_core.tasks import HATE_SPEECH
 
 
+def suite_kind(path: str | Path, task: str) -> str:
+    """The suite format of ``path`` by its name (``hatecheck``, ``cases``, ``checklist``), or SuiteFormatError."""
+    name = str(path).lower()
+    if name.endswith(".csv"):
+        if task != HATE_SPEECH.name:
+            raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task {HATE_SPEECH.name}, not {task}")
+        return "hatecheck"
+    if name.endswith(".jsonl"):
+        return "cases"
+    if name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
+        return "checklist"
+    raise SuiteFormatError(f"{Path(path).name}: unknown suite format; use .json / .json.gz (CheckList), "
+                           ".csv (HateCheck) or .jsonl")
+
+
+def check_suite_path(path: str | Path, task: str, what: str = "--suite") -> None:
+    """A suite file's format (by name) and presence, checked before any work (a missing one was said only after
+    every LC's seed search)."""
+    suite_kind(path, task)
+    if not os.path.lexists(path):
+        raise SuiteFormatError(f"{what} {str(path)!r} not found")
+    if not Path(path).is_file():
+        raise SuiteFormatError(f"{what} {str(path)!r} is not a file")
+
+
 def read_suite(path: str | Path, task: str, strict: bool = False,
                inv_threshold: float = CHECKLIST_INV_THRESHOLD) -> SuiteImport:
     """Import by file type (``.csv`` HateCheck, ``.jsonl`` this project's cases, ``.json``/``.json.gz``
     CheckList), validated; ``strict`` turns any skipped test into an error; ``inv_threshold``: CheckList INV
     tests' confidence threshold (default 0.1, as CheckList)."""
-    name = str(path).lower()
-    if name.endswith(".csv"):
-        if task != HATE_SPEECH.name:
-            raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task {HATE_SPEECH.name}, not {task}")
+    kind = suite_kind(path, task)
+    if kind == "hatecheck":
         imported = read_hatecheck(path)
-    elif name.endswith(".jsonl"):
+    elif kind == "cases":
         imported = read_cases_jsonl(path)
         other = next((c for c in imported.cases if c.task not in (None, "", task)), None)
         if other is not None:  # run and stored as of that task in a run of this one
             raise SuiteFormatError(f"{Path(path).name}: case {other.case_id!r:.60} names task {other.task!r:.40}, "
                                    f"not {task}")
-    elif name.endswith(".json") or name.endswith(".json.gz") or name.endswith(".gz"):
-        imported = read_checklist(path, task, inv_threshold=inv_threshold)
     else:
-        raise SuiteFormatError(f"{Path(path).name}: unknown suite format; use .json / .json.gz (CheckList), "
-                               ".csv (HateCheck) or .jsonl")
+        imported = read_checklist(path, task, inv_threshold=inv_threshold)
     if strict and imported.skipped:
         raise SuiteFormatError(f"{Path(path).name}: --strict and {len(imported.skipped)} test(s) cannot be imported: "
                                + "; ".join(s.describe() for s in imported.skipped))
@@ -55,7 +76,7 @@ def import_suite(path: str | Path, task: str) -> list:
     return read_suite(path, task).cases
 
 
-__all__ = ["CHECKLIST_INV_THRESHOLD",
+__all__ = ["CHECKLIST_INV_THRESHOLD", "check_suite_path", "suite_kind",
            "Skipped", "SuiteFormatError", "SuiteImport", "export_bundle", "export_cases_csv", "export_cases_jsonl",
            "export_checklist", "export_results", "import_cases_jsonl", "import_checklist", "import_hatecheck",
            "import_suite", "read_cases_jsonl", "read_checklist", "read_hatecheck", "read_suite", "to_checklist"]

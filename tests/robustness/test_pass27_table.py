@@ -258,13 +258,13 @@ def test_p27_cli_5_explain_samples_below_the_explainers_minimum_is_an_argument_e
     assert "--samples" in outcome.err and "10" in outcome.err
 
 
-@pytest.mark.parametrize("suite", ["missing.json", "a folder"])
+@pytest.mark.parametrize("suite", ["missing.json", "a folder.json"])
 def test_p27_cli_6_a_missing_suite_is_refused_before_the_seed_search(cli, tmp_path, own_cache, monkeypatch, suite):
     """Was: `run --suite missing.json` was refused only after every LC's seed search (10-30 s)."""
     import alict_core.seeds
 
     monkeypatch.chdir(tmp_path)
-    if suite == "a folder":
+    if suite == "a folder.json":
         (tmp_path / suite).mkdir()
     monkeypatch.setattr(alict_core.seeds, "find_seeds", lambda *a, **k: pytest.fail("searched the seeds first"))
     outcome = cli("run", "--task", "sentiment", "--lc", "4", "--suite", suite, "--models", "vader", "--quiet")
