@@ -80,12 +80,39 @@ def env_setting(name: str, what: str = "a folder") -> str | None:
 def cache_dir() -> Path:
     """Root of caches and built model artefacts (outside git): $ALICT_CACHE_DIR or ~/.cache/alict-studio."""
     root = Path(env_setting(CACHE_ENV) or Path.home() / ".cache" / "alict-studio").expanduser()
+    _check_cache_root(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise AlictError(f"cache folder from {CACHE_ENV} (or ~/.cache/alict-studio) cannot be used: "
                          f"{exc.strerror or exc}; set {CACHE_ENV} to a writable folder") from None
     return root
+
+
+_CHECKED_ROOTS: set[str] = set()  # cache roots found fit in this process (checked once each)
+
+
+def _check_cache_root(root: Path) -> None:
+    """Refuse a cache folder that is (or lies inside) a data folder, the shipped specs, or a saved artefact (a run,
+    an export: its ``manifest.json`` or ``meta.json``): every command writes its caches, locks and runs there."""
+    key = str(root)
+    if key in _CHECKED_ROOTS:
+        return
+    try:
+        resolved = root.resolve()
+    except (OSError, RuntimeError):
+        return  # said by the mkdir below
+    specs = SPECS_DIR.resolve()
+    if resolved == specs or resolved.is_relative_to(specs):
+        raise AlictError(f"{CACHE_ENV} {key!r} lies among the shipped LC specs; set it to a folder of its own")
+    for folder in (resolved, *resolved.parents):
+        if any((folder / marker).is_file() for marker in DATA_MARKERS):
+            raise AlictError(f"{CACHE_ENV} {key!r} is (or lies inside) a data folder ({folder}); every command "
+                             "writes its caches there: set it to a folder of its own")
+    if (resolved / "manifest.json").exists() or (resolved / "meta.json").exists():
+        raise AlictError(f"{CACHE_ENV} {key!r} holds a saved artefact (its manifest.json or meta.json); set it to a "
+                         "folder of its own")
+    _CHECKED_ROOTS.add(key)
 
 
 def artefact_dir(kind: str) -> Path:

@@ -281,3 +281,22 @@ def test_p27_cli_7_a_model_named_like_another_registered_model_is_refused(cli, t
                   "--models", f"static:path={predictions},name=vader", "--out", str(tmp_path / "r"))
     assert_clean_error(outcome, 2)
     assert "registered model" in outcome.err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", ["the data folder", "inside the data folder", "a saved run"])
+def test_p27_left_4_a_cache_folder_in_the_data_or_a_saved_run_is_refused(cli, tmp_path, monkeypatch, where):
+    """Was (documented since pass 26): ALICT_CACHE_DIR naming the data folder (or a folder in it) or a saved run was
+    used as it was: every command wrote its caches, locks and runs among the corpora or into the run."""
+    data = tmp_path / "data"
+    (data / "sst").mkdir(parents=True)
+    (data / "sst" / "train.txt").write_text("(3 (2 a) (3 good))\n")
+    cache = {"the data folder": data, "inside the data folder": data / "cache", "a saved run": tmp_path / "run"}[where]
+    if where == "a saved run":
+        cache.mkdir()
+        (cache / "meta.json").write_text("{}")
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(cache))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    outcome = cli("seeds", "--task", "sentiment", "--lc", "4", "--max", "2")
+    assert_clean_error(outcome, 2)
+    assert "ALICT_CACHE_DIR" in outcome.err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
