@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from alict_core.common.textsafe import printable
 from alict_core.tasks import TASKS as TASK_REGISTRY
 
 TASK_TITLES = {name: task.title for name, task in TASK_REGISTRY.items()}
@@ -28,8 +29,9 @@ def literal(text: Any) -> str:
     """``text`` escaped for ``st.markdown`` / ``st.caption`` / progress text, which render Markdown: shown as it is,
     never as a link, image, heading, colour or formula (a case text or a ``?reviewer=`` from a shared link such as
     ``[Sign in again](https://evil.example)`` was drawn as a link in the app's own page), nor a bare URL or e-mail
-    address made a link by the browser's autolinking."""
-    escaped = MARKDOWN_SIGNS.sub(r"\\\1", " ".join(str(text).split()))
+    address made a link by the browser's autolinking; a control or bidi character (a terminal escape, U+202E from a
+    link or a progress note) written as an escape."""
+    escaped = MARKDOWN_SIGNS.sub(r"\\\1", printable(" ".join(str(text).split())))
     return AUTOLINK_STARTS.sub(lambda found: found.group(0) + WORD_JOINER, escaped)
 
 

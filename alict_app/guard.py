@@ -10,25 +10,18 @@ import streamlit as st
 
 from alict_app.formatting import literal, without_server_paths
 from alict_core.common.errors import AlictError, ArtefactMissingError
-from alict_core.common.textsafe import printable
-
-
-def _visible(message: str) -> str:
-    """``message`` with each control or bidi character (from a typed path or a file's names) written as an escape;
-    line breaks kept."""
-    return "\n".join(printable(line) for line in message.split("\n"))
 
 
 def show_error(exc: BaseException, what: str) -> None:
     """Render one error: missing artefact → warning, AlictError → error, anything else → summary + details."""
-    shown = literal(_visible(without_server_paths(str(exc))))  # no server paths, no control characters
+    shown = literal(without_server_paths(str(exc)))  # no server paths, no control characters
     if isinstance(exc, ArtefactMissingError):
         st.warning(f"Waiting for a model while {literal(what)}: {shown}", icon=":material/hourglass_top:")
     elif isinstance(exc, AlictError):
         st.error(f"Problem while {literal(what)}: {shown}", icon=":material/warning:")
     else:
         st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: "
-                 f"{literal(_visible(without_server_paths(str(exc)))[:300])}",
+                 f"{literal(without_server_paths(str(exc))[:300])}",
                  icon=":material/error:")
         with st.expander("Technical details"):
             st.code(without_server_paths("".join(traceback.format_exception(exc))), language="text")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from alict_app import runs
 from alict_app.formatting import code, literal
+from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import read_json
 from alict_core.runner.reader import MAX_ETA_S, progress_view
 from alict_core.runner.store import writer_alive
@@ -40,7 +41,7 @@ def _attached(run_id: str) -> None:
     try:
         progress = read_json(runs.run_dir(run_id) / "progress.json")
         view = progress_view(progress, folder=runs.run_dir(run_id))
-    except (ValueError, OSError):
+    except (ValueError, OSError, AlictError):  # inside a fragment: past the page's error boundary
         st.warning(f"Run {literal(run_id[:12])} has no readable progress any more (removed or rewritten).")
         return
     st.progress(view["fraction"], text=f"{literal(run_id[:12])}: {view['shards_done']} of {view['n_shards']} shards")

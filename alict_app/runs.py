@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from alict_app import artefacts, backends
 from alict_app.formatting import TASKS
-from alict_core.common.config import artefact_dir
+from alict_core.common.config import cache_dir
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
@@ -59,8 +59,9 @@ class RunCancelled(AlictError):
 
 
 def runs_root() -> Path:
-    """The run store shared with the CLI (``alict run``)."""
-    return artefact_dir("runs")
+    """The run store shared with the CLI (``alict run``); not created here (a page view made it): the run writer
+    creates it."""
+    return cache_dir() / "runs"
 
 
 def _is_run(folder: Path) -> bool:

@@ -125,6 +125,10 @@ def _apply_form(editor_key: str, fields: list[dict[str, Any]], version: str) -> 
             return
         try:
             text = specs_io.replace_list(text, item["path"], value)
+        except specs_io.KeptAsIs as exc:  # never the whole-file rewrite below: it drops every comment and anchor
+            st.session_state["form_error"] = (f"{item['label']}: not applied, {exc}; edit it in the YAML (nothing "
+                                              "was changed)")
+            return
         except (KeyError, IndexError, ValueError, yaml.YAMLError):  # the YAML changed shape: rewrite it whole
             data = yaml_data(text)
             if not isinstance(data, dict):
@@ -144,10 +148,14 @@ def common_fields_form(editor_key: str, text: str) -> None:
         st.caption("No predicates or concat string lists here (or the YAML does not parse).")
         return
     version = hash_text(text, 10)
+    if specs_io.uses_anchors(text):
+        st.caption("This spec shares lists through YAML anchors and aliases (&name / *name): edit them in the YAML "
+                   "(the form would rewrite one place and break the other).")
+        return
     fixed = [item["label"] for item in fields if not item.get("editable", True)]
     if fixed:
-        st.caption(literal(f"Edit in the YAML only (an empty, padded or multi-line item the one-per-line form cannot "
-                           f"show as it is): {'; '.join(fixed)}."))
+        st.caption("Edit in the YAML only (an empty, padded or multi-line item the one-per-line form cannot show as "
+                   f"it is): {literal('; '.join(fixed))}.")
     if len(fixed) == len(fields):
         return
     with st.form(f"form::{editor_key}"):

@@ -13,7 +13,8 @@ import yaml
 
 from alict_core.lcspec.workspace import safe_spec_name, save_refusal, save_spec_text, spec_target
 
-__all__ = ["annotated_yaml_html", "error_line", "replace_list", "safe_spec_name", "save_refusal", "save_spec_text",
+__all__ = ["KeptAsIs", "annotated_yaml_html", "error_line", "replace_list", "uses_anchors", "safe_spec_name",
+           "save_refusal", "save_spec_text",
            "spec_target", "unified_diff"]
 
 
@@ -67,6 +68,39 @@ def _node_at(root: yaml.Node, path: tuple) -> yaml.Node:
     return node
 
 
+class KeptAsIs(ValueError):
+    """A list the form cannot rewrite without losing what the user wrote (comments inside it, a shared anchor)."""
+
+
+def uses_anchors(text: str) -> bool:
+    """Whether the YAML shares nodes through anchors and aliases (``&conn`` / ``*conn``): a textual edit of one
+    place would drop the anchor or rewrite the other place."""
+    try:
+        return any(isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None)
+                   for event in yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return False
+
+
+def _content_end(node: yaml.Node) -> int:
+    """Where ``node``'s own text ends: a block mapping's or list's end mark lies past the comment lines after its
+    last value (an edit up to there deleted them); its last value's end does not."""
+    if isinstance(node, yaml.MappingNode) and node.value and not node.flow_style:
+        return _content_end(node.value[-1][1])
+    if isinstance(node, yaml.SequenceNode) and node.value and not node.flow_style:
+        return _content_end(node.value[-1])
+    return node.end_mark.index
+
+
+def _span(text: str, node: yaml.Node) -> tuple[int, int]:
+    """The text of ``node`` to replace; KeptAsIs when a comment lies inside it (it would be lost)."""
+    start, end = node.start_mark.index, _content_end(node)
+    lines = text[start:end].split("\n")
+    if len(lines) > 1 and any(re.search(r"(^|\s)#", line) for line in lines):
+        raise KeptAsIs("it holds comments the form would drop")
+    return start, end
+
+
 def replace_list(text: str, path: tuple, values: list[Any]) -> str:
     """``text`` with the YAML list at ``path`` (keys and indices) set to ``values``, as a minimal textual edit:
     changed items are rewritten in place (same count), else the list alone is rewritten in its own style. The
@@ -81,12 +115,13 @@ def replace_list(text: str, path: tuple, values: list[Any]) -> str:
         old = old[step]
     if old == values:
         return text
+    if uses_anchors(text):
+        raise KeptAsIs("the spec shares lists through YAML anchors (&name / *name)")
     if len(node.value) == len(values) and node.value:
-        edits = [(item.start_mark.index, item.end_mark.index, _inline(new, _quote_of(item)))
+        edits = [(*_span(text, item), _inline(new, _quote_of(item)))
                  for item, was, new in zip(node.value, old, values, strict=True) if was != new]
     else:
-        start, end = node.start_mark.index, node.end_mark.index
-        end = start + len(text[start:end].rstrip())
+        start, end = _span(text, node)
         quote = _quote_of(node)
         if node.flow_style or not values:
             body = _inline(values, quote)

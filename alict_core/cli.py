@@ -91,6 +91,17 @@ def one_line(message: object) -> str:
 OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
+def _copy_out_of_space(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``shutil.copytree``'s Error listing a full disk among its failed copies (it is no OSError;
+    a build's checkpoint copy said "internal error … please report it" on a full disk)."""
+    import shutil
+
+    failures = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    return isinstance(failures, list) and any(
+        isinstance(item, tuple) and any(f"[Errno {code}]" in str(part) for part in item for code in OUT_OF_SPACE)
+        for item in failures)
+
+
 def _describe_os_error(exc: OSError) -> str:
     name = exc.filename if isinstance(exc.filename, str) else None
     if name and _is_staging_name(os.path.basename(name)):  # a write's hidden temporary file is no name the user
@@ -196,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
             return EXIT_INPUT
         if (isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE) or any(  # safetensors' own errors name
-                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE):  # the errno in their text
+                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE) or _copy_out_of_space(exc):  # errno
             reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"
             print(f"error: out of space while writing ({reason}): free disk space "
                   "(or raise the file-size or quota limit) and run the command again (files are written "

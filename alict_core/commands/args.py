@@ -140,13 +140,20 @@ def holds_outputs(*options: str) -> Callable[[Handler], Handler]:
     def wrap(handler: Handler) -> Handler:
         @functools.wraps(handler)
         def held(args: argparse.Namespace, *more: Any, **named: Any) -> int:
+            from alict_core.common.errors import AlictError
             from alict_core.common.outlock import exclusive_output
 
+            held_paths: dict[Path, str] = {}
             with ExitStack() as stack:
                 for option in options:
                     target = getattr(args, option, None)
+                    flag = f"--{option.replace('_', '-')}"
                     if target:
-                        stack.enter_context(exclusive_output(target, f"--{option.replace('_', '-')}"))
+                        same = held_paths.get(Path(target).resolve())
+                        if same:  # its own lock, not another command: waiting would never help
+                            raise AlictError(f"{same} and {flag} name the same path {target!r}; give each its own")
+                        held_paths[Path(target).resolve()] = flag
+                        stack.enter_context(exclusive_output(target, flag))
                 return handler(args, *more, **named)
 
         return held

@@ -146,16 +146,32 @@ def open_regular(path: Path, encoding: str | None = "utf-8") -> Any:
     return open(fd, encoding=encoding) if encoding else open(fd, "rb")
 
 
+class TooDeepError(ValueError):
+    """JSON nested deeper than Python's recursion limit: a damaged (or hostile) file, read as every ValueError is."""
+
+
+def _parsed(load: Any, source: Any) -> Any:
+    try:
+        return load(source)
+    except RecursionError:  # "[" * 50000: every reader catching ValueError says "damaged", never exit 3
+        raise TooDeepError("JSON nested too deeply") from None
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` whose too-deep nesting is :class:`TooDeepError` (a ValueError), never a RecursionError."""
+    return _parsed(json.loads, text)
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with open_regular(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        return [_parsed(json.loads, line) for line in handle if line.strip()]
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open_regular(path) as handle:
         for line in handle:
             if line.strip():
-                yield json.loads(line)
+                yield _parsed(json.loads, line)
 
 
 def write_json(path: Path, obj: Any) -> None:
@@ -166,7 +182,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 def read_json(path: Path) -> Any:
     with open_regular(path) as handle:
-        return json.load(handle)
+        return _parsed(json.load, handle)
 
 
 def _default(obj: Any) -> Any:

@@ -147,7 +147,7 @@ def _read_manifest(path: Path, where: str) -> Manifest:
         with open(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise CorruptArtefactError(f"{where}: {path.name} is not a regular file")
-            data = json.loads(handle.read().decode("utf-8"))
+            data = _loads(handle.read().decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise CorruptArtefactError(f"{where}: unreadable manifest ({type(exc).__name__})") from None
     return Manifest.from_dict(data, where)
@@ -440,7 +440,7 @@ def _manifest_json(path: Path) -> Any:
         with open(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
-            return json.loads(handle.read(1 << 20).decode("utf-8"))
+            return _loads(handle.read(1 << 20).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -484,7 +484,7 @@ def _first_row(path: Path) -> Any:
                 return None
             for line in handle.read(1 << 20).splitlines():
                 if line.strip():
-                    return json.loads(line.decode("utf-8"))
+                    return _loads(line.decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     return None
@@ -528,7 +528,7 @@ def _json_object_with(path: Path, keys: Sequence[str]) -> bool:
         with open(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return False
-            record = json.loads(handle.read(1 << 20).decode("utf-8"))
+            record = _loads(handle.read(1 << 20).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(record, dict) and all(key in record for key in keys)
@@ -623,6 +623,13 @@ def _foreign_names(entry: Path, owned: Sequence[str], folder: Path, recorded: se
             if (child.is_symlink() or not child.is_file() or not any(_file_named(child, pattern)
                                                                     for pattern in inner))
             and child.relative_to(folder).as_posix() not in recorded] or [entry.name]
+
+
+def _loads(text: str) -> Any:
+    """JSON text read as :func:`alict_core.common.jsonl.loads` reads it (too deep: a ValueError)."""
+    from alict_core.common.jsonl import loads
+
+    return loads(text)
 
 
 def entry_is_owned(entry: Path, owned: Sequence[str]) -> bool:

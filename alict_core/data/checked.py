@@ -9,7 +9,7 @@ from alict_core.common.errors import DataNotFoundError
 
 F = TypeVar("F", bound=Callable)
 CORRUPT = (UnicodeDecodeError, StopIteration, ValueError, IndexError, KeyError, EOFError, OSError, TypeError,
-           AttributeError)
+           AttributeError, RecursionError)  # RecursionError: a tree or JSON nested thousands deep
 
 
 class CorruptDataError(DataNotFoundError):

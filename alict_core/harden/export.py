@@ -73,11 +73,11 @@ RUN_STORES = ("runs",)  # the run store the CLI and the app share
 
 def list_runs() -> list[dict[str, Any]]:
     """Saved runs (newest first): id, folder, models and LCs, from each run's ``meta.json`` and ``summary.csv``."""
-    from alict_core.common.config import artefact_dir
+    from alict_core.common.config import cache_dir
 
     out = []
-    for store in RUN_STORES:
-        for folder in run_folders(artefact_dir(store)):
+    for store in RUN_STORES:  # a listing creates no store (a Harden page view made <cache>/runs)
+        for folder in run_folders(cache_dir() / store):
             meta_path = folder / "meta.json"
             try:
                 meta = read_json(meta_path)

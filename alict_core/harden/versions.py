@@ -28,9 +28,7 @@ log = logging.getLogger(__name__)
 def versions_root() -> Path:
     from alict_core.common.config import models_dir
 
-    root = models_dir() / "versions"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    return models_dir() / "versions"  # not created here: a look-up (a Harden page view) wrote it; trainings make it
 
 
 def version_dir(name: str) -> Path:
@@ -170,7 +168,8 @@ def versions_report() -> list[dict[str, Any]]:
     """Every stored version folder (``build --report``): name, task, parent, and ``error`` when it cannot be used
     (damaged, edited or half-copied): the listing leaves such a version out, a run refuses it."""
     rows = []
-    for folder in sorted(versions_root().iterdir()):
+    root = versions_root()
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
         if not folder.is_dir() or folder.name.startswith("."):
             continue
         row: dict[str, Any] = {"name": folder.name}

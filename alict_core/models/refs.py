@@ -141,9 +141,6 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
     if given is not None and (not given or len(given) > 200 or not given.isprintable()):
         raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
                          "name in the run and its reports)")
-    if given is not None and given != name and given in MODELS:  # as the Run page: two models of one name
-        raise AlictError(f"--models {name}: name={given!r} is the name of a registered model; a run's results "
-                         "could not tell them apart: give another name")
     if entry.tags.get("kind") == "sklearn":
         check_pickle_allowed(trust_pickle, origin="cli")
         kwargs["trusted"] = True
@@ -167,6 +164,10 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelR
                 raise AlictError(f"--models names {shown!r} twice; name each model once")
             raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
                              "with name=...")
+        if shown != ref.name and shown in MODELS:  # static:path=st/vader.jsonl is named "vader": compare and
+            # explain --results would take it for the registered VADER
+            raise AlictError(f"--models {ref.name}: it would be named {shown!r} in the run, the name of a registered "
+                             "model; give it another name with name=...")
         seen[shown] = ref
     return refs
 

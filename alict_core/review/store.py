@@ -698,6 +698,23 @@ def reviewer_key(name: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
+LOOKALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})  # scripts with letters that look alike
+
+
+def task_key(name: str) -> str:
+    """The key under which two review task names look alike: :func:`reviewer_key`, with every dash (U+2010 …) read
+    as '-' and every space as ' '."""
+    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
+                    else char for char in name)
+    return reviewer_key(plain)
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The look-alike scripts (Latin, Cyrillic, Greek) whose letters ``name`` mixes, when more than one."""
+    found = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()}
+    return sorted(found & LOOKALIKE_SCRIPTS) if len(found & LOOKALIKE_SCRIPTS) > 1 else []
+
+
 NOTE_CHARS = 2000  # the longest note kept
 NOTE_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and line breaks
 
@@ -814,6 +831,10 @@ class ReviewStore:
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
         checked = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
+        mixed = mixed_scripts(checked)
+        if mixed:  # 'tаsk-a' with a Cyrillic 'а' looks like 'task-a' in every menu and link
+            raise ReviewError(f"review task name {checked!r} mixes the {' and '.join(mixed)} scripts (letters that "
+                              "look alike); write it in one script")
         if name != name.strip():
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
         name = checked
@@ -823,12 +844,12 @@ class ReviewStore:
         with self.session() as s:
             if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
                 raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
-            key = reviewer_key(name)  # 'T1' or a full-width 'ｔ1' beside 't1': a link could send reviewers to either
+            key = task_key(name)  # 'T1', full-width 'ｔ1' or 't‐1' beside 't-1': a link could send reviewers to either
             alike = next((other for other in s.scalars(select(ReviewTask.name))
-                          if isinstance(other, str) and reviewer_key(other) == key), None)
+                          if isinstance(other, str) and task_key(other) == key), None)
             if alike is not None:
-                raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case or "
-                                  "character width; choose another --name")
+                raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case, "
+                                  "character width, dash or space; choose another --name")
         reviewers = {r: self.reviewer(r).id for r in {r for _, r in assignments}}
         with self.session() as s:
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))

@@ -20,7 +20,7 @@ import numpy as np
 
 from alict_core.common.config import artefact_dir
 from alict_core.common.hashing import hash_json, hash_text
-from alict_core.common.jsonl import atomic_path, write_json
+from alict_core.common.jsonl import atomic_path, loads, write_json
 from alict_core.common.manifest import FORMAT_VERSION, CorruptArtefactError, quarantine, report_bad, sha256_bytes
 
 
@@ -53,7 +53,7 @@ class PredictionCache:
             raise CorruptArtefactError(f"{where}: not a plain file")
         try:
             with open(shard, encoding="utf-8") as handle:
-                data = json.load(handle)
+                data = loads(handle.read())
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise CorruptArtefactError(f"{where}: unreadable ({type(exc).__name__})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:

@@ -80,8 +80,10 @@ def _count(value: Any) -> int:
 
 
 def _moment(value: Any, default: float) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    return float(value) if ok else default
+    """A time of progress.json (seconds), else ``default`` (text, a list, a 400-digit number: no error)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < 1e12:
+        return default
+    return float(value) if math.isfinite(value) else default
 
 
 def _list(value: Any) -> list[Any]:
@@ -149,7 +151,7 @@ def running_runs(root: Path) -> list[dict[str, Any]]:
     ``"run_dir"`` and ``"updated_at"``.
     """
     return [{**progress_view(p, folder=Path(p["run_dir"])), "run_id": Path(p["run_dir"]).name, "run_dir": p["run_dir"],
-             "updated_at": float(p.get("updated_at") or 0)} for p in unfinished_runs(root)]
+             "updated_at": _moment(p.get("updated_at"), 0.0)} for p in unfinished_runs(root)]  # "soon": 0, no error
 
 
 class RunReader:

@@ -476,9 +476,14 @@ class RunResult:
         outcomes = []
         for m in meta["models"]:
             part = table[table.model == m["name"]].set_index("case_id").reindex([c.case_id for c in cases])
+            probabilities = np.array([list(p) for p in part.probabilities], dtype=np.float64).reshape(
+                len(cases), len(m["labels"]))
+            if not np.all(np.isfinite(probabilities)) or probabilities.min(initial=0.0) < -1e-6 or \
+                    probabilities.max(initial=0.0) > 1 + 1e-6:  # NaN went into exports as non-JSON; 5 and -3 too
+                raise ValueError(f"model {m['name']!r} has probabilities outside [0, 1]")
             outcomes.append(ModelOutcome(
                 m["name"], m["fingerprint"], tuple(m["labels"]),
-                np.array([list(p) for p in part.probabilities], dtype=np.float64).reshape(len(cases), len(m["labels"])),
+                probabilities,
                 part.passed.to_numpy(dtype=bool), part.n_variants.to_numpy(dtype=np.int32),
                 part.n_failing_variants.to_numpy(dtype=np.int32),
                 [v if isinstance(v, str) else None for v in part.failing_variant],

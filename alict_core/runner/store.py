@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.manifest import is_own, recover_dir
-from alict_core.common.refs import resolve_inside
+from alict_core.common.refs import NAME, resolve_inside
 
 
 def runs_root() -> Path:
@@ -125,6 +125,8 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     for folder in root.iterdir():
         if folder.name.startswith(".") or not folder.is_dir() or (folder / "meta.json").exists():
             continue
+        if not NAME.match(folder.name) or ".." in folder.name:  # a user's "<id> (copy)": no run any page can open
+            continue
         progress = read_progress(folder)
         if progress is None:
             continue
@@ -136,8 +138,8 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
 def _updated_at(progress: dict[str, Any]) -> float:
     """The progress file's ``updated_at`` when it is a time (seconds), else 0: a tampered text or list sorts last."""
     value = progress.get("updated_at")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e12:  # 10**400: no float
+        return float(value) if math.isfinite(value) else 0.0
     return 0.0
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import write_json
-from alict_core.common.manifest import is_own, open_lock_file, own_name, staging_dir
+from alict_core.common.manifest import is_own, open_lock_file, recover_dir, replace_dir, staging_dir
 from alict_core.models.artefacts import FORMAT, MANIFEST, file_hashes
 
 
@@ -80,6 +80,7 @@ def recover(folder: Path) -> None:
     parent = folder.parent
     if not parent.is_dir():
         return
+    recover_dir(folder)  # replace_dir's two-rename fallback, completed
     aside = sorted((p for p in parent.glob(_aside_prefix(folder) + "*") if is_own(p)), key=lambda p: p.stat().st_mtime)
     for old in aside:  # only folders this program named (a user's `.x.old-…` beside a `build --out` stays)
         if not folder.exists():
@@ -108,11 +109,5 @@ def write_manifest(staging: Path, info: dict[str, Any]) -> dict[str, Any]:
 def publish(staging: Path, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     """Seal ``staging`` with a manifest and swap it into ``folder``; returns the manifest."""
     manifest = write_manifest(staging, info)
-    old = None
-    if folder.exists():
-        old = folder.parent / own_name(_aside_prefix(folder))
-        folder.rename(old)
-    staging.rename(folder)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return manifest
+    replace_dir(staging, folder)  # an atomic exchange: a kill or Ctrl-C between two renames left no artefact
+    return manifest  # at all (every reader said "not built" and asked for a rebuild of a good one)
