@@ -15,6 +15,7 @@ as one with no review tasks (it is not created).
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 import threading
@@ -539,6 +540,15 @@ def _check_sqlite_url(url: str) -> None:
     if path is not None and path.parts and path.parts[0].startswith("~"):
         raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
                           "path (sqlite:////home/me/review.sqlite)")
+    timeout = parsed.query.get("timeout")
+    if timeout is not None:
+        try:
+            ok = math.isfinite(float(str(timeout))) and float(str(timeout)) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ReviewError(f"review database {safe_url(url)}: timeout={str(timeout)[:40]!r} is not a number of "
+                              "seconds")
     unknown = sorted(set(parsed.query) - SQLITE_URL_OPTIONS)
     if unknown:
         raise ReviewError(f"review database {safe_url(url)}: unknown SQLite URL option(s) {', '.join(unknown)}; a "
