@@ -76,7 +76,8 @@ def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> 
     current = [v for v in st.session_state.get(key, []) or [] if v in options]
     if not current and key not in st.session_state:
         current = [v for v in default if v in options]
-    st.session_state[key] = current
+    if key not in st.session_state or st.session_state[key] != current:  # a write of the same value sends it to
+        st.session_state[key] = current  # the browser again: a chip removed meanwhile there came back
     return current
 
 

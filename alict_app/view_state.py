@@ -45,8 +45,10 @@ def multi(container: Any, label: str, options: Sequence[str], key: str,
     options = list(options)
     if widget not in st.session_state:
         st.session_state[widget] = [v for v in decode_list(st.session_state.get(key)) if v in options]
-    else:
-        st.session_state[widget] = [v for v in st.session_state[widget] if v in options]
+    else:  # written only when it changes (the same value written again is sent to the browser again, where a
+        kept = [v for v in st.session_state[widget] if v in options]  # chip removed meanwhile came back)
+        if kept != st.session_state[widget]:
+            st.session_state[widget] = kept
     chosen = container.multiselect(label, options, key=widget, format_func=format_func, **kwargs)
     st.session_state[key] = encode_list(chosen)
     return list(chosen)
@@ -63,7 +65,8 @@ def single(container: Any, label: str, options: Sequence[str], key: str, default
     stored = st.session_state.get(widget, st.session_state.get(key))
     if stored not in options:
         stored = default if default in options else options[0]
-    st.session_state[widget] = stored
+    if st.session_state.get(widget, object()) != stored:  # only a change is sent to the browser (see ``multi``)
+        st.session_state[widget] = stored
     draw = container.radio if radio else container.selectbox
     extra = {"horizontal": True} if radio else {}
     chosen = draw(label, options, key=widget, format_func=format_func, **extra, **kwargs)
