@@ -96,7 +96,7 @@ def _span(text: str, node: yaml.Node) -> tuple[int, int]:
     """The text of ``node`` to replace; KeptAsIs when a comment lies inside it (it would be lost)."""
     start, end = node.start_mark.index, _content_end(node)
     lines = text[start:end].split("\n")
-    if len(lines) > 1 and any(re.search(r"(^|\s)#", line) for line in lines):
+    if len(lines) > 1 and any(re.search(r"(^|[\s,\[{])#", line) for line in lines):  # `, "x",#note` too
         raise KeptAsIs("it holds comments the form would drop")
     return start, end
 

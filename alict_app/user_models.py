@@ -11,6 +11,7 @@ def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
     None. A display name is shown in every table, chart and export of a run: printable, short, and not the name
     of a registered model (two models of one name cannot be told apart in a run's results); adding a user model
     under the name of another user model replaces that one."""
+    from alict_core.models.refs import registered_look_alike
     from alict_core.models.registry import MODELS
 
     long = [f"{field} has {len(value):,} characters" for field, value in kwargs.items() if len(value) > FIELD_CHARS]
@@ -24,6 +25,9 @@ def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
         return f"the display name {label[:40]!r} holds a comma; give one without (model lists are comma-separated)"
     if label in MODELS:
         return f"{label!r} is the name of a registered model; give this one another display name"
+    alike = registered_look_alike(label)  # 'vаder' (a Cyrillic 'а'), 'ｖａｄｅｒ', 'minilm‐sst' (U+2010)
+    if alike:
+        return f"the display name {label[:40]!r} is {alike}; give this one another display name"
     return None
 
 

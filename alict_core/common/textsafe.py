@@ -8,6 +8,7 @@ before that check, other sources).
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 # Bidi embeddings/overrides/isolates and marks: shown text would not be the stored text.
@@ -59,3 +60,21 @@ def printable_frame(frame: Any) -> Any:
         if is_object_dtype(frame[column].dtype) or is_string_dtype(frame[column].dtype):
             frame[column] = frame[column].map(lambda value: printable(value) if isinstance(value, str) else value)
     return frame
+
+
+LOOKALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})  # scripts with letters that look alike
+
+
+def lookalike_key(name: str) -> str:
+    """The key under which two names look alike: every dash read as '-', every space as ' ', then Unicode-normalised
+    (NFKC) and case-folded ('ANN', full-width 'ａｎｎ', 'ann‐b' with U+2010)."""
+    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
+                    else char for char in name)
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", plain).casefold())
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The look-alike scripts (Latin, Cyrillic, Greek) whose letters ``name`` mixes, when more than one ('vаder' with a
+    Cyrillic 'а')."""
+    found = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()} & LOOKALIKE_SCRIPTS
+    return sorted(found) if len(found) > 1 else []

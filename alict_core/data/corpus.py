@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from alict_core.common.config import artefact_dir
+from alict_core.common.config import artefact_dir, cache_dir
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_files, hash_json
 from alict_core.data.annotate import Annotation, annotate_token_lists, annotator_version
@@ -108,7 +108,7 @@ def is_annotated(task: str) -> bool:
     if task not in CORPUS_OF_TASK:
         raise AlictError(f"unknown task {task!r}; valid tasks: {', '.join(CORPUS_OF_TASK)}")
     name = CORPUS_OF_TASK[task]
-    return (artefact_dir("annotations") / f"{name}-{corpus_hash(name)}.parquet").exists()
+    return (cache_dir() / "annotations" / f"{name}-{corpus_hash(name)}.parquet").exists()  # a look creates nothing
 
 
 _LOADED: dict[str, Corpus] = {}

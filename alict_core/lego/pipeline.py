@@ -230,10 +230,10 @@ def make_cases(trees: Sequence[DerivationTree], task: str, judge: Any, settings:
 
 def saved_suites(task: str) -> list[dict[str, Any]]:
     """NLPLego artefacts of ``task`` under ``<cache>/lego`` (newest first): path of cases.jsonl and a label."""
-    from alict_core.common.config import artefact_dir
+    from alict_core.common.config import cache_dir
 
     found = []
-    for meta_file in artefact_dir("lego").glob("*/meta.json"):
+    for meta_file in (cache_dir() / "lego").glob("*/meta.json"):  # a listing creates no folder (a page view did)
         if meta_file.parent.name.startswith("."):  # the staging folder of a save in progress (or killed)
             continue
         try:

@@ -151,6 +151,20 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
     return ModelRef(name, kwargs, ref.label)
 
 
+def registered_look_alike(name: str) -> str | None:
+    """Why ``name`` may not name a user's model, or None: a registered model's name (or one that looks like it:
+    case, width, dashes, mixed scripts), or a stored version's form ``<parent>@<hash>``."""
+    from alict_core.common.textsafe import lookalike_key, mixed_scripts
+
+    if "@" in name:
+        return "the form of a stored model version (<parent>@<hash>)"
+    if mixed_scripts(name):
+        return f"a name mixing the {' and '.join(mixed_scripts(name))} scripts (letters that look alike)"
+    key = lookalike_key(name)
+    same = next((known for known in MODELS.names() if lookalike_key(known) == key), None)
+    return None if same is None else f"the name of the registered model {same!r} (or one that looks like it)"
+
+
 def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelRef]:
     """The models of ``--models`` after the checks (task, parameters, pickle trust, one name each)."""
     refs = [checked_ref(ref, task, trust_pickle) for ref in parse_model_refs(names)]
@@ -164,10 +178,11 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelR
                 raise AlictError(f"--models names {shown!r} twice; name each model once")
             raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
                              "with name=...")
-        if shown != ref.name and shown in MODELS:  # static:path=st/vader.jsonl is named "vader": compare and
-            # explain --results would take it for the registered VADER
-            raise AlictError(f"--models {ref.name}: it would be named {shown!r} in the run, the name of a registered "
-                             "model; give it another name with name=...")
+        alike = shown != ref.name and registered_look_alike(shown)
+        if alike:  # static:path=st/vader.jsonl is named "vader" (or 'vаder', 'minilm-sst@deadbeef'): compare and
+            # explain --results would take it for the registered model or a stored version
+            raise AlictError(f"--models {ref.name}: it would be named {shown!r} in the run, {alike}; give it another "
+                             "name with name=...")
         seen[shown] = ref
     return refs
 

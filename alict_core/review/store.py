@@ -52,6 +52,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import lookalike_key, mixed_scripts
 from alict_core.tasks import TASK_NAMES
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
@@ -536,6 +537,12 @@ def _check_sqlite_url(url: str) -> None:
         parsed = make_url(url)
     except ArgumentError:
         return  # said by the engine's own check
+    database = parsed.database or ""
+    if str(parsed.query.get("uri", "")).lower() in ("true", "1") and database.startswith("file:"):
+        inner = urlparse(database)  # options smuggled into the file URI (`a.sqlite%3Fmode%3Dmemory`): a task was
+        if inner.query or inner.fragment or any(sign in unquote(inner.path) for sign in "?#"):  # saved in memory
+            raise ReviewError(f"review database {safe_url(url)}: a file: URI with options of its own; give the "
+                              "plain file (sqlite:////path/review.sqlite)")
     path = sqlite_path(url)
     if path is not None and path.parts and path.parts[0].startswith("~"):
         raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
@@ -698,6 +705,10 @@ def check_name(name: str | None, what: str, longest: int) -> str:
         raise ReviewError(f"{what} must be 1–{longest} characters, got {name[:40]!r}")
     if not name.isprintable():
         raise ReviewError(f"{what} {name[:40]!r} holds control characters")
+    mixed = mixed_scripts(name)
+    if mixed:  # 'аnn' with a Cyrillic 'а' looks like 'ann' in every menu, link and table
+        raise ReviewError(f"{what} {name[:40]!r} mixes the {' and '.join(mixed)} scripts (letters that look alike); "
+                          "write it in one script")
     return name
 
 
@@ -705,24 +716,12 @@ def reviewer_key(name: str) -> str:
     """The key under which two reviewer names are one reviewer: Unicode-normalised (NFKC) and case-folded, so
     'Amélie' typed on two keyboards (composed, or e + a combining accent), full-width 'ａｎｎ' and 'ANN', 'Straße'
     and 'STRASSE' are each one person (they were two reviewers: one set assigned twice to one visible name)."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-
-
-LOOKALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})  # scripts with letters that look alike
+    return lookalike_key(name)  # 'ann‐b' (U+2010) is 'ann-b'
 
 
 def task_key(name: str) -> str:
-    """The key under which two review task names look alike: :func:`reviewer_key`, with every dash (U+2010 …) read
-    as '-' and every space as ' '."""
-    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
-                    else char for char in name)
-    return reviewer_key(plain)
-
-
-def mixed_scripts(name: str) -> list[str]:
-    """The look-alike scripts (Latin, Cyrillic, Greek) whose letters ``name`` mixes, when more than one."""
-    found = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()}
-    return sorted(found & LOOKALIKE_SCRIPTS) if len(found & LOOKALIKE_SCRIPTS) > 1 else []
+    """The key under which two review task names look alike (as two reviewer names: :func:`reviewer_key`)."""
+    return reviewer_key(name)
 
 
 NOTE_CHARS = 2000  # the longest note kept
@@ -841,10 +840,6 @@ class ReviewStore:
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
         checked = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
-        mixed = mixed_scripts(checked)
-        if mixed:  # 'tаsk-a' with a Cyrillic 'а' looks like 'task-a' in every menu and link
-            raise ReviewError(f"review task name {checked!r} mixes the {' and '.join(mixed)} scripts (letters that "
-                              "look alike); write it in one script")
         if name != name.strip():
             raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
         name = checked

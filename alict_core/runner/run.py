@@ -479,8 +479,9 @@ class RunResult:
             probabilities = np.array([list(p) for p in part.probabilities], dtype=np.float64).reshape(
                 len(cases), len(m["labels"]))
             if not np.all(np.isfinite(probabilities)) or probabilities.min(initial=0.0) < -1e-6 or \
-                    probabilities.max(initial=0.0) > 1 + 1e-6:  # NaN went into exports as non-JSON; 5 and -3 too
-                raise ValueError(f"model {m['name']!r} has probabilities outside [0, 1]")
+                    probabilities.max(initial=0.0) > 1 + 1e-6 or (len(cases) and np.abs(
+                        probabilities.sum(axis=1) - 1.0).max() > 1e-3):  # NaN, 5 and -3, [0, 0, 0]: as the cache
+                raise ValueError(f"model {m['name']!r} has rows that are not probabilities summing to 1")
             outcomes.append(ModelOutcome(
                 m["name"], m["fingerprint"], tuple(m["labels"]),
                 probabilities,

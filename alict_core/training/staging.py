@@ -81,6 +81,9 @@ def recover(folder: Path) -> None:
     if not parent.is_dir():
         return
     recover_dir(folder)  # replace_dir's two-rename fallback, completed
+    for trash in parent.glob(f".{folder.name}.tmp-*"):  # the old content a killed exchange left on its way out:
+        if is_own(trash):  # under the lock no writer of it is alive (a full model copy was kept for ever)
+            shutil.rmtree(trash, ignore_errors=True)
     aside = sorted((p for p in parent.glob(_aside_prefix(folder) + "*") if is_own(p)), key=lambda p: p.stat().st_mtime)
     for old in aside:  # only folders this program named (a user's `.x.old-…` beside a `build --out` stays)
         if not folder.exists():
