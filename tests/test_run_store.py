@@ -23,7 +23,7 @@ def test_run_folders_are_the_folders_with_a_meta_json(tmp_path: Path) -> None:
 def test_the_harden_page_lists_the_run_folders_of_the_store(tmp_path: Path, monkeypatch) -> None:
     from alict_core.harden import export
 
-    monkeypatch.setattr("alict_core.common.config.artefact_dir", lambda name: tmp_path / name)
+    monkeypatch.setattr("alict_core.common.config.cache_dir", lambda: tmp_path)  # a listing: the store unmade
     write_json(tmp_path / "runs" / "abc" / "meta.json", {"run_id": "abc", "models": [{"name": "vader"}]})
     write_json(tmp_path / "runs" / "bad" / "meta.json", {"run_id": "bad"})  # no models: not a finished run
     write_json(tmp_path / "runs" / ".pending" / "meta.json", {"run_id": "p", "models": []})

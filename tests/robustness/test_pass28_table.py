@@ -73,6 +73,7 @@ def test_p28_cli_3_a_deeply_nested_sst_line_is_a_data_error_not_exit_3(cli, tmp_
     """Was: a line of 3,000 nested brackets appended to sst/train.txt made `seeds` exit 3 ("internal error
     (RecursionError: maximum recursion depth exceeded …)"): the SST tree reader recurses per bracket and
     data/checked.py's CORRUPT tuple does not hold RecursionError (pass 26 made damaged data files one data error)."""
+    import alict_core.data.corpus as corpus
     import alict_core.data.sst as sst
     from alict_core.common.config import data_dir
     from tests.robustness.test_cli_table import _data_copy
@@ -80,6 +81,7 @@ def test_p28_cli_3_a_deeply_nested_sst_line_is_a_data_error_not_exit_3(cli, tmp_
     real = (data_dir() / "sst" / "train.txt").read_bytes()
     deep = ("(2 " * 3000 + "(2 deep)" + ")" * 3000 + "\n").encode()
     monkeypatch.setenv("ALICT_DATA_DIR", str(_data_copy(tmp_path, "sst/train.txt", real + deep)))
+    monkeypatch.setattr(corpus, "_LOADED", {})  # the corpus is really read again (an earlier test loaded it)
     sst._load_split.cache_clear()
     try:
         outcome = cli("seeds", "--task", "sentiment", "--lc", "1", "--max", "2", "--out", str(tmp_path / "s"))
