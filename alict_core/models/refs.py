@@ -158,8 +158,9 @@ def registered_look_alike(name: str) -> str | None:
 
     if "@" in name:
         return "the form of a stored model version (<parent>@<hash>)"
-    if mixed_scripts(name):
-        return f"a name mixing the {' and '.join(mixed_scripts(name))} scripts (letters that look alike)"
+    mixed = mixed_scripts(name)
+    if mixed:
+        return f"a name mixing the {' and '.join(mixed)} scripts (letters that look alike)"
     key = lookalike_key(name)
     same = next((known for known in MODELS.names() if lookalike_key(known) == key), None)
     return None if same is None else f"the name of the registered model {same!r} (or one that looks like it)"

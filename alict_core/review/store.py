@@ -719,11 +719,6 @@ def reviewer_key(name: str) -> str:
     return lookalike_key(name)  # 'ann‐b' (U+2010) is 'ann-b'
 
 
-def task_key(name: str) -> str:
-    """The key under which two review task names look alike (as two reviewer names: :func:`reviewer_key`)."""
-    return reviewer_key(name)
-
-
 NOTE_CHARS = 2000  # the longest note kept
 NOTE_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and line breaks
 
@@ -849,9 +844,9 @@ class ReviewStore:
         with self.session() as s:
             if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
                 raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
-            key = task_key(name)  # 'T1', full-width 'ｔ1' or 't‐1' beside 't-1': a link could send reviewers to either
+            key = reviewer_key(name)  # 'T1', 'ｔ1' or 't‐1' beside 't-1' (as reviewers): a link could go to either
             alike = next((other for other in s.scalars(select(ReviewTask.name))
-                          if isinstance(other, str) and task_key(other) == key), None)
+                          if isinstance(other, str) and reviewer_key(other) == key), None)
             if alike is not None:
                 raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case, "
                                   "character width, dash or space; choose another --name")

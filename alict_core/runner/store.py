@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from alict_core.common.errors import AlictError
 from alict_core.common.manifest import is_own, recover_dir
-from alict_core.common.refs import NAME, resolve_inside
+from alict_core.common.refs import check_name, resolve_inside
 
 
 def runs_root() -> Path:
@@ -125,7 +125,9 @@ def unfinished_runs(root: Path | None = None) -> list[dict[str, Any]]:
     for folder in root.iterdir():
         if folder.name.startswith(".") or not folder.is_dir() or (folder / "meta.json").exists():
             continue
-        if not NAME.match(folder.name) or ".." in folder.name:  # a user's "<id> (copy)": no run any page can open
+        try:
+            check_name(folder.name, "run")
+        except AlictError:  # a user's "<id> (copy)": no run any page can open
             continue
         progress = read_progress(folder)
         if progress is None:
