@@ -79,7 +79,7 @@ def seed_set(spec: Any, max_seeds: int | str | None = "spec", seed: int = 0) -> 
 # ---------------------------------------------------------------- parses, masks, expansions
 @st.cache_resource(show_spinner=False, max_entries=512)
 def _parse(parser_name: str, artefact: str, text: str) -> Any:
-    return backends.parser(parser_name).parse_batch([text.split()])[0]
+    return backends.page_parser(parser_name).parse_batch([text.split()])[0]
 
 
 def parse_seed(parser_name: str, seed: Any) -> Any:
@@ -117,7 +117,7 @@ def _expand_one(parser_name: str, mlm_name: str, artefacts_key: str, spec_hash: 
 
     # a page view writes nothing: one seed is quick, and kept here (bounded); on disk every seed and slider setting a
     # browser picked was a new artefact, without bound
-    result = expand([_seed], _spec, backends.parser(parser_name), backends.suggester(mlm_name),
+    result = expand([_seed], _spec, backends.page_parser(parser_name), backends.suggester(mlm_name),
                     **{**dict(options), "use_cache": False})
     return list(result.rows)
 

@@ -205,6 +205,14 @@ def parser(name: str) -> Any:
     return _explained(OFFLINE_ARTEFACT.get(("parser", name)), lambda: _parser(name, artefact_key("parser", name)))
 
 
+def page_parser(name: str) -> Any:
+    """The parser ``name`` for a page view: it reads the shared parse cache and adds nothing to it (a browser user's
+    typed sentences and edited specs would grow it without bound)."""
+    from alict_core.parsing import ReadOnlyParses
+
+    return ReadOnlyParses(parser(name))
+
+
 @st.cache_resource(show_spinner="Loading the parser (once per process) …", max_entries=4)
 def _parser(name: str, artefact: str) -> Any:
     from alict_core.parsing import get_parser

@@ -33,7 +33,7 @@ def build_tree(text: str, settings_json: str, parser_name: str, mlm_name: str) -
     from alict_core.lego.settings import LegoSettings
 
     settings = LegoSettings(**json.loads(settings_json))
-    parser = backends.parser(parser_name) if parser_name != NONE else None
+    parser = backends.page_parser(parser_name) if parser_name != NONE else None
     suggester = backends.suggester(mlm_name) if mlm_name != NONE else None
     return generate_trees([LegoSeed("seed", text)], settings, parser=parser, suggester=suggester)[0].to_dict()
 

@@ -180,6 +180,24 @@ def test_quick_model_parse_batch_caches_and_reports_progress(quick_cache, tmp_pa
 
 
 @pytest.mark.slow
+def test_a_page_views_parser_reads_the_parse_cache_but_adds_nothing_to_it(quick_cache, tmp_path):
+    """Pass 29: each sentence typed on the NLPLego page (and each seed of a browser-edited spec on the Expansions
+    page) wrote a parse shard and its manifest: a browser user grew the shared cache without bound."""
+    from alict_core.parsing import ReadOnlyParses
+
+    _, path = quick_cache
+    parser = BeneparParser("quick", path, cache_root=tmp_path)
+    known = parser.parse_batch([["I", "loved", "it", "."]])[0]
+    shards = sorted((tmp_path / parser.fingerprint).iterdir())
+    view = ReadOnlyParses(parser)
+    assert isinstance(view, Parser) and view.fingerprint == parser.fingerprint
+    typed = view.parse_batch([["I", "loved", "it", "."], ["The", "fox", "that", "I", "saw", "ran", "."]])
+    assert typed[0] == known and typed[1].leaves() == ["The", "fox", "that", "I", "saw", "ran", "."]
+    assert sorted((tmp_path / parser.fingerprint).iterdir()) == shards
+    assert parser.cache.get(["The", "fox", "that", "I", "saw", "ran", "."]) is None  # nor in memory
+
+
+@pytest.mark.slow
 def test_cli_parse_prints_tree_and_productions(quick_cache, monkeypatch, capsys):
     root, _ = quick_cache
     monkeypatch.setenv("ALICT_CACHE_DIR", str(root))

@@ -563,3 +563,34 @@ def test_bad_database_urls_are_one_clear_message_without_the_password():
     with pytest.raises(ReviewError) as caught:
         ReviewStore("postgresql+psycopg://ann:secret@/nodb?host=/nonexistent-socket-dir")
     assert "ann:***@" in str(caught.value) and "secret" not in str(caught.value)
+
+
+def test_look_alike_task_names_created_at_one_moment_give_one_task(url, monkeypatch):
+    """Pass 29: the look-alike check ran in one transaction and the insert in a later one, so 'race' and 'RACE'
+    created by two writers at once were both stored (19 of 20 tries). Both writers are held past their first check
+    here; the check under the lock refuses the second."""
+    barrier = threading.Barrier(2)
+    real = ReviewStore.reviewer
+
+    def held_reviewer(self, name):  # both writers past the first check before either inserts
+        barrier.wait(timeout=20)
+        return real(self, name)
+
+    monkeypatch.setattr(ReviewStore, "reviewer", held_reviewer)
+    ReviewStore(url).tasks()
+    outcomes: list[str] = []
+
+    def make(name: str) -> None:
+        try:
+            ReviewStore(url).create_task(name, "sentiment", {}, [], [(1, "ann")])
+            outcomes.append("created")
+        except ReviewError as error:
+            outcomes.append(str(error))
+
+    threads = [threading.Thread(target=make, args=(name,)) for name in ("race", "RACE")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(outcomes)[0] == "created" and "only in case" in sorted(outcomes)[1], outcomes
+    assert len(ReviewStore(url).tasks()) == 1

@@ -19,3 +19,11 @@ class ModelError(AlictError):
 
 class ArtefactMissingError(AlictError):
     """A built artefact (parser, MLM head, classifier) is missing; the message says how to build it."""
+
+
+def load_failure(exc: BaseException, limit: int = 300) -> str:
+    """What a library's loader said, for a message naming the model: a too-deep JSON file (Python's RecursionError
+    text) is said in words; anything else as ``Type: text`` cut at ``limit`` characters."""
+    if isinstance(exc, RecursionError):
+        return "a JSON file in it (config.json, tokenizer files) is nested too deep to read"
+    return f"{type(exc).__name__}: {str(exc)[:limit]}"

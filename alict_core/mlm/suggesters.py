@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from alict_core.common.errors import ModelError
+from alict_core.common.errors import ModelError, load_failure
 from alict_core.common.hashing import hash_files, hash_json
 
 MASK = "[MASK]"
@@ -202,7 +202,7 @@ def load_hf_suggester(model: str, *, name: str | None = None, batch_size: int = 
     except Exception as exc:  # noqa: BLE001 - any loading failure becomes one clear message
         where = (f"local folder {path}" if is_local
                  else f"Hugging Face hub id {model!r} (needs internet or a cached copy)")
-        raise ModelError(f"could not load masked LM from {where}: {type(exc).__name__}: {str(exc)[:300]}") from exc
+        raise ModelError(f"could not load masked LM from {where}: {load_failure(exc)}") from exc
     finally:
         hf_logging.set_verbosity(level)
     if tokenizer.mask_token is None:

@@ -47,6 +47,13 @@ class EmbeddingHeadModel:
             from alict_core.models.encoder import shared_encoder
 
             encoder = shared_encoder()
+        width = getattr(encoder, "dim", None)
+        if width is not None and self.weight.shape[1] != width:  # numpy's "matmul: Input operand 1 has a mismatch"
+            raise ModelError(f"model {name!r}: {head_path.name} takes {self.weight.shape[1]} features but the encoder "
+                             f"gives {width}; rebuild or retrain it")
+        if not (np.isfinite(self.weight).all() and np.isfinite(self.bias).all()):
+            raise ModelError(f"model {name!r}: {head_path.name} holds values that are not finite numbers; rebuild or "
+                             "retrain it")
         self.encoder = encoder
         self.fingerprint = f"embedded:{name}:{hash_files([meta_path, head_path])}:{encoder.fingerprint}"
 

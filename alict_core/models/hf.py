@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from alict_core.common.errors import ModelError
+from alict_core.common.errors import ModelError, load_failure
 from alict_core.common.fingerprint import combine, folder_fingerprint, package_versions, state_dict_fingerprint
 from alict_core.models.labels import THIRD, TWO_THIRDS, binary_to_three, map_columns, softmax, task_labels
 from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
@@ -64,7 +64,7 @@ class HFClassifier:
             )
         except Exception as exc:  # noqa: BLE001 - reported with the model name, never swallowed
             hint = "" if is_local else " (a hub id needs internet access, or a local copy: pass the directory instead)"
-            raise ModelError(f"model {self.name!r}: could not load {model_id!r}{hint}: {exc}") from exc
+            raise ModelError(f"model {self.name!r}: could not load {model_id!r}{hint}: {load_failure(exc, 600)}") from exc
         self.model.eval()
         id2label = self.model.config.id2label or {}
         self.native = [str(id2label.get(i, f"LABEL_{i}")) for i in range(self.model.config.num_labels)]

@@ -20,8 +20,8 @@ from alict_core.common.errors import ArtefactMissingError
 from alict_core.common.registry import Registry
 from alict_core.parsing.trees import Production, productions
 
-__all__ = ["PARSERS", "Parser", "get_parser", "productions", "Production", "DEFAULT_PARSER", "clear_loaded",
-           "default_parser_name"]
+__all__ = ["PARSERS", "Parser", "ReadOnlyParses", "get_parser", "productions", "Production", "DEFAULT_PARSER",
+           "clear_loaded", "default_parser_name"]
 
 DEFAULT_PARSER = "benepar-offline"
 
@@ -36,6 +36,24 @@ class Parser(Protocol):
     def parse_batch(
         self, token_lists: list[list[str]], progress: Callable[[int, int], None] | None = None
     ) -> list[nltk.Tree]: ...
+
+
+class ReadOnlyParses:
+    """A parser that reads the shared parse cache but never adds to it: what a page view parses (typed sentences,
+    seeds of a spec edited in the browser) would otherwise grow the cache on disk and in memory without bound."""
+
+    def __init__(self, parser: Parser) -> None:
+        self._parser = parser
+        self.name = parser.name
+        self.fingerprint = parser.fingerprint
+
+    def parse_batch(
+        self, token_lists: list[list[str]], progress: Callable[[int, int], None] | None = None
+    ) -> list[nltk.Tree]:
+        """The parser's trees; a parser with a cache (``BeneparParser``) is told not to remember new ones."""
+        if hasattr(self._parser, "cache"):
+            return self._parser.parse_batch(token_lists, progress, remember=False)  # type: ignore[call-arg]
+        return self._parser.parse_batch(token_lists, progress)
 
 
 PARSERS: Registry[Parser] = Registry("parser")

@@ -176,8 +176,10 @@ class BeneparParser:
                 out[i] = _with_leaves(unwrap_root(tree), toks)
         return out  # type: ignore[return-value]
 
-    def parse_batch(self, token_lists: list[list[str]], progress: Progress | None = None) -> list[nltk.Tree]:
-        """Parse token lists (leaves of the trees = the tokens); cached parses are reused."""
+    def parse_batch(self, token_lists: list[list[str]], progress: Progress | None = None, *,
+                    remember: bool = True) -> list[nltk.Tree]:
+        """Parse token lists (leaves of the trees = the tokens); cached parses are reused, new ones kept unless
+        ``remember`` is False (page views: see ``parsing.ReadOnlyParses``)."""
         token_lists = [[str(t) for t in toks] for toks in token_lists]
         results: list[nltk.Tree | None] = [self.cache.get(toks) for toks in token_lists]
         missing = [i for i, tree in enumerate(results) if tree is None]
@@ -193,7 +195,8 @@ class BeneparParser:
         for start in range(0, len(groups), self.batch_sentences):
             chunk = groups[start : start + self.batch_sentences]
             trees = self._parse_uncached([token_lists[g[0]] for g in chunk])
-            self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees, strict=True)])
+            if remember:
+                self.cache.put_many([(token_lists[g[0]], tree) for g, tree in zip(chunk, trees, strict=True)])
             for group, tree in zip(chunk, trees, strict=True):
                 for i in group:
                     results[i] = tree.copy(deep=True)

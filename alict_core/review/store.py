@@ -15,7 +15,6 @@ as one with no review tasks (it is not created).
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import threading
@@ -442,6 +441,7 @@ def _empty_engine() -> Engine:
 
 MIGRATION_LOCK = 0x414C69435452  # PostgreSQL advisory lock key of the review schema's migrations ("ALiCTR")
 REVIEWER_LOCK = MIGRATION_LOCK + 1  # ... and of the creation of reviewers
+TASK_NAME_LOCK = MIGRATION_LOCK + 2  # ... and of the creation of review tasks
 
 
 def _lock_reviewers(s: Session) -> None:
@@ -455,6 +455,28 @@ def _lock_reviewers(s: Session) -> None:
         s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": REVIEWER_LOCK})
     else:
         s.execute(update(Reviewer).where(Reviewer.id < 0).values(name=Reviewer.name))
+
+
+def _lock_task_names(s: Session) -> None:
+    """Serialise the creation of review tasks until ``s`` ends its transaction: 't-1' and 'T1' created at the same
+    moment both found no look-alike and both were stored (the unique constraint is on the exact name). As
+    ``_lock_reviewers``: a PostgreSQL transaction advisory lock, SQLite's write lock taken before any read."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": TASK_NAME_LOCK})
+    else:
+        s.execute(update(ReviewTask).where(ReviewTask.id < 0).values(name=ReviewTask.name))
+
+
+def _check_new_task_name(s: Session, name: str) -> None:
+    """ReviewError when a task of this name, or of a look-alike one, exists."""
+    if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
+        raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
+    key = reviewer_key(name)  # 'T1', 'ｔ1' or 't‐1' beside 't-1' (as reviewers): a link could go to either
+    alike = next((other for other in s.scalars(select(ReviewTask.name))
+                  if isinstance(other, str) and reviewer_key(other) == key), None)
+    if alike is not None:
+        raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case, "
+                          "character width, dash or space; choose another --name")
 
 
 def _lock_task(s: Session, task_id: int) -> None:
@@ -525,6 +547,7 @@ _MAX_ENGINES = 8
 
 
 SQLITE_URL_OPTIONS = frozenset({"uri", "timeout"})  # the SQLite URL options whose meaning is kept
+MAX_SQLITE_TIMEOUT_S = 3600  # a `?timeout=1e308` was taken: a lock was then waited on without end
 
 
 def _check_sqlite_url(url: str) -> None:
@@ -550,12 +573,12 @@ def _check_sqlite_url(url: str) -> None:
     timeout = parsed.query.get("timeout")
     if timeout is not None:
         try:
-            ok = math.isfinite(float(str(timeout))) and float(str(timeout)) >= 0
+            ok = 0 <= float(str(timeout)) <= MAX_SQLITE_TIMEOUT_S  # NaN compares False
         except ValueError:
             ok = False
         if not ok:
             raise ReviewError(f"review database {safe_url(url)}: timeout={str(timeout)[:40]!r} is not a number of "
-                              "seconds")
+                              f"seconds from 0 to {MAX_SQLITE_TIMEOUT_S}")
     unknown = sorted(set(parsed.query) - SQLITE_URL_OPTIONS)
     if unknown:
         raise ReviewError(f"review database {safe_url(url)}: unknown SQLite URL option(s) {', '.join(unknown)}; a "
@@ -842,25 +865,17 @@ class ReviewStore:
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
-            if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
-                raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
-            key = reviewer_key(name)  # 'T1', 'ｔ1' or 't‐1' beside 't-1' (as reviewers): a link could go to either
-            alike = next((other for other in s.scalars(select(ReviewTask.name))
-                          if isinstance(other, str) and reviewer_key(other) == key), None)
-            if alike is not None:
-                raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case, "
-                                  "character width, dash or space; choose another --name")
+            _check_new_task_name(s, name)  # before any reviewer is created
         reviewers = {r: self.reviewer(r).id for r in {r for _, r in assignments}}
         with self.session() as s:
+            _lock_task_names(s)  # the check and the insert in one transaction that no other creator interleaves
+            _check_new_task_name(s, name)
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))
             s.add(task)
             try:
                 s.flush()
-            except IntegrityError:  # another writer created a task of this name since the check above
-                s.rollback()
-                if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
-                    raise ReviewError(f"a review task named {name!r} already exists; choose another --name") from None
-                raise
+            except IntegrityError:  # a writer that does not take the lock (an older version) stored it meanwhile
+                raise ReviewError(f"a review task named {name!r} already exists; choose another --name") from None
             s.add_all(ReviewItem(task_id=task.id, **item) for item in items)
             s.add_all(Assignment(task_id=task.id, set_no=set_no, reviewer_id=reviewers[r]) for set_no, r in assignments)
             s.commit()

@@ -23,6 +23,8 @@ import pyarrow.dataset as ds
 from alict_core.common.csvsafe import read_csv
 from alict_core.common.errors import AlictError
 from alict_core.common.jsonl import read_json
+from alict_core.common.manifest import CorruptArtefactError
+from alict_core.runner.probabilities import are_probability_rows
 from alict_core.runner.store import unfinished_runs, writer_alive
 from alict_core.runner.summary import CLUSTER_FIELDS_ALL, CLUSTER_FIELDS_EXPANSIONS, SUMMARY_COLUMNS, summary_frame
 
@@ -395,6 +397,7 @@ class RunReader:
         return self._decorate(frame)
 
     def _decorate(self, frame: pd.DataFrame) -> pd.DataFrame:
+        self._check_probabilities(frame)
         frame["failed"] = ~frame["passed"].astype(bool)
         frame["confidence"] = [float(max(p)) if p is not None and len(p) else np.nan for p in frame["probabilities"]]
         seed_ids = sorted({s for s, k in zip(frame["seed_id"], frame["kind"], strict=True) if k != "seed" and s})
@@ -413,6 +416,20 @@ class RunReader:
         frame["pass_to_fail"] = [bool(f) and k != "seed" and (s, m) in seed_passed for f, k, s, m in
                                  zip(frame["failed"], frame["kind"], frame["seed_id"], frame["model"], strict=True)]
         return frame
+
+    def _check_probabilities(self, frame: pd.DataFrame) -> None:
+        """Every shown row holds its model's probabilities (a forged, re-hashed part is refused, as small runs are)."""
+        for model, rows in frame.groupby("model", sort=False)["probabilities"]:
+            width = len(self.labels(str(model))) or None
+            try:
+                matrix = np.array([list(p) for p in rows], dtype=np.float64)
+            except (TypeError, ValueError):  # ragged or not numbers
+                matrix = None
+            if matrix is None or matrix.ndim != 2 or (width is not None and matrix.shape[1] != width) \
+                    or not are_probability_rows(matrix):
+                raise CorruptArtefactError(f"run {self.folder.name!r}: model {str(model)!r} has result rows that are "
+                                           "not probabilities summing to 1; the run's results were changed after "
+                                           "it was written; run it again")
 
     def labels(self, model: str) -> list[str]:
         """The label order of a model's probabilities (from meta.json or progress; [] when unknown)."""

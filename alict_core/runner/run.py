@@ -27,6 +27,7 @@ from alict_core.models.protocol import (
 from alict_core.models.run_scope import RunScope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.memory_cache import MemoryPredictionCache
+from alict_core.runner.probabilities import are_probability_rows
 
 Progress = Callable[[int, int, str], None]
 CaseFilter = Callable[[TestCase], bool]  # True: leave the case out of the run (e.g. review's RejectionFilter)
@@ -478,9 +479,7 @@ class RunResult:
             part = table[table.model == m["name"]].set_index("case_id").reindex([c.case_id for c in cases])
             probabilities = np.array([list(p) for p in part.probabilities], dtype=np.float64).reshape(
                 len(cases), len(m["labels"]))
-            if not np.all(np.isfinite(probabilities)) or probabilities.min(initial=0.0) < -1e-6 or \
-                    probabilities.max(initial=0.0) > 1 + 1e-6 or (len(cases) and np.abs(
-                        probabilities.sum(axis=1) - 1.0).max() > 1e-3):  # NaN, 5 and -3, [0, 0, 0]: as the cache
+            if not are_probability_rows(probabilities):  # NaN, 5 and -3, [0, 0, 0]: as the cache
                 raise ValueError(f"model {m['name']!r} has rows that are not probabilities summing to 1")
             outcomes.append(ModelOutcome(
                 m["name"], m["fingerprint"], tuple(m["labels"]),

@@ -152,7 +152,8 @@ def test_p27_pages_3_a_review_task_named_like_another_but_for_case_or_width_is_r
 
 @pytest.mark.parametrize("url", ["sqlite:///~/rv.sqlite", "sqlite:///~me/rv.sqlite", "sqlite:///rv.sqlite?mode=ro",
                                  "sqlite:///rv.sqlite?journal=off", "sqlite:///rv.sqlite?timeout=abc",
-                                 "sqlite:///rv.sqlite?timeout=nan"])
+                                 "sqlite:///rv.sqlite?timeout=nan", "sqlite:///rv.sqlite?timeout=1e308",
+                                 "sqlite:///rv.sqlite?timeout=-1"])
 def test_p27_cli_3_review_db_urls_with_a_tilde_or_an_unknown_option_are_refused(cli, tmp_path, own_cache,
                                                                                monkeypatch, url):
     """Was (row by the p27cli helper): `review sample --db sqlite:///~/rv.sqlite` created a folder literally named

@@ -30,6 +30,29 @@ def test_p29_cli_1_a_run_whose_probabilities_do_not_sum_to_one_is_refused_or_exp
     assert not (tmp_path / "ex").exists()
 
 
+@pytest.mark.parametrize("probabilities", [[float("nan"), 0.5, 0.5], [5.0, -3.0, 0.0], [0.0, 0.0, 0.0]])
+def test_p29_cli_3_a_large_run_with_impossible_probabilities_is_refused_like_a_small_one(
+        cli, tmp_path, saved_run, monkeypatch, probabilities):
+    """Found: pass 28 made a small run with NaN or out-of-range probabilities (re-sealed) unreadable, but `report` of
+    a run over LARGE_ROWS case x model rows takes the aggregates path (RunReader): exit 0, and its "Example failures"
+    table showed a confidence of "500.0%"."""
+    import pandas as pd
+
+    import alict_core.runner.reader as reader
+
+    part = saved_run / "results" / "part-00000.parquet"
+    frame = pd.read_parquet(part)
+    frame["probabilities"] = [list(probabilities)] * len(frame)
+    frame["passed"] = False  # so the report's failure sample shows them
+    frame.to_parquet(part, index=False)
+    _rehash(saved_run)
+    monkeypatch.setattr(reader, "LARGE_ROWS", 1)  # stands for a run of 200,001 rows
+    outcome = cli("report", str(saved_run), "--out", str(tmp_path / "r.html"))
+    assert_clean_error(outcome, 2)
+    assert "not probabilities" in outcome.err
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("how", ["stem", "name"])
 def test_p29_cli_2_a_model_named_like_a_stored_model_version_is_refused(cli, tmp_path, own_cache, how):
     """Found: with a stored model version `minilm-sst@deadbeef`,
@@ -155,3 +178,45 @@ def test_p29_kill_2_a_build_removes_the_old_copy_a_killed_exchange_left(tmp_path
     mine.mkdir()
     recover(folder)
     assert not trash.exists() and mine.is_dir() and folder.is_dir()
+
+
+@pytest.mark.parametrize("kind", ["mlm", "classifier"])
+def test_p29_cli_5_a_model_folder_with_a_too_deep_config_is_said_in_words(tmp_path, kind):
+    """Was (the p29cli helper): `--mlm <folder>` whose config.json nests 50,000 lists was refused with Python's
+    "RecursionError: maximum recursion depth exceeded while decoding a JSON array"."""
+    from alict_core.common.errors import ModelError
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("[" * 50_000 + "]" * 50_000)
+    with pytest.raises(ModelError) as caught:
+        if kind == "mlm":
+            from alict_core.mlm.suggesters import load_hf_suggester
+
+            load_hf_suggester(str(folder))
+        else:
+            from alict_core.models.hf import HFClassifier
+
+            HFClassifier(str(folder), task="sentiment")
+    assert "nested too deep" in str(caught.value) and "RecursionError" not in str(caught.value)
+    assert str(folder) in str(caught.value)
+
+
+@pytest.mark.parametrize("weight, said", [(((1.0, 2.0), (3.0, 4.0)), "takes 2 features but the encoder gives 3"),
+                                          (((1.0, float("nan"), 0.0), (0.0, 1.0, 0.0)), "not finite")])
+def test_p29_kill_3_a_classifier_head_of_the_wrong_width_or_with_nan_is_refused_when_loaded(tmp_path, weight, said):
+    """Was (documented since pass 27): a head.npz of the wrong width loaded, then every prediction failed with
+    numpy's "matmul: Input operand 1 has a mismatch in its core dimension"; a NaN weight gave NaN probabilities."""
+    import numpy as np
+
+    from alict_core.common.errors import ModelError
+    from alict_core.models.embedded import EmbeddingHeadModel
+
+    class Encoder:
+        dim = 3
+        fingerprint = "fake"
+
+    (tmp_path / "meta.json").write_text(json.dumps({"labels": ["negative", "positive"]}))
+    np.savez(tmp_path / "head.npz", weight=np.array(weight), bias=np.zeros(2))
+    with pytest.raises(ModelError, match=said):
+        EmbeddingHeadModel("mine", tmp_path, encoder=Encoder())
