@@ -64,7 +64,8 @@ class HFClassifier:
             )
         except Exception as exc:  # noqa: BLE001 - reported with the model name, never swallowed
             hint = "" if is_local else " (a hub id needs internet access, or a local copy: pass the directory instead)"
-            raise ModelError(f"model {self.name!r}: could not load {model_id!r}{hint}: {load_failure(exc, 600)}") from exc
+            raise ModelError(f"model {self.name!r}: could not load {model_id!r}{hint}: "
+                             f"{load_failure(exc, 600)}") from exc
         self.model.eval()
         id2label = self.model.config.id2label or {}
         self.native = [str(id2label.get(i, f"LABEL_{i}")) for i in range(self.model.config.num_labels)]
