@@ -105,10 +105,17 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     st.session_state.setdefault("max_seeds", 50)
     c1.number_input("Max seeds per LC (0 = the spec's cap)", min_value=0, max_value=100_000, step=10, key="max_seeds")
     top = min(1024, limits().batch_size)  # ALICT_LIMIT_BATCH_SIZE below the default refused every Run press
-    c2.number_input("Batch size", min_value=1, max_value=top, value=min(64, top), step=16, key="run_batch")
+    # kept across page switches (state.PERSISTENT_KEYS): a visit to another page reset them without a word
+    batch = st.session_state.get("run_batch")
+    wanted = min(batch, top) if isinstance(batch, int) and batch >= 1 else min(64, top)
+    if batch != wanted:  # written only when it changes (each write sends the value to the browser again)
+        st.session_state["run_batch"] = wanted
+    c2.number_input("Batch size", min_value=1, max_value=top, step=16, key="run_batch")
+    st.session_state.setdefault("run_expand", False)
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
-    c4.number_input("Expansions per seed", min_value=1, max_value=20, value=3, key="run_per_seed", disabled=not expand)
+    st.session_state.setdefault("run_per_seed", 3)
+    c4.number_input("Expansions per seed", min_value=1, max_value=20, key="run_per_seed", disabled=not expand)
     expansion_backends(expand)
     suites = lego_suites(task)
     chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]

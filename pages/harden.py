@@ -32,14 +32,19 @@ def split_problem(split: str) -> str | None:
     return None
 
 
+HARDEN_DEFAULTS: dict[str, object] = {"harden_seed": 13, "harden_split": "8:1:1", "harden_share": 0.0, "harden_cap": 0}
+
+
 def settings() -> tuple[int, str, float, int]:
     """The retraining settings: seed, split, share of LC cases, cap on original texts."""
+    for key, default in HARDEN_DEFAULTS.items():  # kept across page switches (state.PERSISTENT_KEYS)
+        st.session_state.setdefault(key, default)
     with st.expander("Settings"):
-        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, value=13, key="harden_seed"))
-        split = st.text_input(SPLIT_FIELD, value="8:1:1", key="harden_split")
-        share = st.slider("Share of LC cases in the training mix (0 = all original + all LC cases)", 0.0, 0.9, 0.0,
+        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="harden_seed"))
+        split = st.text_input(SPLIT_FIELD, key="harden_split")
+        share = st.slider("Share of LC cases in the training mix (0 = all original + all LC cases)", 0.0, 0.9,
                           key="harden_share")
-        cap = int(st.number_input("Cap on original training texts (0 = all)", min_value=0, value=0, key="harden_cap"))
+        cap = int(st.number_input("Cap on original training texts (0 = all)", min_value=0, key="harden_cap"))
     return seed, split, share, cap
 
 

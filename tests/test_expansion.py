@@ -468,3 +468,27 @@ def test_seed_fields_read_a_seed_object_or_its_dict_once():
     assert SeedFields.of(plain, "LC9", "sentiment") == SeedFields("s1", "LC9", "sentiment", "a fine film .")
     assert SeedFields.of(SeedObject("s2", "fine ."), "LC9", "hate_speech") == SeedFields("s2", "LC1", "hate_speech",
                                                                                           "fine .")
+
+
+def test_an_uncached_expansion_creates_no_cache_folder(tmp_path, monkeypatch):
+    """Pass 30: the Expansions page's expansions (``use_cache=False``) made an empty ``<cache>/expansions`` folder:
+    a page view writes nothing."""
+    import alict_core.expansion.search as search
+
+    monkeypatch.setattr(search, "cache_dir", lambda: tmp_path / "cache")
+    expand(SEEDS[:1], SPEC, WordParser(), FixedSuggester(), predicate_check=always, use_cache=False)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_reading_the_parse_cache_creates_no_folder_and_a_write_does(tmp_path, monkeypatch):
+    """Pass 30: opening the parse cache (a page picking the parser) made an empty ``<cache>/parses`` folder."""
+    import nltk
+
+    from alict_core.parsing.benepar_backend import ParseCache
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    cache = ParseCache("fp")
+    assert cache.get(["a", "film", "."]) is None and not (tmp_path / "cache").exists()
+    cache.put_many([(["a", "film", "."], nltk.Tree.fromstring("(S (NP (DT a) (NN film)) (. .))"))])
+    assert cache.get(["a", "film", "."]).leaves() == ["a", "film", "."]
+    assert list((tmp_path / "cache" / "parses" / "fp").glob("*.jsonl"))

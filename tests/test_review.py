@@ -567,30 +567,38 @@ def test_bad_database_urls_are_one_clear_message_without_the_password():
 
 def test_look_alike_task_names_created_at_one_moment_give_one_task(url, monkeypatch):
     """Pass 29: the look-alike check ran in one transaction and the insert in a later one, so 'race' and 'RACE'
-    created by two writers at once were both stored (19 of 20 tries). Both writers are held past their first check
-    here; the check under the lock refuses the second."""
+    created by two writers at once were both stored (19 of 20 tries). Pass 30: the refused writer's new reviewer
+    stayed behind. Both writers are held past their first check here; the check under the lock refuses the second,
+    and only the winner's reviewer is stored."""
+    import alict_core.review.store as store_module
+
     barrier = threading.Barrier(2)
-    real = ReviewStore.reviewer
+    real = store_module._lock_task_names
 
-    def held_reviewer(self, name):  # both writers past the first check before either inserts
+    def held_lock(s):  # both writers past the first check before either takes the lock
         barrier.wait(timeout=20)
-        return real(self, name)
+        real(s)
 
-    monkeypatch.setattr(ReviewStore, "reviewer", held_reviewer)
+    monkeypatch.setattr(store_module, "_lock_task_names", held_lock)
     ReviewStore(url).tasks()
-    outcomes: list[str] = []
+    outcomes: dict[str, str] = {}
 
-    def make(name: str) -> None:
+    def make(name: str, reviewer: str) -> None:
         try:
-            ReviewStore(url).create_task(name, "sentiment", {}, [], [(1, "ann")])
-            outcomes.append("created")
+            ReviewStore(url).create_task(name, "sentiment", {}, [], [(1, reviewer)])
+            outcomes[reviewer] = "created"
         except ReviewError as error:
-            outcomes.append(str(error))
+            outcomes[reviewer] = str(error)
 
-    threads = [threading.Thread(target=make, args=(name,)) for name in ("race", "RACE")]
+    threads = [threading.Thread(target=make, args=pair) for pair in (("race", "ann"), ("RACE", "bob"))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert sorted(outcomes)[0] == "created" and "only in case" in sorted(outcomes)[1], outcomes
+    assert sorted(outcomes.values())[0] == "created" and "only in case" in sorted(outcomes.values())[1], outcomes
     assert len(ReviewStore(url).tasks()) == 1
+    winner = next(reviewer for reviewer, outcome in outcomes.items() if outcome == "created")
+    with ReviewStore(url).session() as s:
+        from alict_core.review.store import Reviewer
+
+        assert [r.name for r in s.query(Reviewer)] == [winner]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from alict_core.commands.args import add_executor_args, executor_options, float_range, holds_out, int_range
+from alict_core.common.manifest import lc_file_name
 from alict_core.expansion.constraints.fluency import DEFAULT_MIN_WORD_SCORE
 from alict_core.tasks import add_task_arg
 
@@ -194,10 +195,10 @@ def run_suite(args: argparse.Namespace) -> int:
     cases = import_suite(args.suite, args.task)
     named: dict[str, str] = {}
     for group in dict.fromkeys(case.lc_id for case in cases):  # `a/b`, `a_b`, `a:b` all became a_b.jsonl: the
-        earlier = named.setdefault(_group_file(group).lower(), group)  # last group's rows replaced the others'
+        earlier = named.setdefault(lc_file_name(group).lower(), group)  # last group's rows replaced the others'
         if earlier != group:
             raise AlictError(f"--suite: the groups {earlier!r:.60} and {group!r:.60} would both be written to "
-                             f"{_group_file(group)!r}; rename one of them")
+                             f"{lc_file_name(group)!r}; rename one of them")
     parser = get_parser(args.parser)
     suggester = load_suggester(args.mlm)
     results = expand_suite(cases, args.task, parser, suggester, max_seeds=args.max_seeds,
@@ -212,11 +213,11 @@ def run_suite(args: argparse.Namespace) -> int:
 
         with atomic_dir(out_dir, owned=OUT_FILES, merge=True) as tmp:
             for lc_id, result in results.items():
-                result.to_jsonl(tmp / _group_file(lc_id))
+                result.to_jsonl(tmp / lc_file_name(lc_id))
     print(f"{'group':<40} {'seeds':>6} {'suggestions':>11} {'accepted':>8}  file")
     for lc_id, result in results.items():
         if out_dir is not None:
-            result.path = out_dir / _group_file(lc_id)
+            result.path = out_dir / lc_file_name(lc_id)
         c = result.counts.get(lc_id, {})
         print(f"{lc_id[:40]:<40} {c.get('seeds', 0):>6} {c.get('suggestions', 0):>11} {c.get('accepted', 0):>8}"
               f"  {result.path}")
@@ -225,20 +226,6 @@ def run_suite(args: argparse.Namespace) -> int:
     if not results:
         print("the suite has no MFT cases to expand")
     return 0
-
-
-def _group_file(group: str) -> str:
-    """The file name of one expanded suite group (``expand --suite --out``): never hidden (``.hidden`` was written
-    as a hidden file the next run refused as another's), never longer than 120 characters (a 300-character group
-    failed with the staging folder's name in the message)."""
-    import hashlib
-    import re
-
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", group)
-    stem = re.sub(r"^\.+", lambda found: "_" * len(found.group()), stem)
-    if len(stem) > 120:
-        stem = f"{stem[:100]}-{hashlib.sha256(group.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
-    return stem + ".jsonl"
 
 
 def format_rejections(counts: dict[str, int]) -> str:

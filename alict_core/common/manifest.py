@@ -490,22 +490,46 @@ def _first_row(path: Path) -> Any:
     return None
 
 
+def lc_file_name(group: str) -> str:
+    """The file name of one LC's (or one suite group's) rows in a seeds or expansions folder: the id itself when it is
+    a plain name; else its runs of other characters as ``_`` (``suite1:simple tests`` → ``suite1_simple_tests``),
+    never hidden (``.hidden`` was written as a hidden file the next run refused as another's), never longer than
+    120 characters (a 300-character group failed with the staging folder's name in the message)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", group)
+    stem = re.sub(r"^\.+", lambda found: "_" * len(found.group()), stem)
+    if len(stem) > 120:
+        stem = f"{stem[:100]}-{hashlib.sha256(group.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return stem + ".jsonl"
+
+
 def _lc_files_kind(folder: Path) -> str | None:
     """``seeds`` / ``expansions`` when every ``*.jsonl`` of ``folder`` (the first :data:`LC_FILES_LOOKED_AT`) is an
-    ``<lc>.jsonl`` this program wrote (its first row names the LC of the file's name) of one task, else None: a
-    user's folder holding one copied seeds file among other JSONL files is not a seeds folder."""
+    ``<lc>.jsonl`` this program wrote (its first row names the LC or suite group of the file's name), else None: a
+    user's folder holding one copied seeds file among other JSONL files is not a seeds folder. An empty file (an LC
+    that found no seeds) neither makes nor breaks one, and the LCs may be of both tasks (two `seeds --out` runs): such
+    folders are still this program's, and outputs never replace a file in them."""
     try:
         files = sorted(folder.glob("*.jsonl"))[:LC_FILES_LOOKED_AT]
     except OSError:
         return None
-    kinds, tasks = set(), set()
+    kinds = set()
     for path in files:
         row = _first_row(path)
-        if not (isinstance(row, dict) and row.get("lc_id") == path.stem and isinstance(row.get("task"), str)):
+        if row is None and _is_empty_file(path):
+            continue
+        if not (isinstance(row, dict) and isinstance(row.get("lc_id"), str) and isinstance(row.get("task"), str)
+                and lc_file_name(row["lc_id"]) == path.name):
             return None
         kinds.add("expansions" if "seed_id" in row else "seeds")
-        tasks.add(row["task"])
-    return kinds.pop() if len(kinds) == 1 and len(tasks) == 1 else None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _is_empty_file(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 EXPORT_KEYS = ("run_id", "lcs", "data_hash", "counts")  # what `harden export` always writes into export.json

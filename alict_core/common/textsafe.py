@@ -8,6 +8,8 @@ before that check, other sources).
 
 from __future__ import annotations
 
+import functools
+import json
 import unicodedata
 from typing import Any
 
@@ -78,3 +80,45 @@ def mixed_scripts(name: str) -> list[str]:
     Cyrillic 'а')."""
     found = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()} & LOOKALIKE_SCRIPTS
     return sorted(found) if len(found) > 1 else []
+
+
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt) and the blank-looking letters and symbols
+# (Hangul fillers, the braille blank): each draws as nothing, so 'vader' + one of them looks like 'vader'.
+INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x2800, 0x2800),
+                    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+                    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+
+
+def invisible_char(name: str) -> str | None:
+    """The first character of ``name`` that draws as nothing (``U+XXXX``), or None."""
+    for char in name:
+        code = ord(char)
+        if any(low <= code <= high for low, high in INVISIBLE_RANGES):
+            return f"U+{code:04X}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _prototypes() -> dict[str, str]:
+    """Each character Unicode's confusables data (TR39, as shipped by ``confusable_homoglyphs``) maps to one
+    prototype character ('ɑ' → 'a', 'ı' → 'i', '−' → '-', '1' → 'l')."""
+    from importlib.resources import files
+
+    data = json.loads((files("confusable_homoglyphs") / "confusables.json").read_text(encoding="utf-8"))
+    return {char: entries[0]["c"] for char, entries in data.items()
+            if len(entries) == 1 and len(entries[0]["c"]) == 1 and entries[0]["c"] != char}
+
+
+def skeleton(name: str) -> str:
+    """``name`` with every character replaced by its prototype, after ``lookalike_key``: names of one skeleton look
+    alike. Accents stay (decomposed, they are kept as marks): 'josé' is not 'jose'."""
+    prototypes = _prototypes()
+    decomposed = unicodedata.normalize("NFD", lookalike_key(name))
+    return unicodedata.normalize("NFD", "".join(prototypes.get(char, char) for char in decomposed))
+
+
+def looks_alike(first: str, second: str) -> bool:
+    """Whether two names read alike: case, width, dashes ('ANN', 'ａｎｎ', 'ann‐b'), or letters that look alike
+    ('vɑder' with a Latin alpha, 'mınılm' with dotless i's, 'рор' in Cyrillic, 'minilm−sst' with a minus sign)."""
+    return lookalike_key(first) == lookalike_key(second) or skeleton(first) == skeleton(second)

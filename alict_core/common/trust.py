@@ -172,6 +172,22 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
     return sorted({_plain(ipaddress.ip_address(str(info[4][0]).split("%")[0])) for info in infos}, key=str)
 
 
+def endpoint_name(url: str) -> str:
+    """An endpoint's name in a run, its reports and messages: its URL without what may be a secret (the user and
+    password before the host, the query with its tokens, the fragment): ``https://host:8000/predict``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:  # a port that is no number: said by check_endpoint
+        return url.split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
 def check_endpoint(url: str, *, loopback: bool = True) -> str:
     """Refuse ``url`` unless it is http(s) and every address of its host is allowed; returns the URL.
 

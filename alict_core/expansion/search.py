@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from alict_core.common.config import artefact_dir
+from alict_core.common.config import artefact_dir, cache_dir
 from alict_core.common.hashing import hash_json
 from alict_core.common.jsonl import read_json, read_jsonl, write_json, write_jsonl
 from alict_core.expansion.constraints.acceptance import CONSTRAINTS_VERSION, Constraints, constraints_of, slot_allowed
@@ -263,7 +263,7 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
                 "min_word_score": checked_min_word_score(min_word_score), "constraints": constraints.to_dict(),
                 "corpus": getattr(corpus, "fingerprint", None)}
     key = expansion_key(seeds, spec, parser, suggester, masker, settings)
-    path = Path(out_dir or artefact_dir("expansions")) / f"{key}.jsonl"
+    path = Path(out_dir or cache_dir() / "expansions") / f"{key}.jsonl"  # created only to write (a page view: never)
     if use_cache and masker_fingerprint(masker) is not None:  # a masker of unknown content is never read back
         from alict_core.common.manifest import load_checked
 
@@ -309,6 +309,8 @@ def expand(seeds: Sequence[Any], spec: Any, parser: Any, suggester: Any, *, top_
     if use_cache:
         from alict_core.common.manifest import entry_lock, write_file_manifest
 
+        if not out_dir:
+            artefact_dir("expansions")  # created here, or one message naming the cache folder
         with entry_lock(path):  # a reader meanwhile waits, then reads it, never quarantines it (pass 17 K1)
             result.to_jsonl(path)
             write_file_manifest(path, "expansions", key, len(rows), companions=[meta_path(path)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic import Strict as StrictValue
 
 from alict_core.common.textsafe import control_char
@@ -67,6 +67,7 @@ class ClassSet(Strict):
     include: list[str] | None = None
     exclude: list[str] | None = None
     mode: Literal["any", "all"] = "any"
+    _lookup: Any = PrivateAttr(default=None)  # a matcher's index of the values (``predicates.phrases_hold``)
 
     @model_validator(mode="after")
     def _one_side(self) -> "ClassSet":

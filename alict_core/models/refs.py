@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from alict_core.common.errors import AlictError
 from alict_core.common.registry import Entry
+from alict_core.common.trust import endpoint_name
 from alict_core.models.protocol import Model
 from alict_core.models.registry import HUB_MODELS, MODELS, get_model, model_entry
 
@@ -57,7 +58,7 @@ class ModelRef:
         if self.name in ("sklearn", "static") and kwargs.get("path"):
             return Path(kwargs["path"]).stem
         if self.name == "http" and kwargs.get("url"):
-            return str(kwargs["url"])
+            return endpoint_name(str(kwargs["url"]))  # never a password or token of the URL
         if self.name == "openai-chat" and kwargs.get("model"):
             return f"chat:{kwargs['model']}"
         return self.name
@@ -154,15 +155,17 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
 def registered_look_alike(name: str) -> str | None:
     """Why ``name`` may not name a user's model, or None: a registered model's name (or one that looks like it:
     case, width, dashes, mixed scripts), or a stored version's form ``<parent>@<hash>``."""
-    from alict_core.common.textsafe import lookalike_key, mixed_scripts
+    from alict_core.common.textsafe import invisible_char, looks_alike, mixed_scripts
 
     if "@" in name:
         return "the form of a stored model version (<parent>@<hash>)"
+    invisible = invisible_char(name)
+    if invisible:
+        return f"a name holding a character that draws as nothing ({invisible})"
     mixed = mixed_scripts(name)
     if mixed:
         return f"a name mixing the {' and '.join(mixed)} scripts (letters that look alike)"
-    key = lookalike_key(name)
-    same = next((known for known in MODELS.names() if lookalike_key(known) == key), None)
+    same = next((known for known in MODELS.names() if looks_alike(known, name)), None)
     return None if same is None else f"the name of the registered model {same!r} (or one that looks like it)"
 
 

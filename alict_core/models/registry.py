@@ -13,6 +13,7 @@ from alict_core.common.errors import AlictError, ModelError
 from alict_core.common.hashing import hash_json
 from alict_core.common.limits import setting_number
 from alict_core.common.registry import Param, Registry
+from alict_core.models.arguments import typed_arguments
 from alict_core.models.protocol import Model
 
 MODELS: Registry[Model] = Registry("model")
@@ -93,7 +94,8 @@ def _hub(model_id: str, task: str):
 
         kw.setdefault("label_map", HUB_LABEL_MAPS.get(model_id))
         source = kw.pop("model_id", model_id)
-        return HFClassifier(source, task, name=kw.pop("name", model_id), **kw)
+        name = kw.pop("name", model_id)
+        return HFClassifier(source, task, name=name, **typed_arguments(HFClassifier, kw, model_id))
 
     return factory
 
@@ -110,7 +112,7 @@ for _id, (_task, _desc) in HUB_MODELS.items():
 def _hf(model_id: str, task: str, **kw: Any) -> Model:
     from alict_core.models.hf import HFClassifier
 
-    return HFClassifier(model_id, task, **kw)
+    return HFClassifier(model_id, task, **typed_arguments(HFClassifier, kw, "hf"))
 
 
 @MODELS.register("http", "JSON HTTP endpoint: url=..., task=...", task=None, offline=False, kind="remote",
@@ -118,7 +120,7 @@ def _hf(model_id: str, task: str, **kw: Any) -> Model:
 def _http(url: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import HttpJsonModel
 
-    return HttpJsonModel(url, task, **kw)
+    return HttpJsonModel(url, task, **typed_arguments(HttpJsonModel, kw, "http"))
 
 
 @MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None,
@@ -127,7 +129,7 @@ def _http(url: str, task: str, **kw: Any) -> Model:
 def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import OpenAIChatModel
 
-    return OpenAIChatModel(base_url, model, task, **kw)
+    return OpenAIChatModel(base_url, model, task, **typed_arguments(OpenAIChatModel, kw, "openai-chat"))
 
 
 @MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...",
@@ -136,7 +138,7 @@ def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
 def _static(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.static import StaticPredictionsModel
 
-    return StaticPredictionsModel(path, task, **kw)
+    return StaticPredictionsModel(path, task, **typed_arguments(StaticPredictionsModel, kw, "static"))
 
 
 @MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)",
@@ -146,7 +148,7 @@ def _static(path: str, task: str, **kw: Any) -> Model:
 def _sklearn(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.sklearn_model import SklearnPipelineModel
 
-    return SklearnPipelineModel(path, task, **kw)
+    return SklearnPipelineModel(path, task, **typed_arguments(SklearnPipelineModel, kw, "sklearn"))
 
 
 MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"

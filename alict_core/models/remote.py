@@ -18,7 +18,7 @@ import numpy as np
 
 from alict_core.common.errors import ModelError
 from alict_core.common.fingerprint import combine
-from alict_core.common.trust import check_endpoint
+from alict_core.common.trust import check_endpoint, endpoint_name
 from alict_core.models.labels import task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
 from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
@@ -77,7 +77,8 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     put into a message a user sees, so a browser user cannot read internal services through the error path.
     """
     log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, url, status, reason, body[:2000])
-    return ModelError(f"model {model!r}: {url} answered HTTP {status}, {reason} (the answer is in the server log)")
+    return ModelError(f"model {model!r}: {endpoint_name(url)} answered HTTP {status}, {reason} (the answer is in the "
+                      "server log)")
 
 
 def _failure_reason(exc: BaseException) -> str:
@@ -121,7 +122,7 @@ def failed_request(model: str, url: str, exc: BaseException, tries: str = "") ->
     service): it goes to the log at level INFO (not to the CLI's stderr, which shows warnings), never into a message
     a user (or a browser) sees."""
     log.info("model %r: request to %s failed%s: %r", model, url, tries, str(exc)[:2000])
-    return ModelError(f"model {model!r}: request to {url} failed{tries}: {_failure_reason(exc)}")
+    return ModelError(f"model {model!r}: request to {endpoint_name(url)} failed{tries}: {_failure_reason(exc)}")
 
 
 def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
@@ -143,11 +144,11 @@ def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
                 break
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
-                raise ModelError(f"model {model!r}: {url} answered more than {MAX_ANSWER_BYTES:,} bytes; nothing of "
-                                 "the answer was used")
+                raise ModelError(f"model {model!r}: {endpoint_name(url)} answered more than {MAX_ANSWER_BYTES:,} "
+                                 "bytes; nothing of the answer was used")
             if time.monotonic() > deadline:
-                raise ModelError(f"model {model!r}: {url} did not finish its answer within {timeout:g} s (it kept "
-                                 "sending slowly); nothing of the answer was used")
+                raise ModelError(f"model {model!r}: {endpoint_name(url)} did not finish its answer within {timeout:g} "
+                                 "s (it kept sending slowly); nothing of the answer was used")
             chunks.append(chunk)
     finally:
         response.close()
@@ -226,7 +227,7 @@ class HttpJsonModel(_RemoteBase):
         from alict_core.models.pinned_http import pinned_session
 
         self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
-        self.url, self.name = check_endpoint(url, loopback=loopback), name or url
+        self.url, self.name = check_endpoint(url, loopback=loopback), name or endpoint_name(url)
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
         self.batch_size, self.timeout = batch_size, timeout

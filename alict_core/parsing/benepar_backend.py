@@ -19,7 +19,7 @@ from alict_core.common.hashing import hash_files, hash_json, hash_text
 from alict_core.common.jsonl import iter_jsonl, write_jsonl
 from alict_core.common.manifest import save_checked
 from alict_core.parsing import compat
-from alict_core.parsing.trees import from_json, to_json, unwrap_root
+from alict_core.parsing.trees import from_json, json_leaves, to_json, unwrap_root
 
 Progress = Callable[[int, int], None]
 STAND_IN = "-"  # parsed in place of a word with no character the parser's subword tokenizer reads
@@ -77,9 +77,16 @@ MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
 
 
 def _read_parse_shard(path: Path) -> list[dict]:
+    """The shard's rows; a row whose key is not its tokens' or whose tree's leaves are not its tokens is impossible
+    content (a re-sealed shard served "I would hate this awful film ." as the parse of another seed)."""
     rows = list(iter_jsonl(path))
-    if not all(isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("tree"), list) for r in rows):
-        raise ValueError("a row lacks its key or tree")
+    for row in rows:
+        if not (isinstance(row, dict) and isinstance(row.get("key"), str) and isinstance(row.get("tree"), list)):
+            raise ValueError("a row lacks its key or tree")
+        tokens = row.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens) \
+                or row["key"] != ParseCache.key(tokens) or json_leaves(row["tree"]) != tokens:
+            raise ValueError("a row's tree is not the parse of its tokens")
     return rows
 
 
@@ -87,7 +94,8 @@ class ParseCache:
     """Parses keyed by (parser fingerprint, hash of the token list); JSONL shards written atomically."""
 
     def __init__(self, fingerprint: str, root: Path | None = None) -> None:
-        self.dir = (root or config.artefact_dir("parses")) / fingerprint
+        self._in_cache = root is None  # the shared cache folder, created at the first write (a read never makes it)
+        self.dir = (root or config.cache_dir() / "parses") / fingerprint
         self._trees: dict[str, list] | None = None
         self._lock = threading.Lock()
 
@@ -119,6 +127,8 @@ class ParseCache:
             {"key": self.key(tokens), "tokens": tokens, "tree": to_json(tree)} for tokens, tree in items
         ]
         with self._lock:
+            if self._in_cache:
+                config.artefact_dir("parses")  # or one message naming the cache folder
             self.dir.mkdir(parents=True, exist_ok=True)
             shard = self.dir / f"{hash_json([r['key'] for r in rows])}.jsonl"
             # manifest before the rename, under the entry's lock: a reader loading the cache meanwhile never

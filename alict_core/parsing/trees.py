@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import nltk
 
 from alict_core.parsing.treebank import strip_label
@@ -46,6 +48,21 @@ def to_json(tree: nltk.Tree | str) -> list | str:
     if isinstance(tree, str):
         return tree
     return [tree.label(), *[to_json(child) for child in tree]]
+
+
+def json_leaves(data: Any) -> list[str] | None:
+    """The leaves of a tree in ``to_json`` form, or None when it is not one (a label that is no text, no label)."""
+    if isinstance(data, str):
+        return [data]
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        return None
+    leaves: list[str] = []
+    for child in data[1:]:
+        below = json_leaves(child)
+        if below is None:
+            return None
+        leaves.extend(below)
+    return leaves
 
 
 def from_json(data: list | str) -> nltk.Tree | str:

@@ -269,6 +269,37 @@ def _story_problem(story: Mapping[str, Any], folder: Path) -> str | None:
         return "its fail rates are not the run's (summary.csv)"
     if any(abs(r["fail_rate"] - (r["n_fail"] / r["n_cases"] if r["n_cases"] else 0.0)) > 1e-6 for r in story["rates"]):
         return "a fail rate is not its own fail count over its case count"  # the page ranks LCs by it (pass 14, A)
+    return _failures_problem(story, folder)
+
+
+def _comparable(candidate: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What of a candidate failure the run decides (its titles come from today's specs, not from the run)."""
+    confidence = candidate.get("confidence")
+    return (*(candidate.get(key) for key in ("case_id", "model", "lc_id", "kind", "text", "seed_text", "expected",
+                                              "predicted", "failed", "pass_to_fail")),
+            None if confidence is None else round(float(confidence), 6))
+
+
+def _failures_problem(story: Mapping[str, Any], folder: Path) -> str | None:
+    """Why the story's failures or explanations are not the run's, else None: its candidates are computed again from
+    the verified run (cheap beside the explanations the file saves), and every explanation must be of one of their
+    texts, word by word (a re-sealed story showed made-up sentences as the model's failures)."""
+    from alict_core.analysis.explore import explorer_frame
+    from alict_core.explain.base import tokenize
+    from alict_core.runner.run import RunResult
+
+    result = RunResult.load(folder)
+    frame = explorer_frame(result, validity=lambda _lcs: {})
+    excluded = excluded_case_ids(result, frame) if not frame.empty else set()
+    truth = _records(candidate_failures(frame, excluded)) if not frame.empty else []
+    if [_comparable(c) for c in story["candidates"]] != [_comparable(c) for c in truth]:
+        return "its failures are not the run's"
+    texts = {contribution_key(c["model"], c["text"]): c["text"] for c in truth}
+    for key, contribution in story["contributions"].items():
+        if key not in texts:
+            return "it explains a text that is not one of the run's failures"
+        if contribution["tokens"] != tokenize(texts[key]):
+            return "an explanation's words are not its text's"
     return None
 
 

@@ -45,13 +45,14 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.common.errors import AlictError
-from alict_core.common.textsafe import lookalike_key, mixed_scripts
+from alict_core.common.textsafe import invisible_char, lookalike_key, looks_alike, mixed_scripts
 from alict_core.tasks import TASK_NAMES
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
@@ -224,12 +225,20 @@ def default_url() -> str:
     return f"sqlite:///{cache_dir() / 'review' / 'review.sqlite'}"
 
 
+SECRET_OPTION = re.compile(r"pass|secret|token|key", re.IGNORECASE)  # libpq's password=, sslpassword=, passfile=
+
+
 def safe_url(url: str) -> str:
-    """The URL with any password masked (for messages), at most 200 characters."""
+    """The URL with any password masked (for messages), at most 200 characters: the user's password and every option
+    that may hold a secret (``?password=``, which libpq takes, was printed in clear)."""
     try:
-        shown = make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
+        secret = {key: "***" for key in parsed.query if SECRET_OPTION.search(key)}
+        shown = parsed.update_query_dict(secret).render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
     except (ArgumentError, ValueError):  # ValueError: a port that is no number
-        return repr(re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)[:100])  # a password masked here too
+        masked = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)  # a password masked here too
+        masked = re.sub(r"([?&][^=&]*(?:pass|secret|token|key)[^=&]*=)[^&]*", r"\1***", masked, flags=re.IGNORECASE)
+        return repr(masked[:100])
     return shown if len(shown) <= 200 else f"{shown[:200]}… ({len(shown):,} characters)"
 
 
@@ -242,9 +251,21 @@ def sqlite_path(url: str) -> Path | None:
     except ArgumentError:
         return None
     path = parsed.database or ""
-    if str(parsed.query.get("uri", "")).lower() in ("true", "1") and path.startswith("file:"):
+    if _uri_mode(parsed) and path.startswith("file:"):
         path = unquote(urlparse(path).path)  # sqlite3's URI form: file:/path?mode=rw
     return Path(path) if path and path != ":memory:" else None
+
+
+def _uri_mode(parsed: URL) -> bool:
+    """Whether the driver opens the URL's file as a SQLite URI, read as SQLAlchemy itself reads ``uri=`` (``yes``,
+    ``on``, `` true`` and a repeated option all count: only "true"/"1" did, and ``?uri=yes`` then took a smuggled
+    ``mode=memory`` past the checks). An unreadable value counts as URI mode (``_check_sqlite_url`` refuses it)."""
+    if "uri" not in parsed.query:
+        return False
+    try:
+        return bool(SQLiteDialect_pysqlite().create_connect_args(parsed)[1].get("uri", False))
+    except (TypeError, ValueError):
+        return True
 
 
 def _make_engine(url: str, read_only: bool = False) -> Engine:
@@ -471,12 +492,24 @@ def _check_new_task_name(s: Session, name: str) -> None:
     """ReviewError when a task of this name, or of a look-alike one, exists."""
     if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
         raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
-    key = reviewer_key(name)  # 'T1', 'ｔ1' or 't‐1' beside 't-1' (as reviewers): a link could go to either
+    # 'T1', 'ｔ1', 't‐1' beside 't1', 't-1'; 'rɑce' (a Latin alpha) beside 'race': a link could go to either
     alike = next((other for other in s.scalars(select(ReviewTask.name))
-                  if isinstance(other, str) and reviewer_key(other) == key), None)
+                  if isinstance(other, str) and looks_alike(other, name)), None)
     if alike is not None:
-        raise ReviewError(f"review task name {name!r} differs from the existing task {alike!r} only in case, "
-                          "character width, dash or space; choose another --name")
+        raise ReviewError(f"review task name {name!r} looks like the existing task {alike!r} (it differs only in "
+                          "case, character width, a dash or space, or letters that look alike); choose another --name")
+
+
+def _refuse_look_alike_reviewer(s: Session, name: str) -> None:
+    """ReviewError (the transaction rolled back) when a stored reviewer's name looks like ``name`` ('ɑnn' with a Latin
+    alpha beside 'ann': two people no one can tell apart); call it under ``_lock_reviewers`` before creating one."""
+    with damaged_rows("reviewers"):
+        alike = next((r.name for r in s.scalars(select(Reviewer).order_by(Reviewer.id)) if looks_alike(r.name, name)),
+                     None)
+    if alike is not None:
+        s.rollback()
+        raise ReviewError(f"reviewer name {name!r} looks like the existing reviewer {alike!r}; use {alike!r} or a "
+                          "name that reads apart")
 
 
 def _lock_task(s: Session, task_id: int) -> None:
@@ -560,8 +593,14 @@ def _check_sqlite_url(url: str) -> None:
         parsed = make_url(url)
     except ArgumentError:
         return  # said by the engine's own check
+    repeated = sorted(key for key, value in parsed.query.items() if isinstance(value, tuple))
+    if repeated:  # `uri=x&uri=y` is a tuple the driver reads as true, `timeout=1&timeout=2` one it cannot read
+        raise ReviewError(f"review database {safe_url(url)}: option(s) {', '.join(repeated)} given more than once")
+    uri = parsed.query.get("uri")
+    if uri is not None and str(uri).strip().lower() not in ("true", "false", "1", "0"):
+        raise ReviewError(f"review database {safe_url(url)}: uri={str(uri)[:40]!r}; write uri=true or leave it out")
     database = parsed.database or ""
-    if str(parsed.query.get("uri", "")).lower() in ("true", "1") and database.startswith("file:"):
+    if _uri_mode(parsed) and database.startswith("file:"):
         inner = urlparse(database)  # options smuggled into the file URI (`a.sqlite%3Fmode%3Dmemory`): a task was
         if inner.query or inner.fragment or any(sign in unquote(inner.path) for sign in "?#"):  # saved in memory
             raise ReviewError(f"review database {safe_url(url)}: a file: URI with options of its own; give the "
@@ -728,6 +767,9 @@ def check_name(name: str | None, what: str, longest: int) -> str:
         raise ReviewError(f"{what} must be 1–{longest} characters, got {name[:40]!r}")
     if not name.isprintable():
         raise ReviewError(f"{what} {name[:40]!r} holds control characters")
+    invisible = invisible_char(name)
+    if invisible:  # 'ann' + U+3164 (a Hangul filler) looks like 'ann' everywhere
+        raise ReviewError(f"{what} {name[:40]!r} holds a character that draws as nothing ({invisible})")
     mixed = mixed_scripts(name)
     if mixed:  # 'аnn' with a Cyrillic 'а' looks like 'ann' in every menu, link and table
         raise ReviewError(f"{what} {name[:40]!r} mixes the {' and '.join(mixed)} scripts (letters that look alike); "
@@ -772,6 +814,9 @@ def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[
                 raise ReviewError(f"{what} name reviewer {name!r} twice; name each reviewer once")
             raise ReviewError(f"{what} name reviewer {checked[key]!r} twice (also as {name!r}: names that differ "
                               "only in case are one reviewer); name each reviewer once")
+        alike = next((other for other in checked.values() if looks_alike(other, name)), None)
+        if alike is not None:  # 'ann' and 'ɑnn' (a Latin alpha): two reviewers no one can tell apart
+            raise ReviewError(f"{what}: reviewer {name!r} looks like reviewer {alike!r}; give names that read apart")
         checked[key] = name
     return list(checked.values())
 
@@ -825,6 +870,7 @@ class ReviewStore:
                 if found is not None:
                     s.commit()
                     return found
+                _refuse_look_alike_reviewer(s, name)
                 try:
                     s.add(Reviewer(name=name))
                     s.commit()
@@ -836,6 +882,16 @@ class ReviewStore:
                 return found
 
         return retrying(get_or_create)
+
+    def _reviewer_in(self, s: Session, name: str) -> Reviewer:
+        """The reviewer ``name``, created in ``s``'s transaction (under ``_lock_reviewers``) when there is none."""
+        found = self._named(s, name)
+        if found is None:
+            _refuse_look_alike_reviewer(s, name)
+            found = Reviewer(name=name)
+            s.add(found)
+            s.flush()
+        return found
 
     # tasks ---------------------------------------------------------------------------------------------
     def tasks(self, suite_task: str | None = None) -> list[ReviewTask]:
@@ -865,11 +921,12 @@ class ReviewStore:
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
-            _check_new_task_name(s, name)  # before any reviewer is created
-        reviewers = {r: self.reviewer(r).id for r in {r for _, r in assignments}}
+            _check_new_task_name(s, name)  # at once, before the locks
         with self.session() as s:
-            _lock_task_names(s)  # the check and the insert in one transaction that no other creator interleaves
+            _lock_task_names(s)  # the check and the inserts in one transaction that no other creator interleaves
+            _lock_reviewers(s)  # new reviewers are created in it too: a refused task leaves none behind
             _check_new_task_name(s, name)
+            reviewers = {r: self._reviewer_in(s, r).id for r in dict.fromkeys(r for _, r in assignments)}
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))
             s.add(task)
             try:

@@ -102,10 +102,11 @@ def progress_view(progress: dict[str, Any], now: float | None = None, folder: Pa
     now = time.time() if now is None else now
     n_shards, shards_done = _count(progress.get("n_shards")), _count(progress.get("shards_done"))
     n_cases, cases_done = _count(progress.get("n_cases")), _count(progress.get("cases_done"))
+    shards_done, cases_done = min(shards_done, n_shards), min(cases_done, n_cases)  # "cases 5/0" is no progress
     started = _moment(progress.get("started_at"), now)
     updated = _moment(progress.get("updated_at"), now)
-    elapsed = max(updated - started, 1e-9)
-    rate = cases_done / elapsed if cases_done else 0.0
+    elapsed = updated - started
+    rate = cases_done / elapsed if cases_done and elapsed >= 1.0 else 0.0  # under a second (or backwards): no rate
     eta = (n_cases - cases_done) / rate if rate > 0 and n_cases > cases_done else None
     eta = eta if eta is not None and eta <= MAX_ETA_S else None
     status = str(progress.get("status") or "unknown")

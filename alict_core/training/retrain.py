@@ -155,10 +155,13 @@ def _cached_embeddings(encoder: Any, texts: Sequence[str],
 
 def _version_name(parent: str, parent_fingerprint: str, data_hash: str, original: tuple[list[str], list[str]],
                   settings: RetrainSettings) -> str:
-    """``<parent>@<hash of the parent's weights, the LC data, the original training data and the settings>``."""
+    """``<parent>@<hash of the parent's weights, the LC data, the original training data and the settings>``; a
+    version retrained again is named after its first parent (``minilm-sst@<new hash>``: ``minilm-sst@5ca0c2fb@…`` is
+    no version name), its own weights in the hash and its parent in its version.json."""
     digest = hash_json({'parent': parent_fingerprint, 'data': data_hash, 'original': hash_json([*original]),
                         'settings': asdict(settings)}, 8)
-    return f"{parent}@{digest}"
+    stored = VERSION_NAME.match(parent)
+    return f"{stored.group('parent') if stored else parent}@{digest}"
 
 
 def _stage(name: str) -> tuple[Path, Path]:

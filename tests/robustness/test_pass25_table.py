@@ -276,10 +276,10 @@ def test_p25_cli_4_suite_group_files_are_never_hidden_or_overlong(tmp_path, grou
     """Was: a suite group ".hidden" (or "../evil") was written by `expand --suite --out xs` as a hidden file, and the
     same command again was refused ("already holds other files"); a 300-character group failed naming the staging
     folder."""
-    from alict_core.commands.expand import OUT_FILES, _group_file
-    from alict_core.common.manifest import check_mergeable
+    from alict_core.commands.expand import OUT_FILES
+    from alict_core.common.manifest import check_mergeable, lc_file_name
 
-    name = _group_file(group)
+    name = lc_file_name(group)
     assert not name.startswith(".") and "/" not in name and len(name) <= 126
     (tmp_path / "xs").mkdir()
     (tmp_path / "xs" / name).write_text("{}\n")
