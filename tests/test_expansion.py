@@ -488,7 +488,7 @@ def test_reading_the_parse_cache_creates_no_folder_and_a_write_does(tmp_path, mo
 
     monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
     cache = ParseCache("fp")
-    assert cache.get(["a", "film", "."]) is None and not (tmp_path / "cache").exists()
+    assert cache.get(["a", "film", "."]) is None and not (tmp_path / "cache" / "parses").exists()
     cache.put_many([(["a", "film", "."], nltk.Tree.fromstring("(S (NP (DT a) (NN film)) (. .))"))])
     assert cache.get(["a", "film", "."]).leaves() == ["a", "film", "."]
     assert list((tmp_path / "cache" / "parses" / "fp").glob("*.jsonl"))

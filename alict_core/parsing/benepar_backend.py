@@ -77,16 +77,9 @@ MAX_WORDS = 200  # longer inputs are parsed in pieces joined under an S node
 
 
 def _read_parse_shard(path: Path) -> list[dict]:
-    """The shard's rows; a row whose key is not its tokens' or whose tree's leaves are not its tokens is impossible
-    content (a re-sealed shard served "I would hate this awful film ." as the parse of another seed)."""
     rows = list(iter_jsonl(path))
-    for row in rows:
-        if not (isinstance(row, dict) and isinstance(row.get("key"), str) and isinstance(row.get("tree"), list)):
-            raise ValueError("a row lacks its key or tree")
-        tokens = row.get("tokens")
-        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens) \
-                or row["key"] != ParseCache.key(tokens) or json_leaves(row["tree"]) != tokens:
-            raise ValueError("a row's tree is not the parse of its tokens")
+    if not all(isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("tree"), list) for r in rows):
+        raise ValueError("a row lacks its key or tree")
     return rows
 
 
@@ -117,8 +110,12 @@ class ParseCache:
         return self._trees
 
     def get(self, tokens: list[str]) -> nltk.Tree | None:
+        """The cached parse of ``tokens``, or None; a tree whose leaves are not these tokens is never served (a
+        re-sealed shard served "I would hate this awful film ." as the parse of another seed): parsed again."""
         data = self._load().get(self.key(tokens))
-        return from_json(data) if data is not None else None
+        if data is None or json_leaves(data) != list(tokens):
+            return None
+        return from_json(data)
 
     def put_many(self, items: list[tuple[list[str], nltk.Tree]]) -> None:
         if not items:

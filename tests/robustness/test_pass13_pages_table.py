@@ -38,12 +38,16 @@ def test_p13_c_a_story_contribution_that_does_not_fit_its_tokens_is_not_used(sav
 
 
 def test_p13_c_an_honest_contribution_is_still_used(saved_run):
+    from alict_core.explain.base import tokenize
     from alict_core.report import story as core_story
 
     core_story.write_story(saved_run, None)
     path = core_story.story_path(saved_run)
     story = json.loads(path.read_text())
-    story["contributions"]["vader:a bad film"] = {"tokens": ["a", "bad", "film"], "scores": [0.0, -0.4, 0.1]}
+    card = story["candidates"][0]  # an explanation of one of the run's own failures, one score per word (pass 30)
+    tokens = tokenize(card["text"])
+    story["contributions"][core_story.contribution_key(card["model"], card["text"])] = {
+        "tokens": tokens, "scores": [0.1 * i for i in range(len(tokens))]}
     content = {k: v for k, v in story.items() if k not in core_story.INTEGRITY_KEYS}
     story["sha256"] = core_story._content_sha256(content)
     path.write_text(json.dumps(story))

@@ -292,18 +292,21 @@ def test_a_database_server_that_never_answers_is_one_message_not_a_hang(tmp_path
 def test_a_task_of_the_same_name_created_meanwhile_is_said_as_such(tmp_path, monkeypatch):
     """Was (3 `review sample --name dup` at once on PostgreSQL): "database … cannot be used (duplicate key value
     violates unique constraint "review_tasks_name_key"); if it is another application's database …"."""
+    import alict_core.review.store as store_module
     from alict_core.review.store import ReviewError, ReviewStore
 
     url = f"sqlite:///{tmp_path / 'review.sqlite'}"
     store, other = ReviewStore(url), ReviewStore(url)
-    real_reviewer = ReviewStore.reviewer
+    real_lock = store_module._lock_task_names
+    made: list[bool] = []
 
-    def reviewer_while_another_writer_creates_it(self, name):
-        if not other.tasks():
+    def lock_after_another_writer_created_it(s):  # between the first check and the locked one
+        if not made:
+            made.append(True)
             other.create_task("dup", "sentiment", {}, [])
-        return real_reviewer(self, name)
+        real_lock(s)
 
-    monkeypatch.setattr(ReviewStore, "reviewer", reviewer_while_another_writer_creates_it)
+    monkeypatch.setattr(store_module, "_lock_task_names", lock_after_another_writer_created_it)
     with pytest.raises(ReviewError, match="a review task named 'dup' already exists"):
         store.create_task("dup", "sentiment", {}, [], assignments=[(0, "ann")])
     assert [task.name for task in store.tasks()] == ["dup"]
