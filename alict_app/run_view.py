@@ -119,6 +119,7 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     expansion_backends(expand)
     suites = lego_suites(task)
     chosen = [s for s in specs if s.id in (state.get("run_lcs") or [])]
+    state.keep("run_keep_flagged", False)
     request = runs.RunRequest(
         task=task, lc_ids=[s.id for s in chosen], models=refs, max_seeds=int(state.get("max_seeds")) or "spec",
         sample_seed=int(state.get("sample_seed", 0)), expand=bool(expand),

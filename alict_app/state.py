@@ -72,6 +72,22 @@ def remember_shown(key: str, value: Any) -> None:
     st.session_state[f"_shown::{key}"] = value
 
 
+KEPT = "_alict_kept:"  # the last value of a widget that a visit to another page would reset
+
+
+def keep(key: str, default: Any = None) -> None:
+    """Call before drawing widget ``key`` (drawn without its own default value): Streamlit forgets the value of a
+    widget not drawn in a run, so a visit to another page reset it without a word ("LCs to run" back to every LC). A
+    plain copy is kept; the widget's state is written only when it is missing (each write sends it to the browser)."""
+    shadow = KEPT + key
+    if key in st.session_state:
+        st.session_state[shadow] = st.session_state[key]
+    elif shadow in st.session_state:
+        st.session_state[key] = st.session_state[shadow]
+    elif default is not None:
+        st.session_state[key] = default
+
+
 def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> list[Any]:
     """Multiselect flavour of :func:`ensure_choice`: drop stale values, fall back to ``default``."""
     current = [v for v in st.session_state.get(key, []) or [] if v in options]

@@ -53,9 +53,11 @@ def main() -> None:
     st.selectbox("Seed", list(by_id), key="seed", format_func=lambda i: by_id[i].text[:140])
     seed = by_id[state.get("seed")]
     o1, o2, o3 = st.columns(3)
-    top_k_productions = o1.slider("Reference superstructures per production", 1, 10, 5, key="exp_top_prod")
-    max_masks = o2.slider("Max masks per sentence", 1, 3, 2, key="exp_max_masks")
-    top_k = o3.slider("Suggestions per mask (top-k)", 1, 20, 10, key="exp_top_k")
+    for key, default in (("exp_top_prod", 5), ("exp_max_masks", 2), ("exp_top_k", 10)):
+        state.keep(key, default)  # kept across a visit to another page
+    top_k_productions = o1.slider("Reference superstructures per production", 1, 10, key="exp_top_prod")
+    max_masks = o2.slider("Max masks per sentence", 1, 3, key="exp_max_masks")
+    top_k = o3.slider("Suggestions per mask (top-k)", 1, 20, key="exp_top_k")
     if parser_name is None:
         return
 

@@ -51,9 +51,11 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
         parser_name = lego_panels.picker("parser", "lego_parser", "Constituency parser (subordinate clauses)")
         mlm_name = lego_panels.picker("mlm", "lego_mlm", "Masked LM (fills)")
     o1, o2, o3 = st.columns(3)
-    breadth = o1.slider("Children per node", 1, 6, 3, key="lego_breadth")
-    max_nodes = o2.slider("Nodes per tree", 2, 60, 20, key="lego_max_nodes")
-    threshold = o3.slider("DIR threshold", 0.0, 0.5, 0.1, 0.05, key="lego_threshold")
+    for key, default in (("lego_breadth", 3), ("lego_max_nodes", 20), ("lego_threshold", 0.1)):
+        state.keep(key, default)  # kept across a visit to another page
+    breadth = o1.slider("Children per node", 1, 6, key="lego_breadth")
+    max_nodes = o2.slider("Nodes per tree", 2, 60, key="lego_max_nodes")
+    threshold = o3.slider("DIR threshold", 0.0, 0.5, step=0.05, key="lego_threshold")
     text = (typed or "").strip() or state.get("lego_sample")
     if not text:
         st.info("Pick or type a sentence.")

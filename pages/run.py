@@ -108,6 +108,7 @@ def main() -> None:
     if gone:  # chosen, then its spec removed (another session's "Discard my copy"): said, never dropped silently
         st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
                    "drawn); taken off the LCs to run.")
+    state.keep("run_lcs")
     state.ensure_choices("run_lcs", ids, default=ids)
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))

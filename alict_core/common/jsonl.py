@@ -10,6 +10,7 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,6 +89,22 @@ def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | 
     return removed
 
 
+_SWEPT: set[str] = set()  # folders whose stale temporary files this process removed (bounded by the folders written)
+_SWEPT_LOCK = threading.Lock()
+
+
+def _sweep_once(folder: Path) -> None:
+    """Remove the stale temporary files of every target in ``folder``, once per process: a cache entry killed while
+    being written and never written again (its re-run came at once, while the file was young) kept a hidden copy
+    for ever (a 2.7 MB annotations table)."""
+    key = os.fspath(folder)
+    with _SWEPT_LOCK:
+        if key in _SWEPT or len(_SWEPT) >= 10_000:
+            return
+        _SWEPT.add(key)
+    clean_stale_temp_files(folder)
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place only on success.
@@ -101,6 +118,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     if path.exists() and not path.is_file():  # /dev/null, /dev/stdout: the node (or link) would be replaced
         raise AlictError(f"{str(path)!r} is a device, pipe or socket, not a file; give a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_once(path.parent)  # writes of any file here killed before their rename (one pass per folder and process)
     clean_stale_temp_files(path.parent, name=path.name)  # those of writes of this file killed before their rename
     tmp_path = new_temp_file(path)
     try:

@@ -110,15 +110,25 @@ def _prototypes() -> dict[str, str]:
             if len(entries) == 1 and len(entries[0]["c"]) == 1 and entries[0]["c"] != char}
 
 
+LONG_DASH = "\u30fc"  # TR39's prototype of the em dash and box lines ('─'), which a name reads as '-'
+
+
 def skeleton(name: str) -> str:
-    """``name`` with every character replaced by its prototype, after ``lookalike_key``: names of one skeleton look
-    alike. Accents stay (decomposed, they are kept as marks): 'josé' is not 'jose'."""
+    """``name`` read by its shapes: dashes and spaces as in ``lookalike_key``, every character replaced by its TR39
+    prototype, then case-folded ('maiI' with a capital I and 'mail', 'hates0nar' with a zero and 'hatesonar' read
+    alike; folding first turned 'I' into 'i' and left '0' apart). Accents stay (decomposed, they are kept as marks):
+    'josé' is not 'jose'."""
     prototypes = _prototypes()
-    decomposed = unicodedata.normalize("NFD", lookalike_key(name))
-    return unicodedata.normalize("NFD", "".join(prototypes.get(char, char) for char in decomposed))
+    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
+                    else char for char in name)
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", plain))
+    mapped = unicodedata.normalize("NFD", "".join(prototypes.get(char, char) for char in decomposed))
+    folded = "".join(prototypes.get(char, char) for char in mapped.casefold())
+    return unicodedata.normalize("NFD", folded.replace(LONG_DASH, "-"))  # a box line or em dash reads as a dash
 
 
 def looks_alike(first: str, second: str) -> bool:
     """Whether two names read alike: case, width, dashes ('ANN', 'ａｎｎ', 'ann‐b'), or letters that look alike
-    ('vɑder' with a Latin alpha, 'mınılm' with dotless i's, 'рор' in Cyrillic, 'minilm−sst' with a minus sign)."""
+    ('vɑder' with a Latin alpha, 'mınılm' with dotless i's, 'рор' in Cyrillic, 'minilm−sst' with a minus sign,
+    'miniIm-sst' with a capital I, 'textbl0b' with a zero)."""
     return lookalike_key(first) == lookalike_key(second) or skeleton(first) == skeleton(second)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from alict_core.data.polarity_lexicon import load_sentiwordnet
 from alict_core.data.slurs import has_slur, is_slur
@@ -64,38 +64,57 @@ def lexicon_holds(spec: ClassSet, classes: frozenset[str], lower: Sequence[str])
     return set_semantics(spec, lexicon_classes(classes, lower) if "slur" in spec.values else classes)
 
 
-PhraseIndex = tuple[dict[tuple[str, ...], frozenset[str]], tuple[int, ...], int]
+ValueIndex = tuple[dict[Any, frozenset[str]], tuple[int, ...], int]
 
 
-def _phrase_index(spec: ClassSet) -> PhraseIndex:
-    """The phrases' token tuples (lower-cased) → the values spelling them, the lengths to look for and the number of
-    distinct values; kept on the predicate while its list is the same list of the same length."""
+def _value_index(spec: ClassSet, kind: str, key: Callable[[str], Any]) -> ValueIndex:
+    """``key(value)`` (a phrase's lower-cased tokens, a prefix lower-cased) → the values giving it, the lengths to
+    look for and the number of distinct values; kept on the predicate while its list is the same list of the same
+    length."""
     source = spec.include if spec.include is not None else spec.exclude or []
     kept = spec._lookup
-    if kept is not None and kept[0] is source and kept[1] == len(source):
-        return kept[2]
-    index: dict[tuple[str, ...], set[str]] = {}
+    if kept is not None and kept[0] == kind and kept[1] is source and kept[2] == len(source):
+        return kept[3]
+    index: dict[Any, set[str]] = {}
     for value in source:
-        phrase = lower_tokens(value)
-        if phrase:
-            index.setdefault(phrase, set()).add(value)
-    built: PhraseIndex = ({p: frozenset(names) for p, names in index.items()}, tuple(sorted({len(p) for p in index})),
-                          len(set(source)))
-    spec._lookup = (source, len(source), built)
+        index.setdefault(key(value), set()).add(value)
+    built: ValueIndex = ({k: frozenset(names) for k, names in index.items()}, tuple(sorted({len(k) for k in index})),
+                         len(set(source)))
+    spec._lookup = (kind, source, len(source), built)
     return built
+
+
+def _holds(spec: ClassSet, present: set[str], distinct: int) -> bool:
+    """``set_semantics`` from the values found, without a pass over every value."""
+    hit = bool(present) if spec.mode == "any" else len(present) == distinct
+    return hit if spec.include is not None else not hit
 
 
 def phrases_hold(spec: ClassSet, tokens: Sequence[str]) -> bool:
     """A ``phrases`` predicate over lower-cased tokens: the text's n-grams looked up among the phrases, so the cost
     grows with the text, not with the list (24 lists of 1,000 phrases took the Specs page's live counts minutes)."""
-    index, lengths, distinct = _phrase_index(spec)
+    index, lengths, distinct = _value_index(spec, "phrases", lower_tokens)
     words = tuple(tokens)
     present: set[str] = set()
     for n in lengths:
+        if n == 0:
+            continue  # an empty phrase is in no text
         for start in range(len(words) - n + 1):
             present |= index.get(words[start:start + n], frozenset())
-    hit = bool(present) if spec.mode == "any" else len(present) == distinct  # set_semantics without a pass over values
-    return hit if spec.include is not None else not hit
+    return _holds(spec, present, distinct)
+
+
+def prefixes_hold(spec: ClassSet, lower: Sequence[str]) -> bool:
+    """A ``word_prefixes`` predicate ("nigg" begins "niggerette"): each token's beginnings looked up among the
+    prefixes (20 lists of 1,000 prefixes took the Specs page's live counts minutes)."""
+    index, lengths, distinct = _value_index(spec, "prefixes", str.lower)
+    present: set[str] = set()
+    for token in lower:
+        for n in lengths:
+            if n > len(token):
+                break
+            present |= index.get(token[:n], frozenset())
+    return _holds(spec, present, distinct)
 
 
 FINITE_VERB_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
@@ -310,9 +329,6 @@ def slur_names_person(tags: Sequence[str], lower: Sequence[str]) -> bool:
     return any(is_slur(word) and _names_person(i, tags, lower) for i, word in enumerate(lower[: len(tags)]))
 
 
-def prefixes_present(prefixes: Sequence[str], lower: Sequence[str]) -> set[str]:
-    """The ``prefixes`` that begin some token ("nigg" begins "niggerette", "fagg" begins "faggotry")."""
-    return {prefix for prefix in prefixes if any(token.startswith(prefix.lower()) for token in lower)}
 
 
 def predicate_holds(
@@ -348,7 +364,7 @@ def predicate_holds(
     if (subject := predicate.subject) is not None:
         return tags is None or subject_holds(subject.words, tags, lower)
     if (prefixes := predicate.word_prefixes) is not None:
-        return set_semantics(prefixes, prefixes_present(prefixes.values, lower))
+        return prefixes_hold(prefixes, lower)
     if (person := predicate.slur_names_person) is not None:
         return tags is None or slur_names_person(tags, lower) == person
     raise AssertionError(predicate.kind)

@@ -15,8 +15,12 @@ from typing import Any
 from alict_core.common.errors import ModelError
 
 TRUE, FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off"})
-WHOLE = re.compile(r"[+-]?\d{1,18}")
-AT_LEAST_ONE = frozenset({"batch_size", "max_length", "max_requests"})  # 0 is no batch (range step 0), no text
+WHOLE = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only ('１６' is no batch size)
+# the values an adapter can use (a timeout of 0 or 1e300, 5,000 retries failed at the first request with the
+# library's own text, and only when the texts were not cached yet)
+RANGES: dict[str, tuple[float, float]] = {
+    "batch_size": (1, 10_000), "max_length": (1, 8192), "max_requests": (1, 10_000_000), "retries": (0, 20),
+    "timeout": (0.001, 3600), "backoff": (0, 60), "temperature": (0, 2), "low": (0, 1), "high": (0, 1)}
 
 
 def _kinds(hint: Any) -> set[Any]:
@@ -36,18 +40,18 @@ def _read(model: str, key: str, text: str, kinds: set[Any]) -> Any:
         if text.strip().lower() in TRUE | FALSE:
             return text.strip().lower() in TRUE
         raise ModelError(f"{said} is not true or false")
+    least, most = RANGES.get(key, (0, math.inf))
     if int in kinds:
-        least = 1 if key in AT_LEAST_ONE else 0
-        if not WHOLE.fullmatch(text.strip()) or int(text) < least:
-            raise ModelError(f"{said} is not a whole number >= {least}")
+        if not WHOLE.fullmatch(text.strip()) or not least <= int(text) <= most:
+            raise ModelError(f"{said} is not a whole number from {least:g} to {most:g}")
         return int(text)
     if float in kinds:
         try:
-            number = float(text)
+            number = float(text) if text.isascii() else math.nan
         except ValueError:
             number = math.nan
-        if not math.isfinite(number) or number < 0:
-            raise ModelError(f"{said} is not a finite number >= 0")
+        if not least <= number <= most:  # NaN compares False
+            raise ModelError(f"{said} is not a number from {least:g} to {most:g}")
         return number
     if kinds & {Mapping, dict}:  # 'k1:v1;k2:v2'
         pairs = [part.split(":", 1) for part in text.split(";") if part.strip()]

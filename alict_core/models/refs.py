@@ -13,9 +13,10 @@ from typing import Any, Mapping
 
 from alict_core.common.errors import AlictError
 from alict_core.common.registry import Entry
+from alict_core.common.textsafe import looks_alike
 from alict_core.common.trust import endpoint_name
 from alict_core.models.protocol import Model
-from alict_core.models.registry import HUB_MODELS, MODELS, get_model, model_entry
+from alict_core.models.registry import HUB_MODELS, MODELS, check_arguments, get_model, model_entry
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
     if entry.tags.get("kind") == "sklearn":
         check_pickle_allowed(trust_pickle, origin="cli")
         kwargs["trusted"] = True
+    check_arguments(name, kwargs)  # timeout=0, headers=X: said now, not after the cases are built
     missing = [p for p in entry.params if p.required and not kwargs.get(p.name)]
     if missing:  # was a TypeError of the adapter, once the run had built its cases
         raise AlictError(f"--models {name}: give " + ", ".join(f"{p.name}=<{p.hint}>" for p in missing)
@@ -182,6 +184,10 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelR
                 raise AlictError(f"--models names {shown!r} twice; name each model once")
             raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
                              "with name=...")
+        twin = next((other for other in seen if looks_alike(other, shown)), None)
+        if twin is not None:  # 'pop' and 'рор' (Cyrillic), 'x' and 'X': "рор vs pop" in compare reads "pop vs pop"
+            raise AlictError(f"--models: two models would be named {twin!r} and {shown!r} in the run, which read "
+                             "alike; tell them apart with name=...")
         alike = shown != ref.name and registered_look_alike(shown)
         if alike:  # static:path=st/vader.jsonl is named "vader" (or 'vаder', 'minilm-sst@deadbeef'): compare and
             # explain --results would take it for the registered model or a stored version

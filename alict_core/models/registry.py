@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from alict_core.common import imports
 from alict_core.common.caching import LoadOnceCache
@@ -38,13 +38,21 @@ HUB_LABEL_MAPS = {
 
 
 def _embedded(name: str):
-    def factory(head_dir: str | None = None, **_: Any) -> Model:
+    def factory(head_dir: str | None = None, **given: Any) -> Model:
+        """``name=`` renames the model in a run; any other argument is refused (they were ignored without a word:
+        ``minilm-sst:bogus=1`` ran as plain minilm-sst)."""
         from pathlib import Path
 
         from alict_core.models import artefacts
         from alict_core.models.embedded import EmbeddingHeadModel
 
-        return EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)
+        shown = given.pop("name", None)
+        if given:
+            raise ModelError(f"model {name!r} takes no argument {', '.join(sorted(given))} (only name=...)")
+        model = EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)
+        if shown:
+            model.name = str(shown)
+        return model
 
     return factory
 
@@ -149,6 +157,23 @@ def _sklearn(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.sklearn_model import SklearnPipelineModel
 
     return SklearnPipelineModel(path, task, **typed_arguments(SklearnPipelineModel, kw, "sklearn"))
+
+
+# the adapter each kind builds: its declared argument types read a text value (``models.arguments``)
+ADAPTERS = {"hf": ("alict_core.models.hf", "HFClassifier"), "http": ("alict_core.models.remote", "HttpJsonModel"),
+            "openai-chat": ("alict_core.models.remote", "OpenAIChatModel"),
+            "static": ("alict_core.models.static", "StaticPredictionsModel"),
+            "sklearn": ("alict_core.models.sklearn_model", "SklearnPipelineModel")}
+
+
+def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
+    """Refuse, before any work, a text argument its adapter cannot use (``timeout=0``, ``headers=X``): the same
+    reading the adapter's factory applies when the model is built."""
+    import importlib
+
+    target = ADAPTERS.get(name) or (ADAPTERS["hf"] if model_entry(name).tags.get("kind") == "hf" else None)
+    if target is not None:
+        typed_arguments(getattr(importlib.import_module(target[0]), target[1]), kwargs, name)
 
 
 MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"

@@ -76,7 +76,7 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     An endpoint may be an internal service (an admin console, a database error page): what it answers is never
     put into a message a user sees, so a browser user cannot read internal services through the error path.
     """
-    log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, url, status, reason, body[:2000])
+    log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, endpoint_name(url), status, reason, body[:2000])
     return ModelError(f"model {model!r}: {endpoint_name(url)} answered HTTP {status}, {reason} (the answer is in the "
                       "server log)")
 
@@ -121,7 +121,7 @@ def failed_request(model: str, url: str, exc: BaseException, tries: str = "") ->
     ``str(exc)`` can carry the peer's bytes (``BadStatusLine('SECRET db_password=…')``, a banner of a non-HTTP
     service): it goes to the log at level INFO (not to the CLI's stderr, which shows warnings), never into a message
     a user (or a browser) sees."""
-    log.info("model %r: request to %s failed%s: %r", model, url, tries, str(exc)[:2000])
+    log.info("model %r: request to %s failed%s: %r", model, endpoint_name(url), tries, str(exc)[:2000])
     return ModelError(f"model {model!r}: request to {endpoint_name(url)} failed{tries}: {_failure_reason(exc)}")
 
 
@@ -178,8 +178,8 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
         except requests.RequestException as exc:
             raise failed_request(model, url, exc) from None
         else:
-            log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, url, response.status_code,
-                        attempt + 1, retries)
+            log.warning("model %r: %s answered HTTP %s; retry %d of %d", model, endpoint_name(url),
+                        response.status_code, attempt + 1, retries)
         time.sleep(_retry_wait(response, attempt, backoff))
     assert response is not None
     text = body.decode("utf-8", errors="replace")
@@ -332,6 +332,9 @@ class OpenAIChatModel(_RemoteBase):
         self.task = task
         self.labels = task_labels(task)
         self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
+        if "?" in base_url or "#" in base_url:  # '/v1?token=…' + '/chat/completions' went to another path
+            raise ModelError(f"model {name or model!r}: base_url must not hold a query or fragment; pass api_key "
+                             "instead")
         self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions", loopback=loopback)
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]

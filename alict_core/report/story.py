@@ -272,28 +272,33 @@ def _story_problem(story: Mapping[str, Any], folder: Path) -> str | None:
     return _failures_problem(story, folder)
 
 
-def _comparable(candidate: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What of a candidate failure the run decides (its titles come from today's specs, not from the run)."""
-    confidence = candidate.get("confidence")
-    return (*(candidate.get(key) for key in ("case_id", "model", "lc_id", "kind", "text", "seed_text", "expected",
-                                              "predicted", "failed", "pass_to_fail")),
-            None if confidence is None else round(float(confidence), 6))
+def _comparable(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A candidate failure or fail-rate row as the page draws it, numbers rounded (titles included: the page shows
+    the story's own; a story written before a spec's title changed is computed again)."""
+    return tuple(round(float(value), 6) if isinstance(value, float) else value for _, value in sorted(row.items()))
 
 
 def _failures_problem(story: Mapping[str, Any], folder: Path) -> str | None:
     """Why the story's failures or explanations are not the run's, else None: its candidates are computed again from
     the verified run (cheap beside the explanations the file saves), and every explanation must be of one of their
     texts, word by word (a re-sealed story showed made-up sentences as the model's failures)."""
-    from alict_core.analysis.explore import explorer_frame
+    from alict_core.analysis.explore import explorer_frame, lc_model_rates
     from alict_core.explain.base import tokenize
     from alict_core.runner.run import RunResult
 
+    if story["method"] != EXPLAINER or story["samples"] != SAMPLES:  # drawn in the page's caption
+        return "its explanation settings are not the ones stories are written with"
     result = RunResult.load(folder)
     frame = explorer_frame(result, validity=lambda _lcs: {})
     excluded = excluded_case_ids(result, frame) if not frame.empty else set()
     truth = _records(candidate_failures(frame, excluded)) if not frame.empty else []
     if [_comparable(c) for c in story["candidates"]] != [_comparable(c) for c in truth]:
         return "its failures are not the run's"
+    if story["n_excluded"] != len(excluded):
+        return "its count of cases left out is not the run's"
+    rates = _records(lc_model_rates(frame)[list(RATE_COLUMNS)]) if not frame.empty else []
+    if sorted(map(_comparable, story["rates"])) != sorted(map(_comparable, rates)):
+        return "its fail-rate rows (titles, capabilities) are not the run's"
     texts = {contribution_key(c["model"], c["text"]): c["text"] for c in truth}
     for key, contribution in story["contributions"].items():
         if key not in texts:

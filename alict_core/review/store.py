@@ -1097,6 +1097,7 @@ class ReviewStore:
         for name in names:
             found = s.scalar(select(Reviewer).where(Reviewer.name == name)) or by_key.get(reviewer_key(name))
             if found is None:
+                _refuse_look_alike_reviewer(s, name)  # 'ɑnn' beside 'ann' (pass 31: imports and claims made it)
                 found = Reviewer(name=name)
                 s.add(found)
                 s.flush()

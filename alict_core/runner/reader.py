@@ -114,6 +114,8 @@ def progress_view(progress: dict[str, Any], now: float | None = None, folder: Pa
     shown = status
     if status == "running" and not alive:
         shown = "stopped (process gone); re-run to resume"
+    if not alive:  # a stopped, finished or failed run has no time left to show
+        eta = None
     fraction = shards_done / n_shards if n_shards else (cases_done / n_cases if n_cases else 0.0)
     return {"status": status, "shown_status": shown, "alive": alive, "fraction": min(1.0, max(0.0, fraction)),
             "n_shards": n_shards, "shards_done": shards_done, "n_cases": n_cases, "cases_done": cases_done,

@@ -322,5 +322,6 @@ def test_p30_cli_8_an_endpoint_url_with_a_secret_is_never_the_models_name(cli, t
 
     name = ModelRef("http", {"url": url, "task": "sentiment"}).run_name()
     assert "TOPSECRET" not in name and name == "http://127.0.0.1:9/p"
-    outcome = cli("explain", "--task", "sentiment", "--text", "a fine film", "--model", f"http:url={url}")
+    outcome = cli("explain", "--text", "a fine film", "--model", f"http:url={url},task=sentiment,retries=0")
+    assert outcome.code == 2 and "unrecognized" not in outcome.err
     assert "TOPSECRET" not in outcome.out + outcome.err
