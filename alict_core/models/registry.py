@@ -47,6 +47,7 @@ def _embedded(name: str):
         from alict_core.models.embedded import EmbeddingHeadModel
 
         shown = given.pop("name", None)
+        given.pop("artefact", None)  # the app's cache key of the built head (a new artefact is a new model)
         if given:
             raise ModelError(f"model {name!r} takes no argument {', '.join(sorted(given))} (only name=...)")
         model = EmbeddingHeadModel(name, Path(head_dir) if head_dir else artefacts.require("classifiers").path / name)

@@ -285,7 +285,7 @@ def test_p30_pages_3_phrase_lists_are_matched_through_an_index_with_the_same_ans
     n-grams are now looked up in an index built once per predicate; the answers are the same as the plain reading."""
     import random
 
-    from alict_core.lcspec.predicates import _phrase_index, lower_tokens, phrases_hold, set_semantics
+    from alict_core.lcspec.predicates import _value_index, lower_tokens, phrases_hold, set_semantics
     from alict_core.lcspec.schema import ClassSet
 
     words = ["not", "good", "bad", "film", "very", "it", "was", "."]
@@ -299,7 +299,7 @@ def test_p30_pages_3_phrase_lists_are_matched_through_an_index_with_the_same_ans
                                           for i in range(len(tokens) - len(lower_tokens(v)) + 1))}
         assert phrases_hold(spec, tokens) == set_semantics(spec, plain), (spec, tokens)
     big = ClassSet(exclude=[f"{i} q0" for i in range(1000)])
-    assert _phrase_index(big) is _phrase_index(big)  # built once per predicate, not once per sentence
+    assert _value_index(big, "phrases", lower_tokens) is _value_index(big, "phrases", lower_tokens)  # built once
 
 
 def test_p30_cli_2_a_version_retrained_again_gets_a_version_name():

@@ -254,3 +254,17 @@ def test_p31_cli_4_an_argument_of_a_built_in_embedded_model_is_never_ignored(cli
     word, where every other registered model refuses an argument it does not take."""
     outcome = cli("explain", "--text", "a fine film", "--model", f"minilm-sst:{argument}")
     assert_clean_error(outcome, 2, argument.split("=")[0])
+
+
+def test_p31_cli_4b_the_apps_cache_key_and_a_name_still_reach_an_embedded_model(tmp_path):
+    """The refusal above must keep what the app hands in: its cache key ``artefact=`` (the Failures page's "Explain
+    this case" and the NLPLego verdicts failed in a real browser when it was refused) and ``name=``."""
+    import numpy as np
+
+    from alict_core.models.encoder import shared_encoder
+    from alict_core.models.registry import MODELS
+
+    (tmp_path / "meta.json").write_text(json.dumps({"labels": ["negative", "neutral", "positive"]}))
+    np.savez(tmp_path / "head.npz", weight=np.zeros((3, shared_encoder().dim)), bias=np.zeros(3))
+    model = MODELS.entry("minilm-sst").factory(head_dir=str(tmp_path), artefact="key", name="mine")
+    assert model.name == "mine" and model.predict_proba(["a fine film"]).shape == (1, 3)
