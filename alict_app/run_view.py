@@ -105,16 +105,13 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     st.session_state.setdefault("max_seeds", 50)
     c1.number_input("Max seeds per LC (0 = the spec's cap)", min_value=0, max_value=100_000, step=10, key="max_seeds")
     top = min(1024, limits().batch_size)  # ALICT_LIMIT_BATCH_SIZE below the default refused every Run press
-    # kept across page switches (state.PERSISTENT_KEYS): a visit to another page reset them without a word
-    batch = st.session_state.get("run_batch")
-    wanted = min(batch, top) if isinstance(batch, int) and batch >= 1 else min(64, top)
-    if batch != wanted:  # written only when it changes (each write sends the value to the browser again)
-        st.session_state["run_batch"] = wanted
+    for key, default in (("run_batch", min(64, top)), ("run_expand", False), ("run_per_seed", 3)):
+        state.keep(key, default)  # kept across a visit to another page
+    if st.session_state["run_batch"] > top:  # a lower ALICT_LIMIT_BATCH_SIZE since it was chosen
+        st.session_state["run_batch"] = top
     c2.number_input("Batch size", min_value=1, max_value=top, step=16, key="run_batch")
-    st.session_state.setdefault("run_expand", False)
     expand = c3.checkbox("Include expansions", key="run_expand",
                          help="parse + masked LM; needs the parser and the MLM head to be built")
-    st.session_state.setdefault("run_per_seed", 3)
     c4.number_input("Expansions per seed", min_value=1, max_value=20, key="run_per_seed", disabled=not expand)
     expansion_backends(expand)
     suites = lego_suites(task)

@@ -14,8 +14,7 @@ from alict_core.tasks import SENTIMENT
 
 QUERY_KEYS = ("task", "lc", "seed", "model", "case", "run", "review", "reviewer", *VIEW_KEYS)
 # widget-backed keys that must survive page switches (streamlit drops keys of widgets not drawn)
-PERSISTENT_KEYS = (*QUERY_KEYS, "models", "max_seeds", "sample_seed", "parser_name", "mlm_name", "run_batch",
-                   "run_expand", "run_per_seed", "harden_seed", "harden_split", "harden_share", "harden_cap")
+PERSISTENT_KEYS = (*QUERY_KEYS, "models", "max_seeds", "sample_seed", "parser_name", "mlm_name")
 DEFAULTS: dict[str, Any] = {"task": SENTIMENT.name}
 _INIT_FLAG = "_alict_state_ready"
 

@@ -37,8 +37,8 @@ HARDEN_DEFAULTS: dict[str, object] = {"harden_seed": 13, "harden_split": "8:1:1"
 
 def settings() -> tuple[int, str, float, int]:
     """The retraining settings: seed, split, share of LC cases, cap on original texts."""
-    for key, default in HARDEN_DEFAULTS.items():  # kept across page switches (state.PERSISTENT_KEYS)
-        st.session_state.setdefault(key, default)
+    for key, default in HARDEN_DEFAULTS.items():
+        state.keep(key, default)  # kept across a visit to another page
     with st.expander("Settings"):
         seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="harden_seed"))
         split = st.text_input(SPLIT_FIELD, key="harden_split")

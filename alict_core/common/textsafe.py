@@ -70,9 +70,13 @@ LOOKALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})  # scripts with le
 def lookalike_key(name: str) -> str:
     """The key under which two names look alike: every dash read as '-', every space as ' ', then Unicode-normalised
     (NFKC) and case-folded ('ANN', full-width 'ａｎｎ', 'ann‐b' with U+2010)."""
-    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
-                    else char for char in name)
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", plain).casefold())
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _plain_dashes(name)).casefold())
+
+
+def _plain_dashes(name: str) -> str:
+    """Every dash as '-' and every space as ' '."""
+    return "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
+                   else char for char in name)
 
 
 def mixed_scripts(name: str) -> list[str]:
@@ -119,9 +123,7 @@ def skeleton(name: str) -> str:
     alike; folding first turned 'I' into 'i' and left '0' apart). Accents stay (decomposed, they are kept as marks):
     'josé' is not 'jose'."""
     prototypes = _prototypes()
-    plain = "".join("-" if unicodedata.category(char) == "Pd" else " " if unicodedata.category(char) == "Zs"
-                    else char for char in name)
-    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", plain))
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", _plain_dashes(name)))
     mapped = unicodedata.normalize("NFD", "".join(prototypes.get(char, char) for char in decomposed))
     folded = "".join(prototypes.get(char, char) for char in mapped.casefold())
     return unicodedata.normalize("NFD", folded.replace(LONG_DASH, "-"))  # a box line or em dash reads as a dash

@@ -103,8 +103,7 @@ def _hub(model_id: str, task: str):
 
         kw.setdefault("label_map", HUB_LABEL_MAPS.get(model_id))
         source = kw.pop("model_id", model_id)
-        name = kw.pop("name", model_id)
-        return HFClassifier(source, task, name=name, **typed_arguments(HFClassifier, kw, model_id))
+        return HFClassifier(source, task, name=kw.pop("name", model_id), **kw)
 
     return factory
 
@@ -121,7 +120,7 @@ for _id, (_task, _desc) in HUB_MODELS.items():
 def _hf(model_id: str, task: str, **kw: Any) -> Model:
     from alict_core.models.hf import HFClassifier
 
-    return HFClassifier(model_id, task, **typed_arguments(HFClassifier, kw, "hf"))
+    return HFClassifier(model_id, task, **kw)
 
 
 @MODELS.register("http", "JSON HTTP endpoint: url=..., task=...", task=None, offline=False, kind="remote",
@@ -129,7 +128,7 @@ def _hf(model_id: str, task: str, **kw: Any) -> Model:
 def _http(url: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import HttpJsonModel
 
-    return HttpJsonModel(url, task, **typed_arguments(HttpJsonModel, kw, "http"))
+    return HttpJsonModel(url, task, **kw)
 
 
 @MODELS.register("openai-chat", "OpenAI-compatible chat endpoint: base_url=..., model=..., task=...", task=None,
@@ -138,7 +137,7 @@ def _http(url: str, task: str, **kw: Any) -> Model:
 def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
     from alict_core.models.remote import OpenAIChatModel
 
-    return OpenAIChatModel(base_url, model, task, **typed_arguments(OpenAIChatModel, kw, "openai-chat"))
+    return OpenAIChatModel(base_url, model, task, **kw)
 
 
 @MODELS.register("static", "stored predictions: path=<CSV/JSONL with text + label or per-label columns>, task=...",
@@ -147,7 +146,7 @@ def _chat(base_url: str, model: str, task: str, **kw: Any) -> Model:
 def _static(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.static import StaticPredictionsModel
 
-    return StaticPredictionsModel(path, task, **typed_arguments(StaticPredictionsModel, kw, "static"))
+    return StaticPredictionsModel(path, task, **kw)
 
 
 @MODELS.register("sklearn", "scikit-learn/joblib pipeline: path=..., task=..., trusted=True (CLI: --trust-pickle)",
@@ -157,7 +156,7 @@ def _static(path: str, task: str, **kw: Any) -> Model:
 def _sklearn(path: str, task: str, **kw: Any) -> Model:
     from alict_core.models.sklearn_model import SklearnPipelineModel
 
-    return SklearnPipelineModel(path, task, **typed_arguments(SklearnPipelineModel, kw, "sklearn"))
+    return SklearnPipelineModel(path, task, **kw)
 
 
 # the adapter each kind builds: its declared argument types read a text value (``models.arguments``)
@@ -167,14 +166,21 @@ ADAPTERS = {"hf": ("alict_core.models.hf", "HFClassifier"), "http": ("alict_core
             "sklearn": ("alict_core.models.sklearn_model", "SklearnPipelineModel")}
 
 
-def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
-    """Refuse, before any work, a text argument its adapter cannot use (``timeout=0``, ``headers=X``): the same
-    reading the adapter's factory applies when the model is built."""
+def typed_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of model ``name`` with its text values read as its adapter's declared types (``models.arguments``;
+    ModelError for one it cannot use). Every model is built through this (``_build``)."""
     import importlib
 
     target = ADAPTERS.get(name) or (ADAPTERS["hf"] if model_entry(name).tags.get("kind") == "hf" else None)
-    if target is not None:
-        typed_arguments(getattr(importlib.import_module(target[0]), target[1]), kwargs, name)
+    if target is None:
+        return dict(kwargs)
+    return typed_arguments(getattr(importlib.import_module(target[0]), target[1]), kwargs, name)
+
+
+def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
+    """Refuse, before any work, a text argument its adapter cannot use (``timeout=0``, ``headers=X``): the reading
+    the model gets when it is built."""
+    typed_kwargs(name, kwargs)
 
 
 MODEL_CACHE_ENV = "ALICT_MODEL_CACHE_SIZE"
@@ -218,7 +224,7 @@ def _build(name: str, kwargs: dict[str, Any]) -> Model:
     try:
         if entry.tags.get("kind") in TRANSFORMER_KINDS:
             imports.model_code()  # the first import of transformers, under the import lock (never two at once)
-        return entry.factory(**kwargs)
+        return entry.factory(**typed_kwargs(name, kwargs))
     except AlictError:
         raise
     except TypeError:
