@@ -60,6 +60,7 @@ def lego_suites(task: str) -> list[str]:
 
     labels = {row["path"]: row["label"] for row in saved_suites(task)}
     offered = st.session_state.get(OFFERED_SUITES) or {}  # task -> the suites the menu offered at its last draw
+    state.keep("run_lego")  # the suites chosen before a visit to another page
     gone = [path for path in state.get("run_lego") or [] if path in offered.get(task, ()) and path not in labels]
     st.session_state[OFFERED_SUITES] = {**offered, task: list(labels)}
     st.session_state[SUITES_GONE] = bool(gone)
@@ -69,6 +70,7 @@ def lego_suites(task: str) -> list[str]:
         state.put("run_lego", [path for path in state.get("run_lego") or [] if path in labels])
     if not labels:
         return []
+    state.ensure_choices("run_lego", list(labels), default=[])
     st.multiselect("NLPLego suites", list(labels), key="run_lego", format_func=lambda path: labels[path],
                    help="derivation-tree DIR tests written by `python -m alict_core lego` (LC id nlplego)")
     return [p for p in (state.get("run_lego") or []) if p in labels]
@@ -83,8 +85,14 @@ def suites_gone() -> bool:
     return bool(st.session_state.get(SUITES_GONE))
 
 
+RUN_ACTIVE = "_alict_run_active"  # set while this session's press runs (a Cancel with nothing running is said so)
+
+
 def request_cancel() -> None:
-    st.session_state["cancel_run"] = True
+    if st.session_state.get(RUN_ACTIVE):
+        st.session_state["cancel_run"] = True
+    else:  # "Run cancelled" was said with nothing running
+        st.session_state["cancel_idle"] = True
 
 
 def expansion_backends(expand: bool) -> None:
@@ -144,7 +152,10 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
     b2.button("■ Cancel", on_click=request_cancel, key="run_cancel",
               help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
+        st.session_state.pop(RUN_ACTIVE, None)
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
+    elif st.session_state.pop("cancel_idle", False) and not go:
+        st.info("Nothing of yours is running here: there is nothing to cancel.")
     if go and lcs_gone:
         st.error("Nothing run: an LC chosen when you pressed is no longer there (see above). Check the LCs to run "
                  "and press again.")
@@ -182,19 +193,23 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
                      text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 
     left_out: dict[str, str] = {}
+    st.session_state[RUN_ACTIVE] = True  # left set when Streamlit stops this script (a Cancel press does that)
     with st.status("Running …", expanded=True) as status, run_scope() as scope:
         try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
             run_id = runs.execute(request, {s.id: s for s in chosen}, progress,
                                   should_stop=lambda: bool(st.session_state.get("cancel_run")),
                                   on_left_out=left_out.update)
         except runs.RunCancelled as exc:
+            st.session_state.pop(RUN_ACTIVE, None)
             status.update(label="Cancelled", state="error")
             log.warning(str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - shown on the page, the status marked failed
+            st.session_state.pop(RUN_ACTIVE, None)
             status.update(label="Failed", state="error", expanded=True)
             show_error(exc, "running the tests")
             return None
+        st.session_state.pop(RUN_ACTIVE, None)
         status.update(label="Done", state="complete", expanded=False)
     for lc_id, why in left_out.items():  # asked for, not in the run: never dropped without a word
         st.warning(f"{literal(lc_id)} is not in this run: {literal(why)}.")

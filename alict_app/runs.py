@@ -465,13 +465,15 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     ``on_left_out({lc_id: why})``: the LCs asked for that are not in the run (no seed, every case flagged or
     rejected by reviewers), said by the page, never dropped silently."""
     from alict_core.harden.versions import MODEL_RESOLVERS
-    from alict_core.models.refs import ModelRef, browser_ref
+    from alict_core.models.refs import ModelRef, browser_ref, check_run_names
     from alict_core.plan import PlanOptions, make_plan
     from alict_core.review.writeback import RejectionFilter
     from alict_core.runner import RunCancelled as CoreCancelled
     from alict_core.runner.stream import group_by_seed, run_streaming
 
     started = time.time()
+    check_run_names([ModelRef.from_dict(ref) for ref in request.models], "the models chosen",  # before any work
+                    "by another display name")
     options = PlanOptions(task=request.task, lcs=tuple(request.lc_ids), suites=tuple(request.suites),
                           max_seeds=request.max_seeds, sample_seed=request.sample_seed,
                           keep_flagged=request.keep_flagged)

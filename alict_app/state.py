@@ -48,7 +48,9 @@ def put(key: str, value: Any) -> None:
 
 
 def ensure_choice(key: str, options: Sequence[Any]) -> Any:
-    """Make the stored value one of ``options`` (falling back to the first) and return it."""
+    """Make the stored value one of ``options`` (falling back to the first) and return it; a choice made before a
+    visit to another page is kept (:func:`keep`)."""
+    keep(key)
     options = list(options)
     if not options:
         st.session_state.pop(key, None)
@@ -89,6 +91,7 @@ def keep(key: str, default: Any = None) -> None:
 
 def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> list[Any]:
     """Multiselect flavour of :func:`ensure_choice`: drop stale values, fall back to ``default``."""
+    keep(key)
     current = [v for v in st.session_state.get(key, []) or [] if v in options]
     if not current and key not in st.session_state:
         current = [v for v in default if v in options]

@@ -31,12 +31,25 @@ def user_model_problem(kwargs: dict[str, str], label: str) -> str | None:
     return None
 
 
+def look_alike_label(label: str, labels: list[str]) -> str | None:
+    """The user model among ``labels`` whose display name reads like ``label`` without being it, or None."""
+    from alict_core.common.textsafe import looks_alike
+
+    return next((other for other in labels if other != label and looks_alike(other, label)), None)
+
+
+ENDPOINT_KINDS = frozenset({"http", "openai-chat"})  # their first field is a URL
+
+
 def default_label(kind: str, value: str) -> str:
     """The display name of a user model given none: ``kind:<its first field>`` when that is a fit display name, else
-    ``kind:<a short hash of it>`` (a URL with line breaks or 1,500 characters went into every table and export)."""
+    ``kind:<a short hash of it>`` (a URL with line breaks or 1,500 characters went into every table and export). An
+    endpoint's URL is named without user, password, query or fragment (``?token=…`` went into the shared run)."""
     import hashlib
 
-    label = f"{kind}:{value}"
+    from alict_core.common.trust import endpoint_name
+
+    label = f"{kind}:{endpoint_name(value) if kind in ENDPOINT_KINDS else value}"
     if user_model_problem({}, label) is None:
         return label
     return f"{kind}:{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"

@@ -104,6 +104,8 @@ def _copy_out_of_space(exc: BaseException) -> bool:
 
 def _describe_os_error(exc: OSError) -> str:
     name = exc.filename if isinstance(exc.filename, str) else None
+    if name and exc.errno == errno.EROFS:  # a lock or cache file the user never named: its folder is what to change
+        return f"cannot write into the folder {os.path.dirname(name) or '.'!r}: {exc.strerror or 'read-only'}"
     if name and _is_staging_name(os.path.basename(name)):  # a write's hidden temporary file is no name the user
         folder = os.path.dirname(name) or "."  # gave: the folder it was to be written into is
         return f"cannot write into the folder {folder!r}: {exc.strerror or type(exc).__name__}"
@@ -203,9 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
-        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a name given: the input's fault
-            print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
-            return EXIT_INPUT
+        if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.EROFS):  # a name given, or a
+            print(f"error: {_describe_os_error(exc)}", file=sys.stderr)  # read-only mount (ALICT_CACHE_DIR):
+            return EXIT_INPUT  # the user's to change, said like a folder without write permission
         if (isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE) or any(  # safetensors' own errors name
                 f"(os error {code})" in str(exc) for code in OUT_OF_SPACE) or _copy_out_of_space(exc):  # errno
             reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"

@@ -58,6 +58,7 @@ def choose_lcs(run: dict[str, Any], model: str, split: str, seed: int) -> list[s
                                 "test_cases": st.column_config.NumberColumn("test split"),
                                 "trainable": st.column_config.NumberColumn("trainable (training split)"),
                                 "reason": st.column_config.TextColumn("why not preselected")})
+    state.ensure_choices("harden_lcs", list(readiness.lc_id), default=[])  # kept across a visit to another page
     if st.session_state.get("harden_lcs_for") != [run["id"], model, split, seed]:  # a new run or model: preselect
         st.session_state["harden_lcs_for"] = [run["id"], model, split, seed]
         st.session_state["harden_lcs"] = preselected([guards.LcReadiness(**r) for r in readiness.to_dict("records")])
@@ -94,8 +95,9 @@ def main() -> None:
     if gone is not None and presses.take("harden_go"):  # it retrained another run, with that run's preselected LCs
         st.error(f"The run you chose ({literal(str(gone)[:16])}) is no longer there (removed or re-written "
                  "meanwhile): nothing was started; choose a run again.")
-    model = st.selectbox("Model to retrain", [m for m in run["models"] if harden_view.retrainable(m)],
-                         key="harden_model")
+    retrainable = [m for m in run["models"] if harden_view.retrainable(m)]
+    state.ensure_choice("harden_model", retrainable)  # kept across a visit to another page
+    model = st.selectbox("Model to retrain", retrainable, key="harden_model")
     seed, split, share, cap = settings()
     problem = split_problem(split)
     if problem is not None:

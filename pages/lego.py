@@ -46,6 +46,7 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
         if samples:
             state.ensure_choice("lego_sample", samples)
             st.selectbox("Seed sentence from the corpus", samples, key="lego_sample")
+        state.keep("lego_text")  # kept across a visit to another page
         typed = st.text_input("… or type a sentence", key="lego_text", max_chars=400)
     with c2:
         parser_name = lego_panels.picker("parser", "lego_parser", "Constituency parser (subordinate clauses)")

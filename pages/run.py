@@ -10,7 +10,7 @@ from alict_app import backends, run_monitor, run_view, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 from alict_app.reporting import as_uploaded
-from alict_app.user_models import FIELD_CHARS, LABEL_CHARS, default_label, user_model_problem
+from alict_app.user_models import FIELD_CHARS, LABEL_CHARS, default_label, look_alike_label, user_model_problem
 from alict_core.common import trust
 from alict_core.common.errors import AlictError
 from alict_core.models.refs import user_kinds
@@ -20,8 +20,10 @@ def chosen_models(task: str) -> list[dict]:
     """Registered models chosen in the sidebar plus the user-added models ticked here."""
     refs = [{"name": name, "kwargs": {}, "label": name} for name in state.get("models", []) or []]
     for ref in st.session_state.get("user_models", []):
-        if ref["task"] == task and st.session_state.get(f"use::{task}::{ref['label']}", True):
-            refs.append(ref)
+        if ref["task"] == task:
+            state.keep(f"use::{task}::{ref['label']}", True)  # unticked stays unticked across a visit elsewhere
+            if st.session_state.get(f"use::{task}::{ref['label']}", True):
+                refs.append(ref)
     return refs
 
 
@@ -52,6 +54,11 @@ def add_user_model(task: str) -> None:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {kind.tags['user_kind']}"
         return
     label = st.session_state.get("um_label", "").strip() or default_label(kind.name, next(iter(shown.values())))
+    twin = look_alike_label(label, [m["label"] for m in st.session_state.get("user_models", []) if m["task"] == task])
+    if twin is not None:  # 'mine', 'MINE' and 'ｍine' ran as three models of one run
+        st.session_state["um_problem"] = (f"the display name {label[:40]!r} reads like your model {twin!r}; give "
+                                          "another display name (or the same one to replace that model)")
+        return
     kwargs["task"] = task  # the trust model checks these arguments when the model is loaded (backends.model_from_ref)
     st.session_state["um_pending"] = {"name": kind.name, "kwargs": {**kwargs, "name": label}, "label": label,
                                       "task": task, **({"upload": str(upload.name)} if upload is not None else {})}
@@ -86,7 +93,8 @@ def user_model_form(task: str) -> None:
                 st.success(f"Added {literal(pending['label'])}")
         for ref in st.session_state.get("user_models", []):
             if ref["task"] == task:
-                st.checkbox(f"use {literal(ref['label'])} ({literal(ref['name'])})", value=True,  # labels: Markdown
+                state.keep(f"use::{task}::{ref['label']}", True)  # ticked when added; kept across pages
+                st.checkbox(f"use {literal(ref['label'])} ({literal(ref['name'])})",  # labels: Markdown
                             key=f"use::{task}::{ref['label']}")
 
 

@@ -197,6 +197,7 @@ def test_retraining_fixes_the_trained_lc_and_is_deterministic(saved_run, tiny_pa
     np.testing.assert_array_equal(np.load(version_dir(again) / "head.npz")["weight"], first)
     # the child is a different model: its predictions are not the parent's cached ones
     assert get_model(name).fingerprint != get_model(tiny_parent).fingerprint
+    assert get_model(name, name="mine").name == "mine"  # name= renames it (pass 32: it was dropped)
     comparison = evaluate_versions(tiny_parent, name, out, heldout=HELDOUT, original=ORIGINAL)
     trained = comparison.lcs[comparison.lcs.trained].iloc[0]
     assert trained.fail_before == 1.0 and trained.fail_after < 0.5

@@ -240,7 +240,11 @@ def _check_fix_task(args: argparse.Namespace) -> None:
 def run_versions(args: argparse.Namespace) -> int:
     from alict_core.harden.versions import list_versions
 
-    for info in list_versions(args.task):
+    versions = list_versions(args.task)
+    if not versions:  # an empty answer read as a failure
+        print("no retrained model versions" + (f" of task {args.task}" if args.task else "")
+              + "; `harden train` makes one", file=sys.stderr)
+    for info in versions:
         print(f"{info['name']}\tparent={info['parent']}\ttask={info['task']}\tlcs={','.join(info['lcs'])}\t"
               f"created={info['created']}")
     return 0

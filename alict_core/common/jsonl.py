@@ -72,6 +72,9 @@ def is_own_temp_file(path: Path) -> bool:
             and Path(path).is_file() and not Path(path).is_symlink())
 
 
+SQLITE_SIDECARS = ("-journal", "-wal", "-shm")  # what SQLite keeps beside a database being written
+
+
 def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | None = None) -> int:
     """Remove the temporary files of killed writers in ``parent`` older than ``max_age_s`` (only names this program
     made and sealed, never a user's file, never a younger one a writer may still be filling); how many were removed.
@@ -84,6 +87,8 @@ def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | 
             if is_own_temp_file(tmp) and now - tmp.lstat().st_mtime > max_age_s:
                 tmp.unlink()
                 removed += 1
+                for sidecar in SQLITE_SIDECARS:  # a killed SQLite build's journal stayed once its file was gone
+                    Path(f"{tmp}{sidecar}").unlink(missing_ok=True)
         except OSError:
             continue
     return removed

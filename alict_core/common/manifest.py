@@ -1154,6 +1154,8 @@ def check_output_file(path: Path | str | None, what: str,
         return
     if str(path) == "-":  # a file named "-" was written where the user meant standard output
         raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
+    if str(path).endswith((os.sep, "/")):  # 'newdir/' was written as a file named 'newdir'
+        raise AlictError(f"{what} {str(path)!r} names a folder (it ends with '/'); give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
     _check_utf8_path(path, what)

@@ -105,13 +105,14 @@ def invisible_char(name: str) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def _prototypes() -> dict[str, str]:
-    """Each character Unicode's confusables data (TR39, as shipped by ``confusable_homoglyphs``) maps to one
-    prototype character ('ɑ' → 'a', 'ı' → 'i', '−' → '-', '1' → 'l')."""
+    """Each character Unicode's confusables data (TR39, as shipped by ``confusable_homoglyphs``) maps to its
+    prototype ('ɑ' → 'a', 'ı' → 'i', '−' → '-', '1' → 'l', and to several characters where TR39 says so: 'm' → 'rn',
+    'ﬁ' → 'fi'; 'rnary' passed beside 'mary' while only one-character prototypes were read)."""
     from importlib.resources import files
 
     data = json.loads((files("confusable_homoglyphs") / "confusables.json").read_text(encoding="utf-8"))
     return {char: entries[0]["c"] for char, entries in data.items()
-            if len(entries) == 1 and len(entries[0]["c"]) == 1 and entries[0]["c"] != char}
+            if len(entries) == 1 and entries[0]["c"] != char}
 
 
 LONG_DASH = "\u30fc"  # TR39's prototype of the em dash and box lines ('─'), which a name reads as '-'

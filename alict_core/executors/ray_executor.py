@@ -81,12 +81,20 @@ def _describe(exc: BaseException) -> str:
 REACH_TIMEOUT_S = 5.0
 
 
+def shown_address(address: str) -> str:
+    """A cluster address as messages show it: a user and password before the host masked
+    (``ray://u:secret@host:10001`` → ``ray://***@host:10001``)."""
+    scheme, sep, rest = address.rpartition("://")
+    _userinfo, at, hostport = rest.rpartition("@")
+    return f"{scheme}{sep}{'***@' if at else ''}{hostport}"
+
+
 def check_reachable(address: str, timeout: float = REACH_TIMEOUT_S) -> None:
     """Refuse a cluster address where nothing answers (``ray.init`` retried a dead ``host:port`` for minutes: a
     hang); ``auto`` and addresses without a port are left to Ray."""
     import socket
 
-    hostport = address.split("://", 1)[-1].rstrip("/")
+    hostport = address.split("://", 1)[-1].rstrip("/").rpartition("@")[2]  # the host, never its user and password
     host, _, port = hostport.rpartition(":")
     if not host or not port.isascii() or not port.isdigit():
         return
@@ -95,7 +103,8 @@ def check_reachable(address: str, timeout: float = REACH_TIMEOUT_S) -> None:
             return
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise AlictError(f"could not reach the Ray cluster at {address!r}: nothing answers there ({reason})") from None
+        raise AlictError(f"could not reach the Ray cluster at {shown_address(address)!r}: nothing answers there "
+                         f"({reason})") from None
 
 
 class RayExecutor:
@@ -137,8 +146,9 @@ class RayExecutor:
                          runtime_env={"env_vars": {"PYTHONPATH": path, "RAY_USAGE_STATS_ENABLED": "0"}}, **quiet)
                 self._started = True
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = f"the Ray cluster at {self.address!r}" if self.address else "a local Ray"
-            raise AlictError(f"could not start or reach {where}: {exc}") from None
+            where = f"the Ray cluster at {shown_address(self.address)!r}" if self.address else "a local Ray"
+            reason = str(exc).replace(self.address, shown_address(self.address)) if self.address else exc
+            raise AlictError(f"could not start or reach {where}: {reason}") from None
         logging.getLogger("ray.data").setLevel(logging.WARNING)  # no per-dataset INFO lines
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False

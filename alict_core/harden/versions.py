@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from alict_core.common.errors import AlictError
+from alict_core.common.errors import AlictError, ModelError
 from alict_core.common.jsonl import read_json
 from alict_core.common.manifest import sha256_file
 from alict_core.models.registry import MODELS, add_resolver, get_model
@@ -118,21 +118,28 @@ def check_version_files(name: str, info: dict[str, Any], folder: Path) -> None:
                              f"in {VERSION_FILE}); the version is damaged or was edited: retrain it")
 
 
-def _factory(name: str, info: dict[str, Any]):
-    def factory(**_: Any):
-        folder = version_dir(name)
-        check_version_files(name, info, folder)
+def _factory(version: str, info: dict[str, Any]):
+    def factory(name: str | None = None, **given: Any):
+        """``name=`` renames the version in a run; any other argument is refused (they were dropped without a word,
+        ``name=`` too: two copies of one version could not be told apart)."""
+        given.pop("artefact", None)  # the app's cache key, as for the embedded models
+        if given:
+            raise ModelError(f"model {version!r} takes no argument {', '.join(sorted(given))} (only name=...)")
+        folder = version_dir(version)
+        check_version_files(version, info, folder)
         if info["kind"] == "embedded":
             from alict_core.models.embedded import EmbeddingHeadModel
 
-            model = EmbeddingHeadModel(name, folder)
+            model = EmbeddingHeadModel(version, folder)
             if isinstance(info.get("labels"), list) and list(model.labels) != info["labels"]:
-                raise AlictError(f"model version {name!r}: meta.json labels {list(model.labels)} differ from those "
+                raise AlictError(f"model version {version!r}: meta.json labels {list(model.labels)} differ from those "
                                  f"recorded in {VERSION_FILE} ({info['labels']}); the version was edited: retrain it")
+            if name:
+                model.name = str(name)
             return model
         from alict_core.models.hf import HFClassifier
 
-        return HFClassifier(str(folder / "model"), info["task"], name=name)
+        return HFClassifier(str(folder / "model"), info["task"], name=str(name) if name else version)
 
     return factory
 

@@ -23,6 +23,9 @@ from alict_core.common.errors import AlictError
 
 DEFAULT_TOLERANCE = 0.1  # INV: share of changed predictions allowed (the paper's value)
 KINDS = ("label", "one_of", "not_label", "invariance", "direction")
+_COMMON = frozenset({"kind", "labels", "tolerance"})
+FIELDS = {"label": _COMMON, "one_of": _COMMON, "not_label": _COMMON, "invariance": _COMMON | {"threshold"},
+          "direction": _COMMON | {"direction"}}  # what ``to_dict`` writes of each kind; any other field is refused
 
 
 class ExpectationError(AlictError):
@@ -161,6 +164,10 @@ def from_dict(row: Mapping[str, Any] | Expectation, where: str = "expected") -> 
     if not isinstance(row, Mapping) or row.get("kind") not in KINDS:
         raise ExpectationError(f"{where}: expected.kind must be one of {KINDS}, got {row!r}")
     kind = row["kind"]
+    unknown = sorted(map(str, set(row) - FIELDS[kind]))
+    if unknown:  # 'directon': 'down' ran as 'up' without a word
+        raise ExpectationError(f"{where}: expected of kind {kind!r} has no field {', '.join(map(repr, unknown))}; "
+                               f"its fields: {', '.join(sorted(FIELDS[kind]))}")
     raw_labels = row.get("labels") or ()
     if not isinstance(raw_labels, (list, tuple)) or not all(isinstance(x, str) for x in raw_labels):
         raise ExpectationError(f"{where}: expected.labels must be a list of label names, got {raw_labels!r}")
@@ -171,6 +178,11 @@ def from_dict(row: Mapping[str, Any] | Expectation, where: str = "expected") -> 
         raise ExpectationError(f"{where}: expected.tolerance must be a number from 0 to 1, got {tolerance!r}")
     if kind in ("label", "one_of", "not_label", "direction") and not labels:
         raise ExpectationError(f"{where}: expected.kind {kind!r} needs at least one label")
+    if (kind == "direction" and len(labels) > 1) or (kind == "invariance" and labels):
+        takes = "one label (the one whose probability moves)" if kind == "direction" else "no labels"
+        raise ExpectationError(f"{where}: expected.kind {kind!r} takes {takes}; got {list(labels)!r}")
+    if kind in ("label", "one_of", "not_label") and tolerance is not None:
+        raise ExpectationError(f"{where}: expected.tolerance applies to invariance and direction, not {kind!r}")
     if kind == "invariance":
         threshold = row.get("threshold")
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))

@@ -20,7 +20,8 @@ WHOLE = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only ('１６' is no bat
 # library's own text, and only when the texts were not cached yet)
 RANGES: dict[str, tuple[float, float]] = {
     "batch_size": (1, 10_000), "max_length": (1, 8192), "max_requests": (1, 10_000_000), "retries": (0, 20),
-    "timeout": (0.001, 3600), "backoff": (0, 60), "temperature": (0, 2), "low": (0, 1), "high": (0, 1)}
+    "timeout": (0.001, 3600), "backoff": (0, 60), "temperature": (0, 2), "low": (0, 1), "high": (0, 1),
+    "neutral_band": (0, 1)}
 
 
 def _kinds(hint: Any) -> set[Any]:
@@ -57,6 +58,9 @@ def _read(model: str, key: str, text: str, kinds: set[Any]) -> Any:
         pairs = [part.split(":", 1) for part in text.split(";") if part.strip()]
         if not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
             raise ModelError(f"{said} is not a mapping; write it as key:value;key:value")
+        names = [name.strip() for name, _ in pairs]
+        if len(set(names)) < len(names):
+            raise ModelError(f"{said} names one key twice; write each key once")
         return {name.strip(): value.strip() for name, value in pairs}
     return text
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from alict_core.common.errors import AlictError
 from alict_core.common.registry import Entry
@@ -111,6 +111,8 @@ def parse_model_refs(text: str) -> list[ModelRef]:
             if not refs:
                 raise AlictError(f"--models {text!r}: {part!r} is an argument with no model before it")
             key, _, value = part.partition("=")
+            if not key.strip():
+                raise AlictError(f"--models {text!r}: {part!r} gives a value with no argument name; write key=value")
             if key.strip() in refs[-1][1]:  # `path=a.jsonl,path=b.jsonl`: the second won without a word
                 raise AlictError(f"--models {text!r}: {key.strip()!r} is given twice for the model "
                                  f"{refs[-1][0]!r}; give each argument once")
@@ -121,6 +123,8 @@ def parse_model_refs(text: str) -> list[ModelRef]:
         if colon:
             key, _, value = rest.partition("=")
             kwargs[key.strip()] = value.strip()
+        if "" in kwargs:
+            raise AlictError(f"--models {text!r}: {part!r} gives a value with no argument name; write key=value")
         refs.append((name.strip(), kwargs))
     return [ModelRef(name, kwargs) for name, kwargs in refs]
 
@@ -176,25 +180,33 @@ def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelR
     refs = [checked_ref(ref, task, trust_pickle) for ref in parse_model_refs(names)]
     if not refs:
         raise AlictError("--models is empty")
-    seen: dict[str, ModelRef] = {}
+    check_run_names(refs)
     for ref in refs:  # before any work (the run refused it only once its cases were built)
         shown = ref.run_name()
-        if shown in seen:
-            if seen[shown] == ref:
-                raise AlictError(f"--models names {shown!r} twice; name each model once")
-            raise AlictError(f"--models: two models would both be named {shown!r} in the run; tell them apart "
-                             "with name=...")
-        twin = next((other for other in seen if looks_alike(other, shown)), None)
-        if twin is not None:  # 'pop' and 'рор' (Cyrillic), 'x' and 'X': "рор vs pop" in compare reads "pop vs pop"
-            raise AlictError(f"--models: two models would be named {twin!r} and {shown!r} in the run, which read "
-                             "alike; tell them apart with name=...")
         alike = shown != ref.name and registered_look_alike(shown)
         if alike:  # static:path=st/vader.jsonl is named "vader" (or 'vаder', 'minilm-sst@deadbeef'): compare and
             # explain --results would take it for the registered model or a stored version
             raise AlictError(f"--models {ref.name}: it would be named {shown!r} in the run, {alike}; give it another "
                              "name with name=...")
-        seen[shown] = ref
     return refs
+
+
+def check_run_names(refs: Sequence[ModelRef], what: str = "--models", fix: str = "with name=...") -> None:
+    """AlictError, before any work, when two of one run's models would have one name or names that read alike
+    ('pop' and 'рор' in Cyrillic, 'mine' and 'MINE': "рор vs pop" in compare reads "pop vs pop"). The command line
+    and the Run page (``what``: where the models were chosen) both call it."""
+    seen: dict[str, ModelRef] = {}
+    for ref in refs:
+        shown = ref.run_name()
+        if shown in seen:
+            if seen[shown] == ref:
+                raise AlictError(f"{what} names {shown!r} twice; name each model once")
+            raise AlictError(f"{what}: two models would both be named {shown!r} in the run; tell them apart {fix}")
+        twin = next((other for other in seen if looks_alike(other, shown)), None)
+        if twin is not None:
+            raise AlictError(f"{what}: two models would be named {twin!r} and {shown!r} in the run, which read "
+                             f"alike; tell them apart {fix}")
+        seen[shown] = ref
 
 
 def resolve_models(names: str, task: str, trust_pickle: bool = False) -> list[Model]:

@@ -163,23 +163,57 @@ def _sklearn(path: str, task: str, **kw: Any) -> Model:
 ADAPTERS = {"hf": ("alict_core.models.hf", "HFClassifier"), "http": ("alict_core.models.remote", "HttpJsonModel"),
             "openai-chat": ("alict_core.models.remote", "OpenAIChatModel"),
             "static": ("alict_core.models.static", "StaticPredictionsModel"),
-            "sklearn": ("alict_core.models.sklearn_model", "SklearnPipelineModel")}
+            "sklearn": ("alict_core.models.sklearn_model", "SklearnPipelineModel"),
+            "vader": ("alict_core.models.lexicon", "VaderModel"),
+            "textblob": ("alict_core.models.lexicon", "TextBlobModel"),
+            "hatesonar": ("alict_core.models.offensive", "HateSonarModel"),
+            "profanity-check": ("alict_core.models.offensive", "ProfanityCheckModel")}
+EMBEDDED_ARGUMENTS = frozenset({"name", "head_dir", "artefact"})  # ``_embedded``'s factory takes only these
+VERSION_ARGUMENTS = frozenset({"name", "artefact"})  # a retrained version's (``harden.versions``)
+HIDDEN_ARGUMENTS = frozenset({"artefact", "trusted"})  # set by the app or by --trust-pickle, never offered
+
+
+def _adapter(name: str) -> type | None:
+    """The class model ``name`` is built as, where the registry knows it (None for stored versions)."""
+    import importlib
+
+    target = ADAPTERS.get(name) or (ADAPTERS["hf"] if model_entry(name).tags.get("kind") == "hf" else None)
+    return None if target is None else getattr(importlib.import_module(target[0]), target[1])
 
 
 def typed_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` of model ``name`` with its text values read as its adapter's declared types (``models.arguments``;
     ModelError for one it cannot use). Every model is built through this (``_build``)."""
-    import importlib
+    adapter = _adapter(name)
+    return dict(kwargs) if adapter is None else typed_arguments(adapter, kwargs, name)
 
-    target = ADAPTERS.get(name) or (ADAPTERS["hf"] if model_entry(name).tags.get("kind") == "hf" else None)
-    if target is None:
-        return dict(kwargs)
-    return typed_arguments(getattr(importlib.import_module(target[0]), target[1]), kwargs, name)
+
+def known_arguments(name: str) -> frozenset[str] | None:
+    """The argument names model ``name`` takes (its factory's and its adapter's), None where it is not known."""
+    import inspect
+
+    entry = model_entry(name)
+    if entry.tags.get("kind") == "embedded":
+        return EMBEDDED_ARGUMENTS
+    if entry.tags.get("kind") == "version":
+        return VERSION_ARGUMENTS
+    adapter = _adapter(name)
+    if adapter is None:
+        return None
+    named = {p.name for p in [*inspect.signature(entry.factory).parameters.values(),
+                               *inspect.signature(adapter.__dict__["__init__"]).parameters.values()]
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return frozenset(named - {"self"} | ({"model_id"} if entry.tags.get("kind") == "hf" else set()))
 
 
 def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
-    """Refuse, before any work, a text argument its adapter cannot use (``timeout=0``, ``headers=X``): the reading
-    the model gets when it is built."""
+    """Refuse, before any work, an argument its model does not take (``vader:foo=1``) or a text value its adapter
+    cannot use (``timeout=0``, ``headers=X``, ``neutral_band=abc``): the reading the model gets when it is built."""
+    known = known_arguments(name)
+    unknown = sorted(set(kwargs) - known) if known is not None else []
+    if unknown:
+        takes = ", ".join(sorted(known - HIDDEN_ARGUMENTS)) if known else "none"
+        raise ModelError(f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; it takes: {takes}")
     typed_kwargs(name, kwargs)
 
 

@@ -1205,6 +1205,8 @@ class ReviewStore:
 
         def write() -> WritebackRule:
             with self.session() as s:
+                if by and self._named(s, by) is None:  # 'ɑnn' beside the reviewer 'ann' read as ann's confirmation
+                    _refuse_look_alike_reviewer(s, by)
                 rule = s.scalar(select(WritebackRule).where(WritebackRule.suite_task == suite_task))
                 if rule is None:
                     rule = WritebackRule(suite_task=suite_task, min_agreeing=min_agreeing)
