@@ -49,7 +49,8 @@ def default_label(kind: str, value: str) -> str:
 
     from alict_core.common.trust import endpoint_name
 
-    label = f"{kind}:{endpoint_name(value) if kind in ENDPOINT_KINDS else value}"
+    shown = endpoint_name(value) if kind in ENDPOINT_KINDS else value  # the hash too: a short token was
+    label = f"{kind}:{shown}"  # confirmable offline from a hash of the whole URL
     if user_model_problem({}, label) is None:
         return label
-    return f"{kind}:{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return f"{kind}:{hashlib.sha256(shown.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"

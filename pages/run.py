@@ -53,8 +53,16 @@ def add_user_model(task: str) -> None:
     if empty:
         st.session_state["um_problem"] = f"fill in {', '.join(empty)} to add a {kind.tags['user_kind']}"
         return
-    label = st.session_state.get("um_label", "").strip() or default_label(kind.name, next(iter(shown.values())))
-    twin = look_alike_label(label, [m["label"] for m in st.session_state.get("user_models", []) if m["task"] == task])
+    given = st.session_state.get("um_label", "").strip()
+    label = given or default_label(kind.name, next(iter(shown.values())))
+    mine = [m for m in st.session_state.get("user_models", []) if m["task"] == task]
+    same = next((m for m in mine if m["label"] == label), None)
+    other = same is not None and (same["name"], {k: same["kwargs"].get(k) for k in kwargs}) != (kind.name, kwargs)
+    if other and not given:  # two endpoints told apart by their query (or chat model) only: the second replaced the
+        st.session_state["um_problem"] = (f"your model {label[:60]!r} already has this default name (it leaves out "
+                                          "the URL's query and the chat model); give this one a display name")
+        return  # first without a word
+    twin = look_alike_label(label, [m["label"] for m in mine])
     if twin is not None:  # 'mine', 'MINE' and 'ｍine' ran as three models of one run
         st.session_state["um_problem"] = (f"the display name {label[:40]!r} reads like your model {twin!r}; give "
                                           "another display name (or the same one to replace that model)")
@@ -99,6 +107,7 @@ def user_model_form(task: str) -> None:
 
 
 OFFERED_LCS = "_alict_run_lcs_offered"  # an LC chosen from the menu whose spec is gone at the press is said
+LCS_BY_TASK = "_alict_run_lcs_by_task"  # a task's "LCs to run" kept while the user is on the other task
 
 
 def main() -> None:
@@ -117,9 +126,14 @@ def main() -> None:
         st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
                    "drawn); taken off the LCs to run.")
     state.keep("run_lcs")
+    remembered = st.session_state.setdefault(LCS_BY_TASK, {})  # task -> the LCs chosen when last on it
+    held = st.session_state.get("run_lcs") or []
+    if held and not set(held) & set(ids):  # the other task's LCs (a task switch): this task's choice, as it was left
+        st.session_state["run_lcs"] = [lc for lc in remembered.get(task, ids) if lc in ids]
     state.ensure_choices("run_lcs", ids, default=ids)
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
+    remembered[task] = list(st.session_state.get("run_lcs") or [])
     user_model_form(task)
     refs = chosen_models(task)
     st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))

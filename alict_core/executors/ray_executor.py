@@ -81,23 +81,35 @@ def _describe(exc: BaseException) -> str:
 REACH_TIMEOUT_S = 5.0
 
 
-def shown_address(address: str) -> str:
-    """A cluster address as messages show it: a user and password before the host masked
-    (``ray://u:secret@host:10001`` → ``ray://***@host:10001``)."""
+def _host_port(address: str) -> tuple[str, str, bool]:
+    """(scheme with '://', host[:port], whether a user or password came before the host) of a cluster address; a
+    path, query or fragment after the host is left out."""
     scheme, sep, rest = address.rpartition("://")
+    rest = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
     _userinfo, at, hostport = rest.rpartition("@")
-    return f"{scheme}{sep}{'***@' if at else ''}{hostport}"
+    return f"{scheme}{sep}", hostport, bool(at)
+
+
+def shown_address(address: str) -> str:
+    """A cluster address as messages show it: a user and password before the host masked, a path, query or fragment
+    left out (``ray://u:secret@host:10001/?token=x`` → ``ray://***@host:10001``)."""
+    scheme, hostport, masked = _host_port(address)
+    return f"{scheme}{'***@' if masked else ''}{hostport}"
 
 
 def check_reachable(address: str, timeout: float = REACH_TIMEOUT_S) -> None:
     """Refuse a cluster address where nothing answers (``ray.init`` retried a dead ``host:port`` for minutes: a
-    hang); ``auto`` and addresses without a port are left to Ray."""
+    hang) or whose port is no number Ray reads alike (``'1 '`` and a full-width digit skipped this check, and Ray
+    then retried the dead address); ``auto`` and addresses without a port are left to Ray."""
     import socket
 
-    hostport = address.split("://", 1)[-1].rstrip("/").rpartition("@")[2]  # the host, never its user and password
+    _scheme, hostport, _masked = _host_port(address)
     host, _, port = hostport.rpartition(":")
-    if not host or not port.isascii() or not port.isdigit():
+    if not host or not port:
         return
+    if not port.isascii() or not port.isdigit():
+        raise AlictError(f"the Ray cluster address {shown_address(address)!r}: port {port[:12]!r} is not a number "
+                         "(digits 0-9, no spaces)")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             return
@@ -118,7 +130,8 @@ class RayExecutor:
     def __init__(self, workers: int = 1, address: str | None = None, gpus_per_worker: float | None = None) -> None:
         self.ray = _ray()
         self.workers = workers
-        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        given = address if address is not None else os.environ.get("RAY_ADDRESS")
+        self.address = given.strip() if given and given.strip() else None  # '127.0.0.1:1 ' pasted with its space
         if gpus_per_worker is not None and (isinstance(gpus_per_worker, bool) or not gpus_per_worker >= 0):
             raise AlictError(f"gpus_per_worker must be a number ≥ 0, got {gpus_per_worker!r}")
         self.gpus_per_worker = gpus_per_worker

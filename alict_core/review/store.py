@@ -15,6 +15,7 @@ as one with no review tasks (it is not created).
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -389,6 +390,11 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
                 raise ReviewError(f"review database {safe_url(url)} could not be read ({exc}): the disk is full, a "
                                   "file-size limit was hit or the disk fails; free space and run the command "
                                   "again (the database was opened read-only and is unchanged)") from None
+            if "unable to open" in str(exc).lower() and not os.access(path.parent, os.W_OK):  # a healthy database
+                # in WAL mode needs its -shm file beside it, even to be read: the folder, not the file, is at fault
+                raise ReviewError(f"review database {safe_url(url)} cannot be opened: its folder {str(path.parent)!r} "
+                                  "is read-only (SQLite keeps a shared-memory file beside the database); make the "
+                                  "folder writable or copy the database elsewhere") from None
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
     engine = engine if engine is not None else _make_engine(url)
@@ -600,6 +606,8 @@ def _check_sqlite_url(url: str) -> None:
     if uri is not None and str(uri).strip().lower() not in ("true", "false", "1", "0"):
         raise ReviewError(f"review database {safe_url(url)}: uri={str(uri)[:40]!r}; write uri=true or leave it out")
     database = parsed.database or ""
+    if database.endswith("/"):  # 'review.sqlite/' made a file named 'review.sqlite' without a word
+        raise ReviewError(f"review database {safe_url(url)}: the file name ends with '/'; give the file itself")
     if _uri_mode(parsed) and database.startswith("file:"):
         inner = urlparse(database)  # options smuggled into the file URI (`a.sqlite%3Fmode%3Dmemory`): a task was
         if inner.query or inner.fragment or any(sign in unquote(inner.path) for sign in "?#"):  # saved in memory

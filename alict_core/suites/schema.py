@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator, model_validator
 
 from alict_core.cases.rowschema import CaseMeta, row_problem
 from alict_core.common.errors import AlictError
@@ -75,9 +75,10 @@ LabelValue = Union[StrictInt, StrictStr]
 
 
 class CheckListTest(BaseModel):
-    """One CheckList test: ``{type, capability, description, data, labels | expected, case_ids}``."""
+    """One CheckList test: ``{type, capability, description, data, labels | expected, case_ids}``; any other field is
+    refused (``"expcted"`` ran as the default INV without a word), and so are labels of an INV or DIR test."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     type: Literal["MFT", "INV", "DIR"] = "MFT"
     capability: StrictStr | None = None
@@ -96,6 +97,14 @@ class CheckListTest(BaseModel):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _labels_of_mft_only(self) -> CheckListTest:
+        given = self.labels if isinstance(self.labels, list) else [self.labels]
+        if self.type != "MFT" and any(label is not None for label in given):
+            raise ValueError(f"{self.type} tests take no labels (their variants are compared with the original); "
+                             "give their expectation in 'expected'")
+        return self
 
     @field_validator("data")
     @classmethod
