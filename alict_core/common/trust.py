@@ -197,7 +197,11 @@ def check_endpoint(url: str, *, loopback: bool = True) -> str:
     non-loopback address of a host named there (``api.example.com`` or ``*.example.com``) except link-local
     ones. Metadata addresses never.
     """
-    parts = urlsplit(str(url).strip())
+    try:
+        parts = urlsplit(str(url).strip())
+        parts.hostname  # noqa: B018 - a bracketed host that is no IPv6 address raises only when read
+    except ValueError as exc:  # 'http://[::1:9/p': "Invalid IPv6 URL" ended as an internal error (exit 3)
+        raise TrustError(f"endpoint URL {endpoint_name(str(url))[:80]!r} cannot be read: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TrustError(f"endpoint URL must be http:// or https:// with a host name, got scheme {parts.scheme!r}")
     if parts.username or parts.password:

@@ -134,3 +134,13 @@ def test_p33_pages_3_the_hashed_default_name_of_a_long_endpoint_url_is_not_of_it
     base = "http://127.0.0.1:18933/" + "p" * 120
     assert default_label("http", base + "?token=1234") == default_label("http", base + "?token=9999") \
         == default_label("http", base)
+
+
+@pytest.mark.parametrize("model", ["http:url=http://[::1:9/p,task=sentiment", "http:url=http://[zz]:9/p,task=sentiment",
+                                   "openai-chat:base_url=http://[::1/v1,model=x,task=sentiment"])
+def test_p33_cli_5_an_endpoint_url_with_a_broken_ipv6_host_is_said_in_words(cli, model):
+    """Was (the p33cli helper): `--models 'http:url=http://[::1:9/p,…'` ended in "internal error (ValueError: Invalid
+    IPv6 URL)", exit 3 (also `explain --model`, `lego --judge`, an openai-chat base_url): urlsplit's error was not
+    caught where a bad port is."""
+    outcome = cli("explain", "--text", "a fine film", "--model", model)
+    assert_clean_error(outcome, 2, "cannot be read")
