@@ -232,7 +232,8 @@ def follow_task_models(task: str) -> None:
     if task in kept:
         st.session_state["models"] = kept[task]
     else:
-        st.session_state.pop("models", None)  # ensure_choices then picks the task's default models
+        state.forget("models")  # ensure_choices then picks the task's default models (not the kept copy of the
+        # other task's, which left "Models under test" empty after a task switch)
 
 
 BACKENDS_POLL_S = 1.0  # while the status probe runs, the Backends panel re-reads it this often

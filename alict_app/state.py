@@ -47,6 +47,12 @@ def put(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+def forget(key: str) -> None:
+    """Drop the value of ``key`` and the copy :func:`keep` holds of it (the next draw starts from its default)."""
+    st.session_state.pop(key, None)
+    st.session_state.pop(KEPT + key, None)
+
+
 def ensure_choice(key: str, options: Sequence[Any]) -> Any:
     """Make the stored value one of ``options`` (falling back to the first) and return it; a choice made before a
     visit to another page is kept (:func:`keep`)."""

@@ -79,11 +79,15 @@ def test_p33_pages_2_the_lcs_to_run_come_back_after_a_task_round_trip(own_cache)
     at = _app()
     at.switch_page("pages/run.py").run()
     at.multiselect(key="run_lcs").set_value(["sentiment-lc04"]).run()
+    sentiment_models = at.sidebar.multiselect(key="models").value
     at.sidebar.selectbox(key="task").set_value("hate_speech").run()
     assert at.multiselect(key="run_lcs").value and all(lc.startswith("hate_speech") for lc in
                                                        at.multiselect(key="run_lcs").value)
+    assert at.sidebar.multiselect(key="models").value  # the task's default models (the kept copy of the other
+    # task's emptied "Models under test" in the slow browser journey when ensure_choices began to keep)
     at.sidebar.selectbox(key="task").set_value("sentiment").run()
     assert not at.exception and at.multiselect(key="run_lcs").value == ["sentiment-lc04"]
+    assert at.sidebar.multiselect(key="models").value == sentiment_models
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1:1 ", "127.0.0.1:\uff11"])
