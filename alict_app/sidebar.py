@@ -215,27 +215,6 @@ def _live_about_models() -> None:
     render_about_models(live=True)
 
 
-MODELS_BY_TASK = "_alict_models_by_task"  # task -> its "Models under test" (each task keeps its own choice)
-MODELS_TASK = "_alict_models_task"  # the task the current "models" selection belongs to
-
-
-def follow_task_models(task: str) -> None:
-    """On a task switch, keep the old task's model selection aside and bring back this task's (or its default)."""
-    owner = st.session_state.get(MODELS_TASK)
-    if owner == task:
-        return
-    kept = dict(st.session_state.get(MODELS_BY_TASK) or {})
-    if owner is not None and "models" in st.session_state:
-        kept[owner] = list(st.session_state["models"] or [])
-    st.session_state[MODELS_BY_TASK] = kept
-    st.session_state[MODELS_TASK] = task
-    if task in kept:
-        st.session_state["models"] = kept[task]
-    else:
-        state.forget("models")  # ensure_choices then picks the task's default models (not the kept copy of the
-        # other task's, which left "Models under test" empty after a task switch)
-
-
 BACKENDS_POLL_S = 1.0  # while the status probe runs, the Backends panel re-reads it this often
 
 
@@ -306,7 +285,7 @@ def render_sidebar() -> None:
             default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
             if default["name"] in names and (default.get("path") or default["name"] in ready):
                 ready = [default["name"], *(n for n in ready if n != default["name"])]
-            follow_task_models(task)
+            state.follow_task("models", task)  # each task keeps its own choice
             state.ensure_choices("models", names, default=ready[:2] or names[:1])
             st.multiselect("Models under test", names, key="models", format_func=lambda n: labels.get(n, n),
                            help=backends.left_out_help(left_out, "registered models for this task that can load "

@@ -53,6 +53,27 @@ def forget(key: str) -> None:
     st.session_state.pop(KEPT + key, None)
 
 
+TASK_OWNERS = "_alict_task_owners"  # key -> the task whose choice the key holds now
+TASK_CHOICES = "_alict_task_choices"  # key -> {task: the choice left on that task}
+
+
+def follow_task(key: str, task: str) -> None:
+    """On a task switch, keep ``key``'s choice aside for the old task and bring back this task's (or :func:`forget`
+    it, so the menu starts from the task's default): each task keeps its own "Models under test", "LCs to run"."""
+    owners = st.session_state.setdefault(TASK_OWNERS, {})
+    owner = owners.get(key)
+    if owner == task:
+        return
+    choices = st.session_state.setdefault(TASK_CHOICES, {}).setdefault(key, {})
+    if owner is not None and key in st.session_state:
+        choices[owner] = list(st.session_state[key] or [])
+    owners[key] = task
+    if task in choices:
+        st.session_state[key] = choices[task]
+    else:
+        forget(key)
+
+
 def ensure_choice(key: str, options: Sequence[Any]) -> Any:
     """Make the stored value one of ``options`` (falling back to the first) and return it; a choice made before a
     visit to another page is kept (:func:`keep`)."""

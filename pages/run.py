@@ -107,7 +107,6 @@ def user_model_form(task: str) -> None:
 
 
 OFFERED_LCS = "_alict_run_lcs_offered"  # an LC chosen from the menu whose spec is gone at the press is said
-LCS_BY_TASK = "_alict_run_lcs_by_task"  # a task's "LCs to run" kept while the user is on the other task
 
 
 def main() -> None:
@@ -126,14 +125,10 @@ def main() -> None:
         st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
                    "drawn); taken off the LCs to run.")
     state.keep("run_lcs")
-    remembered = st.session_state.setdefault(LCS_BY_TASK, {})  # task -> the LCs chosen when last on it
-    held = st.session_state.get("run_lcs") or []
-    if held and not set(held) & set(ids):  # the other task's LCs (a task switch): this task's choice, as it was left
-        st.session_state["run_lcs"] = [lc for lc in remembered.get(task, ids) if lc in ids]
+    state.follow_task("run_lcs", task)  # a task switch and back: this task's choice, as it was left
     state.ensure_choices("run_lcs", ids, default=ids)
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))
-    remembered[task] = list(st.session_state.get("run_lcs") or [])
     user_model_form(task)
     refs = chosen_models(task)
     st.caption("Models: " + (literal(", ".join(r["label"] for r in refs)) or "none — pick models in the sidebar"))
