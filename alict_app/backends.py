@@ -250,8 +250,16 @@ def _model(name: str, kwargs_json: str, artefact: str = "", sources: str = "") -
     if artefact:  # embedded heads: the core cache keys on its arguments, so a new artefact is a new model
         kwargs["artefact"] = artefact
     value = get_model(name, **kwargs)
-    mark_loaded("model", getattr(value, "name", name), started, artefact)
+    mark_loaded("model", _shared_name(name, getattr(value, "name", name)), started, artefact)
     return value
+
+
+def _shared_name(registry_name: str, name: str) -> str:
+    """How the sidebar of every session names a loaded model: a registered model by its name, a model a user added
+    in a session by its kind only (its display name is that user's text, never shown to other sessions)."""
+    from alict_core.models import MODELS
+
+    return name if name in MODELS else f"{registry_name} (added in a session)"
 
 
 def default_classifier_folders() -> dict[str, str]:

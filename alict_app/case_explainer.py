@@ -47,9 +47,11 @@ def explanation(key: str, row: pd.Series, data: pd.DataFrame) -> None:
     c1, c2, c3, c4 = st.columns(4)
     state.ensure_choice("explainer", names)
     method = c1.selectbox("Explainer", names, key="explainer")
-    n_samples = c2.select_slider("Samples", [50, 100, 200, 500, 1000], value=200, key="exp_samples")
-    p_thresh = c3.slider("Template threshold", 0.5, 1.0, 0.9, 0.05, key="exp_pthresh")
-    seed = c4.number_input("Seed", 0, 9999, 0, key="exp_seed")
+    for key, default in (("exp_samples", 200), ("exp_pthresh", 0.9), ("exp_seed", 0)):
+        state.keep(key, default)  # kept across a visit to another page
+    n_samples = c2.select_slider("Samples", [50, 100, 200, 500, 1000], key="exp_samples")
+    p_thresh = c3.slider("Template threshold", 0.5, 1.0, step=0.05, key="exp_pthresh")
+    seed = c4.number_input("Seed", 0, 9999, key="exp_seed")
     with guarded("explaining the case"), st.spinner(f"Explaining with {method} …"):
         contributions = artefacts.explain_case(ref_json, row["text"], method, int(seed), int(n_samples))
         st.markdown(f"**Token contributions** for {literal(row['model'])} (towards its label: red for, blue against)")
@@ -110,10 +112,10 @@ def recurring(key: str, data: pd.DataFrame) -> None:
         return
     titles = dict(zip(failed["lc_id"], failed["lc_label"], strict=True))
     c1, c2, c3 = st.columns([3, 2, 1])
-    state.ensure_choice("rt_lc", lcs)
+    state.ensure_choice("rt_lc", lcs, task=state.get("task"))
     lc = c1.selectbox("LC", lcs, key="rt_lc", format_func=lambda x: titles.get(x, x))
     models = sorted(failed[failed["lc_id"] == lc]["model"].unique())
-    state.ensure_choice("rt_model", models)
+    state.ensure_choice("rt_model", models, task=state.get("task"))
     model_name = c2.selectbox("Model", models, key="rt_model")
     limit = c3.number_input("Failures", 1, 100, 10, key="rt_limit")
     if not st.button("Collect templates", key="rt_go"):

@@ -66,7 +66,7 @@ def dir_tests(tree: Any, task: str, judge_names: list[str], models: list[str], t
     """The judge of the inserted components, the DIR tests it makes, the models' verdicts and the coloured tree."""
     from alict_core.lego.oracles import tree_cases
 
-    state.ensure_choice("lego_judge", judge_names or [NONE])
+    state.ensure_choice("lego_judge", judge_names or [NONE], task=state.get("task"))
     judge_name = st.selectbox(
         "Judge of the inserted components",
         judge_names or [NONE],
@@ -93,7 +93,7 @@ def dir_tests(tree: Any, task: str, judge_names: list[str], models: list[str], t
         st.info("No model registered for this task can judge the inserted components, so the tree has no DIR tests.")
     if outcomes:
         names = [o.name for o in outcomes]
-        state.ensure_choice("lego_model", names)
+        state.ensure_choice("lego_model", names, task=state.get("task"))
         shown_name = st.radio("Colour the tree by the verdicts of", names, key="lego_model", horizontal=True)
         shown = next(o for o in outcomes if o.name == shown_name)
     st.subheader(f"Derivation tree ({len(tree.nodes)} nodes, {len(cases)} DIR tests)")

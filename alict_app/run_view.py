@@ -61,6 +61,7 @@ def lego_suites(task: str) -> list[str]:
     labels = {row["path"]: row["label"] for row in saved_suites(task)}
     offered = st.session_state.get(OFFERED_SUITES) or {}  # task -> the suites the menu offered at its last draw
     state.keep("run_lego")  # the suites chosen before a visit to another page
+    state.follow_task("run_lego", task)  # ... and before a round trip through the other task
     gone = [path for path in state.get("run_lego") or [] if path in offered.get(task, ()) and path not in labels]
     st.session_state[OFFERED_SUITES] = {**offered, task: list(labels)}
     st.session_state[SUITES_GONE] = bool(gone)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import logging
 import math
 from typing import Any
@@ -259,9 +258,9 @@ def stop_own_timer() -> None:
 
 def backend_rows(rows: list[dict[str, str]]) -> None:
     for row in rows:
-        st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{html.escape(row['what'])}** — "
-                    f"{html.escape(row['state'])}  \n"
-                    f"<small>{html.escape(row['note'])}</small>", unsafe_allow_html=True)
+        st.markdown(f"{STATE_ICONS.get(row['state'], '⚪')} **{literal(row['what'])}** — "  # literal(): no Markdown
+                    f"{literal(row['state'])}  \n"  # link or image, and no HTML tag
+                    f"<small>{literal(row['note'])}</small>", unsafe_allow_html=True)
         if not demo.enabled():  # demo mode builds nothing
             build_controls(row)
 
@@ -273,6 +272,7 @@ def render_sidebar() -> None:
         state.ensure_choice("task", TASKS)
         st.selectbox("Task", list(TASKS), key="task", format_func=lambda task: TASK_TITLES[task])
         task = state.get("task")
+        state.follow_task_keys(task)  # the LC, seed and filters each task was left with
         st.caption(f"Corpus: {CORPUS_NAMES[task]}")
         from alict_core.harden.versions import register_all
 
@@ -285,8 +285,7 @@ def render_sidebar() -> None:
             default = models_overview()["roles"][f"classifier:{task}"]  # the paper's model when available
             if default["name"] in names and (default.get("path") or default["name"] in ready):
                 ready = [default["name"], *(n for n in ready if n != default["name"])]
-            state.follow_task("models", task)  # each task keeps its own choice
-            state.ensure_choices("models", names, default=ready[:2] or names[:1])
+            state.ensure_choices("models", names, default=ready[:2] or names[:1], task=task)  # each task its own
             st.multiselect("Models under test", names, key="models", format_func=lambda n: labels.get(n, n),
                            help=backends.left_out_help(left_out, "registered models for this task that can load "
                                                        "here; offline models not built yet are marked"))

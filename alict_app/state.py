@@ -57,27 +57,47 @@ TASK_OWNERS = "_alict_task_owners"  # key -> the task whose choice the key holds
 TASK_CHOICES = "_alict_task_choices"  # key -> {task: the choice left on that task}
 
 
-def follow_task(key: str, task: str) -> None:
+def follow_task(key: str, task: str) -> bool:
     """On a task switch, keep ``key``'s choice aside for the old task and bring back this task's (or :func:`forget`
-    it, so the menu starts from the task's default): each task keeps its own "Models under test", "LCs to run"."""
+    it, so the menu starts from the task's default): each task keeps its own "Models under test", "LCs to run",
+    LC, seed and filters. The first call adopts the value there (a shared link's). Whether the task switched."""
     owners = st.session_state.setdefault(TASK_OWNERS, {})
     owner = owners.get(key)
     if owner == task:
-        return
-    choices = st.session_state.setdefault(TASK_CHOICES, {}).setdefault(key, {})
-    if owner is not None and key in st.session_state:
-        choices[owner] = list(st.session_state[key] or [])
+        return False
     owners[key] = task
+    if owner is None:
+        return False
+    choices = st.session_state.setdefault(TASK_CHOICES, {}).setdefault(key, {})
+    if key in st.session_state:
+        value = st.session_state[key]
+        choices[owner] = list(value) if isinstance(value, (list, tuple)) else value
     if task in choices:
         st.session_state[key] = choices[task]
     else:
         forget(key)
+    return True
 
 
-def ensure_choice(key: str, options: Sequence[Any]) -> Any:
+# choices that only mean something on one task, kept per task by the sidebar (pages draw them from the URL key)
+TASK_SCOPED_KEYS = ("lc", "seed", "review", "case", "cap", "lcs", "models_f", "ttype", "tpl", "word", "run_b",
+                    "model_a", "model_b")
+
+
+def follow_task_keys(task: str, widget_prefix: str = "w_") -> None:
+    """:func:`follow_task` for every key of :data:`TASK_SCOPED_KEYS`; a switched key's widget copy is dropped so the
+    page draws it again from the value brought back."""
+    for key in TASK_SCOPED_KEYS:
+        if follow_task(key, task):
+            st.session_state.pop(widget_prefix + key, None)
+
+
+def ensure_choice(key: str, options: Sequence[Any], task: str | None = None) -> Any:
     """Make the stored value one of ``options`` (falling back to the first) and return it; a choice made before a
-    visit to another page is kept (:func:`keep`)."""
+    visit to another page is kept (:func:`keep`), and with ``task`` each task keeps its own (:func:`follow_task`)."""
     keep(key)
+    if task is not None:
+        follow_task(key, task)
     options = list(options)
     if not options:
         st.session_state.pop(key, None)
@@ -116,9 +136,11 @@ def keep(key: str, default: Any = None) -> None:
         st.session_state[key] = default
 
 
-def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any]) -> list[Any]:
+def ensure_choices(key: str, options: Sequence[Any], default: Sequence[Any], task: str | None = None) -> list[Any]:
     """Multiselect flavour of :func:`ensure_choice`: drop stale values, fall back to ``default``."""
     keep(key)
+    if task is not None:
+        follow_task(key, task)
     current = [v for v in st.session_state.get(key, []) or [] if v in options]
     if not current and key not in st.session_state:
         current = [v for v in default if v in options]

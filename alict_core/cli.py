@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from alict_core.commands.args import check_repeats
-from alict_core.common.errors import AlictError
+from alict_core.common.errors import AlictError, link_loop
 from alict_core.common.runtime import configure_torch
 from alict_core.common.textsafe import printable
 
@@ -100,6 +100,22 @@ def _copy_out_of_space(exc: BaseException) -> bool:
     return isinstance(failures, list) and any(
         isinstance(item, tuple) and any(f"[Errno {code}]" in str(part) for part in item for code in OUT_OF_SPACE)
         for item in failures)
+
+
+def _sqlite_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the driver error SQLAlchemy wraps) is SQLite's SQLITE_FULL: no OSError, so a cache's
+    SQLite build on a full disk said "internal error … please report it"."""
+    import sqlite3
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = getattr(current, "sqlite_errorcode", 0) if isinstance(current, sqlite3.Error) else 0
+        if code & 0xFF == sqlite3.SQLITE_FULL:
+            return True
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+    return False
 
 
 def _describe_os_error(exc: OSError) -> str:
@@ -205,11 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
+        if link_loop(exc):  # a path given through a loop of links: the user's to change
+            print(f"error: {one_line(link_loop(exc))}", file=sys.stderr)
+            return EXIT_INPUT
         if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.EROFS):  # a name given, or a
             print(f"error: {_describe_os_error(exc)}", file=sys.stderr)  # read-only mount (ALICT_CACHE_DIR):
             return EXIT_INPUT  # the user's to change, said like a folder without write permission
         if (isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE) or any(  # safetensors' own errors name
-                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE) or _copy_out_of_space(exc):  # errno
+                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE) or _copy_out_of_space(exc) \
+                or _sqlite_full(exc):  # errno
             reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"
             print(f"error: out of space while writing ({reason}): free disk space "
                   "(or raise the file-size or quota limit) and run the command again (files are written "

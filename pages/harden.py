@@ -89,7 +89,7 @@ def main() -> None:
     # retrained a run (and LCs) this user never saw (pass 17, pages F3)
     by_id = {r["id"]: r for r in runs}
     gone = state.vanished("harden_run", list(by_id))  # the run shown at the draw, removed before the press
-    state.ensure_choice("harden_run", list(by_id))
+    state.ensure_choice("harden_run", list(by_id), task=state.get("task"))
     run = by_id[st.selectbox("Run", list(by_id), key="harden_run", format_func=lambda rid: labels[rid])]
     state.remember_shown("harden_run", run["id"])
     if gone is not None and presses.take("harden_go"):  # it retrained another run, with that run's preselected LCs

@@ -44,7 +44,7 @@ def draw(task: str, models: list[str], judge_names: list[str], needed: list[str]
     c1, c2 = st.columns([3, 2])
     with c1:
         if samples:
-            state.ensure_choice("lego_sample", samples)
+            state.ensure_choice("lego_sample", samples, task=task)
             st.selectbox("Seed sentence from the corpus", samples, key="lego_sample")
         state.keep("lego_text")  # kept across a visit to another page
         typed = st.text_input("… or type a sentence", key="lego_text", max_chars=400)

@@ -47,6 +47,7 @@ def baseline_section(summary: pd.DataFrame, task: str) -> None:
     st.subheader("Compare with a baseline suite")
     upload = st.file_uploader("CheckList-style JSON or HateCheck CSV", type=["json", "csv", "jsonl"],
                               key="baseline_upload")
+    state.keep("baseline_path")  # kept across a visit to another page
     path_text = st.text_input("… or a path on the server", key="baseline_path")
     if upload is None and not path_text.strip():
         st.caption("Import a suite to see its capabilities next to ALiCT's.")

@@ -59,8 +59,9 @@ def add_user_model(task: str) -> None:
     same = next((m for m in mine if m["label"] == label), None)
     other = same is not None and (same["name"], {k: same["kwargs"].get(k) for k in kwargs}) != (kind.name, kwargs)
     if other and not given:  # two endpoints told apart by their query (or chat model) only: the second replaced the
-        st.session_state["um_problem"] = (f"your model {label[:60]!r} already has this default name (it leaves out "
-                                          "the URL's query and the chat model); give this one a display name")
+        why = "it is the file's name only" if upload is not None else "it leaves out the URL's query and the chat model"
+        st.session_state["um_problem"] = (f"your model {label[:60]!r} already has this default name ({why}); give "
+                                          "this one a display name")
         return  # first without a word
     twin = look_alike_label(label, [m["label"] for m in mine])
     if twin is not None:  # 'mine', 'MINE' and 'ｍine' ran as three models of one run
@@ -118,14 +119,14 @@ def main() -> None:
     if not specs:
         return
     ids = [s.id for s in specs]
-    offered = st.session_state.get(OFFERED_LCS) or {}  # task -> the LC ids the menu offered at its last draw
+    state.keep("run_lcs")
+    state.follow_task("run_lcs", task)  # a task switch and back: this task's choice, as it was left (before `gone`:
+    offered = st.session_state.get(OFFERED_LCS) or {}  # an LC removed meanwhile is said) task -> the LC ids offered
     gone = [lc for lc in st.session_state.get("run_lcs") or [] if lc in offered.get(task, ()) and lc not in ids]
     st.session_state[OFFERED_LCS] = {**offered, task: ids}
     if gone:  # chosen, then its spec removed (another session's "Discard my copy"): said, never dropped silently
         st.warning(f"No longer there: {literal(', '.join(map(str, gone)))} (the spec was removed since the page was "
                    "drawn); taken off the LCs to run.")
-    state.keep("run_lcs")
-    state.follow_task("run_lcs", task)  # a task switch and back: this task's choice, as it was left
     state.ensure_choices("run_lcs", ids, default=ids)
     by_id = {s.id: s for s in specs}
     st.multiselect("LCs to run", ids, key="run_lcs", format_func=lambda lc_id: widgets.lc_label(by_id[lc_id]))

@@ -64,10 +64,13 @@ def main() -> None:
         return
     frame = provenance_frame(seedset, task)
     f1, f2, f3 = st.columns([2, 1, 1])
+    state.keep("seed_search")  # the filters are kept across a visit to another page
     query = f1.text_input("Search text", key="seed_search", placeholder="word or phrase")
     labels = sorted(frame["expected"].unique())
+    state.ensure_choices("seed_labels", labels, default=[])
     chosen_labels = f2.multiselect("Expected", labels, key="seed_labels")
     rules = sorted(frame["rule"].unique())
+    state.ensure_choices("seed_rules", rules, default=[])
     chosen_rules = f3.multiselect("Rule", rules, key="seed_rules")
     shown = frame
     if query:

@@ -36,6 +36,17 @@ def _name(value: str) -> str:
 Name = Annotated[StrictStr, AfterValidator(_name)]
 
 
+def _id(value: str) -> str:
+    """An id (a seed's, an expansion's): not empty, printable like a name (it becomes a case id, printed by the CLI
+    and pages and written to CSV exports)."""
+    if not value.strip():
+        raise ValueError("is empty")
+    return _name(value)
+
+
+Id = Annotated[StrictStr, AfterValidator(_id)]
+
+
 Texts = list[StrictStr] | tuple[StrictStr, ...]  # a JSON list; a tuple from an in-memory row
 Variant = Annotated[StrictStr, AfterValidator(_not_blank)]  # an empty variant was a prediction counted
 Variants = list[Variant] | tuple[Variant, ...]
@@ -72,7 +83,7 @@ class SeedRow(BaseModel):
     """The fields of a seed row (``Seed.to_dict()``, a ``--seeds`` line, a corpus seed)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
-    id: StrictStr
+    id: Id
     lc_id: Name
     text: StrictStr
     test_type: Literal["MFT", "INV", "DIR"]
@@ -96,8 +107,8 @@ class ExpansionRow(BaseModel):
     accepted row only (a rejected row is never a case)."""
 
     model_config = ConfigDict(strict=True, extra="allow")
-    id: StrictStr | None = None
-    seed_id: StrictStr | None = None
+    id: Id | None = None
+    seed_id: Id | None = None
     lc_id: StrictStr | None = None
     task: StrictStr | None = None
     text: StrictStr | None = None

@@ -88,6 +88,8 @@ def _settings(args: argparse.Namespace):
 
     if args.no_constituency and args.parser is not None:  # else the parser given was never used, without a word
         raise AlictError("--parser names the constituency parser, which --no-constituency turns off: give one of them")
+    if args.mlm_top_k == 0 and args.mlm is not None:  # else the masked LM given was never used, without a word
+        raise AlictError("--mlm names the masked LM, which --mlm-top-k 0 turns off: give one of them")
 
     try:
         return LegoSettings(

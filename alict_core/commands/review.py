@@ -142,6 +142,10 @@ def _foreign_schema(handler):
                               "check the file's texts and notes") from None
         except SQLAlchemyError as exc:
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
+            if "readonly database" in reason:  # the file (or its -wal/-shm) is not writable: not a foreign database
+                raise ReviewError(f"review database {safe_url(args.db or default_url())} is read-only ({reason}); "
+                                  "make the file (and its -wal/-shm files) writable or give --db another "
+                                  "database") from None
             raise ReviewError(f"review database {safe_url(args.db or default_url())} cannot be used ({reason}); "
                               "if it is another application's database or another version's, pass --db with a new "
                               "or own review database") from None

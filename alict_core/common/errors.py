@@ -27,3 +27,12 @@ def load_failure(exc: BaseException, limit: int = 300) -> str:
     if isinstance(exc, RecursionError):
         return "a JSON file in it (config.json, tokenizer files) is nested too deep to read"
     return f"{type(exc).__name__}: {str(exc)[:limit]}"
+
+
+def link_loop(exc: BaseException) -> str | None:
+    """The message of a path through a loop of symbolic links, or None: Python 3.11's ``Path.resolve`` says it as a
+    RuntimeError ("Symlink loop from '…'"), which every front door reported as an internal error."""
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+        place = str(exc).removeprefix("Symlink loop from ")
+        return f"the path {place} goes through a loop of symbolic links; fix the links or give another path"
+    return None

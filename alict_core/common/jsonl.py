@@ -65,11 +65,15 @@ def _temp_seal(stem: str, token: str) -> str:
 TEMP_FILE = re.compile(r"^\.(?P<stem>.+)\.(?P<token>[0-9a-f]{6})(?P<seal>[0-9a-f]{6})\.tmp$")
 
 
+def _is_own_temp_name(name: str) -> bool:
+    """Whether ``name`` is one :func:`new_temp_file` gives (its seal checked)."""
+    found = TEMP_FILE.match(name)
+    return found is not None and found["seal"] == _temp_seal(found["stem"], found["token"])
+
+
 def is_own_temp_file(path: Path) -> bool:
     """Whether ``path`` is a regular file named by :func:`new_temp_file` (its seal checked)."""
-    found = TEMP_FILE.match(Path(path).name)
-    return (found is not None and found["seal"] == _temp_seal(found["stem"], found["token"])
-            and Path(path).is_file() and not Path(path).is_symlink())
+    return _is_own_temp_name(Path(path).name) and Path(path).is_file() and not Path(path).is_symlink()
 
 
 SQLITE_SIDECARS = ("-journal", "-wal", "-shm")  # what SQLite keeps beside a database being written
@@ -91,6 +95,23 @@ def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | 
                     Path(f"{tmp}{sidecar}").unlink(missing_ok=True)
         except OSError:
             continue
+    return removed + _clean_orphan_sidecars(Path(parent), pattern, now - max_age_s)
+
+
+def _clean_orphan_sidecars(parent: Path, pattern: str, older_than: float) -> int:
+    """Remove SQLite's journal files left beside this program's temporary files that are gone (a build that failed
+    on a full disk: its temporary file was removed, the journal stayed for ever); how many were removed."""
+    removed = 0
+    for sidecar in SQLITE_SIDECARS:
+        for orphan in parent.glob(pattern + sidecar):
+            base = orphan.name[: -len(sidecar)]
+            try:
+                if (_is_own_temp_name(base) and not os.path.lexists(parent / base) and orphan.is_file()
+                        and not orphan.is_symlink() and orphan.lstat().st_mtime < older_than):
+                    orphan.unlink()
+                    removed += 1
+            except OSError:
+                continue
     return removed
 
 
@@ -135,6 +156,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+        for sidecar in SQLITE_SIDECARS:  # a failed SQLite build's journal goes with its file
+            Path(f"{tmp_path}{sidecar}").unlink(missing_ok=True)
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:

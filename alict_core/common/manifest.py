@@ -929,6 +929,12 @@ def _check_name_lengths(path: Path, what: str, room: int) -> None:
                          + (" (the staging copy beside it adds a suffix)" if room else ""))
 
 
+def names_folder(path: str) -> bool:
+    """Whether the path as typed can only name a folder: it ends with '/' or its last part is '.' or '..' (pathlib
+    drops a trailing '/' and '/.', and the file was then written at the path without them)."""
+    return path.replace(os.sep, "/").rsplit("/", 1)[-1] in ("", ".", "..")
+
+
 def _refuse_parent_steps_through_missing(path: Path, what: str) -> None:
     """Refuse a path with a ``..`` after a folder that does not exist: every check saw no file there, then the writer
     created the folder and ``x/../seeds.jsonl`` was the command's own input, replaced (or a link, a pipe)."""
@@ -1154,8 +1160,8 @@ def check_output_file(path: Path | str | None, what: str,
         return
     if str(path) == "-":  # a file named "-" was written where the user meant standard output
         raise AlictError(f"{what} '-': standard output is not an output here; give a file name")
-    if str(path).endswith((os.sep, "/")):  # 'newdir/' was written as a file named 'newdir'
-        raise AlictError(f"{what} {str(path)!r} names a folder (it ends with '/'); give a file name")
+    if names_folder(str(path)):  # 'newdir/' was written as a file named 'newdir', 'x.html/.' as 'x.html'
+        raise AlictError(f"{what} {str(path)!r} names a folder (it ends with '/', '/.' or '/..'); give a file name")
     path = Path(path)
     _refuse_parent_steps_through_missing(path, what)
     _check_utf8_path(path, what)

@@ -25,13 +25,12 @@ def run_lc(lc_id: str, known: Sequence[str]) -> str:
     """The run's full LC id named by ``lc_id`` (``4``, ``lc04``, ``LC4`` as every command reads them); an
     ExplainError listing the run's LCs when it names none of them."""
     from alict_core.common.errors import SpecError
-    from alict_core.lcspec.lcids import parse_lc_id
+    from alict_core.lcspec.lcids import run_lc_id
 
     if not known or lc_id in known:
         return lc_id
-    task = known[0].split("-lc")[0].split("-x")[0]
     try:
-        return parse_lc_id(task, lc_id, known)
+        return run_lc_id(lc_id, known)
     except SpecError:
         raise ExplainError(f"LC {lc_id!r} is not in this run; its LCs are: {', '.join(known)}") from None
 

@@ -155,13 +155,13 @@ def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list
 
 
 def _match_lc(given: str, known: Sequence[str]) -> str:
-    if given in known:
-        return given
-    digits = given.lower().removeprefix("lc").lstrip("0")
-    hits = [lc for lc in known if digits.isdigit() and lc.rsplit("lc", 1)[-1].lstrip("0") == digits]
-    if len(hits) == 1:
-        return hits[0]
-    raise AlictError(f"LC {given!r} is not in this run; its LCs: {', '.join(known)}")
+    from alict_core.common.errors import SpecError
+    from alict_core.lcspec.lcids import run_lc_id
+
+    try:
+        return run_lc_id(given, known)
+    except SpecError as exc:
+        raise AlictError(str(exc)) from None
 
 
 def corpus_test_membership(task: str | None) -> Callable[[Mapping[str, Any]], bool]:

@@ -33,3 +33,24 @@ def parse_lc_id(task: str, value: object, known: Sequence[str]) -> str:
             return full
     raise SpecError(f"unknown LC {value.strip()[:40]!r} for task {task}; valid names: {listing} "
                     "(or their short forms lcNN / NN, xNN for extensions)")
+
+
+def run_lc_id(value: str, known: Sequence[str]) -> str:
+    """The LC among a run's ``known`` ids named by ``value``: a full id, or a short form (``4``, ``lc04``) of a task's
+    own LC only. A suite test named ``calc4`` is never LC 4, and a suite LC listed first never decides the task (a
+    short form matched ``calc:calc4`` by its last digits, and was refused beside ``sentiment-lc04``)."""
+    from alict_core.tasks import TASK_NAMES
+
+    if value in known:
+        return value
+    hits = set()
+    for task in TASK_NAMES:
+        own = [lc for lc in known if lc.startswith(f"{task}-")]
+        if own:
+            try:
+                hits.add(parse_lc_id(task, value, own))
+            except SpecError:
+                continue
+    if len(hits) == 1:
+        return hits.pop()
+    raise SpecError(f"LC {value!r} is not in this run; its LCs are: {', '.join(known)}")

@@ -53,6 +53,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.common.errors import AlictError
+from alict_core.common.manifest import names_folder
 from alict_core.common.textsafe import invisible_char, lookalike_key, looks_alike, mixed_scripts
 from alict_core.tasks import TASK_NAMES
 
@@ -361,6 +362,11 @@ def _applied(rows: Iterable[Any]) -> tuple[frozenset[int], tuple[str, ...]]:
     return steps, tuple(sorted(repr(v) for v in values if not isinstance(v, int) or isinstance(v, bool)))
 
 
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    """The column names of ``table`` (none when there is no such table)."""
+    return {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+
+
 def existing_tables(url: str, engine: Engine | None = None) -> Schema:
     """The tables (with columns) and other objects (indexes, views, triggers) of the database at ``url``, read
     without writing (a missing SQLite file: none)."""
@@ -373,12 +379,13 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
         try:
             conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)
             try:
+                conn.execute("BEGIN")  # one snapshot: a writer migrating meanwhile (a new database's first use)
+                steps, odd = _applied(conn.execute("SELECT version FROM schema_migrations")) \
+                    if "version" in _columns(conn, "schema_migrations") else (frozenset(), ())
                 rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
                 names = [name for kind, name, _ in rows if kind == "table"]
-                tables = {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))}
-                          for name in names}
-                steps, odd = _applied(conn.execute("SELECT version FROM schema_migrations")) \
-                    if "version" in tables.get("schema_migrations", ()) else (frozenset(), ())
+                tables = {name: _columns(conn, name) for name in names}
+                conn.rollback()
                 return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
                               steps, odd)
             finally:
@@ -532,7 +539,7 @@ def _lock_task(s: Session, task_id: int) -> None:
 @contextmanager
 def _migration_lock(engine: Engine) -> Iterator[None]:
     """Serialise migrations across processes: on PostgreSQL a session advisory lock (two first uses of an empty
-    database raced to create the same tables); SQLite serialises its writers itself."""
+    database raced to create the same tables); SQLite's migration is one ``BEGIN IMMEDIATE`` transaction."""
     if engine.dialect.name != "postgresql":
         yield
         return
@@ -549,9 +556,30 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
 
 
 def migrate(engine: Engine) -> int:
-    """Apply the missing steps of ``MIGRATIONS`` (each in its own transaction); return the schema version."""
+    """Apply the missing steps of ``MIGRATIONS``; return the schema version.
+
+    SQLite: all of them in one ``BEGIN IMMEDIATE`` transaction (SQLite's DDL is transactional). Two first uses of a
+    new file at once both found a table missing and one failed creating it ("table schema_migrations already
+    exists"), and a reader meanwhile saw a step recorded without its tables; now the second waits for the first,
+    and a reader sees no schema or all of it. PostgreSQL: each step in its own transaction, under an advisory lock."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            _apply_missing(conn)
+            conn.commit()
+        return schema_version(engine)
     with _migration_lock(engine):
         return _migrate(engine)
+
+
+def _apply_missing(conn: Connection) -> None:
+    """The missing steps and their ``schema_migrations`` rows, on one connection in one transaction."""
+    SchemaMigration.__table__.create(conn, checkfirst=True)  # type: ignore[attr-defined]
+    done = set(conn.scalars(select(SchemaMigration.version)))
+    for version, name, apply in MIGRATIONS:
+        if version not in done:
+            apply(conn)
+            conn.execute(SchemaMigration.__table__.insert().values(version=version, name=name, applied_at=_now()))  # type: ignore[attr-defined]
 
 
 def _migrate(engine: Engine) -> int:
@@ -606,14 +634,20 @@ def _check_sqlite_url(url: str) -> None:
     if uri is not None and str(uri).strip().lower() not in ("true", "false", "1", "0"):
         raise ReviewError(f"review database {safe_url(url)}: uri={str(uri)[:40]!r}; write uri=true or leave it out")
     database = parsed.database or ""
-    if database.endswith("/"):  # 'review.sqlite/' made a file named 'review.sqlite' without a word
-        raise ReviewError(f"review database {safe_url(url)}: the file name ends with '/'; give the file itself")
+    if database and names_folder(database):  # 'review.sqlite/' (or '/.') made a file 'review.sqlite' without a word
+        raise ReviewError(f"review database {safe_url(url)}: the file name ends with '/', '/.' or '/..'; give the "
+                          "file itself")
     if _uri_mode(parsed) and database.startswith("file:"):
         inner = urlparse(database)  # options smuggled into the file URI (`a.sqlite%3Fmode%3Dmemory`): a task was
         if inner.query or inner.fragment or any(sign in unquote(inner.path) for sign in "?#"):  # saved in memory
             raise ReviewError(f"review database {safe_url(url)}: a file: URI with options of its own; give the "
                               "plain file (sqlite:////path/review.sqlite)")
     path = sqlite_path(url)
+    missing = next((Path(*path.parts[:index]) for index, part in enumerate(path.parts)
+                    if part == ".." and index and not Path(*path.parts[:index]).is_dir()), None) if path else None
+    if missing is not None:  # 'new/../r.sqlite' created the folder 'new' (as --out refuses since pass 20)
+        raise ReviewError(f"review database {safe_url(url)}: the path steps back ('..') out of {str(missing)!r}, "
+                          "which is not an existing folder; give the path without it")
     if path is not None and path.parts and path.parts[0].startswith("~"):
         raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
                           "path (sqlite:////home/me/review.sqlite)")
@@ -665,6 +699,11 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
             # a port that is no number): the setting is at fault, not ALiCT
             if engine is not None:
                 engine.dispose()
+            path = sqlite_path(url)
+            if path is not None and "unable to open" in str(exc) and not os.access(_nearest_folder(path), os.W_OK):
+                raise ReviewError(f"cannot create the review database {safe_url(url)} (${DB_URL_ENV} or --db): its "
+                                  f"folder {str(_nearest_folder(path))!r} is read-only; give a database in a "
+                                  "writable folder") from None
             raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
                               f"{str(exc).splitlines()[0][:300]}") from None
         except ReviewError:
@@ -675,6 +714,14 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
             _ENGINES.pop(next(iter(_ENGINES))).dispose()
         _ENGINES[key] = engine
         return engine
+
+
+def _nearest_folder(path: Path) -> Path:
+    """The nearest existing folder at or above ``path``'s folder."""
+    folder = path.parent.absolute()
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def dispose_engines() -> None:

@@ -70,6 +70,13 @@ def check_name_value(value: str | None) -> str | None:
     return value
 
 
+def check_id_value(value: str) -> str:
+    """An id (``case_id``, ``seed_id``, ``lc_id``): not empty, and printable like a name."""
+    if not value.strip():  # an empty LC was printed as NaN, compared as "run A ()"
+        raise ValueError("is empty")
+    return check_name_value(value) or value
+
+
 Text = Annotated[StrictStr, "text"]
 LabelValue = Union[StrictInt, StrictStr]
 
@@ -92,6 +99,16 @@ class CheckListTest(BaseModel):
     @classmethod
     def _capability(cls, value: str | None) -> str | None:
         return check_name_value(value)
+
+    @field_validator("case_ids")
+    @classmethod
+    def _case_ids(cls, value: list[str] | None) -> list[str] | None:
+        for index, case_id in enumerate(value or []):  # one id as a cases JSONL row's case_id is checked
+            try:
+                check_id_value(case_id)
+            except ValueError as exc:
+                raise ValueError(f"item {index} {exc}") from None
+        return value
 
     @field_validator("type", mode="before")
     @classmethod
@@ -130,8 +147,11 @@ class HateCheckRow(BaseModel):
     @field_validator("functionality")
     @classmethod
     def _named(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("is empty")
+        return check_id_value(value)
+
+    @field_validator("case_id")
+    @classmethod
+    def _case_id(cls, value: str) -> str:  # empty: the line number is the id
         return check_name_value(value) or value
 
     @field_validator("test_case")
@@ -179,9 +199,7 @@ class CaseRow(BaseModel):
     @field_validator("case_id", "lc_id", "seed_id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not value.strip():  # an empty LC was printed as NaN, compared as "run A ()"
-            raise ValueError("is empty")
-        return value
+        return check_id_value(value)
 
     @field_validator("variants")
     @classmethod

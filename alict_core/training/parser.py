@@ -12,6 +12,7 @@ entry, ``benepar_model.bin``, tokenizer files) plus ``metrics.json``.
 from __future__ import annotations
 
 import dataclasses
+import io
 import random
 import shutil
 import types
@@ -137,7 +138,9 @@ def save_model(parser: Any, folder: Path) -> None:
     cfg.benepar = dict(parser.config)
     cfg.save_pretrained(folder)
     AutoTokenizer.from_pretrained(encoder_path()).save_pretrained(folder)
-    torch.save(parser.state_dict(), folder / MODEL_FILE)
+    buffer = io.BytesIO()  # torch's own file writer says a full disk as "[enforce fail ...] unexpected pos" (no
+    torch.save(parser.state_dict(), buffer)  # errno): Python's write says it as out of space
+    (folder / MODEL_FILE).write_bytes(buffer.getbuffer())
 
 
 def _head_tensors(parser: Any) -> dict[str, Any]:
