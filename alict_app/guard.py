@@ -9,15 +9,17 @@ from typing import Callable, Iterator
 import streamlit as st
 
 from alict_app.formatting import literal, without_server_paths
-from alict_core.common.errors import AlictError, ArtefactMissingError, link_loop
+from alict_core.common.errors import AlictError, ArtefactMissingError
+from alict_core.common.faults import environment_fault
 
 
 def show_error(exc: BaseException, what: str) -> None:
     """Render one error: missing artefact → warning, AlictError → error, anything else → summary + details."""
-    shown = literal(without_server_paths(link_loop(exc) or str(exc)))  # no server paths, no control characters
+    fault = environment_fault(exc)  # a full disk, a read-only cache, a loop of links: said as on the CLI
+    shown = literal(without_server_paths(fault or str(exc)))  # no server paths, no control characters
     if isinstance(exc, ArtefactMissingError):
         st.warning(f"Waiting for a model while {literal(what)}: {shown}", icon=":material/hourglass_top:")
-    elif isinstance(exc, AlictError) or link_loop(exc):  # a typed path through a loop of links: the user's input
+    elif isinstance(exc, AlictError) or fault:
         st.error(f"Problem while {literal(what)}: {shown}", icon=":material/warning:")
     else:
         st.error(f"Unexpected error while {literal(what)}: {type(exc).__name__}: "

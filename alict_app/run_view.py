@@ -157,6 +157,9 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
     elif st.session_state.pop("cancel_idle", False) and not go:
         st.info("Nothing of yours is running here: there is nothing to cancel.")
+    elif st.session_state.pop(RUN_ACTIVE, None) and not go:  # its script was stopped by a page visit or a change:
+        st.info("Your last run stopped before it finished (the page was left or a setting changed while it ran). "
+                "Finished batches are cached: ▶ Run resumes it.")  # said once, and a Cancel now says nothing runs
     if go and lcs_gone:
         st.error("Nothing run: an LC chosen when you pressed is no longer there (see above). Check the LCs to run "
                  "and press again.")

@@ -304,7 +304,26 @@ def run_model_ref(key: str, model_name: str) -> Any:
     from alict_core.models.refs import ModelRef
 
     refs = [ModelRef.from_dict(ref) for ref in run_info(key)["request"]["models"]]
-    return next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
+    found = next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
+    if calls_a_host(found) and not added_here(found):  # a shared run's endpoint, with its adder's token or api_key:
+        # another session explaining a case made the server call it with those credentials
+        raise AlictError(f"model {found.shown!r} is an endpoint added in another session: add it on the Run page "
+                         "(Add your own model, with its URL) to explain its cases here")
+    return found
+
+
+HOST_ARGUMENTS = ("url", "base_url", "api_key", "headers")  # what makes a user-added model call a host
+
+
+def calls_a_host(ref: Any) -> bool:
+    """Whether ``ref`` is a user-added model that calls a host (an HTTP or OpenAI-compatible endpoint)."""
+    return any(ref.kwargs.get(name) for name in HOST_ARGUMENTS)
+
+
+def added_here(ref: Any) -> bool:
+    """Whether this session added ``ref`` itself (the same kind and arguments) on the Run page."""
+    return any(m.get("name") == ref.name and dict(m.get("kwargs") or {}) == dict(ref.kwargs)
+               for m in st.session_state.get("user_models", []))
 
 
 def run_model_fingerprint(key: str, model_name: str) -> str | None:

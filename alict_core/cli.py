@@ -16,7 +16,6 @@ turns failures into exit codes (documented in docs/ROBUSTNESS.md):
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib
 import logging
 import os
@@ -26,8 +25,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from alict_core.commands.args import check_repeats
-from alict_core.common.errors import AlictError, link_loop
+from alict_core.commands.args import check_empty, check_repeats
+from alict_core.common.errors import AlictError
+from alict_core.common.faults import describe_os_error, environment_fault
 from alict_core.common.runtime import configure_torch
 from alict_core.common.textsafe import printable
 
@@ -86,52 +86,6 @@ def _options_given_once(parser: argparse.ArgumentParser) -> None:
 def one_line(message: object) -> str:
     """A message folded into one line, control characters (terminal escapes from a file's names) escaped."""
     return printable(" ".join(str(message).split())) or "(no message)"
-
-
-OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
-
-
-def _copy_out_of_space(exc: BaseException) -> bool:
-    """Whether ``exc`` is ``shutil.copytree``'s Error listing a full disk among its failed copies (it is no OSError;
-    a build's checkpoint copy said "internal error … please report it" on a full disk)."""
-    import shutil
-
-    failures = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
-    return isinstance(failures, list) and any(
-        isinstance(item, tuple) and any(f"[Errno {code}]" in str(part) for part in item for code in OUT_OF_SPACE)
-        for item in failures)
-
-
-def _sqlite_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (or the driver error SQLAlchemy wraps) is SQLite's SQLITE_FULL: no OSError, so a cache's
-    SQLite build on a full disk said "internal error … please report it"."""
-    import sqlite3
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        code = getattr(current, "sqlite_errorcode", 0) if isinstance(current, sqlite3.Error) else 0
-        if code & 0xFF == sqlite3.SQLITE_FULL:
-            return True
-        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
-    return False
-
-
-def _describe_os_error(exc: OSError) -> str:
-    name = exc.filename if isinstance(exc.filename, str) else None
-    if name and exc.errno == errno.EROFS:  # a lock or cache file the user never named: its folder is what to change
-        return f"cannot write into the folder {os.path.dirname(name) or '.'!r}: {exc.strerror or 'read-only'}"
-    if name and _is_staging_name(os.path.basename(name)):  # a write's hidden temporary file is no name the user
-        folder = os.path.dirname(name) or "."  # gave: the folder it was to be written into is
-        return f"cannot write into the folder {folder!r}: {exc.strerror or type(exc).__name__}"
-    what = f" {name!r}" if name else ""
-    return f"cannot access{what}: {exc.strerror or type(exc).__name__}"
-
-
-def _is_staging_name(name: str) -> bool:
-    """A hidden temporary name of an atomic write (``.x.html.<hex>.tmp``, ``.stream.tmp-<hex>``, ``.out.tmp-…``)."""
-    return name.startswith(".") and (name.endswith(".tmp") or ".tmp-" in name)
 
 
 class _StderrHandler(logging.Handler):
@@ -202,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         check_repeats(args)  # an option naming one file or LC twice, before any work
+        check_empty(args)  # an empty value read as "not given" (an unset shell variable)
         configure_torch()  # process-wide settings once, before any model loads
         if not getattr(args, "handler", None):
             parser.print_help()
@@ -216,24 +171,14 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted; finished batches are cached and a re-run resumes", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (PermissionError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
-        print(f"error: {_describe_os_error(exc)}", file=sys.stderr)
+        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into a clean line + exit 3
-        if link_loop(exc):  # a path given through a loop of links: the user's to change
-            print(f"error: {one_line(link_loop(exc))}", file=sys.stderr)
-            return EXIT_INPUT
-        if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.EROFS):  # a name given, or a
-            print(f"error: {_describe_os_error(exc)}", file=sys.stderr)  # read-only mount (ALICT_CACHE_DIR):
-            return EXIT_INPUT  # the user's to change, said like a folder without write permission
-        if (isinstance(exc, OSError) and exc.errno in OUT_OF_SPACE) or any(  # safetensors' own errors name
-                f"(os error {code})" in str(exc) for code in OUT_OF_SPACE) or _copy_out_of_space(exc) \
-                or _sqlite_full(exc):  # errno
-            reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"
-            print(f"error: out of space while writing ({reason}): free disk space "
-                  "(or raise the file-size or quota limit) and run the command again (files are written "
-                  "atomically; finished batches are reused)", file=sys.stderr)
+        fault = environment_fault(exc)  # a full disk, a read-only mount, a loop of links: the user's to change
+        if fault:
+            print(f"error: {one_line(fault)}", file=sys.stderr)
             return EXIT_INPUT
         if debug:
             traceback.print_exc()

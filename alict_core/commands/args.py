@@ -114,6 +114,24 @@ def check_repeats(args: argparse.Namespace) -> None:
         distinct(lcs, "--lc", key=lambda lc: _lc_key(getattr(args, "task", None), lc))
 
 
+def check_empty(args: argparse.Namespace) -> None:
+    """Refuse an empty (or blank) value of any option or argument: it read as "not given", so an unset shell
+    variable picked the default without a word (`report ''` reported the newest run, `--db ''` the default
+    database, `lego --seeds ''` failed inside)."""
+    from alict_core.common.errors import AlictError
+
+    for dest in EMPTY_MEANS_DEFAULT:
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and not value.strip():
+            shown = dest.replace("_", "-")
+            raise AlictError(f"{shown if dest == 'run_dir' else '--' + shown} is empty: leave it out for the "
+                             "default, or give a value")
+
+
+# the options (and `report`'s run) whose empty value read as "not given": a default picked without a word
+EMPTY_MEANS_DEFAULT = ("run_dir", "cases", "db", "judge", "mlm", "parser", "seeds", "lc", "out", "ray_address")
+
+
 def _lc_key(task: str | None, lc: str) -> str:
     """An LC's full id (``4``, ``lc04`` and ``LC4`` are one LC); the name as given when it names none."""
     from alict_core.common.errors import AlictError

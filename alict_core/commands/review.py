@@ -9,6 +9,7 @@ from typing import Any
 
 from alict_core.commands.args import float_range, int_range
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable
 from alict_core.tasks import add_task_arg
 
 
@@ -130,8 +131,9 @@ def _foreign_schema(handler):
     def checked(args: argparse.Namespace) -> int:
         from sqlalchemy.exc import DataError, SQLAlchemyError
 
-        from alict_core.review.store import ReviewError, default_url, safe_url, sqlite_path
+        from alict_core.review.store import ReviewError, check_sqlite_url, default_url, safe_url, sqlite_path
 
+        check_sqlite_url(args.db or default_url())  # before any use of its file name (a '%00' in it: exit 3)
         database = sqlite_path(args.db or default_url())
         created = database is not None and not database.exists()
         try:
@@ -304,6 +306,7 @@ def run_writeback(args: argparse.Namespace) -> int:
           + (f", with every expansion of the {len(status['rejected_seeds'])} rejected seed(s)"
              if status["rejected_seeds"] else "") + (":" if status["rejected"] else "."))
     for row in status["rejected"]:
-        print(f"  {row['case_id']} ({row['lc_id']}, {row['kind']}): {row['label_rejections']} of {row['reviewers']} "
-              f"reviewers reject the label, {row['low_relevance_votes']} score relevance <= 2 — {row['text'][:80]}")
+        print(printable(f"  {row['case_id']} ({row['lc_id']}, {row['kind']}): {row['label_rejections']} of "
+                        f"{row['reviewers']} reviewers reject the label, {row['low_relevance_votes']} score relevance "
+                        f"<= 2 — {row['text'][:80]}"))  # a text's terminal escapes and bidi characters, escaped
     return 0

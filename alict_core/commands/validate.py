@@ -8,6 +8,7 @@ import sys
 
 from alict_core.commands.args import int_range
 from alict_core.common.errors import AlictError
+from alict_core.common.textsafe import printable
 from alict_core.tasks import add_task_arg
 
 
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         if shown.get(flag.lc_id, 0) >= args.show:
             continue
         shown[flag.lc_id] = shown.get(flag.lc_id, 0) + 1
-        print(f"  {flag.lc_id} {flag.reason} ({flag.detail}): {texts.get(flag.case_id, flag.case_id)[:150]}")
+        text = printable(texts.get(flag.case_id, flag.case_id)[:150])  # a text's terminal escapes, escaped
+        print(f"  {flag.lc_id} {flag.reason} ({printable(flag.detail)}): {text}")
     print(f"{len(report.flagged_ids)} flagged cases (excluded from `run` unless --keep-flagged)")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob
 import hashlib
@@ -157,7 +158,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
         if tmp_path.exists():
             tmp_path.unlink()
         for sidecar in SQLITE_SIDECARS:  # a failed SQLite build's journal goes with its file
-            Path(f"{tmp_path}{sidecar}").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a name at the length limit has no room for a journal's
+                Path(f"{tmp_path}{sidecar}").unlink(missing_ok=True)
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:

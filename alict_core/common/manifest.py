@@ -906,7 +906,10 @@ STAGING_ROOM = 32  # what a folder's staging sibling adds to its name: ".<name>.
 
 def _check_utf8_path(path: Path, what: str) -> None:
     """Refuse an output whose full path (the working folder, links followed) is not valid UTF-8: Parquet and
-    other writers take text paths, and a run into such a folder failed half-way (exit 3) after its work."""
+    other writers take text paths, and a run into such a folder failed half-way (exit 3) after its work. A NUL
+    (a URL's ``%00``) is refused too: the system reads no such name (os: "embedded null byte", exit 3)."""
+    if "\x00" in str(path):
+        raise AlictError(f"{what} {str(path)!r} holds a NUL character; give a plain path")
     for full in (os.path.abspath(path), os.path.realpath(path)):
         try:
             full.encode("utf-8")

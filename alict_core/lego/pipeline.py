@@ -24,6 +24,7 @@ from alict_core.lego.assemble import Assembler, DerivationTree
 from alict_core.lego.disassemble import disassemble_many, get_dependency_nlp, is_sentence
 from alict_core.lego.oracles import tree_cases
 from alict_core.lego.settings import LegoSettings
+from alict_core.suites.schema import check_id_value
 from alict_core.tasks import TASKS, task_list
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,11 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
                 if task is not None and row_task is not None and row_task != task:
                     raise AlictError(f"{where}: the seed is of task {row_task!r}, not {task!r}; give seeds of "
                                      f"task {task!r} (or run lego --task {row_task})")
+                if seed_id is not None:  # it becomes the id of its cases: checked as a case id is (a control
+                    try:  # character in it made lego's own cases.jsonl refused by `run --suite`)
+                        check_id_value(str(seed_id))
+                    except ValueError as exc:
+                        raise AlictError(f"{where}: field 'id' {exc}") from None
                 seed = LegoSeed(str(seed_id if seed_id is not None else f"seed-{n}"), text)
                 first = first_at.setdefault(seed.id, (where, text))
                 if first[1] != text:  # was dropped without a word (``dedupe`` keeps one seed per id)

@@ -54,7 +54,7 @@ from sqlalchemy.pool import QueuePool, StaticPool
 
 from alict_core.common.errors import AlictError
 from alict_core.common.manifest import names_folder
-from alict_core.common.textsafe import invisible_char, lookalike_key, looks_alike, mixed_scripts
+from alict_core.common.textsafe import control_char, invisible_char, lookalike_key, looks_alike, mixed_scripts
 from alict_core.tasks import TASK_NAMES
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
@@ -261,7 +261,7 @@ def sqlite_path(url: str) -> Path | None:
 def _uri_mode(parsed: URL) -> bool:
     """Whether the driver opens the URL's file as a SQLite URI, read as SQLAlchemy itself reads ``uri=`` (``yes``,
     ``on``, `` true`` and a repeated option all count: only "true"/"1" did, and ``?uri=yes`` then took a smuggled
-    ``mode=memory`` past the checks). An unreadable value counts as URI mode (``_check_sqlite_url`` refuses it)."""
+    ``mode=memory`` past the checks). An unreadable value counts as URI mode (``check_sqlite_url`` refuses it)."""
     if "uri" not in parsed.query:
         return False
     try:
@@ -617,10 +617,29 @@ SQLITE_URL_OPTIONS = frozenset({"uri", "timeout"})  # the SQLite URL options who
 MAX_SQLITE_TIMEOUT_S = 3600  # a `?timeout=1e308` was taken: a lock was then waited on without end
 
 
-def _check_sqlite_url(url: str) -> None:
+def _check_sqlite_file(url: str) -> None:
+    """Refuse a SQLite file name with a control character, a '..' out of a missing folder, or a leading '~'."""
+    path = sqlite_path(url)
+    bad = control_char(str(path)) if path is not None else None
+    if bad is not None:  # '%00' decoded: a NUL in a file name was an internal error (os.path: embedded null byte)
+        raise ReviewError(f"review database {safe_url(url)}: the file name holds the control character {bad}; give "
+                          "a plain file name")
+    missing = next((Path(*path.parts[:index]) for index, part in enumerate(path.parts)
+                    if part == ".." and index and not Path(*path.parts[:index]).is_dir()), None) if path else None
+    if missing is not None:  # 'new/../r.sqlite' created the folder 'new' (as --out refuses since pass 20)
+        raise ReviewError(f"review database {safe_url(url)}: the path steps back ('..') out of {str(missing)!r}, "
+                          "which is not an existing folder; give the path without it")
+    if path is not None and path.parts and path.parts[0].startswith("~"):
+        raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
+                          "path (sqlite:////home/me/review.sqlite)")
+
+
+def check_sqlite_url(url: str) -> None:
     """Refuse a SQLite URL whose file starts with ``~`` (never expanded in a URL: a folder named ``~`` was created in
     the working folder) or that carries an option the driver does not take (``?mode=ro`` printed SQLAlchemy's
     warning with its source line and wrote the database all the same: read-only is ``file:…?mode=ro&uri=true``)."""
+    if "\x00" in unquote(url):  # libpq cut its settings at a NUL (port, sslmode dropped); SQLite: exit 3
+        raise ReviewError(f"review database {safe_url(url)}: the URL holds a NUL character (%00); give it without")
     if not url.startswith("sqlite"):
         return
     try:
@@ -642,15 +661,7 @@ def _check_sqlite_url(url: str) -> None:
         if inner.query or inner.fragment or any(sign in unquote(inner.path) for sign in "?#"):  # saved in memory
             raise ReviewError(f"review database {safe_url(url)}: a file: URI with options of its own; give the "
                               "plain file (sqlite:////path/review.sqlite)")
-    path = sqlite_path(url)
-    missing = next((Path(*path.parts[:index]) for index, part in enumerate(path.parts)
-                    if part == ".." and index and not Path(*path.parts[:index]).is_dir()), None) if path else None
-    if missing is not None:  # 'new/../r.sqlite' created the folder 'new' (as --out refuses since pass 20)
-        raise ReviewError(f"review database {safe_url(url)}: the path steps back ('..') out of {str(missing)!r}, "
-                          "which is not an existing folder; give the path without it")
-    if path is not None and path.parts and path.parts[0].startswith("~"):
-        raise ReviewError(f"review database {safe_url(url)}: '~' is not expanded in a database URL; write the full "
-                          "path (sqlite:////home/me/review.sqlite)")
+    _check_sqlite_file(url)
     timeout = parsed.query.get("timeout")
     if timeout is not None:
         try:
@@ -671,7 +682,7 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
     once per process (bounded cache). A read-only engine of a missing or empty database is an empty in-memory
     one, never cached (the database may be created later)."""
     url = url or default_url()
-    _check_sqlite_url(url)
+    check_sqlite_url(url)
     key = f"{'ro' if read_only else 'rw'}:{url}"
     with _LOCK:
         if key in _ENGINES:

@@ -15,7 +15,7 @@ def test_p30_cli_1_a_sqlite_uri_flag_spelt_as_sqlalchemy_reads_it_never_loses_th
                                                                                       fresh_engines, flag):
     """Was (the p30cli helper): pass 29 refused options smuggled into a `file:` URI with `?uri=true`/`?uri=1`, but
     SQLAlchemy's pysqlite dialect reads `uri` with asbool (yes/on/y/t are true too) while the store's checks
-    (`_check_sqlite_url`, `sqlite_path`) only know "true"/"1": `review sample --db
+    (`check_sqlite_url`, `sqlite_path`) only know "true"/"1": `review sample --db
     'sqlite:///file:<db>%3Fmode%3Dmemory?uri=yes'` printed "review task 't': 3 seeds ..." (exit 0) into an in-memory
     database, and made folders `./file:/<db's folder>` in the working folder (sqlite_path took the whole `file:...` text
     for a relative path)."""

@@ -203,12 +203,9 @@ def test_p34_kill_4_a_full_disk_at_the_parser_save_is_out_of_space(tmp_path):
 
 
 def _started(query: dict | None = None):
-    from streamlit.testing.v1 import AppTest
+    from tests.test_app import start  # one way to open the app under AppTest
 
-    at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=240)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
+    return start(query)
 
 
 def _round_trip(at) -> None:
