@@ -89,8 +89,8 @@ def suites_gone() -> bool:
 RUN_ACTIVE = "_alict_run_active"  # set while this session's press runs (a Cancel with nothing running is said so)
 
 
-def request_cancel() -> None:
-    if st.session_state.get(RUN_ACTIVE):
+def request_cancel(task: str) -> None:
+    if st.session_state.get(RUN_ACTIVE) == task:
         st.session_state["cancel_run"] = True
     else:  # "Run cancelled" was said with nothing running
         st.session_state["cancel_idle"] = True
@@ -150,14 +150,15 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
     b1.button("▶ Run", type="primary", disabled=not ((chosen or request.suites) and request.models), key="run_go",
               on_click=presses.note, args=("run_go",))
     go = bool(presses.take("run_go"))  # noted by the callback: a return value can lose the press under load
-    b2.button("■ Cancel", on_click=request_cancel, key="run_cancel",
+    b2.button("■ Cancel", on_click=request_cancel, args=(task,), key="run_cancel",
               help="stops between batches; finished batches stay cached")
     if st.session_state.pop("cancel_run", False) and not go:
         st.session_state.pop(RUN_ACTIVE, None)
         st.warning("Run cancelled. Finished batches are cached: running again resumes.")
     elif st.session_state.pop("cancel_idle", False) and not go:
         st.info("Nothing of yours is running here: there is nothing to cancel.")
-    elif st.session_state.pop(RUN_ACTIVE, None) and not go:  # its script was stopped by a page visit or a change:
+    elif st.session_state.get(RUN_ACTIVE) == task and not go:  # its script was stopped by a page visit or a change:
+        st.session_state.pop(RUN_ACTIVE, None)  # (said on its own task's Run page: "▶ Run" elsewhere runs other LCs)
         st.info("Your last run stopped before it finished (the page was left or a setting changed while it ran). "
                 "Finished batches are cached: ▶ Run resumes it.")  # said once, and a Cancel now says nothing runs
     if go and lcs_gone:
@@ -197,7 +198,7 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
                      text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 
     left_out: dict[str, str] = {}
-    st.session_state[RUN_ACTIVE] = True  # left set when Streamlit stops this script (a Cancel press does that)
+    st.session_state[RUN_ACTIVE] = request.task  # left set when Streamlit stops this script (a Cancel press does that)
     with st.status("Running …", expanded=True) as status, run_scope() as scope:
         try:  # Cancel works by Streamlit stopping this script at its next progress update (fastReruns)
             run_id = runs.execute(request, {s.id: s for s in chosen}, progress,

@@ -149,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = [a for a in argv if a != "--debug"] + (["--debug"] if debug and not argv[:1] == ["--debug"] else [])
     if debug:
         argv = ["--debug"] + [a for a in argv if a != "--debug"]
+    for stream in (sys.stdout, sys.stderr):  # a console that cannot show a case text's character: an escape, not
+        reconfigure = getattr(stream, "reconfigure", None)  # an internal error after the output was half printed
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         _configure_logging()
         check_utf8_inputs(argv, dict(os.environ))

@@ -116,20 +116,23 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 def check_empty(args: argparse.Namespace) -> None:
     """Refuse an empty (or blank) value of any option or argument: it read as "not given", so an unset shell
-    variable picked the default without a word (`report ''` reported the newest run, `--db ''` the default
-    database, `lego --seeds ''` failed inside)."""
+    variable picked the default without a word (`report ''` reported the newest run, `compare r0 ''` compared the run
+    with itself and passed a CI gate, `--db ''` used the default database, `lego --seeds ''` failed inside). The
+    options that say an empty value in their own words are left to them."""
     from alict_core.common.errors import AlictError
 
-    for dest in EMPTY_MEANS_DEFAULT:
-        value = getattr(args, dest, None)
-        if isinstance(value, str) and not value.strip():
+    for dest, value in sorted(vars(args).items()):
+        if dest in SAID_BY_THEIR_COMMAND:
+            continue
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(item, str) and not item.strip() for item in values):
             shown = dest.replace("_", "-")
-            raise AlictError(f"{shown if dest == 'run_dir' else '--' + shown} is empty: leave it out for the "
+            raise AlictError(f"{shown if dest in POSITIONALS else '--' + shown} is empty: leave it out for the "
                              "default, or give a value")
 
 
-# the options (and `report`'s run) whose empty value read as "not given": a default picked without a word
-EMPTY_MEANS_DEFAULT = ("run_dir", "cases", "db", "judge", "mlm", "parser", "seeds", "lc", "out", "ray_address")
+POSITIONALS = frozenset({"action", "file", "name", "run_a", "run_b", "run_dir", "target"})
+SAID_BY_THEIR_COMMAND = frozenset({"by", "text", "name", "title", "reviewers", "models", "lcs", "formats", "split"})
 
 
 def _lc_key(task: str | None, lc: str) -> str:

@@ -57,7 +57,7 @@ def test_p35_pages_1_a_run_stopped_by_a_page_visit_is_said_and_cancel_then_says_
 
     at = start()
     at.switch_page("pages/run.py").run()
-    at.session_state[RUN_ACTIVE] = True  # what a run stopped by a page switch leaves behind
+    at.session_state[RUN_ACTIVE] = "sentiment"  # what a run stopped by a page switch leaves behind
     at.switch_page("pages/specs.py").run()
     at.switch_page("pages/run.py").run()
     assert any("stopped before it finished" in i.value for i in at.info), [i.value for i in at.info]
