@@ -117,7 +117,8 @@ def recurring(key: str, data: pd.DataFrame) -> None:
     models = sorted(failed[failed["lc_id"] == lc]["model"].unique())
     state.ensure_choice("rt_model", models, task=state.get("task"))
     model_name = c2.selectbox("Model", models, key="rt_model")
-    limit = c3.number_input("Failures", 1, 100, 10, key="rt_limit")
+    state.keep("rt_limit", 10)  # kept across a visit to another page
+    limit = c3.number_input("Failures", 1, 100, key="rt_limit")
     if not st.button("Collect templates", key="rt_go"):
         st.caption("Builds the masking template of up to N failures of the LC (cached) and ranks the kept tokens.")
         return

@@ -66,3 +66,29 @@ def test_p36_pages_1_a_run_stopped_by_a_task_switch_is_said_on_its_own_tasks_run
     assert not any("Run cancelled" in w.value for w in at.warning)
     at.sidebar.selectbox(key="task").set_value("sentiment").run()
     assert any("stopped before it finished" in i.value for i in at.info), [i.value for i in at.info]
+
+
+RECURRING = """
+import pandas as pd
+import streamlit as st
+
+from alict_app.case_explainer import recurring
+
+frame = pd.DataFrame({"failed": [True], "lc_id": ["sentiment-lc04"], "lc_label": ["LC4"], "model": ["vader"]})
+if st.session_state.get("drawn", True):
+    recurring("run", frame)
+"""
+
+
+def test_p36_pages_2_the_collect_templates_count_is_kept_across_pages():
+    """Was (the p36pages helper, Chromium): Failures › "Recurring template tokens per LC" › Failures = 25, a visit to
+    Specs and back: 10 again (the one widget of the page without `state.keep`)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(RECURRING, default_timeout=60).run()
+    at.number_input(key="rt_limit").set_value(25).run()
+    at.session_state["drawn"] = False  # another page: Streamlit drops the state of widgets it does not draw
+    at.run()
+    at.session_state["drawn"] = True
+    at.run()
+    assert not at.exception and at.number_input(key="rt_limit").value == 25
