@@ -79,8 +79,6 @@ def executor_options(args: argparse.Namespace) -> dict[str, str]:
     """Options for ``get_executor`` from the parsed flags; ``--ray-address`` without ``--executor ray`` is refused."""
     from alict_core.common.errors import AlictError
 
-    if args.ray_address is not None and not args.ray_address.strip():
-        raise AlictError("--ray-address is empty: leave it out to use $RAY_ADDRESS or a local Ray started for the run")
     if args.ray_address and args.executor != "ray":
         raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
     return {"address": args.ray_address} if args.ray_address else {}
@@ -131,7 +129,7 @@ def check_empty(args: argparse.Namespace) -> None:
                              "default, or give a value")
 
 
-POSITIONALS = frozenset({"action", "file", "name", "run_a", "run_b", "run_dir", "target"})
+POSITIONALS = frozenset({"action", "file", "run_a", "run_b", "run_dir", "target"})
 SAID_BY_THEIR_COMMAND = frozenset({"by", "text", "name", "title", "reviewers", "models", "lcs", "formats", "split"})
 
 
