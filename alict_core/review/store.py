@@ -285,7 +285,7 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
             cursor = dbapi_conn.cursor()
             if not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a kill keeps commits
+                _enter_wal(cursor)  # readers never block the writer; a kill keeps commits
                 cursor.execute("PRAGMA synchronous=NORMAL")  # durable across process kills in WAL mode
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_S * 1000)}")
@@ -313,6 +313,22 @@ def _make_engine(url: str, read_only: bool = False) -> Engine:
 
         _name_lock_waits(engine, url, "within the URL's lock_timeout" if own_timeout else f"in {LOCK_TIMEOUT_S} s")
     return engine
+
+
+def _enter_wal(cursor: sqlite3.Cursor) -> None:
+    """Switch the file to WAL (kept in the file), waiting for other sessions like any statement does. SQLite
+    refuses the switch at once, without its busy handler, while another connection switches or migrates: two of
+    four first uses of a new file at once failed "database is locked" (CI). Retried for ``LOCK_TIMEOUT_S``."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_lock_wait(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _is_lock_wait(exc: BaseException | None) -> bool:
