@@ -81,7 +81,7 @@ def create_task_form(suite_task: str) -> None:
                 return
             plan = SamplingPlan(size=int(size) or None, n_sets=int(n_sets), k=int(k), seed=int(seed))
             try:
-                task, summary = create_review_task(store(write=True), name.strip(), suite_task,
+                task, summary = create_review_task(lambda: store(write=True), name.strip(), suite_task,
                                                    load_cases(runs.run_dir(key)), plan)
             except Exception as exc:  # noqa: BLE001 - shown by show_notice, like guarded() would, but kept
                 keep_notice("create", suite_task, "error", exc)

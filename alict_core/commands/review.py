@@ -102,27 +102,6 @@ def _store(args: argparse.Namespace, read_only: bool = False):
     return ReviewStore(args.db, read_only=read_only)
 
 
-def _discard_new_database(path: Path) -> None:
-    """Remove a SQLite review database this command created before it failed, when it holds no review task
-    (a refused command writes nothing, not even an empty migrated database)."""
-    import sqlite3
-
-    from alict_core.review.store import dispose_engines
-
-    dispose_engines()
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if "review_tasks" in tables and conn.execute("SELECT COUNT(*) FROM review_tasks").fetchone()[0]:
-                return
-    except sqlite3.Error:
-        return
-    from alict_core.common.manifest import SQLITE_COMPANIONS
-
-    for name in (path.name, *(path.name + end for end in SQLITE_COMPANIONS)):
-        (path.parent / name).unlink(missing_ok=True)
-
-
 def _foreign_schema(handler):
     """A database error while using the review database is that database's fault: one clear line, exit 2."""
     import functools
@@ -131,13 +110,11 @@ def _foreign_schema(handler):
     def checked(args: argparse.Namespace) -> int:
         from sqlalchemy.exc import DataError, SQLAlchemyError
 
-        from alict_core.review.store import ReviewError, check_sqlite_url, default_url, safe_url, sqlite_path
+        from alict_core.review.store import ReviewError, check_sqlite_url, default_url, safe_url
 
         check_sqlite_url(args.db or default_url())  # before any use of its file name (a '%00' in it: exit 3)
-        database = sqlite_path(args.db or default_url())
-        created = database is not None and not database.exists()
         try:
-            return _discarding(handler, args, database if created else None)
+            return handler(args)
         except DataError as exc:  # a value the database refused: the input's fault, not the database's
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0][:160]
             raise ReviewError(f"review database {safe_url(args.db or default_url())} refused a value ({reason}); "
@@ -155,14 +132,16 @@ def _foreign_schema(handler):
     return checked
 
 
-def _discarding(handler, args: argparse.Namespace, new_database: Path | None) -> int:
-    """``handler(args)``; when it fails, a SQLite database it created (``new_database``) is removed again."""
-    try:
-        return handler(args)
-    except BaseException:
-        if new_database is not None and new_database.exists():
-            _discard_new_database(new_database)
-        raise
+def _refuse_missing_database(args: argparse.Namespace) -> None:
+    """A command that needs a review task refuses a SQLite database that does not exist (a mistyped --db was
+    created and migrated; a failed command's new database is never removed again: another may use it meanwhile)."""
+    from alict_core.review.store import default_url, safe_url, sqlite_path
+
+    url = args.db or default_url()
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
+                         "one with `review sample`")
 
 
 def reviewer_list(text: str | None) -> list[str]:
@@ -189,7 +168,8 @@ def run_sample(args: argparse.Namespace) -> int:
     plan = SamplingPlan(confidence=args.confidence, margin=args.margin, size=args.size, n_sets=args.sets, k=args.k,
                         seed=args.seed)
     reviewers = reviewer_list(args.reviewers)
-    task, summary = create_review_task(_store(args), args.name, args.task, cases, plan, reviewers)
+    # the database is opened (a new one created) once every input is checked: a refused task writes nothing
+    task, summary = create_review_task(lambda: _store(args), args.name, args.task, cases, plan, reviewers)
     print(f"review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
           f"from {summary['population']} seeds of {source}, {summary['n_sets']} sets × {args.k} reviewers")
     return 0
@@ -216,6 +196,7 @@ def run_import(args: argparse.Namespace) -> int:
     from alict_core.review.interchange import import_judgements, read_judgements
 
     rows = read_judgements(args.file, args.format)  # the file is checked before the database is opened
+    _refuse_missing_database(args)  # judgements belong to a task of an existing database: none is created
     n = import_judgements(_store(args), args.file, task_name=args.name, rows=rows)
     print(f"imported {n} judgements from {args.file}")
     return 0
@@ -274,13 +255,7 @@ def run_writeback(args: argparse.Namespace) -> int:
     # a write-back rule belongs to a database that holds judgements: a mistyped --db is refused, never created (and
     # migrated) as a new database, whether the status is shown, confirmed or revoked
     showing = not (args.confirm or args.revoke)
-    from alict_core.review.store import default_url, safe_url, sqlite_path
-
-    url = args.db or default_url()
-    path = sqlite_path(url)
-    if path is not None and not path.exists():
-        raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
-                         "one with `review sample`")
+    _refuse_missing_database(args)
     store = _store(args, read_only=showing)
     if args.revoke:
         store.revoke_writeback(args.task)

@@ -903,6 +903,14 @@ def check_reviewers(names: Iterable[str], what: str = "reviewer names") -> list[
     return list(checked.values())
 
 
+def check_task_name(name: str) -> str:
+    """A review task's name, composed (NFC) as every lookup of it is; ReviewError when it is no name."""
+    checked = check_name(name, "review task name", 200)
+    if name != name.strip():
+        raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
+    return checked
+
+
 class ReviewStore:
     """Operations on one review database; thread-safe (one short session per call)."""
 
@@ -995,10 +1003,7 @@ class ReviewStore:
     def create_task(self, name: str, suite_task: str, plan: dict[str, Any], items: Sequence[dict[str, Any]],
                     assignments: Iterable[tuple[int, str]] = ()) -> ReviewTask:
         """Store a sampled task with its items (dicts of ``ReviewItem`` fields) and (set, reviewer) assignments."""
-        checked = check_name(name, "review task name", 200)  # composed (NFC), as every lookup of it is
-        if name != name.strip():
-            raise ReviewError(f"review task name {name!r} has leading or trailing spaces")
-        name = checked
+        name = check_task_name(name)
         assignments = list(assignments)
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from alict_core.cases.testcases import TestCase
 from alict_core.common.errors import AlictError
 from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
-from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask, check_reviewers
+from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask, check_reviewers, check_task_name
 
 
 def load_cases(path: Path | str) -> list[TestCase]:
@@ -62,9 +62,14 @@ def lc_titles(task: str) -> dict[str, tuple[str, str]]:
         return {}
 
 
-def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence[TestCase], plan: SamplingPlan,
+def create_review_task(store: ReviewStore | Callable[[], ReviewStore], name: str, task: str,
+                       cases: Sequence[TestCase], plan: SamplingPlan,
                        reviewers: Sequence[str] = ()) -> tuple[ReviewTask, dict[str, Any]]:
-    """Sample ``cases`` by ``plan`` and store the task; name reviewers to assign sets now (else they claim sets)."""
+    """Sample ``cases`` by ``plan`` and store the task; name reviewers to assign sets now (else they claim sets).
+
+    ``store`` may be a function that opens it: called once every input is checked, so a refused task creates no
+    database (a new one is never removed again: another command may have opened it meanwhile, pass 37)."""
+    check_task_name(name)
     reviewers = check_reviewers(reviewers)  # before any sampling
     chosen = [c for c in cases if (c.task or task) == task]
     if cases and not chosen:  # a run of another task: say so, not "no seeds"
@@ -78,7 +83,8 @@ def create_review_task(store: ReviewStore, name: str, task: str, cases: Sequence
                           "at a time")
     items, summary = draw_sample(chosen, plan, lc_titles(task))
     pairs = assign_sets(summary["n_sets"], plan.k, reviewers)
-    return store.create_task(name, task, summary, items, pairs), summary
+    opened = store() if callable(store) else store
+    return opened.create_task(name, task, summary, items, pairs), summary
 
 
 @dataclass(frozen=True)

@@ -46,3 +46,67 @@ def test_p37_ci_2_a_lock_held_past_the_wait_is_still_one_message(tmp_path, fresh
         assert time.monotonic() - started < 10
     finally:
         holder.close()
+
+
+def _cases_file(tmp_path):
+    import json
+
+    from tests.robustness.support import small_cases
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    return cases
+
+
+def test_p37_kill_1_a_refused_sample_never_removes_a_database_another_command_made_meanwhile(
+        cli, tmp_path, fresh_engines, monkeypatch):
+    """Was (the p37kill helper, medium; 4 of 8 trials): `review sample --task hate_speech` (a refused task) and a
+    valid `review sample` started together on one new SQLite file: the refused one had found no file at its start,
+    created it, and on failing removed "the database it created" (no task in it yet); the other command then
+    committed its task into the removed file and said "review task 'b'", a task nobody could find. A refused sample
+    now opens no database, and a failed command never removes one."""
+    import subprocess
+    import sys
+
+    import alict_core.review as review
+
+    path = tmp_path / "race.sqlite"
+    url = f"sqlite:///{path}"
+    other: list[sqlite3.Connection] = []
+    read_cases = review.load_cases
+
+    def another_command_makes_the_database(source):  # the other command's first use, while this one reads cases
+        subprocess.run([sys.executable, "-c", f"from alict_core.review.store import engine_for; engine_for({url!r})"],
+                       check=True, timeout=120)
+        connection = sqlite3.connect(path, isolation_level=None)
+        connection.execute("SELECT COUNT(*) FROM review_tasks").fetchone()  # it holds the file open, about to write
+        other.append(connection)
+        return read_cases(source)
+
+    monkeypatch.setattr(review, "load_cases", another_command_makes_the_database)
+    outcome = cli("review", "sample", "--db", url, "--task", "hate_speech", "--cases", str(_cases_file(tmp_path)),
+                  "--name", "a", "--size", "3", "--sets", "1", "--k", "1")
+    assert outcome.code == 2 and "not hate_speech" in outcome.err, outcome.err[-400:]
+    other[0].execute("PRAGMA user_version = 7")  # the other command's write, after the refusal
+    other[0].close()
+    assert path.exists()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 7
+
+
+def test_p37_kill_1b_a_refused_sample_on_a_new_database_creates_nothing(cli, tmp_path, fresh_engines):
+    """The refused task is refused before the database is opened: no file, no journal."""
+    outcome = cli("review", "sample", "--db", f"sqlite:///{tmp_path / 'new.sqlite'}", "--task", "hate_speech",
+                  "--cases", str(_cases_file(tmp_path)), "--name", "a", "--size", "3", "--sets", "1", "--k", "1")
+    assert outcome.code == 2 and "not hate_speech" in outcome.err
+    assert not any(p.name.startswith("new.sqlite") for p in tmp_path.iterdir())
+
+
+def test_p37_kill_1c_an_import_into_a_missing_database_is_refused_without_creating_it(cli, tmp_path, fresh_engines):
+    """An import needs a review task, so a missing database is refused before it is created (it was created,
+    migrated, then removed again on "no review task")."""
+    judgements = tmp_path / "j.csv"
+    judgements.write_text("case_id,text_hash,reviewer,relevance,label_score\na,b,ann,5,4\n")
+    outcome = cli("review", "import", "--db", f"sqlite:///{tmp_path / 'new.sqlite'}", "--task", "t",
+                  str(judgements))
+    assert outcome.code == 2 and "no review database at" in outcome.err, outcome.err[-400:]
+    assert not any(p.name.startswith("new.sqlite") for p in tmp_path.iterdir())
