@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"text": args.text[i], "tree": to_json(tree), "productions": productions(tree),
                               "masked": [m.to_dict() for m in masked]}))
             continue
-        print(printable(_bracketed(tree).pformat(margin=100)))  # a "(" token would make the tree unreadable
+        # a "(" token would make the tree unreadable; the tree's own line breaks are kept, its tokens escaped
+        print("\n".join(printable(line) for line in _bracketed(tree).pformat(margin=100).split("\n")))
         for lhs, rhs in productions(tree):
             print(printable(f"  {lhs} -> {' '.join(rhs)}"))
         for m in masked:

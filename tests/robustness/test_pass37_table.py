@@ -110,3 +110,25 @@ def test_p37_kill_1c_an_import_into_a_missing_database_is_refused_without_creati
                   str(judgements))
     assert outcome.code == 2 and "no review database at" in outcome.err, outcome.err[-400:]
     assert not any(p.name.startswith("new.sqlite") for p in tmp_path.iterdir())
+
+
+def test_p37_cli_1_a_long_parse_tree_keeps_its_line_breaks_and_escapes_its_tokens(cli, monkeypatch):
+    """Was (the p37cli helper, low): `parse --text <a long sentence>` printed a tree longer than 100 characters as one
+    line of literal `\\n` escapes: the terminal escaping (pass 35) escaped the tree's own line breaks too."""
+    from nltk import Tree
+
+    import alict_core.parsing as parsing
+
+    words = ["The", "movie", "was", "not", "very", "good", "but", "the", "actors", "did", "a", "wonderful", "job",
+             "with", "the", "weak", "script", "they", "had", "been", "given", "x\x1b[2Jy"]
+
+    class FlatParser:
+        def parse_batch(self, token_lists):
+            return [Tree("S", [Tree("NN", [word]) for word in tokens]) for tokens in token_lists]
+
+    monkeypatch.setattr(parsing, "get_parser", lambda name=None: FlatParser())
+    outcome = cli("parse", "--text", " ".join(words))
+    assert outcome.code == 0, outcome.err
+    tree_lines = outcome.out.split("  S -> ")[0].splitlines()
+    assert len(tree_lines) > 3 and tree_lines[0] == "(S"
+    assert "\\n" not in outcome.out and "\x1b" not in outcome.out and "x\\x1b[2Jy" in outcome.out
