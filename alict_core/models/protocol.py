@@ -21,19 +21,27 @@ class Model(Protocol):
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def answers_change(model: Model) -> bool:
+    """True for a model whose answers may change while its settings stay the same (a remote endpoint redeployed
+    behind its URL): its answers are kept for one run and its resume, never reused by a later run or cache."""
+    return bool(getattr(model, "answers_change", False))
+
+
 def content_fingerprint(model: Model) -> str | None:
     """The model's content fingerprint (weights, files, parameters), or None when it has none.
 
     Only a content fingerprint may key an on-disk cache: a name alone would serve stale predictions after the
-    model is retrained in place.
+    model is retrained in place. An endpoint's settings are no content: its answers may change (pass 37).
     """
     value = getattr(model, "fingerprint", None)
-    return str(value) if value else None
+    return str(value) if value and not answers_change(model) else None
 
 
 def model_fingerprint(model: Model) -> str:
-    """The content fingerprint, or ``unfingerprinted:<class>:<name>`` (for display only; never a cache key)."""
-    return content_fingerprint(model) or f"unfingerprinted:{type(model).__name__}:{model.name}"
+    """The content fingerprint, else the settings' (an endpoint's), else ``unfingerprinted:<class>:<name>`` (for
+    display and run ids only; never a cache key)."""
+    settings = getattr(model, "fingerprint", None)
+    return content_fingerprint(model) or str(settings or f"unfingerprinted:{type(model).__name__}:{model.name}")
 
 
 def checked_proba(model: Model, texts: Sequence[str], atol: float = 1e-3) -> np.ndarray:

@@ -194,6 +194,7 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
 class _RemoteBase:
     """What both endpoint adapters share: an allowed URL, a closable session, a per-run request cap."""
 
+    answers_change = True  # the service behind the URL may be redeployed: its answers are asked again in each run
     name: str
     max_requests: int | None
     session: Any

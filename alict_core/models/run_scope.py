@@ -12,7 +12,7 @@ import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from alict_core.common.errors import ModelError
 
@@ -46,6 +46,7 @@ class RunScope:
         return self.budgets.setdefault(key, RequestBudget(model, max_requests))
 
     volatile: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # model → text → row, this run only
+    answers: dict[str, Any] = field(default_factory=dict)  # an endpoint's prediction cache of this run only
 
     def record_unparsed(self, model: str, text: str, answer: str) -> None:
         self.unparsed.setdefault(model, []).append((text, answer))

@@ -20,11 +20,12 @@ from alict_core.lcspec.expectations import LABEL_KINDS, ExpectationError
 from alict_core.models.defaults import resolved_defaults
 from alict_core.models.protocol import (
     Model,
+    answers_change,
     checked_proba,
     content_fingerprint,
     model_fingerprint,
 )
-from alict_core.models.run_scope import RunScope, run_scope
+from alict_core.models.run_scope import RunScope, current_scope, run_scope
 from alict_core.runner.cache import PredictionCache, text_hashes
 from alict_core.runner.memory_cache import MemoryPredictionCache
 from alict_core.runner.probabilities import are_probability_rows
@@ -82,9 +83,14 @@ def _resolve(models: Iterable[Model | str]) -> list[Model]:
 
 
 def prediction_cache(model: Model, cache_root: Path | None = None) -> PredictionCache | MemoryPredictionCache:
-    """The on-disk cache keyed by the model's content fingerprint; in memory only when it has none."""
+    """The on-disk cache keyed by the model's content fingerprint; in memory only when it has none (an endpoint's:
+    for the open run, so its passes ask each text once, and never a later run)."""
     fingerprint = content_fingerprint(model)
     if fingerprint is None:
+        scope = current_scope()
+        if scope is not None and answers_change(model):
+            key = f"{model_fingerprint(model)}|{model.name}"
+            return scope.answers.setdefault(key, MemoryPredictionCache(model.labels))  # type: ignore[no-any-return]
         return MemoryPredictionCache(model.labels)
     return PredictionCache(fingerprint, model.labels, cache_root)
 

@@ -113,9 +113,10 @@ class RunShardWorker:
         self._caches: dict[str, Any] = {}
 
     def describe(self) -> list[dict[str, Any]]:
-        from alict_core.models.protocol import model_fingerprint
+        from alict_core.models.protocol import answers_change, model_fingerprint
 
-        return [{"name": m.name, "fingerprint": model_fingerprint(m), "labels": list(m.labels)} for m in self.models]
+        return [{"name": m.name, "fingerprint": model_fingerprint(m), "labels": list(m.labels),
+                 **({"answers_change": True} if answers_change(m) else {})} for m in self.models]
 
     def __call__(self, task: Mapping[str, Any]) -> dict[str, Any]:
         if task.get("op") == "describe":
@@ -348,12 +349,16 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             # JUnit and summary name the models; the old run's names were served "as is")
             run_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
+            # an endpoint's answers may have changed since a finished run: that run is asked again, never served
+            # (a killed run of it still resumes)
+            ask_again = any(m.get("answers_change") for m in described)
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
-                if is_complete(folder, run_id, shard_size):
+                if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
                 done, made = adopt(staging, work, run_id, shard_size, len(sizes),
-                                   reuse=folder if work != folder else None, models=[m["name"] for m in described])
+                                   reuse=folder if work != folder and not ask_again else None,
+                                   models=[m["name"] for m in described])
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool, made)
                 _write_progress(work, state)

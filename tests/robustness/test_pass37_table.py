@@ -132,3 +132,76 @@ def test_p37_cli_1_a_long_parse_tree_keeps_its_line_breaks_and_escapes_its_token
     tree_lines = outcome.out.split("  S -> ")[0].splitlines()
     assert len(tree_lines) > 3 and tree_lines[0] == "(S"
     assert "\\n" not in outcome.out and "\x1b" not in outcome.out and "x\\x1b[2Jy" in outcome.out
+
+
+class _Redeployable:
+    """A JSON endpoint on loopback that answers one label for every text; ``label`` changes with a redeploy."""
+
+    def __init__(self, label: str) -> None:
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.label, self.texts_asked = label, []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
+                outer.texts_asked += texts
+                body = json.dumps({"labels": [outer.label] * len(texts)}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/predict"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _predicted(run_dir) -> set[str]:
+    import pandas as pd
+
+    return set(pd.concat(pd.read_parquet(part) for part in sorted((run_dir / "results").glob("*.parquet")))
+               ["predicted"].astype(str))
+
+
+def test_p37_pages_3_a_redeployed_endpoint_is_asked_again_by_the_next_run(cli, tmp_path, own_cache):
+    """Was (the p37pages helper, medium-low): an endpoint's answers were kept on disk under its URL, so after the
+    service behind it was redeployed, running the same settings again served the old run ("loaded from cache", 0
+    requests), and even a run under a new name took the old answers from the prediction cache: the Run page's "press
+    Run to run them again as they are now" re-showed the old service. An endpoint's answers are now kept for one run
+    (and its resume) only."""
+    import json
+
+    service = _Redeployable("positive")
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"a fine film {i}",
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i in range(4)))
+    try:
+        model = f"http:url={service.url},name=svc"
+        first = cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet", "--out",
+                    str(tmp_path / "run"))
+        assert first.code == 0, first.err[-400:]
+        assert _predicted(tmp_path / "run") == {"positive"} and service.texts_asked.count("a fine film 0") == 1
+        service.label = "negative"  # redeployed
+        again = cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet", "--out",
+                    str(tmp_path / "run"))
+        assert again.code in (0, 1), again.err[-400:]
+        assert _predicted(tmp_path / "run") == {"negative"} and service.texts_asked.count("a fine film 0") >= 2
+        asked = service.texts_asked.count("a fine film 0")
+        other = cli("run", "--task", "sentiment", "--models", f"http:url={service.url},name=svc2", "--seeds",
+                    str(seeds), "--quiet", "--out", str(tmp_path / "run2"))
+        assert other.code in (0, 1), other.err[-400:]
+        assert service.texts_asked.count("a fine film 0") > asked  # not from a prediction cache either
+    finally:
+        service.close()
