@@ -520,13 +520,13 @@ def _lock_task_names(s: Session) -> None:
 def _check_new_task_name(s: Session, name: str) -> None:
     """ReviewError when a task of this name, or of a look-alike one, exists."""
     if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
-        raise ReviewError(f"a review task named {name!r} already exists; choose another --name")
+        raise ReviewError(f"a review task named {name!r} already exists; choose another name")
     # 'T1', 'ｔ1', 't‐1' beside 't1', 't-1'; 'rɑce' (a Latin alpha) beside 'race': a link could go to either
     alike = next((other for other in s.scalars(select(ReviewTask.name))
                   if isinstance(other, str) and looks_alike(other, name)), None)
     if alike is not None:
         raise ReviewError(f"review task name {name!r} looks like the existing task {alike!r} (it differs only in "
-                          "case, character width, a dash or space, or letters that look alike); choose another --name")
+                          "case, character width, a dash or space, or letters that look alike); choose another name")
 
 
 def _refuse_look_alike_reviewer(s: Session, name: str) -> None:
@@ -1019,7 +1019,7 @@ class ReviewStore:
             try:
                 s.flush()
             except IntegrityError:  # a writer that does not take the lock (an older version) stored it meanwhile
-                raise ReviewError(f"a review task named {name!r} already exists; choose another --name") from None
+                raise ReviewError(f"a review task named {name!r} already exists; choose another name") from None
             s.add_all(ReviewItem(task_id=task.id, **item) for item in items)
             s.add_all(Assignment(task_id=task.id, set_no=set_no, reviewer_id=reviewers[r]) for set_no, r in assignments)
             s.commit()

@@ -205,3 +205,16 @@ def test_p37_pages_3_a_redeployed_endpoint_is_asked_again_by_the_next_run(cli, t
         assert service.texts_asked.count("a fine film 0") > asked  # not from a prediction cache either
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("name", ["t", "T"])
+def test_p37_pages_2_a_taken_review_task_name_is_said_without_a_cli_option(review_db, fresh_engines, name):
+    """Was (the p37pages helper, cosmetic): the Review page's "Create review task" said "a review task named 't'
+    already exists; choose another --name" (also for a look-alike), an option the page does not have."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from tests.robustness.support import small_cases
+
+    url, _ = review_db
+    with pytest.raises(Exception, match="choose another name") as refused:
+        create_review_task(ReviewStore(url), name, "sentiment", small_cases(3), SamplingPlan(size=3, n_sets=1, k=1))
+    assert "--name" not in str(refused.value)
