@@ -93,7 +93,18 @@ def lc_catalog(lc_ids: Iterable[str], capabilities: Mapping[str, str] | None = N
     """:func:`lc_info` for many LCs (``capabilities``: LC id -> the capability its cases carry)."""
     capabilities = capabilities or {}
     known = spec_infos()
-    return {lc: known.get(lc) or _fallback(lc, capabilities.get(lc)) for lc in dict.fromkeys(lc_ids)}
+    return {lc: _as_run(known.get(lc), lc, capabilities.get(lc)) for lc in dict.fromkeys(lc_ids)}
+
+
+def _as_run(spec: LCInfo | None, lc_id: str, capability: str | None) -> LCInfo:
+    """The spec's title and group, unless the run's cases carry another capability: the spec was edited since the
+    run, whose LC is then shown in its own group under its id (one visitor's spec save regrouped and retitled every
+    earlier run, pass 37)."""
+    if spec is None:
+        return _fallback(lc_id, capability)
+    if capability and capability != lc_id and capability_group(capability) != spec.capability:
+        return LCInfo(lc_id, lc_id, capability_group(capability))
+    return spec
 
 
 def group_order(groups: Iterable[str]) -> list[str]:

@@ -218,3 +218,25 @@ def test_p37_pages_2_a_taken_review_task_name_is_said_without_a_cli_option(revie
     with pytest.raises(Exception, match="choose another name") as refused:
         create_review_task(ReviewStore(url), name, "sentiment", small_cases(3), SamplingPlan(size=3, n_sets=1, k=1))
     assert "--name" not in str(refused.value)
+
+
+def test_p37_pages_5_a_run_keeps_its_capability_after_the_spec_is_edited(tmp_path, monkeypatch):
+    """Was (the p37pages helper, medium-low): a workspace save of `sentiment-lc01` with another title and capability
+    showed every earlier run's LC1 under the new title and counted it under the new capability (Failures, Report,
+    Compare's per-capability table): past aggregates changed after the fact. A run's LC keeps the capability its
+    cases carry; when the spec names another, the LC is shown under its id, not the new title."""
+    from pathlib import Path
+
+    from alict_core.lcspec.capabilities import lc_catalog
+
+    workspace = tmp_path / "work"
+    (workspace / "specs" / "sentiment").mkdir(parents=True)
+    shipped = (Path(__file__).parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text()
+    edited = shipped.replace("capability: Vocabulary", "capability: Negation").replace(
+        "title: Short sentences with neutral adjectives and nouns", "title: ZZZ Negated positives")
+    (workspace / "specs" / "sentiment" / "sentiment-lc01.yaml").write_text(edited)
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
+    old_run = lc_catalog(["sentiment-lc01"], {"sentiment-lc01": "Vocabulary"})["sentiment-lc01"]
+    assert (old_run.capability, old_run.title) == ("Vocabulary", "sentiment-lc01")
+    new_run = lc_catalog(["sentiment-lc01"], {"sentiment-lc01": "Negation"})["sentiment-lc01"]
+    assert (new_run.capability, new_run.title) == ("Negation", "ZZZ Negated positives")
