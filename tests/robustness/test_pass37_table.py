@@ -240,3 +240,29 @@ def test_p37_pages_5_a_run_keeps_its_capability_after_the_spec_is_edited(tmp_pat
     assert (old_run.capability, old_run.title) == ("Vocabulary", "sentiment-lc01")
     new_run = lc_catalog(["sentiment-lc01"], {"sentiment-lc01": "Negation"})["sentiment-lc01"]
     assert (new_run.capability, new_run.title) == ("Negation", "ZZZ Negated positives")
+
+
+@pytest.mark.parametrize("row", [[-0.0005, 0.3005, 0.7], [1.0004, -0.0004, 0.0], [0.2, 0.3, 0.5005]])
+def test_p37_cli_2_a_rounding_error_the_boundary_takes_is_saved_as_a_readable_distribution(tmp_path, row):
+    """Was (the p37cli helper, medium-low): an endpoint answering `[-0.0005, 0.3005, 0.7]` passed the model boundary
+    (tolerance 1e-3) and `run` saved it with exit 0, but every reader (report, compare, explain, harden export)
+    refused the run ("cannot be read (ValueError); run it again"), and running it again gave the same run."""
+    import numpy as np
+
+    from alict_core.cases.testcases import TestCase
+    from alict_core.models.protocol import checked_proba
+    from alict_core.runner import run_suite
+    from alict_core.runner.probabilities import are_probability_rows
+    from alict_core.runner.run import RunResult
+
+    class Rounding:
+        name, labels = "rounding", ("negative", "neutral", "positive")
+
+        def predict_proba(self, texts):
+            return np.tile(row, (len(texts), 1))
+
+    assert are_probability_rows(checked_proba(Rounding(), ["a", "b"]))
+    case = TestCase(case_id="c", lc_id="lc", kind="seed", seed_id="c", test_type="MFT", text="good",
+                    expected={"kind": "label", "labels": ["positive"]})
+    run_suite([case], [Rounding()], cache_root=tmp_path / "predictions").save(tmp_path / "run")
+    assert RunResult.load(tmp_path / "run").outcomes[0].name == "rounding"
