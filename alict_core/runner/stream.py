@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -60,6 +61,8 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     work_folder,
 )
 from alict_core.runner.run import CaseFilter, Progress, RunCancelled, checked_batch_size
+
+_LOG = logging.getLogger(__name__)
 
 ModelRef = str | Mapping[str, Any]  # a registered model name, or {"name": ..., "kwargs": {...}}
 MAX_SHARD_SIZE = 10_000_000
@@ -259,6 +262,26 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
+def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> None:
+    """Say that another writer holds this run's lock, and that this command waits for it: a second command of the
+    same inputs waited minutes without a word behind a frozen progress bar (pass 37)."""
+    from alict_core.runner.store import writer_holds_lock
+
+    if not writer_holds_lock(folder):
+        return
+    holder = ""
+    for candidate in (folder, pending_dir(folder)):
+        state = read_progress(candidate) if candidate.is_dir() else None
+        pid, host = (state.get("pid"), state.get("host")) if state else (None, None)
+        if isinstance(pid, int) and isinstance(host, str):  # a tampered file's values are not printed
+            holder = f" (pid {pid} on {host[:100]})"
+            break
+    _LOG.warning("another command is writing run %s%s; this one waits for it, then uses or resumes its run",
+                 folder.name, holder)
+    if progress:
+        progress(0, n_cases, "waiting for another writer of this run")
+
+
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
                     on_finished: Callable[[Path], Any] | None) -> Path:
     """A run found finished: the extra files its writer meant it to have (meta.json ``extra_files``) that are missing
@@ -352,6 +375,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             # an endpoint's answers may have changed since a finished run: that run is asked again, never served
             # (a killed run of it still resumes)
             ask_again = any(m.get("answers_change") for m in described)
+            _say_if_waiting(folder, run_hash.n, progress)
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)

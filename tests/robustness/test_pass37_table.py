@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -266,3 +267,42 @@ def test_p37_cli_2_a_rounding_error_the_boundary_takes_is_saved_as_a_readable_di
                     expected={"kind": "label", "labels": ["positive"]})
     run_suite([case], [Rounding()], cache_root=tmp_path / "predictions").save(tmp_path / "run")
     assert RunResult.load(tmp_path / "run").outcomes[0].name == "rounding"
+
+
+def test_p37_kill_2_a_second_writer_of_a_run_says_that_it_waits(cli, tmp_path, own_cache):
+    """Was (the p37kill helper, low): a second `run` of the same inputs waited for the first one's lock (minutes with
+    a slow endpoint) behind a frozen "cases prepared" bar without a word. It says that another command is writing the
+    run and that it waits for it."""
+    import fcntl
+    import json
+
+    from alict_core.runner.store import run_lock_file
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"a fine film {i}",
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i in range(3)))
+    folder = tmp_path / "run"
+    lock = run_lock_file(folder)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = open(lock, "a+")  # noqa: SIM115 - held until the command says that it waits (60 s at most)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+
+    class ReleaseWhenSaid(logging.Handler):
+        def emit(self, record):
+            if "waits for it" in record.getMessage():
+                holder.close()
+
+    watcher = ReleaseWhenSaid()
+    logging.getLogger("alict_core").addHandler(watcher)
+    release = threading.Timer(60.0, holder.close)
+    release.start()
+    try:
+        outcome = cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet", "--out",
+                      str(folder))
+    finally:
+        logging.getLogger("alict_core").removeHandler(watcher)
+        release.cancel()
+        holder.close()
+    assert outcome.code in (0, 1), outcome.err[-400:]
+    assert "another command is writing run run" in outcome.err and "waits for it" in outcome.err
