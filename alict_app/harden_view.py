@@ -77,10 +77,10 @@ def retrain(folder, model: str, lcs: list[str], seed: int, split: str, lc_share:
         comparison = evaluate_versions(model, name, export_dir,
                                        progress=lambda done, total, msg: overall.update("testing", done, total, msg))
         overall.update("testing", 1, 1, "done")
-        status.update(label=f"Retrained {name}", state="complete")
+        status.update(label=f"Retrained {literal(name)}", state="complete")
     register_all()
     st.session_state["harden_result"] = comparison.to_dict() | {
-        "headline": comparison.headline(), "status": f"Retrained {name}", "progress": overall.shown}
+        "headline": comparison.headline(), "status": f"Retrained {literal(name)}", "progress": overall.shown}
 
 
 def show_regressions(result: dict) -> None:

@@ -16,6 +16,7 @@ import threading
 from typing import Any, Callable
 
 from alict_app import backends, loading_box
+from alict_app.formatting import literal
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,8 @@ def pending(task: str, model_names: list[str]) -> list[str]:
         what.append("spaCy's tagger and WordNet")
     models = [name for name in model_names if not is_loaded(f"model:{name}")]
     if models:
-        what.append(f"the model{'s' if len(models) > 1 else ''} {', '.join(models)}")
+        # a status label draws Markdown: a user model's display name is drawn as itself (pass 37)
+        what.append(f"the model{'s' if len(models) > 1 else ''} {', '.join(literal(name) for name in models)}")
     return what
 
 

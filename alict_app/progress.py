@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
+from alict_app.formatting import literal
+
 MIN_SHARE_FOR_ETA = 0.02  # before this share is done, the ETA would be a guess
 
 
@@ -39,7 +41,7 @@ class StagedProgress:
     def text(self, stage: str, message: str) -> str:
         elapsed = time.monotonic() - self.started
         step = list(self.offsets).index(stage) + 1
-        return (f"step {step} of {len(self.offsets)}, {stage}: {message[:60]} · {self.fraction:.0%} · "
+        return (f"step {step} of {len(self.offsets)}, {stage}: {literal(message[:60])} · {self.fraction:.0%} · "
                 f"{duration_text(elapsed)} so far · {eta_text(self.fraction, elapsed)}")
 
     def update(self, stage: str, done: int, total: int, message: str = "") -> None:

@@ -195,7 +195,9 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
         elapsed = time.monotonic() - started
         eta = eta_text(fraction, elapsed)
         bar.progress(min(max(fraction, 0.0), 1.0),
-                     text=f"{message} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
+                     # a progress text draws Markdown: an LC title of anyone's workspace spec drew an image and
+                     # a link in every runner's bar (pass 37)
+                     text=f"{literal(message)} · {fraction:.0%} · {duration_text(elapsed)} so far · {eta}")
 
     left_out: dict[str, str] = {}
     st.session_state[RUN_ACTIVE] = request.task  # left set when Streamlit stops this script (a Cancel press does that)

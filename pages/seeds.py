@@ -7,6 +7,7 @@ import random
 import streamlit as st
 
 from alict_app import artefacts, state, widgets
+from alict_app.formatting import literal
 from alict_app.guard import guarded, run_page
 
 
@@ -92,7 +93,7 @@ def main() -> None:
                     found = artefacts.seed_set(other)
                     matches = getattr(found, "n_matches", None)
                     rows.append({"lc": other.id, "matches": matches, "seeds": len(found.seeds)})
-                bar.progress(i / len(specs), text=f"{other.id} ({i}/{len(specs)})")
+                bar.progress(i / len(specs), text=f"{literal(other.id)} ({i}/{len(specs)})")
             st.dataframe(rows, hide_index=True)
 
 

@@ -306,3 +306,45 @@ def test_p37_kill_2_a_second_writer_of_a_run_says_that_it_waits(cli, tmp_path, o
         holder.close()
     assert outcome.code in (0, 1), outcome.err[-400:]
     assert "another command is writing run run" in outcome.err and "waits for it" in outcome.err
+
+
+def test_p37_pages_6_an_lc_title_is_drawn_as_text_in_the_run_progress(fake_backends, tmp_runs, tmp_path,
+                                                                   monkeypatch):
+    """Was (the p37pages helper, medium, a hole): an LC title from anyone's workspace spec went as Markdown into the
+    Run page's progress text of every session that ran that LC: `![pb](http://host/beacon.png)` was fetched by the
+    runner's browser and `[Sign in again](http://host/phish)` drawn as a live link in the app."""
+    from pathlib import Path
+
+    import streamlit
+
+    from tests.test_app import run_with_fake_model, start
+
+    workspace = tmp_path / "work"
+    (workspace / "specs" / "sentiment").mkdir(parents=True)
+    shipped = (Path(__file__).parents[2] / "specs" / "sentiment" / "sentiment-lc01.yaml").read_text()
+    hostile = shipped.replace("id: sentiment-lc01", "id: sentiment-lc55").replace(
+        "title: Short sentences with neutral adjectives and nouns",
+        "title: '![pb](http://127.0.0.1:9/beacon.png) [Sign in again](http://127.0.0.1:9/phish)'")
+    (workspace / "specs" / "sentiment" / "sentiment-lc55.yaml").write_text(hostile)
+    monkeypatch.setenv("ALICT_WORKSPACE_DIR", str(workspace))
+    texts: list[str] = []
+    real_progress = streamlit.progress
+
+    def recording(value, text=None, **kwargs):
+        bar = real_progress(value, text=text, **kwargs)
+        texts.append(str(text))
+        original = bar.progress
+
+        def progress(value, text=None, **kw):
+            texts.append(str(text))
+            return original(value, text=text, **kw)
+
+        bar.progress = progress
+        return bar
+
+    monkeypatch.setattr(streamlit, "progress", recording)
+    at = run_with_fake_model(start(), lcs=("sentiment-lc55",))
+    assert not at.exception
+    titled = [text for text in texts if "beacon" in text]
+    assert titled, texts
+    assert not any("](http" in text for text in titled), titled
