@@ -84,11 +84,17 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         st.info(f"No finished run for the task {TASK_TITLES.get(task, task)} yet: {none_hint}.")
         return None
     remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
-    unknown = False
+    unknown = linked_elsewhere = False
     if current not in keys:
         unknown = bool(current) and not runs.is_done(current)  # a mistyped or deleted run in a link (not a task
         # switch, which leaves a finished run of the other task): said once, never a silent swap
+        owner = _run_task(runs.resolve(current)) if current and not unknown else None
+        linked_elsewhere = owner not in (None, task) and current != st.session_state.get(SHOWN_RUN)
         current = remembered.get(task) if remembered.get(task) in keys else keys[0]
+        if linked_elsewhere:  # a link naming a run of the other task (no task switch shown it): said, not swapped
+            st.caption(f"The run {literal(repr(str(state.get('run'))[:40]))} named by the link is a run of "
+                       f"{literal(TASK_TITLES.get(str(owner), str(owner)))}: choose that task in the sidebar to open "
+                       f"it; showing {literal(labels.get(str(current), str(current)))} instead.")
         if unknown:
             linked, shown = repr(str(state.get("run"))[:40]), labels.get(str(current), str(current))
             if state.get("run") == st.session_state.get(SHOWN_RUN):
@@ -97,7 +103,7 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
             else:
                 st.caption(f"The run {literal(linked)} named by the link is not a finished run here; showing "
                            f"{literal(shown)} instead.")
-    st.session_state[FELL_BACK] = unknown
+    st.session_state[FELL_BACK] = unknown or linked_elsewhere
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
     remembered[task] = state.get("run")

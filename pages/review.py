@@ -18,6 +18,8 @@ from alict_app.review_tasks import create_task_form, show_notice, store
 from alict_app.review_writeback import metrics_view
 from alict_core.tasks import SENTIMENT, TASKS
 
+SHOWN_REVIEW = "review_shown"  # the review task this session was last shown (a task switch keeps it; a link does not)
+
 
 def main() -> None:
     widgets.header("Review", "Judge generated test cases: LC relevance, label and (for expansions) whether the seed's "
@@ -37,15 +39,22 @@ def main() -> None:
     asked = unicodedata.normalize("NFC", str(state.get("review") or ""))  # names are stored composed (NFC): a link
     if asked and asked != state.get("review"):  # typed with 'e' + a combining accent names the same task
         state.put("review", asked)
-    if asked and asked not in names and not any(  # a link naming a task that is not there opened another one
-            asked in {t.name for t in review_store.tasks(other)} for other in TASKS if other != suite_task):
-        # (a review task of the other task, kept across a task switch, is no link's)
-        st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}, so another "
-                   "one is shown: check the task below before you take a set (ask whoever sent a link which one "
-                   "they meant).")
+    if asked and asked not in names:  # a link naming a task that is not there opened another one
+        owner = next((other for other in TASKS if other != suite_task
+                      and asked in {t.name for t in review_store.tasks(other)}), None)
+        if owner is None:
+            st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}, so "
+                       "another one is shown: check the task below before you take a set (ask whoever sent a link "
+                       "which one they meant).")
+        elif asked != st.session_state.get(SHOWN_REVIEW):  # the other task's, from a link (not kept across a task
+            # switch): a reviewer claimed a set of the task shown instead without a word (pass 37)
+            st.warning(f"Review task {literal(asked[:60])} is a review task of {TASK_TITLES[owner]}: choose "
+                       f"{TASK_TITLES[owner]} in the sidebar to open it. Another one is shown: do not take a set of "
+                       "it unless it is the one you meant.")
     state.ensure_choice("review", names)
     c1, c2 = st.columns(2)
     name = c1.selectbox("Review task", names, key="review")
+    st.session_state[SHOWN_REVIEW] = name
     if len(str(state.get("reviewer") or "")) > 100:  # a link's name the field would cut without a word
         state.put("reviewer", "")
         st.warning("The link's reviewer name is longer than 100 characters, so it was not used: enter your name.")

@@ -348,3 +348,64 @@ def test_p37_pages_6_an_lc_title_is_drawn_as_text_in_the_run_progress(fake_backe
     titled = [text for text in texts if "beacon" in text]
     assert titled, texts
     assert not any("](http" in text for text in titled), titled
+
+
+def _store_run(root, task: str, finished: float) -> str:
+    from alict_core.runner import build_cases, run_streaming
+
+    seeds = [{"id": f"{task}-s{i}", "lc_id": "sentiment-lc04", "task": "sentiment", "text": f"a good film {i} {task}",
+              "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"], "tolerance": None}}
+             for i in range(2)]
+    request = {"key": task, "status": "done", "started": 0, "finished": finished,
+               "request": {"task": task, "lc_ids": ["sentiment-lc04"],
+                           "models": [{"name": "vader", "kwargs": {}, "label": "vader"}]}}
+    return run_streaming(build_cases(seeds), ["vader"], root=root, extra_files={"request.json": request}).name
+
+
+def _app():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+
+
+def test_p37_pages_7a_a_link_to_a_run_of_the_other_task_is_said(tmp_path, monkeypatch):
+    """Was (the p37pages helper, low-medium): `/failures?run=<a hate-speech run>` (a link naming only the run, as the
+    docs give it; the task then defaults to sentiment) showed the newest sentiment run without a word."""
+    import time
+
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "cache" / "runs"
+    hate = _store_run(root, "hate_speech", time.time() - 100)
+    _store_run(root, "sentiment", time.time() - 50)
+    at = _app()
+    at.query_params["run"] = hate
+    at.run()
+    at = at.switch_page("pages/failures.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [c.value for c in at.caption if "named by the link is a run of" in c.value]
+    assert notes and "Hate" in notes[0], [c.value for c in at.caption]
+
+
+def test_p37_pages_7b_a_review_link_of_the_other_task_is_said(tmp_path, monkeypatch, fresh_engines):
+    """Was (the p37pages helper, low-medium): `/review?review=<a hate-speech review task>&reviewer=yan` opened a
+    sentiment review task without a word ("kept across a task switch" was assumed), and "Start reviewing" then
+    claimed a set of that task for yan."""
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from tests.robustness.support import small_cases
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    monkeypatch.setenv("ALICT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ALICT_REVIEW_DB_URL", url)
+    plan = SamplingPlan(size=3, n_sets=1, k=1)
+    create_review_task(ReviewStore(url), "sent-rt", "sentiment", small_cases(3), plan)
+    create_review_task(ReviewStore(url), "hate-rt", "hate_speech", small_cases(3), plan)
+    at = _app()
+    at.query_params["review"] = "hate-rt"
+    at.query_params["reviewer"] = "yan"
+    at.run()
+    at = at.switch_page("pages/review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning if "is a review task of" in w.value]
+    assert warnings and "hate" in warnings[0].lower(), [w.value for w in at.warning]
