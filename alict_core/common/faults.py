@@ -11,7 +11,7 @@ import os
 import shutil
 import sqlite3
 
-from alict_core.common.errors import link_loop
+from alict_core.common.errors import AlictError, link_loop
 
 OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 OUT_OF_SPACE_ADVICE = ("free disk space (or raise the file-size or quota limit) and run the command again (files are "
@@ -79,5 +79,25 @@ def environment_fault(exc: BaseException) -> str | None:
                 "be swapped whole); write into a folder or file inside it")
     if out_of_space(exc):
         reason = (exc.strerror if isinstance(exc, OSError) else None) or "File too large or no space left"
-        return f"out of space while writing ({reason}): {OUT_OF_SPACE_ADVICE}"
+        return f"out of space while writing{_full_place(exc)} ({reason}): {OUT_OF_SPACE_ADVICE}"
     return None
+
+
+NEARLY_FULL_BYTES = 16 * 1024 * 1024
+
+
+def _full_place(exc: BaseException) -> str:
+    """Where the disk is full: the folder of the file being written, else the cache when its disk is (nearly) full
+    (a full cache beside an output disk with room was said as "free disk space": the user freed the wrong disk)."""
+    name = exc.filename if isinstance(exc, OSError) and isinstance(exc.filename, str) else None
+    if name:
+        return f" into the folder {os.path.dirname(os.path.abspath(name))!r}"
+    from alict_core.common.config import cache_dir
+
+    try:
+        root = cache_dir()
+        if shutil.disk_usage(root).free < NEARLY_FULL_BYTES:
+            return f" into the cache folder {str(root)!r} ($ALICT_CACHE_DIR)"
+    except (OSError, AlictError):
+        pass
+    return ""

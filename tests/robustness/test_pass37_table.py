@@ -409,3 +409,21 @@ def test_p37_pages_7b_a_review_link_of_the_other_task_is_said(tmp_path, monkeypa
     assert not at.exception, [e.value for e in at.exception]
     warnings = [w.value for w in at.warning if "is a review task of" in w.value]
     assert warnings and "hate" in warnings[0].lower(), [w.value for w in at.warning]
+
+
+def test_p37_kill_3_a_full_disk_is_said_with_its_folder(tmp_path, monkeypatch, own_cache):
+    """Was (the p37kill helper, low): a full file system under `$ALICT_CACHE_DIR` beside an `--out` disk with room
+    was said as "out of space while writing (No space left on device): free disk space ...": the user freed the wrong
+    disk. The folder being written is named, else the cache when its disk is (nearly) full."""
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    from alict_core.common import faults
+
+    named = faults.environment_fault(OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "o" / "x.json")))
+    assert named is not None and f"into the folder {str(tmp_path / 'o')!r}" in named
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100, 100, 0))
+    unnamed = faults.environment_fault(OSError(errno.ENOSPC, "No space left on device"))
+    assert unnamed is not None and "cache folder" in unnamed and str(own_cache) in unnamed
