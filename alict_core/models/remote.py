@@ -292,25 +292,40 @@ class HttpJsonModel(_RemoteBase):
         return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)))
 
 
+NEGATED = re.compile(r"\b(?:not|no|neither|nor|never|hardly)\s+(?:[\w-]+\s+){0,2}$")  # "not", "not really", "neither"
+
+
 def parse_answer(answer: str, labels: Sequence[str], task: str) -> str | None:
-    """The task label an LLM answer names, or None. Longest match first, so 'non-hateful' beats 'hateful'."""
-    text = answer.strip().lower()
-    text = re.sub(r"[*`\"'.!:]", " ", text)
+    """The task label an LLM answer names, or None. Longest match first, so 'non-hateful' beats 'hateful'.
+
+    A negated mention ("not negative", "neither positive nor negative") names no label, and an answer naming two
+    labels ("Positive? No. Negative.") is unparsed: "Not negative." was read as negative (pass 37)."""
+    text = re.sub(r"n't\b", " not", answer.strip().lower())
+    text = re.sub(r"[.!?;,()]", " | ", text)  # a negation does not reach across a sentence or clause break
+    text = re.sub(r"[*`\"':]", " ", text)
     text = re.sub(r"^\s*(answer|label|sentiment|classification)\s*", " ", text)
     candidates = {label.lower(): label for label in labels} | {
         k: v for k, v in SYNONYMS.get(task, {}).items() if v in labels
     }
-    best: tuple[int, int, str] | None = None  # (position, -length, label): earliest, then longest
+    named: dict[str, tuple[int, int]] = {}  # label -> (position, -length) of its earliest plain mention
     for phrase, label in candidates.items():
-        match = re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text)
-        if match and (best is None or (match.start(), -len(phrase)) < best[:2]):
-            best = (match.start(), -len(phrase), label)
-    if best is None:
+        for match in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text):
+            if NEGATED.search(text[:match.start()]):
+                continue
+            spot = (match.start(), -len(phrase))
+            named[label] = min(named.get(label, spot), spot)
+            break
+    # a phrase inside a longer one of another label ('hate' in 'not hate speech') is no mention of its own
+    plain = {label: spot for label, spot in named.items()
+             if not any(other != label and o[0] <= spot[0] and spot[0] - spot[1] <= o[0] - o[1]
+                        and o != spot for other, o in named.items())}
+    if len(plain) == 1:
+        return next(iter(plain))
+    if not plain:
         digit = re.fullmatch(r"\s*(\d)\s*", text)
         if digit and int(digit.group(1)) < len(labels):
             return labels[int(digit.group(1))]
-        return None
-    return best[2]
+    return None
 
 
 class OpenAIChatModel(_RemoteBase):

@@ -427,3 +427,18 @@ def test_p37_kill_3_a_full_disk_is_said_with_its_folder(tmp_path, monkeypatch, o
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100, 100, 0))
     unnamed = faults.environment_fault(OSError(errno.ENOSPC, "No space left on device"))
     assert unnamed is not None and "cache folder" in unnamed and str(own_cache) in unnamed
+
+
+@pytest.mark.parametrize("answer,label", [
+    ("Not negative.", None), ("Not positive at all", None), ("It is neither positive nor negative.", None),
+    ("I would not say positive", None), ("Positive? No. Negative.", None), ("It isn't negative.", None),
+    ("It is positive, not negative.", "positive"), ("Negative (not positive)", "negative"), ("Positive.", "positive"),
+])
+def test_p37_cli_9_a_negated_label_is_not_that_label(answer, label):
+    """Was (the p37cli helper, medium-low): `openai-chat` on sentiment read "Not negative." as negative and "It is
+    neither positive nor negative." as positive (the earliest mention won): an LLM answering right failed the
+    negation LCs, with exit 0 and no unparsed answer counted. A negated mention names no label; two labels named is
+    unparsed (the run counts it)."""
+    from alict_core.models.remote import parse_answer
+
+    assert parse_answer(answer, ("negative", "neutral", "positive"), "sentiment") == label
