@@ -160,6 +160,7 @@ def render_reader_report(reader: Any, title: str = "ALiCT linguistic-capability 
            "<h2>Per-LC results</h2>", _table(_summary_table(summary), PCT, bad_col="fail_rate")]
     out += validity_section((meta.get("extra") or {}).get("validity"))
     out += suite_section(meta.get("extra") or {})
+    out += unparsed_section(meta.get("extra") or {})
     out.append(f"<h2>Example failures (up to {examples_per_lc} per LC × model)</h2>")
     fails = reader.sample_failures(per_group=examples_per_lc)
     if fails.empty:
@@ -199,6 +200,7 @@ def render_report(result, title: str = "ALiCT linguistic-capability test report"
            "<h2>Per-LC results</h2>", _table(table, PCT, bad_col="fail_rate"), review_note]
     out += validity_section(result.extra.get("validity"))
     out += suite_section(result.extra)
+    out += unparsed_section(result.extra)
     if accuracies:
         acc = pd.DataFrame([{"model": k, "task": v.get("task"), "test accuracy": (v.get("test") or {}).get("accuracy"),
                              "test macro-F1": (v.get("test") or {}).get("macro_f1")} for k, v in accuracies.items()])
@@ -241,6 +243,18 @@ def validity_section(validity: dict | None) -> list[str]:
     text = (f"<p>{int(validity.get('n_flagged', 0))} generated cases were flagged by the validity checks and "
             f"{verb}.</p>")
     return ["<h2>Validity checks</h2>", text] + ([_table(rows)] if len(rows) else [])
+
+
+def unparsed_section(extra: dict) -> list[str]:
+    """Models whose answers could not be parsed: those cases were scored by the fallback label, not by the model (an
+    LLM that refused every case passed a neutral LC without a word in the report, pass 37)."""
+    unparsed = extra.get("unparsed_answers") or {}
+    if not isinstance(unparsed, dict) or not unparsed:
+        return []
+    lines = "".join(f"<li>{_e(name)}: {_e(count)} answer(s)</li>" for name, count in sorted(unparsed.items()))
+    return ["<h2>Answers that could not be parsed</h2>",
+            "<p><b>These cases were scored as the model's fallback label, not by an answer of the model: their "
+            f"passes and failures say nothing about it.</b></p><ul>{lines}</ul>"]
 
 
 def suite_section(extra: dict) -> list[str]:

@@ -15,7 +15,8 @@ Schema ``alict-summary/1`` (:data:`SUMMARY_SCHEMA` is the same as a JSON Schema)
                   "n_pass_to_fail", "threshold": float | null, "failed": bool, "design_effect": float | null}],
      "capabilities": [{"capability", "model", "n_lcs", "n_cases", "n_fail", "fail_rate", "ci_low", "ci_high"}],
      "skipped_tests": [{"suite", "test", "reason", "items"}],   # tests of --suite files not run (may be empty)
-     "suite_import": {"files", "inv_threshold", ...} | null}      # how imported suites were scored
+     "suite_import": {"files", "inv_threshold", ...} | null,      # how imported suites were scored
+     "unparsed_answers": {model: int}}   # answers scored by the fallback label, not by the model (may be empty)
 
 Rates are in [0, 1]; a rate of an empty group is null.
 """
@@ -80,6 +81,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
         "suite_import": {"type": ["object", "null"], "properties": {
             "files": {"type": "array", "items": {"type": "string"}},
             "inv_threshold": {"type": "number", "minimum": 0, "maximum": 1}}},
+        "unparsed_answers": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
     },
 }
 
@@ -170,6 +172,8 @@ def summary_document(result, thresholds: Mapping[str, float] | None = None) -> d
         "thresholds": {k: float(v) for k, v in thresholds.items()}, "passed": failed == 0, "n_failed": failed,
         "interval": INTERVAL_NOTE, "results": results, "capabilities": capability_results(results, summary),
         "skipped_tests": list(extra.get("skipped_tests") or []), "suite_import": extra.get("suite_import"),
+        # answers scored by the fallback label, not the model's (a model that refused every case "passed")
+        "unparsed_answers": {str(k): int(v) for k, v in dict(extra.get("unparsed_answers") or {}).items()},
     }
 
 

@@ -442,3 +442,37 @@ def test_p37_cli_9_a_negated_label_is_not_that_label(answer, label):
     from alict_core.models.remote import parse_answer
 
     assert parse_answer(answer, ("negative", "neutral", "positive"), "sentiment") == label
+
+
+def test_p37_cli_10_answers_scored_by_the_fallback_are_said_in_the_summary_and_report(tmp_path):
+    """Was (the p37cli helper, medium-low): an `openai-chat` model answering "I cannot help with that." to every case
+    passed a neutral LC (the fallback label is neutral): the summary JSON said `"passed": true` and the HTML report
+    nothing of the 4 of 4 unparsed answers (only stderr and meta.json held them)."""
+    import json
+
+    import jsonschema
+
+    from alict_core.cases.testcases import TestCase
+    from alict_core.report.html import write_report
+    from alict_core.report.summary import SUMMARY_SCHEMA, write_summary_json
+    from alict_core.runner import run_suite
+    from alict_core.runner.run import RunResult
+
+    cases = [TestCase(case_id=f"c{i}", lc_id="sentiment-lc05", kind="seed", seed_id=f"c{i}", test_type="MFT",
+                      text=f"a film {i}", expected={"kind": "label", "labels": ["neutral"]}) for i in range(2)]
+
+    class Neutral:
+        name, labels = "llm", ("negative", "neutral", "positive")
+
+        def predict_proba(self, texts):
+            import numpy as np
+
+            return np.tile([0.0, 1.0, 0.0], (len(texts), 1))
+
+    result = run_suite(cases, [Neutral()], cache_root=tmp_path / "p")
+    result = RunResult(result.case_list, result.outcomes, extra={"unparsed_answers": {"llm": 2}})
+    document = json.loads(write_summary_json(result, tmp_path / "s.json").read_text())
+    jsonschema.validate(document, SUMMARY_SCHEMA)
+    assert document["unparsed_answers"] == {"llm": 2}
+    html = write_report(result, tmp_path / "r.html").read_text()
+    assert "Answers that could not be parsed" in html and "llm: 2 answer(s)" in html
