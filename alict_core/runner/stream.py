@@ -262,13 +262,16 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
-def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> None:
+def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None,
+                    described: Sequence[Mapping[str, Any]]) -> bool:
     """Say that another writer holds this run's lock, and that this command waits for it: a second command of the
-    same inputs waited minutes without a word behind a frozen progress bar (pass 37)."""
+    same inputs waited minutes without a word behind a frozen progress bar (pass 37). True when a model's answers
+    may change (an endpoint's): a finished run of it is asked again, never served (a killed one still resumes)."""
     from alict_core.runner.store import writer_holds_lock
 
+    ask_again = any(m.get("answers_change") for m in described)
     if not writer_holds_lock(folder):
-        return
+        return ask_again
     holder = ""
     for candidate in (folder, pending_dir(folder)):
         state = read_progress(candidate) if candidate.is_dir() else None
@@ -280,6 +283,7 @@ def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> No
                  folder.name, holder)
     if progress:
         progress(0, n_cases, "waiting for another writer of this run")
+    return ask_again
 
 
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
@@ -332,16 +336,15 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                   on_finished: Callable[[Path], Any] | None = None) -> Path:
     """Run ``cases`` through ``models`` shard by shard on ``executor``; return the (finished) run folder.
 
-    ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir`` defaults to
-    ``<runs root>/<run_id>``. A re-run with the same inputs resumes after the last finished shard; a finished
-    run is returned as it is. ``progress(done, total, message)`` counts cases (``total`` 0 while cases are
-    prepared). ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards
-    are kept and ``RunCancelled`` is raised. ``exclude(case)`` True leaves a case out (asked in the given order,
-    a seed before its expansions): the caller hands in review's ``RejectionFilter()`` to leave out what
-    reviewers rejected; None runs every case.
-    ``plugins``: modules a worker imports before building the models (models registered outside the core).
-    ``root``: the run store for the default ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``:
-    name → JSON value (or a function returning it, called when the run is done), e.g. the app's ``request.json``,
+    ``models``: registered names or ``{"name", "kwargs"}`` (built once per worker). ``run_dir``: default
+    ``<runs root>/<run_id>``. A re-run of the same inputs resumes; a finished run is returned as it is (one of an
+    endpoint is asked again). ``progress(done, total, message)`` counts cases (``total`` 0 while preparing).
+    ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards are kept and
+    ``RunCancelled`` is raised. ``exclude(case)`` True leaves a case out (asked in the given order, a seed before
+    its expansions): the caller hands in review's ``RejectionFilter()``; None runs every case.
+    ``plugins``: modules a worker imports before building the models. ``root``: the run store for the default
+    ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``: name → JSON value (or a function returning it,
+    called when the run is done), e.g. the app's ``request.json``,
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
@@ -372,17 +375,13 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             # JUnit and summary name the models; the old run's names were served "as is")
             run_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
-            # an endpoint's answers may have changed since a finished run: that run is asked again, never served
-            # (a killed run of it still resumes)
-            ask_again = any(m.get("answers_change") for m in described)
-            _say_if_waiting(folder, run_hash.n, progress)
+            ask_again = _say_if_waiting(folder, run_hash.n, progress, described)
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
-                done, made = adopt(staging, work, run_id, shard_size, len(sizes),
-                                   reuse=folder if work != folder and not ask_again else None,
-                                   models=[m["name"] for m in described])
+                done, made = adopt(staging, work, run_id, shard_size, len(sizes), models=[m["name"] for m in described],
+                                   reuse=folder if work != folder and not ask_again else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool, made)
                 _write_progress(work, state)

@@ -141,7 +141,8 @@ def test_cli_f6_a_refused_command_leaves_no_new_database(cli, tmp_path, own_cach
     rows = tmp_path / "j.csv"
     rows.write_text("task,case_id,text_hash,reviewer,relevance,label_score\nnope,c1,h1,ann,1,1\n", encoding="utf-8")
     outcome = cli("review", "import", str(rows), "--db", f"sqlite:///{database}")
-    assert_clean_error(outcome, 2, "nope")
+    # since pass 37 a missing database is refused before anything else (no task can be in it)
+    assert_clean_error(outcome, 2, "no review database at", "nothing was created")
     assert not list(tmp_path.glob("new.sqlite*"))
 
 
