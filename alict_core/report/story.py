@@ -368,9 +368,28 @@ def loader_for(refs: Sequence[Mapping[str, Any]], names: Sequence[str]) -> Model
     return load
 
 
+def _endpoint_models(run_dir: Path) -> list[str]:
+    """The run's models whose answers come from a service (meta.json ``answers_change``)."""
+    from alict_core.common.jsonl import read_json
+
+    try:
+        models = read_json(run_dir / "meta.json").get("models") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("answers_change")]
+
+
 def precompute_story(run_dir: str | Path, load_model: ModelLoader | None) -> bool:
-    """Write the story of a run that just finished; never fails the run (the Story page computes it then)."""
+    """Write the story of a run that just finished; never fails the run (the Story page computes it then).
+
+    Not for a run of an endpoint: its explanations send dozens of requests per failure to a (paid) service, 177 for a
+    4-case run, unannounced (pass 37); the Story page explains on demand."""
     if too_big_for_a_story(run_dir):
+        return False
+    calling = _endpoint_models(Path(run_dir))
+    if calling:
+        log.warning("story of %s not precomputed: model %s calls a service (its explanations would send many "
+                    "requests); the Story page explains it when opened", Path(run_dir).name, calling[0])
         return False
     try:
         write_story(run_dir, load_model)

@@ -476,3 +476,24 @@ def test_p37_cli_10_answers_scored_by_the_fallback_are_said_in_the_summary_and_r
     assert document["unparsed_answers"] == {"llm": 2}
     html = write_report(result, tmp_path / "r.html").read_text()
     assert "Answers that could not be parsed" in html and "llm: 2 answer(s)" in html
+
+
+def test_p37_cli_11_a_run_of_an_endpoint_sends_no_unannounced_story_requests(cli, tmp_path, own_cache):
+    """Was (the p37cli helper, low): `run` of a chat endpoint made 181 requests for a 4-case run: the Story's
+    precompute explained each failure by sending dozens of perturbations to the (paid) service, unannounced, under a
+    request budget of its own. A run of an endpoint asks it for its cases only; the Story page explains on demand."""
+    import json
+
+    service = _Redeployable("negative")  # every case fails: the Story would explain each
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"a fine film {i}",
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i in range(4)))
+    try:
+        outcome = cli("run", "--task", "sentiment", "--models", f"http:url={service.url},name=svc", "--seeds",
+                      str(seeds), "--quiet", "--out", str(tmp_path / "run"))
+    finally:
+        service.close()
+    assert outcome.code in (0, 1), outcome.err[-400:]
+    assert len(service.texts_asked) == 4, len(service.texts_asked)
+    assert "story of run not precomputed: model svc calls a service" in outcome.err
