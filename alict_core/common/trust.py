@@ -205,7 +205,9 @@ def check_endpoint(url: str, *, loopback: bool = True) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TrustError(f"endpoint URL must be http:// or https:// with a host name, got scheme {parts.scheme!r}")
     if parts.username or parts.password:
-        raise TrustError("endpoint URL must not carry credentials; pass api_key instead")
+        # the way to pass them differs by kind: `api_key` is openai-chat's, `http` takes a header (pass 37)
+        raise TrustError("endpoint URL must not carry credentials (user:password@); give them as the model's "
+                         "api_key (openai-chat) or as a header (http: headers=X-Api-Key:…)")
     host = parts.hostname.lower().rstrip(".")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)

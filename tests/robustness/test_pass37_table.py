@@ -497,3 +497,10 @@ def test_p37_cli_11_a_run_of_an_endpoint_sends_no_unannounced_story_requests(cli
     assert outcome.code in (0, 1), outcome.err[-400:]
     assert len(service.texts_asked) == 4, len(service.texts_asked)
     assert "story of run not precomputed: model svc calls a service" in outcome.err
+
+
+def test_p37_cli_6_credentials_in_an_http_url_are_refused_with_advice_that_works(cli, tmp_path):
+    """Was (the p37cli helper, low): `--models "http:url=http://u:p@host/ok"` said "pass api_key instead", and
+    `api_key=` was then refused ("model 'http' takes no argument 'api_key'"): the advice holds for openai-chat only."""
+    outcome = cli("explain", "--text", "a fine film", "--model", "http:url=http://u:p@127.0.0.1:9/ok,task=sentiment")
+    assert outcome.code == 2 and "headers=" in outcome.err and "pass api_key instead" not in outcome.err, outcome.err
