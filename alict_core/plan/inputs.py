@@ -209,12 +209,14 @@ def read_expansion_rows(given: Iterable[str], task: str | None, *, suite_lcs: bo
         files = sorted(p for p in path.iterdir() if p.name.lower().endswith(".jsonl")) if path.is_dir() else [path]
         # any case: B.JSONL was left out of the folder without a word (read when given as a file)
         if not files:
-            raise AlictError(f"--expansions {item}: no such JSONL file (or folder of them)")
+            raise AlictError(f"--expansions {item}: " + ("a folder that holds no *.jsonl file" if path.is_dir()
+                                                         else "no such JSONL file (or folder of them)"))
         for file in files:
             problem = not_a_file(file)
             if problem is not None:  # a FIFO was "no such JSONL file" though it is there: say what it is
                 raise AlictError(f"--expansions {item}: " + ("no such JSONL file (or folder of them)"
                                                              if problem == "is missing" else problem))
+        before = len(expansions)
         for file in files:
             try:
                 numbered = jsonl_rows(file, "--expansions")
@@ -231,6 +233,11 @@ def read_expansion_rows(given: Iterable[str], task: str | None, *, suite_lcs: bo
                                          "each once")
                     first_seen[key] = str(where)
                 expansions.append(row)
+        if len(expansions) == before:  # a zero-byte copy was taken without a word (pass 37)
+            import logging
+
+            logging.getLogger(__name__).warning("--expansions %s holds no expansion rows: only the seeds are used",
+                                                item)
     return expansions
 
 

@@ -504,3 +504,21 @@ def test_p37_cli_6_credentials_in_an_http_url_are_refused_with_advice_that_works
     `api_key=` was then refused ("model 'http' takes no argument 'api_key'"): the advice holds for openai-chat only."""
     outcome = cli("explain", "--text", "a fine film", "--model", "http:url=http://u:p@127.0.0.1:9/ok,task=sentiment")
     assert outcome.code == 2 and "headers=" in outcome.err and "pass api_key instead" not in outcome.err, outcome.err
+
+
+def test_p37_cli_4_empty_expansions_are_said(cli, tmp_path, own_cache):
+    """Was (the p37cli helper, low): an empty `--expansions` file (a zero-byte copy) was taken without a word (a
+    seeds-only run, exit 0), and an empty folder was "no such JSONL file (or folder of them)" though it exists."""
+    import json
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"a fine film {i}",
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i in range(3)))
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "emptydir").mkdir()
+    run = ("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet")
+    taken = cli(*run, "--expansions", str(tmp_path / "empty.jsonl"), "--out", str(tmp_path / "r1"))
+    assert taken.code in (0, 1) and "empty.jsonl holds no expansion rows" in taken.err, taken.err[-400:]
+    folder = cli(*run, "--expansions", str(tmp_path / "emptydir"), "--out", str(tmp_path / "r2"))
+    assert folder.code == 2 and "a folder that holds no *.jsonl file" in folder.err, folder.err[-400:]
