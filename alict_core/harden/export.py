@@ -126,22 +126,26 @@ class ExportSummary:
 def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(run id, one dict per case of the chosen LCs with ``failed_by`` = {model: failed}) from a saved run; cases
     rejected in review (a confirmed write-back) are left out."""
+    run_id, rows, chosen = run_rows_and_chosen(run_dir, lcs)
+    return run_id, [row for row in rows if row["lc_id"] in chosen]
+
+
+def run_rows_and_chosen(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list[dict[str, Any]], set[str]]:
+    """(run id, the rows of every LC of the run, the LC ids ``lcs`` names: all when None)."""
     from alict_core.runner.run import RunResult
 
     result = RunResult.load(run_dir)
     known = list(dict.fromkeys(c.lc_id for c in result.case_list))
     if lcs:  # `lc5,lc05` names one LC twice: said, not merged
         distinct(list(lcs), "--lcs", key=lambda lc: _match_lc(lc, known))
-    chosen = list(known) if not lcs else [_match_lc(lc, known) for lc in lcs]
+    chosen = set(known) if not lcs else {_match_lc(lc, known) for lc in lcs}
     from alict_core.review.writeback import RejectionFilter
 
     rejected = RejectionFilter()  # a run from before a confirmed write-back holds cases reviewers rejected since
     rows, left_out = [], 0
     for i, case in enumerate(result.case_list):
-        if case.lc_id not in chosen:
-            continue
         if rejected(case):  # never trained on (the evaluation leaves them out too)
-            left_out += 1
+            left_out += case.lc_id in chosen
             continue
         row = case.to_dict()
         row["failed_by"] = {o.name: bool(not o.passed[i]) for o in result.outcomes}
@@ -151,7 +155,7 @@ def run_rows(run_dir: Path, lcs: Sequence[str] | None = None) -> tuple[str, list
 
         logging.getLogger(__name__).warning("run %s: %d case(s) rejected in review left out of the export",
                                             result.run_id, left_out)
-    return result.run_id, rows
+    return result.run_id, rows, chosen
 
 
 def _match_lc(given: str, known: Sequence[str]) -> str:
@@ -245,14 +249,18 @@ def export_hardening_data(run: str | Path, out_dir: str | Path, *, lcs: Sequence
         raise AlictError(f"--out {out_dir} is not empty; pass --overwrite to replace it")
     _check_only_export_files(out_dir)
     run_dir = resolve_run(run)
-    run_id, rows = run_rows(run_dir, lcs)
+    run_id, every, chosen = run_rows_and_chosen(run_dir, lcs)
+    rows = [row for row in every if row["lc_id"] in chosen]
     if not rows:
         raise AlictError(f"run {run_id} has no cases for LCs {list(lcs or [])}")
     check_sources_recorded(rows, run_id)
     tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
     if len(tasks) > 1:
         raise AlictError(f"run {run_id}: the chosen LCs belong to several tasks ({', '.join(tasks)}); export one")
-    parts = export_rows(rows, ratios=ratios, seed=seed, held_out=corpus_test_membership(tasks[0] if tasks else None))
+    # the run's split of every LC, the chosen LCs' parts of it: an LC's test split does not change with the other
+    # LCs chosen, so the Harden page's readiness table is the split trained (it split only the chosen LCs, and an
+    # LC preselected with 11 test cases was then refused with 9; pass 37)
+    parts = _parts_of(export_rows(every, ratios=ratios, seed=seed, held_out=_held_out(every)), chosen)
     summary = ExportSummary(out_dir, run_id, sorted({r["lc_id"] for r in rows}))
     for split, items in parts.items():
         for row in items:
@@ -453,13 +461,22 @@ def check_export_test_split(export_dir: str | Path, minimum: int | None = None) 
     check_test_split(counts, [str(lc) for lc in exported.get("lcs") or []], minimum)
 
 
+def _held_out(rows: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], bool] | None:
+    """The corpus test membership of the run's task (None for a run of several tasks)."""
+    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
+    return corpus_test_membership(tasks[0] if len(tasks) == 1 else None)
+
+
+def _parts_of(parts: dict[str, list[dict[str, Any]]], lcs: set[str]) -> dict[str, list[dict[str, Any]]]:
+    return {split: [row for row in items if row["lc_id"] in lcs] for split, items in parts.items()}
+
+
 def run_readiness(run: str | Path, model: str, *, ratios: SplitRatios | None = None, seed: int = 13,
                   min_test_cases: int | None = None, min_fail_rate: float | None = None) -> list[LcReadiness]:
-    """:func:`lc_readiness` of every LC of a saved run, split as ``harden export`` would split all of them."""
+    """:func:`lc_readiness` of every LC of a saved run, split as ``harden export`` splits them (the run's split of
+    every LC, whichever LCs are chosen)."""
     _, rows = run_rows(resolve_run(run))
     if not rows:
         return []
-    tasks = sorted({str(r["task"]) for r in rows if r.get("task")})
-    held_out = corpus_test_membership(tasks[0] if len(tasks) == 1 else None)
-    parts = export_rows(rows, ratios=ratios or SplitRatios(), seed=seed, held_out=held_out)
+    parts = export_rows(rows, ratios=ratios or SplitRatios(), seed=seed, held_out=_held_out(rows))
     return lc_readiness(rows, model, parts, min_test_cases=min_test_cases, min_fail_rate=min_fail_rate)

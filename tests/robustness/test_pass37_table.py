@@ -522,3 +522,27 @@ def test_p37_cli_4_empty_expansions_are_said(cli, tmp_path, own_cache):
     assert taken.code in (0, 1) and "empty.jsonl holds no expansion rows" in taken.err, taken.err[-400:]
     folder = cli(*run, "--expansions", str(tmp_path / "emptydir"), "--out", str(tmp_path / "r2"))
     assert folder.code == 2 and "a folder that holds no *.jsonl file" in folder.err, folder.err[-400:]
+
+
+@pytest.mark.parametrize("chosen", [["sentiment-lc04"], ["sentiment-lc01"], ["sentiment-lc01", "sentiment-lc04"]])
+def test_p37_pages_1_the_readiness_table_is_the_split_trained(tmp_path, chosen):
+    """Was (the p37pages helper, low-medium): the Harden page's table split every LC of the run (LC6: 11 test cases,
+    "ready", preselected), the retrain split the chosen LCs only (a group shared with another LC then belonged to
+    LC6: 9 test cases) and refused the page's default action. The export takes the chosen LCs' parts of the run's
+    split of every LC: an LC's test split does not change with the others chosen."""
+    from alict_core.cases.testcases import TestCase
+    from alict_core.harden.export import export_hardening_data, run_readiness
+    from alict_core.runner import run_suite
+    from tests.robustness.support import KeywordModel
+
+    def case(lc: str, i: int, source: str) -> TestCase:
+        return TestCase(case_id=f"{lc}-s{i}", lc_id=lc, kind="seed", seed_id=f"{lc}-s{i}", test_type="MFT",
+                        text=f"a good film {lc} {i}", task="sentiment", meta={"source_ids": [source]},
+                        expected={"kind": "label", "labels": ["positive"]})
+
+    cases = [case("sentiment-lc01", i, f"a{i}") for i in range(40)]
+    cases += [case("sentiment-lc04", i, f"a{i}" if i < 33 else f"b{i}") for i in range(40)]  # most share a source
+    run = run_suite(cases, [KeywordModel()], cache_root=tmp_path / "p").save(tmp_path / "run")
+    table = {r.lc_id: r.test_cases for r in run_readiness(run, "kw")}
+    summary = export_hardening_data(run, tmp_path / "hx", lcs=chosen, formats=["jsonl"])
+    assert {lc: summary.counts["test"].get(lc, 0) for lc in chosen} == {lc: table[lc] for lc in chosen}
