@@ -17,10 +17,11 @@ NO_PREDICATES = "imported suite case: no LC search predicates to re-check"
 
 
 def suite_seeds(cases: Sequence[TestCase], task: str) -> dict[str, list[dict[str, Any]]]:
-    """MFT cases as seed dicts (PTB-tokenised text, like corpus seeds), grouped by their LC / functionality."""
+    """MFT cases as seed dicts (PTB-tokenised text, like corpus seeds), grouped by their LC / functionality. A suite's
+    expansion cases (a run's exported cases.jsonl) are no seeds: an expansion of one hung on an expansion (pass 37)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
-        if case.test_type != "MFT" or case.variants:
+        if case.test_type != "MFT" or case.variants or case.kind == "expansion":
             continue
         groups.setdefault(case.lc_id, []).append({
             "id": case.case_id, "lc_id": case.lc_id, "task": case.task or task, "text": " ".join(tokenize(case.text)),
@@ -64,13 +65,14 @@ def suite_expansion_cases(cases: Sequence[TestCase], expansions: Sequence[dict[s
     with the text validity checks applied; (cases, validity record)."""
     from alict_core.cases.validity import exclusion_note, validate
 
-    ids = {c.case_id for c in cases}
+    seeds_of = [c for c in cases if c.test_type == "MFT" and not c.variants and c.kind != "expansion"]
+    ids = {c.case_id for c in seeds_of}
     rows = [r for r in expansions if str(r.get("seed_id")) in ids and r.get("accepted", True)]
     if not rows:
         return [], {}
     seeds = [{"id": c.case_id, "lc_id": c.lc_id, "task": c.task or task, "text": c.text, "test_type": c.test_type,
               "expected": c.expected, "capability": c.capability, "description": c.description}
-             for c in cases if c.test_type == "MFT" and not c.variants]
+             for c in seeds_of]
     grown = [c for c in build_cases(seeds, rows) if c.kind == "expansion"]
     report = validate(seeds, rows, task=task)
     grown_ids = {c.case_id for c in grown}

@@ -546,3 +546,22 @@ def test_p37_pages_1_the_readiness_table_is_the_split_trained(tmp_path, chosen):
     table = {r.lc_id: r.test_cases for r in run_readiness(run, "kw")}
     summary = export_hardening_data(run, tmp_path / "hx", lcs=chosen, formats=["jsonl"])
     assert {lc: summary.counts["test"].get(lc, 0) for lc in chosen} == {lc: table[lc] for lc in chosen}
+
+
+def test_p37_cli_8_a_suites_expansion_cases_are_no_seeds(tmp_path):
+    """Was (the p37cli helper, low): `expand --suite <a run's exported cases.jsonl>` expanded the suite's expansion
+    cases as seeds, and `run --suite … --expansions` then took an expansion hanging on an expansion (its own seed
+    group in the clustered intervals, paired seed→expansion with an expansion)."""
+    from alict_core.cases.testcases import TestCase
+    from alict_core.expansion.suite import suite_expansion_cases, suite_seeds
+
+    expected = {"kind": "label", "labels": ["positive"]}
+    seed = TestCase(case_id="s1", lc_id="sentiment-lc01", kind="seed", seed_id="s1", test_type="MFT",
+                    text="a good film", expected=expected)
+    grown = TestCase(case_id="s1-x1", lc_id="sentiment-lc01", kind="expansion", seed_id="s1", test_type="MFT",
+                     text="a very good film", expected=expected)
+    assert [s["id"] for s in suite_seeds([seed, grown], "sentiment")["sentiment-lc01"]] == ["s1"]
+    row = {"id": "s1-x1-x2", "seed_id": "s1-x1", "lc_id": "sentiment-lc01", "text": "a very good new film",
+           "accepted": True}
+    kept, _ = suite_expansion_cases([seed, grown], [row], "sentiment", keep_flagged=True)
+    assert kept == []
