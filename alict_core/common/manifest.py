@@ -427,10 +427,26 @@ def clean_stale(parent: Path, max_age_s: float = 3600.0) -> None:
     now = time.time()
     for tmp in Path(parent).glob(".*.tmp-*"):
         try:
-            if is_own(tmp) and now - tmp.stat().st_mtime > max_age_s:
+            if is_own(tmp) and now - _newest_mtime(tmp) > max_age_s:
                 shutil.rmtree(tmp, ignore_errors=True)
         except OSError:
             continue
+
+
+def _newest_mtime(folder: Path, limit: int = 10_000) -> float:
+    """The newest modification time of ``folder`` and what it holds (at most ``limit`` folders looked at): a live
+    writer's staging keeps the folder's own creation time while it writes into sub-folders, and was swept as stale
+    by another run after a clock jump (pass 37)."""
+    newest = folder.stat().st_mtime
+    for i, (root, dirs, files) in enumerate(os.walk(folder)):
+        for name in (*dirs, *files):
+            try:
+                newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime)
+            except OSError:
+                continue
+        if i >= limit:
+            break
+    return newest
 
 
 def _manifest_json(path: Path) -> Any:

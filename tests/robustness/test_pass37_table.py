@@ -565,3 +565,24 @@ def test_p37_cli_8_a_suites_expansion_cases_are_no_seeds(tmp_path):
            "accepted": True}
     kept, _ = suite_expansion_cases([seed, grown], [row], "sentiment", keep_flagged=True)
     assert kept == []
+
+
+def test_p37_kill_4_a_live_staging_folder_is_not_swept_after_a_clock_jump(tmp_path):
+    """Was (the p37kill helper, low): a run's staging folder keeps its creation time while the run writes into its
+    `cases/`; after a clock jump of an hour, another run in the same folder swept it as stale and the live run failed
+    naming a hidden file. A staging folder whose contents are recent is kept; a truly old one still goes."""
+    import os
+    import time
+
+    from alict_core.common.manifest import clean_stale, staging_dir
+
+    live, dead = staging_dir(tmp_path, ".stream.tmp-"), staging_dir(tmp_path, ".stream.tmp-")
+    for folder in (live, dead):
+        (folder / "cases").mkdir()
+        (folder / "cases" / "part-00000.jsonl").write_text("{}\n")
+    old = time.time() - 7200
+    os.utime(live, (old, old))  # the folder's own time: its creation, two hours "ago" after the jump
+    for path in (dead / "cases" / "part-00000.jsonl", dead / "cases", dead):
+        os.utime(path, (old, old))
+    clean_stale(tmp_path)
+    assert live.exists() and not dead.exists()
