@@ -11,8 +11,9 @@ the Review page's confirmation, or ``review writeback --confirm``), which also s
 then on runs leave out the rejected cases *and* the expansions of a rejected seed (they inherit its label):
 the caller of a run hands the runner ``RejectionFilter()`` as its ``exclude``; ``run --include-rejected`` shows
 them. Cases are matched by case id and the content hash of their text, so a regenerated case with the same id
-but another text is not excluded. A case without a ``task`` field is checked against the run's task when the
-caller names it, else against every suite task whose write-back is confirmed.
+but another text is not excluded; a case rejected on its expected label alone runs again once its LC expects
+another label (the reviewers' verdict was on that expectation). A case without a ``task`` field is checked
+against the run's task when the caller names it, else against every suite task whose write-back is confirmed.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def case_verdicts(rows: Iterable[Mapping[str, Any]], task: str, min_agreeing: in
         agreed = [votes >= min_agreeing and votes * 2 > n for votes in (disagree, low)]
         out[key] = {"lc_id": judged[0]["lc_id"], "kind": judged[0]["kind"], "seed_id": judged[0].get("seed_id"),
                     "text": judged[0].get("text", ""), "n": n, "disagree": disagree, "low_relevance": low,
-                    "relevance": relevance, "rejected": any(agreed)}
+                    "relevance": relevance, "rejected": any(agreed),
+                    # rejected for its expected label alone: a verdict on that expectation, not on the case
+                    "label_only": agreed[0] and not agreed[1], "expected": judged[0].get("expected")}
     return out
 
 
@@ -81,6 +84,26 @@ def rejected_keys(task: str, lc: str | None = None, *, url: str | None = None, m
     rule = min_agreeing or active or DEFAULT_MIN_AGREEING
     verdicts = case_verdicts(store.judgements(suite_task=task), task, rule)
     return {key for key, v in verdicts.items() if v["rejected"] and (lc is None or v["lc_id"] == lc)}
+
+
+def label_rejections(task: str, *, url: str | None = None) -> dict[tuple[str, str], Any]:
+    """(case id, text hash) → the expectation reviewers rejected, of the cases rejected on their label alone (the
+    confirmed write-back's rule): such a case runs again once its LC expects another label (pass 37)."""
+    store = _store_if_exists(url)
+    active = active_min_agreeing(store, task) if store is not None else None
+    if store is None or active is None:
+        return {}
+    verdicts = case_verdicts(store.judgements(suite_task=task), task, active)
+    return {key: v["expected"] for key, v in verdicts.items() if v["rejected"] and v["label_only"]}
+
+
+def same_expectation(a: Any, b: Any) -> bool:
+    """Whether two expectations ask for the same thing (kind and labels; their order and extra fields aside)."""
+    def key(value: Any) -> tuple[str, tuple[str, ...]]:
+        value = value if isinstance(value, Mapping) else {}
+        return str(value.get("kind")), tuple(sorted(str(label) for label in value.get("labels") or ()))
+
+    return key(a) == key(b)
 
 
 def rejected_cases(task: str, *, url: str | None = None, min_agreeing: int | None = None) -> list[dict[str, Any]]:
@@ -131,6 +154,7 @@ class RejectionFilter:
         self.url = url
         self.default_task = default_task
         self.keys: dict[str, set[tuple[str, str]]] = {}
+        self.label_only: dict[str, dict[tuple[str, str], Any]] = {}  # task → key → the expectation rejected
         self.seen_seeds: dict[str, bool] = {}  # seed id → rejected
         self._confirmed: list[str] | None = None
 
@@ -149,19 +173,29 @@ class RejectionFilter:
             self.keys[task] = rejected_keys(task, url=self.url)
         return self.keys[task]
 
+    def _still_rejected(self, case: Any, key: tuple[str, str]) -> bool:
+        """A case rejected on its expected label alone is not, once its LC expects another label."""
+        for task in self._tasks(case):
+            if task not in self.label_only:
+                self.label_only[task] = label_rejections(task, url=self.url)
+            if key in self.label_only[task]:
+                return same_expectation(self.label_only[task][key], getattr(case, "expected", None))
+        return True
+
     def __call__(self, case: Any) -> bool:
         keys: set[tuple[str, str]] = set().union(*(self._keys(t) for t in self._tasks(case)))
+        key = (case.case_id, hash_text(case.text))
         if case.kind == "seed":
-            rejected = bool(keys) and (case.case_id, hash_text(case.text)) in keys
+            rejected = bool(keys) and key in keys and self._still_rejected(case, key)
             self.seen_seeds[case.seed_id] = rejected
             return rejected
         if not keys:
             return False
-        if (case.case_id, hash_text(case.text)) in keys:
-            return True
+        if key in keys:
+            return self._still_rejected(case, key)
         if case.seed_id in self.seen_seeds:
             return self.seen_seeds[case.seed_id]
-        return any(case_id == case.seed_id for case_id, _ in keys)
+        return any(self._still_rejected(case, seed) for seed in keys if seed[0] == case.seed_id)
 
 
 def drop_rejected(cases: Sequence[Any], *, url: str | None = None,

@@ -586,3 +586,30 @@ def test_p37_kill_4_a_live_staging_folder_is_not_swept_after_a_clock_jump(tmp_pa
         os.utime(path, (old, old))
     clean_stale(tmp_path)
     assert live.exists() and not dead.exists()
+
+
+def test_p37_cli_3_a_label_rejection_no_longer_applies_once_the_expected_label_is_changed(cli, tmp_path,
+                                                                                         fresh_engines):
+    """Was (the p37cli helper, low): reviewers rejected LC4's cases for their expected label ("positive or neutral"
+    is wrong); after LC4's spec was corrected as they asked (negative), the same cases (same ids and texts) were
+    still left out of every run ("3 rejected by reviewers left out"): the verdict on the old expectation was applied
+    to the new one. A relevance rejection still applies whatever the label."""
+    from alict_core.cases.testcases import TestCase
+    from alict_core.review import ReviewStore, SamplingPlan, create_review_task
+    from alict_core.review.writeback import RejectionFilter
+
+    url = f"sqlite:///{tmp_path / 'review.sqlite'}"
+    old = {"kind": "label", "labels": ["neutral", "positive"]}
+    cases = [TestCase(case_id=f"c{i}", lc_id="sentiment-lc04", kind="seed", seed_id=f"c{i}", test_type="MFT",
+                      text=f"not a bad film {i}", expected=old, task="sentiment") for i in range(3)]
+    store = ReviewStore(url)
+    create_review_task(store, "t", "sentiment", cases, SamplingPlan(size=3, n_sets=1, k=2), ["ann", "bob"])
+    task = next(t for t in store.tasks("sentiment") if t.name == "t")
+    for reviewer in ("ann", "bob"):
+        for item in store.items(task.id):
+            store.judge(item.id, reviewer, relevance=5, label_score=1)
+    store.confirm_writeback("sentiment", 2, "ann")
+    assert all(RejectionFilter(url=url)(case) for case in cases)  # the old expectation: left out
+    corrected = [TestCase(**{**case.to_dict(), "expected": {"kind": "label", "labels": ["negative"]}})
+                 for case in cases]
+    assert not any(RejectionFilter(url=url)(case) for case in corrected)
