@@ -81,6 +81,9 @@ def executor_options(args: argparse.Namespace) -> dict[str, str]:
 
     if args.ray_address and args.executor != "ray":
         raise AlictError(f"--ray-address needs --executor ray (got --executor {args.executor})")
+    if getattr(args, "workers", 1) > 1 and args.executor == "local":  # was ignored without a word (pass 37)
+        raise AlictError(f"--workers {args.workers} needs --executor processes or ray (the local executor runs one "
+                         "shard after the other in this process)")
     return {"address": args.ray_address} if args.ray_address else {}
 
 

@@ -14,8 +14,8 @@ from alict_core.common.textsafe import printable, printable_frame
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help="compare two saved runs (or two models of one run) per LC and capability",
-        description="Per LC and capability: both fail rates with 95%% seed-clustered intervals, the paired "
-        "difference B − A with its 95%% interval, and a paired test clustered by seed (exact sign test on seed "
+        description="Per LC and capability: both fail rates with 95 % seed-clustered intervals, the paired "
+        "difference B − A with its 95 % interval, and a paired test clustered by seed (exact sign test on seed "
         "groups' net discordance: McNemar's exact test when every group is one case). p-values are corrected "
         "across LCs: marks (* q<0.05, ** q<0.01, *** q<0.001) use Benjamini–Hochberg, --fail-on-regression uses "
         "Holm. Cases that newly fail or newly pass (matched by LC and text). Runs of different tasks are refused.",

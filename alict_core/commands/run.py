@@ -213,6 +213,9 @@ def planned(args: argparse.Namespace) -> Plan:
     """The run's cases (``alict_core.plan``); none is an error."""
     plan = make_plan(plan_options(args))
     if not plan.cases:
+        if args.seeds and not args.suite:  # the user gave --seeds: "give --seeds" was no help (pass 37)
+            raise AlictError(f"no test cases: the --seeds file(s) {', '.join(map(str, args.seeds))[:200]} hold no "
+                             "seed of the chosen LCs; give the files `seeds --out` wrote")
         raise AlictError("no test cases: give LCs of the task (default), --seeds, or --suite files")
     return plan
 

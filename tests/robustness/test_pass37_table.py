@@ -613,3 +613,22 @@ def test_p37_cli_3_a_label_rejection_no_longer_applies_once_the_expected_label_i
     corrected = [TestCase(**{**case.to_dict(), "expected": {"kind": "label", "labels": ["negative"]}})
                  for case in cases]
     assert not any(RejectionFilter(url=url)(case) for case in corrected)
+
+
+def test_p37_cli_5_an_empty_seeds_file_is_named(cli, tmp_path):
+    """Was (the p37cli helper, cosmetic): `run --seeds <empty file>` said "no test cases: give LCs of the task
+    (default), --seeds, or --suite files" to a user who had given --seeds."""
+    (tmp_path / "empty.jsonl").write_text("")
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--seeds",
+                  str(tmp_path / "empty.jsonl"), "--out", str(tmp_path / "r"))
+    assert outcome.code == 2 and "empty.jsonl hold no seed" in outcome.err, outcome.err[-300:]
+
+
+def test_p37_cli_7_workers_without_a_pool_and_the_compare_help(cli, tmp_path, capsys):
+    """Was (the p37cli helper, cosmetic): `run --workers 3` on the default local executor was ignored without a word
+    ("1 worker(s)"), while `--ray-address` without `--executor ray` is refused; `compare --help` printed "95%%"."""
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--lc", "4", "--max-seeds", "2", "--workers",
+                  "3", "--out", str(tmp_path / "r"))
+    assert outcome.code == 2 and "--workers 3 needs --executor processes or ray" in outcome.err, outcome.err[-300:]
+    helped = cli("compare", "--help")
+    assert helped.code == 0 and "95%%" not in helped.out and "95 % seed-clustered" in helped.out
