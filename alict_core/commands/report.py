@@ -82,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
     from alict_core.runner.store import saved_run_dir
 
     run_dir = saved_run_dir(args.run_dir) if args.run_dir else latest_run()
+    if not args.run_dir:  # which run was reported was not said (pass 37)
+        from alict_core.common.textsafe import printable
+
+        print(f"no run given: reporting the newest finished run, {printable(str(run_dir))}")
     check_outputs_apart([("--out", args.out), ("--junit", args.junit), ("--summary-json", args.summary_json)],
                         run_dir, args.export)
     if args.export:  # a folder of other files or another artefact is refused before the report is written

@@ -394,6 +394,10 @@ def precompute_story(run_dir: str | Path, load_model: ModelLoader | None) -> boo
     try:
         write_story(run_dir, load_model)
     except Exception as exc:  # noqa: BLE001 - a cache: the run is done whatever happens here
-        log.warning("story of %s not precomputed: %s", run_dir, exc)
+        from alict_core.common.faults import describe_os_error
+
+        # a hidden temporary file is no name the user knows: its folder is said (pass 37)
+        log.warning("story of %s not precomputed: %s", run_dir,
+                    describe_os_error(exc) if isinstance(exc, OSError) else exc)
         return False
     return True

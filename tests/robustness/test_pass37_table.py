@@ -632,3 +632,16 @@ def test_p37_cli_7_workers_without_a_pool_and_the_compare_help(cli, tmp_path, ca
     assert outcome.code == 2 and "--workers 3 needs --executor processes or ray" in outcome.err, outcome.err[-300:]
     helped = cli("compare", "--help")
     assert helped.code == 0 and "95%%" not in helped.out and "95 % seed-clustered" in helped.out
+
+
+def test_p37_kill_5_report_without_a_run_names_the_run_it_reports(cli, tmp_path, own_cache):
+    """Was (the p37kill helper, cosmetic): `report --out x.html` without a run reported the newest finished run and
+    said only "report written to x.html", not which run it was."""
+    import json
+
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps({"id": "s0", "lc_id": "sentiment-lc01", "text": "a fine film", "test_type": "MFT",
+                                 "expected": {"kind": "label", "labels": ["positive"]}}) + "\n")
+    assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet").code in (0, 1)
+    outcome = cli("report", "--out", str(tmp_path / "x.html"))
+    assert outcome.code == 0 and "reporting the newest finished run" in outcome.out, outcome.out[-300:]
