@@ -645,3 +645,42 @@ def test_p37_kill_5_report_without_a_run_names_the_run_it_reports(cli, tmp_path,
     assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet").code in (0, 1)
     outcome = cli("report", "--out", str(tmp_path / "x.html"))
     assert outcome.code == 0 and "reporting the newest finished run" in outcome.out, outcome.out[-300:]
+
+
+def test_p37_pages_4_answers_bought_with_a_key_are_not_served_without_it(cli, tmp_path, own_cache):
+    """Was (the p37pages helper, medium-low, a hole): the operator ran an endpoint with its key; a browser user who
+    named the same URL without the key got the operator's answers from the prediction cache (the fingerprint leaves
+    credentials out) and a "finished" run, while the service refused that user. No endpoint answer is reused now."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Guarded(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
+            ok = self.headers.get("X-Api-Key") == "k123"
+            body = json.dumps({"labels": ["positive"] * len(texts)} if ok else {"error": "no key"}).encode()
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Guarded)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/p"
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text(json.dumps({"id": "s0", "lc_id": "sentiment-lc01", "text": "a fine film", "test_type": "MFT",
+                                 "expected": {"kind": "label", "labels": ["positive"]}}) + "\n")
+    run = ("run", "--task", "sentiment", "--seeds", str(seeds), "--quiet", "--no-story")
+    try:
+        keyed = cli(*run, "--models", f"http:url={url},name=op,retries=0,headers=X-Api-Key:k123", "--out",
+                    str(tmp_path / "a"))
+        assert keyed.code == 0, keyed.err[-300:]
+        keyless = cli(*run, "--models", f"http:url={url},name=visitor,retries=0", "--out", str(tmp_path / "b"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert keyless.code == 2 and "401" in keyless.err, keyless.err[-300:]
