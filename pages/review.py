@@ -48,9 +48,10 @@ def main() -> None:
                        "which one they meant).")
         elif asked != st.session_state.get(SHOWN_REVIEW):  # the other task's, from a link (not kept across a task
             # switch): a reviewer claimed a set of the task shown instead without a word (pass 37)
-            st.warning(f"Review task {literal(asked[:60])} is a review task of {TASK_TITLES[owner]}: choose "
-                       f"{TASK_TITLES[owner]} in the sidebar to open it. Another one is shown: do not take a set of "
-                       "it unless it is the one you meant.")
+            title = literal(TASK_TITLES[owner])
+            st.warning(f"Review task {literal(asked[:60])} is a review task of {title}: choose {title} in the "
+                       "sidebar to open it. Another one is shown: do not take a set of it unless it is the one you "
+                       "meant.")
     state.ensure_choice("review", names)
     c1, c2 = st.columns(2)
     name = c1.selectbox("Review task", names, key="review")
