@@ -136,9 +136,10 @@ def test_p37_cli_1_a_long_parse_tree_keeps_its_line_breaks_and_escapes_its_token
 
 
 class _Redeployable:
-    """A JSON endpoint on loopback that answers one label for every text; ``label`` changes with a redeploy."""
+    """A JSON endpoint on loopback that answers one label for every text; ``label`` changes with a redeploy. With
+    ``key``, a request without the header ``X-Api-Key: <key>`` is answered 401."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, key: str | None = None) -> None:
         import json
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -148,9 +149,10 @@ class _Redeployable:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
-                outer.texts_asked += texts
-                body = json.dumps({"labels": [outer.label] * len(texts)}).encode()
-                self.send_response(200)
+                allowed = key is None or self.headers.get("X-Api-Key") == key
+                outer.texts_asked += texts if allowed else []
+                body = json.dumps({"labels": [outer.label] * len(texts)} if allowed else {"error": "no key"}).encode()
+                self.send_response(200 if allowed else 401)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -652,25 +654,9 @@ def test_p37_pages_4_answers_bought_with_a_key_are_not_served_without_it(cli, tm
     named the same URL without the key got the operator's answers from the prediction cache (the fingerprint leaves
     credentials out) and a "finished" run, while the service refused that user. No endpoint answer is reused now."""
     import json
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    class Guarded(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
-            ok = self.headers.get("X-Api-Key") == "k123"
-            body = json.dumps({"labels": ["positive"] * len(texts)} if ok else {"error": "no key"}).encode()
-            self.send_response(200 if ok else 401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Guarded)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/p"
+    service = _Redeployable("positive", key="k123")
+    url = service.url
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text(json.dumps({"id": "s0", "lc_id": "sentiment-lc01", "text": "a fine film", "test_type": "MFT",
                                  "expected": {"kind": "label", "labels": ["positive"]}}) + "\n")
@@ -681,6 +667,5 @@ def test_p37_pages_4_answers_bought_with_a_key_are_not_served_without_it(cli, tm
         assert keyed.code == 0, keyed.err[-300:]
         keyless = cli(*run, "--models", f"http:url={url},name=visitor,retries=0", "--out", str(tmp_path / "b"))
     finally:
-        server.shutdown()
-        server.server_close()
+        service.close()
     assert keyless.code == 2 and "401" in keyless.err, keyless.err[-300:]
