@@ -130,18 +130,46 @@ def expand_seed(parser_name: str, mlm_name: str, spec: Any, seed: Any, **options
 
 
 # ---------------------------------------------------------------- explanations
-@st.cache_data(show_spinner=False, max_entries=512)
+def _answers_change(ref_json: str) -> bool:
+    from alict_core.models.protocol import answers_change
+
+    return answers_change(backends.model_from_ref(json.loads(ref_json)))
+
+
 def explain_case(ref_json: str, text: str, method: str, seed: int, n_samples: int) -> dict[str, Any]:
-    """Token contributions of one text for one model (a plain dict; cached by all inputs)."""
+    """Token contributions of one text for one model (a plain dict; cached by all inputs). An endpoint's are never
+    cached: the process cache served the old service's explanation to the next session after a redeploy (pass 38)."""
+    if _answers_change(ref_json):
+        return _explain(ref_json, text, method, seed, n_samples)
+    return _explain_cached(ref_json, text, method, seed, n_samples)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _explain_cached(ref_json: str, text: str, method: str, seed: int, n_samples: int) -> dict[str, Any]:
+    return _explain(ref_json, text, method, seed, n_samples)
+
+
+def _explain(ref_json: str, text: str, method: str, seed: int, n_samples: int) -> dict[str, Any]:
     from alict_core.explain import explain
 
     model = backends.model_from_ref(json.loads(ref_json))
     return as_row(explain(model, text, method=method, seed=seed, n_samples=n_samples))
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
 def template_case(ref_json: str, text: str, method: str, seed: int, n_samples: int, p_thresh: float) -> dict[str, Any]:
-    """The masking template of one text (kept tokens and fidelity curve) as a plain dict."""
+    """The masking template of one text (kept tokens and fidelity curve) as a plain dict (an endpoint's: uncached)."""
+    if _answers_change(ref_json):
+        return _template(ref_json, text, method, seed, n_samples, p_thresh)
+    return _template_cached(ref_json, text, method, seed, n_samples, p_thresh)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _template_cached(ref_json: str, text: str, method: str, seed: int, n_samples: int,
+                     p_thresh: float) -> dict[str, Any]:
+    return _template(ref_json, text, method, seed, n_samples, p_thresh)
+
+
+def _template(ref_json: str, text: str, method: str, seed: int, n_samples: int, p_thresh: float) -> dict[str, Any]:
     from alict_core.explain import Contributions, masking_template
 
     contributions = Contributions.from_dict(explain_case(ref_json, text, method, seed, n_samples))

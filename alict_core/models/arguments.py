@@ -34,7 +34,7 @@ def _kinds(hint: Any) -> set[Any]:
 
 def _read(model: str, key: str, text: str, kinds: set[Any]) -> Any:
     """``text`` as the first of ``kinds`` it is meant as; ModelError naming the model and argument otherwise."""
-    said = f"model {model!r}: {key}={text[:40]!r}"
+    said = f"model {model!r}: {key}=" + ("…" if key in ("api_key", "headers") else repr(text[:40]))  # secrets
     if type(None) in kinds and text.strip().lower() == "none":
         return None
     if bool in kinds:

@@ -7,6 +7,7 @@ user may add, and the parameters each takes, are read from the registry entries 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -93,6 +94,17 @@ def browser_ref(ref: ModelRef) -> ModelRef:
     return ModelRef(ref.name, browser_model_kwargs(ref.name, ref.kwargs), ref.label)
 
 
+SECRET_ARGUMENTS = ("api_key", "headers")  # values never echoed in a message (CI logs keep stderr)
+_SECRET_VALUE = re.compile(rf"\b({'|'.join(SECRET_ARGUMENTS)})=[^,]*")
+_URL_SECRETS = re.compile(r"(https?://)(?:[^/@,?#]*@)?([^?#,]*)(?:[?#][^,]*)?")
+
+
+def redacted(text: str) -> str:
+    """A ``--models`` text as a message may echo it: ``api_key=…``, ``headers=…``, and URLs without user, password,
+    query or fragment (a refusal printed the key, header values and ``?token=`` whole; pass 38)."""
+    return _URL_SECRETS.sub(r"\1\2", _SECRET_VALUE.sub(r"\1=…", text))
+
+
 def parse_model_refs(text: str) -> list[ModelRef]:
     """``vader,http:url=http://127.0.0.1:8000/p,name=mine`` → [vader, http(url=..., name=mine)].
 
@@ -100,21 +112,24 @@ def parse_model_refs(text: str) -> list[ModelRef]:
     model's arguments); ``name:key=value`` starts a model with arguments.
     """
     refs: list[tuple[str, dict[str, str]]] = []
+    shown = redacted(text)
     parts = [p.strip() for p in text.split(",")]
     if any(parts) and not all(parts):
-        raise AlictError(f"--models {text!r} has an empty entry; separate models by single commas")
+        raise AlictError(f"--models {shown!r} has an empty entry; separate models by single commas")
     for part in parts:
         if not part:
             continue
         head, eq, _ = part.partition("=")
         if eq and ":" not in head:
             if not refs:
-                raise AlictError(f"--models {text!r}: {part!r} is an argument with no model before it")
+                raise AlictError(f"--models {shown!r}: {redacted(part)!r} is an argument with no model before "
+                                 "it")
             key, _, value = part.partition("=")
             if not key.strip():
-                raise AlictError(f"--models {text!r}: {part!r} gives a value with no argument name; write key=value")
+                raise AlictError(f"--models {shown!r}: {redacted(part)!r} gives a value with no argument name; "
+                                 "write key=value")
             if key.strip() in refs[-1][1]:  # `path=a.jsonl,path=b.jsonl`: the second won without a word
-                raise AlictError(f"--models {text!r}: {key.strip()!r} is given twice for the model "
+                raise AlictError(f"--models {shown!r}: {key.strip()!r} is given twice for the model "
                                  f"{refs[-1][0]!r}; give each argument once")
             refs[-1][1][key.strip()] = value.strip()
             continue
@@ -124,7 +139,8 @@ def parse_model_refs(text: str) -> list[ModelRef]:
             key, _, value = rest.partition("=")
             kwargs[key.strip()] = value.strip()
         if "" in kwargs:
-            raise AlictError(f"--models {text!r}: {part!r} gives a value with no argument name; write key=value")
+            raise AlictError(f"--models {shown!r}: {redacted(part)!r} gives a value with no argument name; "
+                             "write key=value")
         refs.append((name.strip(), kwargs))
     return [ModelRef(name, kwargs) for name, kwargs in refs]
 

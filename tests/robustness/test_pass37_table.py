@@ -669,3 +669,42 @@ def test_p37_pages_4_answers_bought_with_a_key_are_not_served_without_it(cli, tm
     finally:
         service.close()
     assert keyless.code == 2 and "401" in keyless.err, keyless.err[-300:]
+
+
+# ---------------------------------------------------------------- pass 38 (a short pass on the pass-37 fixes)
+
+@pytest.mark.parametrize("models", [
+    "openai-chat:base_url=http://127.0.0.1:9/v1,model=m,api_key=SEC9,api_key=SEC10",
+    "openai-chat:base_url=http://127.0.0.1:9/v1,model=m,api_key=SEC9,=x",
+    "http:url=http://127.0.0.1:9/predict?token=SEC9,,vader",
+    "http:url=http://u:SEC9@127.0.0.1:9/predict,,vader",
+    "http:url=http://127.0.0.1:9/predict,headers=Authorization:Bearer SEC9;Authorization:x",
+])
+def test_p38_cli_5_a_models_refusal_never_echoes_a_secret(cli, tmp_path, models):
+    """Was (the p38cli helper, low-medium, a secret in a message: CI logs keep stderr): refusals of a `--models`
+    text printed it whole: api keys, header values and a URL's `?token=`."""
+    outcome = cli("run", "--task", "sentiment", "--lc", "1", "--max-seeds", "2", "--models", models, "--out",
+                  str(tmp_path / "r"))
+    assert outcome.code == 2 and "SEC9" not in outcome.err and "SEC10" not in outcome.err, outcome.err
+
+
+def test_p38_pages_6_an_endpoints_explanation_is_not_kept_in_the_process_cache(monkeypatch):
+    """Was (the p38pages helper, low-medium): the Failures page's "Explain this case" of an endpoint's case was kept
+    in the server's process cache (`st.cache_data`, keyed by the URL): after a redeploy, the next session was shown
+    the old service's explanation without a request."""
+    import json
+
+    from alict_app import artefacts
+
+    monkeypatch.setenv("ALICT_ALLOWED_HOSTS", "127.0.0.1")
+    service = _Redeployable("positive")
+    try:
+        ref = json.dumps({"name": "http", "kwargs": {"url": service.url, "task": "sentiment", "name": "ep"}})
+        first = artefacts.explain_case(ref, "a fine film", "shap", 0, 16)
+        asked = len(service.texts_asked)
+        service.label = "negative"  # redeployed
+        again = artefacts.explain_case(ref, "a fine film", "shap", 0, 16)
+    finally:
+        service.close()
+    assert asked > 0 and len(service.texts_asked) > asked
+    assert first != again
