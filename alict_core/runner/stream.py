@@ -262,16 +262,13 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
-def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None,
-                    described: Sequence[Mapping[str, Any]]) -> bool:
+def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> None:
     """Say that another writer holds this run's lock, and that this command waits for it: a second command of the
-    same inputs waited minutes without a word behind a frozen progress bar (pass 37). True when a model's answers
-    may change (an endpoint's): a finished run of it is asked again, never served (a killed one still resumes)."""
+    same inputs waited minutes without a word behind a frozen progress bar (pass 37)."""
     from alict_core.runner.store import writer_holds_lock
 
-    ask_again = any(m.get("answers_change") for m in described)
     if not writer_holds_lock(folder):
-        return ask_again
+        return
     holder = ""
     for candidate in (folder, pending_dir(folder)):
         state = read_progress(candidate) if candidate.is_dir() else None
@@ -283,7 +280,6 @@ def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None,
                  folder.name, holder)
     if progress:
         progress(0, n_cases, "waiting for another writer of this run")
-    return ask_again
 
 
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
@@ -342,9 +338,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
     ``should_stop()`` is polled between batches: progress.json says "cancelled", finished shards are kept and
     ``RunCancelled`` is raised. ``exclude(case)`` True leaves a case out (asked in the given order, a seed before
     its expansions): the caller hands in review's ``RejectionFilter()``; None runs every case.
-    ``plugins``: modules a worker imports before building the models. ``root``: the run store for the default
-    ``run_dir`` (default ``artefact_dir("runs")``). ``extra_files``: name → JSON value (or a function returning it,
-    called when the run is done), e.g. the app's ``request.json``,
+    ``plugins``: modules a worker imports first. ``root``: the run store (default ``artefact_dir("runs")``).
+    ``extra_files``: name → JSON value (or a function returning it, called when the run is done), e.g. ``request.json``,
     written atomically into the finished run (after its manifest, so they are not part of it). Concurrent calls
     for one run folder (threads or processes) take turns through ``run_lock``. ``executor_options`` go to the
     executor (``ray``: ``address``, ``gpus_per_worker``). ``on_finished(folder)`` is called once the run this call
@@ -375,7 +370,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             # JUnit and summary name the models; the old run's names were served "as is")
             run_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             folder = Path(run_dir) if run_dir is not None else root / run_id
-            ask_again = _say_if_waiting(folder, run_hash.n, progress, described)
+            ask_again = any(m.get("answers_change") for m in described)  # an endpoint's: never a finished run's
+            _say_if_waiting(folder, run_hash.n, progress)
             with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
                 if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
