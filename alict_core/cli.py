@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        print("interrupted; finished batches are cached and a re-run resumes", file=sys.stderr)
+        print("interrupted; finished work is kept and a re-run resumes after it (a model endpoint's answers are kept "
+              "only for a run's finished shards)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (PermissionError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
         print(f"error: {describe_os_error(exc)}", file=sys.stderr)

@@ -273,9 +273,13 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
         note += (f"A and B are the same run ({run_a.run_id}) and the same model ({name_a}): every case agrees, "
                  "so nothing can differ.")
     else:
-        fingerprint_a = run_a.outcomes[run_a.models.index(name_a)].fingerprint
-        fingerprint_b = run_b.outcomes[run_b.models.index(name_b)].fingerprint
-        if fingerprint_a == fingerprint_b:
+        outcome_a = run_a.outcomes[run_a.models.index(name_a)]
+        outcome_b = run_b.outcomes[run_b.models.index(name_b)]
+        fingerprint_a, fingerprint_b = outcome_a.fingerprint, outcome_b.fingerprint
+        if fingerprint_a == fingerprint_b and (outcome_a.answers_change or outcome_b.answers_change):
+            note += (f"A and B asked the same service ({name_a}) in two runs: its answers may have changed between "
+                     "them (a redeploy), so differences can come from the service as well as from the cases.")
+        elif fingerprint_a == fingerprint_b:
             note += (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "
                      "cases or expectations.")
     return compare_frames(a, b, label_a, label_b, note)

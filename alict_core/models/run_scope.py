@@ -8,10 +8,13 @@ has its own scope (``contextvars``), so two sessions running the same model coun
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from alict_core.common.errors import ModelError
@@ -27,11 +30,53 @@ class RequestBudget:
     def take(self) -> None:
         with self._lock:
             if self.max_requests is not None and self.used >= self.max_requests:
-                raise ModelError(
-                    f"model {self.model!r}: request cap of {self.max_requests} per run reached; raise max_requests "
-                    "to go on (finished batches are cached, a re-run resumes)"
-                )
+                raise cap_reached(self.model, self.max_requests)
             self.used += 1
+
+
+def cap_reached(model: str, max_requests: int) -> ModelError:
+    """The refusal of the request past a model's cap."""
+    return ModelError(f"model {model!r}: request cap of {max_requests} per run reached; raise max_requests to go on "
+                      "(a re-run keeps the run's finished shards; an endpoint's answers of an unfinished shard are "
+                      "asked again)")
+
+
+REQUESTS_PREFIX = ".requests-"  # in a run folder: one file per model, one byte per request the run's command sent
+
+
+class SharedRequestBudget(RequestBudget):
+    """One run command's budget of a model, shared by every shard and worker of the run: each request appends one
+    byte to ``<run folder>/.requests-<model hash>`` under ``flock``, so the file's size is the count (a kill
+    never leaves half a count) wherever the run's workers are (they share the run folder)."""
+
+    def __init__(self, folder: Path, model: str, max_requests: int | None) -> None:
+        super().__init__(model, max_requests)
+        self.path = Path(folder) / f"{REQUESTS_PREFIX}{hashlib.sha256(model.encode('utf-8')).hexdigest()[:16]}"
+
+    def take(self) -> None:
+        if self.max_requests is None:
+            return
+        from alict_core.common.manifest import open_lock_file
+
+        with self._lock, open_lock_file(self.path) as handle:
+            try:
+                import fcntl
+            except ImportError:  # not POSIX: the in-process count only
+                fcntl = None  # type: ignore[assignment]
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            sent = os.fstat(handle.fileno()).st_size
+            if sent >= self.max_requests:
+                raise cap_reached(self.model, self.max_requests)
+            handle.write("r")
+            handle.flush()
+            self.used = sent + 1
+
+
+def clear_request_counts(folder: Path) -> None:
+    """Forget what an earlier command of a run sent (a cap is per command: a resume has its own)."""
+    for path in Path(folder).glob(f"{REQUESTS_PREFIX}*"):
+        path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -43,7 +88,21 @@ class RunScope:
     _pending: dict[str, set[str]] = field(default_factory=dict)
 
     def budget(self, key: int, model: str, max_requests: int | None) -> RequestBudget:
+        if self.requests_dir is not None:  # a run's shard: the budget of the whole run command
+            return self.budgets.setdefault(key, SharedRequestBudget(self.requests_dir, model, max_requests))
         return self.budgets.setdefault(key, RequestBudget(model, max_requests))
+
+    requests_dir: Path | None = None  # the run folder whose shards share request budgets
+
+    @contextmanager
+    def shared_budgets(self, folder: Path) -> Iterator[None]:
+        """Budgets taken inside are the run's in ``folder`` (shared by its shards and workers)."""
+        before, kept = self.requests_dir, self.budgets
+        self.requests_dir, self.budgets = Path(folder), {}
+        try:
+            yield
+        finally:
+            self.requests_dir, self.budgets = before, kept
 
     volatile: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # model → text → row, this run only
     answers: dict[str, Any] = field(default_factory=dict)  # an endpoint's prediction cache of this run only

@@ -31,7 +31,7 @@ STOP_FILE = ".stop"  # workers in other processes or machines see a stop request
 # results/part-00000.parquet.orig is not one) and the temporary files of their writes (a user's file there was deleted)
 PART_SUFFIXES = {"cases": ".jsonl", "counts": ".json", "results": ".parquet"}
 _PART_NAMES = tuple("part-" + "[0-9]" * digits for digits in range(5, 9))  # part-00000 … part-99999999
-OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", STOP_FILE, ".*.tmp",
+OWNED = (*RUN_FILES, PROGRESS, "manifest.json", "story.json", STOP_FILE, ".*.tmp", ".requests-*",
          *(f"{folder}/{name}" for folder in SHARD_DIRS
            for name in (*(stem + PART_SUFFIXES[folder] for stem in _PART_NAMES), ".*.tmp")))
 

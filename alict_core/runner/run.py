@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -52,6 +55,7 @@ class ModelOutcome:
     n_variants: np.ndarray  # (n_cases,) int: INV/DIR variants evaluated
     n_changed: np.ndarray  # (n_cases,) int: INV variants whose label changed / DIR variants moving the wrong way
     changed_example: list[str | None]  # first failing variant per case (None if none)
+    answers_change: bool = False  # an endpoint's: two runs of its settings may get other answers (a redeploy)
 
     @property
     def predicted(self) -> list[str]:
@@ -259,7 +263,8 @@ def _evaluate(model: Model, cases: Sequence[TestCase], cache: PredictionCache | 
                 raise AlictError(f"expected label {name!r} is not one of model {model.name!r}'s labels {labels}")
         idx = np.array(rows)
         passed[idx] = expectation.allowed(labels)[predicted[idx]]
-    return ModelOutcome(model.name, model_fingerprint(model), labels, proba, passed, n_variants, n_changed, examples)
+    return ModelOutcome(model.name, model_fingerprint(model), labels, proba, passed, n_variants, n_changed, examples,
+                        answers_change(model))
 
 
 @dataclass
@@ -271,10 +276,14 @@ class RunResult:
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    saved_id: str | None = field(default=None, compare=False)  # the id a saved run was written under
 
     @property
     def run_id(self) -> str:
-        """Content hash of the cases and the models' fingerprints and display names."""
+        """The id the run was saved under, else the content hash of the cases and the models' fingerprints and
+        display names (a saved run of an endpoint has an id of its own for each time it asked the service)."""
+        if self.saved_id:
+            return self.saved_id
         return hash_json({"cases": [hash_json(c.to_dict()) for c in self.case_list],
                           "models": [f"{o.fingerprint}|{o.name}" for o in self.outcomes]})
 
@@ -417,6 +426,8 @@ class RunResult:
         from alict_core.common.manifest import atomic_dir, write_manifest
         from alict_core.common.refs import check_name
 
+        if self.saved_id is None and any(o.answers_change for o in self.outcomes):
+            self.saved_id = asked_run_id(self.run_id)  # one ask of an endpoint: a run of its own, never re-written
         directory = Path(directory) if directory else artefact_dir("runs") / self.run_id
         with atomic_dir(directory, owned=RUN_FILES, kind="run") as tmp:
             self._write_files(tmp)
@@ -440,7 +451,8 @@ class RunResult:
         write_csv(directory / "summary.csv", self.summary())
         write_json(directory / "meta.json", {
             "run_id": self.run_id, "layout": "whole", "seconds": round(self.seconds, 3), "extra": self.extra,
-            "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels)} for o in self.outcomes],
+            "models": [{"name": o.name, "fingerprint": o.fingerprint, "labels": list(o.labels),
+                        **({"answers_change": True} if o.answers_change else {})} for o in self.outcomes],
             "model_defaults": resolved_defaults(),  # which parser / MLM / classifiers the defaults meant (#20)
         })
 
@@ -492,9 +504,11 @@ class RunResult:
                 probabilities,
                 part.passed.to_numpy(dtype=bool), part.n_variants.to_numpy(dtype=np.int32),
                 part.n_failing_variants.to_numpy(dtype=np.int32),
-                [v if isinstance(v, str) else None for v in part.failing_variant],
+                [v if isinstance(v, str) else None for v in part.failing_variant], m.get("answers_change") is True,
             ))
-        return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}))
+        saved_id = meta.get("run_id")
+        return cls(cases, outcomes, seconds=float(meta.get("seconds", 0.0)), extra=meta.get("extra", {}),
+                   saved_id=saved_id if isinstance(saved_id, str) and re.fullmatch(r"[0-9a-f]{16}", saved_id) else None)
 
 
 def _folder_identity(directory: Path) -> tuple[int, int] | None:
@@ -504,6 +518,11 @@ def _folder_identity(directory: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino
+
+
+def asked_run_id(inputs_id: str) -> str:
+    """A new run id for one ask of an endpoint: its inputs' id with a random part (no two asks share one)."""
+    return hashlib.sha256(f"{inputs_id}|{uuid.uuid4().hex}".encode("ascii")).hexdigest()[:16]
 
 
 def verify_saved_run(directory: Path) -> None:

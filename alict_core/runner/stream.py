@@ -31,11 +31,12 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -47,6 +48,7 @@ from alict_core.common.jsonl import _default, clean_stale_temp_files, iter_jsonl
 from alict_core.common.manifest import clean_stale, file_lock, sha256_file, staging_dir
 from alict_core.executors.base import ExecutorCancelled
 from alict_core.executors.shards import run_shards
+from alict_core.models.run_scope import clear_request_counts
 from alict_core.runner.folders import (  # noqa: F401 - part of this module's interface (read_progress, pending_dir)
     PROGRESS,
     SHARD_DIRS,
@@ -60,7 +62,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     shard_ok,
     work_folder,
 )
-from alict_core.runner.run import CaseFilter, Progress, RunCancelled, checked_batch_size
+from alict_core.runner.run import CaseFilter, Progress, RunCancelled, asked_run_id, checked_batch_size
 
 _LOG = logging.getLogger(__name__)
 
@@ -137,7 +139,7 @@ class RunShardWorker:
         hashes = text_hashes(texts)
         should_stop = stop_check(run_dir)
         outcomes = []
-        with run_scope() as scope:
+        with run_scope() as scope, scope.shared_budgets(run_dir):  # a cap is the whole run's, not a shard's
             for model in self.models:
                 if model.name not in self._caches:
                     self._caches[model.name] = prediction_cache(model, self.cache_root)
@@ -282,6 +284,48 @@ def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> No
         progress(0, n_cases, "waiting for another writer of this run")
 
 
+@contextmanager
+def _locked_run(inputs_id: str, ask_again: bool, run_dir: Path | None, root: Path, n_cases: int,
+                progress: Progress | None) -> Iterator[tuple[str, Path]]:
+    """The run's id and folder, under its run lock. A run is named by its inputs (the cases, the models'
+    fingerprints and names), so a finished run of them is served. A run of a model whose answers change (an
+    endpoint: ``ask_again``) is a new run each time it is asked, with an id of its own: it never re-writes an earlier
+    run under that run's id (another visitor's Failures page changed without a word; ``compare`` called two asks one
+    run). Only its own unfinished run of the same inputs, which no live writer holds, is resumed."""
+    if not ask_again or run_dir is not None:
+        folder = Path(run_dir) if run_dir is not None else root / inputs_id
+        _say_if_waiting(folder, n_cases, progress)
+        with run_lock(folder):
+            yield (_unfinished_ask(folder, inputs_id) or asked_run_id(inputs_id)) if ask_again else inputs_id, folder
+        return
+    from alict_core.runner.store import run_lock_file, writer_holds_lock
+
+    with ExitStack() as held:
+        with file_lock(run_lock_file(root / ".endpoint-runs")):  # one chooser at a time: never two resumers of one
+            found = None
+            for candidate in sorted(root.iterdir()) if root.is_dir() else ():
+                if not candidate.name.startswith(".") and not writer_holds_lock(candidate) \
+                        and _unfinished_ask(candidate, inputs_id) == candidate.name:
+                    found = candidate.name
+                    break
+            run_id = found or asked_run_id(inputs_id)
+            held.enter_context(run_lock(root / run_id))
+        yield run_id, root / run_id
+
+
+def _unfinished_ask(folder: Path, inputs_id: str) -> str | None:
+    """The id of the unfinished endpoint run of ``inputs_id`` in ``folder`` (or in its pending re-write), if any."""
+    for candidate in (folder, pending_dir(folder)):
+        if not candidate.is_dir() or (candidate / "meta.json").exists():
+            continue
+        state = read_progress(candidate)
+        run_id = state.get("run_id") if state else None
+        if state and state.get("inputs_id") == inputs_id and isinstance(run_id, str) \
+                and re.fullmatch(r"[0-9a-f]{16}", run_id):
+            return run_id
+    return None
+
+
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
                     on_finished: Callable[[Path], Any] | None) -> Path:
     """A run found finished: the extra files its writer meant it to have (meta.json ``extra_files``) that are missing
@@ -368,11 +412,10 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                                                            if excluded else ""))
             # each model's fingerprint and display name: a run under another name is another run (its tables,
             # JUnit and summary name the models; the old run's names were served "as is")
-            run_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
-            folder = Path(run_dir) if run_dir is not None else root / run_id
+            inputs_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             ask_again = any(m.get("answers_change") for m in described)  # an endpoint's: never a finished run's
-            _say_if_waiting(folder, run_hash.n, progress)
-            with run_lock(folder):  # one writer per run folder; a second caller waits, then finds it finished
+            # one writer per run folder; a second caller waits, then finds it finished
+            with _locked_run(inputs_id, ask_again, run_dir, root, run_hash.n, progress) as (run_id, folder):
                 if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
@@ -380,6 +423,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                                    reuse=folder if work != folder and not ask_again else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool, made)
+                state["inputs_id"] = inputs_id  # an endpoint's unfinished run is found again by its inputs
                 _write_progress(work, state)
                 with _ended_if_raised(work, state):  # a stop here (the app's Cancel, a task switch) or a failure
                     if progress:                     # never leaves "running" with a live pid: a phantom run
@@ -459,6 +503,7 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
             progress(state["cases_done"], state["n_cases"], message)
 
     _STOP_HOOKS[key] = stop
+    clear_request_counts(folder)  # a request cap is per command: a resume has its own
     tasks = [{"op": "shard", "run_dir": str(folder), "shard": s} for s in range(len(sizes)) if s not in done]
     try:
         run_shards(pool, RunShardWorker, init, tasks, should_stop=stop, on_result=record)
@@ -473,6 +518,7 @@ def _execute(pool: Any, init: dict[str, Any], folder: Path, sizes: list[int], do
     finally:
         _STOP_HOOKS.pop(key, None)
         stop_file.unlink(missing_ok=True)
+        clear_request_counts(folder)
 
 
 @contextmanager

@@ -1,0 +1,156 @@
+"""Pass-38 findings on endpoint runs (fixed after pass 38): each ask of an endpoint is a run of its own, and a
+request cap is the whole run's. Each row failed before its fix (see docs/ROBUSTNESS.md "Pass 38")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.robustness.test_pass37_table import _predicted, _Redeployable
+
+
+def _seeds(tmp_path, n: int):
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text("".join(json.dumps({"id": f"s{i}", "lc_id": "sentiment-lc01", "text": f"a fine film {i}",
+                                         "test_type": "MFT", "expected": {"kind": "label", "labels": ["positive"]}})
+                             + "\n" for i in range(n)))
+    return seeds
+
+
+def _store_runs(cache):
+    return sorted(folder for folder in (cache / "runs").iterdir() if not folder.name.startswith("."))
+
+
+def test_p38_pages_2_a_second_ask_of_an_endpoint_never_rewrites_the_first_run(cli, tmp_path, own_cache):
+    """Was (p38pages, low-medium): runs of one endpoint's settings shared one run id, so another visitor's press of
+    the same settings re-wrote the first visitor's run under its id (its Failures page changed without a word), and
+    the Run page called the fresh ask "loaded from cache" (the id existed before the press). Each ask is now a run of
+    its own; the first keeps its answers."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 3)
+    model = f"http:url={service.url},name=svc"
+    try:
+        first = cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet")
+        assert first.code == 0, first.err[-400:]
+        [first_run] = _store_runs(own_cache)
+        service.label = "negative"  # redeployed
+        again = cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet")
+        assert again.code in (0, 1), again.err[-400:]
+    finally:
+        service.close()
+    runs = _store_runs(own_cache)
+    assert len(runs) == 2 and first_run in runs
+    [second_run] = [run for run in runs if run != first_run]
+    assert _predicted(first_run) == {"positive"} and _predicted(second_run) == {"negative"}
+    for run in runs:
+        assert json.loads((run / "meta.json").read_text())["run_id"] == run.name
+    shown = cli("report", first_run.name, "--out", str(tmp_path / "r.html"), "--summary-json", str(tmp_path / "s.json"))
+    assert shown.code in (0, 1), shown.err[-400:]
+    assert json.loads((tmp_path / "s.json").read_text())["run_id"] == first_run.name  # the saved id, not the inputs'
+
+
+def test_p38_cli_6_compare_of_two_asks_of_one_endpoint_says_the_service_may_have_changed(cli, tmp_path, own_cache):
+    """Was (p38cli, low-medium): `compare` of two runs of one endpoint said "A and B are the same run … every case
+    agrees, so nothing can differ" beside the cases that differed (both runs had the id of the settings). The runs
+    have ids of their own, and the note says the service's answers may have changed between them."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 3)
+    model = f"http:url={service.url},name=ep"
+    try:
+        assert cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet", "--out",
+                   str(tmp_path / "c1"), "--no-story").code == 0
+        service.label = "negative"
+        assert cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet", "--out",
+                   str(tmp_path / "c2"), "--no-story").code in (0, 1)
+    finally:
+        service.close()
+    ids = {json.loads((tmp_path / name / "meta.json").read_text())["run_id"] for name in ("c1", "c2")}
+    assert len(ids) == 2
+    compared = cli("compare", str(tmp_path / "c1"), str(tmp_path / "c2"), "--json", str(tmp_path / "cmp.json"))
+    assert compared.code in (0, 1), compared.err[-400:]
+    note = json.loads((tmp_path / "cmp.json").read_text())["note"]
+    assert "nothing can differ" not in note and "same service" in note
+    assert "nothing can differ" not in compared.out
+
+
+def test_p38_cli_12_a_request_cap_is_the_whole_runs_across_its_shards(cli, tmp_path, own_cache):
+    """Was (p38cli, medium-low): `max_requests`, documented as a cap per run, was a cap per shard: a run of two
+    shards sent twice the cap to a (paid) service and ended with exit 0. The shards of a run share one budget."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 6)
+    model = f"http:url={service.url},name=capped,batch_size=1,max_requests=3"
+    try:
+        outcome = cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet", "--out",
+                      str(tmp_path / "run"), "--batch-size", "1", "--shard-size", "3", "--no-story")
+        sent = len(service.texts_asked)
+    finally:
+        service.close()
+    assert outcome.code == 2, outcome.err[-400:]
+    assert sent == 3
+    assert "request cap of 3 per run reached" in outcome.err and "finished shards" in outcome.err
+    assert not list((tmp_path / "run").glob(".requests-*"))  # the count is the command's: not left behind
+
+
+def test_p38_cli_8_an_endpoint_run_stopped_by_its_cap_resumes_after_its_finished_shards(cli, tmp_path, own_cache):
+    """Was (p38cli, low): an endpoint run stopped by its cap promised "a re-run resumes", and the re-run asked every
+    text again. The run keeps its finished shards: a re-run of the same settings (with a higher cap) resumes that run
+    under its id and asks only the texts of the unfinished shards."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 6)
+    base = f"http:url={service.url},name=capped,batch_size=1"
+    try:
+        stopped = cli("run", "--task", "sentiment", "--models", f"{base},max_requests=4", "--seeds", str(seeds),
+                      "--quiet", "--batch-size", "1", "--shard-size", "3", "--no-story")
+        assert stopped.code == 2, stopped.err[-400:]
+        [unfinished] = _store_runs(own_cache)
+        assert not (unfinished / "meta.json").exists() and len(service.texts_asked) == 4
+        resumed = cli("run", "--task", "sentiment", "--models", f"{base},max_requests=100", "--seeds", str(seeds),
+                      "--quiet", "--batch-size", "1", "--shard-size", "3", "--no-story")
+        assert resumed.code in (0, 1), resumed.err[-400:]
+    finally:
+        service.close()
+    assert _store_runs(own_cache) == [unfinished] and (unfinished / "meta.json").is_file()
+    assert len(service.texts_asked) == 4 + 3  # the finished shard's three texts were not asked again
+    assert json.loads((unfinished / "meta.json").read_text())["run_id"] == unfinished.name
+
+
+def test_p38_cli_8b_a_finished_endpoint_run_is_not_resumed_but_asked_again(cli, tmp_path, own_cache):
+    """Control: only an unfinished ask is resumed; a finished one stays as it is and the next ask is a new run."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 2)
+    model = f"http:url={service.url},name=ep"
+    try:
+        for _ in range(2):
+            assert cli("run", "--task", "sentiment", "--models", model, "--seeds", str(seeds), "--quiet",
+                       "--no-story").code == 0
+    finally:
+        service.close()
+    assert len(_store_runs(own_cache)) == 2 and len(service.texts_asked) == 4
+
+
+def test_p38_cli_12b_a_model_without_answers_that_change_keeps_its_content_id(cli, tmp_path, own_cache):
+    """Control: a local model's run is still named by its inputs: the same run again is found finished."""
+    seeds = _seeds(tmp_path, 2)
+    for _ in range(2):
+        assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(seeds), "--quiet",
+                   "--no-story").code in (0, 1)
+    assert len(_store_runs(own_cache)) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.no_models
+def test_p38_cli_12c_a_request_cap_holds_across_worker_processes(cli, tmp_path, own_cache):
+    """The same with two worker processes (each predicting its own shards): together they send the cap, no more."""
+    service = _Redeployable("positive")
+    seeds = _seeds(tmp_path, 6)
+    try:
+        outcome = cli("run", "--task", "sentiment", "--models",
+                      f"http:url={service.url},name=capped,batch_size=1,max_requests=3", "--seeds", str(seeds),
+                      "--quiet", "--batch-size", "1", "--shard-size", "2", "--executor", "processes", "--workers", "2",
+                      "--no-story")
+        sent = len(service.texts_asked)
+    finally:
+        service.close()
+    assert outcome.code == 2 and "request cap of 3 per run reached" in outcome.err, outcome.err[-400:]
+    assert sent == 3
