@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", help="with --text: one model written as `run --models` takes it (a registered name, "
                         "or KIND:key=value,... such as http:url=http://127.0.0.1:8000/p,task=sentiment; kinds "
                         "that serve either task need task=...); with --results: the name of the run's model to "
-                        "explain (default: the run's model)")
+                        "explain (needed when the run has several)")
     parser.add_argument("--trust-pickle", action="store_true",
                         help="with --text: allow a pickle/joblib model (sklearn:path=...): unpickling runs code; "
                         "only for files you created or trust")
@@ -113,6 +113,10 @@ def text_model(text: str, trust_pickle: bool = False) -> Any:
     if len(refs) != 1:
         raise AlictError(f"--model {text!r} names {len(refs)} models; explain takes one")
     ref = refs[0]
+    if model_entry(ref.name).tags.get("kind") == "static":  # was "no stored prediction for 16 texts" (pass 37)
+        raise AlictError(f"--model {ref.name}: stored predictions answer only the texts stored in their file, and an "
+                         "explanation asks the model about perturbed copies of the text: explain the model that "
+                         "made the predictions instead")
     task = model_entry(ref.name).tags.get("task") or ref.kwargs.get("task")
     if task not in TASK_NAMES:
         raise AlictError(f"--model {ref.name}: this kind serves either task; add task=<{'|'.join(TASK_NAMES)}>, "
@@ -159,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             EXPLAINERS.entry(args.method)  # before any shard is written (a bad name left a shard folder behind)
             run_dir = _resolve_run(args.results)
             _check_label(run_dir, args.label)
+            _check_model_named(run_dir, args.model)
             pool = get_executor(args.executor, args.workers, **executor_options(args))
             try:
                 explained = explain_failures_sharded(
@@ -195,6 +200,31 @@ def run(args: argparse.Namespace) -> int:
         write_json(Path(args.json_out), result)
         print(f"wrote {args.json_out}")
     return 0
+
+
+def _check_model_named(run_dir: Path, model: str | None) -> None:
+    """``--model`` names one of the run's models; a run of several needs it (the first model was explained without
+    a word, while the help said "the run's model"; pass 37)."""
+    from alict_core.common.jsonl import read_json
+    from alict_core.models.registry import model_entry
+
+    try:
+        meta = read_json(Path(run_dir) / "meta.json")
+        names = [str(m["name"]) for m in meta["models"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return  # a damaged run is named by the explanation that reads it
+    shown = ", ".join(repr(name[:60]) for name in names[:10])
+    if model is None and len(names) > 1:
+        raise AlictError(f"the run has {len(names)} models ({shown}); name the one to explain with --model")
+    if model is None or not names or model in names:
+        return
+    try:
+        of_task = model_entry(model).tags.get("task")
+    except AlictError:
+        of_task = None
+    run_task = (meta.get("extra") or {}).get("task") if isinstance(meta.get("extra"), dict) else None
+    if of_task is None or of_task == run_task:  # another task's model (or an unknown run task): said with the LC's
+        raise AlictError(f"--model {model[:60]!r} is not a model of the run ({shown})")
 
 
 def _check_label(run_dir: Path, label: str | None) -> None:

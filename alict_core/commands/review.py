@@ -125,6 +125,9 @@ def _foreign_schema(handler):
                 raise ReviewError(f"review database {safe_url(args.db or default_url())} is read-only ({reason}); "
                                   "make the file (and its -wal/-shm files) writable or give --db another "
                                   "database") from None
+            if "malformed" in reason:  # a damaged page: the database's own damage, not another application's
+                raise ReviewError(f"review database {safe_url(args.db or default_url())} is damaged ({reason}); "
+                                  "restore it from a backup, or pass --db with another review database") from None
             raise ReviewError(f"review database {safe_url(args.db or default_url())} cannot be used ({reason}); "
                               "if it is another application's database or another version's, pass --db with a new "
                               "or own review database") from None

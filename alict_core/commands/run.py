@@ -158,9 +158,9 @@ def write_exports(result, args: argparse.Namespace, thresholds: dict[str, float]
 def parse_thresholds(items: list[str]) -> dict[str, float]:
     out = {}
     for item in items:
-        lc, sep, rate = item.rpartition("=")
+        lc, sep, rate = item.rpartition("=")  # a suite LC's name may hold '=': '4=0.5=1' names LC '4=0.5'
         try:
-            value = float(plain_digits(rate))  # never "0_1" (1.0) or full-width digits
+            value = float(plain_digits(rate)) + 0.0  # never "0_1" (1.0) or full-width digits; -0 is 0
         except ValueError:
             value = -1.0
         if not sep or not lc or not 0.0 <= value <= 1.0:

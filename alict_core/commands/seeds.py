@@ -58,6 +58,20 @@ def check_out_holds_no(folder: str | None, kind: str, command: str) -> None:
                              "command's files have the same names and would replace them: choose another folder")
 
 
+def check_out_task(folder: str | None, task: str) -> None:
+    """Refuse an ``--out`` folder holding another task's LC files (``hate_speech-lc03.jsonl`` among sentiment
+    seeds): a merge made one folder of two tasks without a word (pass 37)."""
+    from alict_core.tasks import TASKS
+
+    if not folder or not Path(folder).is_dir():
+        return
+    for path in sorted(Path(folder).glob("*.jsonl")):
+        other = next((name for name in TASKS if name != task and path.stem.startswith(f"{name}-")), None)
+        if other is not None:
+            raise AlictError(f"--out {str(folder)!r} holds LC files of task {other} ({path.name}); a folder of seeds "
+                             f"is of one task: choose another folder for {task}")
+
+
 def selected_specs(task: str, lc_ids: list[str] | None, spec_files: list[Path] | None):
     from alict_core.lcspec import get_spec, load_spec, load_task_specs
 
@@ -94,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     check_inputs_outside(args.out, [("--spec", str(path)) for path in getattr(args, "spec", None) or []], "--out")
     check_mergeable(args.out, OUT_FILES, "--out")
     check_out_holds_no(args.out, "expansions", "expand --out")
+    check_out_task(args.out, args.task)
     specs = selected_specs(args.task, args.lc, args.spec)
     bar = tqdm(total=1, desc=f"annotating {args.task} corpus (cached after the first run)", disable=args.json,
                file=sys.stderr)

@@ -45,9 +45,11 @@ class SplitRatios:
             values = [float(p) for p in parts]
         except ValueError:
             values = []
-        if len(values) != 3 or not all(math.isfinite(v) for v in values) or not 0 < sum(values) < math.inf \
-                or any(v < 0 for v in values):
-            raise AlictError(f"--split {text[:40]!r}: expected three finite non-negative numbers such as 8:1:1")
+        if len(values) != 3 or not all(math.isfinite(v) for v in values) or any(v < 0 for v in values) \
+                or not max(values) > 0:
+            raise AlictError(f"--split {text[:40]!r}: expected three finite non-negative numbers, not all 0, such as "
+                             "8:1:1")
+        values = [v / max(values) for v in values]  # 1e308:1e308:1e308 is 1:1:1 (its sum overflowed; pass 37)
         total = sum(values)
         return cls(*(v / total for v in values))
 

@@ -288,11 +288,11 @@ def candidates(target: str, root: Path | str | None = None) -> list[tuple[str, P
     """(profile, folder) in preference order: the pinned profile alone, else full, quick, legacy."""
     target = canonical(target)
     pinned = os.environ.get(PROFILE_ENV, "").strip()
+    allowed = ", ".join((*PROFILES, "micro", LEGACY))  # one list in both messages (pass 37)
     if PROFILE_ENV in os.environ and not pinned:  # set but empty: refused, never read as unset (the default order)
-        raise AlictError(f"{PROFILE_ENV} is set but empty; unset it or set it to one of {', '.join(PROFILES)}")
+        raise AlictError(f"{PROFILE_ENV} is set but empty; unset it or set it to one of {allowed}")
     if pinned and pinned not in (*PROFILES, "micro", LEGACY):  # a name, never a path ('../../etc' was joined on)
-        raise AlictError(f"{PROFILE_ENV}={pinned[:40]!r} is not a profile; unset it or set it to one of "
-                         f"{', '.join((*PROFILES, 'micro', LEGACY))}")
+        raise AlictError(f"{PROFILE_ENV}={pinned[:40]!r} is not a profile; unset it or set it to one of {allowed}")
     order = [pinned] if pinned else [*PROFILES, LEGACY]
     return [(profile, profile_dir(target, profile, root)) for profile in order]
 

@@ -156,6 +156,9 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
         raise AlictError(f"model {name!r} is for task {model_task}, not {task}; models for {task}: "
                          + ", ".join(MODELS.names(task=task)))
     if model_task is None:
+        if kwargs.get("task") not in (None, task):  # task=hate_speech under --task sentiment: its file was read
+            raise AlictError(f"--models {name}: task={str(kwargs['task'])[:40]!r} is not the run's task {task}; "
+                             "leave task= out (it defaults to the run's task) or run that task")  # for labels it lacks
         kwargs.setdefault("task", task)
     if "trusted" in kwargs:
         raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")

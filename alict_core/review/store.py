@@ -418,6 +418,9 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
                 raise ReviewError(f"review database {safe_url(url)} cannot be opened: its folder {str(path.parent)!r} "
                                   "is read-only (SQLite keeps a shared-memory file beside the database); make the "
                                   "folder writable or copy the database elsewhere") from None
+            if "malformed" in str(exc).lower():  # a damaged database (own or not), never "another application's"
+                raise ReviewError(f"review database {safe_url(url)} is damaged ({exc}); restore it from a backup, or "
+                                  "give --db (or $ALICT_REVIEW_DB_URL) another database") from None
             raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
                               "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
     engine = engine if engine is not None else _make_engine(url)
@@ -731,8 +734,11 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
                 raise ReviewError(f"cannot create the review database {safe_url(url)} (${DB_URL_ENV} or --db): its "
                                   f"folder {str(_nearest_folder(path))!r} is read-only; give a database in a "
                                   "writable folder") from None
+            reason = str(exc).splitlines()[0][:300]
+            if isinstance(exc, ValueError) and "invalid literal for int()" in reason:  # '[::1:5' read as host:port
+                reason = "its host or port cannot be read (an IPv6 host is written in brackets: [::1]:5432)"
             raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
-                              f"{str(exc).splitlines()[0][:300]}") from None
+                              f"{reason}") from None
         except ReviewError:
             if engine is not None:
                 engine.dispose()

@@ -335,6 +335,9 @@ def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
     no writer of these files is alive: a killed write's hidden temporary file of one of them is removed."""
     from alict_core.common.refs import check_name
 
+    displaced = pending_dir(folder)  # a kill right after a re-write's swap left the old run whole beside it: never
+    if (displaced / "manifest.json").is_file() and (displaced / PROGRESS).is_file():  # resumed (it is finished)
+        shutil.rmtree(displaced, ignore_errors=True)  # nor used again; kept a week by clean_pending (pass 37)
     meta = read_json(folder / "meta.json")
     meant = meta.get("extra_files", []) if isinstance(meta, dict) else []
     for name in meant if isinstance(meant, list) else ():

@@ -1,0 +1,131 @@
+"""Pass-37 leftovers fixed after pass 38 (docs/ROBUSTNESS.md "Pass 37": the p37cli cosmetic list and the p37kill
+notes). Each row failed before its fix unless it says it is a control."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.robustness.test_pass39_endpoint import _seeds
+
+
+def test_p37_cli_7a_a_negative_zero_threshold_is_zero():
+    """Was: `--fail-threshold 4=-0` was taken and printed as "threshold -0.000"."""
+    from alict_core.commands.run import parse_thresholds
+
+    value = parse_thresholds(["4=-0"])["4"]
+    assert value == 0.0 and str(value) == "0.0"
+
+
+def test_p37_cli_7b_the_model_profile_is_listed_one_way(monkeypatch):
+    """Was: an empty ALICT_MODEL_PROFILE was told "one of full, quick", a wrong one "full, quick, micro, legacy"."""
+    from alict_core.common.errors import AlictError
+    from alict_core.models.artefacts import candidates
+
+    said = []
+    for value in ("", "huge"):
+        monkeypatch.setenv("ALICT_MODEL_PROFILE", value)
+        with pytest.raises(AlictError) as refused:
+            candidates("parser")
+        said.append(str(refused.value).rsplit("one of ", 1)[1])
+    assert said[0] == said[1]
+
+
+def test_p37_cli_7c_a_split_of_huge_shares_is_their_ratio():
+    """Was: `--split 1e308:1e308:1e308` was refused as "expected three finite … numbers" (they are: their sum
+    overflowed). Their ratio is 1:1:1."""
+    from alict_core.harden.split import SplitRatios
+
+    ratios = SplitRatios.parse("1e308:1e308:1e308")
+    assert ratios.train == pytest.approx(1 / 3) and ratios.test == pytest.approx(1 / 3)
+
+
+def test_p37_cli_7d_a_broken_ipv6_database_host_is_said_in_words(cli):
+    """Was: "invalid literal for int() with base 10: ':1:5'" (Python's words) for an unclosed IPv6 bracket."""
+    outcome = cli("review", "stats", "--db", "postgresql+psycopg://u:pw@[::1:5/db")
+    assert outcome.code == 2
+    assert "host or port cannot be read" in outcome.err and "invalid literal" not in outcome.err
+    assert "pw" not in outcome.err
+
+
+def test_p37_cli_7e_stored_predictions_are_not_explained_as_missing_texts(cli, tmp_path):
+    """Was: "model 'ok': no stored prediction for 16 texts, e.g. '.'" — true, yet a stored-predictions model can
+    never be explained (an explanation asks about perturbed copies); said as that."""
+    stored = tmp_path / "ok.csv"
+    stored.write_text("text,label\nThis is not so bad .,positive\n")
+    outcome = cli("explain", "--text", "This is not so bad .", "--model", f"static:path={stored},task=sentiment")
+    assert outcome.code == 2 and "perturbed copies" in outcome.err and "no stored prediction" not in outcome.err
+
+
+def test_p37_cli_7f_a_models_task_other_than_the_runs_is_said(cli, tmp_path):
+    """Was: `run --task sentiment --models static:path=ok.csv,task=hate_speech` said the file needs hate-speech
+    label columns; the task is what is wrong."""
+    stored = tmp_path / "ok.csv"
+    stored.write_text("text,label\na fine film 0,positive\n")
+    outcome = cli("run", "--task", "sentiment", "--models", f"static:path={stored},task=hate_speech", "--seeds",
+                  str(_seeds(tmp_path, 1)), "--quiet")
+    assert outcome.code == 2 and "is not the run's task sentiment" in outcome.err
+
+
+def test_p37_cli_7g_seeds_of_another_task_are_not_merged_into_a_folder(cli, tmp_path):
+    """Was: `seeds --task hate_speech --out W` merged a hate-speech LC file into a folder of sentiment seeds."""
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    row = {"id": "s0", "lc_id": "sentiment-lc01", "text": "a fine film", "test_type": "MFT",
+           "expected": {"kind": "label", "labels": ["positive"]}}
+    (folder / "sentiment-lc01.jsonl").write_text(json.dumps(row) + "\n")
+    outcome = cli("seeds", "--task", "hate_speech", "--lc", "1", "--out", str(folder))
+    assert outcome.code == 2 and "LC files of task sentiment" in outcome.err
+    assert sorted(p.name for p in folder.iterdir()) == ["sentiment-lc01.jsonl"]
+
+
+def test_p37_cli_7h_explain_of_a_run_of_two_models_asks_which(cli, tmp_path, own_cache):
+    """Was: `explain --results <run of two models> --lc 1` explained the first model only, while the help said
+    "the run's model"; now it asks for --model, and a --model the run lacks is named."""
+    run = tmp_path / "run"
+    made = cli("run", "--task", "sentiment", "--models", "vader,textblob", "--seeds", str(_seeds(tmp_path, 2)),
+               "--quiet", "--out", str(run), "--no-story")
+    assert made.code in (0, 1), made.err[-400:]
+    asked = cli("explain", "--results", str(run), "--lc", "1")
+    assert asked.code == 2 and "name the one to explain with --model" in asked.err and "'textblob'" in asked.err
+    wrong = cli("explain", "--results", str(run), "--lc", "1", "--model", "bert")
+    assert wrong.code == 2 and "is not a model of the run" in wrong.err
+
+
+def test_p37_kill_note_a_finished_run_left_beside_its_folder_by_a_kill_is_removed(cli, tmp_path, own_cache):
+    """Was (p37kill note): a kill right after a re-write's swap left the whole old run as `.run.pending` for a week.
+    The next command that finds the run finished removes it (under the run's lock: no writer of it is alive)."""
+    run = tmp_path / "run"
+    seeds = str(_seeds(tmp_path, 2))
+    assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", seeds, "--quiet", "--out", str(run),
+               "--no-story").code in (0, 1)
+    shutil.copytree(run, tmp_path / ".run.pending")
+    assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", seeds, "--quiet", "--out", str(run),
+               "--no-story").code in (0, 1)
+    assert not (tmp_path / ".run.pending").exists() and (run / "meta.json").is_file()
+
+
+def test_p37_kill_note_a_damaged_own_database_is_called_damaged(cli, review_db, tmp_path, fresh_engines):
+    """Was (p37kill note): a review database with one page overwritten was "another application's database or
+    another version's"; it is called damaged."""
+    import sqlite3
+
+    from alict_core.review.store import dispose_engines
+
+    dispose_engines()  # the sample's connections closed
+    path = tmp_path / "review.sqlite"
+    with sqlite3.connect(path) as connection:  # the tables into the file itself (out of the WAL)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.execute("PRAGMA journal_mode=DELETE")
+    connection.close()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) >= 3 * page
+    data[page:2 * page] = b"\xff" * page  # the second page: a table's b-tree
+    path.write_bytes(bytes(data))
+    outcome = cli("review", "stats", "--db", f"sqlite:///{path}")
+    assert outcome.code == 2, outcome.err[-400:]
+    assert "is damaged (" in outcome.err and "another application's" not in outcome.err
+    assert "not a SQLite database" not in outcome.err
