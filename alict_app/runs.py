@@ -384,6 +384,19 @@ def reader(key: str) -> Any:
     return _reader(folder.name, _stamp(folder))
 
 
+def unparsed_answers(key: str) -> dict[str, int]:
+    """Per model, its answers in run ``key`` that could not be parsed (scored as its fallback label): the run's
+    meta.json ``extra``, read as the summary JSON and HTML report read it ({} while the run is not finished)."""
+    from alict_core.runner.summary import unparsed_answers as counted
+
+    path = run_dir(key) / "meta.json"
+    try:
+        meta = read_json(path) if path.is_file() else {}
+    except (OSError, ValueError):  # the page's own reading of the run says what is wrong with it
+        return {}
+    return counted(meta.get("extra") if isinstance(meta, dict) else None)
+
+
 def is_big(key: str) -> bool:
     """Runs over ``BIG_ROWS`` case × model rows are shown by aggregates and pages, never loaded whole (smaller
     ones, sharded or not, keep the full explorer: templates, inserted words, case details)."""

@@ -6,9 +6,10 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-from alict_app import spec_store, state
+from alict_app import runs, spec_store, state
 from alict_app.formatting import literal
 from alict_core.common.csvsafe import csv_text
+from alict_core.runner.summary import unparsed_sentence
 from alict_core.tasks import HATE_SPEECH
 
 CONTENT_NOTE = ("Content note: the hate-speech task shows real posts from HateXplain and sentences built from them, "
@@ -22,6 +23,25 @@ def header(title: str, caption: str, shows_cases: bool = True) -> None:
     st.caption(caption)
     if shows_cases and state.get("task") == HATE_SPEECH.name:
         st.warning(CONTENT_NOTE, icon=":material/report:")
+
+
+def unparsed_warning(key: str) -> bool:
+    """A warning per model of run ``key`` whose answers could not be parsed (its passes there are the fallback
+    label's: a run no answer of which was parsed said "No failures in this run."); True when there is one."""
+    counts = runs.unparsed_answers(key)
+    for model, count in counts.items():
+        st.warning(f"{literal(unparsed_sentence(model, count))}.", icon=":material/warning:")
+    return bool(counts)
+
+
+def no_failures(message: str, unparsed: bool) -> None:
+    """``message`` ("No failures in this run.") as a success, or, when answers of the run could not be parsed, as a
+    note that those cases passed only as the model's fallback label."""
+    if not unparsed:
+        st.success(message)
+        return
+    st.info(f"{message[:-1]} — but answers that could not be parsed (above) were scored as the model's fallback "
+            "label: those cases passed without an answer of the model.")
 
 
 def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any:

@@ -23,6 +23,7 @@ def main() -> None:
     key = run_picker.run_picker(state.get("task"))
     if key is None:
         return
+    widgets.unparsed_warning(key)  # those cases passed or failed as the fallback label, not by the model
     if runs.is_big(key):  # aggregates and one page of rows (alict_app.paged_explorer)
         paged_explorer.show(key)
         return

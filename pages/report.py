@@ -17,13 +17,13 @@ from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.runner.summary import for_display
 
 
-def demo_view(key: str) -> None:
+def demo_view(key: str, unparsed: bool) -> None:
     st.subheader("Most striking failures")
     st.caption("For stakeholders: per model, the three failures it is most sure about (seed-passes/expansion-fails "
                "first, one per LC).")
     top = striking_failures(explorer_data.frame(key))
     if not len(top):
-        st.success("No failures in this run.")
+        widgets.no_failures("No failures in this run.", unparsed)
         return
     for model, group in top.groupby("model", sort=False):
         st.markdown(f"#### {literal(model)}")
@@ -90,7 +90,7 @@ def validity_note(key: str) -> None:
         st.caption(literal(validity.get("note", "")))
 
 
-def big_report(key: str) -> None:
+def big_report(key: str, unparsed: bool) -> None:
     """A large or sharded run: the summary from aggregates, a bounded sample of failures, bounded downloads."""
     reader = runs.reader(key)
     summary = reader.summary()
@@ -102,7 +102,7 @@ def big_report(key: str) -> None:
         st.caption("Per model, its most confident failures among a sample of up to 3 per LC (one per LC).")
         sample = reader.sample_failures(per_group=3)
         if sample.empty:
-            st.success("No failures in this run.")
+            widgets.no_failures("No failures in this run.", unparsed)
         catalog = lc_catalog(sample["lc_id"], dict(zip(sample["lc_id"], sample["capability"], strict=True)))
         top = sample.sort_values(["model", "pass_to_fail", "confidence"], ascending=[True, False, False])
         for model, group in top.drop_duplicates(["model", "lc_id"]).groupby("model", sort=False):
@@ -128,14 +128,15 @@ def main() -> None:
     key = run_picker.run_picker(task)
     if key is None:
         return
+    unparsed = widgets.unparsed_warning(key)  # scored as the fallback label: never "No failures" without a word
     if runs.is_big(key):  # aggregates and a bounded sample (alict_core.runner.reader)
-        big_report(key)
+        big_report(key, unparsed)
         return
     frames = runs.run_frames(key)
     cases, summary = frames["cases"], frames["summary"]
     demo, full = st.tabs(["Demo view", "Full report"])
     with demo:
-        demo_view(key)
+        demo_view(key, unparsed)
     with full:
         st.dataframe(capability_first(summary), hide_index=True, width="stretch")
         validity_note(key)

@@ -64,6 +64,7 @@ def main() -> None:
     key = run_picker.run_picker(task, none_hint="a run made on the Run page appears here")
     if key is None:
         return
+    unparsed = widgets.unparsed_warning(key)  # those cases passed or failed as the fallback label, not by the model
     if runs.is_big(key):  # no story file for those, and computing one here would load the whole run (minutes, GBs)
         st.info(f"This run has {runs.reader(key).n_rows():,} case × model rows, over the Story's limit of "
                 f"{runs.BIG_ROWS:,}: the Story tells runs up to that size. The **Failures** page pages through this "
@@ -76,7 +77,8 @@ def main() -> None:
         disputed, confirmed = story_data.review_keys(task)
     top, left_out = story_data.cards(key, story, disputed, confirmed)
     if top.empty:
-        st.success("No failure in this run that passes the validity checks and whose label no reviewer disputed.")
+        widgets.no_failures("No failure in this run that passes the validity checks and whose label no reviewer "
+                            "disputed.", unparsed)
         return
     rates = pd.DataFrame(story["rates"])
     for model, group in top.groupby("model", sort=False):

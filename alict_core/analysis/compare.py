@@ -31,6 +31,7 @@ import pandas as pd
 from alict_core.common.errors import AlictError
 from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.metrics.intervals import cluster_stats, clustered_interval, t_quantile, wilson_interval
+from alict_core.runner.summary import unparsed_answers
 
 SIDE_COLUMNS = ["lc_id", "capability", "kind", "seed_id", "text", "expected", "predicted", "passed"]
 ALPHA = 0.05
@@ -171,7 +172,8 @@ class Comparison:
 
     ``lcs`` and ``capabilities``: ``p_value`` (paired, seed-clustered), ``p_holm``, ``p_bh``, ``significance``
     (marks from ``p_bh``) and ``regression`` (``p_holm`` < 0.05 and B fails more). ``note``: said first when
-    both sides are the same run and model.
+    both sides are the same run and model. ``unparsed_a``/``unparsed_b``: answers of each side's model that could
+    not be parsed (its run's ``unparsed_answers``): those cases were scored as its fallback label.
     """
 
     label_a: str
@@ -184,6 +186,18 @@ class Comparison:
     test: str = TEST_NAME
     correction: str = BROWSING_CORRECTION
     gate_correction: str = GATE_CORRECTION
+    unparsed_a: int = 0
+    unparsed_b: int = 0
+
+    def unparsed_warning(self) -> str:
+        """Each side's answers that could not be parsed, and what that means for the changed cases ("" if none):
+        a chat model that stopped answering was counted as newly passing without a word (pass 38)."""
+        sides = [(label, n) for label, n in ((self.label_a, self.unparsed_a), (self.label_b, self.unparsed_b)) if n]
+        if not sides:
+            return ""
+        said = "; ".join(f"{label}: {n} answer(s) could not be parsed" for label, n in sides)
+        return (f"Warning: {said}. Those cases were scored as the model's fallback label, not by its answers: cases "
+                "among them that newly fail or newly pass are no change of the model.")
 
     def regressions(self) -> pd.DataFrame:
         """LCs that fail significantly more often in B after Holm's correction (the CI gate)."""
@@ -201,12 +215,15 @@ class Comparison:
             top = worse.sort_values("difference", ascending=False).iloc[0]
             parts.append(f"; the largest rise is {top['lc_title']} (+{100 * top['difference']:.0f} points)")
         parts.append(f"; {len(self.regressions())} regression(s) under {self.gate_correction}")
-        return "".join(parts) + f"; {len(self.newly_failing)} cases newly fail, {len(self.newly_passing)} newly pass."
+        warning = self.unparsed_warning()
+        return ("".join(parts) + f"; {len(self.newly_failing)} cases newly fail, {len(self.newly_passing)} newly pass."
+                + (f" {warning}" if warning else ""))
 
 
 def compare_frames(a: pd.DataFrame, b: pd.DataFrame, label_a: str = "A", label_b: str = "B",
-                   note: str = "") -> Comparison:
-    """Compare two side frames (columns of :data:`SIDE_COLUMNS`)."""
+                   note: str = "", unparsed: tuple[int, int] = (0, 0)) -> Comparison:
+    """Compare two side frames (columns of :data:`SIDE_COLUMNS`); ``unparsed``: each side's model's answers that
+    could not be parsed (``side_unparsed``)."""
     capabilities = {**dict(zip(a["lc_id"], a["capability"], strict=True)),
                     **dict(zip(b["lc_id"], b["capability"], strict=True))}
     catalog = lc_catalog(list(dict.fromkeys([*a["lc_id"], *b["lc_id"]])), capabilities)
@@ -234,7 +251,12 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, label_a: str = "A", label_b
     for frame in (newly_failing, newly_passing):
         frame.insert(1, "lc_title", frame["lc_id"].map(lambda lc: catalog[lc].title))
     return Comparison(label_a, label_b, lcs, _corrected(pd.DataFrame(caps)), newly_failing.reset_index(drop=True),
-                      newly_passing.reset_index(drop=True), note)
+                      newly_passing.reset_index(drop=True), note, unparsed_a=unparsed[0], unparsed_b=unparsed[1])
+
+
+def side_unparsed(result, model: str) -> int:
+    """How many answers of ``model`` in run ``result`` could not be parsed (scored as its fallback label)."""
+    return unparsed_answers(getattr(result, "extra", None)).get(model, 0)
 
 
 def run_tasks(result) -> set[str]:
@@ -282,4 +304,4 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
         elif fingerprint_a == fingerprint_b:
             note += (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "
                      "cases or expectations.")
-    return compare_frames(a, b, label_a, label_b, note)
+    return compare_frames(a, b, label_a, label_b, note, (side_unparsed(run_a, name_a), side_unparsed(run_b, name_b)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from alict_core.commands.args import int_range
@@ -61,7 +62,10 @@ def comparison_document(comparison) -> dict:
             "correction": {"significance": comparison.correction, "regression": comparison.gate_correction},
             "lcs": records(comparison.lcs),
             "capabilities": records(comparison.capabilities), "newly_failing": records(comparison.newly_failing),
-            "newly_passing": records(comparison.newly_passing)}
+            "newly_passing": records(comparison.newly_passing),
+            # answers scored by each side's fallback label, not its model's (a model that stopped answering)
+            "unparsed_answers": {"a": comparison.unparsed_a, "b": comparison.unparsed_b},
+            "warnings": [w for w in (comparison.unparsed_warning(),) if w]}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare_runs(run_a, run_b, args.model_a, args.model_b)
     cols = ["lc_id", "capability", "n_a", "rate_a", "n_b", "rate_b", "n_paired", "difference", "diff_low",
             "diff_high", "p_value", "p_bh", "p_holm", "significance", "regression"]
+    if comparison.unparsed_warning():
+        print(printable(comparison.unparsed_warning().replace("Warning: ", "warning: ", 1)), file=sys.stderr)
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.max_rows", 500):
         if comparison.note:
             print(printable(comparison.note))

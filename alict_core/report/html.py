@@ -12,6 +12,7 @@ import pandas as pd
 
 from alict_core.common.jsonl import atomic_path
 from alict_core.lcspec.capabilities import group_order, lc_catalog
+from alict_core.runner.summary import unparsed_answers
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
 CSS = """
@@ -248,10 +249,10 @@ def validity_section(validity: dict | None) -> list[str]:
 def unparsed_section(extra: dict) -> list[str]:
     """Models whose answers could not be parsed: those cases were scored by the fallback label, not by the model (an
     LLM that refused every case passed a neutral LC without a word in the report, pass 37)."""
-    unparsed = extra.get("unparsed_answers") or {}
-    if not isinstance(unparsed, dict) or not unparsed:
+    unparsed = unparsed_answers(extra)
+    if not unparsed:
         return []
-    lines = "".join(f"<li>{_e(name)}: {_e(count)} answer(s)</li>" for name, count in sorted(unparsed.items()))
+    lines = "".join(f"<li>{_e(name)}: {_e(count)} answer(s)</li>" for name, count in unparsed.items())
     return ["<h2>Answers that could not be parsed</h2>",
             "<p><b>These cases were scored as the model's fallback label, not by an answer of the model: their "
             f"passes and failures say nothing about it.</b></p><ul>{lines}</ul>"]

@@ -34,6 +34,7 @@ import pandas as pd
 from alict_core.common.jsonl import atomic_path
 from alict_core.lcspec.capabilities import lc_catalog
 from alict_core.metrics.intervals import CLUSTER_STAT_FIELDS, clustered_interval, wilson_interval
+from alict_core.runner.summary import unparsed_answers
 
 SCHEMA_ID = "alict-summary/1"
 INTERVAL_NOTE = ("ci_low/ci_high: 95 % interval of the fail rate of all cases, clustered by seed (a seed and its "
@@ -173,7 +174,7 @@ def summary_document(result, thresholds: Mapping[str, float] | None = None) -> d
         "interval": INTERVAL_NOTE, "results": results, "capabilities": capability_results(results, summary),
         "skipped_tests": list(extra.get("skipped_tests") or []), "suite_import": extra.get("suite_import"),
         # answers scored by the fallback label, not the model's (a model that refused every case "passed")
-        "unparsed_answers": {str(k): int(v) for k, v in dict(extra.get("unparsed_answers") or {}).items()},
+        "unparsed_answers": unparsed_answers(extra),
     }
 
 

@@ -100,3 +100,22 @@ def summary_frame(counts: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                      int(c["n_pass_to_fail"]), int(c["n_fail_to_pass"]), design_effect(b, ne, *stats_e),
                      design_effect(a + b, ns + ne, *stats_a), *stats_e, *stats_a))
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def unparsed_answers(extra: Mapping[str, Any] | None) -> dict[str, int]:
+    """Per model, how many of its answers could not be parsed (meta.json ``extra.unparsed_answers``; {} when none).
+
+    Those cases were scored as the model's fallback label, not by an answer of the model: every reader of a run
+    (summary JSON, JUnit, HTML report, ``compare``, the app's pages) says them through this one function. Entries
+    that are not counts (a hand-edited meta.json) and zero counts are left out."""
+    counts = (extra or {}).get("unparsed_answers") if isinstance(extra, Mapping) else None
+    if not isinstance(counts, Mapping):
+        return {}
+    return {str(model): int(count) for model, count in sorted(counts.items(), key=lambda item: str(item[0]))
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0}
+
+
+def unparsed_sentence(model: str, count: int) -> str:
+    """One plain sentence on a model's unparsed answers (the same words on every page and output)."""
+    return (f"{model}: {count} answer(s) could not be parsed; those cases were scored as the model's fallback label, "
+            "not by its answers, so their passes and failures say nothing about it")
