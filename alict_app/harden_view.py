@@ -3,12 +3,16 @@ and the comparison of parent and retrained version (chart, table, what got worse
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from alict_app.formatting import literal, plot_text
 from alict_app.guard import show_error
 from alict_app.progress import StagedProgress
+from alict_app.runs import folder_stamp
 from alict_core.common.errors import AlictError
 from alict_core.common.hashing import hash_json
 from alict_core.harden import guards
@@ -30,10 +34,20 @@ def retrainable(name: str) -> bool:
         return False
 
 
+def readiness_stamp(folder: Path) -> tuple[Any, ...]:
+    """What the readiness table of the run in ``folder`` depends on besides its settings: the run's files and the
+    review write-back (the cases it leaves out of training); the table was kept from before a confirmed write-back,
+    for every visitor, while the retraining left the rejected cases out (pass 38)."""
+    from alict_core.review.writeback import rejection_state
+
+    return folder_stamp(Path(folder)), rejection_state()
+
+
 @st.cache_data(show_spinner="Checking which LCs can be trained on and tested …", max_entries=16)
-def readiness_table(folder: str, stamp: float, model: str, split: str, seed: int, minimum: int) -> pd.DataFrame:
+def readiness_table(folder: str, stamp: tuple[Any, ...], model: str, split: str, seed: int,
+                    minimum: int) -> pd.DataFrame:
     """Per LC of the run: cases, the model's fail rate, trainable cases, test split size, ready or why not
-    (``alict_core.harden.guards``; ``stamp`` renews it when the run changes)."""
+    (``alict_core.harden.guards``; ``stamp``, :func:`readiness_stamp`, renews it when what it depends on changes)."""
     rows = [r.to_dict() for r in run_readiness(folder, model, ratios=SplitRatios.parse(split), seed=seed,
                                                min_test_cases=minimum)]
     return pd.DataFrame(rows, columns=["lc_id", "n_cases", "fail_rate", "trainable", "test_cases", "ready", "reason"])

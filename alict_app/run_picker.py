@@ -83,33 +83,57 @@ def run_picker(task: str, none_hint: str = "start one on the **Run** page") -> s
         st.session_state.pop("run", None)
         st.info(f"No finished run for the task {TASK_TITLES.get(task, task)} yet: {none_hint}.")
         return None
-    remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
     unknown = linked_elsewhere = False
     if current not in keys:
-        unknown = bool(current) and not runs.is_done(current)  # a mistyped or deleted run in a link (not a task
-        # switch, which leaves a finished run of the other task): said once, never a silent swap
-        owner = _run_task(runs.resolve(current)) if current and not unknown else None
-        linked_elsewhere = owner not in (None, task) and current != st.session_state.get(SHOWN_RUN)
-        current = remembered.get(task) if remembered.get(task) in keys else keys[0]
-        if linked_elsewhere:  # a link naming a run of the other task (no task switch shown it): said, not swapped
-            st.caption(f"The run {literal(repr(str(state.get('run'))[:40]))} named by the link is a run of "
-                       f"{literal(TASK_TITLES.get(str(owner), str(owner)))}: choose that task in the sidebar to open "
-                       f"it; showing {literal(labels.get(str(current), str(current)))} instead.")
+        asked = str(current or "")
+        unknown = bool(asked) and not runs.is_done(asked)  # a mistyped or deleted run in a link (not a task switch,
+        # which leaves a finished run of the other task): said once, never a silent swap
+        current = fallback_run(task, keys)
+        shown = labels.get(current, current)
+        linked_elsewhere = not unknown and asked != st.session_state.get(SHOWN_RUN) and other_task_note(asked, task,
+                                                                                                       shown)
         if unknown:
-            linked, shown = repr(str(state.get("run"))[:40]), labels.get(str(current), str(current))
-            if state.get("run") == st.session_state.get(SHOWN_RUN):
-                st.caption(f"The run {literal(linked)} shown before is no longer here (removed or re-written since);"
-                           f" showing {literal(shown)} instead.")
+            if asked == st.session_state.get(SHOWN_RUN):
+                st.caption(f"The run {literal(repr(asked[:40]))} shown before is no longer here (removed or re-written "
+                           f"since); showing {literal(shown)} instead.")
             else:
-                st.caption(f"The run {literal(linked)} named by the link is not a finished run here; showing "
+                st.caption(f"The run {literal(repr(asked[:40]))} named by the link is not a finished run here; showing "
                            f"{literal(shown)} instead.")
     st.session_state[FELL_BACK] = unknown or linked_elsewhere
     state.put("run", current)
     st.selectbox("Run", keys, key="run", format_func=lambda k: labels.get(k, k))
-    remembered[task] = state.get("run")
-    st.session_state[RUNS_BY_TASK] = remembered
-    st.session_state[SHOWN_RUN] = state.get("run")
+    note_shown(task, state.get("run"))
     return state.get("run")
+
+
+def fallback_run(task: str, keys: list[str]) -> str:
+    """The run a page shows when the one asked for is not among ``task``'s finished runs ``keys``: the run last shown
+    for the task, else the newest."""
+    remembered = (st.session_state.get(RUNS_BY_TASK) or {}).get(task)
+    return remembered if remembered in keys else keys[0]
+
+
+def note_shown(task: str, run_id: str) -> None:
+    """Note that a page shows ``run_id`` for ``task`` now: the run the pages return to for the task, and the run a
+    task switch leaves behind (not a link's: :func:`other_task_note` is not said for it)."""
+    remembered = dict(st.session_state.get(RUNS_BY_TASK) or {})
+    remembered[task] = run_id
+    st.session_state[RUNS_BY_TASK] = remembered
+    st.session_state[SHOWN_RUN] = run_id
+
+
+def other_task_note(asked: str, task: str, shown: str) -> bool:
+    """When ``asked`` (a run a link names) is a finished run of another task than ``task``, say so (choose that task
+    in the sidebar to open it; ``shown`` is shown instead) and return True; else say nothing and return False."""
+    if not asked or not runs.is_done(asked):
+        return False
+    owner = _run_task(runs.resolve(asked))
+    if owner in (None, task):
+        return False
+    st.caption(f"The run {literal(repr(asked[:40]))} named by the link is a run of "
+               f"{literal(TASK_TITLES.get(str(owner), str(owner)))}: choose that task in the sidebar to open it; "
+               f"showing {literal(shown)} instead.")
+    return True
 
 
 def fell_back() -> bool:

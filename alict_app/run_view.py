@@ -13,6 +13,7 @@ from alict_app.guard import show_error
 from alict_app.progress import duration_text, eta_text
 from alict_core.common.limits import limits
 from alict_core.models.run_scope import run_scope
+from alict_core.runner.stream import WAITING_NOTE
 from alict_core.runner.summary import for_display
 
 
@@ -184,15 +185,36 @@ def shown(task: str, key: str, how: str) -> None:
     show_result(key, how)
 
 
+class WaitingNote:
+    """A line under the progress bar while another writer (a command-line run, another visitor's press of the same
+    settings) holds this run, kept afterwards as how long this one waited: in the bar the note was cut off (pass 38)."""
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+        self.since: float | None = None  # seconds into the run when the wait began; None: not waiting
+
+    def update(self, message: str, elapsed: float) -> None:
+        if message == WAITING_NOTE and self.since is None:
+            self.since = elapsed
+            self.slot.info("Another writer (a command-line run, or another visitor's press of the same settings) is "
+                           "writing this run: this one waits for it, then uses or resumes its run.",
+                           icon=":material/hourglass_top:")
+        elif message != WAITING_NOTE and self.since is not None:
+            self.slot.caption(f"Another writer was writing this run: this one waited "
+                              f"{duration_text(elapsed - self.since)} for it.")
+            self.since = None
+
+
 def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
     """Run the request with a progress bar and a status box; its run id, or None when it was cancelled or failed
     (said here)."""
     bar = st.progress(0.0, text="starting …")
-    log = st.empty()
+    log, waiting = st.empty(), WaitingNote(st.empty())
     started = time.monotonic()
 
     def progress(message: str, fraction: float) -> None:
         elapsed = time.monotonic() - started
+        waiting.update(message, elapsed)
         eta = eta_text(fraction, elapsed)
         bar.progress(min(max(fraction, 0.0), 1.0),
                      # a progress text draws Markdown: an LC title of anyone's workspace spec drew an image and
@@ -216,6 +238,8 @@ def execute(request: runs.RunRequest, chosen: list[Any]) -> str | None:
             status.update(label="Failed", state="error", expanded=True)
             show_error(exc, "running the tests")
             return None
+        finally:  # a wait that ended with the run (found finished by the other writer) is no longer "waits"
+            waiting.update("", time.monotonic() - started)
         st.session_state.pop(RUN_ACTIVE, None)
         status.update(label="Done", state="complete", expanded=False)
     for lc_id, why in left_out.items():  # asked for, not in the run: never dropped without a word

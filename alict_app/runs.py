@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 from pydantic import BaseModel, ConfigDict, Field
 
-from alict_app import artefacts, backends
+from alict_app import artefacts, backends, demo
 from alict_app.formatting import TASKS
 from alict_core.common.config import cache_dir
 from alict_core.common.csvsafe import read_csv
@@ -307,6 +307,9 @@ def run_model_ref(key: str, model_name: str) -> Any:
     found = next((ref for ref in refs if ref.answers_to(model_name)), ModelRef(model_name))
     if calls_a_host(found) and not added_here(found):  # a shared run's endpoint, with its adder's token or api_key:
         # another session explaining a case made the server call it with those credentials
+        if demo.enabled():  # no Run page to add it on (pass 38)
+            raise AlictError(f"model {found.shown!r} is a service (an endpoint): its cases are not explained in the "
+                             "demo")
         raise AlictError(f"model {found.shown!r} is an endpoint added in another session: add it on the Run page "
                          "(Add your own model, with its URL) to explain its cases here")
     return found
@@ -501,7 +504,7 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
     from alict_core.plan import PlanOptions, make_plan
     from alict_core.review.writeback import RejectionFilter
     from alict_core.runner import RunCancelled as CoreCancelled
-    from alict_core.runner.stream import group_by_seed, run_streaming
+    from alict_core.runner.stream import WAITING_NOTE, group_by_seed, run_streaming
 
     started = time.time()
     check_run_names([ModelRef.from_dict(ref) for ref in request.models], "the models chosen",  # before any work
@@ -516,7 +519,8 @@ def execute(request: RunRequest, specs: dict[str, Any], progress: Progress,
 
     def on_run(done: int, total: int, message: str = "") -> None:
         counted = f"running the models: {done:,}/{total:,} cases" if total else "preparing the cases"
-        progress(f"{counted} ({message})" if message and total else message or counted,
+        said = f"{counted} ({message})" if message and total else message or counted
+        progress(message if message == WAITING_NOTE else said,  # alone: behind the counts the bar cut it (pass 38)
                  0.3 + 0.7 * (done / total if total else 0.0))
 
     def request_file() -> dict[str, Any]:  # written into the run before its manifest: never a run without it

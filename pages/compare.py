@@ -26,14 +26,23 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
         models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
         asked_model = _asked(model_key)
         model = view_state.single(st, "Model", models, model_key)
-        if asked_run and asked_run != chosen and run_key != "run" and not runs.is_done(asked_run):  # unknown or
-            # gone (a run of the other task is kept across a task switch: no link's); `?run=` is said in main()
-            st.warning(f"The link's run {literal(asked_run[:40])} is not a finished run of this task: showing "
-                       f"{literal(labels.get(chosen or '', chosen or ''))} instead.")
-        elif asked_model and asked_model != model:  # a link comparing run A with itself without a word
-            st.warning(f"The link's model {literal(asked_model[:60])} is not in this run: showing "
-                       f"{literal(model or '')} instead.")
+        _link_notes(run_key, asked_run, chosen or "", labels.get(chosen or "", chosen or ""), asked_model, model)
     return chosen or "", model or ""
+
+
+def _link_notes(run_key: str, asked_run: str, chosen: str, shown: str, asked_model: str, model: str | None) -> None:
+    """Say what a link asked for on a side that is not shown: its run (gone, or a run of the other task) or its
+    model (`?run=` is said in main())."""
+    if asked_run and asked_run != chosen and run_key != "run":
+        if not runs.is_done(asked_run):  # unknown or gone
+            st.warning(f"The link's run {literal(asked_run[:40])} is not a finished run of this task: showing "
+                       f"{literal(shown)} instead.")
+            return
+        if run_picker.other_task_note(asked_run, str(state.get("task")), shown):  # run_b follows the task (a task
+            return  # switch brings back this task's): one of the other task is a link's; its model is then no news
+    if asked_model and asked_model != model:  # a link comparing run A with itself without a word
+        st.warning(f"The link's model {literal(asked_model[:60])} is not in this run: showing "
+                   f"{literal(model or '')} instead.")
 
 
 def _asked(key: str) -> str:
@@ -47,15 +56,19 @@ def main() -> None:
     if not keys:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return
+    task = str(state.get("task"))
     if state.get("run") not in keys:
-        asked = str(state.get("run") or "")
+        asked, instead = str(state.get("run") or ""), run_picker.fallback_run(task, keys)
         if asked and not runs.is_done(asked):  # a link's run A that is gone (or mistyped): it compared another run's
-            # numbers without a word (a run of the other task, kept across a task switch, is no link's)
+            # numbers without a word
             st.warning(f"The link's run {literal(asked[:40])} is not a finished run of this task: showing "
-                       f"{literal(labels.get(keys[0], keys[0]))} instead.")
-        state.put("run", keys[0])
+                       f"{literal(labels.get(instead, instead))} instead.")
+        elif asked != st.session_state.get(run_picker.SHOWN_RUN):  # a run of the other task a task switch left is no
+            run_picker.other_task_note(asked, task, labels.get(instead, instead))  # link's
+        state.put("run", instead)
     left, right = st.columns(2)
     key_a, model_a = side(left, "A (before / baseline)", "run", keys, labels, "model_a")
+    run_picker.note_shown(task, key_a)
     if not view_state.get("model_b") and not view_state.get("run_b"):  # default: A's run, its next model
         models = sorted(explorer_data.frame(key_a)["model"].unique())
         state.put("model_b", next((m for m in models if m != model_a), model_a))

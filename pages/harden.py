@@ -51,7 +51,7 @@ def settings() -> tuple[int, str, float, int]:
 def choose_lcs(run: dict[str, Any], model: str, split: str, seed: int) -> list[str]:
     """The LCs' readiness table and the LCs to train on (preselected for a new run or model)."""
     folder = run["folder"]
-    readiness = harden_view.readiness_table(str(folder), (folder / "meta.json").stat().st_mtime, model, split, seed,
+    readiness = harden_view.readiness_table(str(folder), harden_view.readiness_stamp(folder), model, split, seed,
                                             guards.MIN_TEST_CASES)
     st.dataframe(readiness, hide_index=True, width="stretch",
                  column_config={"fail_rate": st.column_config.NumberColumn("fail rate", format="percent"),

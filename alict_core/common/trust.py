@@ -188,6 +188,12 @@ def endpoint_name(url: str) -> str:
     return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
 
 
+SECRETS_ADVICE = "give them as the model's api_key (openai-chat) or as a header (http: headers=X-Api-Key:…)"
+# the browser's form takes no key or header (SECURITY.md: a browser model takes only its listed arguments)
+BROWSER_SECRETS_ADVICE = ("the app's form takes no key, password or header: an endpoint that needs one is run from the "
+                          "command line (`--models openai-chat:…,api_key=…` or `http:…,headers=X-Api-Key:…`)")
+
+
 def check_endpoint(url: str, *, loopback: bool = True) -> str:
     """Refuse ``url`` unless it is http(s) and every address of its host is allowed; returns the URL.
 
@@ -205,9 +211,10 @@ def check_endpoint(url: str, *, loopback: bool = True) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TrustError(f"endpoint URL must be http:// or https:// with a host name, got scheme {parts.scheme!r}")
     if parts.username or parts.password:
-        # the way to pass them differs by kind: `api_key` is openai-chat's, `http` takes a header (pass 37)
-        raise TrustError("endpoint URL must not carry credentials (user:password@); give them as the model's "
-                         "api_key (openai-chat) or as a header (http: headers=X-Api-Key:…)")
+        # the way to pass them differs by kind: `api_key` is openai-chat's, `http` takes a header (pass 37); the
+        # app's form has neither field (pass 38)
+        raise TrustError("endpoint URL must not carry credentials (user:password@); "
+                         + (SECRETS_ADVICE if loopback else BROWSER_SECRETS_ADVICE))
     host = parts.hostname.lower().rstrip(".")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)

@@ -18,7 +18,7 @@ import numpy as np
 
 from alict_core.common.errors import ModelError
 from alict_core.common.fingerprint import combine
-from alict_core.common.trust import check_endpoint, endpoint_name
+from alict_core.common.trust import BROWSER_SECRETS_ADVICE, check_endpoint, endpoint_name
 from alict_core.models.labels import task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
 from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
@@ -349,8 +349,8 @@ class OpenAIChatModel(_RemoteBase):
         self.labels = task_labels(task)
         self.loopback = loopback  # False for endpoints added in the browser (alict_core.common.trust)
         if "?" in base_url or "#" in base_url:  # '/v1?token=…' + '/chat/completions' went to another path
-            raise ModelError(f"model {name or model!r}: base_url must not hold a query or fragment; pass api_key "
-                             "instead")
+            advice = "pass api_key instead" if loopback else BROWSER_SECRETS_ADVICE  # the app's form has no api_key
+            raise ModelError(f"model {name or model!r}: base_url must not hold a query or fragment; {advice}")
         self.url = check_endpoint(base_url.rstrip("/") + "/chat/completions", loopback=loopback)
         self.model_id, self.timeout, self.temperature = model, timeout, temperature
         self.prompt = prompt or DEFAULT_PROMPTS[task]

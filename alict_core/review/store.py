@@ -55,7 +55,7 @@ from sqlalchemy.pool import QueuePool, StaticPool
 from alict_core.common.errors import AlictError
 from alict_core.common.manifest import names_folder
 from alict_core.common.textsafe import control_char, invisible_char, lookalike_key, looks_alike, mixed_scripts
-from alict_core.tasks import TASK_NAMES
+from alict_core.tasks import TASK_NAMES, TASKS
 
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
 CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
@@ -520,16 +520,29 @@ def _lock_task_names(s: Session) -> None:
         s.execute(update(ReviewTask).where(ReviewTask.id < 0).values(name=ReviewTask.name))
 
 
-def _check_new_task_name(s: Session, name: str) -> None:
-    """ReviewError when a task of this name, or of a look-alike one, exists."""
-    if s.scalar(select(ReviewTask.id).where(ReviewTask.name == name)) is not None:
-        raise ReviewError(f"a review task named {name!r} already exists; choose another name")
+def _of_other_task(suite_task: Any, own: str | None) -> str:
+    """' (a review task of <its task's title>)' when an existing task belongs to another suite task than ``own``:
+    the name is refused while that task's menu lists no such task (pass 38)."""
+    if own is None or suite_task == own or not isinstance(suite_task, str):
+        return ""
+    title = TASKS[suite_task].title if suite_task in TASKS else repr(suite_task[:40])
+    return f" (a review task of {title})"
+
+
+def _check_new_task_name(s: Session, name: str, suite_task: str | None = None) -> None:
+    """ReviewError when a task of this name, or of a look-alike one, exists (said with its task when that is not
+    ``suite_task``)."""
+    taken = s.execute(select(ReviewTask.id, ReviewTask.suite_task).where(ReviewTask.name == name)).first()
+    if taken is not None:
+        raise ReviewError(f"a review task named {name!r} already exists{_of_other_task(taken[1], suite_task)}; "
+                          "choose another name")
     # 'T1', 'ｔ1', 't‐1' beside 't1', 't-1'; 'rɑce' (a Latin alpha) beside 'race': a link could go to either
-    alike = next((other for other in s.scalars(select(ReviewTask.name))
+    alike = next(((other, task) for other, task in s.execute(select(ReviewTask.name, ReviewTask.suite_task))
                   if isinstance(other, str) and looks_alike(other, name)), None)
     if alike is not None:
-        raise ReviewError(f"review task name {name!r} looks like the existing task {alike!r} (it differs only in "
-                          "case, character width, a dash or space, or letters that look alike); choose another name")
+        raise ReviewError(f"review task name {name!r} looks like the existing task {alike[0]!r}"
+                          f"{_of_other_task(alike[1], suite_task)} (it differs only in case, character width, a dash "
+                          "or space, or letters that look alike); choose another name")
 
 
 def _refuse_look_alike_reviewer(s: Session, name: str) -> None:
@@ -1014,11 +1027,11 @@ class ReviewStore:
         for _, reviewer in assignments:
             check_name(reviewer, "reviewer name", 100)
         with self.session() as s:
-            _check_new_task_name(s, name)  # at once, before the locks
+            _check_new_task_name(s, name, suite_task)  # at once, before the locks
         with self.session() as s:
             _lock_task_names(s)  # the check and the inserts in one transaction that no other creator interleaves
             _lock_reviewers(s)  # new reviewers are created in it too: a refused task leaves none behind
-            _check_new_task_name(s, name)
+            _check_new_task_name(s, name, suite_task)
             reviewers = {r: self._reviewer_in(s, r).id for r in dict.fromkeys(r for _, r in assignments)}
             task = ReviewTask(name=name, suite_task=suite_task, plan=dict(plan))
             s.add(task)

@@ -97,6 +97,27 @@ def label_rejections(task: str, *, url: str | None = None) -> dict[tuple[str, st
     return {key: v["expected"] for key, v in verdicts.items() if v["rejected"] and v["label_only"]}
 
 
+def rejection_state(*, url: str | None = None) -> str:
+    """A short hash of what runs leave out now: per suite task with a confirmed write-back, the cases its rule
+    rejects (with the expectation of those rejected on their label alone); "" without any. A cache of anything read
+    through :class:`RejectionFilter` is keyed on it: a write-back confirmed, revoked or judged again since is seen
+    (the Harden page's readiness table was kept from before a write-back; pass 38)."""
+    from alict_core.common.hashing import hash_json
+
+    store = _store_if_exists(url)
+    if store is None:
+        return ""
+    state: dict[str, list[Any]] = {}
+    for task in sorted({t.suite_task for t in store.tasks()}):
+        active = active_min_agreeing(store, task)
+        if active is None:
+            continue
+        verdicts = case_verdicts(store.judgements(suite_task=task), task, active)
+        state[task] = [[*key, v["label_only"] and v["expected"]]
+                       for key, v in sorted(verdicts.items()) if v["rejected"]]
+    return hash_json(state) if state else ""
+
+
 def same_expectation(a: Any, b: Any) -> bool:
     """Whether two expectations ask for the same thing (kind and labels; their order and extra fields aside)."""
     def key(value: Any) -> tuple[str, tuple[str, ...]]:

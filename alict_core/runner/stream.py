@@ -264,6 +264,9 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
+WAITING_NOTE = "waiting for another writer of this run"  # the progress message while another writer holds the run
+
+
 def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> None:
     """Say that another writer holds this run's lock, and that this command waits for it: a second command of the
     same inputs waited minutes without a word behind a frozen progress bar (pass 37)."""
@@ -281,7 +284,7 @@ def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> No
     _LOG.warning("another command is writing run %s%s; this one waits for it, then uses or resumes its run",
                  folder.name, holder)
     if progress:
-        progress(0, n_cases, "waiting for another writer of this run")
+        progress(0, n_cases, WAITING_NOTE)
 
 
 @contextmanager
