@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from alict_core.common.errors import ModelError
+from alict_core.data.records import TASK_LABELS
+from alict_core.models.labels import check_task_labels
 
 TRUE, FALSE = frozenset({"true", "yes", "1", "on"}), frozenset({"false", "no", "0", "off"})
 WHOLE = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only ('１６' is no batch size)
@@ -67,7 +69,8 @@ def _read(model: str, key: str, text: str, kinds: set[Any]) -> Any:
 
 def typed_arguments(adapter: type, kwargs: Mapping[str, Any], model: str) -> dict[str, Any]:
     """``kwargs`` with each text value read as the type ``adapter.__init__`` declares for it (text kept for ``str``
-    and path parameters, and for names the adapter does not declare: its own signature check reports those)."""
+    and path parameters, and for names the adapter does not declare: its own signature check reports those); a
+    ``fallback`` or ``label_map`` target that is no label of the task refused."""
     hints = typing.get_type_hints(adapter.__dict__["__init__"])
     typed: dict[str, Any] = {}
     for key, value in kwargs.items():
@@ -75,4 +78,8 @@ def typed_arguments(adapter: type, kwargs: Mapping[str, Any], model: str) -> dic
         if isinstance(value, str) and kinds and not kinds & {str, Path}:
             value = _read(model, key, value, kinds)
         typed[key] = value
+    task = typed.get("task")
+    if isinstance(task, str) and task in TASK_LABELS:
+        label_map = typed.get("label_map")
+        check_task_labels(model, task, typed.get("fallback"), label_map if isinstance(label_map, Mapping) else None)
     return typed

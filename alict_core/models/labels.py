@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -17,6 +17,20 @@ def task_labels(task: str) -> tuple[str, ...]:
     if task not in TASK_LABELS:
         raise ModelError(f"unknown task {task!r}; valid tasks: {', '.join(TASK_LABELS)}")
     return TASK_LABELS[task]
+
+
+def check_task_labels(model: str, task: str, fallback: Any = None, label_map: Mapping[Any, Any] | None = None) -> None:
+    """ModelError naming the value when ``fallback`` or a ``label_map`` target is no label of ``task``: said before
+    any request (a chat run spent its requests, then failed with Python's "tuple.index(x): x not in tuple")."""
+    labels = task_labels(task)
+    allowed = f"not one of the labels of {task}: {', '.join(labels)}"
+    if fallback is not None and fallback not in labels:
+        raise ModelError(f"model {model!r}: fallback={str(fallback)[:40]!r} is {allowed}"
+                         + (" (leave fallback out for the default)" if not str(fallback).strip() else ""))
+    for native, target in (label_map or {}).items():
+        if target not in labels:
+            raise ModelError(f"model {model!r}: label_map maps {str(native)[:40]!r} to {str(target)[:40]!r}, "
+                             f"{allowed}")
 
 
 def binary_to_three(p_positive: np.ndarray, low: float = THIRD, high: float = TWO_THIRDS) -> np.ndarray:

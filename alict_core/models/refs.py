@@ -17,7 +17,14 @@ from alict_core.common.registry import Entry
 from alict_core.common.textsafe import looks_alike
 from alict_core.common.trust import endpoint_name
 from alict_core.models.protocol import Model
-from alict_core.models.registry import HUB_MODELS, MODELS, check_arguments, get_model, model_entry
+from alict_core.models.registry import (
+    HUB_MODELS,
+    MODELS,
+    check_arguments,
+    get_model,
+    known_arguments,
+    model_entry,
+)
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,23 @@ _SECRET_VALUE = re.compile(rf"\b({'|'.join(SECRET_ARGUMENTS)})=[^,]*")
 _URL_SECRETS = re.compile(r"(https?://)(?:[^/@,?#]*@)?([^?#,]*)(?:[?#][^,]*)?")
 
 
+def _starts_entry(part: str) -> bool:
+    """Whether a ``--models`` part reads as an argument (``key=value``) or a registered model (``name``,
+    ``name:key=value``), not as the tail of a value that held a comma."""
+    return bool(re.match(r"\s*[A-Za-z_][\w-]*\s*=(?!=)", part)) or part.partition(":")[0].strip() in MODELS
+
+
 def redacted(text: str) -> str:
-    """A ``--models`` text as a message may echo it: ``api_key=…``, ``headers=…``, and URLs without user, password,
-    query or fragment (a refusal printed the key, header values and ``?token=`` whole; pass 38)."""
-    return _URL_SECRETS.sub(r"\1\2", _SECRET_VALUE.sub(r"\1=…", text))
+    """A ``--models`` text as a message may echo it: ``api_key=…``, ``headers=…`` (with the parts after them that are
+    no argument or model: a value's tail after a comma), and URLs without user, password, query or fragment (a
+    refusal printed the key, header values and ``?token=`` whole; passes 38, 39)."""
+    parts, hiding = [], False
+    for part in text.split(","):
+        if hiding and part.strip() and not _starts_entry(part):
+            continue  # 'headers=X-Api-Key:SEC1,SEC2': SEC2 is the key's tail
+        hiding = bool(_SECRET_VALUE.search(part))
+        parts.append(part)
+    return _URL_SECRETS.sub(r"\1\2", _SECRET_VALUE.sub(r"\1=…", ",".join(parts)))
 
 
 def parse_model_refs(text: str) -> list[ModelRef]:
@@ -128,12 +148,15 @@ def parse_model_refs(text: str) -> list[ModelRef]:
             if not key.strip():
                 raise AlictError(f"--models {shown!r}: {redacted(part)!r} gives a value with no argument name; "
                                  "write key=value")
+            _check_not_a_value_tail(shown, key.strip(), part, refs[-1], argument=True)
             if key.strip() in refs[-1][1]:  # `path=a.jsonl,path=b.jsonl`: the second won without a word
                 raise AlictError(f"--models {shown!r}: {key.strip()!r} is given twice for the model "
                                  f"{refs[-1][0]!r}; give each argument once")
             refs[-1][1][key.strip()] = value.strip()
             continue
         name, colon, rest = part.partition(":") if eq else (part, "", "")
+        if refs:
+            _check_not_a_value_tail(shown, name.strip(), part, refs[-1])
         kwargs: dict[str, str] = {}
         if colon:
             key, _, value = rest.partition("=")
@@ -143,6 +166,31 @@ def parse_model_refs(text: str) -> list[ModelRef]:
                              "write key=value")
         refs.append((name.strip(), kwargs))
     return [ModelRef(name, kwargs) for name, kwargs in refs]
+
+
+def _check_not_a_value_tail(shown: str, name: str, part: str, previous: tuple[str, dict[str, str]],
+                            argument: bool = False) -> None:
+    """AlictError when an entry after a model's arguments names no model (or, after a secret, no argument the model
+    takes): the tail of a value that held a comma (``headers=X-Api-Key:SEC1,SEC2`` was the model 'SEC2', the key's
+    tail echoed). A secret's tail is never shown."""
+    if not previous[1]:
+        return
+    key = next(reversed(previous[1]))
+    secret = key in SECRET_ARGUMENTS
+    try:
+        if not argument:
+            model_entry(name)
+            return
+        known = known_arguments(previous[0])
+        if not secret or known is None or name in known:
+            return
+    except AlictError:
+        pass
+    said = "an entry" if secret else repr(redacted(part))
+    raise AlictError(f"--models {shown!r}: {said} after {key}=… of the model {previous[0]!r} is no "
+                     f"{'argument it takes' if argument else 'model name'}; a value cannot hold a comma (each comma "
+                     "starts the next argument or model)" + ("" if secret or argument
+                                                              else f"; models: {', '.join(sorted(MODELS.names()))}"))
 
 
 def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:

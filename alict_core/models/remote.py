@@ -19,7 +19,7 @@ import numpy as np
 from alict_core.common.errors import ModelError
 from alict_core.common.fingerprint import combine
 from alict_core.common.trust import BROWSER_SECRETS_ADVICE, check_endpoint, endpoint_name
-from alict_core.models.labels import task_labels
+from alict_core.models.labels import check_task_labels, task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
 from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
 
@@ -233,6 +233,7 @@ class HttpJsonModel(_RemoteBase):
         self.headers = dict(headers or {})
         self.batch_size, self.timeout = batch_size, timeout
         self.label_map = dict(label_map or {})
+        check_task_labels(self.name, task, label_map=self.label_map)
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = pinned_session(loopback)
         self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
@@ -292,29 +293,69 @@ class HttpJsonModel(_RemoteBase):
         return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)))
 
 
-NEGATED = re.compile(r"\b(?:not|no|neither|nor|never|hardly)\s+(?:[\w-]+\s+){0,2}$")  # "not", "not really", "neither"
+NEGATION = r"(?:not|no|neither|nor|never|hardly|barely|nothing|none|nobody|far\s+from|free\s+of|without)"
+NEGATED = re.compile(rf"\b{NEGATION}\b")  # a negation cue anywhere before a label in its clause
+# Idioms that hold a negation word but negate nothing ("no doubt positive", "nothing but hateful").
+NOT_NEGATING = re.compile(r"\b(?:no\s+doubt|without\s+(?:a\s+)?doubt|no\s+question|not\s+only|not\s+just"
+                          r"|nothing\s+but|none\s+other\s+than)\b")
+# A negation after the label in its clause: "negative is not the answer", "hate speech would never fit".
+NEGATED_AFTER = re.compile(r"^\s*(?:[\w-]+\s+){0,3}?(?:is|are|was|were|be|been|seems?|appears?|does|do|did|would"
+                           r"|could|should|will|can|might|may)\s+(?:not|never|hardly|no)\b")
+# A reply that denies the label before it: "Negative? Not at all.", "Positive? No. Negative."
+DENIAL = re.compile(r"^\s*(?:no|not|nope|never|hardly)(?:\s+(?:at\s+all|really|quite|exactly|so|that|it|this|is"
+                    r"|the\s+case))*\s*$")
+# Where a negation stops: sentence and clause punctuation, a spaced dash, and contrast words ("not X but Y").
+CLAUSE_BREAK = re.compile(r"[.!?;,():\u2014\u2013]|\s-+\s|\b(?:but|however|instead|rather|although|though"
+                          r"|whereas)\b")
+
+
+def _answer_clauses(answer: str) -> str:
+    """An answer lower-cased, its clauses parted by ' | ', idioms without negation blanked, quotes dropped."""
+    text = re.sub(r"n't\b", " not", answer.strip().lower().replace("\u2019", "'"))
+    text = NOT_NEGATING.sub(" ~ ", text)
+    text = CLAUSE_BREAK.sub(" | ", text)  # a negation does not reach across a sentence or clause break
+    text = re.sub(r"[*`\"']", " ", text)
+    return re.sub(r"^[\s|]*(answer|label|sentiment|classification)\s*", " ", text)
+
+
+def _denied(text: str, end: int, candidates: Mapping[str, str]) -> bool:
+    """Whether the mention ending at ``end`` is denied after it: a negation later in its clause, or a next clause
+    that is only a negating reply ("Negative? Not at all.") and names no label itself."""
+    clause, _, rest = text[end:].partition("|")
+    if NEGATED_AFTER.match(clause):
+        return True
+    reply = next((part.strip() for part in rest.split("|") if part.strip()), "")
+    return bool(DENIAL.match(reply)) and reply not in candidates
+
+
+def _mentions(text: str, candidates: Mapping[str, str]) -> dict[str, tuple[int, int]] | None:
+    """Label -> (position, -length) of its earliest plain mention; None when a mention is denied after it."""
+    named: dict[str, tuple[int, int]] = {}
+    for phrase, label in candidates.items():
+        for match in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text):
+            if NEGATED.search(text[text.rfind("|", 0, match.start()) + 1 : match.start()]):
+                continue  # "I don't think this is negative", "far from negative"
+            if _denied(text, match.end(), candidates):
+                return None  # "Negative? Not at all.": which label it means is not ours to guess
+            spot = (match.start(), -len(phrase))
+            named[label] = min(named.get(label, spot), spot)
+    return named
 
 
 def parse_answer(answer: str, labels: Sequence[str], task: str) -> str | None:
     """The task label an LLM answer names, or None. Longest match first, so 'non-hateful' beats 'hateful'.
 
-    A negated mention ("not negative", "neither positive nor negative") names no label, and an answer naming two
-    labels ("Positive? No. Negative.") is unparsed: "Not negative." was read as negative (pass 37)."""
-    text = re.sub(r"n't\b", " not", answer.strip().lower())
-    text = re.sub(r"[.!?;,()]", " | ", text)  # a negation does not reach across a sentence or clause break
-    text = re.sub(r"[*`\"':]", " ", text)
-    text = re.sub(r"^\s*(answer|label|sentiment|classification)\s*", " ", text)
+    A negated mention names no label: a negation anywhere before it in its clause ("I don't think this is
+    negative", "does not appear to be hate speech"), and a mention denied after it ("Negative is not the answer",
+    "Negative? Not at all.") leaves the answer unparsed, as does an answer naming two labels ("Positive? No.
+    Negative."). Unparsed answers are counted by the run, never read as the label they deny (passes 37, 38)."""
+    text = _answer_clauses(answer)
     candidates = {label.lower(): label for label in labels} | {
         k: v for k, v in SYNONYMS.get(task, {}).items() if v in labels
     }
-    named: dict[str, tuple[int, int]] = {}  # label -> (position, -length) of its earliest plain mention
-    for phrase, label in candidates.items():
-        for match in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text):
-            if NEGATED.search(text[:match.start()]):
-                continue
-            spot = (match.start(), -len(phrase))
-            named[label] = min(named.get(label, spot), spot)
-            break
+    named = _mentions(text, candidates)
+    if named is None:
+        return None
     # a phrase inside a longer one of another label ('hate' in 'not hate speech') is no mention of its own
     plain = {label: spot for label, spot in named.items()
              if not any(other != label and o[0] <= spot[0] and spot[0] - spot[1] <= o[0] - o[1]
@@ -356,7 +397,8 @@ class OpenAIChatModel(_RemoteBase):
         self.prompt = prompt or DEFAULT_PROMPTS[task]
         if "{text}" not in self.prompt:
             raise ModelError(f"model {self.name!r}: the prompt template must contain {{text}}")
-        self.fallback = fallback or TASKS[task].default_label
+        self.fallback = TASKS[task].default_label if fallback is None else fallback
+        check_task_labels(self.name, task, fallback=self.fallback)
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = pinned_session(loopback)
