@@ -143,6 +143,13 @@ def check_settings() -> None:
     setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)
 
 
+INTERRUPTED_NOTE = "its outputs are written whole or not at all; run it again to write them"
+# the commands whose finished work is kept for a re-run (`report` has no batches: it said it had)
+INTERRUPTED_NOTES = dict.fromkeys(("run", "expand", "explain", "build"),
+                                  "finished work is kept and a re-run resumes after it (a model endpoint's answers "
+                                  "are kept only for a run's finished shards)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -153,12 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)  # an internal error after the output was half printed
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    command: str | None = None
     try:
         _configure_logging()
         check_utf8_inputs(argv, dict(os.environ))
         check_settings()  # a bad setting read at the end of a run left a half-written run behind
         parser = build_parser()
         args = parser.parse_args(argv)
+        command = getattr(args, "command", None)
         check_repeats(args)  # an option naming one file or LC twice, before any work
         check_empty(args)  # an empty value read as "not given" (an unset shell variable)
         configure_torch()  # process-wide settings once, before any model loads
@@ -172,8 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        print("interrupted; finished work is kept and a re-run resumes after it (a model endpoint's answers are kept "
-              "only for a run's finished shards)", file=sys.stderr)
+        print(f"interrupted; {INTERRUPTED_NOTES.get(command or '', INTERRUPTED_NOTE)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (PermissionError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
         print(f"error: {describe_os_error(exc)}", file=sys.stderr)

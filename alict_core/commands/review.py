@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help="draw a stratified, seeded sample of a run's cases into a new review task")
     sample.add_argument("--name", required=True, help="name of the new review task")
     add_task_arg(sample, required=True)
-    sample.add_argument("--cases", default=None, help="run directory or cases .jsonl (default: the most recent run)")
+    sample.add_argument("--cases", default=None,
+                        help="run directory, run id or cases .jsonl (default: the most recent run)")
     sample.add_argument("--confidence", type=float_range(0.0, 1.0, open_interval=True), default=0.95)
     sample.add_argument("--margin", type=float_range(0.001, 0.999), default=0.05,  # 1e-300 divided by zero
                         help="margin of error of the sample size (0.001 to 0.999; default 0.05)")
@@ -79,6 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")  # an empty file of another name is a user's file, not a database
+RUN_ID_FORM = re.compile(r"[0-9a-f]{8,64}")  # a run id of the run store (as `report`, `compare` take one)
 
 
 def _store(args: argparse.Namespace, read_only: bool = False):
@@ -91,7 +94,7 @@ def _store(args: argparse.Namespace, read_only: bool = False):
     path = sqlite_path(url) if url else None
     if read_only and path is not None and not path.exists() and args.db:  # a mistyped --db read as an empty store
         raise ReviewError(f"--db {safe_url(args.db)}: no such SQLite file ({str(path)!r}); give the review "
-                          "database's path (a writing command, `review sample` or `review import`, creates one)")
+                          "database's path (`review sample` creates one)")
     if not read_only and path is not None and not path.exists():  # a new database is an output like any other
         from alict_core.common.manifest import check_new_database
 
@@ -135,9 +138,10 @@ def _foreign_schema(handler):
     return checked
 
 
-def _refuse_missing_database(args: argparse.Namespace) -> None:
+def _refuse_missing_database(args: argparse.Namespace, empty_too: bool = False) -> None:
     """A command that needs a review task refuses a SQLite database that does not exist (a mistyped --db was
-    created and migrated; a failed command's new database is never removed again: another may use it meanwhile)."""
+    created and migrated; a failed command's new database is never removed again: another may use it meanwhile);
+    ``empty_too``: an empty (zero-byte) file alike (it holds no task; a refused import wrote the schema into it)."""
     from alict_core.review.store import default_url, safe_url, sqlite_path
 
     url = args.db or default_url()
@@ -145,28 +149,58 @@ def _refuse_missing_database(args: argparse.Namespace) -> None:
     if path is not None and not path.exists():
         raise AlictError(f"no review database at {safe_url(url)} (nothing was created); check --db, or create "
                          "one with `review sample`")
+    if empty_too and path is not None and path.is_file() and path.stat().st_size == 0:
+        raise AlictError(f"no review database at {safe_url(url)}: {path.name!r} is an empty file, with no review "
+                         "task in it (it was left as it is); check --db, or create a task in it with `review sample`")
 
 
 def reviewer_list(text: str | None) -> list[str]:
     """``--reviewers a,b``: every entry a reviewer name, none blank, none twice (checked before any work)."""
     from alict_core.review.store import check_reviewers
 
-    if not text:  # not given (or given as '', as a script passes an empty variable): nobody assigned now
+    if text is None:  # not given: nobody assigned now
         return []
+    if not text:  # `--reviewers ''` was a task with nobody assigned, without a word (a blank name: said below)
+        raise AlictError("--reviewers is empty; give reviewer names (--reviewers ann,bob), or leave --reviewers out "
+                         "to assign the sets later")
     return check_reviewers(text.split(","), "--reviewers")
+
+
+def _cases_source(given: str | None) -> Path:
+    """``--cases``: a run folder, a cases .jsonl, or a run id of the run store (as `report` and `compare` take it);
+    the newest saved run when not given."""
+    from alict_core.runner.store import saved_run_dir
+
+    if not given:
+        from alict_core.commands.report import latest_run
+
+        return latest_run()
+    path = Path(given)
+    if not path.exists() and RUN_ID_FORM.fullmatch(given):
+        return saved_run_dir(given, "--cases")
+    return path
+
+
+def _say_lowered(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    """Warn when the sample is smaller than asked: ``--size`` above the seeds there are, ``--sets`` above the seeds
+    sampled (each set holds one seed at least); both were lowered without a word."""
+    import sys
+
+    if args.size is not None and args.size > summary["n_seeds"]:
+        print(f"warning: --size {args.size}: the cases hold {summary['population']} seed(s); all "
+              f"{summary['n_seeds']} are sampled", file=sys.stderr)
+    if args.sets > summary["n_sets"]:
+        print(f"warning: --sets {args.sets}: {summary['n_seeds']} seed(s) sampled make {summary['n_sets']} set(s) "
+              "(a set holds one seed at least)", file=sys.stderr)
 
 
 def run_sample(args: argparse.Namespace) -> int:
     from alict_core.review import SamplingPlan, create_review_task, load_cases
+    from alict_core.review.store import check_task_name
 
-    reviewer_list(args.reviewers)  # before the cases are read
-
-    if args.cases:
-        source = Path(args.cases)
-    else:
-        from alict_core.commands.report import latest_run
-
-        source = latest_run()
+    check_task_name(args.name)  # the name is said first, then the reviewers, all before the cases are read
+    reviewer_list(args.reviewers)
+    source = _cases_source(args.cases)
     cases = load_cases(source)
     plan = SamplingPlan(confidence=args.confidence, margin=args.margin, size=args.size, n_sets=args.sets, k=args.k,
                         seed=args.seed)
@@ -175,6 +209,7 @@ def run_sample(args: argparse.Namespace) -> int:
     task, summary = create_review_task(lambda: _store(args), args.name, args.task, cases, plan, reviewers)
     print(f"review task {task.name!r}: {summary['n_seeds']} seeds + {summary['n_expansions']} expansions "
           f"from {summary['population']} seeds of {source}, {summary['n_sets']} sets × {args.k} reviewers")
+    _say_lowered(args, summary)
     return 0
 
 
@@ -199,7 +234,7 @@ def run_import(args: argparse.Namespace) -> int:
     from alict_core.review.interchange import import_judgements, read_judgements
 
     rows = read_judgements(args.file, args.format)  # the file is checked before the database is opened
-    _refuse_missing_database(args)  # judgements belong to a task of an existing database: none is created
+    _refuse_missing_database(args, empty_too=True)  # judgements belong to a task of an existing database
     n = import_judgements(_store(args), args.file, task_name=args.name, rows=rows)
     print(f"imported {n} judgements from {args.file}")
     return 0

@@ -25,6 +25,8 @@ from alict_core.plan import Plan, PlanOptions, make_plan
 from alict_core.suites import check_suite_path
 from alict_core.tasks import add_task_arg
 
+PROGRESS_CHARS = 48  # a progress note kept whole up to this length ("waiting for another writer of this run")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -323,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.total = total or bar.total
             bar.n = done
-            bar.set_description(message[:30])
+            bar.set_description(message if len(message) <= PROGRESS_CHARS else message[:PROGRESS_CHARS - 1] + "…")
             bar.refresh()
 
     try:

@@ -103,6 +103,11 @@ def resolve_run(ref: str | Path) -> Path:
     path = Path(text).expanduser()
     if path.is_dir() and (path / "meta.json").is_file():
         return path
+    unfinished = [folder for folder in ([artefact_dir(store) / text for store in RUN_STORES] if RUN_ID.match(text)
+                                        else []) + [path] if (folder / "progress.json").is_file()]
+    if unfinished:  # it was "not found", though it is in the store
+        raise AlictError(f"run {text!r} was interrupted before it finished (no meta.json yet); run the same command "
+                         "again to resume it (finished shards are kept), then export it")
     raise AlictError(f"run {text!r} not found: give a run id from the runs store or a run folder "
                      "written by `run --out` (one holding meta.json)")
 
@@ -142,20 +147,33 @@ def run_rows_and_chosen(run_dir: Path, lcs: Sequence[str] | None = None) -> tupl
     from alict_core.review.writeback import RejectionFilter
 
     rejected = RejectionFilter()  # a run from before a confirmed write-back holds cases reviewers rejected since
-    rows, left_out = [], 0
+    rows: list[dict[str, Any]] = []
+    left_out: dict[str, int] = {}  # chosen LC -> its cases rejected in review
     for i, case in enumerate(result.case_list):
         if rejected(case):  # never trained on (the evaluation leaves them out too)
-            left_out += case.lc_id in chosen
+            if case.lc_id in chosen:
+                left_out[case.lc_id] = left_out.get(case.lc_id, 0) + 1
             continue
         row = case.to_dict()
         row["failed_by"] = {o.name: bool(not o.passed[i]) for o in result.outcomes}
         rows.append(row)
     if left_out:
-        import logging
-
-        logging.getLogger(__name__).warning("run %s: %d case(s) rejected in review left out of the export",
-                                            result.run_id, left_out)
+        _say_rejected(result.run_id, left_out, {row["lc_id"] for row in rows})
     return result.run_id, rows, chosen
+
+
+def _say_rejected(run_id: str, left_out: Mapping[str, int], kept_lcs: set[str]) -> None:
+    """Warn of the cases rejected in review left out, naming each chosen LC left with none (it was dropped from
+    the export without a word)."""
+    import logging
+
+    log = logging.getLogger(__name__)
+    log.warning("run %s: %d case(s) rejected in review left out of the export", run_id, sum(left_out.values()))
+    emptied = sorted(lc for lc in left_out if lc not in kept_lcs)
+    if emptied:
+        log.warning("run %s: every case of %s was rejected in review: %s not in the export (revoke the write-back "
+                    "with `review writeback --revoke`, or correct the LC and run it again)", run_id,
+                    ", ".join(emptied), "it is" if len(emptied) == 1 else "they are")
 
 
 def _match_lc(given: str, known: Sequence[str]) -> str:

@@ -17,9 +17,12 @@ def load_cases(path: Path | str) -> list[TestCase]:
     :class:`~alict_core.runner.reader.RunReader`) or of a cases JSONL file (``report --export``), the latter
     through the suite importer's strict path (limits, UTF-8, every field)."""
     from alict_core.runner.reader import RunReader
-    from alict_core.suites import SuiteFormatError, read_cases_jsonl
+    from alict_core.suites import SuiteFormatError, export_table_problem, read_cases_jsonl
 
     def strict(file: Path) -> list[TestCase]:
+        problem = export_table_problem(file) if file.suffix.lower() == ".csv" else None
+        if problem:  # was "cases.csv:1, not JSON"
+            raise ReviewError(problem)
         try:
             return read_cases_jsonl(file).cases
         except SuiteFormatError as exc:

@@ -23,11 +23,31 @@ from alict_core.suites.tables import (
 )
 from alict_core.tasks import HATE_SPEECH
 
+EXPORT_TABLE_COLUMNS = ("case_id", "lc_id")  # the first columns of `report --export`'s cases.csv / results.csv
+
+
+def export_table_problem(path: str | Path) -> str | None:
+    """Why a CSV file is no suite when it is one of this project's own export tables (``cases.csv``, ``results.csv``
+    of ``report --export``: tables to read, which a run cannot take back), else None. Only the first line is read;
+    an unreadable file is left to the reader that opens it."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(4096).decode("utf-8-sig", errors="replace")
+    except OSError:
+        return None
+    if first.strip().split(",")[:2] != list(EXPORT_TABLE_COLUMNS):
+        return None
+    return (f"{Path(path).name} is a table of this project's own export (`report --export`), not a suite; give "
+            "the cases.jsonl written beside it, which holds the same cases in full")
+
 
 def suite_kind(path: str | Path, task: str) -> str:
     """The suite format of ``path`` by its name (``hatecheck``, ``cases``, ``checklist``), or SuiteFormatError."""
     name = str(path).lower()
     if name.endswith(".csv"):
+        problem = export_table_problem(path)
+        if problem:  # was "HateCheck suites are for task hate_speech" / "HateCheck CSV lacks columns"
+            raise SuiteFormatError(problem)
         if task != HATE_SPEECH.name:
             raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task {HATE_SPEECH.name}, not {task}")
         return "hatecheck"
@@ -76,7 +96,7 @@ def import_suite(path: str | Path, task: str) -> list:
     return read_suite(path, task).cases
 
 
-__all__ = ["CHECKLIST_INV_THRESHOLD", "check_suite_path", "suite_kind",
+__all__ = ["CHECKLIST_INV_THRESHOLD", "check_suite_path", "export_table_problem", "suite_kind",
            "Skipped", "SuiteFormatError", "SuiteImport", "export_bundle", "export_cases_csv", "export_cases_jsonl",
            "export_checklist", "export_results", "import_cases_jsonl", "import_checklist", "import_hatecheck",
            "import_suite", "read_cases_jsonl", "read_checklist", "read_hatecheck", "read_suite", "to_checklist"]
