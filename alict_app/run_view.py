@@ -201,7 +201,7 @@ class WaitingNote:
                            icon=":material/hourglass_top:")
         elif message != WAITING_NOTE and self.since is not None:
             self.slot.caption(f"Another writer was writing this run: this one waited "
-                              f"{duration_text(elapsed - self.since)} for it.")
+                              f"{literal(duration_text(elapsed - self.since))} for it.")
             self.since = None
 
 

@@ -38,10 +38,10 @@ def no_failures(message: str, unparsed: bool) -> None:
     """``message`` ("No failures in this run.") as a success, or, when answers of the run could not be parsed, as a
     note that those cases passed only as the model's fallback label."""
     if not unparsed:
-        st.success(message)
+        st.success(literal(message))
         return
-    st.info(f"{message[:-1]} — but answers that could not be parsed (above) were scored as the model's fallback "
-            "label: those cases passed without an answer of the model.")
+    st.info(f"{literal(message[:-1])} — but answers that could not be parsed (above) were scored as the model's "
+            "fallback label: those cases passed without an answer of the model.")
 
 
 def lc_picker(specs: Sequence[Any], label: str = "Linguistic capability") -> Any:
