@@ -22,13 +22,13 @@ from alict_core.common.errors import AlictError
 NAME_MAX = 255  # bytes of one path component
 
 
-def new_temp_file(path: Path, held: bool = False) -> Path:
+def new_temp_file(path: Path) -> Path:
     """A new empty hidden file ``.<name>.<random>.tmp`` beside ``path`` that becomes ``path`` by a rename.
 
     Created with the mode of any new file (0666 less the umask, e.g. 0644), or with the permissions of the
     regular file it will replace (a file the user made private stays private; the owner may always read and
     write it). ``tempfile.mkstemp`` would make it 0600, and every file renamed from it would stay unreadable to
-    anyone else. ``held``: a name marked as one whose writer holds a lock on it (:func:`_held_temp_file`).
+    anyone else.
     """
     path = Path(path)
     try:
@@ -39,7 +39,7 @@ def new_temp_file(path: Path, held: bool = False) -> Path:
     stem = _temp_stem(path.name)
     while True:
         token = secrets.token_hex(3)
-        tmp = path.parent / f".{stem}.{token}{_temp_seal(stem, token, held)}.tmp"
+        tmp = path.parent / f".{stem}.{token}{_temp_seal(stem, token)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         except FileExistsError:
@@ -57,12 +57,10 @@ def _temp_stem(name: str) -> str:
     return os.fsencode(name)[:NAME_MAX - 18].decode(errors="ignore")
 
 
-def _temp_seal(stem: str, token: str, held: bool = False) -> str:
+def _temp_seal(stem: str, token: str) -> str:
     """The second half of a temporary file's 12 hex digits: computed from its name and the random first half, so
-    :func:`clean_stale_temp_files` tells this program's files from a user's ``.notes.yaml.0123456789ab.tmp`` (and
-    a file whose writer holds a lock on it from one whose writer does not)."""
-    kind = "held temporary file" if held else "temporary file"
-    return hashlib.sha256(f"alict-studio {kind}:{stem}:{token}".encode()).hexdigest()[:6]
+    :func:`clean_stale_temp_files` tells this program's files from a user's ``.notes.yaml.0123456789ab.tmp``."""
+    return hashlib.sha256(f"alict-studio temporary file:{stem}:{token}".encode()).hexdigest()[:6]
 
 
 TEMP_FILE = re.compile(r"^\.(?P<stem>.+)\.(?P<token>[0-9a-f]{6})(?P<seal>[0-9a-f]{6})\.tmp$")
@@ -71,60 +69,7 @@ TEMP_FILE = re.compile(r"^\.(?P<stem>.+)\.(?P<token>[0-9a-f]{6})(?P<seal>[0-9a-f
 def _is_own_temp_name(name: str) -> bool:
     """Whether ``name`` is one :func:`new_temp_file` gives (its seal checked)."""
     found = TEMP_FILE.match(name)
-    return found is not None and found["seal"] in (_temp_seal(found["stem"], found["token"]),
-                                                   _temp_seal(found["stem"], found["token"], held=True))
-
-
-def _is_held_temp_name(name: str) -> bool:
-    """Whether ``name`` is one :func:`_held_temp_file` gives: its writer holds a lock on it while it lives."""
-    found = TEMP_FILE.match(name)
-    return found is not None and found["seal"] == _temp_seal(found["stem"], found["token"], held=True)
-
-
-def _held_temp_file(path: Path) -> tuple[Path, int | None]:
-    """A new temporary file for ``path`` (as :func:`new_temp_file`) and a descriptor holding an exclusive lock on it
-    for as long as the writer lives: a writer killed before its rename leaves an unlocked file, which the next write
-    of the same target removes at once (a SIGKILLed `report` left its hidden empty files for an hour). None where
-    the platform has no ``flock``."""
-    try:
-        import fcntl
-    except ImportError:  # not on this platform: the age rule alone
-        return new_temp_file(path), None
-    while True:
-        tmp = new_temp_file(path, held=True)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # waits while a sweeper that found it unlocked removes it
-            if os.fstat(fd).st_nlink:
-                return tmp, fd
-        except BaseException:
-            os.close(fd)
-            raise
-        os.close(fd)  # removed by a sweeper before the lock was taken: another name
-
-
-def _orphaned(tmp: Path) -> bool:
-    """Remove ``tmp`` (a held temporary file) when no writer holds its lock; whether it was removed."""
-    try:
-        import fcntl
-    except ImportError:
-        return False
-    try:
-        fd = os.open(tmp, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # its writer lives
-        os.close(fd)
-        return False
-    try:
-        tmp.unlink()
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return found is not None and found["seal"] == _temp_seal(found["stem"], found["token"])
 
 
 def is_own_temp_file(path: Path) -> bool:
@@ -144,25 +89,14 @@ def clean_stale_temp_files(parent: Path, max_age_s: float = 3600.0, name: str | 
     pattern = ".*.tmp" if name is None else f".{glob.escape(_temp_stem(name))}.*.tmp"
     for tmp in Path(parent).glob(pattern):
         try:
-            if not _removed_stale(tmp, now - max_age_s):
-                continue
-            removed += 1
-            for sidecar in SQLITE_SIDECARS:  # a killed SQLite build's journal stayed once its file was gone
-                Path(f"{tmp}{sidecar}").unlink(missing_ok=True)
+            if is_own_temp_file(tmp) and now - tmp.lstat().st_mtime > max_age_s:
+                tmp.unlink()
+                removed += 1
+                for sidecar in SQLITE_SIDECARS:  # a killed SQLite build's journal stayed once its file was gone
+                    Path(f"{tmp}{sidecar}").unlink(missing_ok=True)
         except OSError:
             continue
     return removed + _clean_orphan_sidecars(Path(parent), pattern, now - max_age_s)
-
-
-def _removed_stale(tmp: Path, older_than: float) -> bool:
-    """Remove ``tmp`` when it is this program's temporary file and stale: older than ``older_than``, or held by no
-    writer (a held one's writer was killed: no need to wait); whether it was removed."""
-    if not is_own_temp_file(tmp):
-        return False
-    if tmp.lstat().st_mtime < older_than:
-        tmp.unlink()
-        return True
-    return _is_held_temp_name(tmp.name) and _orphaned(tmp)
 
 
 def _clean_orphan_sidecars(parent: Path, pattern: str, older_than: float) -> int:
@@ -213,7 +147,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     _sweep_once(path.parent)  # writes of any file here killed before their rename (one pass per folder and process)
     clean_stale_temp_files(path.parent, name=path.name)  # those of writes of this file killed before their rename
-    tmp_path, lock = _held_temp_file(path)
+    tmp_path = new_temp_file(path)
     try:
         yield tmp_path
         try:
@@ -221,9 +155,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
         except OSError as exc:  # e.g. a folder appeared at ``path`` meanwhile: name the user's path
             raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     finally:
-        tmp_path.unlink(missing_ok=True)  # before the lock goes: an unlocked file is any sweeper's to remove
-        if lock is not None:
-            os.close(lock)
+        if tmp_path.exists():
+            tmp_path.unlink()
         for sidecar in SQLITE_SIDECARS:  # a failed SQLite build's journal goes with its file
             with contextlib.suppress(OSError):  # a name at the length limit has no room for a journal's
                 Path(f"{tmp_path}{sidecar}").unlink(missing_ok=True)

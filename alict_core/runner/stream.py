@@ -288,18 +288,18 @@ def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> No
 
 
 @contextmanager
-def _locked_run(inputs_id: str, ask_again: bool, run_dir: Path | None, root: Path, n_cases: int,
+def _locked_run(inputs_id: str, ask: str | None, run_dir: Path | None, root: Path, n_cases: int,
                 progress: Progress | None) -> Iterator[tuple[str, Path]]:
     """The run's id and folder, under its run lock. A run is named by its inputs (the cases, the models'
     fingerprints and names), so a finished run of them is served. A run of a model whose answers change (an
-    endpoint: ``ask_again``) is a new run each time it is asked, with an id of its own: it never re-writes an earlier
-    run under that run's id (another visitor's Failures page changed without a word; ``compare`` called two asks one
-    run). Only its own unfinished run of the same inputs, which no live writer holds, is resumed."""
-    if not ask_again or run_dir is not None:
+    endpoint; ``ask``: its :func:`ask_key`) is a new run each time it is asked, with an id of its own: it never
+    re-writes an earlier run under that run's id (another visitor's Failures page changed without a word; ``compare``
+    called two asks one run). Only an unfinished ask of the same key, which no live writer holds, is resumed."""
+    if ask is None or run_dir is not None:
         folder = Path(run_dir) if run_dir is not None else root / inputs_id
         _say_if_waiting(folder, n_cases, progress)
         with run_lock(folder):
-            yield (_unfinished_ask(folder, inputs_id) or asked_run_id(inputs_id)) if ask_again else inputs_id, folder
+            yield (_resumed_ask(folder, ask) or asked_run_id(inputs_id)) if ask else inputs_id, folder
         return
     from alict_core.runner.store import run_lock_file, writer_holds_lock
 
@@ -308,25 +308,80 @@ def _locked_run(inputs_id: str, ask_again: bool, run_dir: Path | None, root: Pat
             found = None
             for candidate in sorted(root.iterdir()) if root.is_dir() else ():
                 if not candidate.name.startswith(".") and not writer_holds_lock(candidate) \
-                        and _unfinished_ask(candidate, inputs_id) == candidate.name:
+                        and _unfinished_ask(candidate, ask) == candidate.name:
                     found = candidate.name
                     break
             run_id = found or asked_run_id(inputs_id)
             held.enter_context(run_lock(root / run_id))
+            if found:
+                _resumed_ask(root / run_id, ask)
         yield run_id, root / run_id
 
 
-def _unfinished_ask(folder: Path, inputs_id: str) -> str | None:
-    """The id of the unfinished endpoint run of ``inputs_id`` in ``folder`` (or in its pending re-write), if any."""
+SECRET_ARGUMENTS = ("headers", "api_key")  # request settings an endpoint's fingerprint leaves out (no secret in ids)
+
+
+def ask_key(inputs_id: str, refs: Sequence[Mapping[str, Any]]) -> str:
+    """What an unfinished ask of an endpoint is resumed by: its inputs and, keyed with this cache's salt (never
+    shown), the request settings its fingerprint leaves out. A run with another key or deployment header is another
+    ask: a resume mixed two deployments' answers in one run, or served a key-holder's answers to a keyless run
+    (pass 39)."""
+    import hmac
+
+    hidden = [{name: ref["kwargs"][name] for name in SECRET_ARGUMENTS if name in (ref.get("kwargs") or {})}
+              for ref in refs]
+    text = json.dumps([inputs_id, hidden], sort_keys=True, ensure_ascii=False, default=str)
+    return hmac.new(_ask_salt(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+def _ask_salt() -> bytes:
+    """This cache's random salt for :func:`ask_key` (``<cache>/locks/ask.salt``, made once, mode 0600)."""
+    import secrets
+
+    from alict_core.common.config import artefact_dir
+
+    path = artefact_dir("locks") / "ask.salt"
+    for _ in range(3):
+        try:
+            salt = path.read_bytes()
+            if len(salt) >= 16:
+                return salt
+            path.unlink(missing_ok=True)  # a truncated salt (a kill while it was made): made again
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            time.sleep(0.05)  # another command makes it now
+            continue
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+def _unfinished_ask(folder: Path, ask: str) -> str | None:
+    """The id of the unfinished endpoint run of ``ask`` in ``folder`` (or in its pending re-write), if any: one with
+    no manifest (a kill between its meta.json and its manifest left a finished-looking run that was never resumed)."""
     for candidate in (folder, pending_dir(folder)):
-        if not candidate.is_dir() or (candidate / "meta.json").exists():
+        if not candidate.is_dir() or (candidate / "manifest.json").exists():
             continue
         state = read_progress(candidate)
         run_id = state.get("run_id") if state else None
-        if state and state.get("inputs_id") == inputs_id and isinstance(run_id, str) \
+        if state and state.get("inputs_id") == ask and isinstance(run_id, str) \
                 and re.fullmatch(r"[0-9a-f]{16}", run_id):
             return run_id
     return None
+
+
+def _resumed_ask(folder: Path, ask: str) -> str | None:
+    """:func:`_unfinished_ask` under the run's lock, made resumable: the meta.json of a run killed before its manifest
+    is removed (the run is finished again from its verified shards, then sealed)."""
+    run_id = _unfinished_ask(folder, ask)
+    for candidate in (folder, pending_dir(folder)) if run_id is not None else ():
+        state = read_progress(candidate) if candidate.is_dir() else None
+        if state and state.get("inputs_id") == ask and not (candidate / "manifest.json").exists():
+            (candidate / "meta.json").unlink(missing_ok=True)
+    return run_id
 
 
 def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
@@ -420,8 +475,8 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
             # JUnit and summary name the models; the old run's names were served "as is")
             inputs_id = run_hash.finish([f"{m['fingerprint']}|{m['name']}" for m in described])
             ask_again = any(m.get("answers_change") for m in described)  # an endpoint's: never a finished run's
-            # one writer per run folder; a second caller waits, then finds it finished
-            with _locked_run(inputs_id, ask_again, run_dir, root, run_hash.n, progress) as (run_id, folder):
+            ask = ask_key(inputs_id, refs) if ask_again else None  # one writer per folder; a second waits for it
+            with _locked_run(inputs_id, ask, run_dir, root, run_hash.n, progress) as (run_id, folder):
                 if not ask_again and is_complete(folder, run_id, shard_size):
                     return _found_finished(folder, extra_files, on_finished)
                 work = work_folder(folder)  # a finished folder is re-written beside it, swapped in when done
@@ -429,7 +484,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                                    reuse=folder if work != folder and not ask_again else None)
                 shutil.rmtree(staging, ignore_errors=True)
                 state = _initial_state(run_id, started_at, shard_size, sizes, done, run_hash.n, described, pool, made)
-                state["inputs_id"] = inputs_id  # an endpoint's unfinished run is found again by its inputs
+                state["inputs_id"] = ask or inputs_id  # an endpoint's unfinished run is found again by its ask
                 _write_progress(work, state)
                 with _ended_if_raised(work, state):  # a stop here (the app's Cancel, a task switch) or a failure
                     if progress:                     # never leaves "running" with a live pid: a phantom run

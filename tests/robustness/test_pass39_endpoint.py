@@ -154,3 +154,86 @@ def test_p38_cli_12c_a_request_cap_holds_across_worker_processes(cli, tmp_path, 
         service.close()
     assert outcome.code == 2 and "request cap of 3 per run reached" in outcome.err, outcome.err[-400:]
     assert sent == 3
+
+
+class _ByHeader(_Redeployable):
+    """A JSON endpoint on loopback whose answer depends on the deployment named by the header ``X-Model``."""
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.texts_asked = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
+                label = labels.get(self.headers.get("X-Model") or "")
+                outer.texts_asked += texts if label else []
+                body = json.dumps({"labels": [label] * len(texts)} if label else {"error": "no model"}).encode()
+                self.send_response(200 if label else 401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/predict"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def test_p39_kill_5_an_unfinished_ask_is_resumed_only_with_the_same_headers(cli, tmp_path, own_cache):
+    """Was (p39kill/p39cli, medium-low): an unfinished ask was matched by the endpoint's fingerprint, which leaves
+    headers and keys out, so a run with another deployment header (or another key, or none) resumed it: one run held
+    two deployments' answers, exit 0. An ask is resumed only with the same request settings (a salted digest)."""
+    service = _ByHeader({"v1": "positive", "v2": "negative"})
+    seeds = str(_seeds(tmp_path, 6))
+    base = f"http:url={service.url},name=svm,batch_size=1"
+    options = ("--task", "sentiment", "--seeds", seeds, "--quiet", "--batch-size", "1", "--shard-size", "3",
+               "--no-story")
+    try:
+        capped = cli("run", *options, "--models", f"{base},headers=X-Model:v1,max_requests=3")
+        assert capped.code == 2, capped.err[-400:]
+        [unfinished] = _store_runs(own_cache)
+        other = cli("run", *options, "--models", f"{base},headers=X-Model:v2")
+        assert other.code in (0, 1), other.err[-400:]
+        runs = _store_runs(own_cache)
+        assert len(runs) == 2 and not (unfinished / "meta.json").exists()
+        [finished] = [run for run in runs if run != unfinished]
+        assert _predicted(finished) == {"negative"}  # all v2's: nothing of v1 mixed in
+        same = cli("run", *options, "--models", f"{base},headers=X-Model:v1")
+        assert same.code in (0, 1), same.err[-400:]
+    finally:
+        service.close()
+    assert (unfinished / "meta.json").is_file() and _predicted(unfinished) == {"positive"}
+    assert "sekret" not in (unfinished / "progress.json").read_text() and "v1" not in (
+        unfinished / "progress.json").read_text()
+    assert len(service.texts_asked) == 3 + 6 + 3  # the resume asked only its unfinished shard
+
+
+@pytest.mark.parametrize("out", [False, True], ids=["store", "out"])
+def test_p39_kill_9_an_ask_killed_before_its_manifest_is_resumed(cli, tmp_path, own_cache, out):
+    """Was (p39kill, low-medium): an ask killed between its meta.json and its manifest was never resumed (`report`
+    said to run the same inputs again, which made a new, fully paid ask). It is resumed from its verified shards and
+    sealed, with no request."""
+    service = _Redeployable("positive")
+    where = ("--out", str(tmp_path / "run")) if out else ()
+    options = ("run", "--task", "sentiment", "--models", f"http:url={service.url},name=ep", "--seeds",
+               str(_seeds(tmp_path, 3)), "--quiet", "--no-story", *where)
+    try:
+        assert cli(*options).code == 0
+        [folder] = [tmp_path / "run"] if out else _store_runs(own_cache)
+        run_id = json.loads((folder / "meta.json").read_text())["run_id"]
+        (folder / "manifest.json").unlink()  # the state a kill before the manifest's rename leaves
+        asked = len(service.texts_asked)
+        again = cli(*options)
+        assert again.code == 0, again.err[-400:]
+    finally:
+        service.close()
+    assert len(service.texts_asked) == asked
+    assert (folder / "manifest.json").is_file() and json.loads((folder / "meta.json").read_text())["run_id"] == run_id
+    assert out or _store_runs(own_cache) == [folder]

@@ -356,22 +356,9 @@ def test_p38_cli_7_the_waiting_note_is_whole_in_the_progress_bar(cli, tmp_path, 
     assert "waiting for another writer of this run" in outcome.err, outcome.err[-600:]
 
 
-def test_p38_cli_7_a_killed_writers_hidden_file_is_removed_by_the_next_write(cli, tmp_path, saved_run):
-    """Was (cosmetic): `report --out X.html` killed (SIGKILL) while writing left a hidden empty `.X.html.<hex>.tmp`;
-    the next `report` to the same path kept it (files younger than an hour are kept: a writer may still fill them).
-    A writer now holds a lock on its file, so the next write removes an unheld one at once, and never a live one."""
-    import subprocess
-    import sys
-
-    out = tmp_path / "x.html"
-    killed = ("import os, signal, sys\nfrom pathlib import Path\nfrom alict_core.common.jsonl import atomic_path\n"
-              "with atomic_path(Path(sys.argv[1])) as tmp:\n    os.kill(os.getpid(), signal.SIGKILL)\n")
-    for _ in range(2):
-        subprocess.run([sys.executable, "-c", killed, str(out)], check=False, timeout=120)
-    assert list(tmp_path.glob(".x.html.*.tmp"))  # the killed writer's (the second write removed the first one's)
-    outcome = cli("report", str(saved_run), "--out", str(out))
-    assert outcome.code == 0, outcome.err[-400:]
-    assert out.is_file() and not list(tmp_path.glob(".x.html.*.tmp"))
+# A killed writer's hidden temporary file stays until it is an hour old (the age rule). A lock held on each
+# temporary file, tried after pass 38 to remove it at once, was reverted: pass 39 found live writes removed through it
+# (a build that renames its file, cache writers that re-write it, an hour-long render). See docs/ROBUSTNESS.md.
 
 
 def test_p38_cli_7_control_a_live_writers_file_is_kept(tmp_path):
@@ -430,3 +417,18 @@ def test_p38_cli_7_an_lc_whose_cases_were_all_rejected_is_named(tmp_path, own_ca
     assert {row["lc_id"] for row in rows} == {"sentiment-lc01"} and "sentiment-lc04" in chosen
     said = " ".join(record.getMessage() for record in caplog.records)
     assert "every case of sentiment-lc04 was rejected in review: it is not in the export" in said, said
+
+
+def test_p39_kill_7_a_live_write_rewritten_by_another_writer_is_not_swept(tmp_path):
+    """Was (p39kill, low; regression of a fix after pass 38, reverted): a temporary file that its writer re-wrote with
+    another atomic writer (the caches' ``save_checked``: ``write_json`` into it) lost the writer's lock, and a write of
+    the same file meanwhile removed the live one. A young temporary file is never removed by another write."""
+    from alict_core.common.jsonl import atomic_path, write_json
+
+    target = tmp_path / "cache.json"
+    with atomic_path(target) as live:
+        write_json(live, {"a": 1})
+        with atomic_path(target) as other:
+            other.write_text("{}")
+        assert live.exists()
+    assert json.loads(target.read_text()) == {"a": 1}
