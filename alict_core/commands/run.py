@@ -145,6 +145,18 @@ def check_outputs_apart(outputs: list[tuple[str, str | None]], run_dir: str | Pa
             raise AlictError(f"--export {export!r} overlaps the run folder {str(run_dir)!r}; export to another folder")
 
 
+def write_outputs(out: Path, args: argparse.Namespace, thresholds: dict[str, float]) -> None:
+    """Write the saved run's ``--report``, ``--junit`` and ``--summary-json`` files."""
+    from alict_core.runner import RunResult
+
+    result = RunResult.load(out)
+    if args.report:
+        from alict_core.report import write_report
+
+        print(f"report written to {write_report(result, args.report)}")
+    write_exports(result, args, thresholds)
+
+
 def write_exports(result, args: argparse.Namespace, thresholds: dict[str, float]) -> None:
     """Write the files asked for by ``--junit`` / ``--summary-json``."""
     if args.junit:
@@ -341,14 +353,13 @@ def run(args: argparse.Namespace) -> int:
     del cases, plan
     summary = print_run(out, skipped, extra, asked)
     if args.report or args.junit or args.summary_json:
-        from alict_core.runner import RunResult
-
-        result = RunResult.load(out)
-        if args.report:
-            from alict_core.report import write_report
-
-            print(f"report written to {write_report(result, args.report)}")
-        write_exports(result, args, thresholds)
+        try:
+            write_outputs(out, args, thresholds)
+        except KeyboardInterrupt:  # the run is saved: a re-run would ask an endpoint again (pass 39)
+            print(f"interrupted while writing the run's outputs; the run is saved in {str(out)!r}: `report "
+                  f"{str(out)!r}` with --out/--junit/--summary-json writes them without running anything",
+                  file=sys.stderr)
+            return 130
     problems = check_thresholds(summary, thresholds)
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)

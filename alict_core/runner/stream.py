@@ -299,6 +299,7 @@ def _locked_run(inputs_id: str, ask: str | None, run_dir: Path | None, root: Pat
         folder = Path(run_dir) if run_dir is not None else root / inputs_id
         _say_if_waiting(folder, n_cases, progress)
         with run_lock(folder):
+            _drop_displaced(folder)
             yield (_resumed_ask(folder, ask) or asked_run_id(inputs_id)) if ask else inputs_id, folder
         return
     from alict_core.runner.store import run_lock_file, writer_holds_lock
@@ -316,6 +317,14 @@ def _locked_run(inputs_id: str, ask: str | None, run_dir: Path | None, root: Pat
             if found:
                 _resumed_ask(root / run_id, ask)
         yield run_id, root / run_id
+
+
+def _drop_displaced(folder: Path) -> None:
+    """Under the run's lock: remove the whole old run a kill right after a re-write's swap left beside the folder
+    (``.<name>.pending`` with a manifest): finished, so never resumed nor used again; it was kept a week (pass 37)."""
+    displaced = pending_dir(folder)
+    if (displaced / "manifest.json").is_file() and (displaced / PROGRESS).is_file():
+        shutil.rmtree(displaced, ignore_errors=True)
 
 
 SECRET_ARGUMENTS = ("headers", "api_key")  # request settings an endpoint's fingerprint leaves out (no secret in ids)
@@ -393,9 +402,6 @@ def _found_finished(folder: Path, extra_files: Mapping[str, Any] | None,
     no writer of these files is alive: a killed write's hidden temporary file of one of them is removed."""
     from alict_core.common.refs import check_name
 
-    displaced = pending_dir(folder)  # a kill right after a re-write's swap left the old run whole beside it: never
-    if (displaced / "manifest.json").is_file() and (displaced / PROGRESS).is_file():  # resumed (it is finished)
-        shutil.rmtree(displaced, ignore_errors=True)  # nor used again; kept a week by clean_pending (pass 37)
     meta = read_json(folder / "meta.json")
     meant = meta.get("extra_files", []) if isinstance(meta, dict) else []
     for name in meant if isinstance(meant, list) else ():

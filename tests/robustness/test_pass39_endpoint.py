@@ -237,3 +237,19 @@ def test_p39_kill_9_an_ask_killed_before_its_manifest_is_resumed(cli, tmp_path, 
     assert len(service.texts_asked) == asked
     assert (folder / "manifest.json").is_file() and json.loads((folder / "meta.json").read_text())["run_id"] == run_id
     assert out or _store_runs(own_cache) == [folder]
+
+
+def test_p39_kill_10_ctrl_c_while_a_saved_run_writes_its_outputs_points_to_report(cli, tmp_path, own_cache,
+                                                                                   monkeypatch):
+    """Was (p39kill, low): Ctrl-C while `run` wrote its --junit (the run already saved) advised a re-run, which asks
+    an endpoint for every text again. It says the run is saved and that `report` writes the outputs."""
+    import alict_core.report.junit as junit
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(junit, "write_junit", interrupted)
+    outcome = cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(_seeds(tmp_path, 2)), "--quiet",
+                  "--no-story", "--out", str(tmp_path / "run"), "--junit", str(tmp_path / "j.xml"))
+    assert outcome.code == 130 and "the run is saved" in outcome.err and "`report" in outcome.err
+    assert "re-run resumes" not in outcome.err and (tmp_path / "run" / "manifest.json").is_file()
