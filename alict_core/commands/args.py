@@ -153,6 +153,10 @@ def _lc_key(task: str | None, lc: str) -> str:
 Handler = Callable[..., int]
 
 
+class DefaultValue(str):
+    """An option's default value (argparse keeps it as given): messages name it as the default, never as the user's."""
+
+
 def holds_outputs(*options: str) -> Callable[[Handler], Handler]:
     """A command handler that holds the paths of its output ``options`` (``"out"``, ``"export"``) from its first
     step to its last: a second command writing one of them at once stops before any work with one message
@@ -172,6 +176,7 @@ def holds_outputs(*options: str) -> Callable[[Handler], Handler]:
                 for option in options:
                     target = getattr(args, option, None)
                     flag = f"--{option.replace('_', '-')}"
+                    flag = f"the default {flag} (none was given)" if isinstance(target, DefaultValue) else flag
                     if target:
                         same = held_paths.get(Path(target).resolve())
                         if same:  # its own lock, not another command: waiting would never help

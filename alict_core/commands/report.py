@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from alict_core.commands.args import holds_outputs
+from alict_core.commands.args import DefaultValue, holds_outputs
 from alict_core.commands.run import add_export_options, check_export_paths, check_outputs_apart, parse_thresholds
 from alict_core.common.errors import AlictError
 from alict_core.tasks import add_task_arg
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("run_dir", nargs="?", default=None,
                         help="run directory, or a run id of the run store (default: the most recent run)")
-    parser.add_argument("--out", default="alict-report.html", help="HTML file to write")
+    parser.add_argument("--out", default=DefaultValue("alict-report.html"), help="HTML file to write")
     parser.add_argument("--title", default="ALiCT linguistic-capability test report")
     parser.add_argument("--metrics", action="store_true", help="add Self-BLEU and syntactic diversity per LC")
     parser.add_argument("--export", default=None,

@@ -41,7 +41,7 @@ def exclusive_output(target: Path | str | None, what: str = "--out") -> Iterator
         except BlockingIOError:
             handle.close()
             raise AlictError(f"{what} {str(target)!r} is being written by another command right now (it holds the "
-                             "folder's lock); wait until it has finished, or choose another folder") from None
+                             "output's lock); wait until it has finished, or give another path") from None
         if _same_file(handle, path):
             break
         handle.close()  # its holder removed the file as it let go: lock the path's current file

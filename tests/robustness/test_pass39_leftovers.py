@@ -129,3 +129,16 @@ def test_p37_kill_note_a_damaged_own_database_is_called_damaged(cli, review_db, 
     assert outcome.code == 2, outcome.err[-400:]
     assert "is damaged (" in outcome.err and "another application's" not in outcome.err
     assert "not a SQLite database" not in outcome.err
+
+
+def test_p39_kill_13_a_default_output_held_by_another_report_is_said_as_the_default(cli, saved_run, tmp_path,
+                                                                                    monkeypatch):
+    """Was (p39kill, cosmetic): two `report` commands at once without --out: the second was refused for "--out
+    'alict-report.html'", an option nobody gave, as a "folder". It names the default and a path to give."""
+    from alict_core.common.outlock import exclusive_output
+
+    monkeypatch.chdir(tmp_path)
+    with exclusive_output("alict-report.html"):
+        outcome = cli("report", str(saved_run))
+    assert outcome.code == 2 and "the default --out (none was given)" in outcome.err
+    assert "folder" not in outcome.err and "give another path" in outcome.err
