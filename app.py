@@ -16,10 +16,12 @@ import streamlit as st
 from alict_app import artefacts, backends, demo, presses, state
 from alict_app.formatting import literal
 from alict_app.guard import NAVIGATION_FLAG, guarded
+from alict_app.server_log import configure_server_log
 from alict_app.sidebar import render_sidebar, render_view_link
 from alict_core.common.errors import AlictError
 from alict_core.common.runtime import configure_torch
 
+configure_server_log()  # the warnings pages point to ("in the server log") reach the server's stderr
 try:
     configure_torch()  # process-wide torch settings once at start-up (idempotent across reruns)
     _setting_error = ""

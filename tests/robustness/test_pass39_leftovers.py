@@ -142,3 +142,37 @@ def test_p39_kill_13_a_default_output_held_by_another_report_is_said_as_the_defa
         outcome = cli("report", str(saved_run))
     assert outcome.code == 2 and "the default --out (none was given)" in outcome.err
     assert "folder" not in outcome.err and "give another path" in outcome.err
+
+
+def test_p39_pages_9_the_server_log_a_page_points_to_holds_the_answer(capsys):
+    """Was (p39pages, low): "the answer is in the server log", but the app configured no handler for alict_core:
+    the server's output held nothing. Its warnings are lines on the server's stderr, escaped, added once."""
+    import logging
+
+    from alict_app.server_log import ServerLogHandler, configure_server_log
+    from alict_core.models.remote import refused_answer
+
+    logger = logging.getLogger("alict_core")
+    before = list(logger.handlers)
+    cli_handlers = [h for h in before if type(h).__name__ == "_StderrHandler"]
+    try:
+        for handler in cli_handlers:
+            logger.removeHandler(handler)
+        configure_server_log()
+        configure_server_log()
+        assert sum(isinstance(h, ServerLogHandler) for h in logger.handlers) == 1
+        capsys.readouterr()
+        message = str(refused_answer("auth", "http://127.0.0.1:9/x", 401, "not 200 OK", "bad key \x1b[31mred"))
+        err = capsys.readouterr().err
+    finally:
+        for handler in list(logger.handlers):
+            if handler not in before:
+                logger.removeHandler(handler)
+        for handler in cli_handlers:
+            logger.addHandler(handler)
+        for name in ("alict_app",):
+            for handler in list(logging.getLogger(name).handlers):
+                if isinstance(handler, ServerLogHandler):
+                    logging.getLogger(name).removeHandler(handler)
+    assert "server log" in message
+    assert "answered HTTP 401" in err and "bad key" in err and "\x1b" not in err
