@@ -311,7 +311,8 @@ def run_model_ref(key: str, model_name: str) -> Any:
             raise AlictError(f"model {found.shown!r} is a service (an endpoint): its cases are not explained in the "
                              "demo")
         raise AlictError(f"model {found.shown!r} is an endpoint added in another session: add it on the Run page "
-                         "(Add your own model, with its URL) to explain its cases here")
+                         f"(Add your own model, with its URL and the display name {found.run_name()!r}, as the run "
+                         "named it) to explain its cases here")
     return found
 
 

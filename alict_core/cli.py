@@ -145,9 +145,10 @@ def check_settings() -> None:
 
 INTERRUPTED_NOTE = "its outputs are written whole or not at all; run it again to write them"
 # the commands whose finished work is kept for a re-run (`report` has no batches: it said it had)
-INTERRUPTED_NOTES = dict.fromkeys(("run", "expand", "explain", "build"),
-                                  "finished work is kept and a re-run resumes after it (a model endpoint's answers "
-                                  "are kept only for a run's finished shards)")
+INTERRUPTED_NOTES = {**dict.fromkeys(("expand", "explain", "build"), "finished batches are cached and a re-run "
+                                     "resumes"),
+                     "run": "finished shards are kept and a re-run resumes after them (a model endpoint's answers "
+                            "are kept only for a run's finished shards)"}
 
 
 def main(argv: list[str] | None = None) -> int:

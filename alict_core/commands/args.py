@@ -128,8 +128,8 @@ def check_empty(args: argparse.Namespace) -> None:
         values = value if isinstance(value, list) else [value]
         if any(isinstance(item, str) and not item.strip() for item in values):
             shown = dest.replace("_", "-")
-            raise AlictError(f"{shown if dest in POSITIONALS else '--' + shown} is empty: leave it out for the "
-                             "default, or give a value")
+            raise AlictError(f"{shown if dest in POSITIONALS else '--' + shown} is empty: give a value (or leave it "
+                             "out where it has a default)")
 
 
 POSITIONALS = frozenset({"action", "file", "run_a", "run_b", "run_dir", "target"})
@@ -155,6 +155,10 @@ Handler = Callable[..., int]
 
 class DefaultValue(str):
     """An option's default value (argparse keeps it as given): messages name it as the default, never as the user's."""
+
+
+class DefaultInt(int):
+    """A whole-number option's default (argparse keeps it as given): warnings about the user's value skip it."""
 
 
 def holds_outputs(*options: str) -> Callable[[Handler], Handler]:

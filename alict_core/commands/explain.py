@@ -216,6 +216,11 @@ def _check_model_named(run_dir: Path, model: str | None) -> None:
     shown = ", ".join(repr(name[:60]) for name in names[:10])
     if model is None and len(names) > 1:
         raise AlictError(f"the run has {len(names)} models ({shown}); name the one to explain with --model")
+    service = [str(m.get("name")) for m in meta["models"] if isinstance(m, dict) and m.get("answers_change")]
+    if (model if model is not None else names[0] if len(names) == 1 else None) in service:
+        raise AlictError(f"model {(model or names[0])[:60]!r} of the run is a service (an endpoint): its pairs are not "
+                         "explained from a run (the service may have changed since); explain one text with `explain "
+                         "--text TEXT --model <its endpoint spec>`")
     if model is None or not names or model in names:
         return
     try:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from alict_core.commands.args import float_range, int_range
+from alict_core.commands.args import DefaultInt, float_range, int_range
 from alict_core.common.errors import AlictError
 from alict_core.common.textsafe import printable
 from alict_core.tasks import add_task_arg
@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="margin of error of the sample size (0.001 to 0.999; default 0.05)")
     sample.add_argument("--size", type=int_range(1, 1_000_000), default=None,
                         help="fixed number of seeds instead of the size rule")
-    sample.add_argument("--sets", type=int_range(1, 10_000), default=10, help="number of sets the sample is split into")
+    sample.add_argument("--sets", type=int_range(1, 10_000), default=DefaultInt(10),
+                        help="number of sets the sample is split into")
     sample.add_argument("--k", type=int_range(1, 1_000), default=2, help="reviewers per case")
     sample.add_argument("--seed", type=int_range(0, 2**32 - 1), default=0)
     sample.add_argument("--reviewers", default=None, help="comma-separated reviewer names to assign sets to now")
@@ -189,7 +190,7 @@ def _say_lowered(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.size is not None and args.size > summary["n_seeds"]:
         print(f"warning: --size {args.size}: the cases hold {summary['population']} seed(s); all "
               f"{summary['n_seeds']} are sampled", file=sys.stderr)
-    if args.sets > summary["n_sets"]:
+    if args.sets > summary["n_sets"] and not isinstance(args.sets, DefaultInt):  # the default: lowered quietly
         print(f"warning: --sets {args.sets}: {summary['n_seeds']} seed(s) sampled make {summary['n_sets']} set(s) "
               "(a set holds one seed at least)", file=sys.stderr)
 
@@ -293,7 +294,7 @@ def run_writeback(args: argparse.Namespace) -> int:
     # a write-back rule belongs to a database that holds judgements: a mistyped --db is refused, never created (and
     # migrated) as a new database, whether the status is shown, confirmed or revoked
     showing = not (args.confirm or args.revoke)
-    _refuse_missing_database(args)
+    _refuse_missing_database(args, empty_too=not showing)  # a rule is never the first thing in an empty file
     store = _store(args, read_only=showing)
     if args.revoke:
         store.revoke_writeback(args.task)

@@ -106,8 +106,8 @@ def resolve_run(ref: str | Path) -> Path:
     unfinished = [folder for folder in ([artefact_dir(store) / text for store in RUN_STORES] if RUN_ID.match(text)
                                         else []) + [path] if (folder / "progress.json").is_file()]
     if unfinished:  # it was "not found", though it is in the store
-        raise AlictError(f"run {text!r} was interrupted before it finished (no meta.json yet); run the same command "
-                         "again to resume it (finished shards are kept), then export it")
+        raise AlictError(f"run {text!r} was interrupted before it finished (no meta.json yet); run the `run` command "
+                         "that made it again to resume it (finished shards are kept), then export it")
     raise AlictError(f"run {text!r} not found: give a run id from the runs store or a run folder "
                      "written by `run --out` (one holding meta.json)")
 

@@ -709,6 +709,16 @@ def check_sqlite_url(url: str) -> None:
                           "read-only database is opened by the read-only commands themselves")
 
 
+def _open_failure(url: str, exc: BaseException) -> str:
+    """Why a database URL could not be opened, in words (not the driver's, where they mislead)."""
+    reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    if "://" not in url:  # a plain path, the obvious first try
+        return "it is no database URL; a SQLite file is written sqlite:////absolute/path/review.sqlite"
+    if isinstance(exc, ValueError) and "invalid literal for int()" in reason:  # '[::1:5' read as host:port
+        return "its host or port cannot be read (an IPv6 host is written in brackets: [::1]:5432)"
+    return reason
+
+
 def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
     """The engine of ``url`` (default ``default_url()``), schema-checked (and, unless ``read_only``, migrated)
     once per process (bounded cache). A read-only engine of a missing or empty database is an empty in-memory
@@ -747,9 +757,7 @@ def engine_for(url: str | None = None, read_only: bool = False) -> Engine:
                 raise ReviewError(f"cannot create the review database {safe_url(url)} (${DB_URL_ENV} or --db): its "
                                   f"folder {str(_nearest_folder(path))!r} is read-only; give a database in a "
                                   "writable folder") from None
-            reason = str(exc).splitlines()[0][:300]
-            if isinstance(exc, ValueError) and "invalid literal for int()" in reason:  # '[::1:5' read as host:port
-                reason = "its host or port cannot be read (an IPv6 host is written in brackets: [::1]:5432)"
+            reason = _open_failure(url, exc)
             raise ReviewError(f"cannot open the review database {safe_url(url)} (${DB_URL_ENV} or --db): "
                               f"{reason}") from None
         except ReviewError:

@@ -536,14 +536,14 @@ def verify_saved_run(directory: Path) -> None:
     if not (directory / "meta.json").exists():
         if (directory / "progress.json").exists():  # a streaming run stopped before it finished
             raise AlictError(f"run {directory.name!r} was interrupted before it finished (no meta.json yet); run the "
-                             "same command again to resume it (finished shards are kept)")
+                             "`run` command that made it again to resume it (finished shards are kept)")
         raise AlictError(f"run {directory.name!r} is not a saved run (no meta.json); "
                          "run `python -m alict_core run` first")
     if (directory / MANIFEST).exists() or (directory / MANIFEST).is_symlink():  # runs from before manifests: read
         verify_dir(directory, "run", label=f"run {directory.name!r}")
     elif (directory / "progress.json").exists():  # a streaming run writes its manifest last: not finished
         raise CorruptArtefactError(f"run {directory.name!r} is not finished (no manifest); "
-                                   "run the same inputs again to complete it")
+                                   "run the `run` command that made it again to complete it")
     else:  # no manifest: a run from before manifests, or another command's folder that also has a meta.json
         _check_run_meta(directory)
 

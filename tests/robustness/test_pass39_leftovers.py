@@ -176,3 +176,91 @@ def test_p39_pages_9_the_server_log_a_page_points_to_holds_the_answer(capsys):
                     logging.getLogger(name).removeHandler(handler)
     assert "server log" in message
     assert "answered HTTP 401" in err and "bad key" in err and "\x1b" not in err
+
+
+def _small_cases_file(tmp_path):
+    from tests.robustness.support import small_cases
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({**case.to_dict(), "task": "sentiment"}) + "\n" for case in small_cases(3)))
+    return cases
+
+
+def test_p39_cli_11a_an_empty_required_option_is_not_told_to_be_left_out(cli, tmp_path):
+    """Was (p39cli, cosmetic): `harden export --run ""` said "leave it out for the default", and --run is required."""
+    outcome = cli("harden", "export", "--run", "", "--lcs", "1", "--out", str(tmp_path / "h"))
+    assert outcome.code == 2 and "--run is empty: give a value" in outcome.err
+    assert "leave it out for the default" not in outcome.err
+
+
+def test_p39_cli_11b_the_default_sets_are_lowered_without_a_warning(cli, tmp_path, fresh_engines):
+    """Was (p39cli, cosmetic): "warning: --sets 10: …" on every small sample, for a default the user never gave; a
+    --sets the user gave is still said (row p38_cli_13)."""
+    outcome = cli("review", "sample", "--db", f"sqlite:///{tmp_path / 'r.sqlite'}", "--name", "t", "--task",
+                  "sentiment", "--cases", str(_small_cases_file(tmp_path)))
+    assert outcome.code == 0, outcome.err
+    assert "--sets" not in outcome.err
+
+
+def test_p39_cli_11c_an_unfinished_run_names_the_command_that_resumes_it(cli, tmp_path, own_cache):
+    """Was (p39cli, cosmetic): `report <unfinished run>` said "run the same command again to resume it": `report`
+    again resumes nothing. It names `run`."""
+    run = tmp_path / "run"
+    assert cli("run", "--task", "sentiment", "--models", "vader", "--seeds", str(_seeds(tmp_path, 2)), "--quiet",
+               "--no-story", "--out", str(run)).code in (0, 1)
+    (run / "meta.json").unlink()
+    outcome = cli("report", str(run), "--out", str(tmp_path / "r.html"))
+    assert outcome.code == 2 and "the `run` command that made it again" in outcome.err
+
+
+def test_p39_cli_11d_ctrl_c_of_expand_speaks_of_no_endpoint_shards(cli, monkeypatch):
+    """Was (p39cli, cosmetic): Ctrl-C of `expand` spoke of "a run's finished shards" of a model endpoint."""
+    from alict_core.cli import INTERRUPTED_NOTES
+
+    assert "endpoint" not in INTERRUPTED_NOTES["expand"] and "endpoint" in INTERRUPTED_NOTES["run"]
+
+
+def test_p39_cli_11f_an_endpoint_runs_pairs_are_refused_in_words(cli, tmp_path, own_cache):
+    """Was (p39cli, cosmetic): `explain --results <endpoint run> --model c` called the run's own model unknown."""
+    from tests.robustness.test_pass37_table import _Redeployable
+
+    service = _Redeployable("negative")
+    try:
+        assert cli("run", "--task", "sentiment", "--models", f"http:url={service.url},name=c", "--seeds",
+                   str(_seeds(tmp_path, 2)), "--quiet", "--no-story", "--out", str(tmp_path / "run")).code in (0, 1)
+        outcome = cli("explain", "--results", str(tmp_path / "run"), "--lc", "1", "--model", "c")
+    finally:
+        service.close()
+    assert outcome.code == 2 and "is a service (an endpoint)" in outcome.err and "unknown model" not in outcome.err
+
+
+def test_p39_cli_11g_a_plain_path_as_database_gets_the_url_form(cli, tmp_path):
+    """Was (p39cli, cosmetic): `--db /path/rv.sqlite` said "Could not parse SQLAlchemy URL"."""
+    outcome = cli("review", "stats", "--db", str(tmp_path / "rv.sqlite"))
+    assert outcome.code == 2 and "sqlite:////" in outcome.err and "SQLAlchemy" not in outcome.err
+
+
+def test_p39_cli_11h_a_write_back_never_writes_into_an_empty_file(cli, tmp_path, fresh_engines):
+    """Was (p39cli, low): `review writeback --confirm` on a zero-byte file wrote the schema and a rule into it."""
+    empty = tmp_path / "e.sqlite"
+    empty.write_bytes(b"")
+    outcome = cli("review", "writeback", "--task", "sentiment", "--confirm", "--by", "lead", "--db",
+                  f"sqlite:///{empty}")
+    assert outcome.code == 2 and "an empty file" in outcome.err
+    assert empty.stat().st_size == 0
+
+
+def test_p39_pages_10_the_advice_to_add_an_endpoint_names_its_display_name(monkeypatch):
+    """Was (p39pages, low): "add it on the Run page (Add your own model, with its URL)" — followed as said, the same
+    refusal came back: only the run's display name matches. The advice names it."""
+    import streamlit as st
+
+    from alict_app import runs
+    from alict_core.common.errors import AlictError
+
+    monkeypatch.setattr(runs, "run_info", lambda key: {"request": {"models": [
+        {"name": "http", "kwargs": {"url": "http://127.0.0.1:9/p", "name": "stub"}}]}})
+    monkeypatch.setattr(st, "session_state", {}, raising=False)
+    with pytest.raises(AlictError) as refused:
+        runs.run_model_ref("r", "stub")
+    assert "display name 'stub'" in str(refused.value)

@@ -270,7 +270,7 @@ def test_p38_cli_11_harden_export_calls_an_interrupted_run_interrupted(cli, tmp_
         (folder / "progress.json").write_text("{}")
     outcome = cli("harden", "export", "--run", run_id, "--lcs", "lc01", "--out", str(tmp_path / "h"))
     assert outcome.code == 2 and "was interrupted before it finished" in outcome.err, outcome.err[-400:]
-    assert "run the same command again to resume it" in outcome.err and "not found" not in outcome.err
+    assert "that made it again to resume it" in outcome.err and "not found" not in outcome.err
     shutil.rmtree(folder)
 
 
