@@ -299,7 +299,9 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
         outcome_b = run_b.outcomes[run_b.models.index(name_b)]
         fingerprint_a, fingerprint_b = outcome_a.fingerprint, outcome_b.fingerprint
         if fingerprint_a == fingerprint_b and (outcome_a.answers_change or outcome_b.answers_change):
-            note += (f"A and B asked the same service ({name_a}) in two runs: its answers may have changed between "
+            note += (f"A and B ({name_a}, {name_b}) asked the same service in one run: differences come from the "
+                     "service's own answers (asked separately)." if run_a.run_id == run_b.run_id else
+                     f"A and B asked the same service ({name_a}) in two runs: its answers may have changed between "
                      "them (a redeploy), so differences can come from the service as well as from the cases.")
         elif fingerprint_a == fingerprint_b:
             note += (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "

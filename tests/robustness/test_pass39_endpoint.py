@@ -253,3 +253,20 @@ def test_p39_kill_10_ctrl_c_while_a_saved_run_writes_its_outputs_points_to_repor
                   "--no-story", "--out", str(tmp_path / "run"), "--junit", str(tmp_path / "j.xml"))
     assert outcome.code == 130 and "the run is saved" in outcome.err and "`report" in outcome.err
     assert "re-run resumes" not in outcome.err and (tmp_path / "run" / "manifest.json").is_file()
+
+
+def test_p39_cli_15_two_models_of_one_run_on_one_service_are_not_two_runs(cli, tmp_path, own_cache):
+    """Was (p39cli, low): `compare RUN --model-a x --model-b y` of two models of one run on one URL said "asked the
+    same service (x) in two runs"."""
+    service = _Redeployable("positive")
+    try:
+        assert cli("run", "--task", "sentiment", "--models", f"http:url={service.url},name=x,http:url={service.url},"
+                   "name=y", "--seeds", str(_seeds(tmp_path, 2)), "--quiet", "--no-story", "--out",
+                   str(tmp_path / "run")).code in (0, 1)
+    finally:
+        service.close()
+    outcome = cli("compare", str(tmp_path / "run"), "--model-a", "x", "--model-b", "y", "--json",
+                  str(tmp_path / "c.json"))
+    assert outcome.code in (0, 1), outcome.err[-400:]
+    note = json.loads((tmp_path / "c.json").read_text())["note"]
+    assert "in one run" in note and "two runs" not in note
