@@ -67,6 +67,10 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
         if suffix == ".json":  # one JSON document: its lines are no sentences (they became seeds of "{", "}")
             raise AlictError(f"{what} {Path(path).name!r}: give JSON lines (.jsonl, one row a line) or a text file "
                              "(one sentence a line), not a .json document")
+        if suffix in (".csv", ".tsv", ".parquet"):  # a table's raw lines (its header too) became seeds (pass 39)
+            raise AlictError(f"{what} {Path(path).name!r}: a table is no list of sentences; give JSON lines (.jsonl "
+                             "with 'text', e.g. the cases.jsonl of `report --export`) or a text file (one sentence "
+                             "a line)")
         if suffix == ".jsonl":  # SEEDS.JSONL too: it was read as one sentence a line, each raw row a seed
             for n, (where, row) in enumerate(jsonl_rows(path, what, max_rows="max_seeds")):
                 seed_id = row.get("id")

@@ -264,3 +264,13 @@ def test_p39_pages_10_the_advice_to_add_an_endpoint_names_its_display_name(monke
     with pytest.raises(AlictError) as refused:
         runs.run_model_ref("r", "stub")
     assert "display name 'stub'" in str(refused.value)
+
+
+@pytest.mark.parametrize("name", ["cases.csv", "results.TSV"])
+def test_p39_cli_14_lego_takes_no_table_as_sentences(cli, tmp_path, name):
+    """Was (p39cli, low): `lego --seeds cases.csv` took each raw line of the table, its header too, as a seed."""
+    table = tmp_path / name
+    table.write_text("case_id,lc_id,text\nc0,sentiment-lc01,a fine film\n")
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(table), "--out", str(tmp_path / "lego"))
+    assert outcome.code == 2 and "a table is no list of sentences" in outcome.err
+    assert not (tmp_path / "lego").exists()
