@@ -27,7 +27,7 @@ from typing import NoReturn
 
 from alict_core.commands.args import check_empty, check_repeats
 from alict_core.common.errors import AlictError
-from alict_core.common.faults import describe_os_error, environment_fault
+from alict_core.common.faults import describe_os_error, environment_fault, note_outputs
 from alict_core.common.runtime import configure_torch
 from alict_core.common.textsafe import printable
 
@@ -143,6 +143,15 @@ def check_settings() -> None:
     setting_number(MODEL_CACHE_ENV, 8, 1, 1024, whole=True)
 
 
+OUTPUT_OPTIONS = ("out", "export", "junit", "summary_json", "json_out", "json")  # options naming what is written
+
+
+def command_outputs(args: argparse.Namespace) -> list[str]:
+    """The outputs a command names (a full disk is said with them when its error names no file)."""
+    options = [name for name in OUTPUT_OPTIONS if not (name == "export" and getattr(args, "command", None) == "harden")]
+    return [str(value) for value in (getattr(args, name, None) for name in options) if isinstance(value, (str, Path))]
+
+
 INTERRUPTED_NOTE = "its outputs are written whole or not at all; run it again to write them"
 # the commands whose finished work is kept for a re-run (`report` has no batches: it said it had)
 INTERRUPTED_NOTES = {**dict.fromkeys(("expand", "explain", "build"), "finished batches are cached and a re-run "
@@ -162,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     command: str | None = None
+    note_outputs([])
     try:
         _configure_logging()
         check_utf8_inputs(argv, dict(os.environ))
@@ -169,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         command = getattr(args, "command", None)
+        note_outputs(command_outputs(args))
         check_repeats(args)  # an option naming one file or LC twice, before any work
         check_empty(args)  # an empty value read as "not given" (an unset shell variable)
         configure_torch()  # process-wide settings once, before any model loads
@@ -199,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: internal error ({type(exc).__name__}: {one_line(exc)[:300]}); "
               "rerun with --debug for the traceback and please report it", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        note_outputs([])  # a library caller after main() (tests call it in-process) is no command of these outputs
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--name", required=True, help="name of the new review task")
     add_task_arg(sample, required=True)
     sample.add_argument("--cases", default=None,
-                        help="run directory, run id or cases .jsonl (default: the most recent run)")
+                        help="run directory, run id or cases .jsonl (default: the most recent run of --task)")
     sample.add_argument("--confidence", type=float_range(0.0, 1.0, open_interval=True), default=0.95)
     sample.add_argument("--margin", type=float_range(0.001, 0.999), default=0.05,  # 1e-300 divided by zero
                         help="margin of error of the sample size (0.001 to 0.999; default 0.05)")
@@ -167,15 +167,22 @@ def reviewer_list(text: str | None) -> list[str]:
     return check_reviewers(text.split(","), "--reviewers")
 
 
-def _cases_source(given: str | None) -> Path:
+def _cases_source(given: str | None, task: str) -> Path:
     """``--cases``: a run folder, a cases .jsonl, or a run id of the run store (as `report` and `compare` take it);
-    the newest saved run when not given."""
+    the newest saved run of ``task`` when not given (the newest of any task was taken: pass 39)."""
     from alict_core.runner.store import saved_run_dir
 
     if not given:
-        from alict_core.commands.report import latest_run
+        from alict_core.review.tasks import recorded_task
+        from alict_core.runner.store import list_runs
 
-        return latest_run()
+        runs = list_runs()
+        found = next((run for run in reversed(runs) if recorded_task(run) in (task, None)), None)
+        if found is None:
+            raise AlictError(f"no saved run of task {task}" + (f" (the saved runs are of task "
+                             f"{', '.join(sorted({str(recorded_task(run)) for run in runs}))})" if runs else "")
+                             + f"; run `python -m alict_core run --task {task} ...` first or give --cases")
+        return found
     path = Path(given)
     if not path.exists() and RUN_ID_FORM.fullmatch(given):
         return saved_run_dir(given, "--cases")
@@ -201,7 +208,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
     check_task_name(args.name)  # the name is said first, then the reviewers, all before the cases are read
     reviewer_list(args.reviewers)
-    source = _cases_source(args.cases)
+    source = _cases_source(args.cases, args.task)
     cases = load_cases(source)
     plan = SamplingPlan(confidence=args.confidence, margin=args.margin, size=args.size, n_sets=args.sets, k=args.k,
                         seed=args.seed)

@@ -15,7 +15,14 @@ from alict_core.common.errors import AlictError, link_loop
 
 OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 OUT_OF_SPACE_ADVICE = ("free disk space (or raise the file-size or quota limit) and run the command again (files are "
-                       "written atomically; finished batches are reused)")
+                       "written atomically; a re-run resumes after the finished work it kept)")
+_OUTPUTS: list[str] = []  # the output paths the running command names (--out, --export, --junit ...)
+
+
+def note_outputs(paths: list[str]) -> None:
+    """Remember the outputs the command names: a full disk whose error carries no file name (a write() or flush(),
+    pyarrow's writer: the usual case) is then said with the output on that disk (pass 39)."""
+    _OUTPUTS[:] = [str(path) for path in paths if path]
 
 
 def _copy_out_of_space(exc: BaseException) -> bool:
@@ -86,18 +93,35 @@ def environment_fault(exc: BaseException) -> str | None:
 NEARLY_FULL_BYTES = 16 * 1024 * 1024
 
 
+def _nearly_full(path: str) -> bool:
+    """Whether the disk of ``path`` (or of its nearest existing folder) has (almost) no room left."""
+    folder = os.path.abspath(path)
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        return shutil.disk_usage(folder).free < NEARLY_FULL_BYTES
+    except OSError:
+        return False
+
+
 def _full_place(exc: BaseException) -> str:
-    """Where the disk is full: the folder of the file being written, else the cache when its disk is (nearly) full
-    (a full cache beside an output disk with room was said as "free disk space": the user freed the wrong disk)."""
+    """Where the disk is full: the folder of the file being written, else the command's output on a (nearly) full
+    disk, else the cache when its disk is (a full cache beside an output disk with room was said as "free disk
+    space": the user freed the wrong disk; a full output disk was said without any place: pass 39)."""
     name = exc.filename if isinstance(exc, OSError) and isinstance(exc.filename, str) else None
     if name:
         return f" into the folder {os.path.dirname(os.path.abspath(name))!r}"
+    full = [os.path.abspath(path) for path in _OUTPUTS if _nearly_full(path)]
+    if full:
+        return f" the output {full[0]!r}" + (f" (and {len(full) - 1} more)" if len(full) > 1 else "")
     from alict_core.common.config import cache_dir
 
     try:
-        root = cache_dir()
-        if shutil.disk_usage(root).free < NEARLY_FULL_BYTES:
-            return f" into the cache folder {str(root)!r} ($ALICT_CACHE_DIR)"
+        root: str | None = str(cache_dir())
+        if shutil.disk_usage(str(root)).free < NEARLY_FULL_BYTES:
+            return f" into the cache folder {root!r} ($ALICT_CACHE_DIR)"
     except (OSError, AlictError):
-        pass
+        root = None
+    if _OUTPUTS:  # no disk is full now (the failed write's files were removed): the places it may have been
+        return f" the output {os.path.abspath(_OUTPUTS[0])!r}" + (f" or into the cache folder {root!r}" if root else "")
     return ""

@@ -857,15 +857,20 @@ def staging_dir(parent: Path, prefix: str) -> Path:
             continue
 
 
-def replace_dir(complete: Path, target: Path) -> None:
+def replace_dir(complete: Path, target: Path, owned: tuple[str, ...] | None = None, kind: str | None = None,
+                what: str = "output folder") -> None:
     """Put the complete folder ``complete`` in place as ``target``, replacing it as a whole.
 
     An atomic exchange where the OS offers one, else two renames that :func:`recover_dir` completes after a
     crash between them: a reader (or a killed writer's successor) sees the old folder or the new one, never a
     mix. The old content is renamed to a hidden ``.<name>.tmp-*`` folder before it is removed, so a kill during
-    the removal leaves only a folder that :func:`clean_stale` removes later.
+    the removal leaves only a folder that :func:`clean_stale` removes later. With ``owned`` (and ``kind``), the
+    target is checked again right before the swap (:func:`_check_replaceable`): files a user put into it while
+    ``complete`` was written were deleted with it (pass 39); AlictError then, and ``complete`` is left as it is.
     """
     complete, target = Path(complete), named_dir(target)
+    if owned is not None:
+        _check_replaceable(target, owned, kind, what)
     if not target.exists():
         os.replace(complete, target)
         return

@@ -10,11 +10,14 @@ The schema is checked before anything is written: migrations run only on an empt
 this schema; a database of another application is refused with one message and left untouched. A read-only
 store (``ReviewStore(read_only=True)``: ``review stats``/``export``, page views, the write-back into runs)
 never writes: SQLite is opened with ``mode=ro``, nothing is migrated, and a missing or empty database reads
-as one with no review tasks (it is not created).
+as one with no review tasks (it is not created). The one exception is SQLite's own crash recovery: a database a
+killed writer left mid-write (a hot rollback journal, which a ``mode=ro`` open cannot read) is rolled back to its
+last commit by a short open with write access, as SQLite does on any such open, and a warning says so.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
@@ -57,6 +60,8 @@ from alict_core.common.manifest import names_folder
 from alict_core.common.textsafe import control_char, invisible_char, lookalike_key, looks_alike, mixed_scripts
 from alict_core.tasks import TASK_NAMES, TASKS
 
+logger = logging.getLogger(__name__)
+
 DB_URL_ENV = "ALICT_REVIEW_DB_URL"
 CONNECT_TIMEOUT_S = 10  # seconds a database server may take to answer a connection (the URL's connect_timeout wins)
 LOCK_TIMEOUT_S = 30  # seconds a statement waits for a lock another session holds (PostgreSQL lock_timeout, SQLite
@@ -71,6 +76,11 @@ class ReviewError(AlictError):
 
 class DatabaseLockedError(ReviewError):
     """Another session held a lock on the review database for longer than a statement may wait."""
+
+
+class HotJournalError(ReviewError):
+    """A SQLite review database a killed writer left mid-write that this process may not roll back (no write
+    access to the file or its folder)."""
 
 
 def _now() -> datetime:
@@ -383,9 +393,80 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
 
 
+def _read_sqlite_schema(path: Path) -> Schema:
+    """The schema of a SQLite file, read in one snapshot through a ``mode=ro`` open (which never writes)."""
+    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)
+    try:
+        conn.execute("BEGIN")  # one snapshot: a writer migrating meanwhile (a new database's first use)
+        steps, odd = _applied(conn.execute("SELECT version FROM schema_migrations")) \
+            if "version" in _columns(conn, "schema_migrations") else (frozenset(), ())
+        rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+        names = [name for kind, name, _ in rows if kind == "table"]
+        tables = {name: _columns(conn, name) for name in names}
+        conn.rollback()
+        return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
+                      steps, odd)
+    finally:
+        conn.close()
+
+
+def _unreadable(url: str, path: Path, exc: sqlite3.DatabaseError) -> ReviewError:
+    """Why a SQLite file could not be read, as the one message naming what the user can change."""
+    if _is_lock_wait(exc):  # a database in rollback-journal mode that another program holds locked
+        return DatabaseLockedError(_lock_message(url, f"in {LOCK_TIMEOUT_S} s", exc))
+    if "disk i/o error" in str(exc).lower() or "disk is full" in str(exc).lower():  # not the file's fault
+        return ReviewError(f"review database {safe_url(url)} could not be read ({exc}): the disk is full, a "
+                           "file-size limit was hit or the disk fails; free space and run the command "
+                           "again (the database was opened read-only and is unchanged)")
+    if "unable to open" in str(exc).lower() and not os.access(path.parent, os.W_OK):  # a healthy database
+        # in WAL mode needs its -shm file beside it, even to be read: the folder, not the file, is at fault
+        return ReviewError(f"review database {safe_url(url)} cannot be opened: its folder {str(path.parent)!r} "
+                           "is read-only (SQLite keeps a shared-memory file beside the database); make the "
+                           "folder writable or copy the database elsewhere")
+    if "malformed" in str(exc).lower():  # a damaged database (own or not), never "another application's"
+        return ReviewError(f"review database {safe_url(url)} is damaged ({exc}); restore it from a backup, or "
+                           "give --db (or $ALICT_REVIEW_DB_URL) another database")
+    return ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
+                       "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database")
+
+
+def _hot_journal(exc: BaseException, path: Path) -> bool:
+    """Whether a ``mode=ro`` open failed on a hot rollback journal: a writer was killed inside a write transaction
+    (SQLite checked that no live writer holds it); only an open with write access can roll it back."""
+    code = getattr(exc, "sqlite_errorcode", 0) or 0
+    return code == sqlite3.SQLITE_READONLY_ROLLBACK or (
+        code & 0xFF == sqlite3.SQLITE_READONLY and Path(f"{path}-journal").exists())
+
+
+def _recover_hot_journal(url: str, path: Path) -> None:
+    """Roll back the unfinished write a killed writer left (SQLite's own crash recovery, done by any open with write
+    access: the database returns to its last commit, nothing committed is lost), and say so. HotJournalError when
+    this process may not write the file or its folder."""
+    journal = f"{path}-journal"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=LOCK_TIMEOUT_S)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the first read rolls the journal back
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        if _is_lock_wait(exc):
+            raise DatabaseLockedError(_lock_message(url, f"in {LOCK_TIMEOUT_S} s", exc)) from None
+        raise HotJournalError(
+            f"review database {safe_url(url)} holds an unfinished write of a process that was killed (its rollback "
+            f"journal {journal!r} is beside it) and cannot be read until that write is rolled back, which needs "
+            f"write access to the file and its folder {str(path.parent)!r} ({exc}); make them writable and run the "
+            "command again (any ALiCT command that opens the database rolls it back; nothing committed is "
+            "lost)") from None
+    logger.warning("review database %s: rolled back the unfinished write of a process that was killed (its "
+                   "rollback journal %r; SQLite's crash recovery: nothing committed was lost)", safe_url(url), journal)
+
+
 def existing_tables(url: str, engine: Engine | None = None) -> Schema:
     """The tables (with columns) and other objects (indexes, views, triggers) of the database at ``url``, read
-    without writing (a missing SQLite file: none)."""
+    without writing (a missing SQLite file: none). A SQLite file a killed writer left mid-write (a hot journal,
+    which a ``mode=ro`` open cannot read) is first rolled back to its last commit, as SQLite itself does on any
+    open with write access; it was reported as "not a SQLite database" and blocked every run (pass 39)."""
     path = sqlite_path(url)
     if path is not None:
         if not path.exists():
@@ -393,36 +474,15 @@ def existing_tables(url: str, engine: Engine | None = None) -> Schema:
         if not path.is_file():
             raise ReviewError(f"review database {safe_url(url)} is not a file")
         try:
-            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)
-            try:
-                conn.execute("BEGIN")  # one snapshot: a writer migrating meanwhile (a new database's first use)
-                steps, odd = _applied(conn.execute("SELECT version FROM schema_migrations")) \
-                    if "version" in _columns(conn, "schema_migrations") else (frozenset(), ())
-                rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
-                names = [name for kind, name, _ in rows if kind == "table"]
-                tables = {name: _columns(conn, name) for name in names}
-                conn.rollback()
-                return Schema(tables, frozenset((kind, name, table) for kind, name, table in rows if kind != "table"),
-                              steps, odd)
-            finally:
-                conn.close()
+            return _read_sqlite_schema(path)
         except sqlite3.DatabaseError as exc:
-            if _is_lock_wait(exc):  # a database in rollback-journal mode that another program holds locked
-                raise DatabaseLockedError(_lock_message(url, f"in {LOCK_TIMEOUT_S} s", exc)) from None
-            if "disk i/o error" in str(exc).lower() or "disk is full" in str(exc).lower():  # not the file's fault
-                raise ReviewError(f"review database {safe_url(url)} could not be read ({exc}): the disk is full, a "
-                                  "file-size limit was hit or the disk fails; free space and run the command "
-                                  "again (the database was opened read-only and is unchanged)") from None
-            if "unable to open" in str(exc).lower() and not os.access(path.parent, os.W_OK):  # a healthy database
-                # in WAL mode needs its -shm file beside it, even to be read: the folder, not the file, is at fault
-                raise ReviewError(f"review database {safe_url(url)} cannot be opened: its folder {str(path.parent)!r} "
-                                  "is read-only (SQLite keeps a shared-memory file beside the database); make the "
-                                  "folder writable or copy the database elsewhere") from None
-            if "malformed" in str(exc).lower():  # a damaged database (own or not), never "another application's"
-                raise ReviewError(f"review database {safe_url(url)} is damaged ({exc}); restore it from a backup, or "
-                                  "give --db (or $ALICT_REVIEW_DB_URL) another database") from None
-            raise ReviewError(f"review database {safe_url(url)} is not a SQLite database ({exc}); "
-                              "give --db (or $ALICT_REVIEW_DB_URL) a new file or an ALiCT review database") from None
+            if not _hot_journal(exc, path):
+                raise _unreadable(url, path, exc) from None
+        _recover_hot_journal(url, path)
+        try:
+            return _read_sqlite_schema(path)
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(url, path, exc) from None
     engine = engine if engine is not None else _make_engine(url)
     applied, odd = _applied_steps(engine)  # read before the tables: a step recorded then has its tables committed (a
     inspector = inspect(engine)       # writer migrating meanwhile adds tables, never a step without its tables)

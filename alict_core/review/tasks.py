@@ -12,6 +12,26 @@ from alict_core.review.sampling import SamplingPlan, assign_sets, draw_sample
 from alict_core.review.store import ReviewError, ReviewItem, ReviewStore, ReviewTask, check_reviewers, check_task_name
 
 
+def lc_task(lc_id: str | None) -> str | None:
+    """The task an LC id names (``hate_speech-lc01``), if any."""
+    from alict_core.tasks import TASK_NAMES
+
+    return next((name for name in TASK_NAMES if str(lc_id or "").startswith(f"{name}-")), None)
+
+
+def recorded_task(folder: Path) -> str | None:
+    """The task a saved run records (meta.json ``extra.task``), if any."""
+    from alict_core.common.jsonl import read_json
+
+    try:
+        meta = read_json(folder / "meta.json")
+    except (OSError, ValueError, RecursionError):
+        return None
+    extra = meta.get("extra") if isinstance(meta, dict) else None
+    found = extra.get("task") if isinstance(extra, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def load_cases(path: Path | str) -> list[TestCase]:
     """Cases of a run directory (either layout: ``cases.jsonl`` or sharded ``cases/part-N.jsonl``, read through
     :class:`~alict_core.runner.reader.RunReader`) or of a cases JSONL file (``report --export``), the latter
@@ -20,11 +40,11 @@ def load_cases(path: Path | str) -> list[TestCase]:
     from alict_core.suites import SuiteFormatError, export_table_problem, read_cases_jsonl
 
     def strict(file: Path) -> list[TestCase]:
-        problem = export_table_problem(file) if file.suffix.lower() == ".csv" else None
-        if problem:  # was "cases.csv:1, not JSON"
+        problem = export_table_problem(file)
+        if problem:  # was "cases.csv:1, not JSON" (results.jsonl: dozens of problems)
             raise ReviewError(problem)
         try:
-            return read_cases_jsonl(file).cases
+            return [_with_task(case, None) for case in read_cases_jsonl(file).cases]
         except SuiteFormatError as exc:
             raise ReviewError(str(exc)) from None
 
@@ -42,7 +62,8 @@ def load_cases(path: Path | str) -> list[TestCase]:
             if not reader.case_files():
                 raise ReviewError(f"{path}: the run has no cases (neither cases.jsonl nor cases/part-*.jsonl); "
                                   "give a finished run directory or a cases .jsonl")
-            return [TestCase.from_dict(row) for row in reader.iter_case_rows()]
+            run_task = recorded_task(path)  # a case without ``task`` is of the run's task (it counted as any task
+            return [_with_task(TestCase.from_dict(row), run_task) for row in reader.iter_case_rows()]  # asked for)
         except ReviewError:
             raise
         except AlictError as exc:
@@ -53,6 +74,15 @@ def load_cases(path: Path | str) -> list[TestCase]:
     if not path.is_file():
         raise ReviewError(f"{path}: no such run directory or cases file; give a run directory or a cases .jsonl")
     return strict(path)
+
+
+def _with_task(case: TestCase, task: str | None) -> TestCase:
+    """``case`` with ``task`` (the run's), else the task its LC id names, as its task when it names none: a case of
+    hand-written seeds without ``task`` counted as any task `review sample --task` asked for (pass 39)."""
+    import dataclasses
+
+    found = None if case.task else task or lc_task(case.lc_id)
+    return dataclasses.replace(case, task=found) if found else case
 
 
 def lc_titles(task: str) -> dict[str, tuple[str, str]]:

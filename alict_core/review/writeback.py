@@ -18,11 +18,14 @@ against the run's task when the caller names it, else against every suite task w
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Iterable, Mapping, Sequence
 
 from alict_core.common.hashing import hash_text
 from alict_core.review.metrics import label_consistent, per_case, validity_metrics
-from alict_core.review.store import ReviewError, ReviewStore, default_url, sqlite_path
+from alict_core.review.store import HotJournalError, ReviewError, ReviewStore, default_url, sqlite_path
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MIN_AGREEING = 2
 LOW_RELEVANCE = 2  # a relevance score at or below this rejects the case on relevance
@@ -34,7 +37,17 @@ def _store_if_exists(url: str | None) -> ReviewStore | None:
     path = sqlite_path(url)
     if path is not None and not path.exists():
         return None
-    return ReviewStore(url, read_only=True)
+    try:
+        return ReviewStore(url, read_only=True)
+    except HotJournalError as exc:  # a killed writer's unfinished write this process may not roll back: the run
+        if url not in _WARNED:  # goes on without rejections and says so (it blocked every run; pass 39)
+            _WARNED.add(url)
+            logger.warning("%s; this command goes on without the reviewers' rejections (rejected cases are "
+                           "included)", exc)
+        return None
+
+
+_WARNED: set[str] = set()  # the databases whose unreadable state was said (once per process)
 
 
 def check_min_agreeing(value: Any) -> int:

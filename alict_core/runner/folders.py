@@ -172,6 +172,27 @@ def pending_dir(run_dir: Path) -> Path:
     return run_dir.with_name(f".{run_dir.name}.pending")
 
 
+def _finished_pending(folder: Path) -> bool:
+    """Whether ``folder`` is a finished re-write left beside its run folder (its swap refused: the run folder held
+    a user's files); a re-run of it resumes it (nothing to compute) and swaps it in."""
+    return folder.name.startswith(".") and folder.name.endswith(".pending") and (folder / "manifest.json").is_file()
+
+
+def swap_in(work: Path, run_dir: Path) -> None:
+    """Swap the finished re-write ``work`` in place of ``run_dir``, checking the folder again right before: files
+    put into it (or a folder put in its place) while the re-write ran were deleted at the swap, exit 0 (pass 39).
+    Refused with one message then, the user's files and the finished new run (in ``work``) both kept."""
+    from alict_core.common.errors import AlictError
+    from alict_core.common.manifest import replace_dir
+
+    try:
+        replace_dir(work, run_dir, owned=OWNED, kind="run", what="run folder")
+    except AlictError as exc:
+        raise AlictError(f"{exc}; it changed while the run was written, so it was not replaced: the finished new run "
+                         f"is kept in {str(work)!r} and the same command, run again once the folder holds only the "
+                         "run's files (or is removed), puts it in place") from None
+
+
 def work_folder(run_dir: Path) -> Path:
     """``run_dir`` itself when it holds no finished run; else its pending sibling (swapped in when finished),
     so a killed re-write leaves the finished run as it was."""
@@ -195,7 +216,8 @@ def adopt(staging: Path, run_dir: Path, run_id: str, shard_size: int, n_shards: 
     recover_dir(run_dir)
     previous = read_progress(run_dir) if run_dir.is_dir() else None
     resumable = (previous is not None and previous.get("run_id") == run_id
-                 and previous.get("shard_size") == shard_size and not (run_dir / "meta.json").exists())
+                 and previous.get("shard_size") == shard_size
+                 and (not (run_dir / "meta.json").exists() or _finished_pending(run_dir)))
     if resumable:  # under run_lock: a "running" status here was left by a killed writer
         (run_dir / "cases").mkdir(exist_ok=True)
         for shard in range(n_shards):  # identical inputs give identical parts: keep them unless they differ
@@ -258,11 +280,17 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 def clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
     """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since): only folders holding this
-    program's progress file (a run's re-write), never a user's ``.x.pending`` folder."""
+    program's progress file (a run's re-write), never a user's ``.x.pending`` folder, and never one whose writer
+    holds its run's lock (a live re-write whose files look old after a clock step, or a writer stopped with Ctrl-Z,
+    was removed under it: pass 39)."""
+    from alict_core.runner.store import writer_holds_lock
+
     now = time.time()
     for folder in Path(root).glob(".*.pending"):
         progress = read_progress(folder)
         if progress is None or not {"run_id", "shard_size"} <= set(progress):
+            continue
+        if writer_holds_lock(folder.with_name(folder.name[1:-len(".pending")])):  # the run folder it re-writes
             continue
         try:
             stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)

@@ -60,6 +60,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     pending_dir,
     read_progress,
     shard_ok,
+    swap_in,
     work_folder,
 )
 from alict_core.runner.run import CaseFilter, Progress, RunCancelled, asked_run_id, checked_batch_size
@@ -501,9 +502,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
                             {**(extra or {}), **({"review_excluded": excluded} if excluded else {})}, extra_files,
                             story=on_finished is not None)
                 if work != folder:
-                    from alict_core.common.manifest import replace_dir
-
-                    replace_dir(work, folder)  # the finished re-write replaces the old run whole
+                    swap_in(work, folder)  # the finished re-write replaces the old run whole (checked again first)
                 if on_finished is not None:
                     on_finished(folder)
                 return folder

@@ -24,30 +24,62 @@ from alict_core.suites.tables import (
 from alict_core.tasks import HATE_SPEECH
 
 EXPORT_TABLE_COLUMNS = ("case_id", "lc_id")  # the first columns of `report --export`'s cases.csv / results.csv
+SUMMARY_TABLE_COLUMNS = ("lc_id", "capability", "test_type", "model")  # ... and of its summary.csv
+RESULT_ROW_KEYS = frozenset({"case_id", "model", "predicted", "passed"})  # a row of its results.jsonl
+SUMMARY_ROW_KEYS = frozenset({"lc_id", "model", "n_seeds", "n_cases", "fail_rate"})  # a row of its summary.jsonl
+
+
+def _first_line(path: str | Path) -> str | None:
+    """The file's first line as text (at most 64 KiB), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.readline(65536).decode("utf-8-sig", errors="replace")
+    except OSError:
+        return None
+
+
+def _is_export_file(path: str | Path, first: str) -> bool:
+    """Whether ``first`` (the file's first line) is that of a file ``report --export`` writes that is no suite: its
+    cases/results/summary tables, results/summary JSONL or its manifest.json."""
+    import json
+
+    columns = first.strip().split(",")
+    if columns[:2] == list(EXPORT_TABLE_COLUMNS) or columns[:4] == list(SUMMARY_TABLE_COLUMNS):
+        return True
+    try:
+        row = json.loads(first)
+    except ValueError:
+        row = None
+    if isinstance(row, dict) and (RESULT_ROW_KEYS <= row.keys() or SUMMARY_ROW_KEYS <= row.keys()):
+        return True
+    if Path(path).name.lower() == "manifest.json":
+        from alict_core.common.manifest import artefact_kind
+
+        return artefact_kind(Path(path).parent) is not None  # this project's manifest of a run or export
+    return False
 
 
 def export_table_problem(path: str | Path) -> str | None:
-    """Why a CSV file is no suite when it is one of this project's own export tables (``cases.csv``, ``results.csv``
-    of ``report --export``: tables to read, which a run cannot take back), else None. Only the first line is read;
-    an unreadable file is left to the reader that opens it."""
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(4096).decode("utf-8-sig", errors="replace")
-    except OSError:
+    """Why a file is no suite when it is one of this project's own export files other than its suites (``cases.csv``,
+    ``results.csv``, ``summary.csv``, ``results.jsonl``, ``summary.jsonl``, ``manifest.json`` of ``report --export``:
+    files to read, which a run cannot take back; the CSV tables alone were said so, the others as a HateCheck or
+    CheckList file with dozens of problems: pass 39), else None. Only the first line is read; an unreadable file is
+    left to the reader that opens it."""
+    first = _first_line(path)
+    if first is None or not _is_export_file(path, first):
         return None
-    if first.strip().split(",")[:2] != list(EXPORT_TABLE_COLUMNS):
-        return None
-    return (f"{Path(path).name} is a table of this project's own export (`report --export`), not a suite; give "
+    what = "table" if Path(path).suffix.lower() == ".csv" else "file"
+    return (f"{Path(path).name} is a {what} of this project's own export (`report --export`), not a suite; give "
             "the cases.jsonl written beside it, which holds the same cases in full")
 
 
 def suite_kind(path: str | Path, task: str) -> str:
     """The suite format of ``path`` by its name (``hatecheck``, ``cases``, ``checklist``), or SuiteFormatError."""
     name = str(path).lower()
+    problem = export_table_problem(path)
+    if problem:  # was "HateCheck suites are for task hate_speech" / "HateCheck CSV lacks columns" / "(and 32 more
+        raise SuiteFormatError(problem)  # problems)"
     if name.endswith(".csv"):
-        problem = export_table_problem(path)
-        if problem:  # was "HateCheck suites are for task hate_speech" / "HateCheck CSV lacks columns"
-            raise SuiteFormatError(problem)
         if task != HATE_SPEECH.name:
             raise SuiteFormatError(f"{Path(path).name}: HateCheck suites are for task {HATE_SPEECH.name}, not {task}")
         return "hatecheck"
