@@ -47,8 +47,8 @@ def _is_export_file(path: str | Path, first: str) -> bool:
     if columns[:2] == list(EXPORT_TABLE_COLUMNS) or columns[:4] == list(SUMMARY_TABLE_COLUMNS):
         return True
     try:
-        row = json.loads(first)
-    except ValueError:
+        row = json.loads(first) if first.lstrip().startswith("{") else None
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: left to the reader's own message
         row = None
     if isinstance(row, dict) and (RESULT_ROW_KEYS <= row.keys() or SUMMARY_ROW_KEYS <= row.keys()):
         return True
