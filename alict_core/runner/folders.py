@@ -15,7 +15,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from alict_core.cases.testcases import TestCase
 from alict_core.common.jsonl import clean_stale_temp_files, iter_jsonl, read_json
@@ -278,19 +278,18 @@ def link_or_copy(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0) -> None:
+def clean_pending(root: Path, max_age_s: float = 7 * 24 * 3600.0,
+                  held: Callable[[Path], bool] = lambda folder: False) -> None:
     """Remove re-writes abandoned for a week (``.<name>.pending`` not touched since): only folders holding this
     program's progress file (a run's re-write), never a user's ``.x.pending`` folder, and never one whose writer
     holds its run's lock (a live re-write whose files look old after a clock step, or a writer stopped with Ctrl-Z,
-    was removed under it: pass 39)."""
-    from alict_core.runner.store import writer_holds_lock
-
+    was removed under it: pass 39). ``held(run folder)``: whether a writer holds its run's lock."""
     now = time.time()
     for folder in Path(root).glob(".*.pending"):
         progress = read_progress(folder)
         if progress is None or not {"run_id", "shard_size"} <= set(progress):
             continue
-        if writer_holds_lock(folder.with_name(folder.name[1:-len(".pending")])):  # the run folder it re-writes
+        if held(folder.with_name(folder.name[1:-len(".pending")])):  # the run folder it re-writes
             continue
         try:
             stamp = max((p.stat().st_mtime for p in (folder, folder / PROGRESS) if p.exists()), default=now)

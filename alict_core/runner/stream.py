@@ -64,6 +64,7 @@ from alict_core.runner.folders import (  # noqa: F401 - part of this module's in
     work_folder,
 )
 from alict_core.runner.run import CaseFilter, Progress, RunCancelled, asked_run_id, checked_batch_size
+from alict_core.runner.store import writer_holds_lock
 
 _LOG = logging.getLogger(__name__)
 
@@ -271,8 +272,6 @@ WAITING_NOTE = "waiting for another writer of this run"  # the progress message 
 def _say_if_waiting(folder: Path, n_cases: int, progress: Progress | None) -> None:
     """Say that another writer holds this run's lock, and that this command waits for it: a second command of the
     same inputs waited minutes without a word behind a frozen progress bar (pass 37)."""
-    from alict_core.runner.store import writer_holds_lock
-
     if not writer_holds_lock(folder):
         return
     holder = ""
@@ -303,7 +302,7 @@ def _locked_run(inputs_id: str, ask: str | None, run_dir: Path | None, root: Pat
             _drop_displaced(folder)
             yield (_resumed_ask(folder, ask) or asked_run_id(inputs_id)) if ask else inputs_id, folder
         return
-    from alict_core.runner.store import run_lock_file, writer_holds_lock
+    from alict_core.runner.store import run_lock_file
 
     with ExitStack() as held:
         with file_lock(run_lock_file(root / ".endpoint-runs")):  # one chooser at a time: never two resumers of one
@@ -471,7 +470,7 @@ def run_streaming(cases: Iterable[TestCase], models: Sequence[ModelRef], *, run_
         described = list(pool.map_shards(RunShardWorker, init, [{"op": "describe"}]))[0]["models"]
         root.mkdir(parents=True, exist_ok=True)
         clean_stale(root)  # staging folders of runs killed while preparing their cases
-        clean_pending(root)
+        clean_pending(root, held=writer_holds_lock)
         staging = staging_dir(root, ".stream.tmp-")
         try:
             run_hash, sizes, excluded = _write_case_shards(cases, staging / "cases", shard_size, exclude, progress)

@@ -145,8 +145,10 @@ def test_p39_kill_6_a_a_live_rewrite_is_never_removed_however_old_it_looks(tmp_p
     from alict_core.runner.stream import run_lock
 
     pending = _pending_rewrite(tmp_path / "w")
+    from alict_core.runner.store import writer_holds_lock
+
     with run_lock(tmp_path / "w" / "o2"):  # the re-write's writer
-        clean_pending(tmp_path / "w")
+        clean_pending(tmp_path / "w", held=writer_holds_lock)  # as run_streaming calls it
     assert pending.is_dir()
 
 
