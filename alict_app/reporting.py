@@ -22,6 +22,12 @@ def as_uploaded(message: str, stored: Path, name: str) -> str:
 def import_baseline(path: Path, task: str, upload_name: str | None = None) -> pd.DataFrame:
     """A baseline suite (CheckList JSON / HateCheck CSV) as a DataFrame with a ``capability`` column; errors
     about an upload (``upload_name``: the file the user chose) name that file, not its content-hash path."""
+    from alict_core.suites import export_table_problem
+
+    if upload_name is not None and export_table_problem(path):  # this page's own downloads given back (pass 39)
+        raise AlictError(f"upload {upload_name!r} is a results or summary file of this project (a download of this "
+                         "page, or of `report --export`), not a suite: to compare with this run's cases, upload the "
+                         "page's ⬇ CheckList JSON download; else upload a CheckList JSON or HateCheck CSV suite")
     try:
         return _import_baseline(path, task)
     except AlictError as exc:

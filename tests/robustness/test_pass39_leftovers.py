@@ -274,3 +274,23 @@ def test_p39_cli_14_lego_takes_no_table_as_sentences(cli, tmp_path, name):
     outcome = cli("lego", "--task", "sentiment", "--seeds", str(table), "--out", str(tmp_path / "lego"))
     assert outcome.code == 2 and "a table is no list of sentences" in outcome.err
     assert not (tmp_path / "lego").exists()
+
+
+@pytest.mark.parametrize("download", ["jsonl", "csv"])
+def test_p39_pages_8_the_report_pages_own_downloads_are_said_in_the_pages_terms(saved_run, tmp_path, download):
+    """Was (p39pages, low): the Report page's own "results CSV" given back as a baseline was told to "give the
+    cases.jsonl written beside it" (nothing is beside a download), its "results JSONL" refused in validator words.
+    Both are said as this page's downloads, with the download to use instead."""
+    from alict_app import reporting, runs
+    from alict_core.common.csvsafe import csv_text
+    from alict_core.common.errors import AlictError
+    from alict_core.runner import RunResult
+
+    cases = runs.cases_frame(RunResult.load(saved_run))
+    stored = tmp_path / f"stored.{download}"
+    stored.write_text(cases.to_json(orient="records", lines=True, force_ascii=False) if download == "jsonl"
+                      else csv_text(cases))
+    with pytest.raises(AlictError) as refused:
+        reporting.import_baseline(stored, "sentiment", upload_name=f"alict-run.{download}")
+    said = str(refused.value)
+    assert "CheckList JSON download" in said and "beside it" not in said and "Input should be" not in said
