@@ -204,7 +204,7 @@ def test_http_json_endpoint():
             proba = checked_proba(model, ["good", "bad", "good again"])
             assert proba.argmax(axis=1).tolist() == [2, 0, 2] and len(server.requests) == 2
             assert model.predict_proba(["labels"]).tolist() == [[0.0, 0.0, 1.0]]
-            with pytest.raises(ModelError, match="'endpoint': request cap of 3 per run reached"):
+            with pytest.raises(ModelError, match="'endpoint': request cap of 3 per command reached"):
                 model.predict_proba(["one more"])
         other = HttpJsonModel(server.url + "/predict", "sentiment", name="endpoint2", retries=0)
         with pytest.raises(ModelError, match="answered HTTP 500"):

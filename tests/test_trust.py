@@ -181,7 +181,7 @@ def test_request_cap_is_per_run_not_per_shared_object(tmp_path):
         for _ in range(3):  # three runs of two requests each on one cached model object
             with run_scope():
                 model.predict_proba(["a", "b"])
-        with run_scope(), pytest.raises(Exception, match="request cap of 2 per run"):
+        with run_scope(), pytest.raises(Exception, match="request cap of 2 per command"):
             model.predict_proba(["a", "b", "c"])
         assert len(server.requests) == 8
 

@@ -107,7 +107,9 @@ def side_frame(result, model: str | None = None) -> pd.DataFrame:
             raise AlictError(f"the run has models {result.models}; name the one to compare")
         model = result.models[0]
     if model not in result.models:
-        raise AlictError(f"model {model!r} is not in the run; its models: {', '.join(result.models)}")
+        from alict_core.models.refs import redacted  # a model spec given as a name may hold a key (pass 39)
+
+        raise AlictError(f"model {redacted(model)[:120]!r} is not in the run; its models: {', '.join(result.models)}")
     return model_side(result.cases(), model)
 
 

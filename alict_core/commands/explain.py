@@ -109,9 +109,9 @@ def text_model(text: str, trust_pickle: bool = False) -> Any:
     from alict_core.models.registry import model_entry
     from alict_core.tasks import TASK_NAMES
 
-    refs = parse_model_refs(text)
-    if len(refs) != 1:
-        raise AlictError(f"--model {text!r} names {len(refs)} models; explain takes one")
+    refs = parse_model_refs(text, "--model")
+    if len(refs) != 1:  # the text redacted: it may hold api_key=, headers= or a URL's password (pass 39)
+        raise AlictError(f"--model {shown_spec(text)} names {len(refs)} models; explain takes one")
     ref = refs[0]
     if model_entry(ref.name).tags.get("kind") == "static":  # was "no stored prediction for 16 texts" (pass 37)
         raise AlictError(f"--model {ref.name}: stored predictions answer only the texts stored in their file, and an "
@@ -121,36 +121,41 @@ def text_model(text: str, trust_pickle: bool = False) -> Any:
     if task not in TASK_NAMES:
         raise AlictError(f"--model {ref.name}: this kind serves either task; add task=<{'|'.join(TASK_NAMES)}>, "
                          f"e.g. {ref.name}:task={TASK_NAMES[0]},... (the other arguments as `run --models` takes them)")
-    return checked_ref(ref, str(task), trust_pickle=trust_pickle).build()
+    return checked_ref(ref, str(task), trust_pickle=trust_pickle, option="--model").build()
+
+
+def _explain_text(args: argparse.Namespace, template_options: dict[str, Any], progress: _ProgressBar) -> dict:
+    """``--text``: the contributions and masking template of one text, printed; the JSON result. The whole command is
+    one run scope, so an endpoint's ``max_requests`` caps the command's requests (it capped each of the explainer's
+    many calls: 91 requests were sent under max_requests=60; pass 39)."""
+    from alict_core.explain import CachedModel, explain, masking_template
+    from alict_core.models.run_scope import run_scope
+
+    if not args.model:
+        raise AlictError("--text needs --model NAME (or KIND:key=value,..., as `run --models` takes it)")
+    model = CachedModel(text_model(args.model, args.trust_pickle))
+    with run_scope():
+        contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
+                          n_samples=args.samples, progress=progress)
+        template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
+                                                                  **template_options)
+    progress.close()
+    _print_contributions(contrib, template)
+    return {"contributions": contrib.to_dict(), "template": template.to_dict() if template else None}
 
 
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.args import model_input_paths
     from alict_core.common.manifest import check_output_file
-    from alict_core.explain import (
-        CachedModel,
-        explain,
-        masking_template,
-        recurring_template_tokens,
-    )
+    from alict_core.explain import recurring_template_tokens
+
     check_output_file(args.json_out, "--json", model_input_paths(getattr(args, "model", None), "--model"))
     template_options = {"p_thresh": args.p_thresh, "n_samples": args.template_samples, "seed": args.seed,
                         "same_pos": args.same_pos}
     progress = _ProgressBar()
     try:
         if args.text is not None:
-            if not args.model:
-                raise AlictError("--text needs --model NAME (or KIND:key=value,..., as `run --models` takes it)")
-            model = CachedModel(text_model(args.model, args.trust_pickle))
-            contrib = explain(model, args.text, method=args.method, label=args.label, seed=args.seed,
-                              n_samples=args.samples, progress=progress)
-            template = None if args.no_template else masking_template(model, args.text, contrib, progress=progress,
-                                                                      **template_options)
-            progress.close()
-            _print_contributions(contrib, template)
-            result: dict[str, Any] = {
-                "contributions": contrib.to_dict(), "template": template.to_dict() if template else None,
-            }
+            result: dict[str, Any] = _explain_text(args, template_options, progress)
         else:
             if not args.lc:
                 raise AlictError("--results needs --lc ID")
@@ -229,7 +234,16 @@ def _check_model_named(run_dir: Path, model: str | None) -> None:
         of_task = None
     run_task = (meta.get("extra") or {}).get("task") if isinstance(meta.get("extra"), dict) else None
     if of_task is None or of_task == run_task:  # another task's model (or an unknown run task): said with the LC's
-        raise AlictError(f"--model {model[:60]!r} is not a model of the run ({shown})")
+        raise AlictError(f"--model {shown_spec(model)} is not a model of the run ({shown})")
+
+
+def shown_spec(text: str) -> str:
+    """A ``--model`` value as a message may show it: ``models.refs.redacted`` (no api_key, header value, URL password
+    or query: passes 38, 39), cut after redaction to 120 characters."""
+    from alict_core.models.refs import redacted
+
+    said = redacted(text)
+    return repr(said if len(said) <= 120 else said[:119] + "…")
 
 
 def _check_label(run_dir: Path, label: str | None) -> None:

@@ -110,6 +110,15 @@ def default_judge(task: str) -> str:
     return TASKS[task].offline_model
 
 
+def _check_judge(judge: str | None, task: str, trust: bool) -> None:
+    """``--judge`` names one model, checked as ``--models`` is (a second model was dropped without a word; pass 39)."""
+    from alict_core.models.refs import model_refs
+
+    judges = model_refs(judge, task, trust, "--judge") if judge else []
+    if len(judges) > 1:
+        raise AlictError(f"--judge names {len(judges)} models; lego takes one judge")
+
+
 @holds_out
 def run(args: argparse.Namespace) -> int:
     from alict_core.commands.args import model_input_paths
@@ -128,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
     trust = args.trust_pickle
     if args.models:  # a model named twice (or not for this task) is refused before the seeds are read
         model_refs(args.models, args.task, trust)
-    if args.judge:
-        model_refs(args.judge, args.task, trust)
+    _check_judge(args.judge, args.task, trust)
     seeds = _seeds(args)  # the user's input is checked before any model is loaded
     models = resolve_models(args.models, args.task, trust) if args.models else []
     judge = resolve_models(args.judge, args.task, trust)[0] if args.judge else (

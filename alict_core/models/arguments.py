@@ -67,6 +67,38 @@ def _read(model: str, key: str, text: str, kinds: set[Any]) -> Any:
     return text
 
 
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP token (RFC 9110)
+HEADER_VALUE = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]*")  # no line break nor control character (a tab is allowed)
+
+
+def check_header_values(model: str, api_key: Any = None, headers: Any = None) -> None:
+    """ModelError, before any request, when ``api_key=`` or ``headers=`` holds what an HTTP header cannot carry: a line
+    break, a control character, a character beyond Latin-1, or a header name that is no HTTP token. Was: the request
+    failed as "the server did not answer valid HTTP" (no request had left), or with a codec's message, after retries
+    (pass 39). The value is never echoed (a secret)."""
+    values = [("api_key", api_key)] if isinstance(api_key, str) else []
+    names = []
+    if isinstance(headers, Mapping):
+        values += [("headers", value) for value in headers.values() if isinstance(value, str)]
+        names = [str(name) for name in headers]
+    for key, value in values:
+        if not HEADER_VALUE.fullmatch(value) or not value.isascii() and not _latin1(value):
+            raise ModelError(f"model {model!r}: {key}=… holds a line break, a control character or a character "
+                             "beyond Latin-1, which an HTTP header cannot carry (nothing was sent); give the value "
+                             "without it (a key read from a file or variable may hold a newline)")
+    if any(not HEADER_NAME.fullmatch(name) for name in names):
+        raise ModelError(f"model {model!r}: headers=… names a header with a space or a character a header name cannot "
+                         "hold (only letters, digits and !#$%&'*+-.^_`|~; nothing was sent); write key:value;key:value")
+
+
+def _latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def typed_arguments(adapter: type, kwargs: Mapping[str, Any], model: str) -> dict[str, Any]:
     """``kwargs`` with each text value read as the type ``adapter.__init__`` declares for it (text kept for ``str``
     and path parameters, and for names the adapter does not declare: its own signature check reports those); a
@@ -78,6 +110,7 @@ def typed_arguments(adapter: type, kwargs: Mapping[str, Any], model: str) -> dic
         if isinstance(value, str) and kinds and not kinds & {str, Path}:
             value = _read(model, key, value, kinds)
         typed[key] = value
+    check_header_values(model, typed.get("api_key"), typed.get("headers"))
     task = typed.get("task")
     if isinstance(task, str) and task in TASK_LABELS:
         label_map = typed.get("label_map")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -196,30 +197,52 @@ def _try(choice: Choice) -> tuple[dict[str, Any] | None, str]:
     return None, f"not in the local Hugging Face cache ({hf_cache_dir()}) and offline"
 
 
+EXPANSION_ROLES = ("parser", "mlm")  # the roles every command that builds cases uses; classifiers: only when asked
+
+
 def check_pins() -> None:
-    """The pinned defaults that can be told wrong without loading anything (a parser that is neither a known
-    choice nor a folder; a pinned hub model that is neither cached nor reachable): one message before any work,
-    not after a run's shards were written, nor after minutes of hub retries."""
+    """The pinned defaults of the parser and MLM that can be told wrong without loading anything (a parser that is
+    neither a known choice nor a folder; a pinned hub model that is neither cached nor reachable): one message before
+    any work, not after a run's shards were written, nor after minutes of hub retries. A pinned default classifier is
+    checked where it is used (``load_default_classifier``): a run of ``--models vader`` was refused for a broken
+    ALICT_DEFAULT_SENTIMENT_MODEL it does not use (pass 39)."""
     value = os.environ.get(PIN_ENV["parser"], "").strip()
     known = {c.name for choices in PREFERENCES.values() for c in choices}
     if value and value not in known and value != "benepar_en3" and not Path(value).expanduser().is_dir():
-        raise AlictError(f"{PIN_ENV['parser']}={value[:60]!r}: not benepar_en3, benepar-offline or a benepar model "
-                         "folder")
-    for role in ROLES:
+        raise AlictError(f"{PIN_ENV['parser']}={shown_pin(value)}: not benepar_en3, benepar-offline or a benepar "
+                         "model folder")
+    for role in EXPANSION_ROLES:
         if os.environ.get(PIN_ENV[role], "").strip():
             require_available(resolved_defaults()[role], role)
+
+
+def shown_pin(value: str) -> str:
+    """A pinned value as a message may show it: a model spec's ``api_key=…``, ``headers=…`` and URL credentials
+    hidden (``models.refs.redacted``), cut to 80 characters (a key was echoed whole; pass 39)."""
+    from alict_core.models.refs import redacted
+
+    text = redacted(value)
+    return repr(text if len(text) <= 80 else text[:79] + "…")
+
+
+HUB_ID = re.compile(r"[\w.-]+(?:/[\w.-]+)?")  # a Hugging Face repo id (no '=', ',', ':' as in a --models spec)
 
 
 def require_available(entry: dict[str, Any], role: str) -> None:
     """Refuse a pinned model that resolution found unavailable (not in the local cache, and offline): loading it
     retried the hub for minutes although the probe had said offline."""
+    if entry.get("why") == PIN_NOT_A_MODEL:
+        raise AlictError(f"{PIN_ENV[role]}={shown_pin(str(entry.get('name')))}: not a model folder, a registered "
+                         "model nor a Hugging Face hub id (this variable takes one of those, not a `--models` spec "
+                         "with arguments); give one of those or unset it")
     if entry.get("why") == PIN_UNAVAILABLE:
-        raise AlictError(f"{PIN_ENV[role]}={str(entry.get('name'))[:60]!r}: not a model folder, not in the local "
+        raise AlictError(f"{PIN_ENV[role]}={shown_pin(str(entry.get('name')))}: not a model folder, not in the local "
                          f"Hugging Face cache ({hf_cache_dir()}) and the hub is not reachable (offline); give a "
                          "model folder or unset it")
 
 
 PIN_UNAVAILABLE = "not available now"
+PIN_NOT_A_MODEL = "not a model folder nor a hub id"
 
 
 def _pinned(role: str, value: str) -> dict[str, Any]:
@@ -233,13 +256,23 @@ def _pinned(role: str, value: str) -> dict[str, Any]:
         entry = {"name": value, "kind": kind, "paper_model": False, "path": str(Path(value).expanduser().resolve()),
                  "model_id": value if kind == "hf" else None}
     elif role == "parser" and value != "benepar_en3":
-        raise AlictError(f"{PIN_ENV[role]}={value!r}: not benepar_en3, benepar-offline or a benepar model folder")
+        raise AlictError(f"{PIN_ENV[role]}={shown_pin(value)}: not benepar_en3, benepar-offline or a benepar model "
+                         "folder")
+    elif not HUB_ID.fullmatch(value):  # 'openai-chat:base_url=…,api_key=…': never a hub id; recorded redacted
+        entry = {"name": _redacted(value), "kind": "hf", "paper_model": False, "model_id": None,
+                 "why": PIN_NOT_A_MODEL}
     else:
         choice = known.get(value, Choice(value, "benepar" if role == "parser" else "hf", False))
         entry = _try(choice)[0] or {"name": value, "kind": choice.kind, "paper_model": choice.paper,
                                     "model_id": value if choice.kind == "hf" else None, "why": PIN_UNAVAILABLE}
     entry["source"] = f"pinned by {PIN_ENV[role]}"
     return entry
+
+
+def _redacted(value: str) -> str:
+    from alict_core.models.refs import redacted
+
+    return redacted(value)
 
 
 def resolve(role: str) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def redacted(text: str) -> str:
     return _URL_SECRETS.sub(r"\1\2", _SECRET_VALUE.sub(r"\1=…", ",".join(parts)))
 
 
-def parse_model_refs(text: str) -> list[ModelRef]:
+def parse_model_refs(text: str, option: str = "--models") -> list[ModelRef]:
     """``vader,http:url=http://127.0.0.1:8000/p,name=mine`` → [vader, http(url=..., name=mine)].
 
     A comma-separated part starts a new model unless it is a bare ``key=value`` (that continues the previous
@@ -135,40 +135,40 @@ def parse_model_refs(text: str) -> list[ModelRef]:
     shown = redacted(text)
     parts = [p.strip() for p in text.split(",")]
     if any(parts) and not all(parts):
-        raise AlictError(f"--models {shown!r} has an empty entry; separate models by single commas")
+        raise AlictError(f"{option} {shown!r} has an empty entry; separate models by single commas")
     for part in parts:
         if not part:
             continue
         head, eq, _ = part.partition("=")
         if eq and ":" not in head:
             if not refs:
-                raise AlictError(f"--models {shown!r}: {redacted(part)!r} is an argument with no model before "
+                raise AlictError(f"{option} {shown!r}: {redacted(part)!r} is an argument with no model before "
                                  "it")
             key, _, value = part.partition("=")
             if not key.strip():
-                raise AlictError(f"--models {shown!r}: {redacted(part)!r} gives a value with no argument name; "
+                raise AlictError(f"{option} {shown!r}: {redacted(part)!r} gives a value with no argument name; "
                                  "write key=value")
-            _check_not_a_value_tail(shown, key.strip(), part, refs[-1], argument=True)
+            _check_not_a_value_tail(f"{option} {shown!r}", key.strip(), part, refs[-1], argument=True)
             if key.strip() in refs[-1][1]:  # `path=a.jsonl,path=b.jsonl`: the second won without a word
-                raise AlictError(f"--models {shown!r}: {key.strip()!r} is given twice for the model "
+                raise AlictError(f"{option} {shown!r}: {key.strip()!r} is given twice for the model "
                                  f"{refs[-1][0]!r}; give each argument once")
             refs[-1][1][key.strip()] = value.strip()
             continue
         name, colon, rest = part.partition(":") if eq else (part, "", "")
         if refs:
-            _check_not_a_value_tail(shown, name.strip(), part, refs[-1])
+            _check_not_a_value_tail(f"{option} {shown!r}", name.strip(), part, refs[-1])
         kwargs: dict[str, str] = {}
         if colon:
             key, _, value = rest.partition("=")
             kwargs[key.strip()] = value.strip()
         if "" in kwargs:
-            raise AlictError(f"--models {shown!r}: {redacted(part)!r} gives a value with no argument name; "
+            raise AlictError(f"{option} {shown!r}: {redacted(part)!r} gives a value with no argument name; "
                              "write key=value")
         refs.append((name.strip(), kwargs))
     return [ModelRef(name, kwargs) for name, kwargs in refs]
 
 
-def _check_not_a_value_tail(shown: str, name: str, part: str, previous: tuple[str, dict[str, str]],
+def _check_not_a_value_tail(said_value: str, name: str, part: str, previous: tuple[str, dict[str, str]],
                             argument: bool = False) -> None:
     """AlictError when an entry after a model's arguments names no model (or, after a secret, no argument the model
     takes): the tail of a value that held a comma (``headers=X-Api-Key:SEC1,SEC2`` was the model 'SEC2', the key's
@@ -187,13 +187,13 @@ def _check_not_a_value_tail(shown: str, name: str, part: str, previous: tuple[st
     except AlictError:
         pass
     said = "an entry" if secret else repr(redacted(part))
-    raise AlictError(f"--models {shown!r}: {said} after {key}=… of the model {previous[0]!r} is no "
+    raise AlictError(f"{said_value}: {said} after {key}=… of the model {previous[0]!r} is no "
                      f"{'argument it takes' if argument else 'model name'}; a value cannot hold a comma (each comma "
                      "starts the next argument or model)" + ("" if secret or argument
                                                               else f"; models: {', '.join(sorted(MODELS.names()))}"))
 
 
-def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
+def checked_ref(ref: ModelRef, task: str, trust_pickle: bool, option: str = "--models") -> ModelRef:
     """One ``--models`` reference after the checks (task, the kind's required parameters, pickle trust)."""
     from alict_core.common.trust import check_pickle_allowed
 
@@ -205,14 +205,14 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
                          + ", ".join(MODELS.names(task=task)))
     if model_task is None:
         if kwargs.get("task") not in (None, task):  # task=hate_speech under --task sentiment: its file was read
-            raise AlictError(f"--models {name}: task={str(kwargs['task'])[:40]!r} is not the run's task {task}; "
+            raise AlictError(f"{option} {name}: task={str(kwargs['task'])[:40]!r} is not the run's task {task}; "
                              "leave task= out (it defaults to the run's task) or run that task")  # for labels it lacks
         kwargs.setdefault("task", task)
     if "trusted" in kwargs:
-        raise AlictError("--models: 'trusted' is not an argument; pass --trust-pickle")
+        raise AlictError(f"{option}: 'trusted' is not an argument; pass --trust-pickle")
     given = kwargs.get("name")
     if given is not None and (not given or len(given) > 200 or not given.isprintable()):
-        raise AlictError(f"--models {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
+        raise AlictError(f"{option} {name}: name={given[:40]!r} must be 1–200 printable characters (the model's "
                          "name in the run and its reports)")
     if entry.tags.get("kind") == "sklearn":
         check_pickle_allowed(trust_pickle, origin="cli")
@@ -220,7 +220,7 @@ def checked_ref(ref: ModelRef, task: str, trust_pickle: bool) -> ModelRef:
     check_arguments(name, kwargs)  # timeout=0, headers=X: said now, not after the cases are built
     missing = [p for p in entry.params if p.required and not kwargs.get(p.name)]
     if missing:  # was a TypeError of the adapter, once the run had built its cases
-        raise AlictError(f"--models {name}: give " + ", ".join(f"{p.name}=<{p.hint}>" for p in missing)
+        raise AlictError(f"{option} {name}: give " + ", ".join(f"{p.name}=<{p.hint}>" for p in missing)
                          + f", e.g. {name}:{missing[0].name}=...")
     return ModelRef(name, kwargs, ref.label)
 
@@ -242,18 +242,18 @@ def registered_look_alike(name: str) -> str | None:
     return None if same is None else f"the name of the registered model {same!r} (or one that looks like it)"
 
 
-def model_refs(names: str, task: str, trust_pickle: bool = False) -> list[ModelRef]:
-    """The models of ``--models`` after the checks (task, parameters, pickle trust, one name each)."""
-    refs = [checked_ref(ref, task, trust_pickle) for ref in parse_model_refs(names)]
+def model_refs(names: str, task: str, trust_pickle: bool = False, option: str = "--models") -> list[ModelRef]:
+    """The models of ``--models`` (or ``option``) after the checks (task, parameters, pickle trust, one name each)."""
+    refs = [checked_ref(ref, task, trust_pickle, option) for ref in parse_model_refs(names, option)]
     if not refs:
-        raise AlictError("--models is empty")
-    check_run_names(refs)
+        raise AlictError(f"{option} is empty")
+    check_run_names(refs, option)
     for ref in refs:  # before any work (the run refused it only once its cases were built)
         shown = ref.run_name()
         alike = shown != ref.name and registered_look_alike(shown)
         if alike:  # static:path=st/vader.jsonl is named "vader" (or 'vаder', 'minilm-sst@deadbeef'): compare and
             # explain --results would take it for the registered model or a stored version
-            raise AlictError(f"--models {ref.name}: it would be named {shown!r} in the run, {alike}; give it another "
+            raise AlictError(f"{option} {ref.name}: it would be named {shown!r} in the run, {alike}; give it another "
                              "name with name=...")
     return refs
 

@@ -8,6 +8,7 @@ requests per run (``run_scope``), not per cached object.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import time
@@ -19,6 +20,7 @@ import numpy as np
 from alict_core.common.errors import ModelError
 from alict_core.common.fingerprint import combine
 from alict_core.common.trust import BROWSER_SECRETS_ADVICE, check_endpoint, endpoint_name
+from alict_core.models.arguments import check_header_values
 from alict_core.models.labels import check_task_labels, task_labels
 from alict_core.models.run_scope import RequestBudget, current_scope
 from alict_core.tasks import HATE_SPEECH, SENTIMENT, TASKS
@@ -156,8 +158,10 @@ def _read_answer(response: Any, timeout: float, model: str, url: str) -> bytes:
 
 
 def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], timeout: float, model: str,
-          retries: int = 3, backoff: float = 0.5, loopback: bool = True) -> Any:
-    """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects."""
+          retries: int = 3, backoff: float = 0.5, loopback: bool = True, budget: RequestBudget | None = None) -> Any:
+    """POST JSON to an allowed host; retry 429/5xx and connection errors with back-off; never follow redirects.
+    Every try takes one request from ``budget`` (a retry is a request the service may bill: pass 39 sent 9 under
+    max_requests=6)."""
     import json
 
     import requests
@@ -165,6 +169,8 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
     check_endpoint(url, loopback=loopback)  # every request: the host's addresses may have changed since
     for attempt in range(retries + 1):
         response = None
+        if budget is not None:
+            budget.take()
         try:
             response = session.post(url, json=payload, headers=dict(headers), timeout=timeout, allow_redirects=False,
                                     stream=True)
@@ -231,6 +237,7 @@ class HttpJsonModel(_RemoteBase):
         self.url, self.name = check_endpoint(url, loopback=loopback), name or endpoint_name(url)
         self.labels = task_labels(task)
         self.headers = dict(headers or {})
+        check_header_values(self.name, headers=self.headers)
         self.batch_size, self.timeout = batch_size, timeout
         self.label_map = dict(label_map or {})
         check_task_labels(self.name, task, label_map=self.label_map)
@@ -286,57 +293,102 @@ class HttpJsonModel(_RemoteBase):
         budget = self._budget()
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start : start + self.batch_size])
-            budget.take()
             answer = _post(self.session, self.url, {"texts": chunk}, self.headers, self.timeout, self.name,
-                           self.retries, self.backoff, self.loopback)
+                           self.retries, self.backoff, self.loopback, budget)
             parts.append(self._rows(answer, len(chunk)))
         return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)))
 
 
-NEGATION = r"(?:not|no|neither|nor|never|hardly|barely|nothing|none|nobody|far\s+from|free\s+of|without)"
+NEGATION = (r"(?:not|no|neither|nor|never|hardly|barely|nothing|none|nobody|far\s+from|free\s+of|without|unlikely"
+            r"|lacks?|lacking|devoid\s+of|doubt|doubtful)")
 NEGATED = re.compile(rf"\b{NEGATION}\b")  # a negation cue anywhere before a label in its clause
 # Idioms that hold a negation word but negate nothing ("no doubt positive", "nothing but hateful").
 NOT_NEGATING = re.compile(r"\b(?:no\s+doubt|without\s+(?:a\s+)?doubt|no\s+question|not\s+only|not\s+just"
                           r"|nothing\s+but|none\s+other\s+than)\b")
-# A negation after the label in its clause: "negative is not the answer", "hate speech would never fit".
-NEGATED_AFTER = re.compile(r"^\s*(?:[\w-]+\s+){0,3}?(?:is|are|was|were|be|been|seems?|appears?|does|do|did|would"
+# A negation after the label in its clause: "negative is not the answer", "hate speech would never fit" (matched at
+# the mention's end, so no '^').
+NEGATED_AFTER = re.compile(r"\s*(?:[\w-]+\s+){0,3}?(?:is|are|was|were|be|been|seems?|appears?|does|do|did|would"
                            r"|could|should|will|can|might|may)\s+(?:not|never|hardly|no)\b")
-# A reply that denies the label before it: "Negative? Not at all.", "Positive? No. Negative."
-DENIAL = re.compile(r"^\s*(?:no|not|nope|never|hardly)(?:\s+(?:at\s+all|really|quite|exactly|so|that|it|this|is"
-                    r"|the\s+case))*\s*$")
-# Where a negation stops: sentence and clause punctuation, a spaced dash, and contrast words ("not X but Y").
-CLAUSE_BREAK = re.compile(r"[.!?;,():\u2014\u2013]|\s-+\s|\b(?:but|however|instead|rather|although|though"
+# A clause that only denies what came before it: "Not at all.", "Definitely not.", "I don't think so.", "Far from it.",
+# "No way."; a few words may lead it, the words after the denial are fillers only (so "It does not attack anyone."
+# denies nothing).
+DENIAL = re.compile(r"(?:[\w-]+\s+){0,3}?(?:not|no|nope|nah|never|hardly|doubt|doubtful|unlikely|far\s+from)"
+                    r"(?:\s+(?:at|all|really|quite|exactly|so|that|it|this|is|the|case|in|any|way|slightest"
+                    r"|one|bit|chance|likely|remotely|even|close|think|believe|from|of|course|much|a|little|either"
+                    r"|sure|true|i|do|did|anymore|whatsoever))*")
+# Where a negation stops: sentence and clause punctuation, a spaced dash, and contrast words ("not X but Y"); a '?'
+# is kept apart (a label it ends is questioned, not named).
+CLAUSE_BREAK = re.compile(r"(\?)|[.!;,():=\u2014\u2013]|\s-+\s|\b(?:but|however|instead|rather|although|though"
                           r"|whereas)\b")
+# A label given a false value, as in a structured answer: "hate speech: false", {"hateful": 0}, "positive=no".
+FALSE_VALUE = re.compile(r"(?<=[\w-])\s*[:=]\s*(?:false|0|no|none|null|n)\b(?![.,]?\d)")
+BARE_REPLIES = frozenset({"yes", "no"})  # label synonyms that are a reply themselves: "No, not at all." is no denial
 
 
-def _answer_clauses(answer: str) -> str:
-    """An answer lower-cased, its clauses parted by ' | ', idioms without negation blanked, quotes dropped."""
+def _answer_text(answer: str) -> str:
+    """An answer lower-cased; idioms without negation blanked, quotes dropped, 'cannot' and "n't" spelled as 'not', a
+    leading 'Label:' dropped and a label's false value ("hateful: false") said as a negation."""
     text = re.sub(r"n't\b", " not", answer.strip().lower().replace("\u2019", "'"))
+    text = re.sub(r"\bcannot\b", "can not", text)
     text = NOT_NEGATING.sub(" ~ ", text)
-    text = CLAUSE_BREAK.sub(" | ", text)  # a negation does not reach across a sentence or clause break
     text = re.sub(r"[*`\"']", " ", text)
-    return re.sub(r"^[\s|]*(answer|label|sentiment|classification)\s*", " ", text)
+    text = re.sub(r"^\s*(answer|label|sentiment|classification)\s*(?=[:=\-\u2014\u2013|]|$)", " ", text)
+    return FALSE_VALUE.sub(" is not ", text)  # "hateful: false", {"hateful": 0}: the label denied
 
 
-def _denied(text: str, end: int, candidates: Mapping[str, str]) -> bool:
-    """Whether the mention ending at ``end`` is denied after it: a negation later in its clause, or a next clause
-    that is only a negating reply ("Negative? Not at all.") and names no label itself."""
-    clause, _, rest = text[end:].partition("|")
-    if NEGATED_AFTER.match(clause):
-        return True
-    reply = next((part.strip() for part in rest.split("|") if part.strip()), "")
-    return bool(DENIAL.match(reply)) and reply not in candidates
+class _Clauses:
+    """An answer's text cut into clauses (a negation does not reach across a sentence or clause break): their spans,
+    whether a '?' ends each, and where the first negation cue of each ends. Built in one pass of each pattern over the
+    whole text (a clause at a time made an answer of many short clauses slow)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.starts, self.ends, self.questioned = text, [0], [], []
+        for cut in CLAUSE_BREAK.finditer(text):
+            self.ends.append(cut.start())
+            self.questioned.append(cut.group(1) is not None)
+            self.starts.append(cut.end())
+        self.ends.append(len(text))
+        self.questioned.append(False)
+        self.first_cue: dict[int, int] = {}
+        for cue in NEGATED.finditer(text):
+            self.first_cue.setdefault(self.index(cue.start()), cue.end())
+        self._denials: dict[int, bool] = {}
+
+    def index(self, position: int) -> int:
+        """The clause holding ``position``."""
+        return bisect.bisect_right(self.starts, position) - 1
+
+    def negated(self, index: int, start: int) -> bool:
+        """Whether a negation cue before ``start`` in clause ``index`` reaches it ("I don't think this is negative")."""
+        cue = self.first_cue.get(index)
+        return cue is not None and cue <= start
+
+    def reply_denies(self, index: int, candidates: Mapping[str, str]) -> bool:
+        """Whether the next clause with words only denies (a short negating reply naming no label, 'Not at all.')."""
+        if index not in self._denials:
+            following = (self.text[self.starts[i] : self.ends[i]] for i in range(index + 1, len(self.starts)))
+            reply = next((clause for clause in following if clause.strip()), "")
+            words = " ".join(re.sub(r"[^\w\s-]", " ", reply).split())
+            self._denials[index] = ((words not in candidates or words in BARE_REPLIES)
+                                    and DENIAL.fullmatch(words) is not None)
+        return self._denials[index]
 
 
 def _mentions(text: str, candidates: Mapping[str, str]) -> dict[str, tuple[int, int]] | None:
-    """Label -> (position, -length) of its earliest plain mention; None when a mention is denied after it."""
+    """Label -> (position, -length) of its earliest plain mention (no negation before it in its clause); None when a
+    mention is questioned ("Negative? Definitely not.") or denied after it (in its clause, or by a reply clause):
+    which label the answer means is then not ours to guess. Linear in the answer's length (pass 39: quadratic)."""
+    clauses = _Clauses(text)
     named: dict[str, tuple[int, int]] = {}
     for phrase, label in candidates.items():
         for match in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text):
-            if NEGATED.search(text[text.rfind("|", 0, match.start()) + 1 : match.start()]):
+            index = clauses.index(match.start())
+            if clauses.negated(index, match.start()):
                 continue  # "I don't think this is negative", "far from negative"
-            if _denied(text, match.end(), candidates):
-                return None  # "Negative? Not at all.": which label it means is not ours to guess
+            if clauses.questioned[index] or NEGATED_AFTER.match(text, match.end(), clauses.ends[index]):
+                return None  # "Non-hateful? No.", "Negative is not the answer here"
+            if phrase not in BARE_REPLIES and clauses.reply_denies(index, candidates):
+                return None  # "Negative. Definitely not.", "Hateful. Not in the slightest."
             spot = (match.start(), -len(phrase))
             named[label] = min(named.get(label, spot), spot)
     return named
@@ -346,10 +398,12 @@ def parse_answer(answer: str, labels: Sequence[str], task: str) -> str | None:
     """The task label an LLM answer names, or None. Longest match first, so 'non-hateful' beats 'hateful'.
 
     A negated mention names no label: a negation anywhere before it in its clause ("I don't think this is
-    negative", "does not appear to be hate speech"), and a mention denied after it ("Negative is not the answer",
-    "Negative? Not at all.") leaves the answer unparsed, as does an answer naming two labels ("Positive? No.
-    Negative."). Unparsed answers are counted by the run, never read as the label they deny (passes 37, 38)."""
-    text = _answer_clauses(answer)
+    negative", "does not appear to be hate speech", "cannot be called positive", "unlikely to be hate speech"), and a
+    mention questioned or denied after it ("Negative is not the answer", "Negative? Of course not.", "hateful: false")
+    leaves the answer unparsed, as does an answer naming two labels ("Positive? No. Negative."). Unparsed answers are
+    counted by the run, never read as the label they deny (passes 37-39). Linear in the answer's length (pass 39: a
+    long looping answer took minutes)."""
+    text = _answer_text(answer)
     candidates = {label.lower(): label for label in labels} | {
         k: v for k, v in SYNONYMS.get(task, {}).items() if v in labels
     }
@@ -363,7 +417,7 @@ def parse_answer(answer: str, labels: Sequence[str], task: str) -> str | None:
     if len(plain) == 1:
         return next(iter(plain))
     if not plain:
-        digit = re.fullmatch(r"\s*(\d)\s*", text)
+        digit = re.fullmatch(r"[\s|:]*(\d)\s*", text)
         if digit and int(digit.group(1)) < len(labels):
             return labels[int(digit.group(1))]
     return None
@@ -399,6 +453,7 @@ class OpenAIChatModel(_RemoteBase):
             raise ModelError(f"model {self.name!r}: the prompt template must contain {{text}}")
         self.fallback = TASKS[task].default_label if fallback is None else fallback
         check_task_labels(self.name, task, fallback=self.fallback)
+        check_header_values(self.name, api_key=api_key)
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.max_requests, self.retries, self.backoff = max_requests, retries, backoff
         self.session = pinned_session(loopback)
@@ -407,11 +462,10 @@ class OpenAIChatModel(_RemoteBase):
                                             "fallback": self.fallback})
 
     def ask(self, text: str, budget: RequestBudget | None = None) -> str:
-        (budget or self._budget()).take()
         payload = {"model": self.model_id, "temperature": self.temperature,
                    "messages": [{"role": "user", "content": self.prompt.replace("{text}", text)}]}
         answer = _post(self.session, self.url, payload, self.headers, self.timeout, self.name,
-                       self.retries, self.backoff, self.loopback)
+                       self.retries, self.backoff, self.loopback, budget or self._budget())
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

@@ -21,7 +21,8 @@ from alict_core.common.errors import ModelError
 
 
 class RequestBudget:
-    """Counts requests and refuses the one past ``max_requests`` (None: unlimited)."""
+    """Counts requests (every HTTP try, retries included) and refuses the one past ``max_requests`` (None:
+    unlimited)."""
 
     def __init__(self, model: str, max_requests: int | None) -> None:
         self.model, self.max_requests, self.used = model, max_requests, 0
@@ -36,9 +37,9 @@ class RequestBudget:
 
 def cap_reached(model: str, max_requests: int) -> ModelError:
     """The refusal of the request past a model's cap."""
-    return ModelError(f"model {model!r}: request cap of {max_requests} per run reached; raise max_requests to go on "
-                      "(a re-run keeps the run's finished shards; an endpoint's answers of an unfinished shard are "
-                      "asked again)")
+    return ModelError(f"model {model!r}: request cap of {max_requests} per command reached (every try counts, "
+                      "retries included); raise max_requests to go on (re-running a run keeps its finished shards; "
+                      "an endpoint's answers of an unfinished shard are asked again)")
 
 
 REQUESTS_PREFIX = ".requests-"  # in a run folder: one file per model, one byte per request the run's command sent

@@ -88,7 +88,7 @@ def test_p38_cli_12_a_request_cap_is_the_whole_runs_across_its_shards(cli, tmp_p
         service.close()
     assert outcome.code == 2, outcome.err[-400:]
     assert sent == 3
-    assert "request cap of 3 per run reached" in outcome.err and "finished shards" in outcome.err
+    assert "request cap of 3 per command reached" in outcome.err and "finished shards" in outcome.err
     assert not list((tmp_path / "run").glob(".requests-*"))  # the count is the command's: not left behind
 
 
@@ -152,7 +152,7 @@ def test_p38_cli_12c_a_request_cap_holds_across_worker_processes(cli, tmp_path, 
         sent = len(service.texts_asked)
     finally:
         service.close()
-    assert outcome.code == 2 and "request cap of 3 per run reached" in outcome.err, outcome.err[-400:]
+    assert outcome.code == 2 and "request cap of 3 per command reached" in outcome.err, outcome.err[-400:]
     assert sent == 3
 
 
