@@ -44,7 +44,8 @@ SYNONYMS = {
     SENTIMENT.name: {"neg": "negative", "pos": "positive", "neutral": "neutral", "mixed": "neutral"},
     HATE_SPEECH.name: {
         "not hateful": "non-hateful", "non hateful": "non-hateful", "nonhateful": "non-hateful",
-        "not hate speech": "non-hateful", "not hate": "non-hateful", "no": "non-hateful",
+        "not hate speech": "non-hateful", "not hate": "non-hateful", "no hate speech": "non-hateful",
+        "no hate": "non-hateful", "no": "non-hateful",
         "hate speech": "hateful", "hate": "hateful", "yes": "hateful",
     },
 }
@@ -322,7 +323,9 @@ CLAUSE_BREAK = re.compile(r"(\?)|[.!;,():=\u2014\u2013]|\s-+\s|\b(?:but|however|
                           r"|whereas)\b")
 # A label given a false value, as in a structured answer: "hate speech: false", {"hateful": 0}, "positive=no".
 FALSE_VALUE = re.compile(r"(?<=[\w-])\s*[:=]\s*(?:false|0|no|none|null|n)\b(?![.,]?\d)")
-BARE_REPLIES = frozenset({"yes", "no"})  # label synonyms that are a reply themselves: "No, not at all." is no denial
+# Label synonyms that are a bare reply: a label only when they are the whole answer ("No." is non-hateful; "No
+# comment.", "Yes, I can help with that." name no label; pass 39).
+BARE_REPLIES = frozenset({"yes", "no"})
 
 
 def _answer_text(answer: str) -> str:
@@ -380,14 +383,17 @@ def _mentions(text: str, candidates: Mapping[str, str]) -> dict[str, tuple[int, 
     which label the answer means is then not ours to guess. Linear in the answer's length (pass 39: quadratic)."""
     clauses = _Clauses(text)
     named: dict[str, tuple[int, int]] = {}
+    whole = " ".join(re.sub(r"[\W_]+", " ", text).split())
     for phrase, label in candidates.items():
+        if phrase in BARE_REPLIES and whole != phrase:
+            continue  # "No comment.", "I have no way to tell.": a refusal, not the label
         for match in re.finditer(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text):
             index = clauses.index(match.start())
             if clauses.negated(index, match.start()):
                 continue  # "I don't think this is negative", "far from negative"
             if clauses.questioned[index] or NEGATED_AFTER.match(text, match.end(), clauses.ends[index]):
                 return None  # "Non-hateful? No.", "Negative is not the answer here"
-            if phrase not in BARE_REPLIES and clauses.reply_denies(index, candidates):
+            if clauses.reply_denies(index, candidates):
                 return None  # "Negative. Definitely not.", "Hateful. Not in the slightest."
             spot = (match.start(), -len(phrase))
             named[label] = min(named.get(label, spot), spot)

@@ -124,12 +124,28 @@ def test_p39_cli_1_control_right_answers_stay_right(answer, task, label):
     assert _parse(answer, task) == label
 
 
-@pytest.mark.parametrize("answer,task,label", [("No, not at all.", "hate_speech", "non-hateful"),
-                                               ("Label: 2", "sentiment", "positive")])
-def test_p39_cli_1_an_emphatic_no_and_a_labelled_digit_are_read(answer, task, label):
-    """Was unparsed: "No, not at all." (the reply 'no' itself read as denied by "not at all") and "Label: 2". A bare
-    yes/no is never denied by a reply; a digit after a 'Label:' is the digit."""
-    assert _parse(answer, task) == label
+def test_p39_cli_1_a_labelled_digit_is_read():
+    """Was unparsed: "Label: 2" (a digit after a 'Label:' is the digit, as "2" is)."""
+    assert _parse("Label: 2", "sentiment") == "positive"
+
+
+@pytest.mark.parametrize("answer", ["No comment.", "I have no way to tell.", "No idea.", "No, I can't classify this.",
+                                    "no answer", "No label applies.", "I'm not able to determine; no clear answer",
+                                    "Yes, I can help with that.", "Yes, here is my analysis:", "No, not at all."])
+def test_p39_cli_13_a_refusal_beginning_with_yes_or_no_is_no_label(answer):
+    """Was (the p39cli helper, medium-low): on hate_speech 'no'/'yes' anywhere were non-hateful/hateful, so "No
+    comment." passed every non-hateful LC with nothing unparsed and "Yes, I can help with that." was hateful. A bare
+    yes/no is a label only as the whole answer."""
+    assert _parse(answer, "hate_speech") is None
+
+
+@pytest.mark.parametrize("answer,label", [("No", "non-hateful"), ("Yes.", "hateful"), ("no!", "non-hateful"),
+                                          ("Answer: no", "non-hateful"), ("No, it is not hateful.", "non-hateful"),
+                                          ("Yes, this is hate speech.", "hateful")])
+def test_p39_cli_13_control_a_bare_yes_or_no_and_a_named_label_are_read(answer, label):
+    """Control: "No" / "Yes." as the whole answer, and an answer naming the label after its yes/no, keep their
+    reading."""
+    assert _parse(answer, "hate_speech") == label
 
 
 def test_p39_cli_1_a_run_of_cannot_answers_counts_them_unparsed(cli, tmp_path, own_cache):
