@@ -80,8 +80,10 @@ def refused_answer(model: str, url: str, status: int, reason: str, body: str) ->
     put into a message a user sees, so a browser user cannot read internal services through the error path.
     """
     log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, endpoint_name(url), status, reason, body[:2000])
+    advice = ("; the service refused the request: it needs credentials (a key or header: `api_key=` / `headers=` "
+              "from the command line; the app's form takes none)" if status in (401, 403) else "")
     return ModelError(f"model {model!r}: {endpoint_name(url)} answered HTTP {status}, {reason} (the answer is in the "
-                      "server log)")
+                      f"server log){advice}")
 
 
 def _failure_reason(exc: BaseException) -> str:

@@ -197,11 +197,11 @@ def test_p38_the_lock_wait_is_said_in_a_line_of_its_own(fake_backends, tmp_runs,
     line under the bar while it lasts, and kept as how long the run waited."""
     import streamlit
 
-    from alict_core.runner import store
+    from alict_core.runner import stream
     from tests.test_app import run_with_fake_model, start
 
     held = [True]  # another writer holds the run's lock at the first look, then lets it go
-    monkeypatch.setattr(store, "writer_holds_lock", lambda folder: held.pop() if held else False)
+    monkeypatch.setattr(stream, "writer_holds_lock", lambda folder: held.pop() if held else False)
     texts: list[str] = []
     real_progress = streamlit.progress
 
