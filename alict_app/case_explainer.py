@@ -82,6 +82,17 @@ def changed_since_run(key: str, model_name: str, ref_json: str) -> None:
             st.warning(f"Model {literal(model_name)} has changed since this run (its files were rebuilt, retrained "
                        "or rewritten): the explanation below is of the model as it is now, which may predict "
                        "otherwise than the run's table. Run the LCs again to compare like with like.")
+        else:
+            service_note(key, model_name)
+
+
+def service_note(key: str, model_name: str) -> None:
+    """Say that an endpoint of the run (its answers change: `answers_change`) is asked again as it answers now: its
+    fingerprint (URL, task, labels) stays the same across a redeploy, so the changed-model warning cannot tell."""
+    if model_name in runs.asked_services(key):
+        st.warning(f"Model {literal(model_name)} is a service (an endpoint): the explanation below asks it again, as "
+                   "it answers now, which may differ from its answers in this run's table (it may have been "
+                   "redeployed since). Compare the label it keeps with the run's prediction.")
 
 
 def show_template(template: dict[str, Any], contributions: dict[str, Any] | None = None) -> None:
@@ -126,6 +137,7 @@ def recurring(key: str, data: pd.DataFrame) -> None:
         st.error("The run this press was made for is no longer there (removed or re-written since the page was "
                  "drawn): nothing collected. Check the run shown now and press again.")
         return
+    service_note(key, model_name)
     with guarded("collecting recurring template tokens"):
         from alict_core.explain import recurring_template_tokens
 

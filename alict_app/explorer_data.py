@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from alict_app import runs
-from alict_core.analysis.compare import Comparison, compare_frames, model_side, side_unparsed
+from alict_core.analysis.compare import Comparison, compare_frames, model_side, runs_note, side_unparsed
 from alict_core.analysis.explore import explorer_frame, lc_model_rates
 
 
@@ -49,8 +49,13 @@ def _comparison(key_a: str, model_a: str, key_b: str, model_b: str, stamp_a: tup
     side_a, side_b = model_side(frame_a, model_a), model_side(frame_b, model_b)
     same = model_a == model_b
     label_a, label_b = (f"{model_a} (A)", f"{model_b} (B)") if same else (model_a, model_b)
-    unparsed = (side_unparsed(runs.load_run(key_a), model_a), side_unparsed(runs.load_run(key_b), model_b))
-    return compare_frames(side_a, side_b, label_a, label_b, unparsed=unparsed)
+    run_a, run_b = runs.load_run(key_a), runs.load_run(key_b)
+    unparsed = (side_unparsed(run_a, model_a), side_unparsed(run_b, model_b))
+    try:  # the note the CLI says first: one service asked twice (its answers may have changed), one model, …
+        note = runs_note(run_a, run_b, model_a, model_b, (set(side_a["lc_id"]), set(side_b["lc_id"])))
+    except ValueError:  # a model the run's record does not name (a run of an older layout): nothing to say of it
+        note = ""
+    return compare_frames(side_a, side_b, label_a, label_b, note=note, unparsed=unparsed)
 
 
 def model_ref(key: str, model_name: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from alict_app import backends, presses, run_picker, runs, spec_store, state
+from alict_app import backends, presses, run_picker, runs, spec_store, state, widgets
 from alict_app.formatting import literal
 from alict_app.guard import show_error
 from alict_app.progress import duration_text, eta_text
@@ -30,18 +30,24 @@ def named_summary(summary: Any) -> Any:
     return named[["capability", *(c for c in named.columns if c != "capability")]]
 
 
-def show_result(key: str, how: str = "new") -> None:
+def show_result(key: str, how: str = "new", own: bool = True) -> None:
+    """The run's result: "new" or "cached" (this press's), or "earlier" (a page view: the last run of these settings;
+    ``own``: this session's, else the newest of anyone's)."""
     summary = runs.run_frames(key)["summary"]
     info = runs.run_info(key)
     if how == "earlier":  # not pressed: the cases may differ now (a review write-back, a model changed)
-        st.info(f"Last run of these settings: {literal(runs.describe_run(info))}. Open **Failures** for the "
-                "analysis; press **Run** to run them again as they are now (cases rejected in review since are left "
-                "out, changed models re-run).",
+        services = runs.asked_services(key)
+        whose = "" if own or not services else (f" (the newest ask of {', '.join(services)}, perhaps another "
+                                                "visitor's: the service may answer otherwise now)")
+        st.info(f"Last run of these settings{literal(whose)}: {literal(runs.describe_run(info))}. Open **Failures** "
+                "for the analysis; press **Run** to run them again as they are now (cases rejected in review since are "
+                "left out, changed models re-run).",
                 icon=":material/history:")
     else:
         st.success(f"Run finished{' (loaded from cache)' if how == 'cached' else ''}: "
                    f"{literal(runs.describe_run(info))}. Open **Failures** for the analysis.",
                    icon=":material/check_circle:")
+    widgets.review_excluded_note(key)  # asked for N seeds per LC, got fewer: said, as the CLI's `run` says it
     if len(summary):
         st.dataframe(for_display(named_summary(summary)), hide_index=True, width="stretch")
 
@@ -143,6 +149,25 @@ def request_form(task: str, specs: list[Any], refs: list[dict]) -> tuple[list[An
     return chosen, request
 
 
+def endpoint_labels(request: runs.RunRequest) -> list[str]:
+    """The request's models that ask a service (an HTTP or chat endpoint): their answers are never cached."""
+    from alict_core.models.refs import ModelRef
+
+    return [str(ref.get("label") or ref["name"]) for ref in request.models
+            if runs.calls_a_host(ModelRef.from_dict(ref))]
+
+
+def resume_note(services: list[str], resumes: str) -> str:
+    """What a stopped run keeps (``services``: its endpoint models; ``resumes``: "running again resumes"); plain
+    text (draw it through ``literal``)."""
+    if not services:
+        return f"Finished batches are cached: {resumes}."
+    return (f"Finished shards are kept and {resumes} after them; the answers of "
+            f"{', '.join(services)} in an unfinished shard are not kept (an endpoint's answers are never "
+            "cached): the service is asked again for those texts (paid requests, if it charges; a small run is one "
+            "shard, so all of them).")
+
+
 def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone: bool = False) -> None:
     """Run and Cancel; a run pressed (or one already done) shows its result, else how many earlier runs exist.
     ``lcs_gone``: an LC chosen at the last draw has lost its spec since: a press now runs nothing."""
@@ -151,17 +176,19 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
     b1.button("▶ Run", type="primary", disabled=not ((chosen or request.suites) and request.models), key="run_go",
               on_click=presses.note, args=("run_go",))
     go = bool(presses.take("run_go"))  # noted by the callback: a return value can lose the press under load
+    services = endpoint_labels(request)
     b2.button("■ Cancel", on_click=request_cancel, args=(task,), key="run_cancel",
-              help="stops between batches; finished batches stay cached")
+              help="stops between batches; " + ("finished shards are kept, an endpoint's answers of an unfinished "
+                                                "shard are not" if services else "finished batches stay cached"))
     if st.session_state.pop("cancel_run", False) and not go:
         st.session_state.pop(RUN_ACTIVE, None)
-        st.warning("Run cancelled. Finished batches are cached: running again resumes.")
+        st.warning(f"Run cancelled. {literal(resume_note(services, 'running again resumes'))}")
     elif st.session_state.pop("cancel_idle", False) and not go:
         st.info("Nothing of yours is running here: there is nothing to cancel.")
     elif st.session_state.get(RUN_ACTIVE) == task and not go:  # its script was stopped by a page visit or a change:
         st.session_state.pop(RUN_ACTIVE, None)  # (said on its own task's Run page: "▶ Run" elsewhere runs other LCs)
         st.info("Your last run stopped before it finished (the page was left or a setting changed while it ran). "
-                "Finished batches are cached: ▶ Run resumes it.")  # said once, and a Cancel now says nothing runs
+                f"{literal(resume_note(services, '▶ Run resumes it'))}")  # said once; a Cancel now says nothing runs
     if go and lcs_gone:
         st.error("Nothing run: an LC chosen when you pressed is no longer there (see above). Check the LCs to run "
                  "and press again.")
@@ -171,7 +198,7 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
         if run_id is not None:
             shown(task, run_id, "cached" if run_id in before else "new")
     elif runs.is_done(key):
-        shown(task, key, "earlier")
+        show_earlier(task, key)
     else:
         previous = runs.list_runs(task)
         if previous:
@@ -179,10 +206,19 @@ def run_section(task: str, request: runs.RunRequest, chosen: list[Any], lcs_gone
 
 
 def shown(task: str, key: str, how: str) -> None:
-    """The finished run is the one the run picker shows next; its result here (``how``: "new", "cached" — found
-    finished by the press —, or "earlier": the last run of these settings, shown on a page view)."""
+    """The run a press finished (``how``: "new", or "cached": found finished by the press) is the one the run picker
+    shows next; its result here."""
     run_picker.remember_run(task, runs.resolve(key))
     show_result(key, how)
+
+
+def show_earlier(task: str, key: str) -> None:
+    """A page view (no press) of settings run before: this session's own run of them if it is the run its pages
+    show, else the newest of anyone's. Never moves the run the other pages show for this session: another visitor's
+    newer ask of an endpoint moved this session's Failures and Report to that visitor's answers (pass 39)."""
+    own = str((st.session_state.get(run_picker.RUNS_BY_TASK) or {}).get(task) or "")
+    mine = bool(own) and runs.is_done(own) and runs.request_key_of(own) == key
+    show_result(own if mine else runs.resolve(key), "earlier", own=mine)
 
 
 class WaitingNote:

@@ -401,6 +401,41 @@ def unparsed_answers(key: str) -> dict[str, int]:
     return counted(meta.get("extra") if isinstance(meta, dict) else None)
 
 
+def _meta(key: str) -> dict[str, Any]:
+    """The run's meta.json ({} while it is not finished, or unreadable: the page's own reading says what is wrong)."""
+    try:
+        path = run_dir(key) / "meta.json"
+        meta = read_json(path) if path.is_file() else {}
+    except (OSError, ValueError, AlictError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def review_excluded(key: str) -> int:
+    """How many cases human reviewers rejected were left out of run ``key`` (its meta.json ``review_excluded``, as
+    the CLI's `run` and the HTML report say it); 0 when none or not told."""
+    extra = _meta(key).get("extra")
+    count = extra.get("review_excluded", 0) if isinstance(extra, dict) else 0
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def asked_services(key: str) -> list[str]:
+    """The models of run ``key`` whose answers change (endpoints: `answers_change` in its meta.json): a run asked them
+    once; asked again, they may answer otherwise (a redeploy)."""
+    models = _meta(key).get("models")
+    return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("answers_change") is True] \
+        if isinstance(models, list) else []
+
+
+def request_key_of(run_id: str) -> str | None:
+    """The request key (the Run page's settings) an app run was made for; None for a CLI run or an unreadable one."""
+    try:
+        info = read_json(run_dir(run_id) / "request.json")
+    except (OSError, ValueError, AlictError):
+        return None
+    return info.get("key") if isinstance(info, dict) and isinstance(info.get("key"), str) else None
+
+
 def is_big(key: str) -> bool:
     """Runs over ``BIG_ROWS`` case × model rows are shown by aggregates and pages, never loaded whole (smaller
     ones, sharded or not, keep the full explorer: templates, inserted words, case details)."""

@@ -34,6 +34,15 @@ def unparsed_warning(key: str) -> bool:
     return bool(counts)
 
 
+def review_excluded_note(key: str) -> None:
+    """How many cases rejected by human reviewers run ``key`` left out (fewer seeds per LC than asked for), as the
+    CLI's `run` and the HTML report say it; nothing when none."""
+    count = runs.review_excluded(key)
+    if count:
+        st.caption(f"{count} case(s) rejected by human reviewers were left out of this run (the Review page's "
+                   "write-back; `run --include-rejected` shows them).")
+
+
 def no_failures(message: str, unparsed: bool) -> None:
     """``message`` ("No failures in this run.") as a success, or, when answers of the run could not be parsed, as a
     note that those cases passed only as the model's fallback label."""

@@ -16,8 +16,9 @@ PERCENT = ("rate_a", "rate_b", "difference", "diff_low", "diff_high", "ci_low_a"
 
 
 def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, str], model_key: str,
-         default_run: str | None = None) -> tuple[str, str]:
-    """Draw one side's run and model pickers; return (run key, model)."""
+         default_run: str | None = None, model_note: bool = True) -> tuple[str, str]:
+    """Draw one side's run and model pickers; return (run key, model). ``model_note``: say a model the link asked
+    for that is not in the run shown (not when the run shown replaced the one asked for: that model is no news)."""
     with column:
         st.markdown(f"**{literal(title)}**")
         asked_run = _asked(run_key)
@@ -26,7 +27,8 @@ def side(column, title: str, run_key: str, keys: list[str], labels: dict[str, st
         models = sorted(explorer_data.frame(chosen)["model"].unique()) if chosen else []
         asked_model = _asked(model_key)
         model = view_state.single(st, "Model", models, model_key)
-        _link_notes(run_key, asked_run, chosen or "", labels.get(chosen or "", chosen or ""), asked_model, model)
+        _link_notes(run_key, asked_run, chosen or "", labels.get(chosen or "", chosen or ""),
+                    asked_model if model_note else "", model)
     return chosen or "", model or ""
 
 
@@ -57,7 +59,8 @@ def main() -> None:
         st.info("No finished run for this task yet: start one on the **Run** page.")
         return
     task = str(state.get("task"))
-    if state.get("run") not in keys:
+    fell_back = state.get("run") not in keys  # side A shows another run than the one asked for (a task switch, a link
+    if fell_back:  # to a run gone or of the other task): a model asked for with that run is no news on this one
         asked, instead = str(state.get("run") or ""), run_picker.fallback_run(task, keys)
         if asked and not runs.is_done(asked):  # a link's run A that is gone (or mistyped): it compared another run's
             # numbers without a word
@@ -66,8 +69,9 @@ def main() -> None:
         elif asked != st.session_state.get(run_picker.SHOWN_RUN):  # a run of the other task a task switch left is no
             run_picker.other_task_note(asked, task, labels.get(instead, instead))  # link's
         state.put("run", instead)
+        st.session_state.pop("w_run", None)  # the side's widget held the other task's run: it drew the newest
     left, right = st.columns(2)
-    key_a, model_a = side(left, "A (before / baseline)", "run", keys, labels, "model_a")
+    key_a, model_a = side(left, "A (before / baseline)", "run", keys, labels, "model_a", model_note=not fell_back)
     run_picker.note_shown(task, key_a)
     if not view_state.get("model_b") and not view_state.get("run_b"):  # default: A's run, its next model
         models = sorted(explorer_data.frame(key_a)["model"].unique())

@@ -129,6 +129,7 @@ def main() -> None:
     if key is None:
         return
     unparsed = widgets.unparsed_warning(key)  # scored as the fallback label: never "No failures" without a word
+    widgets.review_excluded_note(key)  # fewer seeds per LC than asked for: said
     if runs.is_big(key):  # aggregates and a bounded sample (alict_core.runner.reader)
         big_report(key, unparsed)
         return

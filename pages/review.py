@@ -21,6 +21,26 @@ from alict_core.tasks import SENTIMENT, TASKS
 SHOWN_REVIEW = "review_shown"  # the review task this session was last shown (a task switch keeps it; a link does not)
 
 
+def link_note(review_store, suite_task: str, asked: str, shown: bool) -> None:
+    """Say that the review task ``asked`` (a link's, or one a task switch left) is not a review task of ``suite_task``:
+    whose it is (choose that task in the sidebar), or that it is none here. ``shown``: another task is shown instead
+    (else the page has none of its own)."""
+    owner = next((other for other in TASKS if other != suite_task
+                  and asked in {t.name for t in review_store.tasks(other)}), None)
+    instead = ("Another one is shown: do not take a set of it unless it is the one you meant." if shown
+               else f"{TASK_TITLES[suite_task]} has no review task yet.")
+    if owner is None:
+        tail = (", so another one is shown: check the task below before you take a set (ask whoever sent a link which "
+                "one they meant)." if shown else ".")
+        st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}"
+                   f"{literal(tail)}")
+    elif asked != st.session_state.get(SHOWN_REVIEW):  # the other task's, from a link (not kept across a task
+        # switch): a reviewer claimed a set of the task shown instead without a word (pass 37)
+        title = literal(TASK_TITLES[owner])
+        st.warning(f"Review task {literal(asked[:60])} is a review task of {title}: choose {title} in the "
+                   f"sidebar to open it. {literal(instead)}")
+
+
 def main() -> None:
     widgets.header("Review", "Judge generated test cases: LC relevance, label and (for expansions) whether the seed's "
                    "label still holds. Model predictions are not shown.")
@@ -32,26 +52,15 @@ def main() -> None:
             create_task_form(suite_task)
     show_notice("create", suite_task)  # outside the expander: it folds once a task exists
     tasks = review_store.tasks(suite_task)
-    if not tasks:
-        st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")
-        return
     names = [t.name for t in tasks]
     asked = unicodedata.normalize("NFC", str(state.get("review") or ""))  # names are stored composed (NFC): a link
     if asked and asked != state.get("review"):  # typed with 'e' + a combining accent names the same task
         state.put("review", asked)
-    if asked and asked not in names:  # a link naming a task that is not there opened another one
-        owner = next((other for other in TASKS if other != suite_task
-                      and asked in {t.name for t in review_store.tasks(other)}), None)
-        if owner is None:
-            st.warning(f"Review task {literal(asked[:60])} is not a review task of {TASK_TITLES[suite_task]}, so "
-                       "another one is shown: check the task below before you take a set (ask whoever sent a link "
-                       "which one they meant).")
-        elif asked != st.session_state.get(SHOWN_REVIEW):  # the other task's, from a link (not kept across a task
-            # switch): a reviewer claimed a set of the task shown instead without a word (pass 37)
-            title = literal(TASK_TITLES[owner])
-            st.warning(f"Review task {literal(asked[:60])} is a review task of {title}: choose {title} in the "
-                       "sidebar to open it. Another one is shown: do not take a set of it unless it is the one you "
-                       "meant.")
+    if asked and asked not in names:  # said also when this task has none: the link's task was never named
+        link_note(review_store, suite_task, asked, bool(tasks))
+    if not tasks:
+        st.info(f"No review tasks for {TASK_TITLES[suite_task]} yet.")
+        return
     state.ensure_choice("review", names)
     c1, c2 = st.columns(2)
     name = c1.selectbox("Review task", names, key="review")

@@ -288,10 +288,19 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
     if lcs_a and lcs_b and not lcs_a & lcs_b:  # nothing pairs: every number would compare different tests
         raise AlictError(f"run A ({', '.join(sorted(lcs_a))}) and run B ({', '.join(sorted(lcs_b))}) share no LC: "
                          "nothing to compare; run the same LCs on both sides")
+    note = runs_note(run_a, run_b, name_a, name_b, (lcs_a, lcs_b))
+    return compare_frames(a, b, label_a, label_b, note, (side_unparsed(run_a, name_a), side_unparsed(run_b, name_b)))
+
+
+def runs_note(run_a, run_b, name_a: str, name_b: str, lcs: tuple[set[str], set[str]]) -> str:
+    """What a comparison of model ``name_a`` of ``run_a`` with ``name_b`` of ``run_b`` says first ("" if nothing):
+    LCs held by one side only (``lcs``: each side's LC ids), the same run and model, one service asked twice (its
+    answers may have changed), or one model (by its fingerprint). The CLI and the Compare page say the same."""
+    lcs_a, lcs_b = lcs
     note = ""
     if lcs_a != lcs_b:
         sides = (("A", lcs_a - lcs_b), ("B", lcs_b - lcs_a))
-        only = [f"only in {side}: {', '.join(sorted(lcs))}" for side, lcs in sides if lcs]
+        only = [f"only in {side}: {', '.join(sorted(held))}" for side, held in sides if held]
         note = f"The runs hold different LCs ({'; '.join(only)}); those LCs have no paired cases. "
     if run_a.run_id == run_b.run_id and name_a == name_b:
         note += (f"A and B are the same run ({run_a.run_id}) and the same model ({name_a}): every case agrees, "
@@ -308,4 +317,4 @@ def compare_runs(run_a, run_b, model_a: str | None = None, model_b: str | None =
         elif fingerprint_a == fingerprint_b:
             note += (f"A and B are the same model (fingerprint {fingerprint_a}); differences come only from the "
                      "cases or expectations.")
-    return compare_frames(a, b, label_a, label_b, note, (side_unparsed(run_a, name_a), side_unparsed(run_b, name_b)))
+    return note

@@ -128,11 +128,10 @@ def _predict_in_scope(
         todo = [t for t in todo if t not in volatile]
     for start in range(0, len(todo), batch_size):
         if should_stop is not None and should_stop():
-            raise RunCancelled(
-                f"run stopped before model {model.name!r} finished "
-                f"({start} of {len(todo)} new texts predicted and cached); "
-                "run again to resume"
-            )
+            kept = ("asked; its answers are not cached (an endpoint's never are): running again asks them again"
+                    if isinstance(cache, MemoryPredictionCache) else "predicted and cached; run again to resume")
+            raise RunCancelled(f"run stopped before model {model.name!r} finished ({start} of {len(todo)} new texts "
+                               f"{kept})")
         batch = todo[start : start + batch_size]
         proba = checked_proba(model, batch)
         unparsed = scope.take_unparsed(model.name)
