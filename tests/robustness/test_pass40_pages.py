@@ -258,3 +258,17 @@ def test_p39_pages_7_cases_left_out_by_the_review_write_back_are_said(tmp_path, 
     report = _app({"run": key}).switch_page("pages/report.py").run()
     assert not report.exception, [e.value for e in report.exception]
     assert any("2 case(s) rejected by human reviewers were left out" in c.value for c in report.caption)
+
+
+def test_p39_pages_6_compare_keeps_side_a_when_b_linked_a_run_of_the_other_task(compared_runs):
+    """Was (low-medium, the other-task note's case): `?run=<A>&run_b=<a hate-speech run>`, then a task round trip:
+    side A became the task's newest run with "The link's model … is not in this run". A keeps its run."""
+    runs = compared_runs
+    at = _app({"run": runs["a"], "run_b": runs["hate"], "model_a": "vader", "model_b": "vader"})
+    at = at.switch_page("pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.sidebar.selectbox(key="task").set_value("hate_speech").run()
+    at.sidebar.selectbox(key="task").set_value("sentiment").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["run"] == runs["a"], (at.session_state["run"], runs)
+    assert not [w.value for w in at.warning if "The link's model" in w.value], [w.value for w in at.warning]
