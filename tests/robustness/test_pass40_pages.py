@@ -176,26 +176,19 @@ def test_p39_pages_3_control_a_cancelled_run_of_a_local_model_keeps_its_note(tmp
     assert any("Finished batches are cached: running again resumes." in w for w in said), said
 
 
-def test_p39_pages_3_the_core_stop_of_an_uncached_model_does_not_say_cached():
+def test_p39_pages_3_the_core_stop_of_an_uncached_model_does_not_say_cached(fake_backends):
     """Was: the core's stop inside a model's texts said "N of M new texts predicted and cached; run again to resume"
     for a model whose answers are kept in memory only (an endpoint's, or one without a fingerprint)."""
-    import fakes
-
+    from alict_core.models.registry import get_model
     from alict_core.runner import RunCancelled
     from alict_core.runner.memory_cache import MemoryPredictionCache
     from alict_core.runner.run import predict_cached
     from tests.robustness.support import small_cases
 
-    uninstall = fakes.install()
-    try:
-        from alict_core.models.registry import get_model
-
-        model = get_model("fake-sentiment")
-        with pytest.raises(RunCancelled) as stopped:
-            predict_cached(model, [c.text for c in small_cases(3)], should_stop=lambda: True,
-                           cache=MemoryPredictionCache(model.labels))
-    finally:
-        uninstall()
+    model = get_model("fake-sentiment")
+    with pytest.raises(RunCancelled) as stopped:
+        predict_cached(model, [c.text for c in small_cases(3)], should_stop=lambda: True,
+                       cache=MemoryPredictionCache(model.labels))
     assert "not cached" in str(stopped.value) and "predicted and cached" not in str(stopped.value), str(stopped.value)
 
 
