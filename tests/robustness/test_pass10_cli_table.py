@@ -353,7 +353,7 @@ def test_p187_an_interrupted_run_folder_is_named_as_one(cli, tmp_path, saved_run
     (saved_run / "manifest.json").unlink()
     assert (saved_run / "progress.json").exists()
     outcome = cli("report", str(saved_run), "--out", str(tmp_path / "r.html"))
-    assert_clean_error(outcome, 2, "interrupted", "same command again")
+    assert_clean_error(outcome, 2, "interrupted", "the `run` command that made it again")
 
 
 # Settings and defaults ------------------------------------------------------------------------------------------------
