@@ -135,3 +135,57 @@ class SleepyWorker:
         Path(task["pid_file"]).write_text(str(os.getpid()))
         time.sleep(float(task["seconds"]))
         return {"shard": 0}
+
+
+class LoopbackService:
+    """A JSON service on loopback for the endpoint rows: each POST is answered by ``respond(path, headers, request,
+    number)`` -> (status, JSON body); ``number`` counts the POSTs (also ``requests``). ``base``: its root URL."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.requests = 0
+        self.lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    request = json.loads(raw or b"{}")
+                except ValueError:
+                    request = {}
+                with outer.lock:
+                    outer.requests += 1
+                    number = outer.requests
+                status, body = outer.respond(self.path, self.headers, request, number)
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client timed out and left
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def respond(self, path: str, headers, request, number: int) -> tuple[int, object]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def chat_answer(content: str) -> dict:
+    """An OpenAI-compatible chat completion answering ``content``."""
+    return {"choices": [{"message": {"role": "assistant", "content": content}}]}

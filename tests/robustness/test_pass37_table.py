@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from tests.robustness.support import LoopbackService
+
 
 def test_p37_ci_1_a_first_use_waits_while_another_session_writes_a_new_database(tmp_path, fresh_engines):
     """Was (CI, 1 of ~30 trials of the pass-34 row): two of four first uses of a new SQLite file at once failed
@@ -135,39 +137,20 @@ def test_p37_cli_1_a_long_parse_tree_keeps_its_line_breaks_and_escapes_its_token
     assert "\\n" not in outcome.out and "\x1b" not in outcome.out and "x\\x1b[2Jy" in outcome.out
 
 
-class _Redeployable:
+class _Redeployable(LoopbackService):
     """A JSON endpoint on loopback that answers one label for every text; ``label`` changes with a redeploy. With
     ``key``, a request without the header ``X-Api-Key: <key>`` is answered 401."""
 
     def __init__(self, label: str, key: str | None = None) -> None:
-        import json
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.label, self.key, self.texts_asked = label, key, []
+        super().__init__()
+        self.url = f"{self.base}/predict"
 
-        outer = self
-        self.label, self.texts_asked = label, []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
-                allowed = key is None or self.headers.get("X-Api-Key") == key
-                outer.texts_asked += texts if allowed else []
-                body = json.dumps({"labels": [outer.label] * len(texts)} if allowed else {"error": "no key"}).encode()
-                self.send_response(200 if allowed else 401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/predict"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path, headers, request, number):
+        texts = request["texts"]
+        allowed = self.key is None or headers.get("X-Api-Key") == self.key
+        self.texts_asked += texts if allowed else []
+        return (200, {"labels": [self.label] * len(texts)}) if allowed else (401, {"error": "no key"})
 
 
 def _predicted(run_dir) -> set[str]:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.robustness.support import LoopbackService
 from tests.robustness.test_pass37_table import _predicted, _Redeployable
 
 
@@ -156,34 +157,19 @@ def test_p38_cli_12c_a_request_cap_holds_across_worker_processes(cli, tmp_path, 
     assert sent == 3
 
 
-class _ByHeader(_Redeployable):
+class _ByHeader(LoopbackService):
     """A JSON endpoint on loopback whose answer depends on the deployment named by the header ``X-Model``."""
 
     def __init__(self, labels: dict[str, str]) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.labels, self.texts_asked = labels, []
+        super().__init__()
+        self.url = f"{self.base}/predict"
 
-        outer = self
-        self.texts_asked = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                texts = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))["texts"]
-                label = labels.get(self.headers.get("X-Model") or "")
-                outer.texts_asked += texts if label else []
-                body = json.dumps({"labels": [label] * len(texts)} if label else {"error": "no model"}).encode()
-                self.send_response(200 if label else 401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/predict"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def respond(self, path, headers, request, number):
+        texts = request["texts"]
+        label = self.labels.get(headers.get("X-Model") or "")
+        self.texts_asked += texts if label else []
+        return (200, {"labels": [label] * len(texts)}) if label else (401, {"error": "no model"})
 
 
 def test_p39_kill_5_an_unfinished_ask_is_resumed_only_with_the_same_headers(cli, tmp_path, own_cache):

@@ -8,40 +8,22 @@ import threading
 
 import pytest
 
+from tests.robustness.support import LoopbackService, chat_answer
+
 SENTIMENT = ("negative", "neutral", "positive")
 HATE = ("hateful", "non-hateful")
 
 
-class _Chat:
+class _Chat(LoopbackService):
     """An OpenAI-compatible chat endpoint on loopback answering ``answer`` to every request; counts the requests."""
 
     def __init__(self, answer: str) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.answer = answer
+        super().__init__()
+        self.base_url = f"{self.base}/v1"
 
-        outer = self
-        self.answer, self.requests = answer, 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.requests += 1
-                body = json.dumps({"choices": [{"message": {"content": outer.answer}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path, headers, request, number):
+        return 200, chat_answer(self.answer)
 
 
 def _seeds(tmp_path, lc_id: str = "sentiment-lc04", n: int = 3, labels: tuple[str, ...] = ("neutral", "positive")):

@@ -5,46 +5,28 @@ the summary JSON and the HTML report (pass 37)."""
 from __future__ import annotations
 
 import json
-import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from tests.robustness.support import LoopbackService, chat_answer
+
 REFUSAL = "I cannot help with that."  # names no label: unparsed, scored as the fallback label (neutral)
 
 
-class _Service:
+class _Service(LoopbackService):
     """A loopback endpoint: ``…/chat/completions`` answers ``answer`` (OpenAI-compatible), ``…/predict`` answers
     ``label`` for every text (the JSON ``http`` protocol)."""
 
     def __init__(self, answer: str = REFUSAL, label: str = "negative") -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.answer, self.label = answer, label
+        super().__init__()
 
-        outer = self
-        self.answer, self.label, self.requests = answer, label, 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                outer.requests += 1
-                if self.path.endswith("/chat/completions"):
-                    body = {"choices": [{"message": {"role": "assistant", "content": outer.answer}}]}
-                else:
-                    body = {"labels": [outer.label] * len(request["texts"])}
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def respond(self, path, headers, request, number):
+        if path.endswith("/chat/completions"):
+            return 200, chat_answer(self.answer)
+        return 200, {"labels": [self.label] * len(request["texts"])}
 
     @property
     def chat(self) -> str:
@@ -53,10 +35,6 @@ class _Service:
     @property
     def http(self) -> str:
         return f"http:url={self.base}/predict,name=ep"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

@@ -10,52 +10,25 @@ import time
 import pytest
 
 from tests.robustness.conftest import assert_clean_error
+from tests.robustness.support import LoopbackService, chat_answer
 
 SENTIMENT = ("negative", "neutral", "positive")
 HATE = ("hateful", "non-hateful")
 
 
-class _Service:
+class _Service(LoopbackService):
     """A loopback endpoint answering every POST: a chat completion of ``answer`` (or ``{"labels": [answer]}`` for
     ``http``) with ``status``; the first ``slow_first`` requests answered after ``slow_s``. Counts the requests."""
 
     def __init__(self, answer: str = "positive", status: int = 200, slow_first: int = 0, slow_s: float = 0.0) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.answer, self.status, self.slow_first, self.slow_s = answer, status, slow_first, slow_s
+        super().__init__()
+        self.base_url = f"{self.base}/v1"
 
-        outer = self
-        self.answer, self.status, self.requests = answer, status, 0
-        self.slow_first, self.slow_s = slow_first, slow_s
-        self.lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with outer.lock:
-                    outer.requests += 1
-                    number = outer.requests
-                if number <= outer.slow_first:
-                    time.sleep(outer.slow_s)
-                body = json.dumps({"choices": [{"message": {"content": outer.answer}}],
-                                   "labels": [outer.answer]}).encode()
-                try:
-                    self.send_response(outer.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:  # the client timed out and left
-                    pass
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path, headers, request, number):
+        if number <= self.slow_first:
+            time.sleep(self.slow_s)
+        return self.status, {**chat_answer(self.answer), "labels": [self.answer]}
 
 
 def _seeds(tmp_path, n: int = 3, label: str = "positive"):
