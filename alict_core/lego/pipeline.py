@@ -53,6 +53,16 @@ class LegoResult:
         }
 
 
+def _json_object(line: str) -> bool:
+    """Whether ``line`` is a JSON object (a row of JSON lines, not a sentence)."""
+    import json
+
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]:
     """Seeds from a JSONL file (``text`` and optional ``id`` per row) or a text file (one sentence a line). A
     row that names its ``task`` (as `seeds --out` writes) must name ``task``: another task's seeds are refused."""
@@ -67,11 +77,11 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
         if suffix == ".json":  # one JSON document: its lines are no sentences (they became seeds of "{", "}")
             raise AlictError(f"{what} {Path(path).name!r}: give JSON lines (.jsonl, one row a line) or a text file "
                              "(one sentence a line), not a .json document")
-        if suffix in (".csv", ".tsv", ".parquet"):  # a table's raw lines (its header too) became seeds (pass 39)
+        if suffix in (".csv", ".tsv", ".tab", ".parquet"):  # its raw lines, header too, were seeds (pass 39)
             raise AlictError(f"{what} {Path(path).name!r}: a table is no list of sentences; give JSON lines (.jsonl "
                              "with 'text', e.g. the cases.jsonl of `report --export`) or a text file (one sentence "
                              "a line)")
-        if suffix == ".jsonl":  # SEEDS.JSONL too: it was read as one sentence a line, each raw row a seed
+        if suffix in (".jsonl", ".ndjson"):  # SEEDS.JSONL too: read as one sentence a line, each raw row a seed
             for n, (where, row) in enumerate(jsonl_rows(path, what, max_rows="max_seeds")):
                 seed_id = row.get("id")
                 if seed_id is not None and (not isinstance(seed_id, (str, int)) or isinstance(seed_id, bool)):
@@ -95,6 +105,9 @@ def seeds_from_file(path: str | Path, task: str | None = None) -> list[LegoSeed]
                 seeds.append(seed)
             return dedupe(seeds)
         for n, line in iter_lines(path, what):
+            if line.strip().startswith("{") and _json_object(line):  # JSON lines under another name (pass 40)
+                raise AlictError(f"{Path(path).name}:{n}: a JSON row is no sentence; give JSON lines a .jsonl name "
+                                 "(rows with 'text') or a text file of one sentence a line")
             if line.strip():
                 seeds.append(LegoSeed(f"seed-{n - 1}", check_text(line.strip(), f"{Path(path).name}:{n}")))
     except LimitError as exc:

@@ -13,7 +13,7 @@ import logging
 import re
 import time
 from collections import deque
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -73,17 +73,37 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def refused_answer(model: str, url: str, status: int, reason: str, body: str) -> ModelError:
-    """The error for an answer that cannot be used: status and a fixed reason only; the body goes to the log.
+def refused_answer(model: str, url: str, status: int, reason: str, body: str,
+                   secrets: Iterable[str] = ()) -> ModelError:
+    """The error for an answer that cannot be used: status and a fixed reason only; the body goes to the log, with
+    the request's ``secrets`` (header values, key, URL query and password) cut out of it: a service that echoes the
+    request put the user's key into the log (pass 40).
 
     An endpoint may be an internal service (an admin console, a database error page): what it answers is never
     put into a message a user sees, so a browser user cannot read internal services through the error path.
     """
-    log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, endpoint_name(url), status, reason, body[:2000])
-    advice = ("; the service refused the request: it needs credentials (a key or header: `api_key=` / `headers=` "
-              "from the command line; the app's form takes none)" if status in (401, 403) else "")
-    return ModelError(f"model {model!r}: {endpoint_name(url)} answered HTTP {status}, {reason} (the answer is in the "
-                      f"server log){advice}")
+    shown = body[:2000]
+    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+        shown = shown.replace(secret, "…")
+    log.warning("model %r: %s answered HTTP %s, %s; body: %r", model, endpoint_name(url), status, reason, shown)
+    chat = url.rstrip("/").endswith("/chat/completions")
+    arguments = "`api_key=` or `headers=`" if chat else "`headers=`"
+    advice = (f"; the service refused the request: it needs credentials ({arguments} of the model, from the command "
+              "line; the app's form takes none)" if status in (401, 403) else "")
+    return ModelError(f"model {model!r}: {endpoint_name(url)} answered HTTP {status}, {reason} (its answer is logged "
+                      f"as a warning, not shown){advice}")
+
+
+def request_secrets(url: str, headers: Mapping[str, str]) -> list[str]:
+    """What a request carries that no log may show: header values (and a bearer token's key), the URL's password and
+    query values."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    found = [str(value) for value in headers.values()]
+    found += [value.split(" ", 1)[1] for value in found if " " in value]
+    parts = urlsplit(url)
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    return found + ([parts.password] if parts.password else [])
 
 
 def _failure_reason(exc: BaseException) -> str:
@@ -193,11 +213,12 @@ def _post(session: Any, url: str, payload: dict, headers: Mapping[str, str], tim
     assert response is not None
     text = body.decode("utf-8", errors="replace")
     if response.status_code != 200:
-        raise refused_answer(model, url, response.status_code, "not 200 OK", text)
+        raise refused_answer(model, url, response.status_code, "not 200 OK", text, request_secrets(url, headers))
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
-        raise refused_answer(model, url, response.status_code, "not a JSON answer", text) from None
+        raise refused_answer(model, url, response.status_code, "not a JSON answer", text,
+                             request_secrets(url, headers)) from None
 
 
 class _RemoteBase:
@@ -249,7 +270,7 @@ class HttpJsonModel(_RemoteBase):
         self.fingerprint = combine("http", {"url": url, "task": task, "map": self.label_map})
 
     def _unusable(self, reason: str, answer: Any) -> ModelError:
-        return refused_answer(self.name, self.url, 200, reason, str(answer))
+        return refused_answer(self.name, self.url, 200, reason, str(answer), request_secrets(self.url, self.headers))
 
     def _label(self, value: Any) -> str:
         mapped = self.label_map.get(str(value), str(value))
@@ -482,7 +503,7 @@ class OpenAIChatModel(_RemoteBase):
             return ""  # an empty answer: unparsed, scored as the fallback label
         if not isinstance(content, str):
             raise refused_answer(self.name, self.url, 200, "not a chat completion (choices[0].message.content)",
-                                 str(answer))
+                                 str(answer), request_secrets(self.url, self.headers))
         return content
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

@@ -174,7 +174,7 @@ def test_p39_pages_9_the_server_log_a_page_points_to_holds_the_answer(capsys):
             for handler in list(logging.getLogger(name).handlers):
                 if isinstance(handler, ServerLogHandler):
                     logging.getLogger(name).removeHandler(handler)
-    assert "server log" in message and "needs credentials" in message
+    assert "logged as a warning" in message and "needs credentials" in message
     assert "answered HTTP 401" in err and "bad key" in err and "\x1b" not in err
 
 
@@ -266,7 +266,7 @@ def test_p39_pages_10_the_advice_to_add_an_endpoint_names_its_display_name(monke
     assert "display name 'stub'" in str(refused.value)
 
 
-@pytest.mark.parametrize("name", ["cases.csv", "results.TSV"])
+@pytest.mark.parametrize("name", ["cases.csv", "results.TSV", "t.tab"])
 def test_p39_cli_14_lego_takes_no_table_as_sentences(cli, tmp_path, name):
     """Was (p39cli, low): `lego --seeds cases.csv` took each raw line of the table, its header too, as a seed."""
     table = tmp_path / name
@@ -294,3 +294,36 @@ def test_p39_pages_8_the_report_pages_own_downloads_are_said_in_the_pages_terms(
         reporting.import_baseline(stored, "sentiment", upload_name=f"alict-run.{download}")
     said = str(refused.value)
     assert "CheckList JSON download" in said and "beside it" not in said and "Input should be" not in said
+
+
+def test_p40_pages_1_a_refused_answer_echoing_the_request_logs_no_secret(caplog):
+    """Was (p40pages, low-medium): a service that echoes the request in its 401 body put the user's header value, key
+    or `?token=` into the server log and the CLI's stderr. The request's secrets are cut out of the logged body, and
+    the advice names the kind's own argument (`http` takes no api_key)."""
+    import logging
+
+    from alict_core.models.remote import refused_answer, request_secrets
+
+    url = "http://u:pw-SECRET9@127.0.0.1:9/echo?token=tok-SECRET55"
+    secrets = request_secrets(url, {"Authorization": "Bearer sk-SECRETKEY77"})
+    with caplog.at_level(logging.WARNING, logger="alict_core"):
+        body = "denied for Bearer sk-SECRETKEY77 path /echo?token=tok-SECRET55 pw-SECRET9"
+        message = str(refused_answer("e", url, 401, "not 200 OK", body, secrets))
+    assert "denied for" in caplog.text
+    assert not any(secret in caplog.text for secret in ("sk-SECRETKEY77", "tok-SECRET55", "pw-SECRET9"))
+    assert "`headers=`" in message and "api_key" not in message
+    chat = str(refused_answer("c", "http://127.0.0.1:9/v1/chat/completions", 401, "not 200 OK", "no"))
+    assert "`api_key=`" in chat
+
+
+def test_p40_cli_3_lego_reads_ndjson_as_json_lines_and_takes_no_json_row_as_a_sentence(cli, tmp_path):
+    """Was (p40cli, low): `lego --seeds seeds.ndjson` (JSON lines, as `run --seeds` reads them) took each raw JSON row
+    as a seed sentence. `.ndjson` is read as JSON lines, and a JSON row in a text file is refused."""
+    from alict_core.lego.pipeline import seeds_from_file
+
+    row = json.dumps({"id": "s0", "lc_id": "sentiment-lc01", "text": "a fine film"})
+    (tmp_path / "seeds.ndjson").write_text(row + "\n")
+    assert [seed.text for seed in seeds_from_file(tmp_path / "seeds.ndjson", "sentiment")] == ["a fine film"]
+    (tmp_path / "seeds.txt").write_text(row + "\n")
+    outcome = cli("lego", "--task", "sentiment", "--seeds", str(tmp_path / "seeds.txt"), "--out", str(tmp_path / "l"))
+    assert outcome.code == 2 and "a JSON row is no sentence" in outcome.err and not (tmp_path / "l").exists()
