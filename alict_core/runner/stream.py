@@ -323,7 +323,14 @@ def _drop_displaced(folder: Path) -> None:
     """Under the run's lock: remove the whole old run a kill right after a re-write's swap left beside the folder
     (``.<name>.pending`` with a manifest): finished, so never resumed nor used again; it was kept a week (pass 37)."""
     displaced = pending_dir(folder)
-    if (displaced / "manifest.json").is_file() and (displaced / PROGRESS).is_file():
+    if not ((displaced / "manifest.json").is_file() and (displaced / PROGRESS).is_file()):
+        return
+    older, current = read_progress(displaced), read_progress(folder) if folder.is_dir() else None
+    stamps = [float(t) if isinstance(t := (state or {}).get("updated_at"), (int, float)) and not isinstance(t, bool)
+              else None for state in (older, current)]
+    # a finished re-write kept beside the folder (its swap refused: the folder held a user's files) is newer than the
+    # folder's run: kept for the next command to swap in (pass 40: it was removed, and an endpoint asked again)
+    if stamps[0] is not None and stamps[1] is not None and stamps[0] <= stamps[1]:
         shutil.rmtree(displaced, ignore_errors=True)
 
 
@@ -337,10 +344,20 @@ def ask_key(inputs_id: str, refs: Sequence[Mapping[str, Any]]) -> str:
     (pass 39)."""
     import hmac
 
-    hidden = [{name: ref["kwargs"][name] for name in SECRET_ARGUMENTS if name in (ref.get("kwargs") or {})}
-              for ref in refs]
+    hidden = [{name: _same_request(name, ref["kwargs"][name]) for name in SECRET_ARGUMENTS
+               if name in (ref.get("kwargs") or {})} for ref in refs]
     text = json.dumps([inputs_id, hidden], sort_keys=True, ensure_ascii=False, default=str)
     return hmac.new(_ask_salt(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+def _same_request(name: str, value: Any) -> Any:
+    """A request setting as HTTP sends it: headers by lower-case name, values stripped, in any order (the same
+    headers written in another order or with a space after the colon did not resume the ask: pass 40)."""
+    if name != "headers":
+        return value
+    pairs = value.items() if isinstance(value, Mapping) else (
+        part.split(":", 1) for part in str(value).split(";") if ":" in part)
+    return sorted((str(key).strip().lower(), str(item).strip()) for key, item in pairs)
 
 
 def _ask_salt() -> bytes:
@@ -371,8 +388,8 @@ def _ask_salt() -> bytes:
 def _unfinished_ask(folder: Path, ask: str) -> str | None:
     """The id of the unfinished endpoint run of ``ask`` in ``folder`` (or in its pending re-write), if any: one with
     no manifest (a kill between its meta.json and its manifest left a finished-looking run that was never resumed)."""
-    for candidate in (folder, pending_dir(folder)):
-        if not candidate.is_dir() or (candidate / "manifest.json").exists():
+    for candidate in (folder, pending_dir(folder)):  # a finished re-write kept in the pending folder is resumed too
+        if not candidate.is_dir() or (candidate == folder and (candidate / "manifest.json").exists()):
             continue
         state = read_progress(candidate)
         run_id = state.get("run_id") if state else None

@@ -256,3 +256,43 @@ def test_p39_cli_15_two_models_of_one_run_on_one_service_are_not_two_runs(cli, t
     assert outcome.code in (0, 1), outcome.err[-400:]
     note = json.loads((tmp_path / "c.json").read_text())["note"]
     assert "in one run" in note and "two runs" not in note
+
+
+def test_p40_cli_2_a_kept_finished_ask_is_swapped_in_not_asked_again(cli, tmp_path, own_cache):
+    """Was (p40cli, low-medium): a re-write whose swap was refused (the folder got a user's file meanwhile) kept the
+    finished ask in `.X.pending` and said that the same command puts it in place; the next command removed it as a
+    displaced old run and asked the endpoint again. The kept ask is swapped in, with no request."""
+    import shutil
+
+    service = _Redeployable("positive")
+    options = ("run", "--task", "sentiment", "--models", f"http:url={service.url},name=ep", "--seeds",
+               str(_seeds(tmp_path, 2)), "--quiet", "--no-story")
+    try:
+        assert cli(*options, "--out", str(tmp_path / "sw")).code == 0
+        assert cli(*options, "--out", str(tmp_path / "later")).code == 0  # the ask a refused swap kept
+        kept = json.loads((tmp_path / "later" / "meta.json").read_text())["run_id"]
+        shutil.move(tmp_path / "later", tmp_path / ".sw.pending")
+        asked = len(service.texts_asked)
+        again = cli(*options, "--out", str(tmp_path / "sw"))
+    finally:
+        service.close()
+    assert again.code == 0, again.err[-400:]
+    assert len(service.texts_asked) == asked
+    assert json.loads((tmp_path / "sw" / "meta.json").read_text())["run_id"] == kept
+    assert not (tmp_path / ".sw.pending").exists()
+
+
+def test_p40_cli_8_the_same_headers_written_otherwise_resume_the_ask(cli, tmp_path, own_cache):
+    """Was (p40cli, low): an unfinished ask was not resumed when the same headers were written in another order or
+    with a space after the colon: its finished shards were asked (and paid for) again."""
+    service = _ByHeader({"v1": "positive"})
+    options = ("run", "--task", "sentiment", "--seeds", str(_seeds(tmp_path, 6)), "--quiet", "--batch-size", "1",
+               "--shard-size", "3", "--no-story")
+    base = f"http:url={service.url},name=svm,batch_size=1"
+    try:
+        assert cli(*options, "--models", f"{base},headers=X-Model:v1;X-Other:a,max_requests=3").code == 2
+        again = cli(*options, "--models", f"{base},headers=x-other: a;X-Model: v1")
+    finally:
+        service.close()
+    assert again.code in (0, 1), again.err[-400:]
+    assert len(_store_runs(own_cache)) == 1 and len(service.texts_asked) == 6
